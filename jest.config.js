@@ -1,0 +1,18 @@
+/**
+ * ts-jest in CommonJS mode. The SDK's CJS build requires `jose`, which is
+ * ESM-only: jest's module system cannot load it untransformed, so jose is the
+ * one package under node_modules that ts-jest compiles (allowJs in
+ * tsconfig.test.json).
+ */
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: {
+    '^.+\\.[tj]s$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.test.json' }],
+  },
+  transformIgnorePatterns: ['/node_modules/(?!(jose)/)'],
+  testTimeout: 30000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,66 @@
+import type { AnyTool } from './tool';
+import type { Model } from '../llm/model';
+import type { RunEvent } from './events';
+
+/**
+ * An agent driven by a model: the orchestrator, a specialist, or the single
+ * flat agent. Delegation happens through the `transfer_to_agent` function the
+ * runtime offers when `subAgents` (or a parent) exist.
+ */
+export interface LlmAgent {
+  readonly kind: 'llm';
+  readonly name: string;
+  /** Capability summary shown to other agents and in the agent card. */
+  readonly description: string;
+  /** The system prompt. */
+  readonly instruction: string;
+  readonly tools: AnyTool[];
+  readonly subAgents: Agent[];
+  /** Routing keywords (from the spec registry) the orchestrator matches requests against. */
+  readonly keywords: string[];
+  /** Absent when the tree is built only to be inspected. */
+  readonly model?: Model;
+}
+
+/** What the runtime hands a remote agent for one delegated request. */
+export interface RemoteInvocation {
+  /** The request as the delegating agent phrased it (the latest user message and context). */
+  text: string;
+  sessionId: string;
+  signal: AbortSignal;
+  /** Opaque per-session state the remote agent keeps between calls (remote taskId/contextId). */
+  state: Record<string, unknown>;
+  /** Trace and loop-prevention metadata carried to the peer. */
+  metadata: Record<string, unknown>;
+}
+
+/** How a remote call ended. */
+export type RemoteOutcome =
+  | { status: 'completed'; text: string }
+  | { status: 'input-required'; text: string }
+  | { status: 'failed'; reason: string };
+
+/**
+ * A sub-agent served by another A2A node. The runtime streams its progress
+ * events and takes its outcome as the turn's answer (or a failure note handed
+ * back to the orchestrator).
+ */
+export interface RemoteAgent {
+  readonly kind: 'remote';
+  readonly name: string;
+  readonly description: string;
+  readonly keywords: string[];
+  /** Where the card was loaded from; shown in discovery and `lango agents`. */
+  readonly cardUrl: string;
+  invoke(invocation: RemoteInvocation): AsyncGenerator<RunEvent, RemoteOutcome>;
+}
+
+/** A node of the agent tree. */
+export type Agent = LlmAgent | RemoteAgent;
+
+/** Every agent in the tree under `root`, root first, depth first. */
+export function walkAgents(root: Agent): Agent[] {
+  const out: Agent[] = [root];
+  if (root.kind === 'llm') for (const sub of root.subAgents) out.push(...walkAgents(sub));
+  return out;
+}

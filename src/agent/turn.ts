@@ -1,0 +1,44 @@
+import type { RunEvent } from './events';
+
+/** One user message to be answered by the agent tree. */
+export interface TurnInput {
+  /** The conversation: an A2A contextId, `cli:<id>`, `cron:<job>`, … */
+  sessionId: string;
+  text: string;
+  /** Cancels the turn: model call, tool and remote call alike. */
+  signal?: AbortSignal;
+  /** Request metadata (A2A message metadata: trace context, hop path). Never shown to the model. */
+  metadata?: Record<string, unknown>;
+}
+
+/** How a turn ended. A cancelled turn does not end: `run` throws an error named `AbortError`. */
+export interface TurnResult {
+  status: 'completed' | 'input-required' | 'failed';
+  /** The answer, the question put to the user, or the readable failure reason. */
+  text: string;
+  /** The agent that answered (or asked). */
+  author: string;
+}
+
+/**
+ * Runs turns against the current agent tree. The A2A executor, the CLI and
+ * the automator all go through this one contract.
+ */
+export interface TurnRunner {
+  /** Streams what happens during the turn and returns how it ended. */
+  run(input: TurnInput): AsyncGenerator<RunEvent, TurnResult>;
+}
+
+/** Drains a turn, handing each event to `onEvent`; the non-streaming way to run one. */
+export async function runToEnd(
+  runner: TurnRunner,
+  input: TurnInput,
+  onEvent: (event: RunEvent) => void = () => {},
+): Promise<TurnResult> {
+  const turn = runner.run(input);
+  for (;;) {
+    const step = await turn.next();
+    if (step.done) return step.value;
+    onEvent(step.value);
+  }
+}

@@ -1,0 +1,187 @@
+import { z } from 'zod';
+
+/**
+ * The configuration schema: the single source of truth for every key, its
+ * type and its default. `LangoConfig.parse({})` is a working node on embedded
+ * defaults. Keys are documented in the README's configuration reference.
+ */
+
+const Server = z
+  .object({
+    host: z.string().min(1).default('127.0.0.1'),
+    port: z.number().int().min(0).max(65535).default(4000),
+  })
+  .strict();
+
+const Agent = z
+  .object({
+    multiAgent: z.boolean().default(true),
+    /** `offline` is chosen by the loader when no API key is configured. */
+    provider: z.enum(['openai', 'offline']).optional(),
+    model: z.string().min(1).default('gpt-4o-mini'),
+    baseUrl: z.url().optional(),
+    apiKey: z.string().optional(),
+    maxDelegationRounds: z.number().int().min(1).max(50).default(5),
+    /** Model calls per agent within one turn before the agent must answer. */
+    maxTurnsPerAgent: z.number().int().min(1).max(100).default(10),
+    promptsDir: z.string().optional(),
+    requestTimeoutMs: z.number().int().positive().default(120_000),
+  })
+  .strict();
+
+const RemoteAgentAuth = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('bearer'), token: z.string().min(1) }).strict(),
+  z.object({ type: z.literal('apiKey'), header: z.string().min(1).default('X-API-Key'), key: z.string().min(1) }).strict(),
+]);
+
+const RemoteAgentEntry = z
+  .object({
+    name: z.string().regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/, 'letters, digits, _ and -, starting with a letter'),
+    agentCardUrl: z.url().optional(),
+    baseUrl: z.url().optional(),
+    cardFile: z.string().optional(),
+    description: z.string().max(1000).optional(),
+    timeoutMs: z.number().int().positive().max(120_000).optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    auth: RemoteAgentAuth.optional(),
+    enabled: z.boolean().default(true),
+    /** Allow interface URLs on another origin than the card's. */
+    allowCrossOrigin: z.boolean().default(false),
+    /** Pinned verification key for signed cards: JWKS URL/JSON or PEM. */
+    publicKey: z.string().optional(),
+  })
+  .strict()
+  .refine((e) => [e.agentCardUrl, e.baseUrl, e.cardFile].filter(Boolean).length === 1, {
+    message: 'exactly one of agentCardUrl, baseUrl or cardFile is required',
+  });
+
+const A2aAuth = z
+  .object({
+    bearerTokens: z.array(z.string().min(1)).default([]),
+    apiKeys: z.array(z.string().min(1)).default([]),
+    apiKeyHeader: z.string().default('X-API-Key'),
+  })
+  .strict();
+
+const A2a = z
+  .object({
+    enabled: z.boolean().default(true),
+    /** Public URL of this node; derived from server.host and server.port when unset. */
+    baseUrl: z.url().optional(),
+    agentName: z.string().min(1).optional(),
+    agentDescription: z.string().min(1).optional(),
+    remoteAgents: z.array(RemoteAgentEntry).default([]),
+    legacyCompat: z.boolean().default(true),
+    taskRetention: z.string().regex(/^\d+[smhd]$/, 'a duration such as 30s, 15m, 12h or 7d').default('7d'),
+    auth: A2aAuth.optional(),
+    allowUnauthenticated: z.boolean().default(false),
+    signingKey: z.string().optional(),
+    verifyCards: z.enum(['off', 'ifPresent', 'require']).default('ifPresent'),
+    maxHops: z.number().int().min(1).max(32).default(4),
+    cardFetchTimeoutMs: z.number().int().positive().default(5000),
+    maxBodyBytes: z.number().int().positive().default(100 * 1024),
+    pushNotifications: z
+      .object({
+        allowPrivateNetworks: z.boolean().default(false),
+        maxAttempts: z.number().int().min(1).max(20).default(5),
+      })
+      .strict()
+      .default({ allowPrivateNetworks: false, maxAttempts: 5 }),
+  })
+  .strict();
+
+const Embedding = z
+  .object({
+    provider: z.enum(['none', 'local', 'openai']).default('local'),
+    model: z.string().default('text-embedding-3-small'),
+    baseUrl: z.url().optional(),
+    apiKey: z.string().optional(),
+    dimensions: z.number().int().positive().optional(),
+  })
+  .strict();
+
+const Tools = z
+  .object({
+    exec: z
+      .object({
+        enabled: z.boolean().default(true),
+        policy: z.enum(['allow', 'deny', 'ask']).default('allow'),
+        allow: z.array(z.string()).default([]),
+        timeoutMs: z.number().int().positive().default(30_000),
+        maxOutputBytes: z.number().int().positive().default(64 * 1024),
+      })
+      .strict()
+      .prefault({}),
+    fs: z
+      .object({
+        enabled: z.boolean().default(true),
+        /** Workspace root; `dataDir/workspace` when unset. */
+        root: z.string().optional(),
+        maxReadBytes: z.number().int().positive().default(1024 * 1024),
+      })
+      .strict()
+      .prefault({}),
+    skills: z.object({ enabled: z.boolean().default(true) }).strict().prefault({}),
+    browser: z
+      .object({
+        enabled: z.boolean().default(true),
+        executablePath: z.string().default('/usr/bin/chromium'),
+        allow: z.array(z.string()).default([]),
+        deny: z.array(z.string()).default([]),
+        idleTimeoutMs: z.number().int().positive().default(300_000),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+const Toggle = z.object({ enabled: z.boolean().default(true) }).strict();
+
+/** The whole configuration, after defaults. */
+export const LangoConfig = z
+  .object({
+    server: Server.prefault({}),
+    dataDir: z.string().min(1).default('./.lango'),
+    logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+    agent: Agent.prefault({}),
+    a2a: A2a.prefault({}),
+    graph: Toggle.prefault({}),
+    observationalMemory: z
+      .object({
+        enabled: z.boolean().default(true),
+        /** Approximate tokens of new messages in a session before the observer runs. */
+        observeAfterTokens: z.number().int().positive().default(2000),
+        reflectAfterObservations: z.number().int().positive().default(8),
+        recallBudgetTokens: z.number().int().positive().default(400),
+      })
+      .strict()
+      .prefault({}),
+    embedding: Embedding.prefault({}),
+    tools: Tools.prefault({}),
+    security: Toggle.prefault({}),
+    payment: z
+      .object({
+        enabled: z.boolean().default(false),
+        rpcUrl: z.url().optional(),
+        usdcAddress: z.string().optional(),
+        chainId: z.number().int().positive().default(8453),
+        perTransactionLimit: z.number().positive().default(10),
+        dailyLimit: z.number().positive().default(50),
+        approvalThreshold: z.number().nonnegative().default(1),
+      })
+      .strict()
+      .prefault({}),
+    cron: Toggle.prefault({}),
+    background: z
+      .object({ enabled: z.boolean().default(true), concurrency: z.number().int().min(1).max(64).default(2) })
+      .strict()
+      .prefault({}),
+    workflow: Toggle.prefault({}),
+  })
+  .strict();
+
+export type LangoConfig = z.infer<typeof LangoConfig>;
+/** The configuration as written in a file, before defaults. */
+export type LangoConfigInput = z.input<typeof LangoConfig>;
+export type RemoteAgentEntry = z.infer<typeof RemoteAgentEntry>;
+export { RemoteAgentEntry };

@@ -1,0 +1,61 @@
+
+/** A tool call the model asked for. `arguments` is the raw JSON text. */
+export interface ModelToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** One message of the conversation as the model sees it. */
+export type ModelMessage =
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: ModelToolCall[]; author?: string }
+  | { role: 'tool'; toolCallId: string; name: string; content: string };
+
+/** A function offered to the model. */
+export interface ModelToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  parameters: Record<string, unknown>;
+}
+
+/** One sub-agent the current agent may transfer to, with its routing keywords. */
+export interface ModelRoute {
+  name: string;
+  description: string;
+  keywords: string[];
+}
+
+/** One model call. */
+export interface ModelRequest {
+  /** The agent on whose behalf the model is called. */
+  agentName: string;
+  /** The system prompt. */
+  instruction: string;
+  messages: ModelMessage[];
+  tools: ModelToolSpec[];
+  /**
+   * The agents `transfer_to_agent` may name, with their routing keywords.
+   * Real models read the routing table in the instruction; the offline model
+   * routes by these keywords.
+   */
+  routes: ModelRoute[];
+  signal: AbortSignal;
+}
+
+/** What a model streams back for one call. */
+export type ModelEvent =
+  | { type: 'text_delta'; delta: string }
+  | { type: 'tool_call'; call: ModelToolCall }
+  | { type: 'usage'; inputTokens: number; outputTokens: number };
+
+/**
+ * A model provider: one streamed call. Providers: `openai` (any
+ * OpenAI-compatible Chat Completions endpoint) and `offline` (deterministic,
+ * no network).
+ */
+export interface Model {
+  readonly name: string;
+  stream(request: ModelRequest): AsyncIterable<ModelEvent>;
+}

@@ -1,0 +1,42 @@
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** The node's one SQLite database handle; every store takes it as a dependency. */
+export type SqliteDatabase = Database.Database;
+
+/**
+ * Opens (creating if needed) the node's SQLite database file with WAL
+ * journaling, so readers never block the writer and a kill -9 loses nothing
+ * committed.
+ */
+export function openDatabase(file: string): SqliteDatabase {
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  return db;
+}
+
+/**
+ * Applies a store's schema steps once each, in order, recording them in
+ * `schema_migrations` under `store`. Steps are append-only: never edit one
+ * that has shipped, add the next.
+ */
+export function migrate(db: SqliteDatabase, store: string, steps: string[]): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    store TEXT NOT NULL, step INTEGER NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (store, step))`);
+  const applied = new Set(
+    (db.prepare('SELECT step FROM schema_migrations WHERE store = ?').all(store) as { step: number }[]).map((r) => r.step),
+  );
+  const record = db.prepare('INSERT INTO schema_migrations (store, step, applied_at) VALUES (?, ?, ?)');
+  steps.forEach((sql, index) => {
+    if (applied.has(index)) return;
+    db.transaction(() => {
+      db.exec(sql);
+      record.run(store, index, new Date().toISOString());
+    })();
+  });
+}

@@ -1,0 +1,53 @@
+import type { AnyTool } from '../agent/tool';
+import type { TurnRunner } from '../agent/turn';
+import type { LangoConfig } from '../config/schema';
+import type { Logger } from '../log/logger';
+import type { SecretRegistry } from '../log/redact';
+import type { SqliteDatabase } from '../store/database';
+
+/** What a tool family's factory may use. Built once by the composition root. */
+export interface ToolFamilyDeps {
+  config: LangoConfig;
+  /** Absolute data directory (`config.dataDir` resolved). */
+  dataDir: string;
+  db: SqliteDatabase;
+  logger: Logger;
+  /** Values to mask in every log line (vault secrets, API keys). */
+  secrets: SecretRegistry;
+  clock: () => Date;
+  /**
+   * Runs prompts through the agent tree (cron, background jobs, workflows).
+   * Bound late: the tree is built after the tools.
+   */
+  turns: () => TurnRunner;
+  /** Names of the agents in the live tree, remote ones included. */
+  agentNames: () => string[];
+}
+
+/** A family once created: its tools, and how to release what it holds. */
+export interface ToolFamilyInstance {
+  tools: AnyTool[];
+  /** Starts background work (schedulers) once the tree exists. */
+  start?: () => void | Promise<void>;
+  close?: () => void | Promise<void>;
+}
+
+/**
+ * One row of the tool family table. A family is on when `enabled(config)`;
+ * `create` throwing marks it broken (the node starts without it and
+ * `lango doctor` prints the reason).
+ */
+export interface ToolFamily {
+  /** Config-facing name, e.g. `exec`, `fs`, `secrets`. */
+  name: string;
+  /** The specialist its tools land with (by prefix); informational. */
+  agent: string;
+  enabled(config: LangoConfig): boolean;
+  create(deps: ToolFamilyDeps): ToolFamilyInstance | Promise<ToolFamilyInstance>;
+}
+
+/**
+ * Every tool family of the node, in the order tools are registered. Adding a
+ * family is a new row here plus its folder under `src/tools/`.
+ */
+export const toolFamilies: ToolFamily[] = [];
