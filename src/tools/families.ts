@@ -1,6 +1,7 @@
 import type { AnyTool } from '../agent/tool';
 import type { TurnRunner } from '../agent/turn';
 import type { LangoConfig } from '../config/schema';
+import type { Model } from '../llm/model';
 import type { Logger } from '../log/logger';
 import type { SecretRegistry } from '../log/redact';
 import type { SqliteDatabase } from '../store/database';
@@ -15,6 +16,8 @@ export interface ToolFamilyDeps {
   /** Values to mask in every log line (vault secrets, API keys). */
   secrets: SecretRegistry;
   clock: () => Date;
+  /** The node's configured model (offline or OpenAI-compatible), for tools that condense or summarise. */
+  model: Model;
   /**
    * Runs prompts through the agent tree (cron, background jobs, workflows).
    * Bound late: the tree is built after the tools.
