@@ -1,0 +1,183 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { z } from 'zod';
+import { ConfigError } from '../errors';
+import { LangoConfig } from './schema';
+
+/** Where {@link loadConfig} looks, in order, when no path is given. */
+export const DEFAULT_CONFIG_FILES = ['lango.config.yaml', 'lango.config.yml', 'lango.config.json'];
+
+/** Options for {@link loadConfig}; `env` and `cwd` are injected so tests need no globals. */
+export interface LoadConfigOptions {
+  /** `--config PATH`; wins over `LANGO_CONFIG` and the default file names. */
+  path?: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+/** A validated, frozen configuration and the file it came from (undefined: defaults only). */
+export interface LoadedConfig {
+  config: LangoConfig;
+  file?: string;
+}
+
+/**
+ * Reads, substitutes and validates the configuration. This module is the only
+ * reader of `process.env` in the node.
+ *
+ * Precedence: schema defaults < config file < environment (`PORT`,
+ * `LOG_LEVEL`, `OPENAI_API_KEY` / `LANGO_API_KEY` when `agent.apiKey` is unset,
+ * `OPENAI_BASE_URL` when `agent.baseUrl` is unset). String values may use
+ * `${VAR}` or `${VAR:-default}`.
+ *
+ * @throws ConfigError with one line per bad key path.
+ * @example
+ * const { config } = loadConfig({ path: 'lango.config.yaml' });
+ */
+export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const file = findConfigFile(options.path ?? env.LANGO_CONFIG, cwd);
+  const raw = file ? readConfigFile(file) : {};
+  const problems: string[] = [];
+  const substituted = substituteEnv(raw, env, [], problems);
+  if (problems.length) throw new ConfigError(describe(file, problems.length), problems);
+  const withEnv = applyEnvironment(substituted, env, problems);
+  if (problems.length) throw new ConfigError(describe(file, problems.length), problems);
+  const parsed = LangoConfig.safeParse(withEnv);
+  if (!parsed.success) {
+    const lines = formatIssues(parsed.error);
+    throw new ConfigError(describe(file, lines.length), lines);
+  }
+  const config = finalize(parsed.data, problems);
+  if (problems.length) throw new ConfigError(describe(file, problems.length), problems);
+  return { config: deepFreeze(config), file };
+}
+
+/**
+ * Validates an in-memory configuration (library users, tests) with the same
+ * derivations as {@link loadConfig} but without reading files or the environment.
+ */
+export function resolveConfig(input: unknown): LangoConfig {
+  const parsed = LangoConfig.safeParse(input);
+  if (!parsed.success) {
+    const lines = formatIssues(parsed.error);
+    throw new ConfigError(describe(undefined, lines.length), lines);
+  }
+  const problems: string[] = [];
+  const config = finalize(parsed.data, problems);
+  if (problems.length) throw new ConfigError(describe(undefined, problems.length), problems);
+  return deepFreeze(config);
+}
+
+function describe(file: string | undefined, count: number): string {
+  return `invalid configuration${file ? ` in ${file}` : ''} (${count} problem${count === 1 ? '' : 's'})`;
+}
+
+function findConfigFile(explicit: string | undefined, cwd: string): string | undefined {
+  if (explicit) {
+    const file = path.resolve(cwd, explicit);
+    if (!fs.existsSync(file)) throw new ConfigError(`config file not found: ${file}`, [`${explicit}: file not found`]);
+    return file;
+  }
+  return DEFAULT_CONFIG_FILES.map((name) => path.join(cwd, name)).find((f) => fs.existsSync(f));
+}
+
+function readConfigFile(file: string): unknown {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${file}`, [`${file}: ${(err as Error).message}`]);
+  }
+  try {
+    const value = file.endsWith('.json') ? JSON.parse(text) : YAML.parse(text);
+    if (value === null || value === undefined) return {};
+    if (typeof value !== 'object' || Array.isArray(value)) {
+      throw new Error('the top level must be a mapping of keys');
+    }
+    return value;
+  } catch (err) {
+    const message = (err as Error).message.split('\n')[0];
+    throw new ConfigError(`cannot parse config file ${file}`, [`${path.basename(file)}: ${message}`]);
+  }
+}
+
+const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/** Replaces `${VAR}` / `${VAR:-default}` in every string, noting unset variables by key path. */
+function substituteEnv(value: unknown, env: NodeJS.ProcessEnv, at: (string | number)[], problems: string[]): unknown {
+  if (typeof value === 'string') {
+    return value.replace(ENV_REF, (_match, name: string, fallback: string | undefined) => {
+      const found = env[name];
+      if (found !== undefined && found !== '') return found;
+      if (fallback !== undefined) return fallback;
+      problems.push(`${keyPath(at)}: environment variable ${name} is not set`);
+      return '';
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => substituteEnv(v, env, [...at, i], problems));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, substituteEnv(v, env, [...at, k], problems)]),
+    );
+  }
+  return value;
+}
+
+/** Environment overrides that operators expect from any server (`PORT`, `LOG_LEVEL`, API keys). */
+function applyEnvironment(input: unknown, env: NodeJS.ProcessEnv, problems: string[]): unknown {
+  const config = structuredClone(input) as Record<string, Record<string, unknown> | unknown>;
+  const section = (name: string): Record<string, unknown> => {
+    const current = config[name];
+    if (current === undefined) config[name] = {};
+    return (config[name] && typeof config[name] === 'object' ? config[name] : {}) as Record<string, unknown>;
+  };
+  if (env.PORT !== undefined && env.PORT !== '') {
+    const port = Number(env.PORT);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push(`PORT: "${env.PORT}" is not a port number (0-65535)`);
+    else section('server').port = port;
+  }
+  if (env.LOG_LEVEL) config.logLevel = env.LOG_LEVEL;
+  const agent = section('agent');
+  const apiKey = env.LANGO_API_KEY || env.OPENAI_API_KEY;
+  if (agent.apiKey === undefined && apiKey) agent.apiKey = apiKey;
+  if (agent.baseUrl === undefined && env.OPENAI_BASE_URL) agent.baseUrl = env.OPENAI_BASE_URL;
+  return config;
+}
+
+/** Derived values: the provider when unset, the public base URL. */
+function finalize(config: LangoConfig, problems: string[]): LangoConfig {
+  const hasKey = Boolean(config.agent.apiKey);
+  const provider = config.agent.provider ?? (hasKey ? 'openai' : 'offline');
+  if (provider === 'openai' && !hasKey && !config.agent.baseUrl) {
+    problems.push('agent.apiKey: required when agent.provider is "openai" (or set agent.baseUrl for a keyless local endpoint)');
+  }
+  const host = config.server.host === '0.0.0.0' || config.server.host === '::' ? '127.0.0.1' : config.server.host;
+  const baseUrl = config.a2a.baseUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.server.port}`;
+  return { ...config, agent: { ...config.agent, provider }, a2a: { ...config.a2a, baseUrl } };
+}
+
+/** One line per problem: `key.path: message`. */
+export function formatIssues(error: z.ZodError): string[] {
+  return error.issues.map((issue) => {
+    const where = keyPath(issue.path as (string | number)[]);
+    if (issue.code === 'unrecognized_keys') {
+      return `${where ? where + ': ' : ''}unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+    }
+    return `${where || '(top level)'}: ${issue.message}`;
+  });
+}
+
+function keyPath(at: (string | number | symbol)[]): string {
+  return at.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}

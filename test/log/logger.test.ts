@@ -1,0 +1,53 @@
+import { Writable } from 'node:stream';
+import { createMemoryLogger } from '../../src/log/logger';
+import { REDACTED, SecretRegistry } from '../../src/log/redact';
+import { createWinstonLogger } from '../../src/log/winston';
+
+function sink(): { stream: Writable; text: () => string } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      chunks.push(String(chunk));
+      done();
+    },
+  });
+  return { stream, text: () => chunks.join('') };
+}
+
+describe('logging', () => {
+  it('masks secret-named keys and registered secret values in JSON lines', async () => {
+    const secrets = new SecretRegistry();
+    secrets.add('sk-live-0123456789');
+    const out = sink();
+    const logger = createWinstonLogger({ level: 'debug', pretty: false, secrets, stream: out.stream });
+    logger.child({ component: 'llm' }).info('calling model with key sk-live-0123456789', {
+      apiKey: 'whatever',
+      headers: { authorization: 'Bearer abc' },
+      note: 'token is sk-live-0123456789',
+    });
+    await new Promise((r) => setImmediate(r));
+    const line = JSON.parse(out.text().trim());
+    expect(line.component).toBe('llm');
+    expect(line.message).toBe(`calling model with key ${REDACTED}`);
+    expect(line.apiKey).toBe(REDACTED);
+    expect(line.headers.authorization).toBe(REDACTED);
+    expect(line.note).toBe(`token is ${REDACTED}`);
+    expect(out.text()).not.toContain('sk-live-0123456789');
+  });
+
+  it('prints readable lines with the component when pretty', async () => {
+    const out = sink();
+    const logger = createWinstonLogger({ level: 'info', pretty: true, secrets: new SecretRegistry(), stream: out.stream });
+    logger.child({ component: 'a2a' }).warn('peer skipped', { name: 'weather' });
+    logger.debug('not shown at info');
+    await new Promise((r) => setImmediate(r));
+    expect(out.text()).toMatch(/\[a2a\] peer skipped \{"name":"weather"\}/);
+    expect(out.text()).not.toContain('not shown');
+  });
+
+  it('keeps child bindings in the memory logger shared with its parent', () => {
+    const log = createMemoryLogger();
+    log.child({ component: 'federation' }).warn('peer skipped', { name: 'x' });
+    expect(log.records).toEqual([{ level: 'warn', message: 'peer skipped', meta: { component: 'federation', name: 'x' } }]);
+  });
+});
