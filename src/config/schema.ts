@@ -129,6 +129,10 @@ const Tools = z
         allow: z.array(z.string()).default([]),
         deny: z.array(z.string()).default([]),
         idleTimeoutMs: z.number().int().positive().default(300_000),
+        /** Upper bound for one page load (browser_navigate). */
+        navigationTimeoutMs: z.number().int().positive().default(15_000),
+        /** Default wait for a selector in browser_action / browser_screenshot. */
+        actionTimeoutMs: z.number().int().positive().default(5_000),
       })
       .strict()
       .prefault({}),
