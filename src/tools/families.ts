@@ -5,6 +5,7 @@ import type { Model } from '../llm/model';
 import type { Logger } from '../log/logger';
 import type { SecretRegistry } from '../log/redact';
 import type { SqliteDatabase } from '../store/database';
+import { execFamily, fsFamily } from './operator/family';
 
 /** What a tool family's factory may use. Built once by the composition root. */
 export interface ToolFamilyDeps {
@@ -53,4 +54,7 @@ export interface ToolFamily {
  * Every tool family of the node, in the order tools are registered. Adding a
  * family is a new row here plus its folder under `src/tools/`.
  */
-export const toolFamilies: ToolFamily[] = [];
+export const toolFamilies: ToolFamily[] = [
+  execFamily,
+  fsFamily,
+];

@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { defineTool, type AnyTool } from '../../agent/tool';
+import { ToolExecutionError } from '../../errors';
+import type { Logger } from '../../log/logger';
+import { checkExecPolicy, type ExecPolicy } from './policy';
+import { baseShellEnv, runShell } from './shell';
+import type { Workspace } from './workspace';
+
+/**
+ * Binds `{{secret:NAME}}` references in a command to environment variables
+ * for this one run, so a secret's value reaches the process but never the
+ * command text the model wrote or sees. Supplied by the vault.
+ */
+export interface CommandSecretBinder {
+  bind(command: string): { command: string; env: Record<string, string> };
+}
+
+/** Options for {@link createExecShellTool}. */
+export interface ExecToolsOptions {
+  workspace: Workspace;
+  policy: ExecPolicy;
+  /** Default and maximum-by-default timeout (`tools.exec.timeoutMs`). */
+  timeoutMs: number;
+  /** Bytes of stdout and of stderr kept (`tools.exec.maxOutputBytes`). */
+  maxOutputBytes: number;
+  logger: Logger;
+  /** Masks known secret values in the output before the model sees it. */
+  redact: (text: string) => string;
+  secrets?: CommandSecretBinder;
+}
+
+/** Longest timeout a model may ask for, whatever the default. */
+export const MAX_EXEC_TIMEOUT_MS = 10 * 60_000;
+
+/** Arguments shared by `exec_shell` and `exec_bg`. */
+export const ExecArgs = z.object({
+  command: z.string().min(1).describe('Shell command (run with /bin/sh -c)'),
+  cwd: z.string().optional().describe('Working directory relative to the workspace; the workspace root when omitted'),
+});
+
+/** Everything a command needs before it starts: policy checked, cwd confined, secrets bound. */
+export function prepareCommand(
+  options: Pick<ExecToolsOptions, 'workspace' | 'policy' | 'secrets'>,
+  args: { command: string; cwd?: string },
+  approved: boolean,
+): { command: string; cwd: string; env: Record<string, string> } {
+  checkExecPolicy(options.policy, args.command, approved);
+  const cwd = options.workspace.resolve(args.cwd ?? '.');
+  const bound = options.secrets ? options.secrets.bind(args.command) : { command: args.command, env: {} };
+  if (!options.secrets && /\{\{secret:[^}]+\}\}/.test(args.command)) {
+    throw new ToolExecutionError('the command references a secret but the vault is not enabled (security.enabled)');
+  }
+  return { command: bound.command, cwd, env: { ...baseShellEnv(options.workspace.root), ...bound.env } };
+}
+
+/**
+ * `exec_shell`: runs a command in the foreground inside the workspace and
+ * returns its exit code and (capped, secret-masked) output.
+ * @example
+ * const shell = createExecShellTool({ workspace, policy: { policy: 'allow', allow: [] }, timeoutMs: 30_000,
+ *   maxOutputBytes: 65_536, logger, redact: (t) => secrets.redactText(t) });
+ */
+export function createExecShellTool(options: ExecToolsOptions): AnyTool {
+  return defineTool({
+    name: 'exec_shell',
+    description:
+      'Runs a shell command in the workspace and waits for it: returns exitCode, stdout, stderr ' +
+      `(each capped at ${options.maxOutputBytes} bytes) and timedOut. Use exec_bg for long-running commands.`,
+    parameters: ExecArgs.extend({
+      timeoutMs: z
+        .number()
+        .int()
+        .positive()
+        .max(MAX_EXEC_TIMEOUT_MS)
+        .optional()
+        .describe(`Timeout in milliseconds (default ${options.timeoutMs})`),
+    }),
+    execute: async (args, ctx) => {
+      const prepared = prepareCommand(options, args, ctx.approved);
+      options.logger.info('exec_shell', { command: options.redact(args.command), cwd: options.workspace.display(prepared.cwd) });
+      const result = await runShell({
+        ...prepared,
+        timeoutMs: args.timeoutMs ?? options.timeoutMs,
+        maxOutputBytes: options.maxOutputBytes,
+        signal: ctx.signal,
+      });
+      return {
+        ...result,
+        stdout: options.redact(result.stdout),
+        stderr: options.redact(result.stderr),
+        cwd: options.workspace.display(prepared.cwd),
+      };
+    },
+  });
+}
+
+export type { ExecPolicy };

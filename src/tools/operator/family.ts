@@ -1,0 +1,52 @@
+import path from 'node:path';
+import type { LangoConfig } from '../../config/schema';
+import type { ToolFamily, ToolFamilyDeps } from '../families';
+import { createExecShellTool } from './exec';
+import { createFsTools } from './fs';
+import { createWorkspace, type Workspace } from './workspace';
+
+/**
+ * The workspace root the config asks for: `tools.fs.root` (resolved against
+ * the current directory, like `dataDir`), else `<dataDir>/workspace`.
+ */
+export function workspaceRoot(config: LangoConfig, dataDir: string): string {
+  return config.tools.fs.root ? path.resolve(config.tools.fs.root) : path.join(dataDir, 'workspace');
+}
+
+/** Creates the workspace shared by the exec and fs families. */
+export function workspaceFor(deps: Pick<ToolFamilyDeps, 'config' | 'dataDir'>): Workspace {
+  return createWorkspace({ root: workspaceRoot(deps.config, deps.dataDir), dataDir: deps.dataDir });
+}
+
+/** `exec_*`: shell commands in the workspace, gated by `tools.exec.enabled`. */
+export const execFamily: ToolFamily = {
+  name: 'exec',
+  agent: 'operator',
+  enabled: (config) => config.tools.exec.enabled,
+  create: (deps) => {
+    const exec = deps.config.tools.exec;
+    const tool = createExecShellTool({
+      workspace: workspaceFor(deps),
+      policy: { policy: exec.policy, allow: exec.allow },
+      timeoutMs: exec.timeoutMs,
+      maxOutputBytes: exec.maxOutputBytes,
+      logger: deps.logger.child({ component: 'exec' }),
+      redact: (text) => deps.secrets.redactText(text),
+    });
+    return { tools: [tool] };
+  },
+};
+
+/** `fs_*`: file tools confined to the workspace, gated by `tools.fs.enabled`. */
+export const fsFamily: ToolFamily = {
+  name: 'fs',
+  agent: 'operator',
+  enabled: (config) => config.tools.fs.enabled,
+  create: (deps) => ({
+    tools: createFsTools({
+      workspace: workspaceFor(deps),
+      maxReadBytes: deps.config.tools.fs.maxReadBytes,
+      logger: deps.logger.child({ component: 'fs' }),
+    }),
+  }),
+};

@@ -1,0 +1,46 @@
+import { ApprovalRequired } from '../../agent/tool';
+import { ToolExecutionError } from '../../errors';
+
+/** `tools.exec.policy` and its allow-list. */
+export interface ExecPolicy {
+  /** `allow`: run anything; `deny`: only the allow-list; `ask`: the allow-list, others after the user's yes. */
+  policy: 'allow' | 'deny' | 'ask';
+  /**
+   * Entries: a program name (`ls`, matching `ls -la`), an exact command
+   * (`git status`), or a prefix ending in `*` (`git log*`).
+   */
+  allow: string[];
+}
+
+/** Shell syntax that chains or redirects: a command using it is never matched by the allow-list. */
+const SHELL_CONTROL = /[;&|`<>\n\r]|\$\(/;
+
+/**
+ * True when `command` is covered by the allow-list. A command that chains or
+ * redirects (`ls; rm -rf x`, `cat a > b`, `$(…)`) never matches, so an
+ * allow-listed program cannot smuggle another one in.
+ */
+export function isAllowListed(command: string, allow: string[]): boolean {
+  const trimmed = command.trim();
+  if (trimmed.length === 0 || SHELL_CONTROL.test(trimmed)) return false;
+  const program = trimmed.split(/\s+/)[0];
+  return allow.some((entry) => {
+    const e = entry.trim();
+    if (e.length === 0) return false;
+    if (e.endsWith('*')) return trimmed.startsWith(e.slice(0, -1));
+    return e === trimmed || (!/\s/.test(e) && e === program);
+  });
+}
+
+/**
+ * Applies the exec policy before a command runs: returns when it may run,
+ * throws {@link ToolExecutionError} when it is denied, and
+ * {@link ApprovalRequired} when the user must say yes first (policy `ask`).
+ */
+export function checkExecPolicy(policy: ExecPolicy, command: string, approved: boolean): void {
+  if (policy.policy === 'allow' || isAllowListed(command, policy.allow)) return;
+  if (policy.policy === 'deny') {
+    throw new ToolExecutionError(`command refused by policy: "${command}" is not on the allow-list (tools.exec.allow)`);
+  }
+  if (!approved) throw new ApprovalRequired(`May I run this shell command in the workspace?\n\n    ${command}\n\nAnswer yes to run it.`);
+}
