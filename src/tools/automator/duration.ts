@@ -1,0 +1,19 @@
+import { InputError } from '../../errors';
+
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+const DURATION = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$/;
+
+/**
+ * Parses a short duration such as `500ms`, `30s`, `5m`, `2h` or `1d` into
+ * milliseconds. Used by cron intervals (`every 5m`) and workflow step
+ * timeouts, so both read the same way in YAML and in tool arguments.
+ * @throws InputError naming `what` and the accepted forms.
+ */
+export function parseDuration(text: string, what: string): number {
+  const match = DURATION.exec(text.trim());
+  const ms = match ? Math.round(Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]) : NaN;
+  if (!Number.isFinite(ms) || ms <= 0) {
+    throw new InputError(`invalid ${what} "${text}": expected a duration such as 500ms, 30s, 5m, 2h or 1d`);
+  }
+  return ms;
+}

@@ -1,0 +1,51 @@
+import { runToEnd, type TurnResult, type TurnRunner } from '../../agent/turn';
+
+/** Longest result text kept in the database; longer answers are cut with a marker. */
+export const MAX_STORED_RESULT = 16_000;
+
+/** What the automator runs: one prompt through the agent tree. */
+export interface PromptRun {
+  sessionId: string;
+  text: string;
+  signal: AbortSignal;
+  /** Passed to the runner as TurnInput metadata (`targetAgent` for workflow steps). */
+  metadata?: Record<string, unknown>;
+}
+
+/** How an automated prompt ended, in the automator's own words. */
+export type PromptOutcome =
+  | { status: TurnResult['status']; text: string; author: string }
+  | { status: 'cancelled'; text: string; author: null };
+
+/**
+ * Runs one prompt to its end through the runner and never throws for a
+ * failed or cancelled turn: cron, background and workflow records always get
+ * an outcome. The runner is fetched per call because it is bound late.
+ */
+export async function runPrompt(turns: () => TurnRunner, run: PromptRun): Promise<PromptOutcome> {
+  if (run.signal.aborted) return cancelled(run.signal);
+  try {
+    const result = await runToEnd(turns(), {
+      sessionId: run.sessionId,
+      text: run.text,
+      signal: run.signal,
+      metadata: run.metadata,
+    });
+    if (run.signal.aborted) return cancelled(run.signal);
+    return { status: result.status, text: clip(result.text), author: result.author };
+  } catch (error) {
+    if (run.signal.aborted) return cancelled(run.signal);
+    const message = error instanceof Error ? error.message : String(error);
+    return { status: 'failed', text: clip(message), author: 'automator' };
+  }
+}
+
+function cancelled(signal: AbortSignal): PromptOutcome {
+  const reason = signal.reason instanceof Error ? signal.reason.message : typeof signal.reason === 'string' ? signal.reason : '';
+  return { status: 'cancelled', text: reason || 'cancelled', author: null };
+}
+
+/** Cuts `text` to what the database keeps. */
+export function clip(text: string): string {
+  return text.length <= MAX_STORED_RESULT ? text : `${text.slice(0, MAX_STORED_RESULT)}… [cut]`;
+}
