@@ -162,7 +162,17 @@ export const LangoConfig = z
       .prefault({}),
     embedding: Embedding.prefault({}),
     tools: Tools.prefault({}),
-    security: Toggle.prefault({}),
+    security: z
+      .object({
+        enabled: z.boolean().default(true),
+        /**
+         * Vault master key (`LANGO_MASTER_KEY`): 64 hex characters, 44 base64
+         * characters, or a passphrase; a 0600 key file in dataDir when unset.
+         */
+        masterKey: z.string().min(1).optional(),
+      })
+      .strict()
+      .prefault({}),
     payment: z
       .object({
         enabled: z.boolean().default(false),
