@@ -1,0 +1,71 @@
+import type { EmbeddingProvider } from './provider';
+import { normalize } from './vector';
+
+/** Default dimensionality of {@link createLocalEmbeddings}. */
+export const LOCAL_EMBEDDING_DIMENSIONS = 384;
+
+const STOPWORDS = new Set(
+  ('a an and are as at be but by can did do does for from had has have how i if in into is it its me my of on or our ' +
+    'so that the their them then there these they this to was we were what when where which who why will with you your')
+    .split(' '),
+);
+
+/** Strips common English suffixes so "deploying", "deployed" and "deploys" share a feature. */
+function stem(word: string): string {
+  for (const suffix of ['ations', 'ation', 'ments', 'ment', 'ings', 'ing', 'ies', 'ed', 'es', 's']) {
+    if (word.length > suffix.length + 2 && word.endsWith(suffix)) return word.slice(0, -suffix.length);
+  }
+  return word;
+}
+
+/** FNV-1a, 32 bits: fast, stable across runs and platforms. */
+function hash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/**
+ * Embeds one text: feature hashing ("the hashing trick") of word stems
+ * (weight 1), word-stem bigrams (0.5) and character trigrams of each word
+ * (0.3 each, so a misspelt or inflected word still shares most features).
+ * A second hash bit picks the sign so collisions cancel instead of adding up.
+ */
+export function embedLocally(text: string, dimensions = LOCAL_EMBEDDING_DIMENSIONS): Float32Array {
+  const v = new Float32Array(dimensions);
+  const add = (feature: string, weight: number) => {
+    const h = hash(feature);
+    v[h % dimensions] += h & 0x80000000 ? -weight : weight;
+  };
+  const words = (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => !STOPWORDS.has(w));
+  const stems = words.map(stem);
+  stems.forEach((s, i) => {
+    add(`w:${s}`, 1);
+    if (i > 0) add(`b:${stems[i - 1]} ${s}`, 0.5);
+    const padded = `^${words[i]}$`;
+    for (let j = 0; j + 3 <= padded.length; j++) add(`c:${padded.slice(j, j + 3)}`, 0.3);
+  });
+  return normalize(v);
+}
+
+/**
+ * The embedded default provider: no network, no model weights, deterministic.
+ * It is a lexical model, not a semantic one: it finds texts that share words,
+ * word stems and spelling fragments with the query (typos and inflections
+ * included), and it does not know that "car" and "automobile" mean the same.
+ * For retrieval by meaning configure `embedding.provider: openai`.
+ * @example
+ * const local = createLocalEmbeddings();
+ * const [v] = await local.embed(['WAL keeps readers off the writer']);
+ */
+export function createLocalEmbeddings(options: { dimensions?: number } = {}): EmbeddingProvider {
+  const dimensions = options.dimensions ?? LOCAL_EMBEDDING_DIMENSIONS;
+  return {
+    id: `local:hash-${dimensions}`,
+    dimensions: () => dimensions,
+    embed: async (texts) => texts.map((t) => embedLocally(t, dimensions)),
+  };
+}

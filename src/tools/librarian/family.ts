@@ -1,0 +1,129 @@
+import path from 'node:path';
+import type { AnyTool } from '../../agent/tool';
+import { createEmbeddingProvider } from '../../llm/embeddings';
+import type { EmbeddingProvider } from '../../llm/embeddings/provider';
+import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../families';
+import { GraphStore } from './graphStore';
+import { createGraphTools } from './graphTools';
+import { InquiryStore } from './inquiryStore';
+import { createKnowledgeTools } from './knowledgeTools';
+import { KnowledgeStore } from './knowledgeStore';
+import { pendingRows, RagService } from './rag';
+import { createRagTools } from './ragTools';
+import { SkillLibrary } from './skills';
+import { createSkillTools } from './skillTools';
+
+/** What a turn's prompt builder passes to a context provider. */
+export interface ContextRequest {
+  sessionId: string;
+  /** The user's message for this turn. */
+  text: string;
+  agentName: string;
+}
+
+/** The librarian family once created: its tools plus the stores behind them and its prompt hook. */
+export interface LibrarianInstance extends ToolFamilyInstance {
+  knowledge: KnowledgeStore;
+  inquiries: InquiryStore;
+  /** Absent with `graph.enabled: false`. */
+  graph?: GraphStore;
+  /** Absent with `embedding.provider: none`. */
+  rag?: RagService;
+  /**
+   * For the librarian's instruction ("Proactive Behavior"): the oldest
+   * pending inquiry, phrased for the agent to weave into its answer;
+   * `undefined` for other agents or when no inquiry is pending.
+   */
+  contextProvider(request: ContextRequest): Promise<string | undefined>;
+}
+
+/** Options of {@link createLibrarian}: the family deps, plus test hooks. */
+export type LibrarianOptions = Pick<ToolFamilyDeps, 'config' | 'dataDir' | 'db' | 'logger' | 'clock'> & {
+  /** Overrides the provider built from `config.embedding` (tests, benchmarks). */
+  embeddings?: EmbeddingProvider;
+  /** Collection size from which rag_retrieve also builds an HNSW index. */
+  annThreshold?: number;
+};
+
+/**
+ * Builds the librarian's stores and tools on the node's database. Tools are
+ * gated as the spec says: `graph_*` only with `graph.enabled`,
+ * `rag_retrieve` only with an embedding provider, `create_skill` /
+ * `list_skills` with `tools.skills.enabled`.
+ * @example
+ * const librarian = createLibrarian({ config, dataDir, db, logger, clock: () => new Date() });
+ * librarian.start?.(); // embeds rows saved while the node was down
+ */
+export function createLibrarian(options: LibrarianOptions): LibrarianInstance {
+  const { config, db, clock } = options;
+  const logger = options.logger.child({ component: 'librarian' });
+  const knowledge = new KnowledgeStore({ db, clock });
+  const inquiries = new InquiryStore({ db, clock });
+  const graph = config.graph.enabled ? new GraphStore({ db, clock }) : undefined;
+  const provider = options.embeddings ?? createEmbeddingProvider(config.embedding, { timeoutMs: config.agent.requestTimeoutMs });
+  const rag = provider
+    ? new RagService({
+        db,
+        provider,
+        logger,
+        annThreshold: options.annThreshold,
+        collections: [
+          {
+            name: 'knowledge',
+            pending: pendingRows(db, 'knowledge', 'knowledge', `t.kind || ': ' || t.content || ' ' || t.tags`),
+            describe: (ids) => {
+              const rows = knowledge.knowledgeByIds(ids);
+              return new Map([...rows].map(([id, k]) => [id, { kind: k.kind, content: k.content, source: k.source, tags: k.tags }]));
+            },
+          },
+          {
+            name: 'learnings',
+            pending: pendingRows(db, 'learnings', 'learnings', `t.error_pattern || ' ' || t.diagnosis || ' ' || t.fix`),
+            describe: (ids) => {
+              const rows = knowledge.learningsByIds(ids);
+              return new Map([...rows].map(([id, l]) => [id, { errorPattern: l.errorPattern, diagnosis: l.diagnosis, fix: l.fix }]));
+            },
+          },
+        ],
+      })
+    : undefined;
+
+  const tools: AnyTool[] = [
+    ...createKnowledgeTools({ knowledge, inquiries, graph, onSaved: () => rag?.schedule() }),
+    ...(rag ? createRagTools({ rag }) : []),
+    ...(graph ? createGraphTools({ graph }) : []),
+    ...(config.tools.skills.enabled ? createSkillTools({ skills: new SkillLibrary(path.join(options.dataDir, 'skills')) }) : []),
+  ];
+  logger.debug('librarian tools', { tools: tools.map((t) => t.name), embeddings: provider?.id ?? 'none' });
+
+  return {
+    tools,
+    knowledge,
+    inquiries,
+    graph,
+    rag,
+    start: () => rag?.schedule(),
+    close: async () => {
+      rag?.close();
+      await rag?.whenIdle();
+    },
+    contextProvider: async ({ agentName }) => {
+      if (agentName !== 'librarian') return undefined;
+      const [inquiry] = inquiries.pending(1);
+      if (!inquiry) return undefined;
+      return (
+        `Pending knowledge inquiry #${inquiry.id}: "${inquiry.question}" (nothing saved answers it yet). ` +
+        'If it fits the conversation, weave one short, natural question about it into your answer; ' +
+        `when the user answers, save it with save_knowledge and dismiss the inquiry with librarian_dismiss_inquiry (id ${inquiry.id}).`
+      );
+    },
+  };
+}
+
+/** The librarian's row in the tool family table: always on; its tools gate themselves by config. */
+export const librarianFamily: ToolFamily = {
+  name: 'librarian',
+  agent: 'librarian',
+  enabled: () => true,
+  create: (deps) => createLibrarian(deps),
+};
