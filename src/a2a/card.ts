@@ -1,0 +1,137 @@
+import { A2A_PROTOCOL_VERSION } from '@a2a-js/sdk';
+import type { AgentCard, AgentSkill, SecurityRequirement, SecurityScheme } from '@a2a-js/sdk';
+import { duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3';
+import { walkAgents, type Agent, type LlmAgent } from '../agent/agent';
+import type { LangoConfig } from '../config/schema';
+
+/**
+ * The node's agent card, built from the agent tree: one skill for the
+ * orchestrator (tag `orchestration`) and one per sub-agent, remote ones
+ * included (tag `sub_agent:<root>`), each described by its capability
+ * summary — never its instruction, prompt or tool names. The extended card
+ * (authenticated callers only) adds tool counts and remote card URLs.
+ */
+
+/** What the card needs besides the tree. */
+export interface CardInputs {
+  config: LangoConfig;
+  root: LlmAgent;
+  /** Public URL of this node (no trailing slash). */
+  baseUrl: string;
+  /** The node's software version. */
+  version: string;
+}
+
+/** Security schemes declared when `a2a.auth` is set; names are what callers see. */
+export const BEARER_SCHEME = 'bearer';
+export const API_KEY_SCHEME = 'apiKey';
+
+/** The public URL of the node: `a2a.baseUrl`, else `http://<host>:<port>` (a wildcard bind is shown as loopback). */
+export function publicBaseUrl(config: LangoConfig, port = config.server.port): string {
+  if (config.a2a.baseUrl) return config.a2a.baseUrl.replace(/\/+$/, '');
+  const host = ['0.0.0.0', '::', ''].includes(config.server.host) ? '127.0.0.1' : config.server.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/** Whether `a2a.auth` names at least one credential. */
+export function authConfigured(config: LangoConfig): boolean {
+  const auth = config.a2a.auth;
+  return Boolean(auth && (auth.bearerTokens.length > 0 || auth.apiKeys.length > 0));
+}
+
+/**
+ * Builds the public card (in the SDK's in-memory form; serve it with
+ * `AgentCard.toJSON`).
+ * @example
+ * const card = buildAgentCard({ config, root: root(), baseUrl: 'http://127.0.0.1:4000', version: '0.1.0' });
+ */
+export function buildAgentCard(inputs: CardInputs): AgentCard {
+  const { config, root, baseUrl } = inputs;
+  const interfaces = [
+    { url: baseUrl, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION },
+    { url: baseUrl, protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION },
+  ];
+  const { securitySchemes, securityRequirements } = security(config);
+  return {
+    name: config.a2a.agentName ?? root.name,
+    description: config.a2a.agentDescription ?? root.description,
+    supportedInterfaces: config.a2a.legacyCompat
+      ? duplicateInterfacesForLegacy(interfaces, ['JSONRPC', 'HTTP+JSON'])
+      : interfaces,
+    provider: { organization: 'lango', url: baseUrl },
+    version: inputs.version,
+    documentationUrl: undefined,
+    capabilities: {
+      streaming: true,
+      pushNotifications: true,
+      extensions: [],
+      extendedAgentCard: authConfigured(config),
+    },
+    securitySchemes,
+    securityRequirements,
+    defaultInputModes: ['text/plain', 'application/json'],
+    defaultOutputModes: ['text/plain'],
+    skills: skills(root, false),
+    signatures: [],
+    iconUrl: undefined,
+  };
+}
+
+/** The card for authenticated callers: the public card plus tool counts and remote peers' card URLs. */
+export function buildExtendedAgentCard(inputs: CardInputs): AgentCard {
+  return { ...buildAgentCard(inputs), skills: skills(inputs.root, true) };
+}
+
+function skills(root: LlmAgent, extended: boolean): AgentSkill[] {
+  const subAgents = walkAgents(root).slice(1);
+  const orchestrator = skill(root, ['orchestration'], extended);
+  if (subAgents.length > 0) {
+    orchestrator.description = `${root.description} Delegates to: ${subAgents.map((a) => a.name).join(', ')}.`;
+  }
+  return [orchestrator, ...subAgents.map((agent) => skill(agent, [`sub_agent:${root.name}`], extended))];
+}
+
+function skill(agent: Agent, tags: string[], extended: boolean): AgentSkill {
+  let description = agent.description;
+  if (extended && agent.kind === 'llm' && agent.tools.length > 0) description += ` (${agent.tools.length} tools)`;
+  if (extended && agent.kind === 'remote') description += ` (remote agent, card: ${agent.cardUrl})`;
+  return {
+    id: agent.name,
+    name: agent.name,
+    description,
+    tags: [...tags, ...(agent.kind === 'remote' ? ['remote'] : []), ...agent.keywords.slice(0, 10)],
+    examples: [],
+    inputModes: ['text/plain'],
+    outputModes: ['text/plain'],
+    securityRequirements: [],
+  };
+}
+
+function security(config: LangoConfig): {
+  securitySchemes: Record<string, SecurityScheme>;
+  securityRequirements: SecurityRequirement[];
+} {
+  const auth = config.a2a.auth;
+  const securitySchemes: Record<string, SecurityScheme> = {};
+  const securityRequirements: SecurityRequirement[] = [];
+  if (!auth) return { securitySchemes, securityRequirements };
+  if (auth.bearerTokens.length > 0) {
+    securitySchemes[BEARER_SCHEME] = {
+      scheme: {
+        $case: 'httpAuthSecurityScheme',
+        value: { description: 'Bearer token issued by the node operator.', scheme: 'Bearer', bearerFormat: '' },
+      },
+    };
+    securityRequirements.push({ schemes: { [BEARER_SCHEME]: { list: [] } } });
+  }
+  if (auth.apiKeys.length > 0) {
+    securitySchemes[API_KEY_SCHEME] = {
+      scheme: {
+        $case: 'apiKeySecurityScheme',
+        value: { description: 'API key issued by the node operator.', location: 'header', name: auth.apiKeyHeader },
+      },
+    };
+    securityRequirements.push({ schemes: { [API_KEY_SCHEME]: { list: [] } } });
+  }
+  return { securitySchemes, securityRequirements };
+}

@@ -1,0 +1,98 @@
+import { createHash } from 'node:crypto';
+import express, { type Request, type Response, type Router } from 'express';
+import { AgentCard, A2A_VERSION_HEADER } from '@a2a-js/sdk';
+import { legacyAgentCardRouter } from '@a2a-js/sdk/compat/v0_3/server/express';
+import type { LlmAgent } from '../agent/agent';
+import type { LangoConfig } from '../config/schema';
+import { buildAgentCard, buildExtendedAgentCard } from './card';
+import type { CardSigner } from './signing';
+
+/** A card ready to serve: the in-memory form, its ProtoJSON body and that body's ETag. */
+export interface PublishedCard {
+  card: AgentCard;
+  json: string;
+  etag: string;
+}
+
+/** Options for {@link CardService}. */
+export interface CardServiceOptions {
+  config: LangoConfig;
+  root: () => LlmAgent;
+  baseUrl: () => string;
+  version: string;
+  signer?: CardSigner;
+}
+
+/**
+ * Builds, signs and caches the node's cards. The tree can be rebuilt at any
+ * time (peers join or leave), so the cache is keyed on the root object and
+ * the base URL: a new tree yields a new card and a new ETag.
+ */
+export class CardService {
+  private cached?: { root: LlmAgent; baseUrl: string; published: Promise<PublishedCard>; extended: Promise<AgentCard> };
+
+  constructor(private readonly options: CardServiceOptions) {}
+
+  /** The public card. */
+  current(): Promise<PublishedCard> {
+    return this.refresh().published;
+  }
+
+  /** The extended card for authenticated callers. */
+  extended(): Promise<AgentCard> {
+    return this.refresh().extended;
+  }
+
+  private refresh(): NonNullable<CardService['cached']> {
+    const root = this.options.root();
+    const baseUrl = this.options.baseUrl();
+    if (this.cached && this.cached.root === root && this.cached.baseUrl === baseUrl) return this.cached;
+    const inputs = { config: this.options.config, root, baseUrl, version: this.options.version };
+    const published = this.sign(buildAgentCard(inputs)).then((card) => {
+      const json = JSON.stringify(AgentCard.toJSON(card));
+      return { card, json, etag: `W/"${createHash('sha256').update(json).digest('hex').slice(0, 16)}"` };
+    });
+    const extended = this.sign(buildExtendedAgentCard(inputs));
+    this.cached = { root, baseUrl, published, extended };
+    return this.cached;
+  }
+
+  private async sign(card: AgentCard): Promise<AgentCard> {
+    return this.options.signer ? this.options.signer.sign(card) : card;
+  }
+}
+
+/** Seconds shared caches may keep the card; short, since peers joining changes it. */
+const CARD_MAX_AGE = 300;
+
+/**
+ * Routes for `/.well-known/agent-card.json` (v1.0; v0.3 form for header-less
+ * or `A2A-Version: 0.3` requests when legacy compat is on, as the SDK does)
+ * and `/.well-known/agent.json` (v0.3 form for older peers). The v1.0 body is
+ * `AgentCard.toJSON(card)`: the SDK's own card handler stringifies the
+ * in-memory form, which mangles `securitySchemes`.
+ */
+export function cardRoutes(options: { cards: CardService; legacyCompat: boolean }): Router {
+  const { cards, legacyCompat } = options;
+  const router = express.Router();
+  const provider = async () => (await cards.current()).card;
+  const legacy = legacyAgentCardRouter({ agentCardProvider: provider, cache: { maxAge: CARD_MAX_AGE } });
+
+  const serveV1 = async (req: Request, res: Response) => {
+    const { json, etag } = await cards.current();
+    res.setHeader('ETag', etag);
+    res.setHeader('Cache-Control', `public, max-age=${CARD_MAX_AGE}`);
+    if (legacyCompat) res.append('Vary', A2A_VERSION_HEADER);
+    if (req.fresh) {
+      res.status(304).end();
+      return;
+    }
+    res.type('application/json').send(json);
+  };
+
+  if (legacyCompat) router.use('/.well-known/agent-card.json', legacy);
+  router.get('/.well-known/agent-card.json', serveV1);
+  router.use('/.well-known/agent.json', legacy);
+  router.get('/.well-known/agent.json', serveV1);
+  return router;
+}

@@ -1,0 +1,103 @@
+import express, { type Router } from 'express';
+import { walkAgents, type LlmAgent } from '../agent/agent';
+import type { SqliteDatabase } from '../store/database';
+
+/** How federation sees one remote peer; supplied by the federation module. */
+export interface PeerStatus {
+  name: string;
+  cardUrl: string;
+  state: string;
+  lastError?: string;
+  latencyMs?: number;
+}
+
+/** Options for {@link discoveryRoutes}. */
+export interface DiscoveryOptions {
+  root: () => LlmAgent;
+  /** Health of remote peers, by name (federation). */
+  peerStatus?: () => PeerStatus[];
+  /** The card this node holds for a remote peer, as JSON (federation). */
+  remoteCard?: (name: string) => unknown;
+}
+
+/** What the catalog says about one agent. */
+export interface AgentEntry {
+  name: string;
+  kind: 'local' | 'remote';
+  description: string;
+  /** The capability phrases from the description (`… Capabilities: a, b`), if any. */
+  capabilities: string[];
+  cardUrl?: string;
+  health?: Omit<PeerStatus, 'name' | 'cardUrl'>;
+}
+
+/** The sub-agents of the tree, local and remote, as the catalog lists them. */
+export function agentCatalog(options: DiscoveryOptions): AgentEntry[] {
+  const peers = new Map((options.peerStatus?.() ?? []).map((peer) => [peer.name, peer]));
+  return walkAgents(options.root())
+    .slice(1)
+    .map((agent): AgentEntry => {
+      const capabilities = /Capabilities: (.+?)\.?$/.exec(agent.description)?.[1]?.split(', ') ?? [];
+      if (agent.kind === 'llm') return { name: agent.name, kind: 'local', description: agent.description, capabilities };
+      const peer = peers.get(agent.name);
+      return {
+        name: agent.name,
+        kind: 'remote',
+        description: agent.description,
+        capabilities,
+        cardUrl: agent.cardUrl,
+        health: peer
+          ? { state: peer.state, lastError: peer.lastError, latencyMs: peer.latencyMs }
+          : { state: 'unknown' },
+      };
+    });
+}
+
+/** `GET /agents` and `GET /agents/:name/card`. */
+export function discoveryRoutes(options: DiscoveryOptions): Router {
+  const router = express.Router();
+  router.get('/agents', (_req, res) => {
+    res.json({ root: options.root().name, agents: agentCatalog(options) });
+  });
+  router.get('/agents/:name/card', (req, res) => {
+    const name = req.params.name;
+    const agent = walkAgents(options.root()).find((a) => a.name === name);
+    if (!agent) {
+      res.status(404).json({ error: { code: 404, message: `no agent named ${name}` } });
+      return;
+    }
+    const card = agent.kind === 'remote' ? options.remoteCard?.(name) : undefined;
+    if (card === undefined) {
+      res.status(404).json({ error: { code: 404, message: `${name} is ${agent.kind === 'remote' ? 'a remote agent whose card is not loaded' : 'a local agent; see /.well-known/agent-card.json'}` } });
+      return;
+    }
+    res.json(card);
+  });
+  return router;
+}
+
+/** `GET /healthz` (process up) and `GET /readyz` (database answers, tree built). */
+export function healthRoutes(options: { root: () => LlmAgent; db: SqliteDatabase; closing: () => boolean }): Router {
+  const router = express.Router();
+  router.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  router.get('/readyz', (_req, res) => {
+    const checks: Record<string, string> = {};
+    try {
+      options.db.prepare('SELECT 1').get();
+      checks.database = 'ok';
+    } catch (err) {
+      checks.database = err instanceof Error ? err.message : 'unavailable';
+    }
+    try {
+      checks.tree = options.root().name ? 'ok' : 'empty';
+    } catch {
+      checks.tree = 'not built';
+    }
+    if (options.closing()) checks.server = 'shutting down';
+    const ready = Object.values(checks).every((value) => value === 'ok');
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
+  });
+  return router;
+}

@@ -1,0 +1,178 @@
+import { TaskState } from '@a2a-js/sdk';
+import type { Task } from '@a2a-js/sdk';
+import { AgentEvent } from '@a2a-js/sdk/server';
+import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
+import { randomUUID } from 'node:crypto';
+import type { TurnResult, TurnRunner } from '../agent/turn';
+import type { Logger } from '../log/logger';
+import { messageText, statusUpdate, textPart } from './messages';
+import { describeProgress, progressMetadata } from './progress';
+
+/** One task this process is working on (or holding open for the user's answer). */
+interface LiveTask {
+  readonly contextId: string;
+  readonly bus: ExecutionEventBus;
+  readonly controller: AbortController;
+  /** Set once a terminal state (or input-required) is published: nothing may follow it. */
+  settled: boolean;
+}
+
+/** Options for {@link LangoExecutor}. */
+export interface LangoExecutorOptions {
+  runner: TurnRunner;
+  logger: Logger;
+  clock: () => Date;
+}
+
+/**
+ * Maps one A2A message to one turn of the agent tree: the task goes
+ * submitted → working (a status message per delegation, tool and remote
+ * call) → completed with the answer as an artifact, input-required with the
+ * question, or failed with a readable reason. The A2A contextId is the
+ * session, so follow-ups continue the conversation and an answer to an
+ * input-required task resumes it. Cancellation aborts the turn through its
+ * AbortSignal; whoever settles the task first wins, so no `completed` can
+ * follow `canceled`.
+ * @example
+ * const executor = new LangoExecutor({ runner, logger, clock: () => new Date() });
+ * new DefaultRequestHandler(card, taskStore, executor);
+ */
+export class LangoExecutor implements AgentExecutor {
+  private readonly live = new Map<string, LiveTask>();
+
+  constructor(private readonly options: LangoExecutorOptions) {}
+
+  /** How many turns are running now (for /readyz and tests). */
+  get running(): number {
+    let count = 0;
+    for (const task of this.live.values()) if (!task.settled) count++;
+    return count;
+  }
+
+  execute = async (ctx: RequestContext, bus: ExecutionEventBus): Promise<void> => {
+    const { taskId, contextId } = ctx;
+    const ids = { taskId, contextId };
+    const { clock, logger } = this.options;
+    const live: LiveTask = { contextId, bus, controller: new AbortController(), settled: false };
+    this.live.set(taskId, live);
+
+    // The SDK requires a task event first, on follow-ups too (ctx.task is the stored one).
+    bus.publish(AgentEvent.task(ctx.task ?? this.newTask(ctx)));
+    bus.publish(AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_WORKING, clock())));
+
+    let result: TurnResult | undefined;
+    try {
+      const turn = this.options.runner.run({
+        sessionId: contextId,
+        text: messageText(ctx.userMessage),
+        signal: live.controller.signal,
+        metadata: ctx.userMessage.metadata ?? {},
+      });
+      for (;;) {
+        const step = await turn.next();
+        if (step.done) {
+          result = step.value;
+          if (!live.settled) this.finish(live, taskId, result);
+          break;
+        }
+        const text = describeProgress(step.value);
+        if (text !== undefined && !live.settled) {
+          bus.publish(
+            AgentEvent.statusUpdate(
+              statusUpdate(ids, TaskState.TASK_STATE_WORKING, clock(), text, progressMetadata(step.value)),
+            ),
+          );
+        }
+      }
+    } catch (err) {
+      if (live.settled) return; // canceled (or shut down) while running: that state stands
+      const aborted = err instanceof Error && err.name === 'AbortError';
+      const reason = aborted ? 'the turn was aborted' : `the agent failed: ${err instanceof Error ? err.message : String(err)}`;
+      logger.warn('turn failed', { taskId, reason });
+      this.settle(taskId, TaskState.TASK_STATE_FAILED, reason);
+      return;
+    } finally {
+      // A turn that ended in input-required stays known until answered or canceled.
+      if (this.live.get(taskId) === live && result?.status !== 'input-required') this.live.delete(taskId);
+    }
+  };
+
+  cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
+    const live = this.live.get(taskId);
+    if (live && !live.settled) {
+      this.settle(taskId, TaskState.TASK_STATE_CANCELED, 'Task canceled by the caller.');
+      live.controller.abort();
+      return;
+    }
+    // Not running here (input-required, or left over from another request): the bus still wants a terminal event.
+    if (live) this.live.delete(taskId);
+    bus.publish(
+      AgentEvent.statusUpdate(
+        statusUpdate({ taskId, contextId: live?.contextId ?? '' }, TaskState.TASK_STATE_CANCELED, this.options.clock(), 'Task canceled by the caller.'),
+      ),
+    );
+  };
+
+  /** Fails every running turn (the node is stopping) so no task is left `working`. */
+  abortAll(reason: string): void {
+    for (const [taskId, live] of this.live) {
+      if (live.settled) continue;
+      this.settle(taskId, TaskState.TASK_STATE_FAILED, reason);
+      live.controller.abort();
+    }
+    this.live.clear();
+  }
+
+  private newTask(ctx: RequestContext): Task {
+    return {
+      id: ctx.taskId,
+      contextId: ctx.contextId,
+      status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: this.options.clock().toISOString() },
+      artifacts: [],
+      history: [ctx.userMessage],
+      metadata: undefined,
+    };
+  }
+
+  private finish(live: LiveTask, taskId: string, result: TurnResult): void {
+    const ids = { taskId, contextId: live.contextId };
+    const metadata = { agent: result.author };
+    switch (result.status) {
+      case 'completed':
+        live.bus.publish(
+          AgentEvent.artifactUpdate({
+            ...ids,
+            artifact: {
+              artifactId: randomUUID(),
+              name: 'answer',
+              description: `Answer from ${result.author}`,
+              parts: [textPart(result.text)],
+              metadata,
+              extensions: [],
+            },
+            append: false,
+            lastChunk: true,
+            metadata,
+          }),
+        );
+        this.settle(taskId, TaskState.TASK_STATE_COMPLETED, result.text, metadata);
+        break;
+      case 'input-required':
+        this.settle(taskId, TaskState.TASK_STATE_INPUT_REQUIRED, result.text, metadata);
+        break;
+      case 'failed':
+        this.settle(taskId, TaskState.TASK_STATE_FAILED, result.text || 'the agent could not answer', metadata);
+        break;
+    }
+  }
+
+  /** Publishes the task's closing state once; later attempts are ignored. */
+  private settle(taskId: string, state: TaskState, text: string, metadata?: Record<string, unknown>): void {
+    const live = this.live.get(taskId);
+    if (!live || live.settled) return;
+    live.settled = true;
+    live.bus.publish(
+      AgentEvent.statusUpdate(statusUpdate({ taskId, contextId: live.contextId }, state, this.options.clock(), text, metadata)),
+    );
+  }
+}

@@ -1,0 +1,216 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import type { StreamResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk';
+import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import {
+  V1PushNotificationSerializer,
+  type PushNotificationSender,
+  type PushNotificationSerializer,
+  type PushNotificationStore,
+  type ServerCallContext,
+  type StoredPushNotificationConfig,
+} from '@a2a-js/sdk/server';
+import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
+import type { Logger } from '../log/logger';
+
+/**
+ * Push notifications: webhook URLs are checked when registered and again
+ * (after DNS) when delivered, so a caller cannot aim the node at its own
+ * network; deliveries are retried with backoff; each carries the caller's
+ * token (or `authentication`) and an HMAC signature of the body keyed by
+ * that token, which the receiver can check.
+ */
+
+/** Whether an IP address is loopback, private, link-local or otherwise not on the public internet. */
+export function isPrivateAddress(ip: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return isPrivateAddress(mapped[1]);
+  if (isIP(ip) === 4) {
+    const [a, b] = ip.split('.').map(Number);
+    return (
+      a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || a >= 224
+    );
+  }
+  const lower = ip.toLowerCase();
+  return lower === '::' || lower === '::1' || /^f[cd]/.test(lower) || /^fe[89ab]/.test(lower) || /^ff/.test(lower);
+}
+
+/**
+ * Checks a webhook URL as registered; throws the SDK's RequestMalformedError
+ * (-32602 / HTTP 400) naming what is wrong.
+ */
+export function checkPushUrl(raw: string, allowPrivateNetworks: boolean): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new RequestMalformedError(`pushNotificationConfig.url is not a URL: ${JSON.stringify(raw.slice(0, 200))}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new RequestMalformedError(`pushNotificationConfig.url must be http(s), not ${url.protocol}`);
+  }
+  if (url.username || url.password) throw new RequestMalformedError('pushNotificationConfig.url must not carry credentials');
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!allowPrivateNetworks && (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && isPrivateAddress(host)))) {
+    throw new RequestMalformedError(`pushNotificationConfig.url points at a private or loopback address (${host})`);
+  }
+  return url;
+}
+
+/** A push store that refuses bad webhook URLs before saving them. */
+export class CheckedPushStore implements PushNotificationStore {
+  constructor(
+    private readonly inner: PushNotificationStore & Required<Pick<PushNotificationStore, 'loadWithMetadata'>>,
+    private readonly allowPrivateNetworks: boolean,
+  ) {}
+  async save(taskId: string, context: ServerCallContext, config: TaskPushNotificationConfig): Promise<void> {
+    checkPushUrl(config.url, this.allowPrivateNetworks);
+    return this.inner.save(taskId, context, config);
+  }
+  load(taskId: string, context: ServerCallContext): Promise<TaskPushNotificationConfig[]> {
+    return this.inner.load(taskId, context);
+  }
+  loadWithMetadata(taskId: string, context: ServerCallContext): Promise<StoredPushNotificationConfig[]> {
+    return this.inner.loadWithMetadata(taskId, context);
+  }
+  delete(taskId: string, context: ServerCallContext, configId?: string): Promise<void> {
+    return this.inner.delete(taskId, context, configId);
+  }
+}
+
+/** Options for {@link RetryingPushSender}. */
+export interface PushSenderOptions {
+  store: PushNotificationStore;
+  logger: Logger;
+  allowPrivateNetworks: boolean;
+  maxAttempts: number;
+  /** First retry delay; doubles per attempt (capped at 30 s). */
+  baseDelayMs?: number;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+/** Header carrying `sha256=<hex HMAC of the body keyed by the config's token>`. */
+export const SIGNATURE_HEADER = 'X-Lango-Signature';
+/** Header carrying the legacy A2A token. */
+export const TOKEN_HEADER = 'X-A2A-Notification-Token';
+
+/**
+ * Delivers task events to the registered webhooks, in order per task,
+ * without blocking the request path (the SDK awaits `send`).
+ * @example
+ * const sender = new RetryingPushSender({ store, logger, allowPrivateNetworks: false, maxAttempts: 5 });
+ */
+export class RetryingPushSender implements PushNotificationSender {
+  private readonly chains = new Map<string, Promise<void>>();
+  private readonly stop = new AbortController();
+  private readonly serializers: Record<string, PushNotificationSerializer> = {
+    '1.0': new V1PushNotificationSerializer(),
+    '0.3': new V03PushNotificationSerializer(),
+  };
+
+  constructor(private readonly options: PushSenderOptions) {}
+
+  async send(streamResponse: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
+    const taskId = taskIdOf(streamResponse);
+    if (!taskId || this.stop.signal.aborted) return;
+    const previous = this.chains.get(taskId) ?? Promise.resolve();
+    const next = previous.then(() => this.deliverAll(taskId, streamResponse, context, task)).catch((err) => {
+      this.options.logger.warn('push notification dispatch failed', { taskId, error: String(err) });
+    });
+    this.chains.set(taskId, next);
+    void next.finally(() => {
+      if (this.chains.get(taskId) === next) this.chains.delete(taskId);
+    });
+  }
+
+  /** Waits for queued deliveries (tests) or, with `abort`, drops pending retries (shutdown). */
+  async close(abort = true): Promise<void> {
+    if (abort) this.stop.abort();
+    await Promise.all([...this.chains.values()]);
+  }
+
+  private async deliverAll(taskId: string, event: StreamResponse, context: ServerCallContext, task?: Task) {
+    const store = this.options.store;
+    const configs = store.loadWithMetadata
+      ? await store.loadWithMetadata(taskId, context)
+      : (await store.load(taskId, context)).map((config) => ({ config, wireVersion: '1.0' }));
+    for (const { config, wireVersion } of configs) {
+      const serializer = this.serializers[wireVersion] ?? this.serializers['1.0'];
+      const { body, contentType } = serializer.serialize(event, task);
+      await this.deliver(config, body, contentType);
+    }
+  }
+
+  private async deliver(config: TaskPushNotificationConfig, body: string, contentType: string): Promise<void> {
+    const { logger, maxAttempts, baseDelayMs = 200, timeoutMs = 5000 } = this.options;
+    const doFetch = this.options.fetch ?? fetch;
+    const url = checkPushUrl(config.url, this.options.allowPrivateNetworks);
+    if (!this.options.allowPrivateNetworks) await this.assertPublicHost(url);
+    const headers: Record<string, string> = { 'Content-Type': contentType, 'X-Lango-Delivery': randomUUID() };
+    if (config.authentication?.scheme) {
+      headers.Authorization = `${config.authentication.scheme} ${config.authentication.credentials}`.trim();
+    }
+    if (config.token) {
+      headers[TOKEN_HEADER] = config.token;
+      headers[SIGNATURE_HEADER] = `sha256=${createHmac('sha256', config.token).update(body).digest('hex')}`;
+    }
+    for (let attempt = 1; attempt <= maxAttempts && !this.stop.signal.aborted; attempt++) {
+      let outcome: string;
+      try {
+        const response = await doFetch(url, {
+          method: 'POST',
+          headers,
+          body,
+          redirect: 'manual',
+          signal: AbortSignal.any([this.stop.signal, AbortSignal.timeout(timeoutMs)]),
+        });
+        await response.arrayBuffer().catch(() => undefined);
+        if (response.ok) return;
+        outcome = `HTTP ${response.status}`;
+        // The receiver understood and refused: retrying will not change its mind.
+        if (response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429) {
+          logger.warn('push notification refused by receiver', { url: url.origin, status: response.status });
+          return;
+        }
+      } catch (err) {
+        outcome = err instanceof Error ? err.message : String(err);
+      }
+      if (attempt === maxAttempts) {
+        logger.warn('push notification undeliverable', { url: url.origin, attempts: attempt, last: outcome });
+        return;
+      }
+      await sleep(Math.min(baseDelayMs * 2 ** (attempt - 1), 30_000), this.stop.signal);
+    }
+  }
+
+  /** Resolves the host now, so a name that later points inside the network is still refused. */
+  private async assertPublicHost(url: URL): Promise<void> {
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
+    if (addresses.some(isPrivateAddress)) throw new Error(`${host} resolves to a private address`);
+  }
+}
+
+function taskIdOf(event: StreamResponse): string | undefined {
+  const payload = event.payload;
+  if (!payload) return undefined;
+  switch (payload.$case) {
+    case 'task':
+      return payload.value.id;
+    case 'message':
+      return payload.value.taskId || undefined;
+    case 'statusUpdate':
+    case 'artifactUpdate':
+      return payload.value.taskId;
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+  });
+}

@@ -1,0 +1,120 @@
+import { Role } from '@a2a-js/sdk';
+import type {
+  AgentCard,
+  CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetExtendedAgentCardRequest,
+  GetTaskPushNotificationConfigRequest,
+  GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsResponse,
+  ListTasksRequest,
+  ListTasksResponse,
+  Message,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+  TaskPushNotificationConfig,
+} from '@a2a-js/sdk';
+import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import type { CardService } from './cardRoutes';
+
+/**
+ * The request handler the transports call: the SDK's DefaultRequestHandler
+ * behind a gate that refuses malformed input with RequestMalformedError
+ * (-32602 / HTTP 400) naming the field, so bad input never reaches the agent,
+ * and that answers card requests from the live {@link CardService} (the tree
+ * can change after start; the SDK's handler holds one card forever).
+ */
+export class GuardedRequestHandler implements A2ARequestHandler {
+  constructor(
+    private readonly inner: A2ARequestHandler,
+    private readonly cards: CardService,
+    private readonly extendedCardEnabled: boolean,
+  ) {}
+
+  async getAgentCard(): Promise<AgentCard> {
+    return (await this.cards.current()).card;
+  }
+
+  async getAuthenticatedExtendedAgentCard(_params: GetExtendedAgentCardRequest, context: ServerCallContext): Promise<AgentCard> {
+    if (!this.extendedCardEnabled) throw new UnsupportedOperationError('this node publishes no extended agent card (a2a.auth is not configured)');
+    if (!context.user?.isAuthenticated) return this.getAgentCard();
+    return this.cards.extended();
+  }
+
+  sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    checkSendMessage(params);
+    return this.inner.sendMessage(params, context);
+  }
+
+  sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    checkSendMessage(params);
+    return this.inner.sendMessageStream(params, context);
+  }
+
+  getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
+    checkHistoryLength(params.historyLength, 'historyLength');
+    return this.inner.getTask(params, context);
+  }
+
+  listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    checkHistoryLength(params.historyLength, 'historyLength');
+    return this.inner.listTasks(params, context);
+  }
+
+  cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+    return this.inner.cancelTask(params, context);
+  }
+
+  createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    if (!params.taskId) throw new RequestMalformedError('taskId is required');
+    if (!params.url) throw new RequestMalformedError('url is required');
+    return this.inner.createTaskPushNotificationConfig(params, context);
+  }
+
+  getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    return this.inner.getTaskPushNotificationConfig(params, context);
+  }
+
+  listTaskPushNotificationConfigs(
+    params: ListTaskPushNotificationConfigsRequest,
+    context: ServerCallContext,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
+    return this.inner.listTaskPushNotificationConfigs(params, context);
+  }
+
+  deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
+    return this.inner.deleteTaskPushNotificationConfig(params, context);
+  }
+
+  resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    return this.inner.resubscribe(params, context);
+  }
+}
+
+/** Refuses a message the agent could not act on, naming the field. */
+export function checkSendMessage(params: SendMessageRequest): void {
+  const message = params.message;
+  if (!message) throw new RequestMalformedError('message is required');
+  if (!message.messageId) throw new RequestMalformedError('message.messageId is required');
+  if (message.role !== Role.ROLE_USER) throw new RequestMalformedError('message.role must be ROLE_USER (a message from the caller)');
+  if (!Array.isArray(message.parts) || message.parts.length === 0) {
+    throw new RequestMalformedError('message.parts must contain at least one part');
+  }
+  message.parts.forEach((part, index) => {
+    const content = part?.content;
+    if (!content) throw new RequestMalformedError(`message.parts[${index}] has no content: expected text, data, url or raw`);
+    if (content.$case === 'text' && typeof content.value !== 'string') {
+      throw new RequestMalformedError(`message.parts[${index}].text must be a string`);
+    }
+  });
+  checkHistoryLength(params.configuration?.historyLength, 'configuration.historyLength');
+}
+
+function checkHistoryLength(value: number | undefined, field: string): void {
+  if (value === undefined || value === null) return;
+  if (!Number.isInteger(value) || value < 0) throw new RequestMalformedError(`${field} must be a non-negative integer`);
+}

@@ -1,0 +1,143 @@
+import express from 'express';
+import { DefaultExecutionEventBusManager, DefaultRequestHandler } from '@a2a-js/sdk/server';
+import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
+import type { LlmAgent } from '../agent/agent';
+import type { TurnRunner } from '../agent/turn';
+import type { LangoConfig } from '../config/schema';
+import type { Logger } from '../log/logger';
+import type { SqliteDatabase } from '../store/database';
+import { assertSafeExposure, createAuthenticator, requireAuth, userFromRequest } from './auth';
+import { authConfigured, buildAgentCard, publicBaseUrl } from './card';
+import { CardService, cardRoutes } from './cardRoutes';
+import { discoveryRoutes, healthRoutes, type PeerStatus } from './discovery';
+import { bodyLimit, jsonErrors, notFound } from './errors';
+import { LangoExecutor } from './executor';
+import { CheckedPushStore, RetryingPushSender } from './pushNotifications';
+import { GuardedRequestHandler } from './requestHandler';
+import { createCardSigner } from './signing';
+import { createA2AStores, parseDuration } from './taskStore';
+
+/** Dependencies of {@link createA2AServer}. */
+export interface A2AServerOptions {
+  config: LangoConfig;
+  /** The current tree root; federation rebuilds the tree when peers join or leave. */
+  root: () => LlmAgent;
+  runner: TurnRunner;
+  db: SqliteDatabase;
+  logger: Logger;
+  clock: () => Date;
+  /** Health of remote peers for `GET /agents` (federation). */
+  peerStatus?: () => PeerStatus[];
+  /** The card held for a remote peer, for `GET /agents/:name/card` (federation). */
+  remoteCard?: (name: string) => unknown;
+  /** The node's software version, shown in the card. */
+  version?: string;
+  /** Push delivery tuning (tests shorten the backoff). */
+  push?: { baseDelayMs?: number; timeoutMs?: number };
+}
+
+/** The A2A surface of the node. */
+export interface A2AServer {
+  /** Mount at the root of an HTTP server: `http.createServer(a2a.app)`. */
+  readonly app: express.Express;
+  /** Tells the card where the node listens (after `listen` on port 0); ignored when `a2a.baseUrl` is set. */
+  setPublicUrl(url: string): void;
+  /** Turns running now. */
+  running(): number;
+  /** Fails running turns ("node shutting down"), stops retries and timers. Does not close `db`. */
+  close(): Promise<void>;
+}
+
+/** Reason written into tasks a dead process left working. */
+export const RESTART_REASON = 'node restarted';
+
+/**
+ * Builds the node's A2A server: the card (v1.0 and v0.3), JSON-RPC and
+ * HTTP+JSON transports through `@a2a-js/sdk` with the v0.3 compatibility
+ * layer, durable tasks and push configs in `db`, push delivery, caller
+ * authentication and per-caller task scoping, discovery and health.
+ * Throws ConfigError when the node would be exposed without authentication.
+ * @example
+ * const a2a = createA2AServer({ config, root: () => root, runner, db, logger, clock: () => new Date() });
+ * const server = http.createServer(a2a.app).listen(port, host, () => a2a.setPublicUrl(`http://${host}:${port}`));
+ */
+export function createA2AServer(options: A2AServerOptions): A2AServer {
+  const { config, root, runner, db, clock } = options;
+  const logger = options.logger;
+  assertSafeExposure(config);
+
+  const stores = createA2AStores({ db, logger, clock });
+  stores.failInterrupted(RESTART_REASON);
+  const retentionMs = parseDuration(config.a2a.taskRetention);
+  const purge = () => {
+    try {
+      stores.purgeFinished(new Date(clock().getTime() - retentionMs));
+    } catch (err) {
+      logger.warn('task purge failed', { error: err instanceof Error ? err.message : String(err) });
+    }
+  };
+  purge();
+  const purgeTimer = setInterval(purge, Math.min(Math.max(retentionMs / 10, 1_000), 3_600_000));
+  purgeTimer.unref();
+
+  let publicUrl = publicBaseUrl(config);
+  const version = options.version ?? '0.1.0';
+  const signer = config.a2a.signingKey ? createCardSigner(config.a2a.signingKey) : undefined;
+  const cards = new CardService({ config, root, baseUrl: () => publicUrl, version, signer });
+
+  const executor = new LangoExecutor({ runner, logger, clock });
+  const { allowPrivateNetworks, maxAttempts } = config.a2a.pushNotifications;
+  const pushStore = new CheckedPushStore(stores.pushConfigs, allowPrivateNetworks);
+  const pushSender = new RetryingPushSender({
+    store: pushStore,
+    logger: logger.child({ component: 'a2a.push' }),
+    allowPrivateNetworks,
+    maxAttempts,
+    ...options.push,
+  });
+  const sdkHandler = new DefaultRequestHandler(
+    buildAgentCard({ config, root: root(), baseUrl: publicUrl, version }),
+    stores.tasks,
+    executor,
+    new DefaultExecutionEventBusManager(),
+    pushStore,
+    pushSender,
+  );
+  const requestHandler = new GuardedRequestHandler(sdkHandler, cards, authConfigured(config));
+  const legacyCompat = { enabled: config.a2a.legacyCompat };
+  const auth = createAuthenticator(config);
+  const gate = requireAuth(auth);
+  let closing = false;
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(bodyLimit(config.a2a.maxBodyBytes));
+  app.use(healthRoutes({ root, db, closing: () => closing }));
+  app.use(cardRoutes({ cards, legacyCompat: config.a2a.legacyCompat }));
+  app.use('/agents', gate);
+  app.use(discoveryRoutes({ root, peerStatus: options.peerStatus, remoteCard: options.remoteCard }));
+  // The SDK's handlers parse their own bodies: no express.json() in front of them.
+  app.post('/', gate, jsonRpcHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }));
+  app.use(gate, restHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }));
+  app.use(notFound);
+  app.use(jsonErrors(logger));
+
+  return {
+    app,
+    setPublicUrl(url) {
+      if (!config.a2a.baseUrl) publicUrl = url.replace(/\/+$/, '');
+    },
+    running: () => executor.running,
+    async close() {
+      if (closing) return;
+      closing = true;
+      clearInterval(purgeTimer);
+      executor.abortAll('node shutting down');
+      await pushSender.close();
+      // Let the SDK's result managers write the failures just published before the caller closes the db.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      stores.failInterrupted('node shutting down');
+    },
+  };
+}

@@ -1,0 +1,126 @@
+import { Kysely, SqliteDialect } from 'kysely';
+import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
+import { DatabasePushNotificationStore, DatabaseTaskStore } from '@a2a-js/sdk/server/database';
+import { migrate, type SqliteDatabase } from '../store/database';
+import type { Logger } from '../log/logger';
+
+/**
+ * Durable A2A tasks and push-notification configs in the node's one SQLite
+ * file, through the SDK's own database stores (kysely over the shared
+ * better-sqlite3 handle). The SDK leaves creating tables to the operator, so
+ * the schema below is the one its stores read and write; we also own the two
+ * lifecycle chores the SDK does not do: failing tasks a dead process left
+ * `working`, and purging finished tasks past their retention.
+ */
+
+const MIGRATIONS = [
+  `CREATE TABLE a2a_tasks (
+     tenant TEXT NOT NULL, owner TEXT NOT NULL, id TEXT NOT NULL,
+     context_id TEXT NOT NULL, status_last_updated INTEGER NOT NULL DEFAULT 0,
+     status_state TEXT, status TEXT, artifacts TEXT, history TEXT, metadata TEXT,
+     protocol_version TEXT,
+     PRIMARY KEY (tenant, owner, id))`,
+  `CREATE INDEX a2a_tasks_by_updated ON a2a_tasks (tenant, owner, status_last_updated DESC, id DESC)`,
+  `CREATE INDEX a2a_tasks_by_state ON a2a_tasks (status_state, status_last_updated)`,
+  `CREATE TABLE a2a_push_configs (
+     tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL, config_id TEXT NOT NULL,
+     config_data TEXT, protocol_version TEXT,
+     PRIMARY KEY (tenant, owner, task_id, config_id))`,
+];
+
+const TASK_TABLE = 'a2a_tasks';
+const PUSH_TABLE = 'a2a_push_configs';
+
+/** States that end a task; only these are purged. */
+const FINISHED = [
+  TaskState.TASK_STATE_COMPLETED,
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_CANCELED,
+  TaskState.TASK_STATE_REJECTED,
+].map(taskStateToJSON);
+
+/** States a live executor owns; after a restart nobody does. */
+const IN_FLIGHT = [TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING].map(taskStateToJSON);
+
+/** Parses `30s`, `15m`, `12h`, `7d` (the `a2a.taskRetention` format) into milliseconds. */
+export function parseDuration(text: string): number {
+  const match = /^(\d+)([smhd])$/.exec(text);
+  if (!match) throw new Error(`not a duration: ${text}`);
+  const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd'];
+  return Number(match[1]) * unit;
+}
+
+/** The two SDK stores over our database, plus the lifecycle chores. */
+export interface A2AStores {
+  readonly tasks: DatabaseTaskStore;
+  readonly pushConfigs: DatabasePushNotificationStore;
+  /** Marks tasks left `submitted`/`working` by a previous process as failed; returns how many. */
+  failInterrupted(reason: string): number;
+  /** Deletes finished tasks (and their push configs) last updated before `olderThan`; returns how many. */
+  purgeFinished(olderThan: Date): number;
+}
+
+/**
+ * Creates the A2A stores on `db`, applying the schema once.
+ * @example
+ * const stores = createA2AStores({ db: openDatabase(file), logger });
+ * stores.failInterrupted('node restarted');
+ */
+export function createA2AStores(options: { db: SqliteDatabase; logger: Logger; clock: () => Date }): A2AStores {
+  const { db, logger, clock } = options;
+  migrate(db, 'a2a', MIGRATIONS);
+  // Never `destroy()` this Kysely: its driver would close the shared handle the composition root owns.
+  const kysely = new Kysely<unknown>({ dialect: new SqliteDialect({ database: db }) });
+  const tasks = new DatabaseTaskStore(kysely, { tableName: TASK_TABLE });
+  const pushConfigs = new DatabasePushNotificationStore(kysely, { tableName: PUSH_TABLE });
+
+  const selectInFlight = db.prepare(
+    `SELECT tenant, owner, id, status FROM ${TASK_TABLE} WHERE status_state IN (${IN_FLIGHT.map(() => '?').join(',')})`,
+  );
+  const updateStatus = db.prepare(
+    `UPDATE ${TASK_TABLE} SET status_state = ?, status = ?, status_last_updated = ? WHERE tenant = ? AND owner = ? AND id = ?`,
+  );
+  const finished = FINISHED.map(() => '?').join(',');
+  const deletePush = db.prepare(
+    `DELETE FROM ${PUSH_TABLE} WHERE (tenant, owner, task_id) IN (SELECT tenant, owner, id FROM ${TASK_TABLE}
+       WHERE status_state IN (${finished}) AND status_last_updated < ?)`,
+  );
+  const deleteTasks = db.prepare(`DELETE FROM ${TASK_TABLE} WHERE status_state IN (${finished}) AND status_last_updated < ?`);
+
+  return {
+    tasks,
+    pushConfigs,
+    failInterrupted(reason) {
+      const now = clock();
+      const rows = selectInFlight.all(...IN_FLIGHT) as { tenant: string; owner: string; id: string; status: string | null }[];
+      db.transaction(() => {
+        for (const row of rows) {
+          const previous = row.status ? (JSON.parse(row.status) as { message?: { contextId?: string } }) : {};
+          const status = {
+            state: taskStateToJSON(TaskState.TASK_STATE_FAILED),
+            timestamp: now.toISOString(),
+            message: {
+              messageId: `restart-${row.id}`,
+              taskId: row.id,
+              contextId: previous.message?.contextId,
+              role: 'ROLE_AGENT',
+              parts: [{ text: reason, mediaType: 'text/plain' }],
+            },
+          };
+          updateStatus.run(status.state, JSON.stringify(status), now.getTime(), row.tenant, row.owner, row.id);
+        }
+      })();
+      if (rows.length > 0) logger.warn('tasks interrupted by a restart marked failed', { count: rows.length });
+      return rows.length;
+    },
+    purgeFinished(olderThan) {
+      const cutoff = olderThan.getTime();
+      const removed = db.transaction(() => {
+        deletePush.run(...FINISHED, cutoff);
+        return deleteTasks.run(...FINISHED, cutoff).changes;
+      })();
+      if (removed > 0) logger.info('finished tasks purged', { count: removed });
+      return removed;
+    },
+  };
+}
