@@ -8,7 +8,15 @@ export interface ModelToolCall {
 
 /** One message of the conversation as the model sees it. */
 export type ModelMessage =
-  | { role: 'user'; content: string }
+  | {
+      role: 'user';
+      content: string;
+      /**
+       * Set on notes the runtime adds for the model (a sub-agent's `[REJECT]`,
+       * a failed remote call): sent as user text, but not what the user typed.
+       */
+      runtimeNote?: boolean;
+    }
   | { role: 'assistant'; content: string; toolCalls?: ModelToolCall[]; author?: string }
   | { role: 'tool'; toolCallId: string; name: string; content: string };
 
@@ -25,6 +33,10 @@ export interface ModelRoute {
   name: string;
   description: string;
   keywords: string[];
+  /** True when this route leads back to the current agent's parent (not a sub-agent). */
+  parent?: boolean;
+  /** Names of the tools the route's agent owns (empty for remote agents and tool-less ones). */
+  toolNames?: string[];
 }
 
 /** One model call. */

@@ -1,0 +1,35 @@
+import type { RemoteAgent, RemoteOutcome } from './agent';
+import type { Logger } from '../log/logger';
+import { RunEvents, type RunEvent } from './events';
+import { AbortError, raceAbort } from './errors';
+
+/**
+ * Calls a remote A2A agent for one request, relaying the events it yields.
+ * `state` is the session's opaque state for this remote; the remote updates
+ * it in place and the runner persists it after the call. A remote that
+ * throws is reported as `failed` so the orchestrator can route elsewhere.
+ */
+export async function* callRemote(
+  remote: RemoteAgent,
+  invocation: { text: string; sessionId: string; signal: AbortSignal; state: Record<string, unknown>; metadata: Record<string, unknown> },
+  logger: Logger,
+): AsyncGenerator<RunEvent, RemoteOutcome> {
+  yield RunEvents.remoteCall(remote.name, 'started');
+  try {
+    const run = remote.invoke(invocation);
+    for (;;) {
+      const step = await raceAbort(run.next(), invocation.signal);
+      if (step.done) {
+        yield RunEvents.remoteCall(remote.name, step.value.status, step.value.status === 'failed' ? step.value.reason : undefined);
+        return step.value;
+      }
+      yield step.value;
+    }
+  } catch (err) {
+    if (invocation.signal.aborted) throw new AbortError();
+    const reason = err instanceof Error ? err.message : String(err);
+    logger.warn('remote agent call failed', { agent: remote.name, error: reason });
+    yield RunEvents.remoteCall(remote.name, 'failed', reason);
+    return { status: 'failed', reason };
+  }
+}

@@ -1,0 +1,50 @@
+import type { LlmAgent } from './agent';
+import { isApproval } from './approval';
+import { RunEvents, type RunEvent } from './events';
+import { executeToolCall } from './toolCall';
+import type { TurnState } from './turnState';
+import type { Logger } from '../log/logger';
+import type { PendingApproval } from '../store/sessions';
+
+/**
+ * Settles a tool call held for approval in the session's previous turn. The
+ * model is shown (after the user's reply) its own call again followed by the
+ * result: the call run with `ctx.approved = true` when the reply approves,
+ * else "the user declined". The loop then continues as that agent.
+ */
+export async function* resumePendingApproval(
+  turn: TurnState,
+  agent: LlmAgent,
+  pending: PendingApproval,
+  logger: Logger,
+  maxToolChars: number,
+): AsyncGenerator<RunEvent, void> {
+  const { call } = pending;
+  turn.push({ role: 'assistant', content: '', toolCalls: [call], author: agent.name });
+  const respond = (content: string) => turn.push({ role: 'tool', toolCallId: call.id, name: call.name, content });
+  if (!isApproval(turn.input.text)) {
+    respond(`the user declined: ${call.name} was not run. Their reply follows the question above.`);
+    yield RunEvents.toolEnd(agent.name, call.name, call.id, false, 'declined by the user');
+    return;
+  }
+  const tool = agent.tools.find((t) => t.name === call.name);
+  yield RunEvents.toolStart(agent.name, call.name, call.id);
+  if (!tool) {
+    respond(`tool ${call.name} failed: the tool is no longer available`);
+    yield RunEvents.toolEnd(agent.name, call.name, call.id, false, 'tool no longer available');
+    return;
+  }
+  const ctx = {
+    signal: turn.signal,
+    logger: logger.child({ component: 'tool', tool: call.name, agent: agent.name }),
+    sessionId: turn.input.sessionId,
+    agentName: agent.name,
+    approved: true,
+  };
+  const outcome = await executeToolCall(tool, call.arguments, ctx, maxToolChars);
+  // A tool that asks again even when approved must not start an approval loop.
+  const content = outcome.type === 'approval' ? `tool ${call.name} failed: it asked for approval again after the user approved` : outcome.content;
+  const ok = outcome.type === 'result' && outcome.ok;
+  respond(content);
+  yield RunEvents.toolEnd(agent.name, call.name, call.id, ok, content.slice(0, 200));
+}

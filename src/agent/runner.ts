@@ -1,0 +1,289 @@
+import type { Agent, LlmAgent, RemoteAgent } from './agent';
+import { assertNever, RunEvents, type RunEvent } from './events';
+import { toolJsonSchema } from './tool';
+import type { TurnInput, TurnResult, TurnRunner } from './turn';
+import { raceAbort, throwIfAborted } from './errors';
+import { callModel } from './modelCall';
+import { callRemote } from './remoteCall';
+import { executeToolCall, DEFAULT_MAX_TOOL_RESULT_CHARS } from './toolCall';
+import { indexTree, routesFor, transferTarget, transferToolSpec, TRANSFER_TOOL } from './transfer';
+import { resumePendingApproval } from './resume';
+import { historyMessages, TurnState, type ContextProvider, type TurnEndHook } from './turnState';
+import type { ModelToolCall } from '../llm/model';
+import type { Logger } from '../log/logger';
+import type { PendingApproval, SessionStore } from '../store/sessions';
+
+/** What {@link createRunner} needs. */
+export interface RunnerOptions {
+  /** The current tree's root; a getter because the tree is rebuilt when remote peers join or leave. */
+  root: () => LlmAgent;
+  sessions: SessionStore;
+  logger: Logger;
+  /** Transfers accepted per turn; further ones are refused and the agent must answer. */
+  maxDelegationRounds: number;
+  /** Model calls per agent per turn. */
+  maxTurnsPerAgent: number;
+  /** Text appended to an agent's system prompt for this turn (memory). */
+  contextProvider?: ContextProvider;
+  /** Called after each turn is persisted, never awaited. */
+  onTurnEnd?: TurnEndHook;
+  /** Earlier visible messages replayed to the model (default 40). */
+  historyLimit?: number;
+  /** Cap on one tool result sent to the model (default 16,000 characters). */
+  maxToolResultChars?: number;
+}
+
+/** What one step of the loop decided. */
+type Step =
+  | { type: 'final'; text: string }
+  | { type: 'delegate'; to: Agent }
+  | { type: 'again' }
+  | { type: 'rejected'; note: string }
+  | { type: 'remote_failed'; note: string }
+  | { type: 'input_required'; question: string; pending?: PendingApproval }
+  | { type: 'failed'; reason: string };
+
+/** Note given to the orchestrator when a sub-agent's reply starts with `[REJECT]`. */
+const REJECT_MARK = '[REJECT]';
+
+/**
+ * Creates the turn runner: one user message in, events streamed, one
+ * {@link TurnResult} out, the session persisted.
+ * @example
+ * const runner = createRunner({ root: () => tree, sessions, logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10 });
+ * const result = await runToEnd(runner, { sessionId: 'cli:1', text: 'hello' });
+ */
+export function createRunner(options: RunnerOptions): TurnRunner {
+  const logger = options.logger.child({ component: 'runner' });
+  const maxToolChars = options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS;
+
+  /** The loop: who acts next, what they decided, until someone answers, asks, or it fails. */
+  async function* run(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
+    const tree = indexTree(options.root());
+    const state = options.sessions.state(input.sessionId);
+    const history = historyMessages(options.sessions, input.sessionId, options.historyLimit ?? 40);
+    const turn = new TurnState(input, tree, history, state);
+    throwIfAborted(turn.signal);
+
+    let agent: Agent = startingAgent(turn);
+    yield RunEvents.agentStart(agent.name);
+    if (state.pendingApproval && agent.kind === 'llm') {
+      yield* resumePendingApproval(turn, agent, state.pendingApproval, options.logger, maxToolChars);
+    }
+    // Whatever the session was waiting for, this message answers it.
+    delete state.pendingApproval;
+    delete state.activeAgent;
+
+    for (;;) {
+      throwIfAborted(turn.signal);
+      const step: Step = agent.kind === 'llm' ? yield* llmStep(turn, agent) : yield* remoteStep(turn, agent);
+      switch (step.type) {
+        case 'final':
+          turn.push({ role: 'assistant', content: step.text, author: agent.name }, true);
+          yield RunEvents.final(agent.name, step.text);
+          return turn.commit(options.sessions, { status: 'completed', text: step.text, author: agent.name }, logger, options.onTurnEnd);
+        case 'delegate':
+          yield RunEvents.transfer(agent.name, step.to.name);
+          agent = step.to;
+          yield RunEvents.agentStart(agent.name);
+          continue;
+        case 'again':
+          continue;
+        case 'rejected':
+          yield RunEvents.rejected(agent.name, step.note);
+          agent = handBack(turn, agent, step.note);
+          yield RunEvents.agentStart(agent.name);
+          continue;
+        case 'remote_failed':
+          agent = handBack(turn, agent, step.note);
+          yield RunEvents.agentStart(agent.name);
+          continue;
+        case 'input_required':
+          turn.push({ role: 'assistant', content: step.question, author: agent.name }, true);
+          // The next message of this session goes straight back to whoever asked.
+          state.activeAgent = agent.name;
+          if (step.pending) state.pendingApproval = step.pending;
+          yield RunEvents.inputRequired(agent.name, step.question);
+          return turn.commit(options.sessions, { status: 'input-required', text: step.question, author: agent.name }, logger, options.onTurnEnd);
+        case 'failed':
+          logger.warn('turn failed', { sessionId: input.sessionId, agent: agent.name, reason: step.reason });
+          return turn.commit(options.sessions, { status: 'failed', text: step.reason, author: agent.name }, logger, options.onTurnEnd);
+        default:
+          return assertNever(step);
+      }
+    }
+  }
+
+  /** One model call of an LLM agent and the tool calls it asked for. */
+  async function* llmStep(turn: TurnState, agent: LlmAgent): AsyncGenerator<RunEvent, Step> {
+    const calls = turn.modelCalls.get(agent.name) ?? 0;
+    if (calls >= options.maxTurnsPerAgent) {
+      return { type: 'failed', reason: `${agent.name} made ${calls} model calls in this turn without answering; stopped.` };
+    }
+    turn.modelCalls.set(agent.name, calls + 1);
+    if (!agent.model) return { type: 'failed', reason: `agent ${agent.name} has no model configured` };
+
+    const routes = routesFor(agent, turn.tree);
+    const tools = agent.tools.map((t) => ({ name: t.name, description: t.description, parameters: toolJsonSchema(t) }));
+    if (routes.length) tools.push(transferToolSpec(routes));
+    const context = yield* agentContext(turn, agent);
+    const reply = yield* callModel(
+      agent.model,
+      {
+        agentName: agent.name,
+        instruction: context ? `${agent.instruction}\n\n${context}` : agent.instruction,
+        messages: turn.messages(),
+        tools,
+        routes,
+        signal: turn.signal,
+      },
+      logger,
+    );
+    if (!reply.ok) return { type: 'failed', reason: reply.reason };
+
+    if (!reply.toolCalls.length) {
+      if (reply.text.trimStart().startsWith(REJECT_MARK) && turn.tree.parentOf(agent.name)) {
+        turn.push({ role: 'assistant', content: reply.text, author: agent.name });
+        return { type: 'rejected', note: `${agent.name} rejected the task: ${reply.text.trim()}` };
+      }
+      return { type: 'final', text: reply.text };
+    }
+
+    turn.push({ role: 'assistant', content: reply.text, toolCalls: reply.toolCalls, author: agent.name });
+    for (const [index, call] of reply.toolCalls.entries()) {
+      const later = reply.toolCalls.slice(index + 1);
+      if (call.name === TRANSFER_TOOL) {
+        const step = yield* transfer(turn, agent, call, reply.text);
+        if (step.type !== 'again') {
+          skip(turn, later, step.type === 'delegate' ? `control was transferred to ${step.to.name}` : 'the turn ended');
+          return step;
+        }
+        continue;
+      }
+      const tool = agent.tools.find((t) => t.name === call.name);
+      yield RunEvents.toolStart(agent.name, call.name, call.id);
+      const outcome = tool
+        ? await executeToolCall(tool, call.arguments, toolContext(turn, agent, call, false), maxToolChars)
+        : ({ type: 'result', ok: false, content: `tool ${call.name} failed: no such tool; available: ${agent.tools.map((t) => t.name).join(', ') || 'none'}` } as const);
+      if (outcome.type === 'approval') {
+        turn.push({ role: 'tool', toolCallId: call.id, name: call.name, content: 'waiting for the user to approve this call' });
+        yield RunEvents.toolEnd(agent.name, call.name, call.id, false, 'approval required');
+        skip(turn, later, `waiting for the user to approve ${call.name}`);
+        return { type: 'input_required', question: outcome.question, pending: { agentName: agent.name, call, question: outcome.question } };
+      }
+      turn.push({ role: 'tool', toolCallId: call.id, name: call.name, content: outcome.content });
+      yield RunEvents.toolEnd(agent.name, call.name, call.id, outcome.ok, outcome.content.slice(0, 200));
+    }
+    return { type: 'again' };
+  }
+
+  /**
+   * A `transfer_to_agent` call: accepted (a round is used), refused at the
+   * limit, or answered with the valid names. An agent that tries again after
+   * a refusal has the turn end with its text (or a plain explanation)
+   * instead of looping.
+   */
+  async function* transfer(turn: TurnState, agent: LlmAgent, call: ModelToolCall, text: string): AsyncGenerator<RunEvent, Step> {
+    const routes = routesFor(agent, turn.tree).map((r) => r.name);
+    const target = transferTarget(call.arguments);
+    const answer = (content: string) => turn.push({ role: 'tool', toolCallId: call.id, name: call.name, content });
+    if (!target || !routes.includes(target)) {
+      const what = target ? `no agent named "${target}"` : 'agent_name is missing';
+      answer(`tool ${TRANSFER_TOOL} failed: ${what}. Valid agent names: ${routes.join(', ')}.`);
+      return { type: 'again' };
+    }
+    if (turn.rounds >= options.maxDelegationRounds) {
+      const reason = `this turn has used all ${options.maxDelegationRounds} delegation rounds`;
+      answer(`Transfer to ${target} refused: ${reason}. Do not transfer again; answer the user now with what you have.`);
+      yield RunEvents.transferRefused(agent.name, target, reason);
+      const refusals = (turn.refusals.get(agent.name) ?? 0) + 1;
+      turn.refusals.set(agent.name, refusals);
+      if (refusals > 1) {
+        return {
+          type: 'final',
+          text: text.trim() || `I could not finish this request within the limit of ${options.maxDelegationRounds} delegation rounds. Please try again, perhaps in smaller steps.`,
+        };
+      }
+      return { type: 'again' };
+    }
+    turn.rounds += 1;
+    answer(`Transferred to ${target}.`);
+    return { type: 'delegate', to: turn.tree.get(target) as Agent };
+  }
+
+  /** One delegated request to a remote A2A agent; its outcome decides the turn. */
+  async function* remoteStep(turn: TurnState, remote: RemoteAgent): AsyncGenerator<RunEvent, Step> {
+    const state = (turn.state.remoteState[remote.name] ??= {});
+    const outcome = yield* callRemote(
+      remote,
+      { text: turn.input.text, sessionId: turn.input.sessionId, signal: turn.signal, state, metadata: turn.input.metadata ?? {} },
+      logger,
+    );
+    switch (outcome.status) {
+      case 'completed':
+        return { type: 'final', text: outcome.text };
+      case 'input-required':
+        return { type: 'input_required', question: outcome.text };
+      case 'failed':
+        return {
+          type: 'remote_failed',
+          note: `The remote agent ${remote.name} failed: ${outcome.reason}. Route the request to another agent or answer it yourself.`,
+        };
+      default:
+        return assertNever(outcome);
+    }
+  }
+
+  /** Fetches (once per agent per turn) the context provider's text; a failing provider adds nothing. */
+  async function* agentContext(turn: TurnState, agent: LlmAgent): AsyncGenerator<RunEvent, string | undefined> {
+    if (!options.contextProvider) return undefined;
+    if (!turn.contexts.has(agent.name)) {
+      let text: string | undefined;
+      try {
+        text = await raceAbort(
+          options.contextProvider({ sessionId: turn.input.sessionId, text: turn.input.text, agentName: agent.name }),
+          turn.signal,
+        );
+      } catch (err) {
+        throwIfAborted(turn.signal);
+        logger.warn('context provider failed', { agent: agent.name, error: err instanceof Error ? err.message : String(err) });
+      }
+      turn.contexts.set(agent.name, text?.trim() || undefined);
+    }
+    return turn.contexts.get(agent.name);
+  }
+
+  function toolContext(turn: TurnState, agent: LlmAgent, call: ModelToolCall, approved: boolean) {
+    return {
+      signal: turn.signal,
+      logger: options.logger.child({ component: 'tool', tool: call.name, agent: agent.name }),
+      sessionId: turn.input.sessionId,
+      agentName: agent.name,
+      approved,
+    };
+  }
+
+  return { run };
+}
+
+/** Where the turn starts: a remote agent that asked the user a question, an agent awaiting approval, else the root. */
+function startingAgent(turn: TurnState): Agent {
+  const { pendingApproval, activeAgent } = turn.state;
+  const wanted = pendingApproval?.agentName ?? activeAgent;
+  const agent = wanted ? turn.tree.get(wanted) : undefined;
+  if (!agent) return turn.tree.root;
+  if (pendingApproval && agent.kind !== 'llm') return turn.tree.root;
+  if (!pendingApproval && agent.kind !== 'remote') return turn.tree.root;
+  return agent;
+}
+
+/** Hands control back to the agent's parent (the orchestrator) with a note so it routes again or answers. */
+function handBack(turn: TurnState, agent: Agent, note: string): LlmAgent {
+  turn.push({ role: 'user', content: `[note from the runtime] ${note}`, runtimeNote: true });
+  return turn.tree.parentOf(agent.name) ?? turn.tree.root;
+}
+
+/** Gives every call the model will not get a result for a short reason, so the transcript stays well-formed. */
+function skip(turn: TurnState, calls: ModelToolCall[], why: string): void {
+  for (const call of calls) turn.push({ role: 'tool', toolCallId: call.id, name: call.name, content: `not run: ${why}` });
+}

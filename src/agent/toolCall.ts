@@ -1,0 +1,64 @@
+import type { z } from 'zod';
+import { ApprovalRequired, type AnyTool, type ToolContext } from './tool';
+import { AbortError, raceAbort } from './errors';
+
+/** How one tool call ended, as the loop needs to know it. */
+export type ToolCallOutcome =
+  | { type: 'result'; ok: boolean; content: string }
+  | { type: 'approval'; question: string };
+
+/** Default cap on the characters of one tool result sent back to the model. */
+export const DEFAULT_MAX_TOOL_RESULT_CHARS = 16_000;
+
+/**
+ * Runs one tool call: arguments parsed once with the tool's zod schema, the
+ * result stringified (JSON for objects) and capped. Bad arguments and thrown
+ * errors become a short `tool X failed: …` result so the model can recover;
+ * only the turn's cancellation propagates (as AbortError).
+ */
+export async function executeToolCall(
+  tool: AnyTool,
+  rawArguments: string,
+  ctx: ToolContext,
+  maxChars = DEFAULT_MAX_TOOL_RESULT_CHARS,
+): Promise<ToolCallOutcome> {
+  const failed = (why: string): ToolCallOutcome => ({ type: 'result', ok: false, content: cap(`tool ${tool.name} failed: ${why}`, maxChars) });
+  let json: unknown;
+  try {
+    json = rawArguments.trim() ? JSON.parse(rawArguments) : {};
+  } catch {
+    return failed('arguments are not valid JSON');
+  }
+  const parsed = (tool.parameters as z.ZodObject).safeParse(json);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : 'arguments'}: ${i.message}`);
+    return failed(`invalid arguments: ${issues.join('; ')}`);
+  }
+  try {
+    const result = await raceAbort(tool.execute(parsed.data, ctx), ctx.signal);
+    return { type: 'result', ok: true, content: cap(stringify(result), maxChars) };
+  } catch (err) {
+    if (err instanceof ApprovalRequired) return { type: 'approval', question: err.question };
+    // Only the turn's own cancellation aborts the turn; a tool's internal abort is its failure.
+    if (ctx.signal.aborted) throw new AbortError();
+    ctx.logger.warn('tool failed', { tool: tool.name, error: err instanceof Error ? err.message : String(err) });
+    return failed(err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** A tool's return value as text: strings as they are, everything else as JSON. */
+export function stringify(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined) return 'done';
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** Cuts `text` to `max` characters, saying how much was cut. */
+export function cap(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return `${text.slice(0, max)}\n…[truncated ${text.length - max} characters]`;
+}

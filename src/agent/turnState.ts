@@ -1,0 +1,121 @@
+import type { ModelMessage } from '../llm/model';
+import type { Logger } from '../log/logger';
+import type { NewSessionMessage, SessionState, SessionStore, StoredMessage } from '../store/sessions';
+import type { TurnInput, TurnResult } from './turn';
+import type { TreeIndex } from './transfer';
+
+/** Appends text to an agent's system prompt for one turn (memory, knowledge); undefined adds nothing. */
+export type ContextProvider = (request: { sessionId: string; text: string; agentName: string }) => Promise<string | undefined>;
+
+/** Called after a turn is persisted, without delaying the answer (memory observers). */
+export type TurnEndHook = (turn: { sessionId: string; messages: StoredMessage[] }) => void | Promise<void>;
+
+/** Author of the notes the runtime itself adds to the conversation. */
+export const RUNTIME_AUTHOR = 'runtime';
+
+/** One message of this turn's working set, and whether the user sees it. */
+interface WorkingMessage {
+  message: ModelMessage;
+  visible: boolean;
+}
+
+/**
+ * Everything one turn carries between steps of the loop. Created when the
+ * turn starts; the session is written only by {@link TurnState.commit}, once.
+ */
+export class TurnState {
+  readonly signal: AbortSignal;
+  /** Transfers accepted so far in this turn. */
+  rounds = 0;
+  /** Model calls per agent in this turn. */
+  readonly modelCalls = new Map<string, number>();
+  /** Transfers refused per agent in this turn. */
+  readonly refusals = new Map<string, number>();
+  /** Per-agent text from the context provider, fetched once per turn. */
+  readonly contexts = new Map<string, string | undefined>();
+  private readonly working: WorkingMessage[] = [];
+
+  constructor(
+    readonly input: TurnInput,
+    readonly tree: TreeIndex,
+    /**
+     * What every agent sees first: the session's earlier conversation, only
+     * user messages and the answers the user saw (with their authors). Earlier
+     * turns' tool calls, transfers and notes are kept in the store for audit
+     * but not replayed: they cost tokens, mention tools other agents do not
+     * have, and an answer already carries what the user was told.
+     */
+    readonly history: ModelMessage[],
+    /** The session's state, updated in memory and written with the turn. */
+    readonly state: SessionState,
+  ) {
+    this.signal = input.signal ?? new AbortController().signal;
+    this.working.push({ message: { role: 'user', content: input.text }, visible: true });
+  }
+
+  /** Adds a working message (or, with `visible`, the answer the user sees). */
+  push(message: ModelMessage, visible = false): void {
+    this.working.push({ message, visible });
+  }
+
+  /** What the model is sent: the history, then this turn's messages in order (every agent sees the same turn). */
+  messages(): ModelMessage[] {
+    return [...this.history, ...this.working.map((w) => w.message)];
+  }
+
+  /** Persists the turn (messages and state) in one transaction and calls the turn-end hook without waiting. */
+  commit(sessions: SessionStore, result: TurnResult, logger: Logger, onTurnEnd?: TurnEndHook): TurnResult {
+    // A tool result is authored by the agent whose call it answers.
+    const callAuthors = new Map<string, string>();
+    for (const { message } of this.working) {
+      if (message.role === 'assistant' && message.author) for (const call of message.toolCalls ?? []) callAuthors.set(call.id, message.author);
+    }
+    const stored = sessions.commitTurn(
+      this.input.sessionId,
+      this.working.map((w) => toStored(w, callAuthors)),
+      this.state,
+    );
+    if (onTurnEnd) {
+      // Fire-and-forget: a slow or failing observer must never delay or fail the answer.
+      void Promise.resolve()
+        .then(() => onTurnEnd({ sessionId: this.input.sessionId, messages: stored }))
+        .catch((err: unknown) =>
+          logger.warn('turn-end hook failed', { sessionId: this.input.sessionId, error: err instanceof Error ? err.message : String(err) }),
+        );
+    }
+    return result;
+  }
+}
+
+/** The session's visible conversation as model messages. */
+export function historyMessages(sessions: SessionStore, sessionId: string, limit: number): ModelMessage[] {
+  return sessions.messages(sessionId, { visibleOnly: true, limit }).flatMap((m): ModelMessage[] => {
+    if (m.role === 'user') return [{ role: 'user', content: m.content }];
+    if (m.role === 'assistant') return [{ role: 'assistant', content: m.content, ...(m.author ? { author: m.author } : {}) }];
+    return [];
+  });
+}
+
+function toStored({ message, visible }: WorkingMessage, callAuthors: Map<string, string>): NewSessionMessage {
+  switch (message.role) {
+    case 'user':
+      return { role: 'user', content: message.content, visible, ...(message.runtimeNote ? { author: RUNTIME_AUTHOR } : {}) };
+    case 'assistant':
+      return {
+        role: 'assistant',
+        content: message.content,
+        visible,
+        ...(message.toolCalls?.length ? { toolCalls: message.toolCalls } : {}),
+        ...(message.author ? { author: message.author } : {}),
+      };
+    case 'tool':
+      return {
+        role: 'tool',
+        content: message.content,
+        toolCallId: message.toolCallId,
+        toolName: message.name,
+        visible,
+        ...(callAuthors.has(message.toolCallId) ? { author: callAuthors.get(message.toolCallId) } : {}),
+      };
+  }
+}

@@ -1,0 +1,71 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Agent, LlmAgent } from '../../src/agent/agent';
+import type { AnyTool } from '../../src/agent/tool';
+import type { RunEvent } from '../../src/agent/events';
+import type { TurnInput, TurnResult, TurnRunner } from '../../src/agent/turn';
+import type { Model } from '../../src/llm/model';
+import { openDatabase, type SqliteDatabase } from '../../src/store/database';
+import { createSessionStore, type SessionStore } from '../../src/store/sessions';
+import { createMemoryLogger } from '../../src/log/logger';
+
+/** A hand-made LLM agent (the runtime only needs the contract's fields). */
+export function makeAgent(fields: {
+  name: string;
+  model?: Model;
+  tools?: AnyTool[];
+  subAgents?: Agent[];
+  instruction?: string;
+  keywords?: string[];
+  description?: string;
+}): LlmAgent {
+  return {
+    kind: 'llm',
+    name: fields.name,
+    description: fields.description ?? `${fields.name} agent`,
+    instruction: fields.instruction ?? `You are ${fields.name}.`,
+    tools: fields.tools ?? [],
+    subAgents: fields.subAgents ?? [],
+    keywords: fields.keywords ?? [],
+    ...(fields.model ? { model: fields.model } : {}),
+  };
+}
+
+/** A session store on a real database file in a fresh temp dir; `reopen` closes and opens the same file again. */
+export function openStore() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-agent-'));
+  const file = path.join(dir, 'lango.db');
+  const logger = createMemoryLogger();
+  let db: SqliteDatabase = openDatabase(file);
+  let sessions: SessionStore = createSessionStore({ db, logger, clock: () => new Date() });
+  return {
+    logger,
+    get db() {
+      return db;
+    },
+    get sessions() {
+      return sessions;
+    },
+    reopen() {
+      db.close();
+      db = openDatabase(file);
+      sessions = createSessionStore({ db, logger, clock: () => new Date() });
+    },
+    close() {
+      db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs one turn to its end, keeping every event. */
+export async function collect(runner: TurnRunner, input: TurnInput): Promise<{ events: RunEvent[]; result: TurnResult }> {
+  const events: RunEvent[] = [];
+  const turn = runner.run(input);
+  for (;;) {
+    const step = await turn.next();
+    if (step.done) return { events, result: step.value };
+    events.push(step.value);
+  }
+}

@@ -1,0 +1,227 @@
+import { z } from 'zod';
+import { createRunner, type RunnerOptions } from '../../src/agent/runner';
+import { defineTool } from '../../src/agent/tool';
+import type { LlmAgent } from '../../src/agent/agent';
+import { ScriptedModel, say, callTool, transferTo } from '../support/scriptedModel';
+import { collect, makeAgent, openStore } from './helpers';
+
+const echo = defineTool({
+  name: 'exec_echo',
+  description: 'Echoes its text.',
+  parameters: z.object({ text: z.string() }),
+  execute: async ({ text }) => ({ echoed: text }),
+});
+
+/** orchestrator → operator (exec_echo) and navigator (no tools), all on one scripted model. */
+function tree(model: ScriptedModel): LlmAgent {
+  const operator = makeAgent({ name: 'operator', model, tools: [echo], keywords: ['run'] });
+  const navigator = makeAgent({ name: 'navigator', model, keywords: ['browse'] });
+  return makeAgent({ name: 'lango-orchestrator', model, subAgents: [operator, navigator] });
+}
+
+describe('runner: tools and delegation', () => {
+  let store: ReturnType<typeof openStore>;
+  beforeEach(() => (store = openStore()));
+  afterEach(() => store.close());
+
+  const runner = (model: ScriptedModel, more: Partial<RunnerOptions> = {}) =>
+    createRunner({ root: () => tree(model), sessions: store.sessions, logger: store.logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10, ...more });
+
+  it('runs a tool call, feeds the JSON result back and ends with the answering agent as author', async () => {
+    const model = new ScriptedModel([transferTo('operator'), callTool('exec_echo', { text: 'hi' }), say('It said hi.')]);
+    const { events, result } = await collect(runner(model), { sessionId: 's1', text: 'run echo hi' });
+
+    expect(result).toEqual({ status: 'completed', text: 'It said hi.', author: 'operator' });
+    expect(model.agents).toEqual(['lango-orchestrator', 'operator', 'operator']);
+    const toolResult = model.requests[2]!.messages.at(-1);
+    expect(toolResult).toMatchObject({ role: 'tool', name: 'exec_echo', content: '{"echoed":"hi"}' });
+    expect(events.map((e) => e.type)).toEqual(['agent_start', 'transfer', 'agent_start', 'tool_start', 'tool_end', 'text_delta', 'final']);
+    expect(model.remaining).toBe(0);
+  });
+
+  it('offers transfer_to_agent with the one argument agent_name to agents with sub-agents or a parent', async () => {
+    const model = new ScriptedModel([transferTo('operator'), say('done')]);
+    await collect(runner(model), { sessionId: 's1', text: 'run' });
+    const [orchestrator, operator] = model.requests;
+    const transfer = orchestrator!.tools.find((t) => t.name === 'transfer_to_agent');
+    expect(transfer?.parameters).toMatchObject({ required: ['agent_name'], properties: { agent_name: { type: 'string' } } });
+    expect(orchestrator!.routes.map((r) => r.name)).toEqual(['operator', 'navigator']);
+    expect(operator!.tools.map((t) => t.name)).toEqual(['exec_echo', 'transfer_to_agent']);
+    expect(operator!.routes).toEqual([expect.objectContaining({ name: 'lango-orchestrator', parent: true })]);
+  });
+
+  it('offers no transfer function to a single agent without sub-agents', async () => {
+    const model = new ScriptedModel([say('hello')]);
+    const single = makeAgent({ name: 'lango-agent', model, tools: [echo] });
+    const r = createRunner({ root: () => single, sessions: store.sessions, logger: store.logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10 });
+    const { result } = await collect(r, { sessionId: 's1', text: 'hi' });
+    expect(result.author).toBe('lango-agent');
+    expect(model.requests[0]!.tools.map((t) => t.name)).toEqual(['exec_echo']);
+  });
+
+  it('lets a sub-agent transfer back to its parent, which then authors the answer', async () => {
+    const model = new ScriptedModel([transferTo('operator'), transferTo('lango-orchestrator'), say('I will answer myself.')]);
+    const { events, result } = await collect(runner(model), { sessionId: 's1', text: 'tell me a joke' });
+    expect(result).toEqual({ status: 'completed', text: 'I will answer myself.', author: 'lango-orchestrator' });
+    expect(events.filter((e) => e.type === 'transfer')).toEqual([
+      { type: 'transfer', from: 'lango-orchestrator', to: 'operator' },
+      { type: 'transfer', from: 'operator', to: 'lango-orchestrator' },
+    ]);
+  });
+
+  it('refuses transfers beyond maxDelegationRounds and tells the model to answer now', async () => {
+    const model = new ScriptedModel([transferTo('operator'), transferTo('lango-orchestrator'), say('Here is what I have.')]);
+    const { events, result } = await collect(runner(model, { maxDelegationRounds: 1 }), { sessionId: 's1', text: 'x' });
+    expect(result).toEqual({ status: 'completed', text: 'Here is what I have.', author: 'operator' });
+    expect(events).toContainEqual(expect.objectContaining({ type: 'transfer_refused', from: 'operator', to: 'lango-orchestrator' }));
+    expect(model.requests[2]!.messages.at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining('answer the user now') });
+  });
+
+  it('ends the turn with a readable answer when the agent keeps transferring after a refusal', async () => {
+    const model = new ScriptedModel([transferTo('operator'), transferTo('lango-orchestrator'), transferTo('lango-orchestrator')]);
+    const { result } = await collect(runner(model, { maxDelegationRounds: 1 }), { sessionId: 's1', text: 'x' });
+    expect(result.status).toBe('completed');
+    expect(result.author).toBe('operator');
+    expect(result.text).toMatch(/within the limit of 1 delegation rounds/);
+    expect(model.remaining).toBe(0);
+  });
+
+  it('answers a transfer to an unknown agent with the valid names and lets the model try again', async () => {
+    const model = new ScriptedModel([transferTo('executor'), transferTo('operator'), say('ok')]);
+    const { result } = await collect(runner(model), { sessionId: 's1', text: 'run' });
+    expect(result.author).toBe('operator');
+    expect(model.requests[1]!.messages.at(-1)).toMatchObject({
+      role: 'tool',
+      content: 'tool transfer_to_agent failed: no agent named "executor". Valid agent names: operator, navigator.',
+    });
+  });
+
+  it('hands a [REJECT] reply back to the orchestrator with a note so it routes again', async () => {
+    const model = new ScriptedModel([
+      transferTo('operator'),
+      say('[REJECT] This task requires navigator. I handle: command execution.'),
+      transferTo('navigator'),
+      say('The page title is Example.'),
+    ]);
+    const { events, result } = await collect(runner(model), { sessionId: 's1', text: 'open example.com' });
+    expect(result).toEqual({ status: 'completed', text: 'The page title is Example.', author: 'navigator' });
+    expect(events).toContainEqual(expect.objectContaining({ type: 'rejected', agent: 'operator' }));
+    expect(model.agents).toEqual(['lango-orchestrator', 'operator', 'lango-orchestrator', 'navigator']);
+    expect(model.requests[2]!.messages.at(-1)).toMatchObject({ role: 'user', runtimeNote: true, content: expect.stringContaining('operator rejected the task') });
+  });
+
+  it('turns bad tool arguments and thrown errors into tool results and goes on', async () => {
+    const boom = defineTool({
+      name: 'exec_boom',
+      description: 'Always fails.',
+      parameters: z.object({}),
+      execute: async () => {
+        throw new Error('disk on fire');
+      },
+    });
+    const model = new ScriptedModel([
+      { toolCalls: [{ name: 'exec_echo', arguments: { text: 42 } }, { name: 'exec_boom' }, { name: 'exec_echo', arguments: '{not json' }, { name: 'nope' }] },
+      say('Sorry, the tools failed.'),
+    ]);
+    const solo = makeAgent({ name: 'lango-agent', model, tools: [echo, boom] });
+    const r = createRunner({ root: () => solo, sessions: store.sessions, logger: store.logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10 });
+    const { events, result } = await collect(r, { sessionId: 's1', text: 'x' });
+    expect(result.status).toBe('completed');
+    const results = model.requests[1]!.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+    expect(results[0]).toMatch(/^tool exec_echo failed: invalid arguments: text: /);
+    expect(results[1]).toBe('tool exec_boom failed: disk on fire');
+    expect(results[2]).toBe('tool exec_echo failed: arguments are not valid JSON');
+    expect(results[3]).toMatch(/^tool nope failed: no such tool; available: exec_echo, exec_boom/);
+    expect(events.filter((e) => e.type === 'tool_end').every((e) => e.type === 'tool_end' && !e.ok)).toBe(true);
+  });
+
+  it('caps long tool results', async () => {
+    const big = defineTool({ name: 'fs_big', description: 'big', parameters: z.object({}), execute: async () => 'x'.repeat(500) });
+    const model = new ScriptedModel([callTool('fs_big'), say('ok')]);
+    const solo = makeAgent({ name: 'lango-agent', model, tools: [big] });
+    const r = createRunner({ root: () => solo, sessions: store.sessions, logger: store.logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10, maxToolResultChars: 100 });
+    await collect(r, { sessionId: 's1', text: 'x' });
+    expect(model.requests[1]!.messages.at(-1)!.content).toMatch(/^x{100}\n…\[truncated 400 characters\]$/);
+  });
+
+  it('stops an agent after maxTurnsPerAgent model calls with a readable failure', async () => {
+    const model = new ScriptedModel([callTool('exec_echo', { text: 'a' }), callTool('exec_echo', { text: 'b' })]);
+    const solo = makeAgent({ name: 'lango-agent', model, tools: [echo] });
+    const r = createRunner({ root: () => solo, sessions: store.sessions, logger: store.logger, maxDelegationRounds: 5, maxTurnsPerAgent: 2 });
+    const { result } = await collect(r, { sessionId: 's1', text: 'x' });
+    expect(result).toEqual({ status: 'failed', text: 'lango-agent made 2 model calls in this turn without answering; stopped.', author: 'lango-agent' });
+  });
+
+  it('ends the turn as failed with a readable reason when the model errors', async () => {
+    const model = new ScriptedModel([{ error: 'model request failed: 503 overloaded' }]);
+    const { result } = await collect(runner(model), { sessionId: 's1', text: 'x' });
+    expect(result).toEqual({ status: 'failed', text: 'the model failed: model request failed: 503 overloaded', author: 'lango-orchestrator' });
+    expect(result.text).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('runner: sessions and memory hooks', () => {
+  let store: ReturnType<typeof openStore>;
+  beforeEach(() => (store = openStore()));
+  afterEach(() => store.close());
+
+  it('shows every agent the earlier conversation (user messages and authored answers) plus this turn', async () => {
+    const model = new ScriptedModel([transferTo('operator'), say('first answer'), say('second answer')]);
+    const r = createRunner({ root: () => tree(model), sessions: store.sessions, logger: store.logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10 });
+    await collect(r, { sessionId: 's1', text: 'first' });
+    await collect(r, { sessionId: 's1', text: 'second' });
+    expect(model.requests[2]!.messages).toEqual([
+      { role: 'user', content: 'first' },
+      { role: 'assistant', content: 'first answer', author: 'operator' },
+      { role: 'user', content: 'second' },
+    ]);
+  });
+
+  it('appends the context provider text to the system prompt and calls onTurnEnd after persisting', async () => {
+    const model = new ScriptedModel([say('hi')]);
+    const solo = makeAgent({ name: 'lango-agent', model, instruction: 'Base prompt.' });
+    const seen: string[] = [];
+    const ended = new Promise<number>((resolve) => {
+      const r = createRunner({
+        root: () => solo,
+        sessions: store.sessions,
+        logger: store.logger,
+        maxDelegationRounds: 5,
+        maxTurnsPerAgent: 10,
+        contextProvider: async ({ agentName, text }) => {
+          seen.push(`${agentName}:${text}`);
+          return 'User prefers short answers.';
+        },
+        onTurnEnd: ({ messages }) => resolve(messages.length),
+      });
+      void collect(r, { sessionId: 's1', text: 'hello' });
+    });
+    expect(await ended).toBe(2);
+    expect(seen).toEqual(['lango-agent:hello']);
+    expect(model.requests[0]!.instruction).toBe('Base prompt.\n\nUser prefers short answers.');
+  });
+
+  it('logs a failing context provider or turn-end hook without failing the turn', async () => {
+    const model = new ScriptedModel([say('hi')]);
+    const solo = makeAgent({ name: 'lango-agent', model, instruction: 'Base.' });
+    const r = createRunner({
+      root: () => solo,
+      sessions: store.sessions,
+      logger: store.logger,
+      maxDelegationRounds: 5,
+      maxTurnsPerAgent: 10,
+      contextProvider: async () => {
+        throw new Error('memory offline');
+      },
+      onTurnEnd: async () => {
+        throw new Error('observer broke');
+      },
+    });
+    const { result } = await collect(r, { sessionId: 's1', text: 'hello' });
+    expect(result.status).toBe('completed');
+    expect(model.requests[0]!.instruction).toBe('Base.');
+    await new Promise((resolve) => setImmediate(resolve));
+    const warnings = store.logger.records.filter((x) => x.level === 'warn').map((x) => x.message);
+    expect(warnings).toEqual(expect.arrayContaining(['context provider failed', 'turn-end hook failed']));
+  });
+});
