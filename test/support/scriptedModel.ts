@@ -54,13 +54,13 @@ export class ScriptedModel implements Model {
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
     this.callCount += 1;
     this.requests.push({ ...request, messages: [...request.messages], tools: [...request.tools], routes: [...request.routes] });
-    let turn = this.queue.shift();
-    if (turn === undefined) {
+    const next = this.queue.shift();
+    if (next === undefined) {
       throw new Error(
         `ScriptedModel: no scripted turn left for call #${this.callCount} (agent ${request.agentName}); last message: ${JSON.stringify(request.messages.at(-1))}`,
       );
     }
-    if (typeof turn === 'function') turn = turn(request);
+    const turn = resolve(next, request);
     if ('error' in turn) throw typeof turn.error === 'string' ? new Error(turn.error) : turn.error;
     if ('hang' in turn && turn.hang) {
       for (const delta of turn.chunks ?? []) yield { type: 'text_delta', delta };
@@ -86,6 +86,12 @@ export class ScriptedModel implements Model {
     yield { type: 'text_delta', delta: turn.text };
     if (turn.usage) yield { type: 'usage', ...turn.usage };
   }
+}
+
+type PlainTurn = Exclude<ScriptedTurn, (request: ModelRequest) => ScriptedTurn>;
+
+function resolve(turn: ScriptedTurn, request: ModelRequest): PlainTurn {
+  return typeof turn === 'function' ? resolve(turn(request), request) : turn;
 }
 
 /** A turn that answers `text`. */
