@@ -47,7 +47,7 @@ export function parseWorkflow(text: string, agentNames?: string[]): WorkflowDefi
   try {
     raw = parseYaml(text);
   } catch (error) {
-    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    const message = error instanceof Error ? error.message.split('\n')[0].replace(/:\s*$/, '') : String(error);
     throw new InputError(`invalid workflow YAML: ${message}`);
   }
   const parsed = WorkflowDefinition.safeParse(raw);
