@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import { SendMessageRequest, type StreamResponse, type Task } from '@a2a-js/sdk';
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+  type Client,
+} from '@a2a-js/sdk/client';
+
+/** The two v1.0 transports the node serves. */
+export type Binding = 'JSONRPC' | 'HTTP+JSON';
+
+/**
+ * A real `@a2a-js/sdk` 1.x client for `url`, preferring `binding`, sending
+ * `headers` (credentials) on every call, the card fetch included.
+ */
+export async function a2aClient(url: string, binding: Binding, headers: Record<string, string> = {}): Promise<Client> {
+  const fetchImpl: typeof fetch = (input, init) => {
+    const merged = new Headers(init?.headers);
+    for (const [name, value] of Object.entries(headers)) merged.set(name, value);
+    return fetch(input, { ...init, headers: merged });
+  };
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
+      preferredTransports: [binding],
+      cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+    }),
+  );
+  return factory.createFromUrl(url);
+}
+
+/** A SendMessageRequest carrying one text part. */
+export function textRequest(
+  text: string,
+  ids: { contextId?: string; taskId?: string } = {},
+  configuration: Record<string, unknown> = {},
+): SendMessageRequest {
+  return SendMessageRequest.fromJSON({
+    message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], ...ids },
+    configuration,
+  });
+}
+
+/** The text of a part list's text parts. */
+export function partsText(parts: { content?: { $case: string; value: unknown } }[] | undefined): string {
+  return (parts ?? []).map((p) => (p.content?.$case === 'text' ? String(p.content.value) : '')).join('');
+}
+
+/** `result` as a Task, failing the test when the server answered with a bare Message. */
+export function asTask(result: unknown): Task {
+  if (!result || typeof result !== 'object' || !('status' in result)) throw new Error(`expected a Task, got ${JSON.stringify(result)}`);
+  return result as Task;
+}
+
+/** Collects a stream into a list of `$case` names and payloads. */
+export async function collect(stream: AsyncGenerator<StreamResponse>): Promise<StreamResponse[]> {
+  const events: StreamResponse[] = [];
+  for await (const event of stream) events.push(event);
+  return events;
+}
+
+/** The state names of a stream, e.g. `task:SUBMITTED`, `status:WORKING`, `artifact`. */
+export function describeStream(events: StreamResponse[]): string[] {
+  return events.map((event) => {
+    const payload = event.payload;
+    switch (payload?.$case) {
+      case 'task':
+        return `task:${payload.value.status?.state}`;
+      case 'statusUpdate':
+        return `status:${payload.value.status?.state}`;
+      case 'artifactUpdate':
+        return 'artifact';
+      case 'message':
+        return 'message';
+      default:
+        return 'empty';
+    }
+  });
+}
