@@ -1,0 +1,85 @@
+import { request, type Dispatcher } from 'undici';
+import { RemoteAgentError } from '../errors';
+
+/**
+ * Fetches a peer's agent card (or a pinned JWKS) over HTTP with undici: one
+ * deadline covering connect, headers and body, a byte cap enforced while the
+ * body streams (a peer cannot make us buffer a gigabyte), no redirects (a
+ * redirect could move the card to another origin). Failures are
+ * {@link RemoteAgentError}s whose message names what went wrong.
+ */
+
+/** Options for {@link fetchJson}. */
+export interface FetchJsonOptions {
+  timeoutMs: number;
+  maxBytes: number;
+  headers?: Record<string, string>;
+  dispatcher?: Dispatcher;
+  /** Aborts the fetch early (federation closing). */
+  signal?: AbortSignal;
+}
+
+/** What a successful fetch returned, with how long it took. */
+export interface FetchedJson {
+  body: unknown;
+  latencyMs: number;
+}
+
+/**
+ * GETs `url` and parses the body as JSON within `timeoutMs` and `maxBytes`.
+ * @example
+ * const { body } = await fetchJson('http://127.0.0.1:4000/.well-known/agent-card.json', { timeoutMs: 5000, maxBytes: 262144 });
+ */
+export async function fetchJson(url: string, options: FetchJsonOptions): Promise<FetchedJson> {
+  const started = Date.now();
+  const timeout = AbortSignal.timeout(options.timeoutMs);
+  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+  try {
+    const response = await request(url, {
+      method: 'GET',
+      headers: { accept: 'application/json', ...options.headers },
+      signal,
+      dispatcher: options.dispatcher,
+    });
+    if (response.statusCode >= 300) {
+      response.body.destroy();
+      const what = response.statusCode < 400 ? 'a redirect (not followed)' : 'an error';
+      throw new RemoteAgentError(`HTTP ${response.statusCode}: the server answered with ${what}`);
+    }
+    const declared = Number(response.headers['content-length']);
+    if (Number.isFinite(declared) && declared > options.maxBytes) {
+      response.body.destroy();
+      throw new RemoteAgentError(`body too large: ${declared} bytes declared, limit ${options.maxBytes}`);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body) {
+      size += (chunk as Buffer).length;
+      if (size > options.maxBytes) {
+        response.body.destroy();
+        throw new RemoteAgentError(`body too large: more than ${options.maxBytes} bytes`);
+      }
+      chunks.push(chunk as Buffer);
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      throw new RemoteAgentError('body is not valid JSON');
+    }
+    return { body, latencyMs: Date.now() - started };
+  } catch (error) {
+    if (error instanceof RemoteAgentError) throw error;
+    if (timeout.aborted) throw new RemoteAgentError(`timed out after ${options.timeoutMs} ms`, { cause: error });
+    if (options.signal?.aborted) throw new RemoteAgentError('aborted', { cause: error });
+    throw new RemoteAgentError(`unreachable: ${describeNetworkError(error)}`, { cause: error });
+  }
+}
+
+/** A short, secret-free description of a network error (`ECONNREFUSED`, `socket hang up`, …). */
+export function describeNetworkError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error as { code?: unknown }).code ?? (error.cause as { code?: unknown } | undefined)?.code;
+  const message = error.cause instanceof Error ? error.cause.message : error.message;
+  return typeof code === 'string' && !message.includes(code) ? `${code} ${message}` : message;
+}

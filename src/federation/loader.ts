@@ -1,0 +1,212 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { AgentCard } from '@a2a-js/sdk';
+import type { Dispatcher } from 'undici';
+import { parseAgentCard, type ParsedAgentCard } from '../a2a/cardSchema';
+import type { RemoteAgentEntry } from '../config/schema';
+import { RemoteAgentError } from '../errors';
+import type { Logger } from '../log/logger';
+import { fetchJson } from './cardFetch';
+import { verifyCard, type VerifyCardsMode } from './cardVerify';
+import { pinInterfaces, preferredOrigin, sanitizeCardText, skillKeywords, supportsStreaming, toSdkCard, wireVersion } from './peerCard';
+
+/**
+ * Loads one `a2a.remoteAgents` entry into a usable peer, or says why not.
+ * Never throws: every failure is a {@link PeerSkip} whose reason names what
+ * was wrong, so one bad peer cannot stop the node (spec "Remote agent load
+ * failure": skipped with a warning, the orchestrator continues).
+ */
+
+/** Default per-fetch card deadline (`a2a.cardFetchTimeoutMs`). */
+export const DEFAULT_CARD_TIMEOUT_MS = 5_000;
+/** Default cap on a card body. */
+export const DEFAULT_MAX_CARD_BYTES = 256 * 1024;
+/** Where the SDK serves v1.0 cards, relative to a base URL; then where v0.2/v0.3 nodes did. */
+const WELL_KNOWN = ['.well-known/agent-card.json', '.well-known/agent.json'];
+
+/** Looks up `{{secret:NAME}}` references (the vault's secrets store); `undefined` when unknown. */
+export type SecretResolver = (name: string) => string | undefined | Promise<string | undefined>;
+
+/** Everything needed to load entries; shared by {@link loadPeer} and the federation. */
+export interface PeerLoadOptions {
+  /** Directory `cardFile` entries are read from (the repository's `agent-cards/`). */
+  cardsDir: string;
+  verifyCards: VerifyCardsMode;
+  cardFetchTimeoutMs?: number;
+  maxCardBytes?: number;
+  dispatcher?: Dispatcher;
+  resolveSecret?: SecretResolver;
+  logger: Logger;
+  /** Aborts in-flight fetches (the federation closing). */
+  signal?: AbortSignal;
+}
+
+/** A peer whose card was fetched, validated, verified and pinned. */
+export interface LoadedPeer {
+  name: string;
+  entry: RemoteAgentEntry;
+  /** Where the card came from: its URL, or a file: URL for `cardFile`. */
+  cardUrl: string;
+  parsed: ParsedAgentCard;
+  /** The SDK card the client is built from (pinned interfaces only). */
+  sdkCard: AgentCard;
+  description: string;
+  keywords: string[];
+  streaming: boolean;
+  protocolVersion: '1.0' | '0.3';
+  /** Outbound headers for this peer (auth and configured headers), secrets resolved. */
+  headers: Record<string, string>;
+  latencyMs?: number;
+}
+
+/** Why an entry is not used. `retry` is false when only a config change can fix it. */
+export interface PeerSkip {
+  name: string;
+  cardUrl: string;
+  reason: string;
+  retry: boolean;
+}
+
+/** Outcome of loading one entry. */
+export type PeerLoadResult = { ok: true; peer: LoadedPeer } | ({ ok: false } & PeerSkip);
+
+/** Where an entry's card lives: the URL (or file: URL) shown in status and logs. */
+export function entryCardUrl(entry: RemoteAgentEntry, cardsDir: string): string {
+  if (entry.agentCardUrl) return entry.agentCardUrl;
+  if (entry.baseUrl) return new URL(WELL_KNOWN[0], withSlash(entry.baseUrl)).href;
+  return pathToFileURL(path.resolve(cardsDir, entry.cardFile ?? '')).href;
+}
+
+/**
+ * Fetches (or reads) and checks the card of one entry.
+ * @example
+ * const result = await loadPeer(entry, { cardsDir: 'agent-cards', verifyCards: 'ifPresent', logger });
+ * if (!result.ok) logger.warn('remote agent skipped', result);
+ */
+export async function loadPeer(entry: RemoteAgentEntry, options: PeerLoadOptions): Promise<PeerLoadResult> {
+  const cardUrl = entryCardUrl(entry, options.cardsDir);
+  const skip = (reason: string, retry: boolean): PeerLoadResult => ({ ok: false, name: entry.name, cardUrl, reason, retry });
+  let headers: Record<string, string>;
+  try {
+    headers = await outboundHeaders(entry, options.resolveSecret);
+  } catch (error) {
+    return skip(messageOf(error), false);
+  }
+  let raw: unknown;
+  let origin: string | undefined;
+  let latencyMs: number | undefined;
+  try {
+    if (entry.cardFile) {
+      raw = await readCardFile(entry.cardFile, options);
+    } else {
+      const fetched = await fetchCard(entry, cardUrl, headers, options);
+      raw = fetched.body;
+      latencyMs = fetched.latencyMs;
+      origin = new URL(fetched.url).origin;
+    }
+  } catch (error) {
+    return skip(`card ${messageOf(error)}`, !entry.cardFile);
+  }
+  const parsed = parseAgentCard(raw);
+  if (!parsed.ok) return skip(`malformed card: ${parsed.issues.join('; ')}`, true);
+  const rawCard = raw as Record<string, unknown>;
+  try {
+    const verification = await verifyCard(parsed, rawCard, {
+      mode: options.verifyCards,
+      publicKey: entry.publicKey,
+      timeoutMs: options.cardFetchTimeoutMs,
+      dispatcher: options.dispatcher,
+    });
+    if (verification.status === 'unchecked') {
+      options.logger.warn('remote agent card signature not checked', { name: entry.name, url: cardUrl, reason: verification.reason });
+    }
+    const sdkCard = toSdkCard(parsed, rawCard);
+    const pinned = pinInterfaces(sdkCard, origin ?? preferredOrigin(sdkCard), entry.allowCrossOrigin);
+    return {
+      ok: true,
+      peer: {
+        name: entry.name,
+        entry,
+        cardUrl,
+        parsed,
+        sdkCard: pinned,
+        description: sanitizeCardText(entry.description ?? parsed.card.description) || `Remote A2A agent ${entry.name}`,
+        keywords: skillKeywords(parsed),
+        streaming: supportsStreaming(pinned),
+        protocolVersion: wireVersion(pinned),
+        headers,
+        latencyMs,
+      },
+    };
+  } catch (error) {
+    return skip(messageOf(error), true);
+  }
+}
+
+/** The auth and custom headers an entry sends, with `{{secret:NAME}}` references resolved. */
+export async function outboundHeaders(entry: RemoteAgentEntry, resolveSecret?: SecretResolver): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(entry.headers ?? {})) out[key] = await resolveValue(value, resolveSecret);
+  if (entry.auth?.type === 'bearer') out.authorization = `Bearer ${await resolveValue(entry.auth.token, resolveSecret)}`;
+  if (entry.auth?.type === 'apiKey') out[entry.auth.header] = await resolveValue(entry.auth.key, resolveSecret);
+  return out;
+}
+
+async function resolveValue(value: string, resolveSecret?: SecretResolver): Promise<string> {
+  const refs = [...value.matchAll(/\{\{secret:([^}]+)\}\}/g)];
+  let out = value;
+  for (const ref of refs) {
+    const secret = resolveSecret ? await resolveSecret(ref[1].trim()) : undefined;
+    if (secret === undefined) throw new RemoteAgentError(`secret ${ref[1].trim()} is not available (needs the vault's secrets store)`);
+    out = out.replace(ref[0], secret);
+  }
+  return out;
+}
+
+async function fetchCard(
+  entry: RemoteAgentEntry,
+  cardUrl: string,
+  headers: Record<string, string>,
+  options: PeerLoadOptions,
+): Promise<{ body: unknown; latencyMs: number; url: string }> {
+  const timeoutMs = options.cardFetchTimeoutMs ?? DEFAULT_CARD_TIMEOUT_MS;
+  const deadline = Date.now() + timeoutMs;
+  const urls = entry.baseUrl ? WELL_KNOWN.map((p) => new URL(p, withSlash(entry.baseUrl as string)).href) : [cardUrl];
+  const common = { maxBytes: options.maxCardBytes ?? DEFAULT_MAX_CARD_BYTES, dispatcher: options.dispatcher, signal: options.signal };
+  for (let i = 0; ; i++) {
+    try {
+      // One deadline for all candidate paths: a well-known fallback never doubles start-up time.
+      const remaining = Math.max(1, deadline - Date.now());
+      const fetched = await fetchJson(urls[i], { ...common, timeoutMs: remaining, headers: { ...headers, 'A2A-Version': '1.0' } });
+      return { ...fetched, url: urls[i] };
+    } catch (error) {
+      const notFound = error instanceof RemoteAgentError && /^HTTP 404/.test(error.message);
+      if (!notFound || i + 1 >= urls.length) throw error;
+    }
+  }
+}
+
+async function readCardFile(file: string, options: PeerLoadOptions): Promise<unknown> {
+  const root = path.resolve(options.cardsDir);
+  const full = path.resolve(root, file);
+  if (!full.startsWith(root + path.sep)) throw new RemoteAgentError(`file ${file} is outside ${options.cardsDir}`);
+  const stat = await fs.stat(full).catch(() => undefined);
+  if (!stat?.isFile()) throw new RemoteAgentError(`file ${file} not found in ${options.cardsDir}`);
+  const max = options.maxCardBytes ?? DEFAULT_MAX_CARD_BYTES;
+  if (stat.size > max) throw new RemoteAgentError(`body too large: ${stat.size} bytes, limit ${max}`);
+  try {
+    return JSON.parse(await fs.readFile(full, 'utf8'));
+  } catch {
+    throw new RemoteAgentError(`file ${file} is not valid JSON`);
+  }
+}
+
+function withSlash(url: string): string {
+  return url.endsWith('/') ? url : `${url}/`;
+}
+
+/** The message of an error, for log lines and skip reasons. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

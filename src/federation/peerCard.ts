@@ -1,0 +1,104 @@
+import { AgentCard } from '@a2a-js/sdk';
+import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
+import type { ParsedAgentCard } from '../a2a/cardSchema';
+import { RemoteAgentError } from '../errors';
+
+/**
+ * Turns a validated (still untrusted) card into what the node uses: the
+ * SDK card the client is built from, with only the interfaces we allow;
+ * a capped, flattened description; routing keywords from skills.
+ */
+
+/** Longest card description carried into the orchestrator's prompt. */
+export const MAX_DESCRIPTION = 300;
+const MAX_KEYWORDS = 24;
+/** Bindings the SDK client speaks over HTTP. */
+const HTTP_BINDINGS = new Set(['JSONRPC', 'HTTP+JSON']);
+const STOPWORDS = new Set(
+  'the and for with from that this what which into about your you our are was were can will would could should please some any all how who why when where then than them they its it'.split(' '),
+);
+
+/** Reads a v1.0 or v0.3 card as the SDK client's in-memory v1.0 card (v0.3 interfaces stamped `0.3`). */
+export function toSdkCard(parsed: ParsedAgentCard, raw: Record<string, unknown>): AgentCard {
+  if (parsed.version === '0.3') {
+    return new DefaultAgentCardResolver({ legacyCompat: { enabled: true } }).normalizeAgentCard(raw);
+  }
+  return AgentCard.fromJSON(raw);
+}
+
+/**
+ * Keeps the card's HTTP interfaces whose origin is `origin` (every HTTP
+ * interface when `allowCrossOrigin`), so a card served from one host cannot
+ * send our requests — and our credentials — to another. Throws naming the
+ * offending URLs when nothing usable is left.
+ */
+export function pinInterfaces(card: AgentCard, origin: string, allowCrossOrigin: boolean): AgentCard {
+  const offered = card.supportedInterfaces ?? [];
+  const kept = offered.filter((i) => {
+    if (!HTTP_BINDINGS.has(i.protocolBinding.toUpperCase())) return false;
+    let url: URL;
+    try {
+      url = new URL(i.url);
+    } catch {
+      return false;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+    return allowCrossOrigin || url.origin === origin;
+  });
+  if (kept.length === 0) {
+    const listed = offered.map((i) => `${i.protocolBinding} ${i.url}`).join(', ') || 'none';
+    throw new RemoteAgentError(
+      allowCrossOrigin
+        ? `card offers no JSONRPC or HTTP+JSON interface over http(s) (listed: ${listed})`
+        : `card offers no interface on its own origin ${origin} (listed: ${listed}; set allowCrossOrigin to permit)`,
+    );
+  }
+  return { ...card, supportedInterfaces: kept };
+}
+
+/** The origin a `cardFile` card is pinned to: that of its first (preferred) interface. */
+export function preferredOrigin(card: AgentCard): string {
+  const first = card.supportedInterfaces?.[0];
+  try {
+    return new URL(first?.url ?? '').origin;
+  } catch {
+    throw new RemoteAgentError('card has no valid interface URL');
+  }
+}
+
+/** Card text made safe to quote: control characters dropped, whitespace collapsed, length capped. */
+export function sanitizeCardText(text: string, max = MAX_DESCRIPTION): string {
+  // eslint-disable-next-line no-control-regex
+  const flat = text.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, ' ').replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/**
+ * Routing keywords from the card's skills: tags, skill-name words and
+ * significant words of the examples, lower-cased, letters/digits/-/_ only,
+ * deduplicated, at most 24, so card text cannot smuggle instructions
+ * into the routing table.
+ */
+export function skillKeywords(parsed: ParsedAgentCard): string[] {
+  const out = new Set<string>();
+  const add = (word: string) => {
+    const w = word.toLowerCase().replace(/[^a-z0-9_-]/g, '');
+    if (w.length >= 3 && w.length <= 32 && !STOPWORDS.has(w) && out.size < MAX_KEYWORDS) out.add(w);
+  };
+  for (const skill of parsed.card.skills) for (const tag of skill.tags) add(tag.replace(/\s+/g, '-'));
+  for (const skill of parsed.card.skills) for (const word of skill.name.split(/[\s/]+/)) add(word);
+  for (const skill of parsed.card.skills) for (const ex of skill.examples) for (const word of ex.split(/\s+/)) add(word);
+  return [...out];
+}
+
+/** Whether the peer streams (`capabilities.streaming`), read from the SDK card. */
+export function supportsStreaming(card: AgentCard): boolean {
+  return card.capabilities?.streaming === true;
+}
+
+/** The protocol the client will speak with this card: `0.3` when every kept interface is a v0.3 one. */
+export function wireVersion(card: AgentCard): '1.0' | '0.3' {
+  return (card.supportedInterfaces ?? []).some((i) => !i.protocolVersion || i.protocolVersion.startsWith('1'))
+    ? '1.0'
+    : '0.3';
+}

@@ -1,0 +1,253 @@
+import { TaskState, type Message, type Task } from '@a2a-js/sdk';
+import type { Client, RequestOptions } from '@a2a-js/sdk/client';
+import type { Dispatcher } from 'undici';
+import type { RemoteAgent, RemoteInvocation, RemoteOutcome } from '../agent/agent';
+import { RunEvents, type RunEvent } from '../agent/events';
+import type { Logger } from '../log/logger';
+import { describeNetworkError } from './cardFetch';
+import { TRACEPARENT_KEY, childTraceparent, nextHop } from './hops';
+import type { LoadedPeer } from './loader';
+import { ArtifactText, asTask, createPeerClient, isProtocolError, isSettled, partsText, stateName, userMessage } from './remoteClient';
+
+/**
+ * A remote A2A agent as a sub-agent: one `invoke` sends the delegated
+ * request to the peer (streaming when its card says so, otherwise a
+ * non-blocking send and polling) and turns whatever happens into progress
+ * events and a {@link RemoteOutcome}. Errors, timeouts and refusals become
+ * `failed` with a note naming what failed; only cancellation throws.
+ */
+
+/** Default deadline for one delegated call when the entry sets no `timeoutMs`. */
+export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
+const CANCEL_TIMEOUT_MS = 2_000;
+const POLL_MIN_MS = 100;
+const POLL_MAX_MS = 1_000;
+
+/** What a call did to the peer's health: transport failures count, A2A answers (even refusals) do not. */
+export interface CallReport {
+  ok: boolean;
+  error?: string;
+  latencyMs: number;
+}
+
+/** Dependencies of {@link createRemoteAgent}. */
+export interface RemoteAgentOptions {
+  peer: LoadedPeer;
+  /** This node's id on hop paths (its public A2A base URL). */
+  selfId: string;
+  maxHops: number;
+  logger: Logger;
+  dispatcher?: Dispatcher;
+  callTimeoutMs?: number;
+  /** Told the transport-level outcome of each call: the circuit breaker listens here. */
+  onReport?: (report: CallReport) => void;
+}
+
+/** Remote task ids kept per session so an `input-required` task is continued, not restarted. */
+interface PeerSessionState {
+  taskId?: string;
+  contextId?: string;
+}
+
+/**
+ * Wraps a loaded peer as a {@link RemoteAgent}.
+ * @example
+ * const agent = createRemoteAgent({ peer, selfId: 'http://127.0.0.1:4000', maxHops: 4, logger });
+ * const outcome = await drain(agent.invoke({ text, sessionId, signal, state: {}, metadata: {} }));
+ */
+export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
+  const { peer } = options;
+  const log = options.logger.child({ remote: peer.name });
+  const stateKey = `a2a:${peer.name}`;
+  const targetOrigin = new URL(peer.sdkCard.supportedInterfaces[0].url).origin;
+  let client: Promise<Client> | undefined;
+  const getClient = () => (client ??= createPeerClient(peer.sdkCard, { dispatcher: options.dispatcher, polling: !peer.streaming }));
+
+  async function* invoke(invocation: RemoteInvocation): AsyncGenerator<RunEvent, RemoteOutcome> {
+    const hop = nextHop(invocation.metadata, options.selfId, options.maxHops, targetOrigin);
+    if (!hop.ok) {
+      log.warn('remote call refused', { reason: hop.reason });
+      return { status: 'failed', reason: `remote agent ${peer.name} not called: ${hop.reason}` };
+    }
+    const trace = childTraceparent(invocation.metadata[TRACEPARENT_KEY]);
+    const callLog = log.child({ traceId: trace.traceId });
+    const session = ((invocation.state[stateKey] as PeerSessionState | undefined) ??= {});
+    // Only our own hop/trace metadata and the configured per-peer headers leave this node: inbound credentials never do.
+    const metadata = { ...hop.metadata, [TRACEPARENT_KEY]: trace.traceparent };
+    const timeoutMs = peer.entry.timeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = AbortSignal.any([invocation.signal, timeout]);
+    const request: RequestOptions = { signal, serviceParameters: { ...peer.headers, [TRACEPARENT_KEY]: trace.traceparent } };
+    const started = Date.now();
+    const seen: { taskId?: string } = { taskId: session.taskId };
+    yield RunEvents.remoteCall(peer.name, 'sending', peer.cardUrl);
+    callLog.info('remote call', { continuing: Boolean(session.taskId), streaming: peer.streaming });
+    try {
+      const c = await getClient();
+      const message = userMessage(invocation.text, metadata, session);
+      const params = { tenant: '', message, configuration: undefined, metadata };
+      const task = peer.streaming ? yield* streamCall(c, params, request, seen) : yield* pollCall(c, params, request, seen);
+      options.onReport?.({ ok: true, latencyMs: Date.now() - started });
+      return settle(task, session, callLog);
+    } catch (error) {
+      if (invocation.signal.aborted) {
+        await cancelRemote(seen.taskId, callLog);
+        delete invocation.state[stateKey];
+        throw abortError(invocation.signal);
+      }
+      delete invocation.state[stateKey];
+      if (timeout.aborted) {
+        await cancelRemote(seen.taskId, callLog);
+        const reason = `timed out after ${timeoutMs} ms`;
+        options.onReport?.({ ok: false, error: reason, latencyMs: Date.now() - started });
+        callLog.warn('remote call failed', { reason });
+        return { status: 'failed', reason: `remote agent ${peer.name} ${reason}` };
+      }
+      const protocol = isProtocolError(error);
+      const reason = protocol ? `rejected the request: ${describe(error)}` : `unreachable: ${describeNetworkError(error)}`;
+      options.onReport?.(protocol ? { ok: true, latencyMs: Date.now() - started } : { ok: false, error: reason, latencyMs: Date.now() - started });
+      callLog.warn('remote call failed', { reason });
+      return { status: 'failed', reason: `remote agent ${peer.name} ${reason}` };
+    }
+  }
+
+  /** Streams `SendStreamingMessage`, relaying status updates as progress, and returns the task as it last stood. */
+  async function* streamCall(c: Client, params: Parameters<Client['sendMessageStream']>[0], request: RequestOptions, seen: { taskId?: string }) {
+    const artifacts = new ArtifactText();
+    let task: SettledTask = { state: undefined, text: '', artifacts };
+    for await (const event of c.sendMessageStream(params, request)) {
+      const payload = event.payload;
+      switch (payload?.$case) {
+        case 'task':
+          seen.taskId = payload.value.id;
+          artifacts.addAll(payload.value.artifacts);
+          task = fromTask(payload.value, artifacts);
+          break;
+        case 'statusUpdate': {
+          seen.taskId = payload.value.taskId;
+          const text = partsText(payload.value.status?.message?.parts);
+          task = { ...task, id: payload.value.taskId, contextId: payload.value.contextId, state: payload.value.status?.state, text: text || task.text };
+          yield RunEvents.remoteCall(peer.name, stateName(task.state), text || undefined);
+          break;
+        }
+        case 'artifactUpdate':
+          artifacts.add(payload.value.artifact, payload.value.append);
+          yield RunEvents.remoteCall(peer.name, 'artifact', payload.value.artifact?.name || undefined);
+          break;
+        case 'message':
+          return { state: TaskState.TASK_STATE_COMPLETED, text: partsText(payload.value.parts), artifacts, contextId: payload.value.contextId } satisfies SettledTask;
+        default:
+          break;
+      }
+      if (isSettled(task.state)) break;
+    }
+    if (!isSettled(task.state)) throw new Error(`stream ended while the remote task was ${stateName(task.state)}`);
+    return task;
+  }
+
+  /** Sends without blocking and polls `GetTask` until the task settles, so a cancel can name the task early. */
+  async function* pollCall(c: Client, params: Parameters<Client['sendMessage']>[0], request: RequestOptions, seen: { taskId?: string }) {
+    const artifacts = new ArtifactText();
+    const result = await c.sendMessage(params, request);
+    const first = asTask(result);
+    if (!first) {
+      const reply = result as Message;
+      return { state: TaskState.TASK_STATE_COMPLETED, text: partsText(reply.parts), artifacts, contextId: reply.contextId } satisfies SettledTask;
+    }
+    seen.taskId = first.id;
+    let current = first;
+    let wait = POLL_MIN_MS;
+    let last: TaskState | undefined;
+    while (!isSettled(current.status?.state)) {
+      if (current.status?.state !== last) yield RunEvents.remoteCall(peer.name, stateName(current.status?.state));
+      last = current.status?.state;
+      await sleep(wait, request.signal as AbortSignal);
+      wait = Math.min(wait * 2, POLL_MAX_MS);
+      current = await c.getTask({ tenant: '', id: first.id, historyLength: 0 }, request);
+    }
+    artifacts.addAll(current.artifacts);
+    return fromTask(current, artifacts);
+  }
+
+  /** Maps the settled task to an outcome and keeps (or drops) the remote ids for the session. */
+  function settle(task: SettledTask, session: PeerSessionState, callLog: Logger): RemoteOutcome {
+    const state = stateName(task.state);
+    const text = task.artifacts.text() || task.text;
+    if (task.contextId) session.contextId = task.contextId;
+    session.taskId = task.state === TaskState.TASK_STATE_INPUT_REQUIRED ? task.id : undefined;
+    callLog.info('remote call settled', { state });
+    switch (task.state) {
+      case TaskState.TASK_STATE_COMPLETED:
+        return { status: 'completed', text: text || '(the remote agent answered with no text)' };
+      case TaskState.TASK_STATE_INPUT_REQUIRED:
+        return { status: 'input-required', text: task.text || text || 'The remote agent needs more input.' };
+      default:
+        return { status: 'failed', reason: `remote agent ${peer.name} ended the task as ${state}${text ? `: ${text}` : ''}` };
+    }
+  }
+
+  /** Best effort: tells the peer to stop a task we no longer wait for. */
+  async function cancelRemote(taskId: string | undefined, callLog: Logger): Promise<void> {
+    if (!taskId) return;
+    try {
+      const c = await getClient();
+      await c.cancelTask({ tenant: '', id: taskId, metadata: undefined }, {
+        signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS),
+        serviceParameters: { ...peer.headers },
+      });
+      callLog.info('remote task cancelled', { taskId });
+    } catch (error) {
+      callLog.warn('remote task cancel failed', { taskId, reason: describe(error) });
+    }
+  }
+
+  return Object.freeze({
+    kind: 'remote' as const,
+    name: peer.name,
+    description: peer.description,
+    keywords: peer.keywords,
+    cardUrl: peer.cardUrl,
+    invoke,
+  });
+}
+
+/** The remote task as far as we know it. */
+interface SettledTask {
+  id?: string;
+  contextId?: string;
+  state: TaskState | undefined;
+  /** Text of the latest status message (or direct reply). */
+  text: string;
+  artifacts: ArtifactText;
+}
+
+function fromTask(task: Task, artifacts: ArtifactText): SettledTask {
+  return { id: task.id, contextId: task.contextId, state: task.status?.state, text: partsText(task.status?.message?.parts), artifacts };
+}
+
+function describe(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).slice(0, 300);
+}
+
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error && reason.name === 'AbortError') return reason;
+  const error = new Error('the delegated call was cancelled');
+  error.name = 'AbortError';
+  return error;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { Role, TaskState, type AgentCard, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk';
+import {
+  ClientFactory,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+  type AgentCardResolver,
+  type Client,
+} from '@a2a-js/sdk/client';
+import { A2AError } from '@a2a-js/sdk/errors';
+import { fetch as undiciFetch, type Dispatcher } from 'undici';
+import { RemoteAgentError } from '../errors';
+
+/**
+ * The SDK client side of a remote call: building a client for a pinned
+ * card (v1.0, or the SDK's v0.3 compat transports when the card's
+ * interfaces are v0.3), the outgoing message, and reading text out of
+ * tasks, artifacts and messages.
+ */
+
+/** Builds an SDK client for an already validated and pinned card; `polling` for peers that do not stream. */
+export async function createPeerClient(card: AgentCard, options: { dispatcher?: Dispatcher; polling: boolean }): Promise<Client> {
+  const dispatcher = options.dispatcher;
+  const fetchImpl = ((input: string | URL, init?: RequestInit) =>
+    undiciFetch(input, { ...(init as object), ...(dispatcher ? { dispatcher } : {}) })) as unknown as typeof fetch;
+  // The card was normalized and pinned by the loader: the resolver must not re-interpret it.
+  const cardResolver: AgentCardResolver = {
+    resolve: () => Promise.reject(new RemoteAgentError('cards are loaded by the federation, not the client')),
+    normalizeAgentCard: (c: unknown) => c as AgentCard,
+  };
+  const factory = new ClientFactory({
+    transports: [
+      new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }),
+      new RestTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }),
+    ],
+    cardResolver,
+    clientConfig: { polling: options.polling },
+  });
+  return factory.createFromAgentCard(card);
+}
+
+/** A user message carrying `text`, continuing `taskId`/`contextId` when set. */
+export function userMessage(text: string, metadata: Record<string, unknown>, ids: { taskId?: string; contextId?: string }): Message {
+  return {
+    messageId: randomUUID(),
+    contextId: ids.contextId ?? '',
+    taskId: ids.taskId ?? '',
+    role: Role.ROLE_USER,
+    parts: [textPart(text)],
+    metadata,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+function textPart(value: string): Part {
+  return { content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' };
+}
+
+/** The text parts of a message or artifact, joined; data parts as JSON. */
+export function partsText(parts: Part[] | undefined): string {
+  return (parts ?? [])
+    .map((p) => {
+      switch (p.content?.$case) {
+        case 'text':
+          return p.content.value;
+        case 'data':
+          return JSON.stringify(p.content.value);
+        case 'url':
+          return p.content.value;
+        default:
+          return '';
+      }
+    })
+    .filter(Boolean)
+    .join('\n');
+}
+
+/** Collects artifact text by artifact id, honouring `append` chunks. */
+export class ArtifactText {
+  private readonly byId = new Map<string, string>();
+
+  add(artifact: Artifact | undefined, append = false): void {
+    if (!artifact) return;
+    const text = partsText(artifact.parts);
+    const before = append ? (this.byId.get(artifact.artifactId) ?? '') : '';
+    this.byId.set(artifact.artifactId, before + text);
+  }
+
+  addAll(artifacts: Artifact[] | undefined): void {
+    for (const a of artifacts ?? []) this.add(a);
+  }
+
+  text(): string {
+    return [...this.byId.values()].filter(Boolean).join('\n');
+  }
+}
+
+/** How a remote task ended, in the words we log and show. */
+export function stateName(state: TaskState | undefined): string {
+  switch (state) {
+    case TaskState.TASK_STATE_SUBMITTED:
+      return 'submitted';
+    case TaskState.TASK_STATE_WORKING:
+      return 'working';
+    case TaskState.TASK_STATE_COMPLETED:
+      return 'completed';
+    case TaskState.TASK_STATE_FAILED:
+      return 'failed';
+    case TaskState.TASK_STATE_CANCELED:
+      return 'canceled';
+    case TaskState.TASK_STATE_INPUT_REQUIRED:
+      return 'input-required';
+    case TaskState.TASK_STATE_REJECTED:
+      return 'rejected';
+    case TaskState.TASK_STATE_AUTH_REQUIRED:
+      return 'auth-required';
+    default:
+      return 'unknown';
+  }
+}
+
+/** True for states after which the remote task takes no more work without us (terminal or interrupted). */
+export function isSettled(state: TaskState | undefined): boolean {
+  return state !== undefined && ![TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_UNSPECIFIED].includes(state);
+}
+
+/** True when the error is the peer speaking A2A (it is alive), false for transport failures. */
+export function isProtocolError(error: unknown): boolean {
+  return error instanceof A2AError || (error instanceof Error && error.cause instanceof A2AError);
+}
+
+/** The task a send returned, or `undefined` for a direct message reply. */
+export function asTask(result: Message | Task): Task | undefined {
+  return 'status' in result && 'id' in result ? (result as Task) : undefined;
+}
