@@ -6,6 +6,7 @@ import type { Logger } from '../log/logger';
 import type { SecretRegistry } from '../log/redact';
 import type { SqliteDatabase } from '../store/database';
 import { execFamily, fsFamily } from './operator/family';
+import { cryptoFamily, secretsFamily } from './vault/family';
 
 /** What a tool family's factory may use. Built once by the composition root. */
 export interface ToolFamilyDeps {
@@ -57,4 +58,6 @@ export interface ToolFamily {
 export const toolFamilies: ToolFamily[] = [
   execFamily,
   fsFamily,
+  cryptoFamily,
+  secretsFamily,
 ];

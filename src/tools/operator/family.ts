@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { LangoConfig } from '../../config/schema';
 import type { ToolFamily, ToolFamilyDeps } from '../families';
+import { createVaultSecretResolver } from '../vault/family';
 import { createExecShellTool } from './exec';
 import { createFsTools } from './fs';
 import { createWorkspace, type Workspace } from './workspace';
@@ -32,6 +33,7 @@ export const execFamily: ToolFamily = {
       maxOutputBytes: exec.maxOutputBytes,
       logger: deps.logger.child({ component: 'exec' }),
       redact: (text) => deps.secrets.redactText(text),
+      secrets: createVaultSecretResolver(deps),
     });
     return { tools: [tool] };
   },
