@@ -1,7 +1,7 @@
-import type { AnyTool } from "../agent/tool";
-import { capabilityDescription } from "./capabilities";
-import { toolsForSpec, type RoleToolSet } from "./partition";
-import { agentSpecs, type AgentSpec } from "./specs";
+import type { AnyTool } from '../agent/tool';
+import { capabilityDescription } from './capabilities';
+import { toolsForSpec, type RoleToolSet } from './partition';
+import { agentSpecs, type AgentSpec } from './specs';
 
 /** A specialist that will be created, with the tools it owns. */
 export interface ActiveSpec {
@@ -29,12 +29,7 @@ export function activeSpecs(set: RoleToolSet): ActiveSpec[] {
  * subAgentDescription(operatorSpec, [execShell, fsRead]);
  * // 'Runs shell commands, … and runs skills. Capabilities: command execution, file operations'
  */
-export function subAgentDescription(
-  spec: AgentSpec,
-  tools: readonly AnyTool[],
-): string {
+export function subAgentDescription(spec: AgentSpec, tools: readonly AnyTool[]): string {
   const capabilities = capabilityDescription(tools);
-  return capabilities
-    ? `${spec.description}. Capabilities: ${capabilities}`
-    : spec.description;
+  return capabilities ? `${spec.description}. Capabilities: ${capabilities}` : spec.description;
 }

@@ -1,5 +1,5 @@
-import type { AnyTool } from "../agent/tool";
-import { agentSpecs, type SpecName } from "./specs";
+import type { AnyTool } from '../agent/tool';
+import { agentSpecs, type SpecName } from './specs';
 
 /**
  * Tools split by the specialist that owns them, plus the ones nobody owns
@@ -26,12 +26,12 @@ export interface RoleToolSet {
  * (design-subagent-redesign.md decision 3; "Tool partitioning order").
  */
 export const prefixMatchOrder: readonly SpecName[] = Object.freeze([
-  "librarian",
-  "chronicler",
-  "automator",
-  "navigator",
-  "vault",
-  "operator",
+  'librarian',
+  'chronicler',
+  'automator',
+  'navigator',
+  'vault',
+  'operator',
 ]);
 
 /** Prefixes per specialist in match order, read from the registry (data-driven). */
@@ -46,9 +46,7 @@ const matchTable: ReadonlyArray<{
 
 /** The specialist that owns a tool name, or undefined when none does. */
 export function ownerOfTool(toolName: string): SpecName | undefined {
-  return matchTable.find(({ prefixes }) =>
-    prefixes.some((prefix) => toolName.startsWith(prefix)),
-  )?.name;
+  return matchTable.find(({ prefixes }) => prefixes.some((prefix) => toolName.startsWith(prefix)))?.name;
 }
 
 /** An empty {@link RoleToolSet}. */
@@ -88,7 +86,6 @@ export function partitionTools(tools: readonly AnyTool[]): RoleToolSet {
  * name or the planner).
  */
 export function toolsForSpec(set: RoleToolSet, name: string): AnyTool[] {
-  if (name === "unmatched" || !Object.prototype.hasOwnProperty.call(set, name))
-    return [];
+  if (name === 'unmatched' || !Object.prototype.hasOwnProperty.call(set, name)) return [];
   return set[name as SpecName];
 }

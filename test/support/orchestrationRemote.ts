@@ -1,17 +1,13 @@
-import type { RemoteAgent, RemoteOutcome } from "../../src/agent/agent";
-import type { RunEvent } from "../../src/agent/events";
+import type { RemoteAgent, RemoteOutcome } from '../../src/agent/agent';
+import type { RunEvent } from '../../src/agent/events';
 
 /**
  * A plain object implementing RemoteAgent, for tree-building tests: it
  * answers every invocation with a fixed completed outcome (no network).
  */
-export function fixedRemoteAgent(fields: {
-  name: string;
-  description: string;
-  keywords?: string[];
-}): RemoteAgent {
+export function fixedRemoteAgent(fields: { name: string; description: string; keywords?: string[] }): RemoteAgent {
   return {
-    kind: "remote",
+    kind: 'remote',
     name: fields.name,
     description: fields.description,
     keywords: fields.keywords ?? [],
@@ -19,7 +15,7 @@ export function fixedRemoteAgent(fields: {
     // eslint-disable-next-line require-yield
     async *invoke(invocation): AsyncGenerator<RunEvent, RemoteOutcome> {
       return {
-        status: "completed",
+        status: 'completed',
         text: `${fields.name} got: ${invocation.text}`,
       };
     },

@@ -1,5 +1,5 @@
-import { z } from "zod";
-import { defineTool, type AnyTool } from "../../src/agent/tool";
+import { z } from 'zod';
+import { defineTool, type AnyTool } from '../../src/agent/tool';
 
 /**
  * Real tools (via defineTool) named as given, for orchestration tests: each
