@@ -7,6 +7,7 @@ import type { SecretRegistry } from '../log/redact';
 import type { SqliteDatabase } from '../store/database';
 import { execFamily, fsFamily } from './operator/family';
 import { cryptoFamily, secretsFamily } from './vault/family';
+import { backgroundFamily, cronFamily, workflowFamily } from './automator/families';
 
 /** What a tool family's factory may use. Built once by the composition root. */
 export interface ToolFamilyDeps {
@@ -60,4 +61,7 @@ export const toolFamilies: ToolFamily[] = [
   fsFamily,
   cryptoFamily,
   secretsFamily,
+  cronFamily,
+  backgroundFamily,
+  workflowFamily,
 ];

@@ -7,7 +7,7 @@ describe('parseSchedule', () => {
   it('reads "every 5m" as an interval counted from the anchor', () => {
     const schedule = parseSchedule('every 5m', anchor);
     expect(schedule.kind).toBe('every');
-    expect(schedule.next(anchor).toISOString()).toBe('2026-01-01T00:05:00.000Z');
+    expect(schedule.next(anchor)?.toISOString()).toBe('2026-01-01T00:05:00.000Z');
     expect(schedule.next(new Date('2026-01-01T00:12:00.000Z'))?.toISOString()).toBe('2026-01-01T00:15:00.000Z');
   });
 
