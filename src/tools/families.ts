@@ -7,6 +7,8 @@ import type { SecretRegistry } from '../log/redact';
 import type { SqliteDatabase } from '../store/database';
 import { execFamily, fsFamily } from './operator/family';
 import { cryptoFamily, secretsFamily } from './vault/family';
+import { librarianFamily } from './librarian/family';
+import { chroniclerFamily } from './chronicler/family';
 import { backgroundFamily, cronFamily, workflowFamily } from './automator/families';
 
 /** What a tool family's factory may use. Built once by the composition root. */
@@ -61,6 +63,8 @@ export const toolFamilies: ToolFamily[] = [
   fsFamily,
   cryptoFamily,
   secretsFamily,
+  librarianFamily,
+  chroniclerFamily,
   cronFamily,
   backgroundFamily,
   workflowFamily,

@@ -1,0 +1,179 @@
+import type { LangoConfig } from '../../config/schema';
+import type { Model } from '../../llm/model';
+import type { Logger } from '../../log/logger';
+import type { SqliteDatabase } from '../../store/database';
+import { condenseWithModel, estimateTokens, extractiveSummary } from './condense';
+import { MemoryStore, type Observation, type Reflection } from './memoryStore';
+
+/** One persisted message of a session, as the runner hands it over after a turn. */
+export interface SessionMessage {
+  role: string;
+  content: string;
+  /** The agent that wrote it (assistant messages). */
+  author?: string;
+}
+
+/** Options of {@link Chronicler}. */
+export interface ChroniclerOptions {
+  db: SqliteDatabase;
+  model: Model;
+  logger: Logger;
+  clock: () => Date;
+  settings: LangoConfig['observationalMemory'];
+  /** Upper bound of one observer or reflector model call. */
+  requestTimeoutMs?: number;
+}
+
+const OBSERVER_INSTRUCTION = `You are the observer of a conversation between a user and an assistant.
+Condense the transcript below into at most 8 short observations, one per line, each starting with "- ".
+Keep facts, decisions, preferences, names, numbers and open tasks; drop greetings and filler.
+Write only the observations, nothing else.`;
+
+const REFLECTOR_INSTRUCTION = `You are the reflector of a conversation's memory.
+Condense the observations below into at most 4 short lines, each starting with "- ", keeping what will matter later:
+stable facts, the user's preferences, decisions and unfinished work. Write only those lines.`;
+
+/**
+ * Observational memory: after turns whose new messages pass
+ * `observeAfterTokens`, an observer condenses them into observations; once a
+ * session holds `reflectAfterObservations` unreflected observations, a
+ * reflector condenses them into a reflection. Both run through the node's
+ * model and fall back to an extractive summary when its answer is unusable.
+ * The work is queued per session and runs after the turn has answered.
+ */
+export class Chronicler {
+  readonly store: MemoryStore;
+  private readonly model: Model;
+  private readonly logger: Logger;
+  private readonly settings: LangoConfig['observationalMemory'];
+  private readonly requestTimeoutMs: number;
+  private readonly queues = new Map<string, Promise<void>>();
+  private readonly abort = new AbortController();
+  private closed = false;
+
+  constructor(options: ChroniclerOptions) {
+    this.store = new MemoryStore({ db: options.db, clock: options.clock });
+    this.model = options.model;
+    this.logger = options.logger;
+    this.settings = options.settings;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 120_000;
+  }
+
+  /**
+   * The runner's hook after each persisted turn: returns at once; observing
+   * (and maybe reflecting) happens afterwards, one job at a time per session.
+   */
+  onTurnEnd(turn: { sessionId: string; messages: SessionMessage[] }): void {
+    const messages = turn.messages.slice();
+    this.enqueue(turn.sessionId, () => this.observeIfDue(turn.sessionId, messages));
+  }
+
+  /** Records one observation now (observe_event). */
+  recordEvent(sessionId: string, content: string): Observation {
+    const [observation] = this.store.addObservations(sessionId, [content], 'event');
+    this.enqueue(sessionId, () => this.reflectIfDue(sessionId));
+    return observation;
+  }
+
+  /**
+   * Condenses the session's unreflected observations into a reflection now,
+   * after any queued work of the session; `undefined` when there is none.
+   */
+  reflectNow(sessionId: string): Promise<Reflection | undefined> {
+    let result: Reflection | undefined;
+    return this.enqueue(sessionId, async () => {
+      result = await this.reflect(sessionId);
+    }).then(() => result);
+  }
+
+  /**
+   * Memories relevant to `text` (reflections and observations of any
+   * session, best first), as a prompt section within
+   * `recallBudgetTokens`; `undefined` when nothing is relevant.
+   */
+  async contextProvider(request: { sessionId: string; text: string; agentName: string }): Promise<string | undefined> {
+    const memories = this.store.recall(request.text, { limit: 20 });
+    const header = 'Relevant memories from earlier conversations (observational memory):';
+    let budget = this.settings.recallBudgetTokens - estimateTokens(header);
+    const lines: string[] = [];
+    for (const m of memories) {
+      const line = `- [${m.type}${m.sessionId === request.sessionId ? ', this conversation' : ''}] ${m.content.replace(/\s+/g, ' ')}`;
+      const cost = estimateTokens(line) + 1;
+      if (cost > budget) continue;
+      budget -= cost;
+      lines.push(line);
+    }
+    return lines.length ? `${header}\n${lines.join('\n')}` : undefined;
+  }
+
+  /** Resolves once every queued job has finished (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.queues.size > 0) await Promise.all([...this.queues.values()]);
+  }
+
+  /** Cancels model calls in flight and refuses new work. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.abort.abort();
+    await this.idle();
+  }
+
+  private enqueue(sessionId: string, job: () => Promise<void>): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    const previous = this.queues.get(sessionId) ?? Promise.resolve();
+    const next = previous
+      // Let the answer go out first: the job starts on a later event-loop turn.
+      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      .then(() => (this.closed ? undefined : job()))
+      .catch((error: unknown) => this.logger.warn('observational memory job failed', { sessionId, error }))
+      .finally(() => {
+        if (this.queues.get(sessionId) === next) this.queues.delete(sessionId);
+      });
+    this.queues.set(sessionId, next);
+    return next;
+  }
+
+  private async observeIfDue(sessionId: string, messages: SessionMessage[]): Promise<void> {
+    let observed = this.store.observedMessages(sessionId);
+    // A shorter history than recorded means the session was reset: observe it afresh.
+    if (observed > messages.length) observed = 0;
+    const fresh = messages.slice(observed).filter((m) => m.content.trim() && (m.role === 'user' || m.role === 'assistant'));
+    const tokens = fresh.reduce((n, m) => n + estimateTokens(m.content), 0);
+    if (tokens < this.settings.observeAfterTokens) return;
+    const speaker = (m: SessionMessage) => (m.role === 'assistant' ? `assistant${m.author ? ` (${m.author})` : ''}` : m.role);
+    const transcript = fresh.map((m) => `${speaker(m)}: ${m.content.trim()}`).join('\n');
+    const lines =
+      (await this.condense(OBSERVER_INSTRUCTION, transcript, 8)) ??
+      extractiveSummary(
+        fresh.map((m) => ({ prefix: speaker(m), text: m.content })),
+        Math.min(8, Math.max(2, Math.ceil(fresh.length / 2))),
+      );
+    if (this.closed) return;
+    this.store.addObservations(sessionId, lines, 'observer');
+    this.store.setObservedMessages(sessionId, messages.length);
+    this.logger.debug('observed session', { sessionId, messages: fresh.length, observations: lines.length });
+    await this.reflectIfDue(sessionId);
+  }
+
+  private async reflectIfDue(sessionId: string): Promise<void> {
+    if (this.store.countUnreflected(sessionId) >= this.settings.reflectAfterObservations) await this.reflect(sessionId);
+  }
+
+  private async reflect(sessionId: string): Promise<Reflection | undefined> {
+    const observations = this.store.observations({ sessionId, limit: 200, unreflectedOnly: true });
+    if (observations.length === 0) return undefined;
+    const text = observations.map((o) => `- ${o.content}`).join('\n');
+    const lines =
+      (await this.condense(REFLECTOR_INSTRUCTION, text, 4)) ??
+      extractiveSummary(observations.map((o) => ({ text: o.content })), Math.min(4, Math.max(1, Math.ceil(observations.length / 3))));
+    if (this.closed) return undefined;
+    const reflection = this.store.addReflection(sessionId, lines.join('\n'), observations.map((o) => o.id));
+    this.logger.debug('reflected session', { sessionId, observations: observations.length });
+    return reflection;
+  }
+
+  private condense(instruction: string, text: string, maxLines: number): Promise<string[] | undefined> {
+    const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.requestTimeoutMs)]);
+    return condenseWithModel({ model: this.model, instruction, text, signal, maxLines });
+  }
+}

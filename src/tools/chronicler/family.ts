@@ -1,0 +1,47 @@
+import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../families';
+import { Chronicler, type SessionMessage } from './chronicler';
+import { createChroniclerTools } from './tools';
+
+/** The chronicler family once created: its tools plus the hooks the composition root wires. */
+export interface ChroniclerInstance extends ToolFamilyInstance {
+  chronicler: Chronicler;
+  /** Call after each persisted turn with the session's messages; returns at once. */
+  onTurnEnd(turn: { sessionId: string; messages: SessionMessage[] }): void;
+  /** Relevant memories for a turn's prompt, within `observationalMemory.recallBudgetTokens`. */
+  contextProvider(request: { sessionId: string; text: string; agentName: string }): Promise<string | undefined>;
+}
+
+/**
+ * Builds observational memory on the node's database and model.
+ * @example
+ * const memory = createChronicler(deps);
+ * runner.onTurnEnd = memory.onTurnEnd;           // after each persisted turn
+ * prompt.contextProviders.push(memory.contextProvider);
+ */
+export function createChronicler(
+  deps: Pick<ToolFamilyDeps, 'config' | 'db' | 'logger' | 'clock' | 'model'>,
+): ChroniclerInstance {
+  const chronicler = new Chronicler({
+    db: deps.db,
+    model: deps.model,
+    logger: deps.logger.child({ component: 'chronicler' }),
+    clock: deps.clock,
+    settings: deps.config.observationalMemory,
+    requestTimeoutMs: deps.config.agent.requestTimeoutMs,
+  });
+  return {
+    tools: createChroniclerTools({ chronicler }),
+    chronicler,
+    onTurnEnd: (turn) => chronicler.onTurnEnd(turn),
+    contextProvider: (request) => chronicler.contextProvider(request),
+    close: () => chronicler.close(),
+  };
+}
+
+/** The chronicler's row in the tool family table: on with `observationalMemory.enabled`. */
+export const chroniclerFamily: ToolFamily = {
+  name: 'chronicler',
+  agent: 'chronicler',
+  enabled: (config) => config.observationalMemory.enabled,
+  create: (deps) => createChronicler(deps),
+};
