@@ -51,7 +51,8 @@ export function jsonErrors(logger: Logger): ErrorRequestHandler {
       res.setHeader('Connection', 'close');
       sendError(res, req.method, req.path, 413, INVALID_REQUEST, 'request body exceeds the size limit');
     } else if (e.type === 'entity.parse.failed' || err instanceof SyntaxError) {
-      sendError(res, req.method, req.path, 400, PARSE_ERROR, 'request body is not valid JSON');
+      // JSON-RPC errors travel as HTTP 200 (as the SDK sends its own); REST says 400.
+      sendError(res, req.method, req.path, isJsonRpc(req.method, req.path) ? 200 : 400, PARSE_ERROR, 'Parse error: the request body is not valid JSON');
     } else if (status >= 400 && status < 500) {
       sendError(res, req.method, req.path, status, INVALID_REQUEST, `bad request: ${e.type ?? e.message ?? 'unreadable body'}`);
     } else {

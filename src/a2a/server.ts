@@ -12,6 +12,7 @@ import { CardService, cardRoutes } from './cardRoutes';
 import { discoveryRoutes, healthRoutes, type PeerStatus } from './discovery';
 import { bodyLimit, jsonErrors, notFound } from './errors';
 import { LangoExecutor } from './executor';
+import { jsonRpcEnvelope } from './jsonRpcEnvelope';
 import { CheckedPushStore, RetryingPushSender } from './pushNotifications';
 import { GuardedRequestHandler } from './requestHandler';
 import { createCardSigner } from './signing';
@@ -117,8 +118,8 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   app.use(cardRoutes({ cards, legacyCompat: config.a2a.legacyCompat }));
   app.use('/agents', gate);
   app.use(discoveryRoutes({ root, peerStatus: options.peerStatus, remoteCard: options.remoteCard }));
-  // The SDK's handlers parse their own bodies: no express.json() in front of them.
-  app.post('/', gate, jsonRpcHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }));
+  // The envelope check parses the JSON-RPC body once (the SDK's parser skips a parsed body); REST parses its own.
+  app.post('/', gate, ...jsonRpcEnvelope(config.a2a.maxBodyBytes), jsonRpcHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }));
   app.use(gate, restHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }));
   app.use(notFound);
   app.use(jsonErrors(logger));

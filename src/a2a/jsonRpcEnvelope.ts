@@ -1,0 +1,50 @@
+import express, { type RequestHandler } from 'express';
+
+/**
+ * Parses and checks the JSON-RPC 2.0 envelope of `POST /` before the SDK's
+ * handler sees it. The SDK reports a broken envelope as -32602 (and parses
+ * non-objects as parse errors); JSON-RPC says -32600 Invalid Request. The
+ * body is parsed once, here: the SDK's own parser skips a parsed body.
+ */
+export function jsonRpcEnvelope(maxBodyBytes: number): RequestHandler[] {
+  return [express.json({ limit: maxBodyBytes, strict: false, type: 'application/json' }), checkEnvelope];
+}
+
+const INVALID_REQUEST = -32600;
+
+const checkEnvelope: RequestHandler = (req, res, next) => {
+  // No JSON content type: the SDK answers with ContentTypeNotSupported.
+  if (!req.is('application/json')) {
+    next();
+    return;
+  }
+  const body: unknown = req.body;
+  const problem = envelopeProblem(body);
+  if (!problem) {
+    next();
+    return;
+  }
+  const id = isObject(body) && isValidId(body.id) ? body.id : null;
+  // JSON-RPC errors travel as HTTP 200, as the SDK sends its own.
+  res.status(200).json({ jsonrpc: '2.0', id, error: { code: INVALID_REQUEST, message: `Invalid Request: ${problem}` } });
+};
+
+function envelopeProblem(body: unknown): string | undefined {
+  if (Array.isArray(body)) return 'batch requests are not supported; send one JSON-RPC object';
+  if (!isObject(body)) return 'the body must be a JSON-RPC request object';
+  if (body.jsonrpc !== '2.0') return 'jsonrpc must be "2.0"';
+  if (typeof body.method !== 'string' || body.method.length === 0) return 'method must be a non-empty string';
+  if (!isValidId(body.id)) return 'id must be a string, a number or null';
+  if (body.params !== undefined && (typeof body.params !== 'object' || body.params === null)) {
+    return 'params must be an object';
+  }
+  return undefined;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isValidId(id: unknown): boolean {
+  return id === undefined || id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+}
