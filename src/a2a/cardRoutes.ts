@@ -62,6 +62,13 @@ export class CardService {
   }
 }
 
+/** Whether an `If-None-Match` list names `etag` (weak comparison, `*` matches). */
+function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  const bare = (tag: string) => tag.trim().replace(/^W\//, '');
+  return header.split(',').some((tag) => tag.trim() === '*' || bare(tag) === bare(etag));
+}
+
 /** Seconds shared caches may keep the card; short, since peers joining changes it. */
 const CARD_MAX_AGE = 300;
 
@@ -83,7 +90,7 @@ export function cardRoutes(options: { cards: CardService; legacyCompat: boolean 
     res.setHeader('ETag', etag);
     res.setHeader('Cache-Control', `public, max-age=${CARD_MAX_AGE}`);
     if (legacyCompat) res.append('Vary', A2A_VERSION_HEADER);
-    if (req.fresh) {
+    if (matchesEtag(req.headers['if-none-match'], etag)) {
       res.status(304).end();
       return;
     }
