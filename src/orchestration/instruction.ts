@@ -176,7 +176,7 @@ export function buildOrchestratorInstruction(options: OrchestratorInstructionOpt
         ? '3. SELECT: choose the single best-matching agent; for a complex multi-step goal, start with "planner".'
         : '3. SELECT: choose the single best-matching agent.',
       '4. VERIFY: check that the task is not in the agent\u2019s Cannot list and that its name is spelled exactly as in the table.',
-      '5. DELEGATE: call `transfer_to_agent` with that exact `agent_name`, passing the user\u2019s full request.',
+      '5. DELEGATE: call `transfer_to_agent` with that exact `agent_name` (its only argument); the agent sees the conversation.',
     ].join('\n'),
   );
   parts.push(
