@@ -3,7 +3,9 @@ import type { LangoConfig } from '../../config/schema';
 import type { ToolFamily, ToolFamilyDeps } from '../families';
 import { createVaultSecretResolver } from '../vault/family';
 import { createExecShellTool } from './exec';
+import { createExecBgTools } from './execBg';
 import { createFsTools } from './fs';
+import { createJobManager } from './jobs';
 import { createWorkspace, type Workspace } from './workspace';
 
 /**
@@ -19,23 +21,31 @@ export function workspaceFor(deps: Pick<ToolFamilyDeps, 'config' | 'dataDir'>): 
   return createWorkspace({ root: workspaceRoot(deps.config, deps.dataDir), dataDir: deps.dataDir });
 }
 
-/** `exec_*`: shell commands in the workspace, gated by `tools.exec.enabled`. */
+/**
+ * `exec_*`: shell commands in the workspace (foreground and background),
+ * gated by `tools.exec.enabled`; `close` stops the background jobs.
+ */
 export const execFamily: ToolFamily = {
   name: 'exec',
   agent: 'operator',
   enabled: (config) => config.tools.exec.enabled,
   create: (deps) => {
     const exec = deps.config.tools.exec;
-    const tool = createExecShellTool({
+    const logger = deps.logger.child({ component: 'exec' });
+    const options = {
       workspace: workspaceFor(deps),
       policy: { policy: exec.policy, allow: exec.allow },
       timeoutMs: exec.timeoutMs,
       maxOutputBytes: exec.maxOutputBytes,
-      logger: deps.logger.child({ component: 'exec' }),
-      redact: (text) => deps.secrets.redactText(text),
+      logger,
+      redact: (text: string) => deps.secrets.redactText(text),
       secrets: createVaultSecretResolver(deps),
-    });
-    return { tools: [tool] };
+    };
+    const jobs = createJobManager({ db: deps.db, outputDir: path.join(deps.dataDir, 'exec-jobs'), logger, clock: deps.clock });
+    return {
+      tools: [createExecShellTool(options), ...createExecBgTools({ ...options, jobs })],
+      close: () => jobs.close(),
+    };
   },
 };
 
