@@ -87,16 +87,23 @@ export async function startA2ANode(options: StartOptions = {}): Promise<A2ATestN
     ...options.config,
     a2a: { pushNotifications: { allowPrivateNetworks: true, maxAttempts: 3 }, ...options.config?.a2a },
   });
-  const a2a = createA2AServer({
-    config,
-    root: options.root ?? (() => tree),
-    runner,
-    db,
-    logger,
-    clock: () => new Date(),
-    push: { baseDelayMs: 20, timeoutMs: 2000 },
-    ...options.extra,
-  });
+  let a2a: A2AServer;
+  try {
+    a2a = createA2AServer({
+      config,
+      root: options.root ?? (() => tree),
+      runner,
+      db,
+      logger,
+      clock: () => new Date(),
+      push: { baseDelayMs: 20, timeoutMs: 2000 },
+      ...options.extra,
+    });
+  } catch (err) {
+    db.close();
+    if (!options.dir) fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   const server = http.createServer(a2a.app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
