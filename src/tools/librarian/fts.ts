@@ -3,16 +3,27 @@
  * term (so `-`, `:` or `AND` typed by a user or a model are words, not
  * syntax) and terms are OR-ed, leaving ranking to bm25. Returns `undefined`
  * when the text has no word at all.
+ * Common English function words are dropped.
  * @example
  * ftsQuery('WAL: readers & writers?'); // '"wal" OR "readers" OR "writers"'
  */
 export function ftsQuery(text: string): string | undefined {
-  const words = [...new Set(text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [])].slice(0, 32);
+  const all = [...new Set(text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [])];
+  // Words like "is" or "the" match nearly everything; keep them only when nothing else is left.
+  const content = all.filter((w) => !STOPWORDS.has(w));
+  const words = (content.length ? content : all).slice(0, 32);
   if (words.length === 0) return undefined;
   return words.map((w) => `"${w}"`).join(' OR ');
 }
 
 /** bm25 is "lower is better" and negative; scores shown to a model read better as positive, higher first. */
 export function bm25Score(rank: number): number {
-  return Math.round(-rank * 1000) / 1000;
+  // Four significant digits: bm25 of a term found in half of a tiny table is near 1e-6, not 0.
+  return Number((-rank).toPrecision(4));
 }
+
+const STOPWORDS = new Set(
+  ('a an and are as at be but by can did do does for from had has have how i if in into is it its me my of on or our ' +
+    'so that the their them then there these they this to was we were what when where which who whom why will with ' +
+    'you your').split(' '),
+);
