@@ -31,7 +31,8 @@ export function createRecordingRunner(respond: (input: TurnInput) => ScriptedAns
       inputs.push(input);
       active += 1;
       maxActive = Math.max(maxActive, active);
-      const author = typeof input.metadata?.targetAgent === 'string' ? input.metadata.targetAgent : 'lango-orchestrator';
+      const author =
+        typeof input.metadata?.targetAgent === 'string' ? input.metadata.targetAgent : 'lango-orchestrator';
       try {
         yield RunEvents.agentStart(author);
         const answer = await untilAborted(Promise.resolve(respond(input)), input.signal);
@@ -105,7 +106,8 @@ export function automatorDeps(options: {
     clock: options.clock ?? (() => new Date()),
     model: unusedModel,
     turns: () => options.runner,
-    agentNames: () => options.agentNames ?? ['lango-orchestrator', 'operator', 'navigator', 'vault', 'librarian', 'automator'],
+    agentNames: () =>
+      options.agentNames ?? ['lango-orchestrator', 'operator', 'navigator', 'vault', 'librarian', 'automator'],
   };
 }
 

@@ -38,7 +38,8 @@ export class BackgroundQueue {
     if (this.started || this.closed) return;
     this.started = true;
     const interrupted = this.options.store.failInterrupted(this.now());
-    if (interrupted > 0) this.options.logger.warn('background jobs interrupted by a restart marked failed', { count: interrupted });
+    if (interrupted > 0)
+      this.options.logger.warn('background jobs interrupted by a restart marked failed', { count: interrupted });
     this.queue.push(...this.options.store.queuedIds().filter((id) => !this.queue.includes(id)));
     this.pump();
   }
@@ -58,7 +59,12 @@ export class BackgroundQueue {
     const job = this.require(id);
     if (job.status === 'queued') {
       this.queue.splice(this.queue.indexOf(id), 1);
-      this.options.store.finish(id, { status: 'cancelled', finishedAt: this.now(), result: 'cancelled before it started', author: null });
+      this.options.store.finish(id, {
+        status: 'cancelled',
+        finishedAt: this.now(),
+        result: 'cancelled before it started',
+        author: null,
+      });
     } else if (job.status === 'running') {
       this.running.get(id)?.abort(new Error('cancelled by request'));
     } else {
@@ -72,14 +78,6 @@ export class BackgroundQueue {
     const job = this.options.store.get(id);
     if (!job) throw new InputError(`no background job with id "${id}"`);
     return job;
-  }
-
-  /** Resolves when the job has reached a final status (or immediately if it has). */
-  async settled(id: string): Promise<BgJob> {
-    while (this.inflight.size > 0 && ['queued', 'running'].includes(this.require(id).status)) {
-      await Promise.race([...this.inflight]);
-    }
-    return this.require(id);
   }
 
   /** Stops starting jobs, fails the running ones and waits until they are recorded; queued jobs stay queued. */

@@ -34,7 +34,9 @@ export class BgStore {
 
   insert(job: Pick<BgJob, 'id' | 'label' | 'prompt' | 'createdAt'>): void {
     this.db
-      .prepare(`INSERT INTO bg_jobs (id, label, prompt, status, created_at) VALUES (@id, @label, @prompt, 'queued', @createdAt)`)
+      .prepare(
+        `INSERT INTO bg_jobs (id, label, prompt, status, created_at) VALUES (@id, @label, @prompt, 'queued', @createdAt)`,
+      )
       .run(job);
   }
 
@@ -52,9 +54,9 @@ export class BgStore {
 
   /** Queued job ids, oldest first. */
   queuedIds(): string[] {
-    return (this.db.prepare(`SELECT id FROM bg_jobs WHERE status = 'queued' ORDER BY seq`).all() as { id: string }[]).map(
-      (row) => row.id,
-    );
+    return (
+      this.db.prepare(`SELECT id FROM bg_jobs WHERE status = 'queued' ORDER BY seq`).all() as { id: string }[]
+    ).map((row) => row.id);
   }
 
   markRunning(id: string, startedAt: string): void {
@@ -70,7 +72,9 @@ export class BgStore {
   /** Jobs left `running` by a process that died: they will never finish. */
   failInterrupted(finishedAt: string): number {
     return this.db
-      .prepare(`UPDATE bg_jobs SET status = 'failed', finished_at = ?, result = 'node restarted' WHERE status = 'running'`)
+      .prepare(
+        `UPDATE bg_jobs SET status = 'failed', finished_at = ?, result = 'node restarted' WHERE status = 'running'`,
+      )
       .run(finishedAt).changes;
   }
 }

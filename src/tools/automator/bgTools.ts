@@ -27,7 +27,8 @@ export function createBackgroundTools(options: { queue: BackgroundQueue; store: 
     }),
     defineTool({
       name: 'bg_status',
-      description: 'Shows a background job: status (queued, running, completed, input-required, failed, cancelled) and times.',
+      description:
+        'Shows a background job: status (queued, running, completed, input-required, failed, cancelled) and times.',
       parameters: z.object({ id: JobId }),
       execute: async ({ id }) => status(queue.require(id)),
     }),
@@ -39,11 +40,13 @@ export function createBackgroundTools(options: { queue: BackgroundQueue; store: 
     }),
     defineTool({
       name: 'bg_result',
-      description: "Gives a finished background job's answer (or its failure reason); says so if it is not finished yet.",
+      description:
+        "Gives a finished background job's answer (or its failure reason); says so if it is not finished yet.",
       parameters: z.object({ id: JobId }),
       execute: async ({ id }) => {
         const job = queue.require(id);
-        if (job.status === 'queued' || job.status === 'running') return { id, status: job.status, result: null, note: 'not finished yet' };
+        if (job.status === 'queued' || job.status === 'running')
+          return { id, status: job.status, result: null, note: 'not finished yet' };
         return { id, status: job.status, result: job.result, author: job.author };
       },
     }),

@@ -47,7 +47,8 @@ export class CronScheduler {
     this.started = true;
     const now = this.now();
     const interrupted = this.options.store.failInterruptedRuns(now.toISOString());
-    if (interrupted > 0) this.options.logger.warn('cron runs interrupted by a restart marked failed', { count: interrupted });
+    if (interrupted > 0)
+      this.options.logger.warn('cron runs interrupted by a restart marked failed', { count: interrupted });
     for (const job of this.options.store.list()) {
       if (job.status !== 'active' || !job.nextRunAt) continue;
       if (Date.parse(job.nextRunAt) <= now.getTime()) this.fire(job, 'catch-up');
@@ -181,7 +182,11 @@ export class CronScheduler {
       startedAt: startedAt.toISOString(),
     });
     try {
-      const outcome = await runPrompt(turns, { sessionId: `cron:${job.name}`, text: job.prompt, signal: controller.signal });
+      const outcome = await runPrompt(turns, {
+        sessionId: `cron:${job.name}`,
+        text: job.prompt,
+        signal: controller.signal,
+      });
       store.finishRun(runId, {
         status: outcome.status,
         result: outcome.text,

@@ -102,7 +102,10 @@ export class CronStore {
     return Number(info.lastInsertRowid);
   }
 
-  finishRun(id: number, fields: { status: CronRunStatus; finishedAt: string; result: string; author: string | null }): void {
+  finishRun(
+    id: number,
+    fields: { status: CronRunStatus; finishedAt: string; result: string; author: string | null },
+  ): void {
     this.db
       .prepare('UPDATE cron_runs SET status = ?, finished_at = ?, result = ?, author = ? WHERE id = ?')
       .run(fields.status, fields.finishedAt, fields.result, fields.author, id);

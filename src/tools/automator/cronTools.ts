@@ -36,7 +36,13 @@ export function createCronTools(options: { scheduler: CronScheduler; store: Cron
       parameters: z.object({}),
       execute: async () =>
         store.list().map(({ name, kind, schedule, status, nextRunAt, lastRunAt, prompt }) => ({
-          name, kind, schedule, status, nextRunAt, lastRunAt, prompt,
+          name,
+          kind,
+          schedule,
+          status,
+          nextRunAt,
+          lastRunAt,
+          prompt,
         })),
     }),
     defineTool({

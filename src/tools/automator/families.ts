@@ -33,7 +33,11 @@ export const cronFamily: ToolFamily = {
       clock: deps.clock,
       logger: deps.logger.child({ component: 'cron' }),
     });
-    return { tools: createCronTools({ scheduler, store }), start: () => scheduler.start(), close: () => scheduler.close() };
+    return {
+      tools: createCronTools({ scheduler, store }),
+      start: () => scheduler.start(),
+      close: () => scheduler.close(),
+    };
   },
 };
 

@@ -14,8 +14,7 @@ export interface PromptRun {
 
 /** How an automated prompt ended, in the automator's own words. */
 export type PromptOutcome =
-  | { status: TurnResult['status']; text: string; author: string }
-  | { status: 'cancelled'; text: string; author: null };
+  { status: TurnResult['status']; text: string; author: string } | { status: 'cancelled'; text: string; author: null };
 
 /**
  * Runs one prompt to its end through the runner and never throws for a
@@ -41,7 +40,8 @@ export async function runPrompt(turns: () => TurnRunner, run: PromptRun): Promis
 }
 
 function cancelled(signal: AbortSignal): PromptOutcome {
-  const reason = signal.reason instanceof Error ? signal.reason.message : typeof signal.reason === 'string' ? signal.reason : '';
+  const reason =
+    signal.reason instanceof Error ? signal.reason.message : typeof signal.reason === 'string' ? signal.reason : '';
   return { status: 'cancelled', text: reason || 'cancelled', author: null };
 }
 

@@ -44,7 +44,12 @@ export class WorkflowEngine {
   /** Validates and saves a definition under its `name`. @throws InputError naming what is wrong. */
   save(yaml: string): WorkflowDefinition {
     const workflow = parseWorkflow(yaml, this.options.agentNames());
-    this.options.store.save({ name: workflow.name, description: workflow.description ?? null, yaml, savedAt: this.now() });
+    this.options.store.save({
+      name: workflow.name,
+      description: workflow.description ?? null,
+      yaml,
+      savedAt: this.now(),
+    });
     return workflow;
   }
 
@@ -55,11 +60,17 @@ export class WorkflowEngine {
     const workflow = parseWorkflow(yaml);
     checkAgents(workflow, this.options.agentNames());
     const runId = `wf-${randomUUID().slice(0, 8)}`;
-    this.options.store.createRun({ id: runId, workflowName: workflow.name, yaml, startedAt: this.now() }, workflow.steps);
+    this.options.store.createRun(
+      { id: runId, workflowName: workflow.name, yaml, startedAt: this.now() },
+      workflow.steps,
+    );
     const controller = new AbortController();
     const done = this.execute(runId, workflow, controller.signal)
       .catch((error: unknown) => {
-        this.options.logger.error('workflow run crashed', { runId, error: error instanceof Error ? error.message : String(error) });
+        this.options.logger.error('workflow run crashed', {
+          runId,
+          error: error instanceof Error ? error.message : String(error),
+        });
         this.options.store.finishRun(runId, { status: 'failed', finishedAt: this.now(), error: 'internal error' });
       })
       .finally(() => this.runs.delete(runId));
@@ -78,11 +89,6 @@ export class WorkflowEngine {
     return true;
   }
 
-  /** Resolves once the run has been recorded as finished (at once if it is not running here). */
-  async settled(runId: string): Promise<void> {
-    await this.runs.get(runId)?.done;
-  }
-
   /** Cancels every run and waits until each is recorded. */
   async close(): Promise<void> {
     this.closed = true;
@@ -92,7 +98,8 @@ export class WorkflowEngine {
   }
 
   private resolveYaml(input: { name?: string; yaml?: string }): string {
-    if (input.yaml !== undefined && input.name !== undefined) throw new InputError('give either name or yaml, not both');
+    if (input.yaml !== undefined && input.name !== undefined)
+      throw new InputError('give either name or yaml, not both');
     if (input.yaml !== undefined) return input.yaml;
     if (input.name === undefined) throw new InputError('give the name of a saved workflow or its yaml');
     const saved = this.options.store.getSaved(input.name);
@@ -134,18 +141,34 @@ export class WorkflowEngine {
         ? 'completed'
         : 'failed';
     const failedSteps = workflow.steps.filter((step) => status.get(step.id) === 'failed').map((step) => step.id);
-    const error = runStatus === 'failed' ? `failed steps: ${failedSteps.join(', ')}` : runStatus === 'cancelled' ? String((signal.reason as Error)?.message ?? 'cancelled') : null;
+    const error =
+      runStatus === 'failed'
+        ? `failed steps: ${failedSteps.join(', ')}`
+        : runStatus === 'cancelled'
+          ? String((signal.reason as Error)?.message ?? 'cancelled')
+          : null;
     this.options.store.finishRun(runId, { status: runStatus, finishedAt: this.now(), error });
     this.options.logger.info('workflow run finished', { runId, workflow: workflow.name, status: runStatus });
   }
 
-  private settleStep(runId: string, stepId: string, status: Map<string, WorkflowStepStatus>, final: WorkflowStepStatus, why: string): void {
+  private settleStep(
+    runId: string,
+    stepId: string,
+    status: Map<string, WorkflowStepStatus>,
+    final: WorkflowStepStatus,
+    why: string,
+  ): void {
     status.set(stepId, final);
     this.options.store.finishStep(runId, stepId, { status: final, finishedAt: this.now(), result: why, author: null });
   }
 
   /** Runs one step to a final status, recording it; never throws. */
-  private async runStep(runId: string, step: WorkflowStep, results: Map<string, string>, runSignal: AbortSignal): Promise<WorkflowStepStatus> {
+  private async runStep(
+    runId: string,
+    step: WorkflowStep,
+    results: Map<string, string>,
+    runSignal: AbortSignal,
+  ): Promise<WorkflowStepStatus> {
     const { store, turns } = this.options;
     const timeoutMs = step.timeout ? parseDuration(step.timeout, 'timeout') : DEFAULT_STEP_TIMEOUT_MS;
     const timeout = new AbortController();
@@ -156,7 +179,9 @@ export class WorkflowEngine {
         sessionId: `workflow:${runId}:${step.id}`,
         text: renderPrompt(step.prompt, results),
         signal: AbortSignal.any([runSignal, timeout.signal]),
-        metadata: step.agent ? { targetAgent: step.agent, workflowRun: runId, workflowStep: step.id } : { workflowRun: runId, workflowStep: step.id },
+        metadata: step.agent
+          ? { targetAgent: step.agent, workflowRun: runId, workflowStep: step.id }
+          : { workflowRun: runId, workflowStep: step.id },
       });
       let final: WorkflowStepStatus;
       let text = outcome.text;

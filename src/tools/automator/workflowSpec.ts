@@ -65,7 +65,9 @@ export function checkAgents(workflow: WorkflowDefinition, agentNames: string[]):
   const unknown = workflow.steps.filter((step) => step.agent !== undefined && !known.has(step.agent));
   if (unknown.length > 0) {
     const list = unknown.map((step) => `step "${step.id}" names agent "${step.agent}"`).join('; ');
-    throw new InputError(`invalid workflow "${workflow.name}": ${list}, which is not in the agent tree (known: ${[...known].join(', ')})`);
+    throw new InputError(
+      `invalid workflow "${workflow.name}": ${list}, which is not in the agent tree (known: ${[...known].join(', ')})`,
+    );
   }
 }
 
@@ -87,7 +89,10 @@ function graphIssues(steps: WorkflowStep[]): { path: PropertyKey[]; message: str
     byId.set(step.id, step);
     step.depends_on.forEach((dep, depIndex) => {
       if (!steps.some((other) => other.id === dep)) {
-        issues.push({ path: ['steps', index, 'depends_on', depIndex], message: `step "${step.id}" depends on unknown step "${dep}"` });
+        issues.push({
+          path: ['steps', index, 'depends_on', depIndex],
+          message: `step "${step.id}" depends on unknown step "${dep}"`,
+        });
       }
     });
     if (step.timeout !== undefined) {
@@ -152,5 +157,7 @@ function ancestorsOf(id: string, byId: Map<string, WorkflowStep>): Set<string> {
 
 function formatPath(path: PropertyKey[]): string {
   if (path.length === 0) return 'workflow';
-  return path.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`)).join('');
+  return path
+    .map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`))
+    .join('');
 }

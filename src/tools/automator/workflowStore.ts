@@ -71,16 +71,25 @@ export class WorkflowStore {
   }
 
   listSaved(): SavedWorkflow[] {
-    return this.db.prepare('SELECT name, description, yaml, saved_at AS savedAt FROM workflow_defs ORDER BY name').all() as SavedWorkflow[];
+    return this.db
+      .prepare('SELECT name, description, yaml, saved_at AS savedAt FROM workflow_defs ORDER BY name')
+      .all() as SavedWorkflow[];
   }
 
   /** Records a new run with all its steps pending, in one transaction. */
-  createRun(run: { id: string; workflowName: string; yaml: string; startedAt: string }, steps: { id: string; agent?: string }[]): void {
+  createRun(
+    run: { id: string; workflowName: string; yaml: string; startedAt: string },
+    steps: { id: string; agent?: string }[],
+  ): void {
     this.db.transaction(() => {
       this.db
-        .prepare(`INSERT INTO workflow_runs (id, workflow_name, yaml, status, started_at) VALUES (@id, @workflowName, @yaml, 'running', @startedAt)`)
+        .prepare(
+          `INSERT INTO workflow_runs (id, workflow_name, yaml, status, started_at) VALUES (@id, @workflowName, @yaml, 'running', @startedAt)`,
+        )
         .run(run);
-      const step = this.db.prepare(`INSERT INTO workflow_steps (run_id, step_id, position, agent, status) VALUES (?, ?, ?, ?, 'pending')`);
+      const step = this.db.prepare(
+        `INSERT INTO workflow_steps (run_id, step_id, position, agent, status) VALUES (?, ?, ?, ?, 'pending')`,
+      );
       steps.forEach((s, position) => step.run(run.id, s.id, position, s.agent ?? null));
     })();
   }
@@ -91,15 +100,21 @@ export class WorkflowStore {
 
   /** Most recent first. */
   listRuns(limit: number): WorkflowRun[] {
-    return this.db.prepare(`SELECT ${RUN_COLUMNS} FROM workflow_runs ORDER BY seq DESC LIMIT ?`).all(limit) as WorkflowRun[];
+    return this.db
+      .prepare(`SELECT ${RUN_COLUMNS} FROM workflow_runs ORDER BY seq DESC LIMIT ?`)
+      .all(limit) as WorkflowRun[];
   }
 
   steps(runId: string): WorkflowStepRecord[] {
-    return this.db.prepare(`SELECT ${STEP_COLUMNS} FROM workflow_steps WHERE run_id = ? ORDER BY position`).all(runId) as WorkflowStepRecord[];
+    return this.db
+      .prepare(`SELECT ${STEP_COLUMNS} FROM workflow_steps WHERE run_id = ? ORDER BY position`)
+      .all(runId) as WorkflowStepRecord[];
   }
 
   startStep(runId: string, stepId: string, startedAt: string): void {
-    this.db.prepare(`UPDATE workflow_steps SET status = 'running', started_at = ? WHERE run_id = ? AND step_id = ?`).run(startedAt, runId, stepId);
+    this.db
+      .prepare(`UPDATE workflow_steps SET status = 'running', started_at = ? WHERE run_id = ? AND step_id = ?`)
+      .run(startedAt, runId, stepId);
   }
 
   finishStep(
@@ -108,12 +123,16 @@ export class WorkflowStore {
     fields: { status: WorkflowStepStatus; finishedAt: string; result: string | null; author: string | null },
   ): void {
     this.db
-      .prepare('UPDATE workflow_steps SET status = ?, finished_at = ?, result = ?, author = ? WHERE run_id = ? AND step_id = ?')
+      .prepare(
+        'UPDATE workflow_steps SET status = ?, finished_at = ?, result = ?, author = ? WHERE run_id = ? AND step_id = ?',
+      )
       .run(fields.status, fields.finishedAt, fields.result, fields.author, runId, stepId);
   }
 
   finishRun(id: string, fields: { status: WorkflowRunStatus; finishedAt: string; error: string | null }): void {
-    this.db.prepare('UPDATE workflow_runs SET status = ?, finished_at = ?, error = ? WHERE id = ?').run(fields.status, fields.finishedAt, fields.error, id);
+    this.db
+      .prepare('UPDATE workflow_runs SET status = ?, finished_at = ?, error = ? WHERE id = ?')
+      .run(fields.status, fields.finishedAt, fields.error, id);
   }
 
   /** Runs (and their unfinished steps) left `running` by a process that died. */
@@ -127,7 +146,9 @@ export class WorkflowStore {
         )
         .run(finishedAt);
       return this.db
-        .prepare(`UPDATE workflow_runs SET status = 'failed', finished_at = ?, error = 'node restarted' WHERE status = 'running'`)
+        .prepare(
+          `UPDATE workflow_runs SET status = 'failed', finished_at = ?, error = 'node restarted' WHERE status = 'running'`,
+        )
         .run(finishedAt).changes;
     })();
   }

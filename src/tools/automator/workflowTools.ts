@@ -55,7 +55,9 @@ export function createWorkflowTools(options: { engine: WorkflowEngine; store: Wo
       parameters: z.object({ runId: RunId }),
       execute: async ({ runId }) => {
         const cancelling = engine.cancel(runId);
-        return cancelling ? { runId, status: 'cancelling' } : { runId, status: store.getRun(runId)?.status, note: 'not running' };
+        return cancelling
+          ? { runId, status: 'cancelling' }
+          : { runId, status: store.getRun(runId)?.status, note: 'not running' };
       },
     }),
     defineTool({

@@ -27,7 +27,10 @@ describe('background family', () => {
   async function open(respond: (input: TurnInput) => string | Promise<string>, concurrency = 2) {
     const runner = createRecordingRunner(respond);
     const db = openDatabase(temp.file);
-    const family = await openFamily(backgroundFamily, automatorDeps({ db, runner: runner.runner, config: { background: { concurrency } } }));
+    const family = await openFamily(
+      backgroundFamily,
+      automatorDeps({ db, runner: runner.runner, config: { background: { concurrency } } }),
+    );
     let closed = false;
     const close = async () => {
       if (closed) return;
@@ -39,7 +42,8 @@ describe('background family', () => {
     return { ...family, runner, close };
   }
 
-  const statusOf = async (bg: Awaited<ReturnType<typeof open>>, id: string) => ((await bg.call('bg_status', { id })) as { status: string }).status;
+  const statusOf = async (bg: Awaited<ReturnType<typeof open>>, id: string) =>
+    ((await bg.call('bg_status', { id })) as { status: string }).status;
 
   it('runs a submitted prompt in session bg:<id> and keeps its result', async () => {
     const bg = await open((input) => `answer to ${input.text}`);
@@ -47,7 +51,10 @@ describe('background family', () => {
     expect(submitted).toMatchObject({ id: expect.stringMatching(/^bg-[0-9a-f]{8}$/), label: 'files' });
 
     await waitFor(async () => (await statusOf(bg, submitted.id)) === 'completed', 10_000, 'completion');
-    expect(await bg.call('bg_result', { id: submitted.id })).toMatchObject({ status: 'completed', result: 'answer to count the files' });
+    expect(await bg.call('bg_result', { id: submitted.id })).toMatchObject({
+      status: 'completed',
+      result: 'answer to count the files',
+    });
     expect(bg.runner.inputs[0]).toMatchObject({ sessionId: `bg:${submitted.id}`, text: 'count the files' });
   });
 
@@ -64,7 +71,10 @@ describe('background family', () => {
 
     await waitFor(() => bg.runner.active === 2, 10_000, 'two jobs running');
     expect(await Promise.all(ids.map((id) => statusOf(bg, id)))).toEqual(['running', 'running', 'queued', 'queued']);
-    expect((await bg.call('bg_list', { status: 'queued' })).map((job: { id: string }) => job.id)).toEqual([ids[3], ids[2]]);
+    expect((await bg.call('bg_list', { status: 'queued' })).map((job: { id: string }) => job.id)).toEqual([
+      ids[3],
+      ids[2],
+    ]);
 
     gates.get('job 1')?.open();
     await waitFor(() => gates.has('job 3'), 10_000, 'job 3 to start');
@@ -73,7 +83,11 @@ describe('background family', () => {
     await waitFor(() => gates.has('job 4'), 10_000, 'job 4 to start');
     gates.get('job 4')?.open();
 
-    await waitFor(async () => (await Promise.all(ids.map((id) => statusOf(bg, id)))).every((s) => s === 'completed'), 10_000, 'all done');
+    await waitFor(
+      async () => (await Promise.all(ids.map((id) => statusOf(bg, id)))).every((s) => s === 'completed'),
+      10_000,
+      'all done',
+    );
     expect(bg.runner.maxActive).toBe(2);
     expect(bg.runner.inputs.map((input) => input.text)).toEqual(['job 1', 'job 2', 'job 3', 'job 4']);
   });
@@ -94,7 +108,10 @@ describe('background family', () => {
 
     expect(bg.runner.inputs.map((input) => input.text)).toEqual(['long task']);
     expect(bg.runner.inputs[0].signal?.aborted).toBe(true);
-    expect(await bg.call('bg_result', { id: running.id })).toMatchObject({ status: 'cancelled', result: 'cancelled by request' });
+    expect(await bg.call('bg_result', { id: running.id })).toMatchObject({
+      status: 'cancelled',
+      result: 'cancelled by request',
+    });
     await expect(bg.call('bg_cancel', { id: running.id })).rejects.toThrow(/already finished \(cancelled\)/);
     gate.open();
   });
@@ -120,6 +137,27 @@ describe('background family', () => {
     expect(await bg.call('bg_result', { id: job.id })).toMatchObject({ status: 'failed', result: 'model unreachable' });
   });
 
+  it('fails the job running at shutdown and runs the still-queued one after the db file is reopened', async () => {
+    const never = createGate();
+    const first = await open(async () => {
+      await never.opened;
+      return 'unreachable';
+    }, 1);
+    const running = await first.call('bg_submit', { prompt: 'long job' });
+    const queued = await first.call('bg_submit', { prompt: 'next job' });
+    await waitFor(() => first.runner.active === 1, 10_000, 'the first job to start');
+    await first.close();
+    never.open();
+
+    const second = await open((input) => `finished ${input.text}`, 1);
+    expect(await second.call('bg_result', { id: running.id })).toMatchObject({
+      status: 'failed',
+      result: 'node shut down while the job was running',
+    });
+    await waitFor(async () => (await statusOf(second, queued.id)) === 'completed', 10_000, 'the queued job');
+    expect(second.runner.inputs.map((input) => input.text)).toEqual(['next job']);
+  });
+
   it('marks jobs running when the node died as failed "node restarted" and runs the queued ones', async () => {
     const db = openDatabase(temp.file);
     const store = new BgStore(db);
@@ -130,7 +168,10 @@ describe('background family', () => {
     db.close();
 
     const bg = await open((input) => `ok ${input.text}`);
-    expect(await bg.call('bg_result', { id: 'bg-dead0001' })).toMatchObject({ status: 'failed', result: 'node restarted' });
+    expect(await bg.call('bg_result', { id: 'bg-dead0001' })).toMatchObject({
+      status: 'failed',
+      result: 'node restarted',
+    });
     await waitFor(async () => (await statusOf(bg, 'bg-wait0001')) === 'completed', 10_000, 'the queued job');
     expect(bg.runner.inputs.map((input) => input.text)).toEqual(['was queued']);
   });

@@ -39,20 +39,25 @@ describe('cron family', () => {
     return { ...family, runner, db, close };
   }
 
-  const historyOf = async (cron: Opened, name: string) => (await cron.call('cron_history', { name, limit: 100 })) as {
-    trigger: string;
-    status: string;
-    result: string;
-  }[];
+  const historyOf = async (cron: Opened, name: string) =>
+    (await cron.call('cron_history', { name, limit: 100 })) as {
+      trigger: string;
+      status: string;
+      result: string;
+    }[];
 
   it('runs the prompt on an interval in session cron:<name> and records each run', async () => {
     const cron = await open();
     await cron.call('cron_add', { name: 'ping', schedule: 'every 150ms', prompt: 'check the disk' });
 
-    const runs = await waitFor(async () => {
-      const history = await historyOf(cron, 'ping');
-      return history.filter((run) => run.status === 'completed').length >= 2 && history;
-    }, 10_000, 'two runs');
+    const runs = await waitFor(
+      async () => {
+        const history = await historyOf(cron, 'ping');
+        return history.filter((run) => run.status === 'completed').length >= 2 && history;
+      },
+      10_000,
+      'two runs',
+    );
 
     expect(runs[0]).toMatchObject({ trigger: 'schedule', result: 'ran: check the disk' });
     expect(cron.runner.inputs[0]).toMatchObject({ sessionId: 'cron:ping', text: 'check the disk' });
@@ -62,21 +67,31 @@ describe('cron family', () => {
   it('keeps a job scheduled across a restart and runs it again after the db file is reopened', async () => {
     const first = await open();
     await first.call('cron_add', { name: 'report', schedule: 'every 300ms', prompt: 'write the report' });
-    await waitFor(async () => (await historyOf(first, 'report')).some((run) => run.status === 'completed'), 10_000, 'first run');
+    await waitFor(
+      async () => (await historyOf(first, 'report')).some((run) => run.status === 'completed'),
+      10_000,
+      'first run',
+    );
     await first.close();
     const runsBefore = first.runner.inputs.length;
 
     const second = await open();
     const jobs = (await second.call('cron_list')) as { name: string; status: string; nextRunAt: string }[];
-    expect(jobs).toEqual([expect.objectContaining({ name: 'report', status: 'active', nextRunAt: expect.any(String) })]);
+    expect(jobs).toEqual([
+      expect.objectContaining({ name: 'report', status: 'active', nextRunAt: expect.any(String) }),
+    ]);
 
     await waitFor(() => second.runner.inputs.length >= 1, 10_000, 'a run after the restart');
     expect(second.runner.inputs[0]).toMatchObject({ sessionId: 'cron:report', text: 'write the report' });
     expect(first.runner.inputs.length).toBe(runsBefore);
-    const history = await waitFor(async () => {
-      const runs = await historyOf(second, 'report');
-      return runs.filter((run) => run.status === 'completed').length > runsBefore && runs;
-    }, 10_000, 'the run recorded');
+    const history = await waitFor(
+      async () => {
+        const runs = await historyOf(second, 'report');
+        return runs.filter((run) => run.status === 'completed').length > runsBefore && runs;
+      },
+      10_000,
+      'the run recorded',
+    );
     expect(history.length).toBeGreaterThan(runsBefore);
   });
 
@@ -91,10 +106,14 @@ describe('cron family', () => {
     // Down for five hours and ten minutes: five fire times missed.
     now = t0 + 5 * 3_600_000 + 10 * 60_000;
     const second = await open(undefined, clock);
-    const history = await waitFor(async () => {
-      const runs = await historyOf(second, 'hourly');
-      return runs.length === 1 && runs[0].status === 'completed' && runs;
-    }, 10_000, 'the catch-up run');
+    const history = await waitFor(
+      async () => {
+        const runs = await historyOf(second, 'hourly');
+        return runs.length === 1 && runs[0].status === 'completed' && runs;
+      },
+      10_000,
+      'the catch-up run',
+    );
 
     expect(history).toEqual([expect.objectContaining({ trigger: 'catch-up', status: 'completed' })]);
     expect(second.runner.inputs).toHaveLength(1);
@@ -108,7 +127,11 @@ describe('cron family', () => {
     const added = await cron.call('cron_add', { name: 'once', schedule: at, prompt: 'say hello once' });
     expect(added).toMatchObject({ kind: 'at', nextRunAt: at });
 
-    await waitFor(async () => (await historyOf(cron, 'once')).some((run) => run.status === 'completed'), 10_000, 'the run');
+    await waitFor(
+      async () => (await historyOf(cron, 'once')).some((run) => run.status === 'completed'),
+      10_000,
+      'the run',
+    );
     const [job] = (await cron.call('cron_list')) as { status: string; nextRunAt: string | null }[];
     expect(job).toMatchObject({ status: 'done', nextRunAt: null });
     expect(cron.runner.inputs).toHaveLength(1);
@@ -153,10 +176,12 @@ describe('cron family', () => {
 
   it('removes a job, cancelling its run under way and dropping its history', async () => {
     const gate = createGate();
-    const cron = await open(createRecordingRunner(async () => {
-      await gate.opened;
-      return 'never';
-    }));
+    const cron = await open(
+      createRecordingRunner(async () => {
+        await gate.opened;
+        return 'never';
+      }),
+    );
     await cron.call('cron_add', { name: 'slow', schedule: 'every 100ms', prompt: 'take your time' });
     await waitFor(() => cron.runner.active === 1, 10_000, 'the run to start');
 
@@ -169,10 +194,12 @@ describe('cron family', () => {
 
   it('skips a fire time while the previous run of the job is still going', async () => {
     const gate = createGate();
-    const cron = await open(createRecordingRunner(async () => {
-      await gate.opened;
-      return 'slow answer';
-    }));
+    const cron = await open(
+      createRecordingRunner(async () => {
+        await gate.opened;
+        return 'slow answer';
+      }),
+    );
     await cron.call('cron_add', { name: 'overlap', schedule: 'every 100ms', prompt: 'slow work' });
     await waitFor(() => cron.runner.active === 1, 10_000, 'the run to start');
     await new Promise((resolve) => setTimeout(resolve, 400));
@@ -187,8 +214,15 @@ describe('cron family', () => {
     const store = new CronStore(db);
     const at = new Date(Date.now() + 3_600_000).toISOString();
     store.insert({
-      name: 'crashed', kind: 'every', schedule: 'every 1h', prompt: 'x', status: 'active',
-      anchorAt: new Date().toISOString(), nextRunAt: at, lastRunAt: null, createdAt: new Date().toISOString(),
+      name: 'crashed',
+      kind: 'every',
+      schedule: 'every 1h',
+      prompt: 'x',
+      status: 'active',
+      anchorAt: new Date().toISOString(),
+      nextRunAt: at,
+      lastRunAt: null,
+      createdAt: new Date().toISOString(),
     });
     store.startRun({ jobName: 'crashed', trigger: 'schedule', scheduledFor: at, startedAt: new Date().toISOString() });
     db.close();

@@ -24,7 +24,10 @@ describe('automator through the real runner', () => {
     store.close();
   });
 
-  async function node(family: typeof cronFamily, models: { orchestrator: ScriptedModel; operator: ScriptedModel; automator: ScriptedModel }) {
+  async function node(
+    family: typeof cronFamily,
+    models: { orchestrator: ScriptedModel; operator: ScriptedModel; automator: ScriptedModel },
+  ) {
     let runner: TurnRunner | undefined;
     // The tree needs the family's tools and the family needs the runner: bound late, as in the node.
     const lateRunner: TurnRunner = { run: (input) => (runner as TurnRunner).run(input) };
@@ -38,7 +41,13 @@ describe('automator through the real runner', () => {
         makeAgent({ name: 'automator', model: models.automator, tools: opened.instance.tools, keywords: ['schedule'] }),
       ],
     });
-    runner = createRunner({ root: () => tree, sessions: store.sessions, logger: store.logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10 });
+    runner = createRunner({
+      root: () => tree,
+      sessions: store.sessions,
+      logger: store.logger,
+      maxDelegationRounds: 5,
+      maxTurnsPerAgent: 10,
+    });
     return { runner, ...opened };
   }
 
@@ -56,14 +65,29 @@ describe('automator through the real runner', () => {
 
     const chat = await runToEnd(runner, { sessionId: 'cli:1', text: 'schedule a disk check' });
     expect(chat).toEqual({ status: 'completed', text: 'Scheduled the disk check.', author: 'automator' });
-    expect(models.automator.requests[1]?.messages.at(-1)).toMatchObject({ role: 'tool', name: 'cron_add', content: expect.stringContaining('"added":"disk"') });
+    expect(models.automator.requests[1]?.messages.at(-1)).toMatchObject({
+      role: 'tool',
+      name: 'cron_add',
+      content: expect.stringContaining('"added":"disk"'),
+    });
 
-    const [run] = await waitFor(async () => {
-      const history = (await call('cron_history', { name: 'disk' })) as { status: string; result: string; author: string }[];
-      return history[0]?.status === 'completed' && history;
-    }, 10_000, 'the scheduled run');
+    const [run] = await waitFor(
+      async () => {
+        const history = (await call('cron_history', { name: 'disk' })) as {
+          status: string;
+          result: string;
+          author: string;
+        }[];
+        return history[0]?.status === 'completed' && history;
+      },
+      10_000,
+      'the scheduled run',
+    );
     expect(run).toMatchObject({ result: 'The disk is 42% full.', author: 'operator' });
-    expect(models.orchestrator.requests[1]?.messages.at(-1)).toMatchObject({ role: 'user', content: 'How full is the disk?' });
+    expect(models.orchestrator.requests[1]?.messages.at(-1)).toMatchObject({
+      role: 'user',
+      content: 'How full is the disk?',
+    });
     expect(store.sessions.messages('cron:disk', { visibleOnly: true }).map((m) => [m.role, m.content])).toEqual([
       ['user', 'How full is the disk?'],
       ['assistant', 'The disk is 42% full.'],
@@ -85,6 +109,9 @@ describe('automator through the real runner', () => {
 
     await waitFor(async () => (await call('bg_status', { id: job.id })).status === 'cancelled', 10_000, 'cancellation');
     expect(models.operator.requests[0]?.signal.aborted).toBe(true);
-    expect(await call('bg_result', { id: job.id })).toMatchObject({ status: 'cancelled', result: 'cancelled by request' });
+    expect(await call('bg_result', { id: job.id })).toMatchObject({
+      status: 'cancelled',
+      result: 'cancelled by request',
+    });
   });
 });

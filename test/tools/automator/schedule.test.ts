@@ -40,9 +40,12 @@ describe('parseSchedule', () => {
 
 describe('parseDuration', () => {
   it('converts each unit to milliseconds', () => {
-    expect([parseDuration('250ms', 't'), parseDuration('2s', 't'), parseDuration('1.5m', 't'), parseDuration('1h', 't')]).toEqual([
-      250, 2000, 90_000, 3_600_000,
-    ]);
+    expect([
+      parseDuration('250ms', 't'),
+      parseDuration('2s', 't'),
+      parseDuration('1.5m', 't'),
+      parseDuration('1h', 't'),
+    ]).toEqual([250, 2000, 90_000, 3_600_000]);
   });
 
   it('names what was being parsed when it refuses', () => {

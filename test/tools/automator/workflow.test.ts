@@ -55,12 +55,17 @@ describe('workflow family', () => {
   type Opened = Awaited<ReturnType<typeof open>>;
   const status = (wf: Opened, runId: string) => wf.call('workflow_status', { runId }) as Promise<RunView>;
   const finished = (wf: Opened, runId: string) =>
-    waitFor(async () => {
-      const run = await status(wf, runId);
-      return run.status !== 'running' && run;
-    }, 10_000, `run ${runId} to finish`);
+    waitFor(
+      async () => {
+        const run = await status(wf, runId);
+        return run.status !== 'running' && run;
+      },
+      10_000,
+      `run ${runId} to finish`,
+    );
   const step = (run: RunView, id: string) => run.steps.find((s) => s.stepId === id) as StepView;
-  const inputFor = (wf: Opened, stepId: string) => wf.runner.inputs.find((input) => input.metadata?.workflowStep === stepId) as TurnInput;
+  const inputFor = (wf: Opened, stepId: string) =>
+    wf.runner.inputs.find((input) => input.metadata?.workflowStep === stepId) as TurnInput;
 
   const DIGEST = [
     'name: digest',
@@ -83,16 +88,22 @@ describe('workflow family', () => {
   it('runs each step on the specialist it names and feeds earlier results into later prompts', async () => {
     const wf = await open((input) => `${String(input.metadata?.targetAgent)} says ${input.text.slice(0, 12)}`);
     const started = await wf.call('workflow_run', { yaml: DIGEST });
-    expect(started).toMatchObject({ workflow: 'digest', steps: ['news', 'balance', 'forecast', 'digest'], status: 'running' });
+    expect(started).toMatchObject({
+      workflow: 'digest',
+      steps: ['news', 'balance', 'forecast', 'digest'],
+      status: 'running',
+    });
 
     const run = await finished(wf, started.runId);
     expect(run.status).toBe('completed');
-    expect(wf.runner.inputs.map((input) => [input.metadata?.workflowStep, input.metadata?.targetAgent]).sort()).toEqual([
-      ['balance', 'vault'],
-      ['digest', 'librarian'],
-      ['forecast', 'weather-peer'],
-      ['news', 'navigator'],
-    ]);
+    expect(wf.runner.inputs.map((input) => [input.metadata?.workflowStep, input.metadata?.targetAgent]).sort()).toEqual(
+      [
+        ['balance', 'vault'],
+        ['digest', 'librarian'],
+        ['forecast', 'weather-peer'],
+        ['news', 'navigator'],
+      ],
+    );
     expect(inputFor(wf, 'news').sessionId).toBe(`workflow:${started.runId}:news`);
     expect(inputFor(wf, 'digest').text).toBe(
       'Write a digest. News: navigator says read the fro Money: vault says check the wa Weather: weather-peer says forecast for',
@@ -156,7 +167,9 @@ describe('workflow family', () => {
 
   it('fails a step whose turn asks the user a question, since nobody can answer it', async () => {
     const wf = await open(() => ({ status: 'input-required', text: 'Which account?', author: 'vault' }));
-    const { runId } = await wf.call('workflow_run', { yaml: 'name: q\nsteps:\n  - { id: pay, agent: vault, prompt: pay the bill }\n' });
+    const { runId } = await wf.call('workflow_run', {
+      yaml: 'name: q\nsteps:\n  - { id: pay, agent: vault, prompt: pay the bill }\n',
+    });
     const run = await finished(wf, runId);
     expect(step(run, 'pay')).toMatchObject({ status: 'failed', result: expect.stringContaining('Which account?') });
   });
@@ -167,7 +180,8 @@ describe('workflow family', () => {
       await gate.opened;
       return 'late';
     });
-    const yaml = 'name: c\nsteps:\n  - { id: first, agent: operator, prompt: work }\n  - { id: second, prompt: more, depends_on: [first] }\n';
+    const yaml =
+      'name: c\nsteps:\n  - { id: first, agent: operator, prompt: work }\n  - { id: second, prompt: more, depends_on: [first] }\n';
     const { runId } = await wf.call('workflow_run', { yaml });
     await waitFor(() => wf.runner.active === 1, 10_000, 'the first step');
 
@@ -186,7 +200,11 @@ describe('workflow family', () => {
 
   it('saves a workflow, runs it by name and lists both', async () => {
     const wf = await open(() => 'ok');
-    expect(await wf.call('workflow_save', { yaml: 'name: nightly\ndescription: backups\nsteps:\n  - { id: backup, agent: operator, prompt: back up }\n' })).toEqual({
+    expect(
+      await wf.call('workflow_save', {
+        yaml: 'name: nightly\ndescription: backups\nsteps:\n  - { id: backup, agent: operator, prompt: back up }\n',
+      }),
+    ).toEqual({
       saved: 'nightly',
       steps: ['backup'],
     });
@@ -202,11 +220,13 @@ describe('workflow family', () => {
   it('refuses bad YAML, unknown agents and cycles before anything runs', async () => {
     const wf = await open(() => 'never');
     await expect(wf.call('workflow_run', { yaml: 'name: x\nsteps: [' })).rejects.toThrow(/^invalid workflow YAML: /);
-    await expect(wf.call('workflow_run', { yaml: 'name: x\nsteps:\n  - { id: a, agent: ghost, prompt: p }\n' })).rejects.toThrow(
-      'step "a" names agent "ghost", which is not in the agent tree',
-    );
     await expect(
-      wf.call('workflow_save', { yaml: 'name: x\nsteps:\n  - { id: a, prompt: p, depends_on: [b] }\n  - { id: b, prompt: p, depends_on: [a] }\n' }),
+      wf.call('workflow_run', { yaml: 'name: x\nsteps:\n  - { id: a, agent: ghost, prompt: p }\n' }),
+    ).rejects.toThrow('step "a" names agent "ghost", which is not in the agent tree');
+    await expect(
+      wf.call('workflow_save', {
+        yaml: 'name: x\nsteps:\n  - { id: a, prompt: p, depends_on: [b] }\n  - { id: b, prompt: p, depends_on: [a] }\n',
+      }),
     ).rejects.toThrow('steps form a cycle: a → b → a');
     expect(wf.runner.inputs).toHaveLength(0);
     expect((await wf.call('workflow_list', {})).runs).toEqual([]);
@@ -215,7 +235,10 @@ describe('workflow family', () => {
   it('marks runs left running by a dead process as failed "node restarted" at start', async () => {
     const db = openDatabase(temp.file);
     const store = new WorkflowStore(db);
-    store.createRun({ id: 'wf-dead0001', workflowName: 'old', yaml: 'x', startedAt: new Date().toISOString() }, [{ id: 'a' }, { id: 'b' }]);
+    store.createRun({ id: 'wf-dead0001', workflowName: 'old', yaml: 'x', startedAt: new Date().toISOString() }, [
+      { id: 'a' },
+      { id: 'b' },
+    ]);
     store.startStep('wf-dead0001', 'a', new Date().toISOString());
     db.close();
 

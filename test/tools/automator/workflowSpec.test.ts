@@ -19,16 +19,23 @@ describe('parseWorkflow', () => {
       ].join('\n'),
       agents,
     );
-    expect(workflow.steps.map((step) => [step.id, step.depends_on])).toEqual([['fetch', []], ['digest', ['fetch']]]);
+    expect(workflow.steps.map((step) => [step.id, step.depends_on])).toEqual([
+      ['fetch', []],
+      ['digest', ['fetch']],
+    ]);
   });
 
   it('reports a YAML syntax error with its line', () => {
-    expect(() => parseWorkflow('name: x\nsteps: [\n  - id: a', agents)).toThrow(/^invalid workflow YAML: .*at line 3, column 3$/);
+    expect(() => parseWorkflow('name: x\nsteps: [\n  - id: a', agents)).toThrow(
+      /^invalid workflow YAML: .*at line 3, column 3$/,
+    );
   });
 
   it('names an unknown depends_on ref with its location', () => {
     const yaml = 'name: x\nsteps:\n  - id: a\n    prompt: p\n    depends_on: [ghost]\n';
-    expect(() => parseWorkflow(yaml, agents)).toThrow('steps[0].depends_on[0]: step "a" depends on unknown step "ghost"');
+    expect(() => parseWorkflow(yaml, agents)).toThrow(
+      'steps[0].depends_on[0]: step "a" depends on unknown step "ghost"',
+    );
   });
 
   it('names a duplicate step id', () => {
@@ -54,7 +61,9 @@ describe('parseWorkflow', () => {
 
   it('names an agent that is not in the tree, listing the known ones', () => {
     const yaml = 'name: x\nsteps:\n  - { id: a, agent: wizard, prompt: p }\n';
-    expect(() => parseWorkflow(yaml, agents)).toThrow(/step "a" names agent "wizard", which is not in the agent tree \(known: .*navigator/);
+    expect(() => parseWorkflow(yaml, agents)).toThrow(
+      /step "a" names agent "wizard", which is not in the agent tree \(known: .*navigator/,
+    );
   });
 
   it('lists every shape problem (a missing prompt, an unknown key) in one message', () => {
@@ -81,6 +90,14 @@ describe('parseWorkflow', () => {
 
 describe('renderPrompt', () => {
   it('replaces each quote with the step result', () => {
-    expect(renderPrompt('A={{steps.a.result}} B={{ steps.b.result }}', new Map([['a', '1'], ['b', '2']]))).toBe('A=1 B=2');
+    expect(
+      renderPrompt(
+        'A={{steps.a.result}} B={{ steps.b.result }}',
+        new Map([
+          ['a', '1'],
+          ['b', '2'],
+        ]),
+      ),
+    ).toBe('A=1 B=2');
   });
 });
