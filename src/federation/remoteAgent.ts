@@ -20,6 +20,8 @@ import { ArtifactText, asTask, createPeerClient, isProtocolError, isSettled, par
 /** Default deadline for one delegated call when the entry sets no `timeoutMs`. */
 export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
 const CANCEL_TIMEOUT_MS = 2_000;
+/** After a cancel, how long the request may run on to learn the remote task id (so CancelTask can name it). */
+const CANCEL_GRACE_MS = 1_000;
 const POLL_MIN_MS = 100;
 const POLL_MAX_MS = 1_000;
 
@@ -76,10 +78,25 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     const metadata = { ...hop.metadata, [TRACEPARENT_KEY]: trace.traceparent };
     const timeoutMs = peer.entry.timeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
     const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = AbortSignal.any([invocation.signal, timeout]);
+    // A cancel before the peer has named its task lets the request run on briefly, so the task can be cancelled by id.
+    const requestAbort = new AbortController();
+    let grace: NodeJS.Timeout | undefined;
+    const seen: TaskTracker = {
+      taskId: session.taskId,
+      saw(id) {
+        seen.taskId = id;
+        if (invocation.signal.aborted) requestAbort.abort(invocation.signal.reason);
+      },
+    };
+    const onCallerAbort = () => {
+      if (seen.taskId) requestAbort.abort(invocation.signal.reason);
+      else grace = setTimeout(() => requestAbort.abort(invocation.signal.reason), CANCEL_GRACE_MS);
+    };
+    if (invocation.signal.aborted) requestAbort.abort(invocation.signal.reason);
+    else invocation.signal.addEventListener('abort', onCallerAbort, { once: true });
+    const signal = AbortSignal.any([requestAbort.signal, timeout]);
     const request: RequestOptions = { signal, serviceParameters: { ...peer.headers, [TRACEPARENT_KEY]: trace.traceparent } };
     const started = Date.now();
-    const seen: { taskId?: string } = { taskId: session.taskId };
     yield RunEvents.remoteCall(peer.name, 'sending', peer.cardUrl);
     callLog.info('remote call', { continuing: Boolean(session.taskId), streaming: peer.streaming });
     try {
@@ -108,23 +125,26 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       options.onReport?.(protocol ? { ok: true, latencyMs: Date.now() - started } : { ok: false, error: reason, latencyMs: Date.now() - started });
       callLog.warn('remote call failed', { reason });
       return { status: 'failed', reason: `remote agent ${peer.name} ${reason}` };
+    } finally {
+      clearTimeout(grace);
+      invocation.signal.removeEventListener('abort', onCallerAbort);
     }
   }
 
   /** Streams `SendStreamingMessage`, relaying status updates as progress, and returns the task as it last stood. */
-  async function* streamCall(c: Client, params: Parameters<Client['sendMessageStream']>[0], request: RequestOptions, seen: { taskId?: string }) {
+  async function* streamCall(c: Client, params: Parameters<Client['sendMessageStream']>[0], request: RequestOptions, seen: TaskTracker) {
     const artifacts = new ArtifactText();
     let task: SettledTask = { state: undefined, text: '', artifacts };
     for await (const event of c.sendMessageStream(params, request)) {
       const payload = event.payload;
       switch (payload?.$case) {
         case 'task':
-          seen.taskId = payload.value.id;
+          seen.saw(payload.value.id);
           artifacts.addAll(payload.value.artifacts);
           task = fromTask(payload.value, artifacts);
           break;
         case 'statusUpdate': {
-          seen.taskId = payload.value.taskId;
+          seen.saw(payload.value.taskId);
           const text = partsText(payload.value.status?.message?.parts);
           task = { ...task, id: payload.value.taskId, contextId: payload.value.contextId, state: payload.value.status?.state, text: text || task.text };
           yield RunEvents.remoteCall(peer.name, stateName(task.state), text || undefined);
@@ -139,14 +159,15 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
         default:
           break;
       }
-      if (isSettled(task.state)) break;
+      // No break on a settled state: a continued task's first snapshot still shows input-required.
+      // The peer ends the stream once the task is final or interrupted.
     }
     if (!isSettled(task.state)) throw new Error(`stream ended while the remote task was ${stateName(task.state)}`);
     return task;
   }
 
   /** Sends without blocking and polls `GetTask` until the task settles, so a cancel can name the task early. */
-  async function* pollCall(c: Client, params: Parameters<Client['sendMessage']>[0], request: RequestOptions, seen: { taskId?: string }) {
+  async function* pollCall(c: Client, params: Parameters<Client['sendMessage']>[0], request: RequestOptions, seen: TaskTracker) {
     const artifacts = new ArtifactText();
     const result = await c.sendMessage(params, request);
     const first = asTask(result);
@@ -154,11 +175,15 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       const reply = result as Message;
       return { state: TaskState.TASK_STATE_COMPLETED, text: partsText(reply.parts), artifacts, contextId: reply.contextId } satisfies SettledTask;
     }
-    seen.taskId = first.id;
+    const continuing = Boolean(seen.taskId);
+    seen.saw(first.id);
     let current = first;
     let wait = POLL_MIN_MS;
     let last: TaskState | undefined;
-    while (!isSettled(current.status?.state)) {
+    // A continued task's first snapshot still shows input-required: look again before trusting it.
+    let stale = continuing && current.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED;
+    while (stale || !isSettled(current.status?.state)) {
+      stale = false;
       if (current.status?.state !== last) yield RunEvents.remoteCall(peer.name, stateName(current.status?.state));
       last = current.status?.state;
       await sleep(wait, request.signal as AbortSignal);
@@ -209,6 +234,12 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     cardUrl: peer.cardUrl,
     invoke,
   });
+}
+
+/** Tracks the remote task id of the call in flight (for CancelTask). */
+interface TaskTracker {
+  taskId?: string;
+  saw(id: string): void;
 }
 
 /** The remote task as far as we know it. */

@@ -1,0 +1,135 @@
+import { Agent } from 'undici';
+import { createMemoryLogger } from '../../src/log/logger';
+import { loadRemoteAgents } from '../../src/federation/loadRemoteAgents';
+import { FEDERATION_HOPS_KEY, FEDERATION_PATH_KEY } from '../../src/federation/hops';
+import { startPeer, type TestPeer } from '../support/federationPeers';
+import { baseOptions, drain, entries, logged } from '../support/federationRun';
+
+describe('remote agent calls over real A2A peers', () => {
+  const open: Array<{ close(): Promise<void> }> = [];
+  let dispatcher: Agent;
+  beforeEach(() => {
+    dispatcher = new Agent();
+  });
+  afterEach(async () => {
+    while (open.length) await open.pop()!.close();
+    await dispatcher.destroy();
+  });
+  const peer = async (...args: Parameters<typeof startPeer>): Promise<TestPeer> => {
+    const p = await startPeer(...args);
+    open.push(p);
+    return p;
+  };
+  const load = (logger = createMemoryLogger(), ...list: Array<Record<string, unknown>>) =>
+    loadRemoteAgents({ ...baseOptions(logger), dispatcher, entries: entries(...list), callTimeoutMs: 5000 });
+
+  it('loads a reachable v1.0 peer and streams a delegated request to completion', async () => {
+    const p = await peer({ name: 'Weather', behaviour: 'echo' });
+    const logger = createMemoryLogger();
+    const { agents, skipped } = await load(logger, { name: 'weather', baseUrl: p.url });
+    expect(skipped).toEqual([]);
+    expect(agents.map((a) => a.name)).toEqual(['weather']);
+    expect(agents[0].keywords).toEqual(expect.arrayContaining(['weather', 'forecast', 'paris']));
+    expect(agents[0].description).toContain('Test peer Weather');
+    expect(logged(logger, 'info', 'remote agent loaded')[0].meta).toMatchObject({ name: 'weather', protocol: '1.0', streaming: true });
+
+    const { events, outcome } = await drain(agents[0], { text: 'hello there' });
+    expect(outcome).toEqual({ status: 'completed', text: 'echo: hello there' });
+    expect(events.map((e) => e.type === 'remote_call' && e.status)).toEqual(expect.arrayContaining(['sending', 'working', 'artifact', 'completed']));
+    expect(p.requests.map((r) => r.method)).toEqual(['SendStreamingMessage']);
+    expect(p.requests[0].headers['a2a-version']).toBe('1.0');
+  });
+
+  it('polls a peer that does not stream and still returns its answer', async () => {
+    const p = await peer({ behaviour: 'echo', streaming: false });
+    const { agents } = await load(undefined, { name: 'plain', agentCardUrl: `${p.url}.well-known/agent-card.json` });
+    const { outcome } = await drain(agents[0], { text: 'ping' });
+    expect(outcome).toEqual({ status: 'completed', text: 'echo: ping' });
+    expect(p.requests[0].method).toBe('SendMessage');
+    expect(p.requests[0].params).toMatchObject({ configuration: { returnImmediately: true } });
+  });
+
+  it('speaks v0.3 to a peer served by @a2a-js/sdk 0.3.14', async () => {
+    const p = await peer({ version: '0.3', behaviour: 'echo' });
+    const logger = createMemoryLogger();
+    const { agents, skipped } = await load(logger, { name: 'legacy', baseUrl: p.url });
+    expect(skipped).toEqual([]);
+    expect(logged(logger, 'info', 'remote agent loaded')[0].meta).toMatchObject({ protocol: '0.3' });
+    const { outcome } = await drain(agents[0], { text: 'old school' });
+    expect(outcome).toEqual({ status: 'completed', text: 'echo: old school' });
+    expect(p.requests[0].method).toBe('message/send');
+    const sent = p.requests[0].params as { message: { parts: Array<{ kind: string; text: string }> } };
+    expect(sent.message.parts[0]).toMatchObject({ kind: 'text', text: 'old school' });
+  });
+
+  it('keeps an input-required remote task in the session state and continues it', async () => {
+    const p = await peer({ behaviour: 'ask' });
+    const { agents } = await load(undefined, { name: 'weather', baseUrl: p.url });
+    const state: Record<string, unknown> = {};
+    const first = await drain(agents[0], { text: 'what is the weather?', state });
+    expect(first.outcome).toEqual({ status: 'input-required', text: 'Which city?' });
+    const kept = { ...(state['a2a:weather'] as { taskId: string; contextId: string }) };
+    expect(kept.taskId).toEqual(expect.any(String));
+
+    const second = await drain(agents[0], { text: 'Lisbon', state });
+    expect(second.outcome).toEqual({ status: 'completed', text: 'weather in Lisbon: sunny' });
+    const continued = p.requests[1].params as { message: { taskId: string; contextId: string } };
+    expect(continued.message).toMatchObject({ taskId: kept.taskId, contextId: kept.contextId });
+    expect((state['a2a:weather'] as { taskId?: string }).taskId).toBeUndefined();
+  });
+
+  it('sends CancelTask to the remote when the delegated call is aborted', async () => {
+    const p = await peer({ behaviour: 'slow' });
+    const logger = createMemoryLogger();
+    const { agents } = await load(logger, { name: 'slowpoke', baseUrl: p.url });
+    const controller = new AbortController();
+    void p.working.then(() => controller.abort());
+    const started = Date.now();
+    const { error } = await drain(agents[0], { text: 'take your time', signal: controller.signal });
+    expect(error?.name).toBe('AbortError');
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(p.requests.map((r) => r.method)).toContain('CancelTask');
+    expect(p.cancelled).toHaveLength(1);
+    expect(logged(logger, 'info', 'remote task cancelled')[0].meta).toMatchObject({ remote: 'slowpoke', taskId: p.cancelled[0] });
+  });
+
+  it('hands back a failure note when the peer dies in the middle of a task', async () => {
+    const p = await peer({ behaviour: 'slow' });
+    const logger = createMemoryLogger();
+    const { agents } = await load(logger, { name: 'fragile', baseUrl: p.url });
+    void p.working.then(() => p.close());
+    const { outcome, error } = await drain(agents[0], { text: 'long job' });
+    expect(error).toBeUndefined();
+    expect(outcome).toEqual({ status: 'failed', reason: expect.stringMatching(/^remote agent fragile unreachable: /) });
+    expect(logged(logger, 'warn', 'remote call failed')[0].meta).toMatchObject({ remote: 'fragile', traceId: expect.any(String) });
+  });
+
+  it('fails with a timeout note when the remote task outlives timeoutMs, and cancels it', async () => {
+    const p = await peer({ behaviour: 'slow' });
+    const { agents } = await load(undefined, { name: 'sluggish', baseUrl: p.url, timeoutMs: 500 });
+    const { outcome } = await drain(agents[0], { text: 'hurry' });
+    expect(outcome).toEqual({ status: 'failed', reason: 'remote agent sluggish timed out after 500 ms' });
+    expect(p.cancelled).toHaveLength(1);
+  });
+
+  it('sends only the configured credentials, hop metadata and a traceparent continuing the inbound trace', async () => {
+    const p = await peer({ behaviour: 'echo' });
+    const { agents } = await load(undefined, { name: 'secure', baseUrl: p.url, auth: { type: 'bearer', token: 'peer-token-123' }, headers: { 'x-tenant': 'blue' } });
+    const inboundTrace = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    await drain(agents[0], {
+      text: 'hi',
+      metadata: { authorization: 'Bearer inbound-user-token', traceparent: inboundTrace, [FEDERATION_PATH_KEY]: ['http://10.0.0.9:4000'], [FEDERATION_HOPS_KEY]: 1 },
+    });
+    const seen = p.requests[0];
+    expect(seen.headers.authorization).toBe('Bearer peer-token-123');
+    expect(seen.headers['x-tenant']).toBe('blue');
+    expect(seen.headers.traceparent).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
+    const metadata = (seen.params as { message: { metadata: Record<string, unknown> } }).message.metadata;
+    expect(metadata).toEqual({
+      [FEDERATION_PATH_KEY]: ['http://10.0.0.9:4000', 'http://127.0.0.1:1'],
+      [FEDERATION_HOPS_KEY]: 2,
+      traceparent: seen.headers.traceparent,
+    });
+    expect(JSON.stringify(seen)).not.toContain('inbound-user-token');
+  });
+});
