@@ -1,0 +1,140 @@
+import type { Model, ModelEvent, ModelMessage, ModelRequest, ModelRoute, ModelToolSpec } from './model';
+import { exampleCall, isGreeting, parseToolCall, routeScore } from './offlineSyntax';
+
+const TRANSFER = 'transfer_to_agent';
+
+/**
+ * The embedded default model: deterministic, no network, no API key. It is
+ * not a language model; it follows fixed rules so a fresh node works end to
+ * end and tests are reproducible.
+ *
+ * What it does, for the README:
+ *
+ * - **Greetings** ("hello", "hi", "good morning", …) are answered directly,
+ *   saying what the node can do.
+ * - **Routing**: the orchestrator picks the specialist whose routing keywords
+ *   best match your message (naming one of a specialist's tools counts most)
+ *   and transfers to it. When nothing matches it answers itself and lists
+ *   what it routes.
+ * - **Tools**: a specialist runs a tool only when you name it. Write the tool
+ *   name followed by a JSON object of arguments:
+ *
+ *       exec_shell {"command": "echo hi"}
+ *       fs_write {"path": "notes/todo.txt", "content": "buy milk"}
+ *
+ *   `key=value` pairs work too (quote values with spaces), and a tool with a
+ *   single required text argument takes the rest of the line:
+ *
+ *       fs_read path=notes/todo.txt
+ *       exec_shell command="ls -la"
+ *       exec_shell ls -la
+ *
+ *   It answers with the tool's result. Without a tool name, a specialist
+ *   replies with its tools and this syntax.
+ *
+ * For real conversations configure an OpenAI-compatible endpoint
+ * (`agent.provider: openai`, `agent.apiKey`, `agent.baseUrl`).
+ * @example
+ * const model = createOfflineModel();
+ * const tree = buildAgentTree({ tools, model });
+ */
+export function createOfflineModel(): Model {
+  return {
+    name: 'offline',
+    async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
+      if (request.signal.aborted) throw Object.assign(new Error('the model call was cancelled'), { name: 'AbortError' });
+      const decision = decide(request);
+      if (decision.type === 'text') {
+        yield { type: 'text_delta', delta: decision.text };
+      } else {
+        yield { type: 'tool_call', call: { id: `offline_${request.messages.length}`, name: decision.name, arguments: decision.arguments } };
+      }
+    },
+  };
+}
+
+type Decision = { type: 'text'; text: string } | { type: 'call'; name: string; arguments: string };
+
+function decide(request: ModelRequest): Decision {
+  const { agentName, messages } = request;
+  const userIndex = findLastIndex(messages, (m) => m.role === 'user' && !m.runtimeNote);
+  const text = userIndex >= 0 ? messages[userIndex]!.content : '';
+  const turn = messages.slice(userIndex + 1);
+  const ownTools = request.tools.filter((t) => t.name !== TRANSFER);
+  const canTransfer = request.tools.some((t) => t.name === TRANSFER);
+
+  // After our own tool call: answer with what it returned.
+  const answered = ownToolResults(turn, agentName);
+  if (answered) {
+    const results = answered.filter((m) => m.name !== TRANSFER);
+    const plain = (m: { name: string; content: string }) => m.content.startsWith(`tool ${m.name} failed`) || m.content.startsWith('the user declined');
+    if (results.length) return say(results.map((m) => (plain(m) ? m.content : `Result of ${m.name}:\n${m.content}`)).join('\n\n'));
+  }
+
+  const call = ownTools.length && !answered ? parseToolCall(text, ownTools) : undefined;
+  if (call) return { type: 'call', ...call };
+
+  const subRoutes = request.routes.filter((r) => !r.parent);
+  if (isGreeting(text)) return say(`Hello! I'm ${agentName}. ${abilities(agentName, subRoutes, ownTools)}`);
+
+  if (canTransfer && !answered) {
+    // Never route twice to an agent that already had this request in this turn (it rejected or failed).
+    const tried = new Set(turn.flatMap((m) => (m.role === 'assistant' && m.author === agentName ? transferTargets(m) : [])));
+    const best = subRoutes
+      .filter((r) => !tried.has(r.name))
+      .map((route) => ({ route, score: routeScore(text, route) }))
+      .reduce<{ route?: ModelRoute; score: number }>((a, b) => (b.score > a.score ? b : a), { score: 0 });
+    if (best.route) return { type: 'call', name: TRANSFER, arguments: JSON.stringify({ agent_name: best.route.name }) };
+  }
+
+  const notes = turn.filter((m) => m.role === 'user' && m.runtimeNote).map((m) => m.content.replace(/^\[note from the runtime\]\s*/, ''));
+  const preface = notes.length ? `${notes.join(' ')}\n\n` : subRoutes.length ? 'Nothing in your message matched an agent I route to. ' : '';
+  return say(`${preface}${abilities(agentName, subRoutes, ownTools)}`);
+}
+
+/** What this agent can do, and the tool syntax, in plain words. */
+function abilities(agentName: string, routes: ModelRoute[], tools: ModelToolSpec[]): string {
+  if (routes.length) {
+    const list = routes.map((r) => `${r.name} (${r.description})`).join('; ');
+    const shell = routes.some((r) => r.toolNames?.includes('exec_shell'));
+    const example = shell ? 'exec_shell {"command": "echo hi"}' : 'tool_name {"argument": "value"}';
+    return `I run on the offline model: I answer greetings and route requests by keywords to: ${list}. Say what you need, or name a tool followed by its JSON arguments, e.g. ${example}.`;
+  }
+  if (tools.length) {
+    const list = tools.map((t) => `${t.name} (${t.description.split('\n')[0]})`).join('; ');
+    return `I'm ${agentName} on the offline model. My tools: ${list}. To run one, write its name followed by a JSON object of arguments, e.g. ${exampleCall(tools[0]!)} (key=value pairs also work).`;
+  }
+  return `I'm ${agentName} on the offline model, which only answers greetings, routes requests and runs tools you name; I have no tools. Configure an OpenAI-compatible model (agent.provider: openai) for free-form answers.`;
+}
+
+/** The results of this agent's last tool calls when they are the latest messages, else undefined. */
+function ownToolResults(turn: ModelMessage[], agentName: string): Array<Extract<ModelMessage, { role: 'tool' }>> | undefined {
+  const last = turn.at(-1);
+  if (last?.role !== 'tool') return undefined;
+  const callerIndex = findLastIndex(turn, (m) => m.role === 'assistant' && !!m.toolCalls?.some((c) => c.id === last.toolCallId));
+  const caller = turn[callerIndex];
+  if (caller?.role !== 'assistant' || (caller.author && caller.author !== agentName)) return undefined;
+  return turn.slice(callerIndex + 1).filter((m): m is Extract<ModelMessage, { role: 'tool' }> => m.role === 'tool');
+}
+
+function transferTargets(message: Extract<ModelMessage, { role: 'assistant' }>): string[] {
+  return (message.toolCalls ?? [])
+    .filter((c) => c.name === TRANSFER)
+    .flatMap((c) => {
+      try {
+        const name = (JSON.parse(c.arguments) as { agent_name?: unknown }).agent_name;
+        return typeof name === 'string' ? [name] : [];
+      } catch {
+        return [];
+      }
+    });
+}
+
+function say(text: string): Decision {
+  return { type: 'text', text };
+}
+
+function findLastIndex<T>(items: T[], test: (item: T) => boolean): number {
+  for (let i = items.length - 1; i >= 0; i--) if (test(items[i]!)) return i;
+  return -1;
+}
