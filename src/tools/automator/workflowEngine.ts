@@ -116,19 +116,27 @@ export class WorkflowEngine {
     const results = new Map<string, string>();
     const active = new Map<string, Promise<void>>();
     for (;;) {
-      for (const step of workflow.steps) {
-        if (status.get(step.id) !== 'pending') continue;
-        const deps = step.depends_on.map((dep) => status.get(dep));
-        if (signal.aborted) this.settleStep(runId, step.id, status, 'cancelled', 'the run was cancelled first');
-        else if (deps.some((s) => s === 'failed' || s === 'skipped' || s === 'cancelled')) {
-          this.settleStep(runId, step.id, status, 'skipped', 'a step it depends on did not complete');
-        } else if (deps.every((s) => s === 'completed')) {
-          status.set(step.id, 'running');
-          const task = this.runStep(runId, step, results, signal).then((final) => {
-            status.set(step.id, final);
-            active.delete(step.id);
-          });
-          active.set(step.id, task);
+      // Repeat until nothing changes: a skip can cascade to steps listed before it in the YAML.
+      for (let changed = true; changed;) {
+        changed = false;
+        for (const step of workflow.steps) {
+          if (status.get(step.id) !== 'pending') continue;
+          const deps = step.depends_on.map((dep) => status.get(dep));
+          if (signal.aborted) {
+            this.settleStep(runId, step.id, status, 'cancelled', 'the run was cancelled first');
+          } else if (deps.some((s) => s === 'failed' || s === 'skipped' || s === 'cancelled')) {
+            this.settleStep(runId, step.id, status, 'skipped', 'a step it depends on did not complete');
+          } else if (deps.every((s) => s === 'completed')) {
+            status.set(step.id, 'running');
+            const task = this.runStep(runId, step, results, signal).then((final) => {
+              status.set(step.id, final);
+              active.delete(step.id);
+            });
+            active.set(step.id, task);
+          } else {
+            continue;
+          }
+          changed = true;
         }
       }
       if (active.size === 0) break;

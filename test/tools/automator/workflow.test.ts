@@ -165,6 +165,31 @@ describe('workflow family', () => {
     never.open();
   });
 
+  it('skips every step downstream of a failure, whatever order the YAML lists them in', async () => {
+    const wf = await open((input) =>
+      input.metadata?.workflowStep === 'base'
+        ? { status: 'failed', text: 'model unreachable', author: 'operator' }
+        : 'ok',
+    );
+    const yaml = [
+      'name: cascade',
+      'steps:',
+      '  - { id: last, prompt: three, depends_on: [middle] }',
+      '  - { id: middle, prompt: two, depends_on: [base] }',
+      '  - { id: base, agent: operator, prompt: one }',
+    ].join('\n');
+    const { runId } = await wf.call('workflow_run', { yaml });
+
+    const run = await finished(wf, runId);
+    expect(run.steps.map((s) => [s.stepId, s.status])).toEqual([
+      ['last', 'skipped'],
+      ['middle', 'skipped'],
+      ['base', 'failed'],
+    ]);
+    expect(step(run, 'base').result).toBe('model unreachable');
+    expect(wf.runner.inputs).toHaveLength(1);
+  });
+
   it('fails a step whose turn asks the user a question, since nobody can answer it', async () => {
     const wf = await open(() => ({ status: 'input-required', text: 'Which account?', author: 'vault' }));
     const { runId } = await wf.call('workflow_run', {
