@@ -25,7 +25,8 @@ const MIN_INTERVAL_MS = 100;
  * Parses a schedule written as a cron expression (`*\/5 * * * *`, six fields
  * for seconds), an interval (`every 5m`, `every 300ms`) or one time at an ISO
  * date (`2026-01-01T09:00:00Z`). Intervals count from `anchor` (the job's
- * creation), so a restart does not shift them.
+ * creation), so a restart does not shift them. Cron expressions follow the
+ * node's local time zone (croner's default).
  * @throws InputError naming the schedule and why it was refused.
  * @example
  * parseSchedule('every 5m', new Date()).next(new Date()); // five minutes after the anchor
