@@ -83,7 +83,7 @@ describe('openai-compatible embeddings', () => {
 
 describe('createEmbeddingProvider', () => {
   it('builds local by default, none for provider none, openai from its keys', () => {
-    expect(createEmbeddingProvider(LangoConfig.parse({}).embedding)?.id).toBe('local:hash-384');
+    expect(createEmbeddingProvider(LangoConfig.parse({}).embedding)?.id).toBe('local:hash-512');
     expect(createEmbeddingProvider(LangoConfig.parse({ embedding: { provider: 'none' } }).embedding)).toBeUndefined();
     const openai = createEmbeddingProvider(
       LangoConfig.parse({ embedding: { provider: 'openai', model: 'm', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'k' } }).embedding,

@@ -2,7 +2,7 @@ import type { EmbeddingProvider } from './provider';
 import { normalize } from './vector';
 
 /** Default dimensionality of {@link createLocalEmbeddings}. */
-export const LOCAL_EMBEDDING_DIMENSIONS = 384;
+export const LOCAL_EMBEDDING_DIMENSIONS = 512;
 
 const STOPWORDS = new Set(
   ('a an and are as at be but by can did do does for from had has have how i if in into is it its me my of on or our ' +
@@ -30,8 +30,9 @@ function hash(text: string): number {
 
 /**
  * Embeds one text: feature hashing ("the hashing trick") of word stems
- * (weight 1), word-stem bigrams (0.5) and character trigrams of each word
- * (0.3 each, so a misspelt or inflected word still shares most features).
+ * (weight 1), word-stem bigrams (0.5) and character trigrams of each stem
+ * (1 each, so a misspelt or inflected word still shares most features; at
+ * lower trigram weights a typo loses to chance collisions).
  * A second hash bit picks the sign so collisions cancel instead of adding up.
  */
 export function embedLocally(text: string, dimensions = LOCAL_EMBEDDING_DIMENSIONS): Float32Array {
@@ -45,7 +46,7 @@ export function embedLocally(text: string, dimensions = LOCAL_EMBEDDING_DIMENSIO
   stems.forEach((s, i) => {
     add(`w:${s}`, 1);
     if (i > 0) add(`b:${stems[i - 1]} ${s}`, 0.5);
-    const padded = `^${words[i]}$`;
+    const padded = `^${s}$`;
     for (let j = 0; j + 3 <= padded.length; j++) add(`c:${padded.slice(j, j + 3)}`, 0.3);
   });
   return normalize(v);
@@ -58,7 +59,7 @@ export function embedLocally(text: string, dimensions = LOCAL_EMBEDDING_DIMENSIO
  * included), and it does not know that "car" and "automobile" mean the same.
  * For retrieval by meaning configure `embedding.provider: openai`.
  * @example
- * const local = createLocalEmbeddings();
+ * const local = createLocalEmbeddings(); // 512 dimensions
  * const [v] = await local.embed(['WAL keeps readers off the writer']);
  */
 export function createLocalEmbeddings(options: { dimensions?: number } = {}): EmbeddingProvider {

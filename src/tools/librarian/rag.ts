@@ -114,6 +114,7 @@ export class RagService {
     const methods = new Set<string>();
     for (const name of names) {
       const index = this.index(name, vector.length);
+      if (index.size === 0) continue;
       const { hits, method } = index.search(vector, options.limit);
       methods.add(method);
       for (const h of hits) scored.push({ collection: name, ...h });

@@ -26,7 +26,7 @@ export const DEFAULT_ANN_THRESHOLD = 20_000;
 /**
  * Nearest-neighbour search over unit vectors. Every vector lives in one flat
  * Float32Array for exact cosine search (a dot product per row: about 40 ms
- * per 100k vectors of 384 floats). Past `annThreshold` an HNSW graph
+ * per 100k vectors of 512 floats). Past `annThreshold` an HNSW graph
  * (hnswlib-node, inner-product space) is built in the background, a chunk
  * per event-loop turn so requests keep flowing; until it is ready, and for
  * small collections, search is exact.
