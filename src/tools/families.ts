@@ -5,7 +5,7 @@ import type { Model } from '../llm/model';
 import type { Logger } from '../log/logger';
 import type { SecretRegistry } from '../log/redact';
 import type { SqliteDatabase } from '../store/database';
-import { execFamily, fsFamily } from './operator/family';
+import { execFamily, fsFamily, skillsFamily } from './operator/family';
 import { cryptoFamily, secretsFamily } from './vault/family';
 import { librarianFamily } from './librarian/family';
 import { chroniclerFamily } from './chronicler/family';
@@ -61,6 +61,7 @@ export interface ToolFamily {
 export const toolFamilies: ToolFamily[] = [
   execFamily,
   fsFamily,
+  skillsFamily,
   cryptoFamily,
   secretsFamily,
   librarianFamily,

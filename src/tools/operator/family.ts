@@ -6,6 +6,7 @@ import { createExecShellTool } from './exec';
 import { createExecBgTools } from './execBg';
 import { createFsTools } from './fs';
 import { createJobManager } from './jobs';
+import { createSkillTool, loadSkills } from './skills';
 import { createWorkspace, type Workspace } from './workspace';
 
 /**
@@ -61,4 +62,44 @@ export const fsFamily: ToolFamily = {
       logger: deps.logger.child({ component: 'fs' }),
     }),
   }),
+};
+
+/** Where skills live: `<dataDir>/skills/<folder>/SKILL.md`. */
+export function skillsDir(dataDir: string): string {
+  return path.join(dataDir, 'skills');
+}
+
+/**
+ * `skill_*`: one tool per active skill found at start, gated by
+ * `tools.skills.enabled`. Script skills obey the exec policy; a folder whose
+ * SKILL.md does not parse is skipped with a warning naming the reason.
+ */
+export const skillsFamily: ToolFamily = {
+  name: 'skills',
+  agent: 'operator',
+  enabled: (config) => config.tools.skills.enabled,
+  create: (deps) => {
+    const exec = deps.config.tools.exec;
+    const logger = deps.logger.child({ component: 'skills' });
+    const dir = skillsDir(deps.dataDir);
+    const scan = loadSkills(dir);
+    for (const error of scan.errors) logger.warn('skill skipped', { dir: error.dir, reason: error.reason });
+    const workspace = workspaceFor(deps);
+    const resolver = createVaultSecretResolver(deps);
+    const tools = scan.skills
+      .filter((skill) => skill.active)
+      .map((skill) =>
+        createSkillTool(skill, {
+          workspace,
+          policy: { policy: exec.policy, allow: exec.allow },
+          timeoutMs: exec.timeoutMs,
+          maxOutputBytes: exec.maxOutputBytes,
+          logger,
+          redact: (text) => deps.secrets.redactText(text),
+          resolveSecretReferences: (text) => resolver.resolveSecretReferences(text),
+        }),
+      );
+    logger.info('skills loaded', { dir, active: tools.length, skipped: scan.errors.length });
+    return { tools };
+  },
 };
