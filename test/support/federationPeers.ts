@@ -204,7 +204,9 @@ function baseCardV1(name: string, url: string, streaming: boolean): AgentCard {
 
 function mountV1(app: express.Express, url: string, options: PeerOptions, ctx: BehaviourContext): void {
   const streaming = options.streaming ?? true;
-  const card = (options.card ? options.card(JSON.parse(JSON.stringify(baseCardV1(options.name ?? 'peer', url, streaming)))) : baseCardV1(options.name ?? 'peer', url, streaming)) as AgentCard;
+  const card = baseCardV1(options.name ?? 'peer', url, streaming);
+  // Rewritten at every request, so a test can change what the peer serves (e.g. sign it once its URL is known).
+  const served = async () => (options.card ? options.card(JSON.parse(JSON.stringify(card))) : card) as AgentCard;
   const STATES = { completed: TaskState.TASK_STATE_COMPLETED, 'input-required': TaskState.TASK_STATE_INPUT_REQUIRED, failed: TaskState.TASK_STATE_FAILED, canceled: TaskState.TASK_STATE_CANCELED };
   const executor: AgentExecutor = {
     async execute(rc: RequestContext, bus: ExecutionEventBus) {
@@ -237,7 +239,7 @@ function mountV1(app: express.Express, url: string, options: PeerOptions, ctx: B
     },
   };
   const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
-  app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: handler }));
+  app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: served }));
   app.use(jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }));
 }
 
