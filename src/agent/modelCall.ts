@@ -4,16 +4,18 @@ import { RunEvents, type RunEvent } from './events';
 import { AbortError, raceAbort } from './errors';
 
 /** What one model call produced: its text and the tool calls it asked for, or why it failed. */
-export type ModelReply =
-  | { ok: true; text: string; toolCalls: ModelToolCall[] }
-  | { ok: false; reason: string };
+export type ModelReply = { ok: true; text: string; toolCalls: ModelToolCall[] } | { ok: false; reason: string };
 
 /**
  * Streams one model call, yielding its text as `text_delta` events. A
  * provider error becomes `{ ok: false, reason }` (its message, never a
  * stack); cancellation throws {@link AbortError}.
  */
-export async function* callModel(model: Model, request: ModelRequest, logger: Logger): AsyncGenerator<RunEvent, ModelReply> {
+export async function* callModel(
+  model: Model,
+  request: ModelRequest,
+  logger: Logger,
+): AsyncGenerator<RunEvent, ModelReply> {
   let text = '';
   const toolCalls: ModelToolCall[] = [];
   try {
@@ -36,7 +38,11 @@ export async function* callModel(model: Model, request: ModelRequest, logger: Lo
           toolCalls.push({ ...event.call, id: event.call.id || `call_${toolCalls.length + 1}` });
           break;
         case 'usage':
-          logger.debug('model usage', { agent: request.agentName, input: event.inputTokens, output: event.outputTokens });
+          logger.debug('model usage', {
+            agent: request.agentName,
+            input: event.inputTokens,
+            output: event.outputTokens,
+          });
           break;
       }
     }

@@ -11,7 +11,13 @@ import { AbortError, raceAbort } from './errors';
  */
 export async function* callRemote(
   remote: RemoteAgent,
-  invocation: { text: string; sessionId: string; signal: AbortSignal; state: Record<string, unknown>; metadata: Record<string, unknown> },
+  invocation: {
+    text: string;
+    sessionId: string;
+    signal: AbortSignal;
+    state: Record<string, unknown>;
+    metadata: Record<string, unknown>;
+  },
   logger: Logger,
 ): AsyncGenerator<RunEvent, RemoteOutcome> {
   yield RunEvents.remoteCall(remote.name, 'started');
@@ -20,7 +26,11 @@ export async function* callRemote(
     for (;;) {
       const step = await raceAbort(run.next(), invocation.signal);
       if (step.done) {
-        yield RunEvents.remoteCall(remote.name, step.value.status, step.value.status === 'failed' ? step.value.reason : undefined);
+        yield RunEvents.remoteCall(
+          remote.name,
+          step.value.status,
+          step.value.status === 'failed' ? step.value.reason : undefined,
+        );
         return step.value;
       }
       yield step.value;

@@ -43,7 +43,10 @@ export async function* resumePendingApproval(
   };
   const outcome = await executeToolCall(tool, call.arguments, ctx, maxToolChars);
   // A tool that asks again even when approved must not start an approval loop.
-  const content = outcome.type === 'approval' ? `tool ${call.name} failed: it asked for approval again after the user approved` : outcome.content;
+  const content =
+    outcome.type === 'approval'
+      ? `tool ${call.name} failed: it asked for approval again after the user approved`
+      : outcome.content;
   const ok = outcome.type === 'result' && outcome.ok;
   respond(content);
   yield RunEvents.toolEnd(agent.name, call.name, call.id, ok, content.slice(0, 200));

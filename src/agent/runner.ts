@@ -81,7 +81,12 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         case 'final':
           turn.push({ role: 'assistant', content: step.text, author: agent.name }, true);
           yield RunEvents.final(agent.name, step.text);
-          return turn.commit(options.sessions, { status: 'completed', text: step.text, author: agent.name }, logger, options.onTurnEnd);
+          return turn.commit(
+            options.sessions,
+            { status: 'completed', text: step.text, author: agent.name },
+            logger,
+            options.onTurnEnd,
+          );
         case 'delegate':
           yield RunEvents.transfer(agent.name, step.to.name);
           agent = step.to;
@@ -104,10 +109,20 @@ export function createRunner(options: RunnerOptions): TurnRunner {
           state.activeAgent = agent.name;
           if (step.pending) state.pendingApproval = step.pending;
           yield RunEvents.inputRequired(agent.name, step.question);
-          return turn.commit(options.sessions, { status: 'input-required', text: step.question, author: agent.name }, logger, options.onTurnEnd);
+          return turn.commit(
+            options.sessions,
+            { status: 'input-required', text: step.question, author: agent.name },
+            logger,
+            options.onTurnEnd,
+          );
         case 'failed':
           logger.warn('turn failed', { sessionId: input.sessionId, agent: agent.name, reason: step.reason });
-          return turn.commit(options.sessions, { status: 'failed', text: step.reason, author: agent.name }, logger, options.onTurnEnd);
+          return turn.commit(
+            options.sessions,
+            { status: 'failed', text: step.reason, author: agent.name },
+            logger,
+            options.onTurnEnd,
+          );
         default:
           return assertNever(step);
       }
@@ -118,7 +133,10 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   async function* llmStep(turn: TurnState, agent: LlmAgent): AsyncGenerator<RunEvent, Step> {
     const calls = turn.modelCalls.get(agent.name) ?? 0;
     if (calls >= options.maxTurnsPerAgent) {
-      return { type: 'failed', reason: `${agent.name} made ${calls} model calls in this turn without answering; stopped.` };
+      return {
+        type: 'failed',
+        reason: `${agent.name} made ${calls} model calls in this turn without answering; stopped.`,
+      };
     }
     turn.modelCalls.set(agent.name, calls + 1);
     if (!agent.model) return { type: 'failed', reason: `agent ${agent.name} has no model configured` };
@@ -164,12 +182,25 @@ export function createRunner(options: RunnerOptions): TurnRunner {
       yield RunEvents.toolStart(agent.name, call.name, call.id);
       const outcome = tool
         ? await executeToolCall(tool, call.arguments, toolContext(turn, agent, call, false), maxToolChars)
-        : ({ type: 'result', ok: false, content: `tool ${call.name} failed: no such tool; available: ${agent.tools.map((t) => t.name).join(', ') || 'none'}` } as const);
+        : ({
+            type: 'result',
+            ok: false,
+            content: `tool ${call.name} failed: no such tool; available: ${agent.tools.map((t) => t.name).join(', ') || 'none'}`,
+          } as const);
       if (outcome.type === 'approval') {
-        turn.push({ role: 'tool', toolCallId: call.id, name: call.name, content: 'waiting for the user to approve this call' });
+        turn.push({
+          role: 'tool',
+          toolCallId: call.id,
+          name: call.name,
+          content: 'waiting for the user to approve this call',
+        });
         yield RunEvents.toolEnd(agent.name, call.name, call.id, false, 'approval required');
         skip(turn, later, `waiting for the user to approve ${call.name}`);
-        return { type: 'input_required', question: outcome.question, pending: { agentName: agent.name, call, question: outcome.question } };
+        return {
+          type: 'input_required',
+          question: outcome.question,
+          pending: { agentName: agent.name, call, question: outcome.question },
+        };
       }
       turn.push({ role: 'tool', toolCallId: call.id, name: call.name, content: outcome.content });
       yield RunEvents.toolEnd(agent.name, call.name, call.id, outcome.ok, outcome.content.slice(0, 200));
@@ -183,7 +214,12 @@ export function createRunner(options: RunnerOptions): TurnRunner {
    * a refusal has the turn end with its text (or a plain explanation)
    * instead of looping.
    */
-  async function* transfer(turn: TurnState, agent: LlmAgent, call: ModelToolCall, text: string): AsyncGenerator<RunEvent, Step> {
+  async function* transfer(
+    turn: TurnState,
+    agent: LlmAgent,
+    call: ModelToolCall,
+    text: string,
+  ): AsyncGenerator<RunEvent, Step> {
     const routes = routesFor(agent, turn.tree).map((r) => r.name);
     const target = transferTarget(call.arguments);
     const answer = (content: string) => turn.push({ role: 'tool', toolCallId: call.id, name: call.name, content });
@@ -194,14 +230,18 @@ export function createRunner(options: RunnerOptions): TurnRunner {
     }
     if (turn.rounds >= options.maxDelegationRounds) {
       const reason = `this turn has used all ${options.maxDelegationRounds} delegation rounds`;
-      answer(`Transfer to ${target} refused: ${reason}. Do not transfer again; answer the user now with what you have.`);
+      answer(
+        `Transfer to ${target} refused: ${reason}. Do not transfer again; answer the user now with what you have.`,
+      );
       yield RunEvents.transferRefused(agent.name, target, reason);
       const refusals = (turn.refusals.get(agent.name) ?? 0) + 1;
       turn.refusals.set(agent.name, refusals);
       if (refusals > 1) {
         return {
           type: 'final',
-          text: text.trim() || `I could not finish this request within the limit of ${options.maxDelegationRounds} delegation rounds. Please try again, perhaps in smaller steps.`,
+          text:
+            text.trim() ||
+            `I could not finish this request within the limit of ${options.maxDelegationRounds} delegation rounds. Please try again, perhaps in smaller steps.`,
         };
       }
       return { type: 'again' };
@@ -216,7 +256,13 @@ export function createRunner(options: RunnerOptions): TurnRunner {
     const state = (turn.state.remoteState[remote.name] ??= {});
     const outcome = yield* callRemote(
       remote,
-      { text: turn.input.text, sessionId: turn.input.sessionId, signal: turn.signal, state, metadata: turn.input.metadata ?? {} },
+      {
+        text: turn.input.text,
+        sessionId: turn.input.sessionId,
+        signal: turn.signal,
+        state,
+        metadata: turn.input.metadata ?? {},
+      },
       logger,
     );
     switch (outcome.status) {
@@ -246,7 +292,10 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         );
       } catch (err) {
         throwIfAborted(turn.signal);
-        logger.warn('context provider failed', { agent: agent.name, error: err instanceof Error ? err.message : String(err) });
+        logger.warn('context provider failed', {
+          agent: agent.name,
+          error: err instanceof Error ? err.message : String(err),
+        });
       }
       turn.contexts.set(agent.name, text?.trim() || undefined);
     }
@@ -285,5 +334,6 @@ function handBack(turn: TurnState, agent: Agent, note: string): LlmAgent {
 
 /** Gives every call the model will not get a result for a short reason, so the transcript stays well-formed. */
 function skip(turn: TurnState, calls: ModelToolCall[], why: string): void {
-  for (const call of calls) turn.push({ role: 'tool', toolCallId: call.id, name: call.name, content: `not run: ${why}` });
+  for (const call of calls)
+    turn.push({ role: 'tool', toolCallId: call.id, name: call.name, content: `not run: ${why}` });
 }

@@ -3,9 +3,7 @@ import { ApprovalRequired, type AnyTool, type ToolContext } from './tool';
 import { AbortError, raceAbort } from './errors';
 
 /** How one tool call ended, as the loop needs to know it. */
-export type ToolCallOutcome =
-  | { type: 'result'; ok: boolean; content: string }
-  | { type: 'approval'; question: string };
+export type ToolCallOutcome = { type: 'result'; ok: boolean; content: string } | { type: 'approval'; question: string };
 
 /** Default cap on the characters of one tool result sent back to the model. */
 export const DEFAULT_MAX_TOOL_RESULT_CHARS = 16_000;
@@ -22,7 +20,11 @@ export async function executeToolCall(
   ctx: ToolContext,
   maxChars = DEFAULT_MAX_TOOL_RESULT_CHARS,
 ): Promise<ToolCallOutcome> {
-  const failed = (why: string): ToolCallOutcome => ({ type: 'result', ok: false, content: cap(`tool ${tool.name} failed: ${why}`, maxChars) });
+  const failed = (why: string): ToolCallOutcome => ({
+    type: 'result',
+    ok: false,
+    content: cap(`tool ${tool.name} failed: ${why}`, maxChars),
+  });
   let json: unknown;
   try {
     json = rawArguments.trim() ? JSON.parse(rawArguments) : {};

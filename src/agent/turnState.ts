@@ -5,7 +5,11 @@ import type { TurnInput, TurnResult } from './turn';
 import type { TreeIndex } from './transfer';
 
 /** Appends text to an agent's system prompt for one turn (memory, knowledge); undefined adds nothing. */
-export type ContextProvider = (request: { sessionId: string; text: string; agentName: string }) => Promise<string | undefined>;
+export type ContextProvider = (request: {
+  sessionId: string;
+  text: string;
+  agentName: string;
+}) => Promise<string | undefined>;
 
 /** Called after a turn is persisted, without delaying the answer (memory observers). */
 export type TurnEndHook = (turn: { sessionId: string; messages: StoredMessage[] }) => void | Promise<void>;
@@ -68,7 +72,8 @@ export class TurnState {
     // A tool result is authored by the agent whose call it answers.
     const callAuthors = new Map<string, string>();
     for (const { message } of this.working) {
-      if (message.role === 'assistant' && message.author) for (const call of message.toolCalls ?? []) callAuthors.set(call.id, message.author);
+      if (message.role === 'assistant' && message.author)
+        for (const call of message.toolCalls ?? []) callAuthors.set(call.id, message.author);
     }
     const stored = sessions.commitTurn(
       this.input.sessionId,
@@ -80,7 +85,10 @@ export class TurnState {
       void Promise.resolve()
         .then(() => onTurnEnd({ sessionId: this.input.sessionId, messages: stored }))
         .catch((err: unknown) =>
-          logger.warn('turn-end hook failed', { sessionId: this.input.sessionId, error: err instanceof Error ? err.message : String(err) }),
+          logger.warn('turn-end hook failed', {
+            sessionId: this.input.sessionId,
+            error: err instanceof Error ? err.message : String(err),
+          }),
         );
     }
     return result;
@@ -91,7 +99,8 @@ export class TurnState {
 export function historyMessages(sessions: SessionStore, sessionId: string, limit: number): ModelMessage[] {
   return sessions.messages(sessionId, { visibleOnly: true, limit }).flatMap((m): ModelMessage[] => {
     if (m.role === 'user') return [{ role: 'user', content: m.content }];
-    if (m.role === 'assistant') return [{ role: 'assistant', content: m.content, ...(m.author ? { author: m.author } : {}) }];
+    if (m.role === 'assistant')
+      return [{ role: 'assistant', content: m.content, ...(m.author ? { author: m.author } : {}) }];
     return [];
   });
 }
@@ -99,7 +108,12 @@ export function historyMessages(sessions: SessionStore, sessionId: string, limit
 function toStored({ message, visible }: WorkingMessage, callAuthors: Map<string, string>): NewSessionMessage {
   switch (message.role) {
     case 'user':
-      return { role: 'user', content: message.content, visible, ...(message.runtimeNote ? { author: RUNTIME_AUTHOR } : {}) };
+      return {
+        role: 'user',
+        content: message.content,
+        visible,
+        ...(message.runtimeNote ? { author: RUNTIME_AUTHOR } : {}),
+      };
     case 'assistant':
       return {
         role: 'assistant',

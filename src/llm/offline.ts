@@ -42,12 +42,16 @@ export function createOfflineModel(): Model {
   return {
     name: 'offline',
     async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
-      if (request.signal.aborted) throw Object.assign(new Error('the model call was cancelled'), { name: 'AbortError' });
+      if (request.signal.aborted)
+        throw Object.assign(new Error('the model call was cancelled'), { name: 'AbortError' });
       const decision = decide(request);
       if (decision.type === 'text') {
         yield { type: 'text_delta', delta: decision.text };
       } else {
-        yield { type: 'tool_call', call: { id: `offline_${request.messages.length}`, name: decision.name, arguments: decision.arguments } };
+        yield {
+          type: 'tool_call',
+          call: { id: `offline_${request.messages.length}`, name: decision.name, arguments: decision.arguments },
+        };
       }
     },
   };
@@ -67,8 +71,10 @@ function decide(request: ModelRequest): Decision {
   const answered = ownToolResults(turn, agentName);
   if (answered) {
     const results = answered.filter((m) => m.name !== TRANSFER);
-    const plain = (m: { name: string; content: string }) => m.content.startsWith(`tool ${m.name} failed`) || m.content.startsWith('the user declined');
-    if (results.length) return say(results.map((m) => (plain(m) ? m.content : `Result of ${m.name}:\n${m.content}`)).join('\n\n'));
+    const plain = (m: { name: string; content: string }) =>
+      m.content.startsWith(`tool ${m.name} failed`) || m.content.startsWith('the user declined');
+    if (results.length)
+      return say(results.map((m) => (plain(m) ? m.content : `Result of ${m.name}:\n${m.content}`)).join('\n\n'));
   }
 
   const call = ownTools.length && !answered ? parseToolCall(text, ownTools) : undefined;
@@ -79,7 +85,9 @@ function decide(request: ModelRequest): Decision {
 
   if (canTransfer && !answered) {
     // Never route twice to an agent that already had this request in this turn (it rejected or failed).
-    const tried = new Set(turn.flatMap((m) => (m.role === 'assistant' && m.author === agentName ? transferTargets(m) : [])));
+    const tried = new Set(
+      turn.flatMap((m) => (m.role === 'assistant' && m.author === agentName ? transferTargets(m) : [])),
+    );
     const best = subRoutes
       .filter((r) => !tried.has(r.name))
       .map((route) => ({ route, score: routeScore(text, route) }))
@@ -87,8 +95,14 @@ function decide(request: ModelRequest): Decision {
     if (best.route) return { type: 'call', name: TRANSFER, arguments: JSON.stringify({ agent_name: best.route.name }) };
   }
 
-  const notes = turn.filter((m) => m.role === 'user' && m.runtimeNote).map((m) => m.content.replace(/^\[note from the runtime\]\s*/, ''));
-  const preface = notes.length ? `${notes.join(' ')}\n\n` : subRoutes.length ? 'Nothing in your message matched an agent I route to. ' : '';
+  const notes = turn
+    .filter((m) => m.role === 'user' && m.runtimeNote)
+    .map((m) => m.content.replace(/^\[note from the runtime\]\s*/, ''));
+  const preface = notes.length
+    ? `${notes.join(' ')}\n\n`
+    : subRoutes.length
+      ? 'Nothing in your message matched an agent I route to. '
+      : '';
   return say(`${preface}${abilities(agentName, subRoutes, ownTools)}`);
 }
 
@@ -108,10 +122,16 @@ function abilities(agentName: string, routes: ModelRoute[], tools: ModelToolSpec
 }
 
 /** The results of this agent's last tool calls when they are the latest messages, else undefined. */
-function ownToolResults(turn: ModelMessage[], agentName: string): Array<Extract<ModelMessage, { role: 'tool' }>> | undefined {
+function ownToolResults(
+  turn: ModelMessage[],
+  agentName: string,
+): Array<Extract<ModelMessage, { role: 'tool' }>> | undefined {
   const last = turn.at(-1);
   if (last?.role !== 'tool') return undefined;
-  const callerIndex = findLastIndex(turn, (m) => m.role === 'assistant' && !!m.toolCalls?.some((c) => c.id === last.toolCallId));
+  const callerIndex = findLastIndex(
+    turn,
+    (m) => m.role === 'assistant' && !!m.toolCalls?.some((c) => c.id === last.toolCallId),
+  );
   const caller = turn[callerIndex];
   if (caller?.role !== 'assistant' || (caller.author && caller.author !== agentName)) return undefined;
   return turn.slice(callerIndex + 1).filter((m): m is Extract<ModelMessage, { role: 'tool' }> => m.role === 'tool');

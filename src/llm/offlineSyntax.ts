@@ -19,7 +19,10 @@ const PAIR = /([A-Za-z_][\w-]*)=("(?:[^"\\]|\\.)*"|'[^']*'|\S+)/g;
  * passed on as it is, so the runtime tells the user what was wrong.
  */
 export function parseToolCall(text: string, tools: ModelToolSpec[]): ParsedToolCall | undefined {
-  const found = findToolName(text, tools.map((t) => t.name));
+  const found = findToolName(
+    text,
+    tools.map((t) => t.name),
+  );
   if (!found) return undefined;
   const rest = text.slice(found.end);
   const line = rest.split('\n')[0]!.trim();
@@ -43,7 +46,8 @@ export function findToolName(text: string, names: string[]): { name: string; end
       const start = text.indexOf(name, from);
       if (start < 0) break;
       const end = start + name.length;
-      const bounded = (start === 0 || !NAME_CHAR.test(text[start - 1]!)) && (end === text.length || !NAME_CHAR.test(text[end]!));
+      const bounded =
+        (start === 0 || !NAME_CHAR.test(text[start - 1]!)) && (end === text.length || !NAME_CHAR.test(text[end]!));
       if (bounded) {
         if (!best || start < best.start || (start === best.start && end > best.end)) best = { name, start, end };
         break;
@@ -86,7 +90,10 @@ export function exampleCall(tool: ModelToolSpec): string {
 }
 
 function normalize(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, ' ')
+    .trim();
 }
 
 /** The text of the JSON object starting `text` (braces balanced outside strings), or the whole line when unbalanced. */

@@ -73,7 +73,9 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
       logger.warn('model request failed', { error: message });
       throw new ModelRequestError(message);
     }
-    const ordered = [...calls.entries()].sort(([a], [b]) => a - b).map(([index, call]) => ({ ...call, id: call.id || `call_${index}` }));
+    const ordered = [...calls.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([index, call]) => ({ ...call, id: call.id || `call_${index}` }));
     for (const call of ordered) {
       if (!call.name) throw new ModelRequestError('the model streamed a tool call without a function name');
       yield { type: 'tool_call', call };
@@ -97,7 +99,11 @@ function toChatMessage(message: ModelMessage): ChatCompletionMessageParam {
       return {
         role: 'assistant',
         content: message.content || null,
-        tool_calls: message.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments || '{}' } })),
+        tool_calls: message.toolCalls.map((c) => ({
+          id: c.id,
+          type: 'function',
+          function: { name: c.name, arguments: c.arguments || '{}' },
+        })),
       };
     case 'tool':
       return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
@@ -105,14 +111,18 @@ function toChatMessage(message: ModelMessage): ChatCompletionMessageParam {
 }
 
 function toChatTool(tool: ModelRequest['tools'][number]): ChatCompletionTool {
-  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  };
 }
 
 /** A readable one-line reason for a failed request, with the API key (and anything key-shaped) masked. */
 function describeError(err: unknown, endpoint: string, apiKey: string): string {
   let text: string;
   if (err instanceof OpenAI.APIConnectionTimeoutError) text = `the model endpoint ${endpoint} did not answer in time`;
-  else if (err instanceof OpenAI.APIConnectionError) text = `cannot reach the model endpoint ${endpoint}: ${causeOf(err)}`;
+  else if (err instanceof OpenAI.APIConnectionError)
+    text = `cannot reach the model endpoint ${endpoint}: ${causeOf(err)}`;
   else if (err instanceof OpenAI.APIError && err.status !== undefined) {
     const detail = (err.error as { message?: unknown } | undefined)?.message;
     text = `the model endpoint answered HTTP ${err.status}: ${typeof detail === 'string' && detail ? detail : err.message}`;

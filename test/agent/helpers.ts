@@ -60,7 +60,10 @@ export function openStore() {
 }
 
 /** Runs one turn to its end, keeping every event. */
-export async function collect(runner: TurnRunner, input: TurnInput): Promise<{ events: RunEvent[]; result: TurnResult }> {
+export async function collect(
+  runner: TurnRunner,
+  input: TurnInput,
+): Promise<{ events: RunEvent[]; result: TurnResult }> {
   const events: RunEvent[] = [];
   const turn = runner.run(input);
   for (;;) {

@@ -22,12 +22,23 @@ describe('runtime with the real agent tree and the offline model', () => {
         return { exitCode: 0, stdout: 'hi\n' };
       },
     }),
-    defineTool({ name: 'fs_read', description: 'Reads a file.', parameters: z.object({ path: z.string() }), execute: async ({ path }) => `read ${path}` }),
+    defineTool({
+      name: 'fs_read',
+      description: 'Reads a file.',
+      parameters: z.object({ path: z.string() }),
+      execute: async ({ path }) => `read ${path}`,
+    }),
   ];
 
   it('answers "hello" at the orchestrator and sends a named exec_shell call to the operator', async () => {
     const root = buildAgentTree({ tools, model: createOfflineModel() });
-    const runner = createRunner({ root: () => root, sessions: store.sessions, logger: store.logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10 });
+    const runner = createRunner({
+      root: () => root,
+      sessions: store.sessions,
+      logger: store.logger,
+      maxDelegationRounds: 5,
+      maxTurnsPerAgent: 10,
+    });
 
     const greeting = await collect(runner, { sessionId: 'a2a:1', text: 'hello' });
     expect(greeting.result).toMatchObject({ status: 'completed', author: 'lango-orchestrator' });

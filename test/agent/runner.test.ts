@@ -25,17 +25,36 @@ describe('runner: tools and delegation', () => {
   afterEach(() => store.close());
 
   const runner = (model: ScriptedModel, more: Partial<RunnerOptions> = {}) =>
-    createRunner({ root: () => tree(model), sessions: store.sessions, logger: store.logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10, ...more });
+    createRunner({
+      root: () => tree(model),
+      sessions: store.sessions,
+      logger: store.logger,
+      maxDelegationRounds: 5,
+      maxTurnsPerAgent: 10,
+      ...more,
+    });
 
   it('runs a tool call, feeds the JSON result back and ends with the answering agent as author', async () => {
-    const model = new ScriptedModel([transferTo('operator'), callTool('exec_echo', { text: 'hi' }), say('It said hi.')]);
+    const model = new ScriptedModel([
+      transferTo('operator'),
+      callTool('exec_echo', { text: 'hi' }),
+      say('It said hi.'),
+    ]);
     const { events, result } = await collect(runner(model), { sessionId: 's1', text: 'run echo hi' });
 
     expect(result).toEqual({ status: 'completed', text: 'It said hi.', author: 'operator' });
     expect(model.agents).toEqual(['lango-orchestrator', 'operator', 'operator']);
     const toolResult = model.requests[2]!.messages.at(-1);
     expect(toolResult).toMatchObject({ role: 'tool', name: 'exec_echo', content: '{"echoed":"hi"}' });
-    expect(events.map((e) => e.type)).toEqual(['agent_start', 'transfer', 'agent_start', 'tool_start', 'tool_end', 'text_delta', 'final']);
+    expect(events.map((e) => e.type)).toEqual([
+      'agent_start',
+      'transfer',
+      'agent_start',
+      'tool_start',
+      'tool_end',
+      'text_delta',
+      'final',
+    ]);
     expect(model.remaining).toBe(0);
   });
 
@@ -44,7 +63,10 @@ describe('runner: tools and delegation', () => {
     await collect(runner(model), { sessionId: 's1', text: 'run' });
     const [orchestrator, operator] = model.requests;
     const transfer = orchestrator!.tools.find((t) => t.name === 'transfer_to_agent');
-    expect(transfer?.parameters).toMatchObject({ required: ['agent_name'], properties: { agent_name: { type: 'string' } } });
+    expect(transfer?.parameters).toMatchObject({
+      required: ['agent_name'],
+      properties: { agent_name: { type: 'string' } },
+    });
     expect(orchestrator!.routes.map((r) => r.name)).toEqual(['operator', 'navigator']);
     expect(operator!.tools.map((t) => t.name)).toEqual(['exec_echo', 'transfer_to_agent']);
     expect(operator!.routes).toEqual([expect.objectContaining({ name: 'lango-orchestrator', parent: true })]);
@@ -53,14 +75,24 @@ describe('runner: tools and delegation', () => {
   it('offers no transfer function to a single agent without sub-agents', async () => {
     const model = new ScriptedModel([say('hello')]);
     const single = makeAgent({ name: 'lango-agent', model, tools: [echo] });
-    const r = createRunner({ root: () => single, sessions: store.sessions, logger: store.logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10 });
+    const r = createRunner({
+      root: () => single,
+      sessions: store.sessions,
+      logger: store.logger,
+      maxDelegationRounds: 5,
+      maxTurnsPerAgent: 10,
+    });
     const { result } = await collect(r, { sessionId: 's1', text: 'hi' });
     expect(result.author).toBe('lango-agent');
     expect(model.requests[0]!.tools.map((t) => t.name)).toEqual(['exec_echo']);
   });
 
   it('lets a sub-agent transfer back to its parent, which then authors the answer', async () => {
-    const model = new ScriptedModel([transferTo('operator'), transferTo('lango-orchestrator'), say('I will answer myself.')]);
+    const model = new ScriptedModel([
+      transferTo('operator'),
+      transferTo('lango-orchestrator'),
+      say('I will answer myself.'),
+    ]);
     const { events, result } = await collect(runner(model), { sessionId: 's1', text: 'tell me a joke' });
     expect(result).toEqual({ status: 'completed', text: 'I will answer myself.', author: 'lango-orchestrator' });
     expect(events.filter((e) => e.type === 'transfer')).toEqual([
@@ -70,15 +102,28 @@ describe('runner: tools and delegation', () => {
   });
 
   it('refuses transfers beyond maxDelegationRounds and tells the model to answer now', async () => {
-    const model = new ScriptedModel([transferTo('operator'), transferTo('lango-orchestrator'), say('Here is what I have.')]);
+    const model = new ScriptedModel([
+      transferTo('operator'),
+      transferTo('lango-orchestrator'),
+      say('Here is what I have.'),
+    ]);
     const { events, result } = await collect(runner(model, { maxDelegationRounds: 1 }), { sessionId: 's1', text: 'x' });
     expect(result).toEqual({ status: 'completed', text: 'Here is what I have.', author: 'operator' });
-    expect(events).toContainEqual(expect.objectContaining({ type: 'transfer_refused', from: 'operator', to: 'lango-orchestrator' }));
-    expect(model.requests[2]!.messages.at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining('answer the user now') });
+    expect(events).toContainEqual(
+      expect.objectContaining({ type: 'transfer_refused', from: 'operator', to: 'lango-orchestrator' }),
+    );
+    expect(model.requests[2]!.messages.at(-1)).toMatchObject({
+      role: 'tool',
+      content: expect.stringContaining('answer the user now'),
+    });
   });
 
   it('ends the turn with a readable answer when the agent keeps transferring after a refusal', async () => {
-    const model = new ScriptedModel([transferTo('operator'), transferTo('lango-orchestrator'), transferTo('lango-orchestrator')]);
+    const model = new ScriptedModel([
+      transferTo('operator'),
+      transferTo('lango-orchestrator'),
+      transferTo('lango-orchestrator'),
+    ]);
     const { result } = await collect(runner(model, { maxDelegationRounds: 1 }), { sessionId: 's1', text: 'x' });
     expect(result.status).toBe('completed');
     expect(result.author).toBe('operator');
@@ -107,7 +152,11 @@ describe('runner: tools and delegation', () => {
     expect(result).toEqual({ status: 'completed', text: 'The page title is Example.', author: 'navigator' });
     expect(events).toContainEqual(expect.objectContaining({ type: 'rejected', agent: 'operator' }));
     expect(model.agents).toEqual(['lango-orchestrator', 'operator', 'lango-orchestrator', 'navigator']);
-    expect(model.requests[2]!.messages.at(-1)).toMatchObject({ role: 'user', runtimeNote: true, content: expect.stringContaining('operator rejected the task') });
+    expect(model.requests[2]!.messages.at(-1)).toMatchObject({
+      role: 'user',
+      runtimeNote: true,
+      content: expect.stringContaining('operator rejected the task'),
+    });
   });
 
   it('turns bad tool arguments and thrown errors into tool results and goes on', async () => {
@@ -120,11 +169,24 @@ describe('runner: tools and delegation', () => {
       },
     });
     const model = new ScriptedModel([
-      { toolCalls: [{ name: 'exec_echo', arguments: { text: 42 } }, { name: 'exec_boom' }, { name: 'exec_echo', arguments: '{not json' }, { name: 'nope' }] },
+      {
+        toolCalls: [
+          { name: 'exec_echo', arguments: { text: 42 } },
+          { name: 'exec_boom' },
+          { name: 'exec_echo', arguments: '{not json' },
+          { name: 'nope' },
+        ],
+      },
       say('Sorry, the tools failed.'),
     ]);
     const solo = makeAgent({ name: 'lango-agent', model, tools: [echo, boom] });
-    const r = createRunner({ root: () => solo, sessions: store.sessions, logger: store.logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10 });
+    const r = createRunner({
+      root: () => solo,
+      sessions: store.sessions,
+      logger: store.logger,
+      maxDelegationRounds: 5,
+      maxTurnsPerAgent: 10,
+    });
     const { events, result } = await collect(r, { sessionId: 's1', text: 'x' });
     expect(result.status).toBe('completed');
     const results = model.requests[1]!.messages.filter((m) => m.role === 'tool').map((m) => m.content);
@@ -136,10 +198,22 @@ describe('runner: tools and delegation', () => {
   });
 
   it('caps long tool results', async () => {
-    const big = defineTool({ name: 'fs_big', description: 'big', parameters: z.object({}), execute: async () => 'x'.repeat(500) });
+    const big = defineTool({
+      name: 'fs_big',
+      description: 'big',
+      parameters: z.object({}),
+      execute: async () => 'x'.repeat(500),
+    });
     const model = new ScriptedModel([callTool('fs_big'), say('ok')]);
     const solo = makeAgent({ name: 'lango-agent', model, tools: [big] });
-    const r = createRunner({ root: () => solo, sessions: store.sessions, logger: store.logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10, maxToolResultChars: 100 });
+    const r = createRunner({
+      root: () => solo,
+      sessions: store.sessions,
+      logger: store.logger,
+      maxDelegationRounds: 5,
+      maxTurnsPerAgent: 10,
+      maxToolResultChars: 100,
+    });
     await collect(r, { sessionId: 's1', text: 'x' });
     expect(model.requests[1]!.messages.at(-1)!.content).toMatch(/^x{100}\n…\[truncated 400 characters\]$/);
   });
@@ -147,15 +221,29 @@ describe('runner: tools and delegation', () => {
   it('stops an agent after maxTurnsPerAgent model calls with a readable failure', async () => {
     const model = new ScriptedModel([callTool('exec_echo', { text: 'a' }), callTool('exec_echo', { text: 'b' })]);
     const solo = makeAgent({ name: 'lango-agent', model, tools: [echo] });
-    const r = createRunner({ root: () => solo, sessions: store.sessions, logger: store.logger, maxDelegationRounds: 5, maxTurnsPerAgent: 2 });
+    const r = createRunner({
+      root: () => solo,
+      sessions: store.sessions,
+      logger: store.logger,
+      maxDelegationRounds: 5,
+      maxTurnsPerAgent: 2,
+    });
     const { result } = await collect(r, { sessionId: 's1', text: 'x' });
-    expect(result).toEqual({ status: 'failed', text: 'lango-agent made 2 model calls in this turn without answering; stopped.', author: 'lango-agent' });
+    expect(result).toEqual({
+      status: 'failed',
+      text: 'lango-agent made 2 model calls in this turn without answering; stopped.',
+      author: 'lango-agent',
+    });
   });
 
   it('ends the turn as failed with a readable reason when the model errors', async () => {
     const model = new ScriptedModel([{ error: 'model request failed: 503 overloaded' }]);
     const { result } = await collect(runner(model), { sessionId: 's1', text: 'x' });
-    expect(result).toEqual({ status: 'failed', text: 'the model failed: model request failed: 503 overloaded', author: 'lango-orchestrator' });
+    expect(result).toEqual({
+      status: 'failed',
+      text: 'the model failed: model request failed: 503 overloaded',
+      author: 'lango-orchestrator',
+    });
     expect(result.text).not.toMatch(/\n\s+at /);
   });
 });
@@ -167,7 +255,13 @@ describe('runner: sessions and memory hooks', () => {
 
   it('shows every agent the earlier conversation (user messages and authored answers) plus this turn', async () => {
     const model = new ScriptedModel([transferTo('operator'), say('first answer'), say('second answer')]);
-    const r = createRunner({ root: () => tree(model), sessions: store.sessions, logger: store.logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10 });
+    const r = createRunner({
+      root: () => tree(model),
+      sessions: store.sessions,
+      logger: store.logger,
+      maxDelegationRounds: 5,
+      maxTurnsPerAgent: 10,
+    });
     await collect(r, { sessionId: 's1', text: 'first' });
     await collect(r, { sessionId: 's1', text: 'second' });
     expect(model.requests[2]!.messages).toEqual([

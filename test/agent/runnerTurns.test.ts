@@ -45,21 +45,42 @@ describe('runner: approval across turns', () => {
     },
   });
   const build = (model: ScriptedModel): LlmAgent =>
-    makeAgent({ name: 'lango-orchestrator', model, subAgents: [makeAgent({ name: 'operator', model, tools: [danger] })] });
+    makeAgent({
+      name: 'lango-orchestrator',
+      model,
+      subAgents: [makeAgent({ name: 'operator', model, tools: [danger] })],
+    });
   const runnerFor = (model: ScriptedModel) =>
-    createRunner({ root: () => build(model), sessions: store.sessions, logger: store.logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10 });
+    createRunner({
+      root: () => build(model),
+      sessions: store.sessions,
+      logger: store.logger,
+      maxDelegationRounds: 5,
+      maxTurnsPerAgent: 10,
+    });
 
   beforeEach(() => (runs.length = 0));
 
   it('asks, persists the pending call, and runs it approved in the next turn after the database is reopened', async () => {
     const first = new ScriptedModel([transferTo('operator'), callTool('exec_danger', { command: 'rm junk' })]);
     const asked = await collect(runnerFor(first), { sessionId: 's1', text: 'delete the junk' });
-    expect(asked.result).toEqual({ status: 'input-required', text: 'Run "rm junk"? Reply yes to approve.', author: 'operator' });
-    expect(asked.events).toContainEqual({ type: 'input_required', agent: 'operator', question: 'Run "rm junk"? Reply yes to approve.' });
+    expect(asked.result).toEqual({
+      status: 'input-required',
+      text: 'Run "rm junk"? Reply yes to approve.',
+      author: 'operator',
+    });
+    expect(asked.events).toContainEqual({
+      type: 'input_required',
+      agent: 'operator',
+      question: 'Run "rm junk"? Reply yes to approve.',
+    });
     expect(runs).toEqual([]);
 
     store.reopen();
-    expect(store.sessions.state('s1').pendingApproval).toMatchObject({ agentName: 'operator', call: { name: 'exec_danger' } });
+    expect(store.sessions.state('s1').pendingApproval).toMatchObject({
+      agentName: 'operator',
+      call: { name: 'exec_danger' },
+    });
     const second = new ScriptedModel([say('Deleted the junk.')]);
     const done = await collect(runnerFor(second), { sessionId: 's1', text: 'Yes' });
 
@@ -69,7 +90,12 @@ describe('runner: approval across turns', () => {
     expect(second.agents).toEqual(['operator']);
     expect(second.requests[0]!.messages.slice(-3)).toEqual([
       { role: 'user', content: 'Yes' },
-      { role: 'assistant', content: '', author: 'operator', toolCalls: [expect.objectContaining({ name: 'exec_danger' })] },
+      {
+        role: 'assistant',
+        content: '',
+        author: 'operator',
+        toolCalls: [expect.objectContaining({ name: 'exec_danger' })],
+      },
       expect.objectContaining({ role: 'tool', name: 'exec_danger', content: 'ran rm junk' }),
     ]);
     expect(store.sessions.state('s1').pendingApproval).toBeUndefined();
@@ -82,7 +108,10 @@ describe('runner: approval across turns', () => {
     const done = await collect(runnerFor(second), { sessionId: 's1', text: 'no, keep it' });
     expect(done.result.text).toBe('Okay, I left it alone.');
     expect(runs).toEqual([]);
-    expect(second.requests[0]!.messages.at(-1)).toMatchObject({ role: 'tool', content: expect.stringMatching(/^the user declined/) });
+    expect(second.requests[0]!.messages.at(-1)).toMatchObject({
+      role: 'tool',
+      content: expect.stringMatching(/^the user declined/),
+    });
   });
 });
 
@@ -93,7 +122,8 @@ describe('runner: remote sub-agents', () => {
 
   const runnerWith = (model: ScriptedModel, remote: RemoteAgent) =>
     createRunner({
-      root: () => makeAgent({ name: 'lango-orchestrator', model, subAgents: [makeAgent({ name: 'operator', model }), remote] }),
+      root: () =>
+        makeAgent({ name: 'lango-orchestrator', model, subAgents: [makeAgent({ name: 'operator', model }), remote] }),
       sessions: store.sessions,
       logger: store.logger,
       maxDelegationRounds: 5,
@@ -103,7 +133,11 @@ describe('runner: remote sub-agents', () => {
   it('takes a completed remote answer as the turn answer authored by the remote, relaying its events and metadata', async () => {
     const { remote, calls } = scriptedRemote([{ status: 'completed', text: 'remote says hi' }]);
     const model = new ScriptedModel([transferTo('peer')]);
-    const { events, result } = await collect(runnerWith(model, remote), { sessionId: 's1', text: 'ask the peer', metadata: { hops: ['a'] } });
+    const { events, result } = await collect(runnerWith(model, remote), {
+      sessionId: 's1',
+      text: 'ask the peer',
+      metadata: { hops: ['a'] },
+    });
     expect(result).toEqual({ status: 'completed', text: 'remote says hi', author: 'peer' });
     expect(calls).toEqual([{ text: 'ask the peer', sessionId: 's1', state: {}, metadata: { hops: ['a'] } }]);
     expect(events).toContainEqual({ type: 'remote_call', agent: 'peer', status: 'working' });
@@ -133,9 +167,21 @@ describe('runner: remote sub-agents', () => {
     const { remote } = scriptedRemote([{ status: 'failed', reason: 'peer returned HTTP 502' }]);
     const model = new ScriptedModel([transferTo('peer'), say('The peer is down; here is my own answer.')]);
     const { events, result } = await collect(runnerWith(model, remote), { sessionId: 's1', text: 'ask the peer' });
-    expect(result).toEqual({ status: 'completed', text: 'The peer is down; here is my own answer.', author: 'lango-orchestrator' });
-    expect(events).toContainEqual({ type: 'remote_call', agent: 'peer', status: 'failed', detail: 'peer returned HTTP 502' });
-    expect(model.requests[1]!.messages.at(-1)).toMatchObject({ role: 'user', content: expect.stringContaining('peer failed: peer returned HTTP 502') });
+    expect(result).toEqual({
+      status: 'completed',
+      text: 'The peer is down; here is my own answer.',
+      author: 'lango-orchestrator',
+    });
+    expect(events).toContainEqual({
+      type: 'remote_call',
+      agent: 'peer',
+      status: 'failed',
+      detail: 'peer returned HTTP 502',
+    });
+    expect(model.requests[1]!.messages.at(-1)).toMatchObject({
+      role: 'user',
+      content: expect.stringContaining('peer failed: peer returned HTTP 502'),
+    });
   });
 
   it('treats a remote that throws as failed', async () => {
@@ -242,7 +288,9 @@ describe('runner: cancellation', () => {
       maxDelegationRounds: 5,
       maxTurnsPerAgent: 10,
     });
-    await expect(collect(runner, { sessionId: 's1', text: 'x', signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(collect(runner, { sessionId: 's1', text: 'x', signal: AbortSignal.abort() })).rejects.toMatchObject({
+      name: 'AbortError',
+    });
     expect(model.requests).toEqual([]);
   });
 });

@@ -26,9 +26,25 @@ const fsRead = defineTool({
 const spec = (tool: AnyTool) => ({ name: tool.name, description: tool.description, parameters: toolJsonSchema(tool) });
 
 function tree(extra: RemoteAgent[] = []) {
-  const operator = makeAgent({ name: 'operator', model, tools: [shell, fsRead], keywords: ['run', 'execute', 'command', 'shell', 'file', 'read'], description: 'command execution, file operations' });
-  const navigator = makeAgent({ name: 'navigator', model, keywords: ['browse', 'web', 'url', 'page', 'website'], description: 'web browsing' });
-  const planner = makeAgent({ name: 'planner', model, keywords: ['plan', 'steps', 'how to', 'break down'], description: 'planning' });
+  const operator = makeAgent({
+    name: 'operator',
+    model,
+    tools: [shell, fsRead],
+    keywords: ['run', 'execute', 'command', 'shell', 'file', 'read'],
+    description: 'command execution, file operations',
+  });
+  const navigator = makeAgent({
+    name: 'navigator',
+    model,
+    keywords: ['browse', 'web', 'url', 'page', 'website'],
+    description: 'web browsing',
+  });
+  const planner = makeAgent({
+    name: 'planner',
+    model,
+    keywords: ['plan', 'steps', 'how to', 'break down'],
+    description: 'planning',
+  });
   return makeAgent({ name: 'lango-orchestrator', model, subAgents: [operator, navigator, planner, ...extra] });
 }
 
@@ -36,15 +52,24 @@ describe('offline model tool syntax', () => {
   const tools = [spec(shell), spec(fsRead)];
 
   it('reads a tool name followed by a JSON object', () => {
-    expect(parseToolCall('please exec_shell {"command": "echo {hi}"} now', tools)).toEqual({ name: 'exec_shell', arguments: '{"command": "echo {hi}"}' });
+    expect(parseToolCall('please exec_shell {"command": "echo {hi}"} now', tools)).toEqual({
+      name: 'exec_shell',
+      arguments: '{"command": "echo {hi}"}',
+    });
   });
 
   it('reads key=value pairs with quotes and numbers', () => {
-    expect(parseToolCall('fs_read path="my notes.txt" maxBytes=20', tools)).toEqual({ name: 'fs_read', arguments: '{"path":"my notes.txt","maxBytes":20}' });
+    expect(parseToolCall('fs_read path="my notes.txt" maxBytes=20', tools)).toEqual({
+      name: 'fs_read',
+      arguments: '{"path":"my notes.txt","maxBytes":20}',
+    });
   });
 
   it('takes the rest of the line as the single required text argument', () => {
-    expect(parseToolCall('exec_shell ls -la /tmp', tools)).toEqual({ name: 'exec_shell', arguments: '{"command":"ls -la /tmp"}' });
+    expect(parseToolCall('exec_shell ls -la /tmp', tools)).toEqual({
+      name: 'exec_shell',
+      arguments: '{"command":"ls -la /tmp"}',
+    });
   });
 
   it('finds no call when no tool is named as a whole word', () => {
@@ -75,7 +100,13 @@ describe('offline model in the runtime', () => {
   });
   afterEach(() => store.close());
   const runner = (extra: RemoteAgent[] = []) =>
-    createRunner({ root: () => tree(extra), sessions: store.sessions, logger: store.logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10 });
+    createRunner({
+      root: () => tree(extra),
+      sessions: store.sessions,
+      logger: store.logger,
+      maxDelegationRounds: 5,
+      maxTurnsPerAgent: 10,
+    });
 
   it('answers a greeting at the orchestrator without delegating, naming what it routes', async () => {
     const { events, result } = await collect(runner(), { sessionId: 's', text: 'hello' });
@@ -88,13 +119,19 @@ describe('offline model in the runtime', () => {
     const { events, result } = await collect(runner(), { sessionId: 's', text: 'exec_shell {"command": "echo hi"}' });
     expect(events).toContainEqual({ type: 'transfer', from: 'lango-orchestrator', to: 'operator' });
     expect(shellRuns).toEqual(['echo hi']);
-    expect(result).toEqual({ status: 'completed', author: 'operator', text: 'Result of exec_shell:\n{"exitCode":0,"stdout":"hi\\n"}' });
+    expect(result).toEqual({
+      status: 'completed',
+      author: 'operator',
+      text: 'Result of exec_shell:\n{"exitCode":0,"stdout":"hi\\n"}',
+    });
   });
 
   it('routes by keywords and has the specialist explain its tools and syntax when none is named', async () => {
     const { result } = await collect(runner(), { sessionId: 's', text: 'please read a file for me' });
     expect(result.author).toBe('operator');
-    expect(result.text).toContain('My tools: exec_shell (Runs a shell command.); fs_read (Reads a file in the workspace.)');
+    expect(result.text).toContain(
+      'My tools: exec_shell (Runs a shell command.); fs_read (Reads a file in the workspace.)',
+    );
     expect(result.text).toContain('exec_shell {"command":"…"}');
   });
 
@@ -131,9 +168,21 @@ describe('offline model in the runtime', () => {
 
   it('works as a single flat agent: greeting and a key=value tool call', async () => {
     const single = makeAgent({ name: 'lango-agent', model, tools: [shell, fsRead] });
-    const r = createRunner({ root: () => single, sessions: store.sessions, logger: store.logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10 });
-    expect((await collect(r, { sessionId: 's', text: 'hi' })).result.text).toMatch(/^Hello! I'm lango-agent\. .*My tools: exec_shell/);
+    const r = createRunner({
+      root: () => single,
+      sessions: store.sessions,
+      logger: store.logger,
+      maxDelegationRounds: 5,
+      maxTurnsPerAgent: 10,
+    });
+    expect((await collect(r, { sessionId: 's', text: 'hi' })).result.text).toMatch(
+      /^Hello! I'm lango-agent\. .*My tools: exec_shell/,
+    );
     const { result } = await collect(r, { sessionId: 's', text: 'fs_read path=notes.txt' });
-    expect(result).toEqual({ status: 'completed', author: 'lango-agent', text: 'Result of fs_read:\ncontents of notes.txt' });
+    expect(result).toEqual({
+      status: 'completed',
+      author: 'lango-agent',
+      text: 'Result of fs_read:\ncontents of notes.txt',
+    });
   });
 });

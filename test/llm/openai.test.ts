@@ -32,14 +32,25 @@ describe('openai provider against a scripted OpenAI-compatible server', () => {
   let model: Model;
   beforeEach(async () => {
     server = await startOpenAIServer();
-    model = createOpenAIModel({ apiKey: API_KEY, baseURL: server.baseURL, model: 'gpt-test', logger: createMemoryLogger(), timeoutMs: 5000, maxRetries: 0 });
+    model = createOpenAIModel({
+      apiKey: API_KEY,
+      baseURL: server.baseURL,
+      model: 'gpt-test',
+      logger: createMemoryLogger(),
+      timeoutMs: 5000,
+      maxRetries: 0,
+    });
   });
   afterEach(() => server.close());
 
   it('streams text deltas and usage, sending the system prompt, model and key', async () => {
     server.push({ chunks: ['Hel', 'lo', '!'] });
     const events = await drain(model);
-    expect(events.filter((e) => e.type === 'text_delta').map((e) => (e.type === 'text_delta' ? e.delta : ''))).toEqual(['Hel', 'lo', '!']);
+    expect(events.filter((e) => e.type === 'text_delta').map((e) => (e.type === 'text_delta' ? e.delta : ''))).toEqual([
+      'Hel',
+      'lo',
+      '!',
+    ]);
     expect(events).toContainEqual({ type: 'usage', inputTokens: 10, outputTokens: 5 });
     const [request] = server.requests;
     expect(request!.headers.authorization).toBe(`Bearer ${API_KEY}`);
@@ -55,7 +66,12 @@ describe('openai provider against a scripted OpenAI-compatible server', () => {
   });
 
   it('offers tools as functions with their JSON schema and joins streamed tool-call fragments', async () => {
-    const tool = defineTool({ name: 'fs_read', description: 'Reads a file.', parameters: z.object({ path: z.string() }), execute: async () => '' });
+    const tool = defineTool({
+      name: 'fs_read',
+      description: 'Reads a file.',
+      parameters: z.object({ path: z.string() }),
+      execute: async () => '',
+    });
     server.push({
       toolCalls: [
         { id: 'call_a', name: 'fs_read', arguments: { path: 'notes/today.md' } },
@@ -66,7 +82,12 @@ describe('openai provider against a scripted OpenAI-compatible server', () => {
       tools: [{ name: tool.name, description: tool.description, parameters: toolJsonSchema(tool) }],
       messages: [
         { role: 'user', content: 'read it' },
-        { role: 'assistant', content: '', toolCalls: [{ id: 'old', name: 'fs_read', arguments: '{"path":"a"}' }], author: 'operator' },
+        {
+          role: 'assistant',
+          content: '',
+          toolCalls: [{ id: 'old', name: 'fs_read', arguments: '{"path":"a"}' }],
+          author: 'operator',
+        },
         { role: 'tool', toolCallId: 'old', name: 'fs_read', content: 'A' },
       ],
     });
@@ -75,16 +96,28 @@ describe('openai provider against a scripted OpenAI-compatible server', () => {
       { type: 'tool_call', call: { id: 'call_b', name: 'transfer_to_agent', arguments: '{"agent_name":"operator"}' } },
     ]);
     const body = server.requests[0]!.body;
-    expect(body.tools).toEqual([{ type: 'function', function: { name: 'fs_read', description: 'Reads a file.', parameters: toolJsonSchema(tool) } }]);
+    expect(body.tools).toEqual([
+      {
+        type: 'function',
+        function: { name: 'fs_read', description: 'Reads a file.', parameters: toolJsonSchema(tool) },
+      },
+    ]);
     expect(body.messages.slice(1)).toEqual([
       { role: 'user', content: 'read it' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'old', type: 'function', function: { name: 'fs_read', arguments: '{"path":"a"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'old', type: 'function', function: { name: 'fs_read', arguments: '{"path":"a"}' } }],
+      },
       { role: 'tool', tool_call_id: 'old', content: 'A' },
     ]);
   });
 
   it('turns an HTTP error into a readable message without the API key', async () => {
-    server.push({ status: 401, error: { message: `Incorrect API key provided: ${API_KEY}.`, type: 'invalid_request_error' } });
+    server.push({
+      status: 401,
+      error: { message: `Incorrect API key provided: ${API_KEY}.`, type: 'invalid_request_error' },
+    });
     const error = await drain(model).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ModelRequestError);
     expect((error as Error).message).toMatch(/^the model endpoint answered HTTP 401: Incorrect API key provided: /);
@@ -94,7 +127,14 @@ describe('openai provider against a scripted OpenAI-compatible server', () => {
   it('reports an unreachable endpoint by its address', async () => {
     const closed = await startOpenAIServer();
     await closed.close();
-    const offline = createOpenAIModel({ apiKey: API_KEY, baseURL: closed.baseURL, model: 'm', logger: createMemoryLogger(), timeoutMs: 2000, maxRetries: 0 });
+    const offline = createOpenAIModel({
+      apiKey: API_KEY,
+      baseURL: closed.baseURL,
+      model: 'm',
+      logger: createMemoryLogger(),
+      timeoutMs: 2000,
+      maxRetries: 0,
+    });
     await expect(drain(offline)).rejects.toThrow(`cannot reach the model endpoint ${closed.baseURL}`);
   });
 
@@ -121,7 +161,13 @@ describe('openai provider against a scripted OpenAI-compatible server', () => {
         { toolCalls: [{ name: 'exec_shell', arguments: { command: 'echo hi' } }] },
         { text: 'The command printed hi.' },
       );
-      const runner = createRunner({ root: () => root, sessions: store.sessions, logger: store.logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10 });
+      const runner = createRunner({
+        root: () => root,
+        sessions: store.sessions,
+        logger: store.logger,
+        maxDelegationRounds: 5,
+        maxTurnsPerAgent: 10,
+      });
       const result = await runToEnd(runner, { sessionId: 's1', text: 'run echo hi' });
       expect(result).toEqual({ status: 'completed', text: 'The command printed hi.', author: 'operator' });
       const last = server.requests[2]!.body.messages.at(-1);
@@ -136,7 +182,9 @@ describe('openai provider against a scripted OpenAI-compatible server', () => {
     server.push({ toolCalls: [{ id: 'c1', name: 'fs_read', arguments: { path: 'x' } }] });
     const client = new OpenAI({ apiKey: API_KEY, baseURL: server.baseURL, maxRetries: 0 });
     const completion = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
-    expect(completion.choices[0]!.message.tool_calls).toEqual([{ id: 'c1', type: 'function', function: { name: 'fs_read', arguments: '{"path":"x"}' } }]);
+    expect(completion.choices[0]!.message.tool_calls).toEqual([
+      { id: 'c1', type: 'function', function: { name: 'fs_read', arguments: '{"path":"x"}' } },
+    ]);
     expect(server.unexpected).toEqual([]);
   });
 });

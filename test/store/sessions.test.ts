@@ -32,8 +32,21 @@ describe('session store', () => {
       'a2a:ctx-1',
       [
         { role: 'user', content: 'list files', visible: true },
-        { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'fs_list', arguments: '{}' }], author: 'operator', visible: false },
-        { role: 'tool', content: '["a.txt"]', toolCallId: 'c1', toolName: 'fs_list', author: 'operator', visible: false },
+        {
+          role: 'assistant',
+          content: '',
+          toolCalls: [{ id: 'c1', name: 'fs_list', arguments: '{}' }],
+          author: 'operator',
+          visible: false,
+        },
+        {
+          role: 'tool',
+          content: '["a.txt"]',
+          toolCallId: 'c1',
+          toolName: 'fs_list',
+          author: 'operator',
+          visible: false,
+        },
         { role: 'assistant', content: 'There is a.txt.', author: 'operator', visible: true },
       ],
       { activeAgent: 'peer', remoteState: { peer: { taskId: 't-9' } } },
@@ -55,8 +68,23 @@ describe('session store', () => {
   });
 
   it('continues the sequence over turns and filters what the user saw, keeping the last N', () => {
-    sessions.commitTurn('s', [{ role: 'user', content: 'one', visible: true }, { role: 'assistant', content: 'r1', author: 'x', visible: true }], { remoteState: {} });
-    sessions.commitTurn('s', [{ role: 'user', content: 'two', visible: true }, { role: 'user', content: 'note', author: 'runtime', visible: false }, { role: 'assistant', content: 'r2', visible: true }], { remoteState: {} });
+    sessions.commitTurn(
+      's',
+      [
+        { role: 'user', content: 'one', visible: true },
+        { role: 'assistant', content: 'r1', author: 'x', visible: true },
+      ],
+      { remoteState: {} },
+    );
+    sessions.commitTurn(
+      's',
+      [
+        { role: 'user', content: 'two', visible: true },
+        { role: 'user', content: 'note', author: 'runtime', visible: false },
+        { role: 'assistant', content: 'r2', visible: true },
+      ],
+      { remoteState: {} },
+    );
     expect(sessions.messages('s').map((m) => m.seq)).toEqual([1, 2, 3, 4, 5]);
     expect(sessions.messages('s', { visibleOnly: true, limit: 3 }).map((m) => m.content)).toEqual(['r1', 'two', 'r2']);
   });
@@ -85,7 +113,9 @@ describe('events adapter: event author identity', () => {
   });
 
   it('uses the stored author "lango-orchestrator" in multi-agent mode', () => {
-    sessions.commitTurn('s', [{ role: 'assistant', content: 'hi', author: 'lango-orchestrator', visible: true }], { remoteState: {} });
+    sessions.commitTurn('s', [{ role: 'assistant', content: 'hi', author: 'lango-orchestrator', visible: true }], {
+      remoteState: {},
+    });
     expect(toEvents(sessions.messages('s'), 'some-other-root')[0]!.author).toBe('lango-orchestrator');
   });
 
@@ -98,12 +128,22 @@ describe('events adapter: event author identity', () => {
       ],
       { remoteState: {} },
     );
-    expect(toEvents(sessions.messages('s'), 'lango-orchestrator').map((e) => e.author)).toEqual(['user', 'lango-orchestrator']);
+    expect(toEvents(sessions.messages('s'), 'lango-orchestrator').map((e) => e.author)).toEqual([
+      'user',
+      'lango-orchestrator',
+    ]);
     expect(toEvents(sessions.messages('s'), 'my-node').map((e) => e.author)).toEqual(['user', 'my-node']);
   });
 
   it('uses "lango-agent" as the root name in single-agent mode', () => {
-    sessions.commitTurn('s', [{ role: 'assistant', content: 'hi', visible: true }, { role: 'assistant', content: 'done', author: 'operator', visible: true }], { remoteState: {} });
+    sessions.commitTurn(
+      's',
+      [
+        { role: 'assistant', content: 'hi', visible: true },
+        { role: 'assistant', content: 'done', author: 'operator', visible: true },
+      ],
+      { remoteState: {} },
+    );
     expect(toEvents(sessions.messages('s'), 'lango-agent').map((e) => e.author)).toEqual(['lango-agent', 'operator']);
   });
 });

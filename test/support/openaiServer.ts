@@ -75,7 +75,8 @@ export async function startOpenAIServer(responses: ScriptedCompletion[] = []): P
         return sendError(res, 400, 'request body is not JSON');
       }
       const record: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body };
-      if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) return sendError(res, 404, `no route ${req.method} ${req.url}`);
+      if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions'))
+        return sendError(res, 404, `no route ${req.method} ${req.url}`);
       requests.push(record);
       const next = queue.shift();
       if (!next) {
@@ -142,7 +143,13 @@ function reply(res: http.ServerResponse, response: Plain, body: ChatRequestBody,
               role: 'assistant',
               content: text || null,
               ...(toolCalls.length
-                ? { tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }
+                ? {
+                    tool_calls: toolCalls.map((c) => ({
+                      id: c.id,
+                      type: 'function',
+                      function: { name: c.name, arguments: c.arguments },
+                    })),
+                  }
                 : {}),
             },
           },
@@ -155,7 +162,9 @@ function reply(res: http.ServerResponse, response: Plain, body: ChatRequestBody,
 
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   const send = (delta: Record<string, unknown>, finishReason: string | null = null) =>
-    res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`);
+    res.write(
+      `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`,
+    );
   send({ role: 'assistant', content: '' });
   const pieces = 'chunks' in response ? response.chunks : text ? [text] : [];
   for (const piece of pieces) send({ content: piece });
@@ -169,7 +178,9 @@ function reply(res: http.ServerResponse, response: Plain, body: ChatRequestBody,
   send({}, finish);
   const options = body.stream_options as { include_usage?: boolean } | undefined;
   if (options?.include_usage) {
-    res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } })}\n\n`);
+    res.write(
+      `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } })}\n\n`,
+    );
   }
   res.end('data: [DONE]\n\n');
 }

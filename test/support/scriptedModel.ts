@@ -53,7 +53,12 @@ export class ScriptedModel implements Model {
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
     this.callCount += 1;
-    this.requests.push({ ...request, messages: [...request.messages], tools: [...request.tools], routes: [...request.routes] });
+    this.requests.push({
+      ...request,
+      messages: [...request.messages],
+      tools: [...request.tools],
+      routes: [...request.routes],
+    });
     const next = this.queue.shift();
     if (next === undefined) {
       throw new Error(
@@ -79,7 +84,10 @@ export class ScriptedModel implements Model {
       if (turn.text) yield { type: 'text_delta', delta: turn.text };
       for (const [i, call] of turn.toolCalls.entries()) {
         const args = typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {});
-        yield { type: 'tool_call', call: { id: call.id ?? `call_${this.callCount}_${i}`, name: call.name, arguments: args } };
+        yield {
+          type: 'tool_call',
+          call: { id: call.id ?? `call_${this.callCount}_${i}`, name: call.name, arguments: args },
+        };
       }
       return;
     }
@@ -98,7 +106,9 @@ function resolve(turn: ScriptedTurn, request: ModelRequest): PlainTurn {
 export const say = (text: string): ScriptedTurn => ({ text });
 
 /** A turn that calls one tool with `args`. */
-export const callTool = (name: string, args: unknown = {}): ScriptedTurn => ({ toolCalls: [{ name, arguments: args }] });
+export const callTool = (name: string, args: unknown = {}): ScriptedTurn => ({
+  toolCalls: [{ name, arguments: args }],
+});
 
 /** A turn that calls `transfer_to_agent` for `agentName`. */
 export const transferTo = (agentName: string): ScriptedTurn => callTool('transfer_to_agent', { agent_name: agentName });
