@@ -97,10 +97,13 @@ export class Chronicler {
     let budget = this.settings.recallBudgetTokens - estimateTokens(header);
     const lines: string[] = [];
     for (const m of memories) {
-      const line = `- [${m.type}${m.sessionId === request.sessionId ? ', this conversation' : ''}] ${m.content.replace(/\s+/g, ' ')}`;
-      const cost = estimateTokens(line) + 1;
-      if (cost > budget) continue;
-      budget -= cost;
+      let line = `- [${m.type}${m.sessionId === request.sessionId ? ', this conversation' : ''}] ${m.content.replace(/\s+/g, ' ')}`;
+      if (estimateTokens(line) + 1 > budget) {
+        // Too long for what is left: a shortened memory beats none, down to a dozen tokens.
+        if (budget < 12) break;
+        line = `${line.slice(0, (budget - 1) * 4 - 1)}…`;
+      }
+      budget -= estimateTokens(line) + 1;
       lines.push(line);
     }
     return lines.length ? `${header}\n${lines.join('\n')}` : undefined;
