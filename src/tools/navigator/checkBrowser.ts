@@ -1,13 +1,12 @@
-import { execFile } from "node:child_process";
-import { constants, promises as fs } from "node:fs";
-import { chromium } from "playwright-core";
-import type { LangoConfig } from "../../config/schema";
-import { LangoError } from "../../errors";
-import { CHROMIUM_ARGS } from "./sessions";
+import { execFile } from 'node:child_process';
+import { constants, promises as fs } from 'node:fs';
+import { chromium } from 'playwright-core';
+import type { LangoConfig } from '../../config/schema';
+import { LangoError } from '../../errors';
+import { CHROMIUM_ARGS } from './sessions';
 
 /** Whether the node has a browser it can drive, and if not, why not (for `lango doctor`). */
-export type BrowserCheck =
-  { ok: true; version: string } | { ok: false; reason: string };
+export type BrowserCheck = { ok: true; version: string } | { ok: false; reason: string };
 
 /** Thrown by the navigator family when no usable browser exists; the node starts without `browser_` tools. */
 export class BrowserUnavailableError extends LangoError {}
@@ -21,20 +20,15 @@ export interface CheckBrowserOptions {
 
 function versionOf(executablePath: string, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(
-      executablePath,
-      ["--version"],
-      { timeout: timeoutMs },
-      (error, stdout) => {
-        if (error) reject(error);
-        else resolve(stdout.trim().split("\n")[0] ?? "");
-      },
-    );
+    execFile(executablePath, ['--version'], { timeout: timeoutMs }, (error, stdout) => {
+      if (error) reject(error);
+      else resolve(stdout.trim().split('\n')[0] ?? '');
+    });
   });
 }
 
 function firstLine(error: unknown): string {
-  return String((error as Error)?.message ?? error).split("\n")[0];
+  return String((error as Error)?.message ?? error).split('\n')[0];
 }
 
 /**
@@ -44,14 +38,11 @@ function firstLine(error: unknown): string {
  * const check = await checkBrowser(config);
  * if (!check.ok) console.log(`navigator: off (${check.reason})`);
  */
-export async function checkBrowser(
-  config: LangoConfig,
-  options: CheckBrowserOptions = {},
-): Promise<BrowserCheck> {
+export async function checkBrowser(config: LangoConfig, options: CheckBrowserOptions = {}): Promise<BrowserCheck> {
   const { enabled, executablePath } = config.tools.browser;
   const timeoutMs = options.timeoutMs ?? 15_000;
   const where = `${executablePath} (tools.browser.executablePath)`;
-  if (!enabled) return { ok: false, reason: "tools.browser.enabled is false" };
+  if (!enabled) return { ok: false, reason: 'tools.browser.enabled is false' };
 
   try {
     const stat = await fs.stat(executablePath);
@@ -59,14 +50,13 @@ export async function checkBrowser(
     await fs.access(executablePath, constants.X_OK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") {
+    if (code === 'ENOENT') {
       return {
         ok: false,
         reason: `no browser at ${where}; install Debian's chromium package or point executablePath at a Chromium`,
       };
     }
-    if (code === "EACCES")
-      return { ok: false, reason: `${where} is not executable` };
+    if (code === 'EACCES') return { ok: false, reason: `${where} is not executable` };
     return { ok: false, reason: `cannot use ${where}: ${firstLine(error)}` };
   }
 

@@ -1,15 +1,12 @@
-import { lookup as dnsLookup } from "node:dns/promises";
-import { BlockList, isIP } from "node:net";
-import { ConfigError } from "../../errors";
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+import { ConfigError } from '../../errors';
 
 /** Resolves a hostname to every address it has (`dns.lookup` with `all: true` by default). */
-export type LookupFn = (
-  hostname: string,
-) => Promise<Array<{ address: string; family: number }>>;
+export type LookupFn = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
 
 /** The verdict on one host: where to connect when allowed, why not otherwise. */
-export type HostDecision =
-  { ok: true; address: string; family: 4 | 6 } | { ok: false; reason: string };
+export type HostDecision = { ok: true; address: string; family: 4 | 6 } | { ok: false; reason: string };
 
 /** Options for {@link createHostPolicy}. */
 export interface HostPolicyOptions {
@@ -43,28 +40,28 @@ export interface HostPolicy {
 function privateRanges(): BlockList {
   const list = new BlockList();
   const v4: Array<[string, number]> = [
-    ["0.0.0.0", 8],
-    ["10.0.0.0", 8],
-    ["100.64.0.0", 10],
-    ["127.0.0.0", 8],
-    ["169.254.0.0", 16],
-    ["172.16.0.0", 12],
-    ["192.0.0.0", 24],
-    ["192.168.0.0", 16],
-    ["198.18.0.0", 15],
-    ["224.0.0.0", 4],
-    ["240.0.0.0", 4],
+    ['0.0.0.0', 8],
+    ['10.0.0.0', 8],
+    ['100.64.0.0', 10],
+    ['127.0.0.0', 8],
+    ['169.254.0.0', 16],
+    ['172.16.0.0', 12],
+    ['192.0.0.0', 24],
+    ['192.168.0.0', 16],
+    ['198.18.0.0', 15],
+    ['224.0.0.0', 4],
+    ['240.0.0.0', 4],
   ];
-  for (const [net, prefix] of v4) list.addSubnet(net, prefix, "ipv4");
+  for (const [net, prefix] of v4) list.addSubnet(net, prefix, 'ipv4');
   const v6: Array<[string, number]> = [
-    ["::", 128],
-    ["::1", 128],
-    ["64:ff9b::", 96],
-    ["fc00::", 7],
-    ["fe80::", 10],
-    ["ff00::", 8],
+    ['::', 128],
+    ['::1', 128],
+    ['64:ff9b::', 96],
+    ['fc00::', 7],
+    ['fe80::', 10],
+    ['ff00::', 8],
   ];
-  for (const [net, prefix] of v6) list.addSubnet(net, prefix, "ipv6");
+  for (const [net, prefix] of v6) list.addSubnet(net, prefix, 'ipv6');
   return list;
 }
 
@@ -81,7 +78,7 @@ export function isPrivateAddress(address: string): boolean {
   const plain = unmap(address);
   const family = isIP(plain);
   if (family === 0) return false;
-  return PRIVATE.check(plain, family === 4 ? "ipv4" : "ipv6");
+  return PRIVATE.check(plain, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 /** One allow/deny entry compiled: a CIDR, or a case-insensitive glob over host names and IP text. */
@@ -95,32 +92,27 @@ function compilePattern(source: string): Pattern {
   const text = source
     .trim()
     .toLowerCase()
-    .replace(/^\[|\]$/g, "");
-  const slash = text.indexOf("/");
+    .replace(/^\[|\]$/g, '');
+  const slash = text.indexOf('/');
   if (slash > 0) {
     const net = text.slice(0, slash);
     const prefix = Number(text.slice(slash + 1));
     const family = isIP(net);
     const list = new BlockList();
     try {
-      if (family === 0 || !Number.isInteger(prefix))
-        throw new Error("bad network or prefix");
-      list.addSubnet(net, prefix, family === 4 ? "ipv4" : "ipv6");
+      if (family === 0 || !Number.isInteger(prefix)) throw new Error('bad network or prefix');
+      list.addSubnet(net, prefix, family === 4 ? 'ipv4' : 'ipv6');
     } catch {
-      throw new ConfigError(
-        `tools.browser allow/deny entry "${source}" is not a valid CIDR`,
-      );
+      throw new ConfigError(`tools.browser allow/deny entry "${source}" is not a valid CIDR`);
     }
     const inNet = (address: string): boolean => {
       const plain = unmap(address);
       const f = isIP(plain);
-      return f !== 0 && list.check(plain, f === 4 ? "ipv4" : "ipv6");
+      return f !== 0 && list.check(plain, f === 4 ? 'ipv4' : 'ipv6');
     };
     return { source, matchesHost: inNet, matchesAddress: inNet };
   }
-  const regex = new RegExp(
-    `^${text.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`,
-  );
+  const regex = new RegExp(`^${text.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
   const test = (value: string): boolean => regex.test(value);
   return {
     source,
@@ -133,21 +125,14 @@ function normalizeHost(hostname: string): string {
   return hostname
     .trim()
     .toLowerCase()
-    .replace(/^\[|\]$/g, "")
-    .replace(/\.$/, "");
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
 }
 
-async function withTimeout<T>(
-  promise: Promise<T>,
-  ms: number,
-  what: string,
-): Promise<T> {
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what} timed out after ${ms} ms`)),
-      ms,
-    );
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
   });
   try {
     return await Promise.race([promise, timeout]);
@@ -169,14 +154,10 @@ async function withTimeout<T>(
 export function createHostPolicy(options: HostPolicyOptions): HostPolicy {
   const allow = options.allow.map(compilePattern);
   const deny = options.deny.map(compilePattern);
-  const lookup: LookupFn =
-    options.lookup ??
-    ((host) => dnsLookup(host, { all: true, verbatim: true }));
+  const lookup: LookupFn = options.lookup ?? ((host) => dnsLookup(host, { all: true, verbatim: true }));
   const lookupTimeoutMs = options.lookupTimeoutMs ?? 5_000;
 
-  async function resolve(
-    host: string,
-  ): Promise<Array<{ address: string; family: number }>> {
+  async function resolve(host: string): Promise<Array<{ address: string; family: number }>> {
     const family = isIP(host);
     if (family !== 0) return [{ address: host, family }];
     return withTimeout(lookup(host), lookupTimeoutMs, `resolving ${host}`);
@@ -184,7 +165,7 @@ export function createHostPolicy(options: HostPolicyOptions): HostPolicy {
 
   async function checkHost(hostname: string): Promise<HostDecision> {
     const host = normalizeHost(hostname);
-    if (!host) return { ok: false, reason: "the URL has no host" };
+    if (!host) return { ok: false, reason: 'the URL has no host' };
     const deniedBy = deny.find((p) => p.matchesHost(host));
     if (deniedBy)
       return {
@@ -201,8 +182,7 @@ export function createHostPolicy(options: HostPolicyOptions): HostPolicy {
         reason: `cannot resolve host ${host}: ${(error as Error).message}`,
       };
     }
-    if (addresses.length === 0)
-      return { ok: false, reason: `host ${host} has no addresses` };
+    if (addresses.length === 0) return { ok: false, reason: `host ${host} has no addresses` };
 
     for (const { address } of addresses) {
       const denied = deny.find((p) => p.matchesAddress(address));
@@ -212,24 +192,19 @@ export function createHostPolicy(options: HostPolicyOptions): HostPolicy {
           reason: `host ${host} (${address}) is denied by tools.browser.deny ("${denied.source}")`,
         };
       }
-      const allowedBy = allow.filter(
-        (p) => p.matchesHost(host) || p.matchesAddress(address),
-      );
+      const allowedBy = allow.filter((p) => p.matchesHost(host) || p.matchesAddress(address));
       if (allow.length > 0 && allowedBy.length === 0) {
         return {
           ok: false,
           reason: `host ${host} is not in tools.browser.allow`,
         };
       }
-      if (
-        isPrivateAddress(address) &&
-        !allowedBy.some((p) => p.source.trim() !== "*")
-      ) {
+      if (isPrivateAddress(address) && !allowedBy.some((p) => p.source.trim() !== '*')) {
         return {
           ok: false,
           reason:
             `host ${host} resolves to the loopback or private address ${address}; ` +
-            "add it to tools.browser.allow to browse it",
+            'add it to tools.browser.allow to browse it',
         };
       }
     }
@@ -248,7 +223,7 @@ export function createHostPolicy(options: HostPolicyOptions): HostPolicy {
     } catch {
       return { ok: false, reason: `"${url}" is not an absolute URL` };
     }
-    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
       return {
         ok: false,
         reason: `only http and https URLs can be browsed, not ${parsed.protocol}`,

@@ -1,33 +1,15 @@
-import type { AnyTool } from "../../agent/tool";
-import type {
-  ToolFamily,
-  ToolFamilyDeps,
-  ToolFamilyInstance,
-} from "../families";
-import { createActionTool } from "./actionTool";
-import { BrowserUnavailableError, checkBrowser } from "./checkBrowser";
-import { createHostPolicy, type HostPolicy } from "./hostPolicy";
-import { createNavigateTool } from "./navigateTool";
-import { createScreenshotTool } from "./screenshotTool";
-import { createBrowserSessions, type BrowserSessions } from "./sessions";
+import type { AnyTool } from '../../agent/tool';
+import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../families';
+import { createActionTool } from './actionTool';
+import { BrowserUnavailableError, checkBrowser } from './checkBrowser';
+import { createHostPolicy, type HostPolicy } from './hostPolicy';
+import { createNavigateTool } from './navigateTool';
+import { createScreenshotTool } from './screenshotTool';
+import { createBrowserSessions, type BrowserSessions } from './sessions';
 
-export {
-  BrowserUnavailableError,
-  checkBrowser,
-  type BrowserCheck,
-  type CheckBrowserOptions,
-} from "./checkBrowser";
-export {
-  createHostPolicy,
-  isPrivateAddress,
-  type HostPolicy,
-  type HostDecision,
-} from "./hostPolicy";
-export {
-  createBrowserSessions,
-  CHROMIUM_ARGS,
-  type BrowserSessions,
-} from "./sessions";
+export { BrowserUnavailableError, checkBrowser, type BrowserCheck, type CheckBrowserOptions } from './checkBrowser';
+export { createHostPolicy, isPrivateAddress, type HostPolicy, type HostDecision } from './hostPolicy';
+export { createBrowserSessions, CHROMIUM_ARGS, type BrowserSessions } from './sessions';
 
 /** Options for {@link createBrowserTools}. */
 export interface BrowserToolsOptions {
@@ -46,11 +28,7 @@ export interface BrowserToolsOptions {
  *   navigationTimeoutMs: 15_000, actionTimeoutMs: 5_000 });
  */
 export function createBrowserTools(options: BrowserToolsOptions): AnyTool[] {
-  return [
-    createNavigateTool(options),
-    createActionTool(options),
-    createScreenshotTool(options),
-  ];
+  return [createNavigateTool(options), createActionTool(options), createScreenshotTool(options)];
 }
 
 /**
@@ -62,13 +40,12 @@ export function createBrowserTools(options: BrowserToolsOptions): AnyTool[] {
  * const { tools, close } = await createNavigator({ config, dataDir, logger, clock: () => new Date() });
  */
 export async function createNavigator(
-  deps: Pick<ToolFamilyDeps, "config" | "dataDir" | "logger" | "clock">,
+  deps: Pick<ToolFamilyDeps, 'config' | 'dataDir' | 'logger' | 'clock'>,
 ): Promise<ToolFamilyInstance & { sessions: BrowserSessions }> {
   const check = await checkBrowser(deps.config);
-  if (!check.ok)
-    throw new BrowserUnavailableError(`no usable browser: ${check.reason}`);
+  if (!check.ok) throw new BrowserUnavailableError(`no usable browser: ${check.reason}`);
   const settings = deps.config.tools.browser;
-  const logger = deps.logger.child({ component: "navigator" });
+  const logger = deps.logger.child({ component: 'navigator' });
   const policy = createHostPolicy({
     allow: settings.allow,
     deny: settings.deny,
@@ -81,7 +58,7 @@ export async function createNavigator(
     policy,
     logger,
   });
-  logger.info("navigator ready", { browser: check.version });
+  logger.info('navigator ready', { browser: check.version });
   const tools = createBrowserTools({
     sessions,
     policy,
@@ -95,8 +72,8 @@ export async function createNavigator(
 
 /** The `browser` row of the tool family table: `browser_*` tools for the navigator. */
 export const navigatorFamily: ToolFamily = {
-  name: "browser",
-  agent: "navigator",
+  name: 'browser',
+  agent: 'navigator',
   enabled: (config) => config.tools.browser.enabled,
   create: (deps) => createNavigator(deps),
 };

@@ -1,11 +1,11 @@
-import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
-import path from "node:path";
-import { z } from "zod";
-import { defineTool, type AnyTool } from "../../agent/tool";
-import { ToolExecutionError } from "../../errors";
-import { toolError } from "./pageText";
-import type { BrowserSessions } from "./sessions";
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { defineTool, type AnyTool } from '../../agent/tool';
+import { ToolExecutionError } from '../../errors';
+import { toolError } from './pageText';
+import type { BrowserSessions } from './sessions';
 
 /** Options for {@link createScreenshotTool}. */
 export interface ScreenshotToolOptions {
@@ -23,10 +23,9 @@ function pngSize(png: Buffer): { width: number; height: number } {
 
 /** A file name that says whose and when, and cannot escape the folder whatever the session id holds. */
 function fileName(sessionId: string, now: Date): string {
-  const who =
-    sessionId.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 40) || "session";
-  const when = now.toISOString().replace(/[:.]/g, "-");
-  return `${who}-${when}-${randomBytes(3).toString("hex")}.png`;
+  const who = sessionId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 40) || 'session';
+  const when = now.toISOString().replace(/[:.]/g, '-');
+  return `${who}-${when}-${randomBytes(3).toString('hex')}.png`;
 }
 
 /**
@@ -37,29 +36,20 @@ function fileName(sessionId: string, now: Date): string {
  * const screenshot = createScreenshotTool({ sessions, dataDir: '/var/lango', clock: () => new Date(), actionTimeoutMs: 5_000 });
  */
 export function createScreenshotTool(options: ScreenshotToolOptions): AnyTool {
-  const folder = path.join(options.dataDir, "screenshots");
+  const folder = path.join(options.dataDir, 'screenshots');
   return defineTool({
-    name: "browser_screenshot",
+    name: 'browser_screenshot',
     description:
-      "Saves a PNG screenshot of the current browser page (or of one element by CSS selector) and returns " +
-      "its file path, size in bytes and pixel dimensions.",
+      'Saves a PNG screenshot of the current browser page (or of one element by CSS selector) and returns ' +
+      'its file path, size in bytes and pixel dimensions.',
     parameters: z.object({
-      selector: z
-        .string()
-        .min(1)
-        .optional()
-        .describe("CSS selector of an element to capture instead of the page"),
-      fullPage: z
-        .boolean()
-        .optional()
-        .describe("Capture the whole scrollable page, not just the viewport"),
+      selector: z.string().min(1).optional().describe('CSS selector of an element to capture instead of the page'),
+      fullPage: z.boolean().optional().describe('Capture the whole scrollable page, not just the viewport'),
     }),
     execute: async (args, ctx) =>
       options.sessions.use(ctx.sessionId, ctx.signal, async ({ page }) => {
-        if (page.url() === "about:blank") {
-          throw new ToolExecutionError(
-            "no page is open in this session; call browser_navigate first",
-          );
+        if (page.url() === 'about:blank') {
+          throw new ToolExecutionError('no page is open in this session; call browser_navigate first');
         }
         mkdirSync(folder, { recursive: true });
         const name = fileName(ctx.sessionId, options.clock());
@@ -67,19 +57,16 @@ export function createScreenshotTool(options: ScreenshotToolOptions): AnyTool {
         let png: Buffer;
         try {
           png = args.selector
-            ? await page
-                .locator(args.selector)
-                .first()
-                .screenshot({ path: file, timeout: options.actionTimeoutMs })
+            ? await page.locator(args.selector).first().screenshot({ path: file, timeout: options.actionTimeoutMs })
             : await page.screenshot({
                 path: file,
                 fullPage: args.fullPage ?? false,
                 timeout: options.actionTimeoutMs,
               });
         } catch (error) {
-          throw toolError("screenshot failed", error);
+          throw toolError('screenshot failed', error);
         }
-        ctx.logger.info("browser_screenshot", {
+        ctx.logger.info('browser_screenshot', {
           file: `screenshots/${name}`,
           bytes: png.length,
         });

@@ -1,13 +1,8 @@
-import {
-  chromium,
-  type Browser,
-  type BrowserContext,
-  type Page,
-} from "playwright-core";
-import { ToolExecutionError } from "../../errors";
-import type { Logger } from "../../log/logger";
-import { startGuardProxy, type GuardProxy } from "./guardProxy";
-import type { HostPolicy } from "./hostPolicy";
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { ToolExecutionError } from '../../errors';
+import type { Logger } from '../../log/logger';
+import { hostPort, reportedRefusals, startGuardProxy, type GuardProxy, type Refusal } from './guardProxy';
+import type { HostPolicy } from './hostPolicy';
 
 /**
  * Chromium flags for a headless node on a closed network: without the
@@ -16,15 +11,15 @@ import type { HostPolicy } from "./hostPolicy";
  * `--headless` and a fresh temporary `--user-data-dir` itself.
  */
 export const CHROMIUM_ARGS: readonly string[] = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--dns-prefetch-disable",
-  "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--dns-prefetch-disable',
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
 ];
 
 /** What a tool works with: the session's page and the proxy that guards it. */
@@ -32,6 +27,12 @@ export interface BrowserSession {
   readonly sessionId: string;
   readonly page: Page;
   readonly proxy: GuardProxy;
+  /**
+   * The proxy's refusals after `mark` (a `proxy.refusalCount()`) that the
+   * page itself asked for: Chromium's own service traffic (autofill,
+   * favicons) is refused too but says nothing about the page.
+   */
+  pageRefusalsSince(mark: number): Refusal[];
 }
 
 /** Options for {@link createBrowserSessions}. */
@@ -52,11 +53,7 @@ export interface BrowserSessions {
    * page on first use. Aborting `signal` rejects at once and closes the
    * session's page: the only way to stop a Playwright call in flight.
    */
-  use<T>(
-    sessionId: string,
-    signal: AbortSignal,
-    work: (session: BrowserSession) => Promise<T>,
-  ): Promise<T>;
+  use<T>(sessionId: string, signal: AbortSignal, work: (session: BrowserSession) => Promise<T>): Promise<T>;
   /** Sessions with an open (or opening) page. */
   openSessions(): string[];
   /** True while a browser process is running. */
@@ -76,7 +73,7 @@ interface Entry {
 }
 
 function firstLine(error: unknown): string {
-  return String((error as Error)?.message ?? error).split("\n")[0];
+  return String((error as Error)?.message ?? error).split('\n')[0];
 }
 
 /**
@@ -88,9 +85,7 @@ function firstLine(error: unknown): string {
  *   navigationTimeoutMs: 15_000, actionTimeoutMs: 5_000, policy, logger });
  * const title = await sessions.use('ctx-1', signal, ({ page }) => page.title());
  */
-export function createBrowserSessions(
-  options: BrowserSessionsOptions,
-): BrowserSessions {
+export function createBrowserSessions(options: BrowserSessionsOptions): BrowserSessions {
   const { logger } = options;
   const entries = new Map<string, Promise<Entry>>();
   let browser: Promise<Browser> | undefined;
@@ -108,26 +103,22 @@ export function createBrowserSessions(
       })
       .then((launched) => {
         running = true;
-        logger.info("browser launched", {
+        logger.info('browser launched', {
           executablePath: options.executablePath,
           ms: Date.now() - started,
         });
-        launched.on("disconnected", () => {
+        launched.on('disconnected', () => {
           running = false;
           if (browser === launching) browser = undefined;
-          for (const [sessionId, entry] of entries)
-            void entry.then((e) => dispose(sessionId, e)).catch(() => {});
+          for (const [sessionId, entry] of entries) void entry.then((e) => dispose(sessionId, e)).catch(() => {});
         });
         return launched;
       })
       .catch((error: unknown) => {
         if (browser === launching) browser = undefined;
-        throw new ToolExecutionError(
-          `could not start the browser at ${options.executablePath}: ${firstLine(error)}`,
-          {
-            cause: error,
-          },
-        );
+        throw new ToolExecutionError(`could not start the browser at ${options.executablePath}: ${firstLine(error)}`, {
+          cause: error,
+        });
       });
     browser = launching;
     return launching;
@@ -143,22 +134,31 @@ export function createBrowserSessions(
         await launch()
       ).newContext({
         proxy: { server: proxy.server },
-        serviceWorkers: "block",
+        serviceWorkers: 'block',
         acceptDownloads: false,
         viewport: { width: 1280, height: 800 },
       });
+      const requested = new Set<string>();
+      context.on('request', (request) => {
+        if (requested.size >= 1_000) requested.clear();
+        requested.add(hostPort(request.url()));
+      });
+      const pageRefusalsSince = (mark: number): Refusal[] =>
+        reportedRefusals(proxy.refusalsSince(mark)).filter((r) => requested.has(hostPort(r.url)));
       const page = await context.newPage();
       page.setDefaultTimeout(options.actionTimeoutMs);
       page.setDefaultNavigationTimeout(options.navigationTimeoutMs);
       const entry: Entry = {
-        session: { sessionId, page, proxy },
+        session: { sessionId, page, proxy, pageRefusalsSince },
         context,
         busy: 0,
         disposed: false,
       };
       // A page that closes itself (window.close(), a crash) ends the session; the next call opens a new one.
-      page.once("close", () => void dispose(sessionId, entry));
-      logger.debug("browser page opened", { sessionId });
+      page.once('close', () => void dispose(sessionId, entry));
+      // Armed now, so a page opened for a call that was cancelled meanwhile still closes when idle.
+      armIdle(sessionId, entry);
+      logger.debug('browser page opened', { sessionId });
       return entry;
     } catch (error) {
       await proxy.close();
@@ -185,8 +185,7 @@ export function createBrowserSessions(
     if (entry.disposed) return;
     entry.disposed = true;
     clearTimeout(entry.timer);
-    if (entry.ref && entries.get(sessionId) === entry.ref)
-      entries.delete(sessionId);
+    if (entry.ref && entries.get(sessionId) === entry.ref) entries.delete(sessionId);
     await entry.context.close().catch(() => {});
     await entry.session.proxy.close();
   }
@@ -194,7 +193,7 @@ export function createBrowserSessions(
   function armIdle(sessionId: string, entry: Entry): void {
     clearTimeout(entry.timer);
     entry.timer = setTimeout(() => {
-      logger.debug("browser page idle; closing", { sessionId });
+      logger.debug('browser page idle; closing', { sessionId });
       void dispose(sessionId, entry).then(closeBrowserIfUnused);
     }, options.idleTimeoutMs);
     entry.timer.unref();
@@ -206,7 +205,7 @@ export function createBrowserSessions(
     browser = undefined;
     running = false;
     await (await current.catch(() => undefined))?.close().catch(() => {});
-    logger.debug("browser closed: no open pages");
+    logger.debug('browser closed: no open pages');
   }
 
   async function use<T>(
@@ -214,39 +213,44 @@ export function createBrowserSessions(
     signal: AbortSignal,
     work: (session: BrowserSession) => Promise<T>,
   ): Promise<T> {
-    if (closed) throw new ToolExecutionError("the browser has been shut down");
-    if (signal.aborted)
-      throw new ToolExecutionError("the browser call was cancelled");
-    let entry = await entryFor(sessionId);
-    // An idle close may have won the race for this entry: open a new page instead.
-    for (let retry = 0; entry.disposed && retry < 3; retry += 1)
-      entry = await entryFor(sessionId);
-    if (entry.disposed)
-      throw new ToolExecutionError(
-        "the browser page closed while opening; try again",
-      );
-    entry.busy += 1;
-    clearTimeout(entry.timer);
-    let onAbort: (() => void) | undefined;
+    if (closed) throw new ToolExecutionError('the browser has been shut down');
+    let onAbort: () => void = () => {};
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(new ToolExecutionError('the browser call was cancelled'));
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+    aborted.catch(() => {});
     try {
-      const aborted = new Promise<never>((_, reject) => {
-        onAbort = () => {
-          void dispose(sessionId, entry);
-          reject(
-            new ToolExecutionError(
-              "the browser call was cancelled; the session page was closed",
-            ),
-          );
-        };
-        signal.addEventListener("abort", onAbort, { once: true });
-      });
-      const working = work(entry.session);
-      working.catch(() => {}); // after an abort it rejects with "target closed"; nobody waits for it.
-      return await Promise.race([working, aborted]);
+      let entry = await Promise.race([entryFor(sessionId), aborted]);
+      // An idle close may have won the race for this entry: open a new page instead.
+      for (let retry = 0; entry.disposed && retry < 3; retry += 1) {
+        entry = await Promise.race([entryFor(sessionId), aborted]);
+      }
+      if (entry.disposed) throw new ToolExecutionError('the browser page closed while opening; try again');
+      const current = entry;
+      current.busy += 1;
+      clearTimeout(current.timer);
+      try {
+        const working = work(current.session);
+        working.catch(() => {}); // after an abort it rejects with "target closed"; nobody waits for it.
+        let settled = false;
+        working.then(
+          () => (settled = true),
+          () => (settled = true),
+        );
+        const cancelled = aborted.catch(() => {
+          // Closing the page is the only way to stop a Playwright call in flight.
+          if (!settled) void dispose(sessionId, current);
+          throw new ToolExecutionError('the browser call was cancelled; the session page was closed');
+        });
+        return await Promise.race([working, cancelled]);
+      } finally {
+        current.busy -= 1;
+        if (current.busy === 0 && !current.disposed) armIdle(sessionId, current);
+      }
     } finally {
-      if (onAbort) signal.removeEventListener("abort", onAbort);
-      entry.busy -= 1;
-      if (entry.busy === 0 && !entry.disposed) armIdle(sessionId, entry);
+      signal.removeEventListener('abort', onAbort);
     }
   }
 
@@ -257,11 +261,7 @@ export function createBrowserSessions(
     close: async () => {
       closed = true;
       const all = [...entries.entries()];
-      await Promise.all(
-        all.map(([id, e]) =>
-          e.then((entry) => dispose(id, entry)).catch(() => {}),
-        ),
-      );
+      await Promise.all(all.map(([id, e]) => e.then((entry) => dispose(id, entry)).catch(() => {})));
       entries.clear();
       const current = browser;
       browser = undefined;
