@@ -209,7 +209,11 @@ export function createFederation(options: FederationOptions): Federation {
     },
     async close() {
       closing.abort();
-      for (const record of records.values()) clearTimeout(record.timer);
+      for (const record of records.values()) {
+        clearTimeout(record.timer);
+        record.timer = undefined;
+        record.status.nextProbeAt = undefined;
+      }
       listeners.clear();
       await ownDispatcher?.destroy();
     },

@@ -59,6 +59,8 @@ export interface PeerOptions {
   /** Rewrites the card before it is served (wrong origin, signatures…). */
   card?: (card: Record<string, unknown>) => Record<string, unknown>;
   maxHops?: number;
+  /** Listen on this port (a peer that comes back where it was); default any free port. */
+  port?: number;
 }
 
 const text = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
@@ -74,9 +76,12 @@ function messageText(message: Message | undefined): string {
 }
 
 /** Listens an express app on 127.0.0.1:0 and returns the server and its base URL. */
-export async function listen(app: express.Express | http.RequestListener): Promise<{ server: http.Server; origin: string; port: number }> {
+export async function listen(app: express.Express | http.RequestListener, atPort = 0): Promise<{ server: http.Server; origin: string; port: number }> {
   const server = http.createServer(app as http.RequestListener);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(atPort, '127.0.0.1', resolve);
+  });
   const port = (server.address() as AddressInfo).port;
   return { server, origin: `http://127.0.0.1:${port}`, port };
 }
@@ -98,7 +103,7 @@ export async function deadPort(): Promise<number> {
 export async function startPeer(options: PeerOptions = {}): Promise<TestPeer> {
   const behaviour = options.behaviour ?? 'echo';
   const app = express();
-  const { server, origin, port } = await listen(app);
+  const { server, origin, port } = await listen(app, options.port);
   const url = `${origin}/`;
   const requests: SeenRequest[] = [];
   const cancelled: string[] = [];
