@@ -164,7 +164,8 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         turn.push({ role: 'assistant', content: reply.text, author: agent.name });
         return { type: 'rejected', note: `${agent.name} rejected the task: ${reply.text.trim()}` };
       }
-      return { type: 'final', text: reply.text };
+      // An empty reply would leave the user with nothing; say so instead.
+      return { type: 'final', text: reply.text.trim() ? reply.text : `(${agent.name} returned an empty answer)` };
     }
 
     turn.push({ role: 'assistant', content: reply.text, toolCalls: reply.toolCalls, author: agent.name });

@@ -11,8 +11,39 @@ export type ContextProvider = (request: {
   agentName: string;
 }) => Promise<string | undefined>;
 
-/** Called after a turn is persisted, without delaying the answer (memory observers). */
-export type TurnEndHook = (turn: { sessionId: string; messages: StoredMessage[] }) => void | Promise<void>;
+/**
+ * Called after a turn is persisted, without delaying the answer (memory
+ * observers). `messages` is the session's whole visible conversation (user
+ * messages and answers, oldest first, this turn included); `turnMessages`
+ * every message this turn stored (tool calls, results and notes included).
+ */
+export type TurnEndHook = (turn: {
+  sessionId: string;
+  messages: StoredMessage[];
+  turnMessages: StoredMessage[];
+}) => void | Promise<void>;
+
+/**
+ * One context provider from several (memory, knowledge): their texts joined
+ * by blank lines, in order; a provider that throws is skipped, so one broken
+ * source never costs the others.
+ * @example
+ * createRunner({ ..., contextProvider: combineContextProviders([memory.contextProvider, knowledge.contextProvider], logger) });
+ */
+export function combineContextProviders(providers: ContextProvider[], logger: Logger): ContextProvider {
+  return async (request) => {
+    const texts = await Promise.all(
+      providers.map((provide, index) =>
+        provide(request).catch((err: unknown) => {
+          logger.warn('context provider failed', { index, error: err instanceof Error ? err.message : String(err) });
+          return undefined;
+        }),
+      ),
+    );
+    const parts = texts.map((t) => t?.trim()).filter((t): t is string => !!t);
+    return parts.length ? parts.join('\n\n') : undefined;
+  };
+}
 
 /** Author of the notes the runtime itself adds to the conversation. */
 export const RUNTIME_AUTHOR = 'runtime';
@@ -82,8 +113,11 @@ export class TurnState {
     );
     if (onTurnEnd) {
       // Fire-and-forget: a slow or failing observer must never delay or fail the answer.
-      void Promise.resolve()
-        .then(() => onTurnEnd({ sessionId: this.input.sessionId, messages: stored }))
+      const { sessionId } = this.input;
+      // Snapshot now (the next turn may already be running when the hook is called).
+      const messages = sessions.messages(sessionId, { visibleOnly: true });
+      void new Promise<void>((resolve) => setImmediate(resolve))
+        .then(() => onTurnEnd({ sessionId, messages, turnMessages: stored }))
         .catch((err: unknown) =>
           logger.warn('turn-end hook failed', {
             sessionId: this.input.sessionId,

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { createRunner, type RunnerOptions } from '../../src/agent/runner';
+import { combineContextProviders } from '../../src/agent/turnState';
+import { createMemoryLogger } from '../../src/log/logger';
 import { defineTool } from '../../src/agent/tool';
 import type { LlmAgent } from '../../src/agent/agent';
 import { ScriptedModel, say, callTool, transferTo } from '../support/scriptedModel';
@@ -236,6 +238,12 @@ describe('runner: tools and delegation', () => {
     });
   });
 
+  it('never hands the user an empty answer', async () => {
+    const model = new ScriptedModel([transferTo('navigator'), say('  ')]);
+    const { result } = await collect(runner(model), { sessionId: 's1', text: 'browse' });
+    expect(result).toEqual({ status: 'completed', text: '(navigator returned an empty answer)', author: 'navigator' });
+  });
+
   it('ends the turn as failed with a readable reason when the model errors', async () => {
     const model = new ScriptedModel([{ error: 'model request failed: 503 overloaded' }]);
     const { result } = await collect(runner(model), { sessionId: 's1', text: 'x' });
@@ -272,27 +280,35 @@ describe('runner: sessions and memory hooks', () => {
   });
 
   it('appends the context provider text to the system prompt and calls onTurnEnd after persisting', async () => {
-    const model = new ScriptedModel([say('hi')]);
-    const solo = makeAgent({ name: 'lango-agent', model, instruction: 'Base prompt.' });
+    const model = new ScriptedModel([callTool('exec_echo', { text: 'a' }), say('hi'), say('again')]);
+    const solo = makeAgent({ name: 'lango-agent', model, tools: [echo], instruction: 'Base prompt.' });
     const seen: string[] = [];
-    const ended = new Promise<number>((resolve) => {
-      const r = createRunner({
-        root: () => solo,
-        sessions: store.sessions,
-        logger: store.logger,
-        maxDelegationRounds: 5,
-        maxTurnsPerAgent: 10,
-        contextProvider: async ({ agentName, text }) => {
-          seen.push(`${agentName}:${text}`);
-          return 'User prefers short answers.';
-        },
-        onTurnEnd: ({ messages }) => resolve(messages.length),
-      });
-      void collect(r, { sessionId: 's1', text: 'hello' });
+    const hooks: Array<{ visible: string[]; turn: string[] }> = [];
+    const r = createRunner({
+      root: () => solo,
+      sessions: store.sessions,
+      logger: store.logger,
+      maxDelegationRounds: 5,
+      maxTurnsPerAgent: 10,
+      contextProvider: async ({ agentName, text }) => {
+        seen.push(`${agentName}:${text}`);
+        return 'User prefers short answers.';
+      },
+      onTurnEnd: ({ messages, turnMessages }) => {
+        hooks.push({ visible: messages.map((m) => m.content), turn: turnMessages.map((m) => m.role) });
+      },
     });
-    expect(await ended).toBe(2);
-    expect(seen).toEqual(['lango-agent:hello']);
-    expect(model.requests[0]!.instruction).toBe('Base prompt.\n\nUser prefers short answers.');
+    await collect(r, { sessionId: 's1', text: 'hello' });
+    await collect(r, { sessionId: 's1', text: 'more' });
+    await new Promise((resolve) => setImmediate(resolve));
+
+    // Fetched once per agent per turn, though the agent was called twice in the first turn.
+    expect(seen).toEqual(['lango-agent:hello', 'lango-agent:more']);
+    expect(model.requests[1]!.instruction).toBe('Base prompt.\n\nUser prefers short answers.');
+    expect(hooks).toEqual([
+      { visible: ['hello', 'hi'], turn: ['user', 'assistant', 'tool', 'assistant'] },
+      { visible: ['hello', 'hi', 'more', 'again'], turn: ['user', 'assistant'] },
+    ]);
   });
 
   it('logs a failing context provider or turn-end hook without failing the turn', async () => {
@@ -317,5 +333,29 @@ describe('runner: sessions and memory hooks', () => {
     await new Promise((resolve) => setImmediate(resolve));
     const warnings = store.logger.records.filter((x) => x.level === 'warn').map((x) => x.message);
     expect(warnings).toEqual(expect.arrayContaining(['context provider failed', 'turn-end hook failed']));
+  });
+});
+
+describe('combineContextProviders', () => {
+  it('joins the texts of several providers in order and skips one that throws, logging it', async () => {
+    const logger = createMemoryLogger();
+    const combined = combineContextProviders(
+      [
+        async () => 'Memory: likes tea.',
+        async () => {
+          throw new Error('index missing');
+        },
+        async () => undefined,
+        async ({ agentName }) => `Knowledge for ${agentName}.`,
+      ],
+      logger,
+    );
+    expect(await combined({ sessionId: 's', text: 'x', agentName: 'operator' })).toBe(
+      'Memory: likes tea.\n\nKnowledge for operator.',
+    );
+    expect(logger.records.map((r) => r.message)).toEqual(['context provider failed']);
+    expect(
+      await combineContextProviders([async () => '  '], logger)({ sessionId: 's', text: 'x', agentName: 'a' }),
+    ).toBeUndefined();
   });
 });
