@@ -43,6 +43,8 @@ export interface A2AServer {
   readonly app: express.Express;
   /** Tells the card where the node listens (after `listen` on port 0); ignored when `a2a.baseUrl` is set. */
   setPublicUrl(url: string): void;
+  /** The public card exactly as served at /.well-known/agent-card.json (ProtoJSON, signed when configured). */
+  card(): Promise<Record<string, unknown>>;
   /** Turns running now. */
   running(): number;
   /** Fails running turns ("node shutting down"), stops retries and timers. Does not close `db`. */
@@ -129,6 +131,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     setPublicUrl(url) {
       if (!config.a2a.baseUrl) publicUrl = url.replace(/\/+$/, '');
     },
+    card: async () => JSON.parse((await cards.current()).json) as Record<string, unknown>,
     running: () => executor.running,
     async close() {
       if (closing) return;

@@ -147,16 +147,18 @@ function applyEnvironment(input: unknown, env: NodeJS.ProcessEnv, problems: stri
   return config;
 }
 
-/** Derived values: the provider when unset, the public base URL. */
+/**
+ * Derived values: the provider when unset. `a2a.baseUrl` stays unset unless
+ * configured: the server derives it from the address it actually listens on
+ * (port 0 included).
+ */
 function finalize(config: LangoConfig, problems: string[]): LangoConfig {
   const hasKey = Boolean(config.agent.apiKey);
   const provider = config.agent.provider ?? (hasKey ? 'openai' : 'offline');
   if (provider === 'openai' && !hasKey && !config.agent.baseUrl) {
     problems.push('agent.apiKey: required when agent.provider is "openai" (or set agent.baseUrl for a keyless local endpoint)');
   }
-  const host = config.server.host === '0.0.0.0' || config.server.host === '::' ? '127.0.0.1' : config.server.host;
-  const baseUrl = config.a2a.baseUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.server.port}`;
-  return { ...config, agent: { ...config.agent, provider }, a2a: { ...config.a2a, baseUrl } };
+  return { ...config, agent: { ...config.agent, provider } };
 }
 
 /** One line per problem: `key.path: message`. */

@@ -28,7 +28,7 @@ describe('loadConfig', () => {
     expect(config.agent.provider).toBe('offline');
     expect(config.agent.maxDelegationRounds).toBe(5);
     expect(config.a2a.enabled).toBe(true);
-    expect(config.a2a.baseUrl).toBe('http://127.0.0.1:4000');
+    expect(config.a2a.baseUrl).toBeUndefined();
     expect(config.a2a.remoteAgents).toEqual([]);
   });
 
@@ -39,7 +39,6 @@ describe('loadConfig', () => {
     expect(file).toBe(path.join(dir, 'lango.config.yaml'));
     expect(config.server.port).toBe(4100);
     expect(config.a2a.agentName).toBe('hub');
-    expect(config.a2a.baseUrl).toBe('http://127.0.0.1:4100');
   });
 
   it('prefers --config over LANGO_CONFIG over the default file names', () => {
