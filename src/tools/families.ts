@@ -1,11 +1,13 @@
 import type { AnyTool } from '../agent/tool';
 import type { TurnRunner } from '../agent/turn';
+import type { ContextProvider, TurnEndHook } from '../agent/turnState';
 import type { LangoConfig } from '../config/schema';
 import type { Model } from '../llm/model';
 import type { Logger } from '../log/logger';
 import type { SecretRegistry } from '../log/redact';
 import type { SqliteDatabase } from '../store/database';
 import { execFamily, fsFamily, skillsFamily } from './operator/family';
+import { navigatorFamily } from './navigator/family';
 import { cryptoFamily, secretsFamily } from './vault/family';
 import { librarianFamily } from './librarian/family';
 import { chroniclerFamily } from './chronicler/family';
@@ -38,6 +40,10 @@ export interface ToolFamilyInstance {
   /** Starts background work (schedulers) once the tree exists. */
   start?: () => void | Promise<void>;
   close?: () => void | Promise<void>;
+  /** Text for an agent's system prompt this turn (memories, a pending inquiry); combined across families. */
+  contextProvider?: ContextProvider;
+  /** Called after each persisted turn, off the answer's path (memory observers). */
+  onTurnEnd?: TurnEndHook;
 }
 
 /**
@@ -62,6 +68,7 @@ export const toolFamilies: ToolFamily[] = [
   execFamily,
   fsFamily,
   skillsFamily,
+  navigatorFamily,
   cryptoFamily,
   secretsFamily,
   librarianFamily,

@@ -1,9 +1,8 @@
 import { execFile } from 'node:child_process';
 import { constants, promises as fs } from 'node:fs';
-import { chromium } from 'playwright-core';
 import type { LangoConfig } from '../../config/schema';
 import { LangoError } from '../../errors';
-import { CHROMIUM_ARGS } from './sessions';
+import { CHROMIUM_ARGS, loadChromium } from './sessions';
 
 /** Whether the node has a browser it can drive, and if not, why not (for `lango doctor`). */
 export type BrowserCheck = { ok: true; version: string } | { ok: false; reason: string };
@@ -78,7 +77,9 @@ export async function checkBrowser(config: LangoConfig, options: CheckBrowserOpt
 
   if (options.launch) {
     try {
-      const browser = await chromium.launch({
+      const browser = await (
+        await loadChromium()
+      ).launch({
         executablePath,
         args: [...CHROMIUM_ARGS],
         timeout: timeoutMs,

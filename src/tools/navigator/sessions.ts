@@ -1,4 +1,4 @@
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserType, Page } from 'playwright-core';
 import { ToolExecutionError } from '../../errors';
 import type { Logger } from '../../log/logger';
 import { hostPort, reportedRefusals, startGuardProxy, type GuardProxy, type Refusal } from './guardProxy';
@@ -21,6 +21,14 @@ export const CHROMIUM_ARGS: readonly string[] = [
   '--dns-prefetch-disable',
   '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
 ];
+
+/**
+ * Playwright's Chromium driver, loaded on first use: requiring playwright-core
+ * costs about half a second, which a node that never browses should not pay.
+ */
+export async function loadChromium(): Promise<BrowserType> {
+  return (await import('playwright-core')).chromium;
+}
 
 /** What a tool works with: the session's page and the proxy that guards it. */
 export interface BrowserSession {
@@ -95,12 +103,14 @@ export function createBrowserSessions(options: BrowserSessionsOptions): BrowserS
   function launch(): Promise<Browser> {
     if (browser) return browser;
     const started = Date.now();
-    const launching = chromium
-      .launch({
-        executablePath: options.executablePath,
-        args: [...CHROMIUM_ARGS],
-        timeout: 30_000,
-      })
+    const launching = loadChromium()
+      .then((chromium) =>
+        chromium.launch({
+          executablePath: options.executablePath,
+          args: [...CHROMIUM_ARGS],
+          timeout: 30_000,
+        }),
+      )
       .then((launched) => {
         running = true;
         logger.info('browser launched', {
