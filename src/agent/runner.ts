@@ -63,6 +63,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
     const state = options.sessions.state(input.sessionId);
     const history = historyMessages(options.sessions, input.sessionId, options.historyLimit ?? 40);
     const turn = new TurnState(input, tree, history, state);
+    const end = (result: TurnResult) => turn.commit(options.sessions, result, logger, options.onTurnEnd);
     throwIfAborted(turn.signal);
 
     let agent: Agent = startingAgent(turn);
@@ -78,15 +79,13 @@ export function createRunner(options: RunnerOptions): TurnRunner {
       throwIfAborted(turn.signal);
       const step: Step = agent.kind === 'llm' ? yield* llmStep(turn, agent) : yield* remoteStep(turn, agent);
       switch (step.type) {
-        case 'final':
+        case 'final': {
+          // Persisted before the event goes out: a consumer that stops reading at `final` loses nothing.
           turn.push({ role: 'assistant', content: step.text, author: agent.name }, true);
+          const result = end({ status: 'completed', text: step.text, author: agent.name });
           yield RunEvents.final(agent.name, step.text);
-          return turn.commit(
-            options.sessions,
-            { status: 'completed', text: step.text, author: agent.name },
-            logger,
-            options.onTurnEnd,
-          );
+          return result;
+        }
         case 'delegate':
           yield RunEvents.transfer(agent.name, step.to.name);
           agent = step.to;
@@ -103,26 +102,18 @@ export function createRunner(options: RunnerOptions): TurnRunner {
           agent = handBack(turn, agent, step.note);
           yield RunEvents.agentStart(agent.name);
           continue;
-        case 'input_required':
+        case 'input_required': {
           turn.push({ role: 'assistant', content: step.question, author: agent.name }, true);
           // The next message of this session goes straight back to whoever asked.
           state.activeAgent = agent.name;
           if (step.pending) state.pendingApproval = step.pending;
+          const result = end({ status: 'input-required', text: step.question, author: agent.name });
           yield RunEvents.inputRequired(agent.name, step.question);
-          return turn.commit(
-            options.sessions,
-            { status: 'input-required', text: step.question, author: agent.name },
-            logger,
-            options.onTurnEnd,
-          );
+          return result;
+        }
         case 'failed':
           logger.warn('turn failed', { sessionId: input.sessionId, agent: agent.name, reason: step.reason });
-          return turn.commit(
-            options.sessions,
-            { status: 'failed', text: step.reason, author: agent.name },
-            logger,
-            options.onTurnEnd,
-          );
+          return end({ status: 'failed', text: step.reason, author: agent.name });
         default:
           return assertNever(step);
       }

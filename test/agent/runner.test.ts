@@ -279,6 +279,22 @@ describe('runner: sessions and memory hooks', () => {
     ]);
   });
 
+  it('has the turn persisted when the final event arrives, so a reader may stop there', async () => {
+    const model = new ScriptedModel([say('done')]);
+    const r = createRunner({
+      root: () => makeAgent({ name: 'lango-agent', model }),
+      sessions: store.sessions,
+      logger: store.logger,
+      maxDelegationRounds: 5,
+      maxTurnsPerAgent: 10,
+    });
+    for await (const event of r.run({ sessionId: 's1', text: 'go' })) if (event.type === 'final') break;
+    expect(store.sessions.messages('s1').map((m) => [m.role, m.content, m.author])).toEqual([
+      ['user', 'go', undefined],
+      ['assistant', 'done', 'lango-agent'],
+    ]);
+  });
+
   it('appends the context provider text to the system prompt and calls onTurnEnd after persisting', async () => {
     const model = new ScriptedModel([callTool('exec_echo', { text: 'a' }), say('hi'), say('again')]);
     const solo = makeAgent({ name: 'lango-agent', model, tools: [echo], instruction: 'Base prompt.' });
