@@ -1,6 +1,6 @@
 import { Agent as UndiciAgent, type Dispatcher } from 'undici';
 import type { RemoteAgent } from '../agent/agent';
-import type { AgentCard } from '@a2a-js/sdk';
+import { AgentCard } from '@a2a-js/sdk';
 import { DEFAULT_CIRCUIT, PeerCircuit, nextBackoff, type CircuitOptions, type PeerStatus } from './health';
 import type { LoadedPeer, PeerSkip } from './loader';
 import { loadRemoteAgents, loadScreenedPeer, type LoadRemoteAgentsOptions } from './loadRemoteAgents';
@@ -35,8 +35,8 @@ export interface Federation {
   agents(): RemoteAgent[];
   /** Health of every configured entry, config order. */
   status(): PeerStatus[];
-  /** The pinned SDK card of a loaded peer. */
-  card(name: string): AgentCard | undefined;
+  /** The card held for a loaded peer as ProtoJSON (pinned interfaces only), for `GET /agents/:name/card`. */
+  card(name: string): Record<string, unknown> | undefined;
   /** Subscribes to changes of {@link agents}; returns the unsubscribe function. */
   onChange(listener: FederationListener): () => void;
 }
@@ -229,7 +229,8 @@ export function createFederation(options: FederationOptions): Federation {
         .map(({ status }) => ({ ...status }));
     },
     card(name) {
-      return records.get(name)?.peer?.sdkCard;
+      const card = records.get(name)?.peer?.sdkCard;
+      return card ? (AgentCard.toJSON(card) as Record<string, unknown>) : undefined;
     },
     onChange(listener) {
       listeners.add(listener);

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { A2A_PROTOCOL_VERSION } from '@a2a-js/sdk';
 import type { AgentCard } from '@a2a-js/sdk';
 import { AgentCardV1, detectCardVersion, parseAgentCard } from '../../src/a2a/cardSchema';
@@ -83,5 +85,13 @@ describe('agent card schema', () => {
     const parsed = parseAgentCard({ ...v03Card, description: 'x'.repeat(20_000) });
     expect(parsed.ok).toBe(false);
     if (!parsed.ok) expect(parsed.issues[0]).toMatch(/^description: /);
+  });
+});
+
+describe('the cards shipped in agent-cards/', () => {
+  const dir = path.join(__dirname, '..', '..', 'agent-cards');
+  it.each(fs.readdirSync(dir).filter((f) => f.endsWith('.json')))('%s validates as an agent card', (file) => {
+    const parsed = parseAgentCard(JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')));
+    expect(parsed).toMatchObject({ ok: true });
   });
 });

@@ -43,6 +43,7 @@ describe('federation health over time', () => {
     const agents = await changed;
     expect(agents.map((a) => a.name)).toEqual(['late']);
     expect(federation.status()[0]).toMatchObject({ state: 'healthy', protocolVersion: '1.0', latencyMs: expect.any(Number) });
+    expect(federation.card('late')?.supportedInterfaces).toContainEqual(expect.objectContaining({ url: `http://127.0.0.1:${port}/`, protocolVersion: '1.0' }));
     expect(logged(logger, 'info', 'remote agent joined')[0].meta).toMatchObject({ name: 'late' });
     expect((await drain(agents[0], { text: 'made it' })).outcome).toEqual({ status: 'completed', text: 'echo: made it' });
   });

@@ -1,0 +1,22 @@
+/**
+ * Federation: remote A2A agents as sub-agents of the orchestrator. The
+ * composition root creates one {@link createFederation} per node; the A2A
+ * executor calls {@link checkInboundHops} on every inbound message.
+ */
+export { createFederation, type Federation, type FederationOptions, type FederationListener } from './federation';
+export { loadRemoteAgents, type LoadRemoteAgentsOptions, type LoadedRemoteAgents } from './loadRemoteAgents';
+export { createRemoteAgent, DEFAULT_CALL_TIMEOUT_MS, type RemoteAgentOptions, type CallReport } from './remoteAgent';
+export { DEFAULT_CIRCUIT, type PeerState, type PeerStatus, type CircuitOptions } from './health';
+export { DEFAULT_CARD_TIMEOUT_MS, DEFAULT_MAX_CARD_BYTES, type SecretResolver, type PeerSkip } from './loader';
+export type { VerifyCardsMode } from './cardVerify';
+export {
+  checkInboundHops,
+  nextHop,
+  readHopState,
+  childTraceparent,
+  parseTraceparent,
+  FEDERATION_PATH_KEY,
+  FEDERATION_HOPS_KEY,
+  TRACEPARENT_KEY,
+  type HopCheck,
+} from './hops';
