@@ -141,7 +141,12 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
       await pushSender.close();
       // Let the SDK's result managers write the failures just published before the caller closes the db.
       await new Promise((resolve) => setTimeout(resolve, 50));
-      stores.failInterrupted('node shutting down');
+      try {
+        stores.failInterrupted('node shutting down');
+      } catch (err) {
+        // The database is already gone: the next start marks these tasks failed instead.
+        logger.warn('could not mark running tasks failed at shutdown', { error: err instanceof Error ? err.message : String(err) });
+      }
     },
   };
 }
