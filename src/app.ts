@@ -1,25 +1,32 @@
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
-import { walkAgents, type LlmAgent } from './agent/agent';
-import type { AnyTool } from './agent/tool';
+import type express from 'express';
+import { walkAgents, type LlmAgent, type RemoteAgent } from './agent/agent';
+import { createRunner } from './agent/runner';
 import type { TurnRunner } from './agent/turn';
+import { combineContextProviders } from './agent/turnState';
+import { createA2AServer } from './a2a/server';
 import type { LangoConfig } from './config/schema';
+import { createFederation, type Federation } from './federation/federation';
+import type { PeerStatus } from './federation/health';
+import type { Model } from './llm/model';
 import { createOfflineModel } from './llm/offline';
 import { createOpenAIModel } from './llm/openai';
-import type { Model } from './llm/model';
 import type { Logger } from './log/logger';
 import { SecretRegistry } from './log/redact';
 import { createWinstonLogger } from './log/winston';
-import { buildAgentTree } from './orchestration/tree';
+import { agentSpecs } from './orchestration/specs';
 import { partitionTools } from './orchestration/partition';
-import { loadPromptSections, buildOrchestratorSystemPrompt, buildSystemPrompt, createSubAgentPrompt } from './prompt';
-import { createRunner } from './agent/runner';
-import { createSessionStore } from './store/sessions';
+import { buildAgentTree, RESERVED_AGENT_NAMES } from './orchestration/tree';
+import { buildOrchestratorSystemPrompt, buildSystemPrompt, createSubAgentPrompt, loadPromptSections } from './prompt';
 import { openDatabase, type SqliteDatabase } from './store/database';
-import { toolFamilies, type ToolFamilyInstance } from './tools/families';
-import { createA2AServer } from './a2a/server';
+import { loadNodeId } from './store/nodeId';
+import { createSessionStore } from './store/sessions';
+import { toolFamilies } from './tools/families';
+import { createToolset, type FamilyStatus } from './tools/toolset';
+
+export type { FamilyStatus } from './tools/toolset';
 
 /** Dependencies a caller may supply instead of the ones built from config (tests pass real ones on temp dirs). */
 export interface AppDeps {
@@ -27,18 +34,9 @@ export interface AppDeps {
   /** Replaces the model built from `config.agent` (tests: a scripted model). */
   model?: Model;
   clock?: () => Date;
-  /** Resolves a relative `dataDir`; defaults to the process's working directory. */
+  /** Resolves a relative `dataDir` and `agent-cards/`; defaults to the process's working directory. */
   cwd?: string;
   secrets?: SecretRegistry;
-}
-
-/** How one tool family came up. */
-export interface FamilyStatus {
-  name: string;
-  agent: string;
-  state: 'on' | 'off' | 'broken';
-  reason?: string;
-  tools: string[];
 }
 
 /** A built node: the agent tree, the runner, the A2A HTTP surface and their lifecycle. */
@@ -47,12 +45,16 @@ export interface LangoApp {
   readonly logger: Logger;
   readonly dataDir: string;
   readonly db: SqliteDatabase;
+  /** This node's id on federation hop paths. */
+  readonly nodeId: string;
   readonly runner: TurnRunner;
   readonly families: readonly FamilyStatus[];
   /** The current tree root (rebuilt when remote peers join or leave). */
   root(): LlmAgent;
   /** Tools no specialist owns (by prefix); listed in the orchestrator's instruction. */
   unmatchedTools(): string[];
+  /** Health of each configured remote agent (empty without `a2a.remoteAgents`). */
+  peers(): PeerStatus[];
   /** The express application serving A2A, the card, discovery and health. */
   readonly http: express.Express;
   /** The node's agent card as served (ProtoJSON). */
@@ -64,8 +66,9 @@ export interface LangoApp {
 
 /**
  * The composition root: the only place that constructs infrastructure
- * (database, logger, model, tools, tree, runner, A2A server) from a validated
- * configuration.
+ * (database, logger, model, tools, federation, tree, runner, A2A server)
+ * from a validated configuration. Whatever it opened is closed again when a
+ * later step fails.
  * @example
  * const app = await createApp(resolveConfig({ server: { port: 0 } }));
  * const url = await app.listen();
@@ -75,100 +78,149 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   const secrets = deps.secrets ?? new SecretRegistry();
   secrets.add(config.agent.apiKey);
   secrets.add(config.embedding.apiKey);
+  for (const token of [...(config.a2a.auth?.bearerTokens ?? []), ...(config.a2a.auth?.apiKeys ?? [])]) secrets.add(token);
   const logger =
-    deps.logger ??
-    createWinstonLogger({ level: config.logLevel, pretty: Boolean(process.stderr.isTTY), secrets });
+    deps.logger ?? createWinstonLogger({ level: config.logLevel, pretty: Boolean(process.stderr.isTTY), secrets });
   const clock = deps.clock ?? (() => new Date());
-  const dataDir = path.resolve(deps.cwd ?? process.cwd(), config.dataDir);
-  const db = openDatabase(path.join(dataDir, 'lango.db'));
-  const model = deps.model ?? createConfiguredModel(config, logger.child({ component: 'llm' }));
+  const cwd = deps.cwd ?? process.cwd();
+  const dataDir = path.resolve(cwd, config.dataDir);
 
-  const turns = () => runner;
-  const agentNames = () => walkAgents(root).map((agent) => agent.name);
-
-  const families: FamilyStatus[] = [];
-  const instances: ToolFamilyInstance[] = [];
-  const tools: AnyTool[] = [];
-  for (const family of toolFamilies) {
-    if (!family.enabled(config)) {
-      families.push({ name: family.name, agent: family.agent, state: 'off', tools: [] });
-      continue;
-    }
-    try {
-      const instance = await family.create({
-        config, dataDir, db, logger: logger.child({ component: `tools.${family.name}` }), secrets, clock, model, turns, agentNames,
-      });
-      instances.push(instance);
-      tools.push(...instance.tools);
-      families.push({ name: family.name, agent: family.agent, state: 'on', tools: instance.tools.map((t) => t.name) });
-    } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
-      logger.warn('tool family unavailable; starting without it', { family: family.name, reason });
-      families.push({ name: family.name, agent: family.agent, state: 'broken', reason, tools: [] });
-    }
-  }
-
+  // Prompts first: a bad promptsDir is a config error, found before anything is opened.
   const promptLogger = logger.child({ component: 'prompt' });
   const sections = loadPromptSections({ promptsDir: config.agent.promptsDir, logger: promptLogger, secrets });
   const systemPrompt = config.agent.multiAgent ? buildOrchestratorSystemPrompt(sections) : buildSystemPrompt(sections);
   const subAgentPrompt = createSubAgentPrompt({ sections, promptsDir: config.agent.promptsDir, logger: promptLogger, secrets });
-  const buildTree = (): LlmAgent =>
-    buildAgentTree({
-      tools,
-      model,
-      multiAgent: config.agent.multiAgent,
-      maxDelegationRounds: config.agent.maxDelegationRounds,
-      systemPrompt,
-      subAgentPrompt,
-      remoteAgents: [],
-    });
-  let root = buildTree();
 
-  const sessions = createSessionStore({ db, logger: logger.child({ component: 'sessions' }), clock });
-  const runner: TurnRunner = createRunner({
-    root: () => root,
-    sessions,
-    logger: logger.child({ component: 'runtime' }),
-    maxDelegationRounds: config.agent.maxDelegationRounds,
-    maxTurnsPerAgent: config.agent.maxTurnsPerAgent,
-  });
-
-  const a2a = createA2AServer({ config, root: () => root, runner, db, logger: logger.child({ component: 'a2a' }), clock });
-  for (const instance of instances) await instance.start?.();
-
-  let server: http.Server | undefined;
-  return {
-    config,
-    logger,
-    dataDir,
-    db,
-    runner,
-    families,
-    root: () => root,
-    unmatchedTools: () => partitionTools(tools).unmatched.map((t) => t.name),
-    http: a2a.app,
-    agentCard: () => a2a.card(),
-    listen: () =>
-      new Promise<string>((resolve, reject) => {
-        server = http.createServer(a2a.app);
-        server.once('error', reject);
-        server.listen(config.server.port, config.server.host, () => {
-          const { port } = server!.address() as AddressInfo;
-          const url = `http://${config.server.host}:${port}`;
-          a2a.setPublicUrl(url);
-          resolve(url);
-        });
-      }),
-    close: async () => {
-      if (server) {
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => server!.close(() => resolve()));
+  const cleanups: Array<() => unknown> = [];
+  const closeAll = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) {
+      try {
+        await cleanup();
+      } catch (err) {
+        logger.warn('shutdown step failed', { error: err instanceof Error ? err.message : String(err) });
       }
-      await a2a.close();
-      for (const instance of instances) await instance.close?.();
-      db.close();
-    },
+    }
   };
+
+  try {
+    const db = openDatabase(path.join(dataDir, 'lango.db'));
+    cleanups.push(() => db.close());
+    const nodeId = loadNodeId(db);
+    const model = deps.model ?? createConfiguredModel(config, logger.child({ component: 'llm' }));
+
+    let root: LlmAgent | undefined;
+    let runner: TurnRunner | undefined;
+    const currentRoot = (): LlmAgent => {
+      if (!root) throw new Error('the agent tree is not built yet');
+      return root;
+    };
+    const toolset = await createToolset(toolFamilies, {
+      config,
+      dataDir,
+      db,
+      logger,
+      secrets,
+      clock,
+      model,
+      turns: () => {
+        if (!runner) throw new Error('the runner is not built yet');
+        return runner;
+      },
+      agentNames: () => walkAgents(currentRoot()).map((agent) => agent.name),
+    });
+    cleanups.push(() => toolset.close());
+
+    const buildTree = (remoteAgents: RemoteAgent[]): LlmAgent =>
+      buildAgentTree({
+        tools: toolset.tools,
+        model,
+        multiAgent: config.agent.multiAgent,
+        maxDelegationRounds: config.agent.maxDelegationRounds,
+        systemPrompt,
+        subAgentPrompt,
+        remoteAgents,
+      });
+
+    const federation = createNodeFederation(config, { logger, nodeId, cwd, localNames: walkAgents(buildTree([])).map((a) => a.name) });
+    if (federation) {
+      cleanups.push(() => federation.close());
+      await federation.start();
+      federation.onChange((remoteAgents) => {
+        root = buildTree(remoteAgents);
+        logger.info('agent tree rebuilt', { component: 'federation', remoteAgents: remoteAgents.map((a) => a.name) });
+      });
+    }
+    root = buildTree(federation?.agents() ?? []);
+
+    const sessions = createSessionStore({ db, logger: logger.child({ component: 'sessions' }), clock });
+    const runtimeLogger = logger.child({ component: 'runtime' });
+    const turnEndHooks = toolset.instances.flatMap((i) => (i.onTurnEnd ? [i.onTurnEnd] : []));
+    runner = createRunner({
+      root: currentRoot,
+      sessions,
+      logger: runtimeLogger,
+      maxDelegationRounds: config.agent.maxDelegationRounds,
+      maxTurnsPerAgent: config.agent.maxTurnsPerAgent,
+      contextProvider: combineContextProviders(
+        toolset.instances.flatMap((i) => (i.contextProvider ? [i.contextProvider] : [])),
+        runtimeLogger,
+      ),
+      onTurnEnd: async (turn) => {
+        await Promise.all(turnEndHooks.map((hook) => hook(turn)));
+      },
+    });
+
+    const a2a = createA2AServer({
+      config,
+      root: currentRoot,
+      runner,
+      db,
+      logger: logger.child({ component: 'a2a' }),
+      clock,
+      peerStatus: federation ? () => federation.status() : undefined,
+      remoteCard: federation ? (name) => federation.card(name) : undefined,
+    });
+    // Before the tool families close: running turns are failed first, then the tools they use go away.
+    cleanups.push(() => a2a.close());
+    for (const instance of toolset.instances) await instance.start?.();
+
+    let server: http.Server | undefined;
+    return {
+      config,
+      logger,
+      dataDir,
+      db,
+      nodeId,
+      runner,
+      families: toolset.statuses,
+      root: currentRoot,
+      unmatchedTools: () => partitionTools(toolset.tools).unmatched.map((t) => t.name),
+      peers: () => federation?.status() ?? [],
+      http: a2a.app,
+      agentCard: () => a2a.card(),
+      listen: () =>
+        new Promise<string>((resolve, reject) => {
+          const listening = http.createServer(a2a.app);
+          listening.once('error', reject);
+          listening.listen(config.server.port, config.server.host, () => {
+            server = listening;
+            cleanups.push(() => closeServer(listening));
+            const { port } = listening.address() as AddressInfo;
+            const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+            const url = `http://${host}:${port}`;
+            a2a.setPublicUrl(url);
+            resolve(url);
+          });
+        }),
+      close: async () => {
+        if (server) server.closeIdleConnections();
+        await closeAll();
+      },
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
 }
 
 /** The model `config.agent` asks for: an OpenAI-compatible endpoint, or the embedded offline model. */
@@ -180,5 +232,33 @@ function createConfiguredModel(config: LangoConfig, logger: Logger): Model {
     model: config.agent.model,
     timeoutMs: config.agent.requestTimeoutMs,
     logger,
+  });
+}
+
+/** The federation for `a2a.remoteAgents`, or undefined when there is nothing to federate. */
+function createNodeFederation(
+  config: LangoConfig,
+  options: { logger: Logger; nodeId: string; cwd: string; localNames: string[] },
+): Federation | undefined {
+  const entries = config.a2a.remoteAgents;
+  if (!config.a2a.enabled || entries.length === 0) return undefined;
+  return createFederation({
+    entries,
+    // Names no remote may take: the local tree's, every specialist's (even one not created now) and the roots'.
+    localNames: [...new Set([...options.localNames, ...agentSpecs.map((s) => s.name), ...RESERVED_AGENT_NAMES])],
+    logger: options.logger,
+    cardsDir: path.resolve(options.cwd, 'agent-cards'),
+    selfId: options.nodeId,
+    maxHops: config.a2a.maxHops,
+    verifyCards: config.a2a.verifyCards,
+    cardFetchTimeoutMs: config.a2a.cardFetchTimeoutMs,
+  });
+}
+
+/** Stops accepting connections and ends idle and active ones, so close never waits on a keep-alive client. */
+function closeServer(server: http.Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
   });
 }
