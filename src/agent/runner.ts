@@ -307,9 +307,14 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   return { run };
 }
 
-/** Where the turn starts: a remote agent that asked the user a question, an agent awaiting approval, else the root. */
+/**
+ * Where the turn starts: an agent awaiting approval, a remote agent that
+ * asked the user a question, the agent the input names, else the root.
+ */
 function startingAgent(turn: TurnState): Agent {
   const { pendingApproval, activeAgent } = turn.state;
+  const named = turn.input.startAgent ? turn.tree.get(turn.input.startAgent) : undefined;
+  if (!pendingApproval && !activeAgent && named) return named;
   const wanted = pendingApproval?.agentName ?? activeAgent;
   const agent = wanted ? turn.tree.get(wanted) : undefined;
   if (!agent) return turn.tree.root;

@@ -7,6 +7,12 @@ export interface TurnInput {
   text: string;
   /** Cancels the turn: model call, tool and remote call alike. */
   signal?: AbortSignal;
+  /**
+   * Starts the turn at this agent of the tree instead of the root (a workflow
+   * step names its specialist). Ignored while the session awaits an approval
+   * or a remote agent's question; an unknown name starts at the root.
+   */
+  startAgent?: string;
   /** Request metadata (A2A message metadata: trace context, hop path). Never shown to the model. */
   metadata?: Record<string, unknown>;
 }

@@ -36,6 +36,16 @@ describe('runner: tools and delegation', () => {
       ...more,
     });
 
+  it('starts the turn at the agent the input names (a workflow step) and at the root for an unknown name', async () => {
+    const model = new ScriptedModel([callTool('exec_echo', { text: 'step' }), say('Step done.'), say('Root here.')]);
+    const run = runner(model);
+    const step = await collect(run, { sessionId: 'wf:1', text: 'echo step', startAgent: 'operator' });
+    expect(step.result).toEqual({ status: 'completed', text: 'Step done.', author: 'operator' });
+    const unknown = await collect(run, { sessionId: 'wf:2', text: 'hi', startAgent: 'nobody' });
+    expect(unknown.result.author).toBe('lango-orchestrator');
+    expect(model.agents).toEqual(['operator', 'operator', 'lango-orchestrator']);
+  });
+
   it('runs a tool call, feeds the JSON result back and ends with the answering agent as author', async () => {
     const model = new ScriptedModel([
       transferTo('operator'),

@@ -31,8 +31,7 @@ export function createRecordingRunner(respond: (input: TurnInput) => ScriptedAns
       inputs.push(input);
       active += 1;
       maxActive = Math.max(maxActive, active);
-      const author =
-        typeof input.metadata?.targetAgent === 'string' ? input.metadata.targetAgent : 'lango-orchestrator';
+      const author = input.startAgent ?? 'lango-orchestrator';
       try {
         yield RunEvents.agentStart(author);
         const answer = await untilAborted(Promise.resolve(respond(input)), input.signal);

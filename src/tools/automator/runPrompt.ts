@@ -8,7 +8,9 @@ export interface PromptRun {
   sessionId: string;
   text: string;
   signal: AbortSignal;
-  /** Passed to the runner as TurnInput metadata (`targetAgent` for workflow steps). */
+  /** The agent the turn starts at (a workflow step's `agent`); the root when absent. */
+  startAgent?: string;
+  /** Passed to the runner as TurnInput metadata. */
   metadata?: Record<string, unknown>;
 }
 
@@ -28,6 +30,7 @@ export async function runPrompt(turns: () => TurnRunner, run: PromptRun): Promis
       sessionId: run.sessionId,
       text: run.text,
       signal: run.signal,
+      startAgent: run.startAgent,
       metadata: run.metadata,
     });
     if (run.signal.aborted) return cancelled(run.signal);

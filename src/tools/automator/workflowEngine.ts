@@ -23,7 +23,7 @@ export interface WorkflowEngineOptions {
 /**
  * Runs workflows: each step is a turn through the agent tree in session
  * `workflow:<runId>:<stepId>`, started at the step's agent by passing
- * `metadata.targetAgent` to the runner. A step starts as soon as every step
+ * `startAgent` to the runner. A step starts as soon as every step
  * it depends on has completed, so independent steps run in parallel. A step
  * that fails, asks a question or times out fails the run; steps depending on
  * it are skipped while independent branches finish. Runs left running by a
@@ -187,9 +187,8 @@ export class WorkflowEngine {
         sessionId: `workflow:${runId}:${step.id}`,
         text: renderPrompt(step.prompt, results),
         signal: AbortSignal.any([runSignal, timeout.signal]),
-        metadata: step.agent
-          ? { targetAgent: step.agent, workflowRun: runId, workflowStep: step.id }
-          : { workflowRun: runId, workflowStep: step.id },
+        startAgent: step.agent,
+        metadata: { workflowRun: runId, workflowStep: step.id },
       });
       let final: WorkflowStepStatus;
       let text = outcome.text;

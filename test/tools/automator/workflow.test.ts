@@ -86,7 +86,7 @@ describe('workflow family', () => {
   ].join('\n');
 
   it('runs each step on the specialist it names and feeds earlier results into later prompts', async () => {
-    const wf = await open((input) => `${String(input.metadata?.targetAgent)} says ${input.text.slice(0, 12)}`);
+    const wf = await open((input) => `${String(input.startAgent)} says ${input.text.slice(0, 12)}`);
     const started = await wf.call('workflow_run', { yaml: DIGEST });
     expect(started).toMatchObject({
       workflow: 'digest',
@@ -96,7 +96,7 @@ describe('workflow family', () => {
 
     const run = await finished(wf, started.runId);
     expect(run.status).toBe('completed');
-    expect(wf.runner.inputs.map((input) => [input.metadata?.workflowStep, input.metadata?.targetAgent]).sort()).toEqual(
+    expect(wf.runner.inputs.map((input) => [input.metadata?.workflowStep, input.startAgent]).sort()).toEqual(
       [
         ['balance', 'vault'],
         ['digest', 'librarian'],
