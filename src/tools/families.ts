@@ -8,7 +8,7 @@ import type { SecretRegistry } from '../log/redact';
 import type { SqliteDatabase } from '../store/database';
 import { execFamily, fsFamily, skillsFamily } from './operator/family';
 import { navigatorFamily } from './navigator/family';
-import { cryptoFamily, secretsFamily } from './vault/family';
+import { cryptoFamily, paymentFamily, secretsFamily } from './vault/family';
 import { librarianFamily } from './librarian/family';
 import { chroniclerFamily } from './chronicler/family';
 import { backgroundFamily, cronFamily, workflowFamily } from './automator/families';
@@ -71,6 +71,7 @@ export const toolFamilies: ToolFamily[] = [
   navigatorFamily,
   cryptoFamily,
   secretsFamily,
+  paymentFamily,
   librarianFamily,
   chroniclerFamily,
   cronFamily,

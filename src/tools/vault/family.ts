@@ -1,6 +1,10 @@
-import { ToolExecutionError } from '../../errors';
+import { getAddress, isAddress } from 'viem';
+import { ConfigError, ToolExecutionError } from '../../errors';
 import type { ToolFamily, ToolFamilyDeps } from '../families';
 import { createCryptoTools } from './cryptoTools';
+import { BASE_RPC_URL, BASE_USDC, createTokenChain, walletAccount } from './payment/chain';
+import { createPaymentLedger } from './payment/ledger';
+import { createPaymentTools } from './payment/tools';
 import { createSecretResolver, hasSecretReferences, type SecretResolver } from './references';
 import { createSecretsTools } from './secretsTools';
 import { openVault, type Vault } from './vault';
@@ -62,4 +66,46 @@ export const secretsFamily: ToolFamily = {
   create: (deps) => ({
     tools: createSecretsTools({ vault: openVaultFromDeps(deps), logger: deps.logger.child({ component: 'secrets' }) }),
   }),
+};
+
+/**
+ * `payment_*`: USDC on Base (or the configured chain) from the node wallet,
+ * with limits, approvals and a ledger; gated by `payment.enabled`. Needs the
+ * vault for the wallet key, and an RPC URL and token address unless the chain
+ * is Base mainnet (8453), whose public RPC and USDC are the defaults.
+ */
+export const paymentFamily: ToolFamily = {
+  name: 'payment',
+  agent: 'vault',
+  enabled: (config) => config.payment.enabled,
+  create: (deps) => {
+    const payment = deps.config.payment;
+    if (!deps.config.security.enabled) throw new ConfigError('payment needs the vault for its wallet key: set security.enabled');
+    const onBase = payment.chainId === 8453;
+    const rpcUrl = payment.rpcUrl ?? (onBase ? BASE_RPC_URL : undefined);
+    const tokenAddress = payment.usdcAddress ?? (onBase ? BASE_USDC : undefined);
+    if (!rpcUrl) throw new ConfigError(`payment.rpcUrl is required for chain ${payment.chainId}`);
+    if (!tokenAddress || !isAddress(tokenAddress, { strict: false })) {
+      throw new ConfigError(`payment.usdcAddress must be the token's address on chain ${payment.chainId}`);
+    }
+    const vault = openVaultFromDeps(deps);
+    const account = walletAccount(vault, (secret) => deps.secrets.add(secret));
+    const token = getAddress(tokenAddress);
+    return {
+      tools: createPaymentTools({
+        chain: createTokenChain({ rpcUrl, chainId: payment.chainId, token, account }),
+        ledger: createPaymentLedger(deps.db),
+        wallet: account.address,
+        token,
+        chainId: payment.chainId,
+        limits: {
+          perTransactionLimit: payment.perTransactionLimit,
+          dailyLimit: payment.dailyLimit,
+          approvalThreshold: payment.approvalThreshold,
+        },
+        clock: deps.clock,
+        logger: deps.logger.child({ component: 'payment' }),
+      }),
+    };
+  },
 };
