@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { constants, promises as fs } from 'node:fs';
 import type { LangoConfig } from '../../config/schema';
 import { LangoError } from '../../errors';
-import { CHROMIUM_ARGS, loadChromium } from './sessions';
+import { CHROMIUM_ARGS, KEEP_SIGNALS, loadChromium } from './sessions';
 
 /** Whether the node has a browser it can drive, and if not, why not (for `lango doctor`). */
 export type BrowserCheck = { ok: true; version: string } | { ok: false; reason: string };
@@ -83,6 +83,7 @@ export async function checkBrowser(config: LangoConfig, options: CheckBrowserOpt
         executablePath,
         args: [...CHROMIUM_ARGS],
         timeout: timeoutMs,
+        ...KEEP_SIGNALS,
       });
       await browser.close();
     } catch (error) {

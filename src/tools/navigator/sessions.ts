@@ -30,6 +30,14 @@ export async function loadChromium(): Promise<BrowserType> {
   return (await import('playwright-core')).chromium;
 }
 
+/**
+ * Playwright's default signal handlers would close the browser and then
+ * `process.exit(130)` on Ctrl-C, cutting the node's own graceful shutdown
+ * short; the node closes the browser itself (`close()`), and Playwright still
+ * kills it if the process exits without that.
+ */
+export const KEEP_SIGNALS = { handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false } as const;
+
 /** What a tool works with: the session's page and the proxy that guards it. */
 export interface BrowserSession {
   readonly sessionId: string;
@@ -109,6 +117,7 @@ export function createBrowserSessions(options: BrowserSessionsOptions): BrowserS
           executablePath: options.executablePath,
           args: [...CHROMIUM_ARGS],
           timeout: 30_000,
+          ...KEEP_SIGNALS,
         }),
       )
       .then((launched) => {
@@ -224,6 +233,7 @@ export function createBrowserSessions(options: BrowserSessionsOptions): BrowserS
     work: (session: BrowserSession) => Promise<T>,
   ): Promise<T> {
     if (closed) throw new ToolExecutionError('the browser has been shut down');
+    if (signal.aborted) throw new ToolExecutionError('the browser call was cancelled');
     let onAbort: () => void = () => {};
     const aborted = new Promise<never>((_, reject) => {
       onAbort = () => reject(new ToolExecutionError('the browser call was cancelled'));
@@ -243,8 +253,8 @@ export function createBrowserSessions(options: BrowserSessionsOptions): BrowserS
       clearTimeout(current.timer);
       try {
         const working = work(current.session);
-        working.catch(() => {}); // after an abort it rejects with "target closed"; nobody waits for it.
         let settled = false;
+        // Also swallows the "target closed" rejection that follows an abort; nobody waits for it then.
         working.then(
           () => (settled = true),
           () => (settled = true),

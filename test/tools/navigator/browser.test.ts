@@ -276,14 +276,30 @@ describe('navigator tools in real Chromium', () => {
   });
 
   it('stops a navigation when the signal aborts and closes that session page', async () => {
+    await call('browser_navigate', { url: `${origin}/second` }, ctx('session-abort'));
     const controller = new AbortController();
-    const started = Date.now();
+    const hangingBefore = hanging.length;
     const navigation = call('browser_navigate', { url: `${origin}/hang` }, ctx('session-abort', controller.signal));
-    setTimeout(() => controller.abort(), 300);
+    // Abort once the server holds the request, so the load is surely in flight.
+    const deadline = Date.now() + 5_000;
+    while (hanging.length === hangingBefore && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const started = Date.now();
+    controller.abort();
     await expect(navigation).rejects.toThrow('the browser call was cancelled; the session page was closed');
-    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(Date.now() - started).toBeLessThan(1_000);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(sessions.openSessions()).not.toContain('session-abort');
+  });
+
+  it('refuses a call whose signal is already aborted without opening a page', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(
+      call('browser_navigate', { url: `${origin}/page` }, ctx('session-aborted-early', controller.signal)),
+    ).rejects.toThrow('the browser call was cancelled');
+    expect(sessions.openSessions()).not.toContain('session-aborted-early');
   });
 
   it('closes an idle page, and the browser with its last page', async () => {
