@@ -5,6 +5,9 @@ import { a2aTestPeer, a2aTestTools, startA2ANode, type A2ATestNode } from '../su
 import { buildAgentTree } from '../../src/orchestration/tree';
 import type { LlmAgent } from '../../src/agent/agent';
 
+/** A response body as JSON (fetch types it `unknown`). */
+const json = (response: Response): Promise<any> => response.json();
+
 const getCard = (url: string, path = '/.well-known/agent-card.json', headers: Record<string, string> = { 'A2A-Version': '1.0' }) =>
   fetch(`${url}${path}`, { headers });
 
@@ -16,7 +19,7 @@ describe('the agent card', () => {
   afterAll(() => node.close());
 
   it('has one orchestration skill and one skill per sub-agent, the remote peer included', async () => {
-    const card = await (await getCard(node.url)).json();
+    const card = await json(await getCard(node.url));
     const skills = card.skills as { id: string; tags: string[]; description: string }[];
     expect(skills[0]).toMatchObject({ id: 'lango-orchestrator', tags: expect.arrayContaining(['orchestration']) });
     const subs = skills.slice(1).map((s) => s.id);
@@ -34,7 +37,7 @@ describe('the agent card', () => {
   });
 
   it('declares JSON-RPC and HTTP+JSON at the base URL, for v1.0 and v0.3, and passes the card schema', async () => {
-    const raw = await (await getCard(node.url)).json();
+    const raw = await json(await getCard(node.url));
     const parsed = parseAgentCard(raw);
     expect(parsed).toMatchObject({ ok: true, version: '1.0' });
     expect(AgentCardV1.safeParse(raw).success).toBe(true);
@@ -50,7 +53,7 @@ describe('the agent card', () => {
 
   it('serves the v0.3 form at /.well-known/agent.json and to header-less requests', async () => {
     for (const path of ['/.well-known/agent.json', '/.well-known/agent-card.json']) {
-      const raw = await (await getCard(node.url, path, {})).json();
+      const raw = await json(await getCard(node.url, path, {}));
       expect(AgentCardV03.safeParse(raw).success).toBe(true);
       expect(raw).toMatchObject({ url: node.url, preferredTransport: 'JSONRPC', protocolVersion: expect.stringMatching(/^0\.3/) });
     }
@@ -72,10 +75,10 @@ describe('the card follows the tree and the configuration', () => {
     const node = await startA2ANode({ root: () => root });
     try {
       const before = await getCard(node.url);
-      expect((await before.json()).skills.map((s: { id: string }) => s.id)).not.toContain('peer');
+      expect((await json(before)).skills.map((s: { id: string }) => s.id)).not.toContain('peer');
       root = buildAgentTree({ tools: a2aTestTools(), remoteAgents: [a2aTestPeer()] });
       const after = await getCard(node.url);
-      expect((await after.json()).skills.map((s: { id: string }) => s.id)).toContain('peer');
+      expect((await json(after)).skills.map((s: { id: string }) => s.id)).toContain('peer');
       expect(after.headers.get('etag')).not.toBe(before.headers.get('etag'));
     } finally {
       await node.close();
@@ -93,7 +96,7 @@ describe('the card follows the tree and the configuration', () => {
       },
     });
     try {
-      const raw = await (await getCard(node.url)).json();
+      const raw = await json(await getCard(node.url));
       expect(raw.name).toBe('edge-node');
       expect(raw.supportedInterfaces[0].url).toBe('https://edge.example.com/a2a');
       expect(raw.securitySchemes).toEqual({
@@ -114,7 +117,7 @@ describe('the card follows the tree and the configuration', () => {
     const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const node = await startA2ANode({ config: { a2a: { signingKey: pem } } });
     try {
-      const raw = await (await getCard(node.url)).json();
+      const raw = await json(await getCard(node.url));
       expect(raw.signatures).toHaveLength(1);
       const card = AgentCard.fromJSON(raw);
       await expect(verifyAgentCardSignature(async () => publicKey)(card)).resolves.toBeUndefined();

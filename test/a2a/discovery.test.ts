@@ -1,5 +1,8 @@
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
 
+/** A response body as JSON (fetch types it `unknown`). */
+const json = (response: Response): Promise<any> => response.json();
+
 describe('discovery and health', () => {
   let node: A2ATestNode;
   const peerCard = { name: 'peer', supportedInterfaces: [{ url: 'http://127.0.0.1:9/peer', protocolBinding: 'JSONRPC' }] };
@@ -16,7 +19,7 @@ describe('discovery and health', () => {
   it('lists local and remote sub-agents with capabilities, and remote card URL and health', async () => {
     const response = await fetch(`${node.url}/agents`);
     expect(response.status).toBe(200);
-    const catalog = await response.json();
+    const catalog = await json(response);
     expect(catalog.root).toBe('lango-orchestrator');
     const operator = catalog.agents.find((a: { name: string }) => a.name === 'operator');
     expect(operator).toMatchObject({ kind: 'local', capabilities: ['command execution', 'file operations'] });
@@ -34,18 +37,18 @@ describe('discovery and health', () => {
   it('serves the card held for a remote peer, and 404s for local or unknown agents', async () => {
     const held = await fetch(`${node.url}/agents/peer/card`);
     expect(held.status).toBe(200);
-    expect(await held.json()).toEqual(peerCard);
+    expect(await json(held)).toEqual(peerCard);
     const local = await fetch(`${node.url}/agents/operator/card`);
     expect(local.status).toBe(404);
-    expect((await local.json()).error.message).toMatch(/local agent/);
+    expect((await json(local)).error.message).toMatch(/local agent/);
     expect((await fetch(`${node.url}/agents/nobody/card`)).status).toBe(404);
   });
 
   it('reports the process up on /healthz and the database and tree ready on /readyz', async () => {
-    expect(await (await fetch(`${node.url}/healthz`)).json()).toEqual({ status: 'ok' });
+    expect(await json(await fetch(`${node.url}/healthz`))).toEqual({ status: 'ok' });
     const ready = await fetch(`${node.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', tree: 'ok' } });
+    expect(await json(ready)).toEqual({ status: 'ready', checks: { database: 'ok', tree: 'ok' } });
   });
 
   it('reports not ready (503) when the database is closed', async () => {
@@ -54,7 +57,7 @@ describe('discovery and health', () => {
       other.db.close();
       const response = await fetch(`${other.url}/readyz`);
       expect(response.status).toBe(503);
-      expect((await response.json()).checks.database).not.toBe('ok');
+      expect((await json(response)).checks.database).not.toBe('ok');
     } finally {
       await other.a2a.close();
       await other.close().catch(() => undefined);

@@ -68,7 +68,8 @@ describe.each(['JSONRPC', 'HTTP+JSON'] as const)('the node through the v0.3 clie
     const config = { taskId: task.id!, pushNotificationConfig: { id: 'v03-hook', url: 'http://127.0.0.1:9/hook', token: 'tok' } };
     const set = await client.setTaskPushNotificationConfig(config);
     expect(set.pushNotificationConfig.url).toBe('http://127.0.0.1:9/hook');
-    const got = await client.getTaskPushNotificationConfig({ id: task.id!, pushNotificationConfigId: 'v03-hook' });
+    // The 0.3 client types this parameter as TaskIdParams; the wire format takes the config id too.
+    const got = await client.getTaskPushNotificationConfig({ id: task.id!, pushNotificationConfigId: 'v03-hook' } as { id: string });
     expect(got.pushNotificationConfig.id).toBe('v03-hook');
     expect((await client.listTaskPushNotificationConfig({ id: task.id! })).map((c) => c.pushNotificationConfig.id)).toEqual(['v03-hook']);
     await client.deleteTaskPushNotificationConfig({ id: task.id!, pushNotificationConfigId: 'v03-hook' });
