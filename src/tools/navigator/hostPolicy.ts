@@ -56,7 +56,11 @@ function privateRanges(): BlockList {
   const v6: Array<[string, number]> = [
     ['::', 128],
     ['::1', 128],
+    ['::', 96], // IPv4-compatible (deprecated): ::127.0.0.1
     ['64:ff9b::', 96],
+    ['64:ff9b:1::', 48],
+    ['100::', 64],
+    ['fec0::', 10],
     ['fc00::', 7],
     ['fe80::', 10],
     ['ff00::', 8],
@@ -69,8 +73,13 @@ const PRIVATE = privateRanges();
 
 /** An IPv4-mapped IPv6 address (`::ffff:127.0.0.1`) is judged as the IPv4 it carries. */
 function unmap(address: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  return mapped ? mapped[1] : address;
+  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (dotted) return dotted[1];
+  // The URL parser writes `[::ffff:127.0.0.1]` as `[::ffff:7f00:1]`.
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  if (!hex) return address;
+  const [high, low] = [parseInt(hex[1], 16), parseInt(hex[2], 16)];
+  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
 }
 
 /** True for loopback, private, link-local and other non-public addresses. */

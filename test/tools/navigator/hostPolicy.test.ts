@@ -88,6 +88,22 @@ describe('host policy', () => {
     });
   });
 
+  it('sees through numeric spellings of loopback that the URL parser normalises', async () => {
+    const policy = createHostPolicy({ allow: [], deny: [], lookup });
+    for (const url of [
+      'http://2130706433/',
+      'http://0x7f.1/',
+      'http://127.1/',
+      'http://0/',
+      'http://[::ffff:127.0.0.1]/',
+      'http://[::127.0.0.1]/',
+    ]) {
+      await expect(policy.checkUrl(url)).resolves.toMatchObject({ ok: false });
+    }
+    const allowed = createHostPolicy({ allow: ['127.0.0.1'], deny: [], lookup });
+    await expect(allowed.checkUrl('http://[::ffff:127.0.0.1]:8080/')).resolves.toMatchObject({ ok: true });
+  });
+
   it('judges IPv4-mapped IPv6 addresses as the IPv4 address they carry', () => {
     expect(isPrivateAddress('::ffff:127.0.0.1')).toBe(true);
     expect(isPrivateAddress('::ffff:8.8.8.8')).toBe(false);
