@@ -12,7 +12,7 @@ module.exports = {
   transform: {
     '^.+\\.[tj]s$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.test.json' }],
   },
-  transformIgnorePatterns: ['/node_modules/(?!(jose)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(jose)/)', '<rootDir>/dist/'],
   testTimeout: 30000,
   maxWorkers: 2,
 };

@@ -1,0 +1,58 @@
+/**
+ * lango's public surface: build a node (`createApp`), or use its parts —
+ * tools, the agent tree, the runtime, the A2A card schema and federation —
+ * on their own. The CLI (`src/cli/`) is a thin layer over these.
+ */
+
+// The node
+export { createApp, type AppDeps, type LangoApp, type FamilyStatus } from './app';
+export { loadConfig, resolveConfig, type LoadConfigOptions, type LoadedConfig } from './config/load';
+export { LangoConfig, type LangoConfigInput, RemoteAgentEntry } from './config/schema';
+export * from './errors';
+
+// Agents, tools and the runtime
+export { defineTool, toolJsonSchema, ApprovalRequired, type Tool, type AnyTool, type ToolContext } from './agent/tool';
+export { walkAgents, type Agent, type LlmAgent, type RemoteAgent, type RemoteInvocation, type RemoteOutcome } from './agent/agent';
+export { RunEvents, assertNever, type RunEvent } from './agent/events';
+export { runToEnd, type TurnInput, type TurnResult, type TurnRunner } from './agent/turn';
+export { createRunner, type RunnerOptions } from './agent/runner';
+export { combineContextProviders, type ContextProvider, type TurnEndHook } from './agent/turnState';
+export { AbortError, isAbortError } from './agent/errors';
+
+// Models
+export type { Model, ModelEvent, ModelMessage, ModelRequest, ModelRoute, ModelToolCall, ModelToolSpec } from './llm/model';
+export { createOpenAIModel, ModelRequestError, type OpenAIModelOptions } from './llm/openai';
+export { createOfflineModel } from './llm/offline';
+
+// Orchestration and prompts
+export { agentSpecs, type AgentSpec } from './orchestration/specs';
+export { partitionTools, toolsForSpec, type RoleToolSet } from './orchestration/partition';
+export { toolCapability, capabilityDescription } from './orchestration/capabilities';
+export { buildOrchestratorInstruction } from './orchestration/instruction';
+export {
+  buildAgentTree,
+  ORCHESTRATOR_NAME,
+  SINGLE_AGENT_NAME,
+  type AgentTreeOptions,
+  type SubAgentPromptFunc,
+} from './orchestration/tree';
+export { loadPromptSections, buildSystemPrompt, buildOrchestratorSystemPrompt, createSubAgentPrompt } from './prompt';
+
+// Storage
+export { openDatabase, migrate, type SqliteDatabase } from './store/database';
+export { createSessionStore, type SessionStore, type StoredMessage, type SessionState } from './store/sessions';
+export { toEvents, type SessionEvent } from './store/sessionEvents';
+
+// Tool families
+export { toolFamilies, type ToolFamily, type ToolFamilyDeps, type ToolFamilyInstance } from './tools/families';
+export { createToolset, type Toolset } from './tools/toolset';
+
+// A2A and federation
+export { createA2AServer, type A2AServer, type A2AServerOptions } from './a2a/server';
+export { AgentCardV1, AgentCardV03, type ParsedAgentCard } from './a2a/cardSchema';
+export * from './federation';
+
+// Logging
+export { createMemoryLogger, silentLogger, type Logger, type MemoryLogger, type LogRecord } from './log/logger';
+export { SecretRegistry } from './log/redact';
+export { createWinstonLogger } from './log/winston';
