@@ -77,7 +77,10 @@ export function createExecShellTool(options: ExecToolsOptions): AnyTool {
     }),
     execute: async (args, ctx) => {
       const prepared = prepareCommand(options, args, ctx.approved);
-      options.logger.info('exec_shell', { command: options.redact(args.command), cwd: options.workspace.display(prepared.cwd) });
+      options.logger.info('exec_shell', {
+        command: options.redact(args.command),
+        cwd: options.workspace.display(prepared.cwd),
+      });
       const result = await runShell({
         ...prepared,
         timeoutMs: args.timeoutMs ?? options.timeoutMs,

@@ -42,7 +42,7 @@ export function createExecBgTools(options: ExecBgToolsOptions): AnyTool[] {
     defineTool({
       name: 'exec_status',
       description:
-        'With an id: a background job\'s status, exit code and the tail of its output. Without: the recent jobs.',
+        "With an id: a background job's status, exit code and the tail of its output. Without: the recent jobs.",
       parameters: z.object({ id: z.string().optional() }),
       execute: async ({ id }) =>
         id ? withOutput(id) : { jobs: jobs.list().map((job) => ({ ...job, command: redact(job.command) })) },

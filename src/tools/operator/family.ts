@@ -42,7 +42,12 @@ export const execFamily: ToolFamily = {
       redact: (text: string) => deps.secrets.redactText(text),
       secrets: createVaultSecretResolver(deps),
     };
-    const jobs = createJobManager({ db: deps.db, outputDir: path.join(deps.dataDir, 'exec-jobs'), logger, clock: deps.clock });
+    const jobs = createJobManager({
+      db: deps.db,
+      outputDir: path.join(deps.dataDir, 'exec-jobs'),
+      logger,
+      clock: deps.clock,
+    });
     return {
       tools: [createExecShellTool(options), ...createExecBgTools({ ...options, jobs })],
       close: () => jobs.close(),

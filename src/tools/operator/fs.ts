@@ -151,7 +151,13 @@ export function createFsTools(options: FsToolsOptions): AnyTool[] {
             continue; // the data directory, when the root was configured around it
           }
           const stat = fs.lstatSync(full);
-          const type = stat.isSymbolicLink() ? 'symlink' : stat.isDirectory() ? 'directory' : stat.isFile() ? 'file' : 'other';
+          const type = stat.isSymbolicLink()
+            ? 'symlink'
+            : stat.isDirectory()
+              ? 'directory'
+              : stat.isFile()
+                ? 'file'
+                : 'other';
           entries.push({ path: workspace.display(full), type, ...(type === 'file' ? { size: stat.size } : {}) });
           if (recursive && type === 'directory') walk(full);
         }

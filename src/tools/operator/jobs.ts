@@ -47,7 +47,13 @@ export interface JobManagerOptions {
 /** Starts, tracks and stops background commands; their output is kept in a file per job. */
 export interface JobManager {
   /** Starts `command` (already policy-checked, secrets bound) and returns its id at once. */
-  start(args: { command: string; shownCommand: string; cwd: string; shownCwd: string; env: Record<string, string> }): JobInfo;
+  start(args: {
+    command: string;
+    shownCommand: string;
+    cwd: string;
+    shownCwd: string;
+    env: Record<string, string>;
+  }): JobInfo;
   get(id: string): JobInfo;
   list(limit?: number): JobInfo[];
   /** The last `bytes` of a job's output. */
@@ -124,14 +130,9 @@ export function createJobManager(options: JobManagerOptions): JobManager {
         if (!children.has(id)) return;
         children.delete(id);
         fs.closeSync(out);
-        db.prepare('UPDATE exec_jobs SET status = ?, exit_code = ?, signal = ?, ended_at = ?, output_bytes = ? WHERE id = ?').run(
-          status,
-          code,
-          signal,
-          clock().toISOString(),
-          written,
-          id,
-        );
+        db.prepare(
+          'UPDATE exec_jobs SET status = ?, exit_code = ?, signal = ?, ended_at = ?, output_bytes = ? WHERE id = ?',
+        ).run(status, code, signal, clock().toISOString(), written, id);
         logger.info('background job ended', { id, status, exitCode: code, signal });
         resolve();
       };
@@ -166,9 +167,12 @@ export function createJobManager(options: JobManagerOptions): JobManager {
       return entry ? { ...info, outputBytes: fs.statSync(outputFile(id)).size } : info;
     },
     list: (limit = 50) =>
-      (db.prepare('SELECT * FROM exec_jobs ORDER BY started_at DESC, rowid DESC LIMIT ?').all(limit) as Record<string, unknown>[]).map(
-        toInfo,
-      ),
+      (
+        db.prepare('SELECT * FROM exec_jobs ORDER BY started_at DESC, rowid DESC LIMIT ?').all(limit) as Record<
+          string,
+          unknown
+        >[]
+      ).map(toInfo),
     tail(id, bytes) {
       get(id);
       let size: number;

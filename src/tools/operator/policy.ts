@@ -42,5 +42,8 @@ export function checkExecPolicy(policy: ExecPolicy, command: string, approved: b
   if (policy.policy === 'deny') {
     throw new ToolExecutionError(`command refused by policy: "${command}" is not on the allow-list (tools.exec.allow)`);
   }
-  if (!approved) throw new ApprovalRequired(`May I run this shell command in the workspace?\n\n    ${command}\n\nAnswer yes to run it.`);
+  if (!approved)
+    throw new ApprovalRequired(
+      `May I run this shell command in the workspace?\n\n    ${command}\n\nAnswer yes to run it.`,
+    );
 }

@@ -35,7 +35,15 @@ export const KILL_GRACE_MS = 2000;
  */
 export function baseShellEnv(home: string): Record<string, string> {
   return {
-    PATH: [path.dirname(process.execPath), '/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'].join(':'),
+    PATH: [
+      path.dirname(process.execPath),
+      '/usr/local/sbin',
+      '/usr/local/bin',
+      '/usr/sbin',
+      '/usr/bin',
+      '/sbin',
+      '/bin',
+    ].join(':'),
     HOME: home,
     LANG: 'C.UTF-8',
   };

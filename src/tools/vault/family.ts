@@ -10,7 +10,9 @@ import { createSecretsTools } from './secretsTools';
 import { openVault, type Vault } from './vault';
 
 /** Opens the vault with a family's deps (`security.masterKey`, else the key file in dataDir). */
-export function openVaultFromDeps(deps: Pick<ToolFamilyDeps, 'config' | 'dataDir' | 'db' | 'secrets' | 'clock' | 'logger'>): Vault {
+export function openVaultFromDeps(
+  deps: Pick<ToolFamilyDeps, 'config' | 'dataDir' | 'db' | 'secrets' | 'clock' | 'logger'>,
+): Vault {
   return openVault({
     db: deps.db,
     dataDir: deps.dataDir,
@@ -80,7 +82,8 @@ export const paymentFamily: ToolFamily = {
   enabled: (config) => config.payment.enabled,
   create: (deps) => {
     const payment = deps.config.payment;
-    if (!deps.config.security.enabled) throw new ConfigError('payment needs the vault for its wallet key: set security.enabled');
+    if (!deps.config.security.enabled)
+      throw new ConfigError('payment needs the vault for its wallet key: set security.enabled');
     const onBase = payment.chainId === 8453;
     const rpcUrl = payment.rpcUrl ?? (onBase ? BASE_RPC_URL : undefined);
     const tokenAddress = payment.usdcAddress ?? (onBase ? BASE_USDC : undefined);

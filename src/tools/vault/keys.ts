@@ -36,7 +36,11 @@ export function ensureKey(
 }
 
 /** The node's Ed25519 key pair (PEM), created on first use: signs what `crypto_sign` is given. */
-export function nodeSigningKey(vault: Vault): { publicKey: crypto.KeyObject; privateKey: crypto.KeyObject; publicKeyPem: string } {
+export function nodeSigningKey(vault: Vault): {
+  publicKey: crypto.KeyObject;
+  privateKey: crypto.KeyObject;
+  publicKeyPem: string;
+} {
   const pair = ensureKey(vault, NODE_KEY, 'Ed25519', () => {
     const generated = crypto.generateKeyPairSync('ed25519');
     return {

@@ -38,7 +38,8 @@ export function createSecretsTools(options: { vault: Vault; logger: Logger }): A
         'only while the tool runs and never returned.',
       parameters: z.object({ name: Name }),
       execute: async ({ name }) => {
-        if (vault.secretValue(name) === undefined) throw new ToolExecutionError(`unknown secret "${name}" (see secrets_list)`);
+        if (vault.secretValue(name) === undefined)
+          throw new ToolExecutionError(`unknown secret "${name}" (see secrets_list)`);
         return { name, reference: secretReference(name), usage: usage(name) };
       },
     }),

@@ -61,7 +61,9 @@ export interface Vault {
 
 function checkName(name: string): void {
   if (!SECRET_NAME.test(name)) {
-    throw new ToolExecutionError(`invalid secret name "${name}": letters, digits, _ and -, starting with a letter, at most 64`);
+    throw new ToolExecutionError(
+      `invalid secret name "${name}": letters, digits, _ and -, starting with a letter, at most 64`,
+    );
   }
 }
 
@@ -84,7 +86,10 @@ export function openVault(options: VaultOptions): Vault {
 
   const check = db.prepare('SELECT value FROM vault_meta WHERE key = ?').get('check') as { value: string } | undefined;
   if (!check) {
-    db.prepare('INSERT INTO vault_meta (key, value) VALUES (?, ?)').run('check', seal(secretKey, crypto.randomBytes(16), 'check'));
+    db.prepare('INSERT INTO vault_meta (key, value) VALUES (?, ?)').run(
+      'check',
+      seal(secretKey, crypto.randomBytes(16), 'check'),
+    );
   } else {
     try {
       open(secretKey, check.value, 'check');

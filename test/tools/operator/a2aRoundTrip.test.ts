@@ -64,7 +64,9 @@ describe('operator and vault tools over A2A', () => {
     const file = path.join(dir, 'workspace', 'approved.txt');
     expect(fs.existsSync(file)).toBe(false);
 
-    const answered = asTask(await client.sendMessage(textRequest('yes', { contextId: asked.contextId, taskId: asked.id })));
+    const answered = asTask(
+      await client.sendMessage(textRequest('yes', { contextId: asked.contextId, taskId: asked.id })),
+    );
     expect(answered.id).toBe(asked.id);
     expect(answered.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(partsText(answered.status?.message?.parts)).toBe('done, exit code 0');
@@ -75,10 +77,13 @@ describe('operator and vault tools over A2A', () => {
   it('lets the model use a secret by reference: the command gets the value, prompts, task history and logs never do', async () => {
     const value = `sk-live-${crypto.randomBytes(12).toString('hex')}`;
     const db = openDatabase(path.join(dir, 'lango.db'));
-    openVault({ db, dataDir: dir, secrets: new SecretRegistry(), clock: () => new Date(), logger: createMemoryLogger() }).storeSecret(
-      'DEPLOY_TOKEN',
-      value,
-    );
+    openVault({
+      db,
+      dataDir: dir,
+      secrets: new SecretRegistry(),
+      clock: () => new Date(),
+      logger: createMemoryLogger(),
+    }).storeSecret('DEPLOY_TOKEN', value);
     db.close();
 
     const url = await start();
@@ -97,11 +102,15 @@ describe('operator and vault tools over A2A', () => {
         toolCalls: [
           {
             name: 'exec_shell',
-            arguments: { command: 'printf %s "{{secret:DEPLOY_TOKEN}}" > token.txt; echo "using {{secret:DEPLOY_TOKEN}}"' },
+            arguments: {
+              command: 'printf %s "{{secret:DEPLOY_TOKEN}}" > token.txt; echo "using {{secret:DEPLOY_TOKEN}}"',
+            },
           },
         ],
       },
-      (body) => ({ text: `output: ${JSON.parse(body.messages.filter((m) => m.role === 'tool').pop()?.content ?? '{}').stdout}` }),
+      (body) => ({
+        text: `output: ${JSON.parse(body.messages.filter((m) => m.role === 'tool').pop()?.content ?? '{}').stdout}`,
+      }),
     );
     const second = asTask(
       await client.sendMessage(textRequest('write the token to token.txt', { contextId: first.contextId })),

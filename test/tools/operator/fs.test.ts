@@ -53,7 +53,9 @@ describe('fs tools confined to the workspace', () => {
 
   it('refuses .. that leaves the workspace, for reads, writes and listings', async () => {
     fs.writeFileSync(path.join(dir, 'outside.txt'), 'secret');
-    await expect(callTool(byName(tools, 'fs_read'), { path: '../../outside.txt' })).rejects.toThrow('outside the workspace');
+    await expect(callTool(byName(tools, 'fs_read'), { path: '../../outside.txt' })).rejects.toThrow(
+      'outside the workspace',
+    );
     await expect(callTool(byName(tools, 'fs_write'), { path: '../escape.txt', content: 'x' })).rejects.toThrow(
       'outside the workspace',
     );
@@ -81,7 +83,9 @@ describe('fs tools confined to the workspace', () => {
       'symbolic link',
     );
     expect(fs.existsSync(path.join(dir, 'new.txt'))).toBe(false);
-    await expect(callTool(byName(tools, 'fs_delete'), { path: 'linkdir/outside.txt' })).rejects.toThrow('symbolic link');
+    await expect(callTool(byName(tools, 'fs_delete'), { path: 'linkdir/outside.txt' })).rejects.toThrow(
+      'symbolic link',
+    );
     expect(fs.existsSync(path.join(dir, 'outside.txt'))).toBe(true);
   });
 

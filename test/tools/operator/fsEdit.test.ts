@@ -27,7 +27,12 @@ describe('fs_edit, fs_mkdir, fs_delete', () => {
   });
 
   it('replaces a line range', async () => {
-    const result = await callTool(byName(tools, 'fs_edit'), { path: 'f.txt', startLine: 2, endLine: 3, newText: 'TWO\nTHREE\nFOUR' });
+    const result = await callTool(byName(tools, 'fs_edit'), {
+      path: 'f.txt',
+      startLine: 2,
+      endLine: 3,
+      newText: 'TWO\nTHREE\nFOUR',
+    });
     expect(result).toMatchObject({ mode: 'lines', replacedLines: [2, 3], lines: 4 });
     expect(fs.readFileSync(file(), 'utf8')).toBe('one\nTWO\nTHREE\nFOUR\n');
   });
@@ -48,10 +53,16 @@ describe('fs_edit, fs_mkdir, fs_delete', () => {
     const edit = byName(tools, 'fs_edit');
     await expect(callTool(edit, { path: 'f.txt', oldText: 'a', newText: 'b' })).rejects.toThrow('more than once');
     await expect(callTool(edit, { path: 'f.txt', oldText: 'zzz', newText: 'b' })).rejects.toThrow('not found');
-    await expect(callTool(edit, { path: 'f.txt', oldText: 'a', startLine: 1, newText: 'b' })).rejects.toThrow('not both');
+    await expect(callTool(edit, { path: 'f.txt', oldText: 'a', startLine: 1, newText: 'b' })).rejects.toThrow(
+      'not both',
+    );
     await expect(callTool(edit, { path: 'f.txt', newText: 'b' })).rejects.toThrow('not neither');
-    await expect(callTool(edit, { path: 'f.txt', startLine: 5, endLine: 6, newText: 'b' })).rejects.toThrow('outside the file');
-    await expect(callTool(edit, { path: 'f.txt', startLine: 2, endLine: 1, newText: 'b' })).rejects.toThrow('before startLine');
+    await expect(callTool(edit, { path: 'f.txt', startLine: 5, endLine: 6, newText: 'b' })).rejects.toThrow(
+      'outside the file',
+    );
+    await expect(callTool(edit, { path: 'f.txt', startLine: 2, endLine: 1, newText: 'b' })).rejects.toThrow(
+      'before startLine',
+    );
     await expect(callTool(edit, { path: '../x', startLine: 1, newText: 'b' })).rejects.toThrow('outside the workspace');
     expect(fs.readFileSync(file(), 'utf8')).toBe('a\na\n');
   });

@@ -55,7 +55,10 @@ describe('SKILL.md parser', () => {
       { name: 'who', type: 'string', description: 'Who to greet', required: true },
       { name: 'tone', type: 'string', required: false },
     ]);
-    expect(parseSkillMarkdown(COUNT).script).toEqual({ interpreter: 'sh', code: `wc -l < "$SKILL_ARG_FILE" | tr -d ' '` });
+    expect(parseSkillMarkdown(COUNT).script).toEqual({
+      interpreter: 'sh',
+      code: `wc -l < "$SKILL_ARG_FILE" | tr -d ' '`,
+    });
     expect(parseSkillMarkdown(PY).script?.interpreter).toBe('python3');
   });
 
@@ -83,7 +86,11 @@ describe('skill_<name> tools', () => {
     writeSkill(dir, 'greet', GREET);
     writeSkill(dir, 'count', COUNT);
     writeSkill(dir, 'add', PY);
-    writeSkill(dir, 'off', GREET.replace('name: greet', 'name: off').replace('---\nWrite', 'active: false\n---\nWrite'));
+    writeSkill(
+      dir,
+      'off',
+      GREET.replace('name: greet', 'name: off').replace('---\nWrite', 'active: false\n---\nWrite'),
+    );
     writeSkill(dir, 'broken', '---\nname: [\n---\nx');
   });
   afterEach(() => cleanup());
@@ -120,8 +127,15 @@ describe('skill_<name> tools', () => {
   it('passes a secret reference argument to the script as its value and masks it in the output', async () => {
     const deps = familyDeps(dir);
     try {
-      await callTool(byName((await secretsFamily.create(deps)).tools, 'secrets_store'), { name: 'TOKEN', value: 'skill-secret-4711' });
-      writeSkill(dir, 'echo', '---\nname: echo\ndescription: echoes\nparameters:\n  text: {}\n---\n```sh\nprintf "%s" "$SKILL_ARG_TEXT" > got.txt; echo "$SKILL_ARG_TEXT"\n```\n');
+      await callTool(byName((await secretsFamily.create(deps)).tools, 'secrets_store'), {
+        name: 'TOKEN',
+        value: 'skill-secret-4711',
+      });
+      writeSkill(
+        dir,
+        'echo',
+        '---\nname: echo\ndescription: echoes\nparameters:\n  text: {}\n---\n```sh\nprintf "%s" "$SKILL_ARG_TEXT" > got.txt; echo "$SKILL_ARG_TEXT"\n```\n',
+      );
       const { tools } = await skillsFamily.create(deps);
       const result = await callTool(byName(tools, 'skill_echo'), { text: '{{secret:TOKEN}}' });
       expect(result.stdout).toBe('[REDACTED]\n');
@@ -137,9 +151,15 @@ describe('skill_<name> tools', () => {
     try {
       const { tools } = await skillsFamily.create(deps);
       expect((await callTool(byName(tools, 'skill_add'), { a: 1, b: 1 })).stdout).toBe('2\n');
-      await expect(callTool(byName(tools, 'skill_count-lines'), { file: 'x' })).rejects.toBeInstanceOf(ApprovalRequired);
+      await expect(callTool(byName(tools, 'skill_count-lines'), { file: 'x' })).rejects.toBeInstanceOf(
+        ApprovalRequired,
+      );
       fs.writeFileSync(path.join(dir, 'workspace', 'x'), 'l\n');
-      const approved = await callTool(byName(tools, 'skill_count-lines'), { file: 'x' }, toolContext({ approved: true }));
+      const approved = await callTool(
+        byName(tools, 'skill_count-lines'),
+        { file: 'x' },
+        toolContext({ approved: true }),
+      );
       expect(approved.stdout).toBe('1\n');
       expect((await callTool(byName(tools, 'skill_greet'), { who: 'Bo' })).kind).toBe('prompt');
     } finally {

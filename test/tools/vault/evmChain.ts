@@ -1,7 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import ganache from 'ganache';
-import { createPublicClient, createWalletClient, http, parseEther, parseUnits, type Abi, type Address, type Hex } from 'viem';
+import {
+  createPublicClient,
+  createWalletClient,
+  http,
+  parseEther,
+  parseUnits,
+  type Abi,
+  type Address,
+  type Hex,
+} from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 // solc ships its compiler (soljson) inside the npm package: no download at test time.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -71,14 +80,20 @@ export async function startTestChain(chainId = 8453): Promise<TestChain> {
     chainId,
     usdc,
     async mint(to, amount) {
-      const hash = await writer.writeContract({ address: usdc, abi, functionName: 'mint', args: [to, parseUnits(amount, 6)] });
+      const hash = await writer.writeContract({
+        address: usdc,
+        abi,
+        functionName: 'mint',
+        args: [to, parseUnits(amount, 6)],
+      });
       await reader.waitForTransactionReceipt({ hash });
     },
     async fundEth(to, amount) {
       const hash = await writer.sendTransaction({ to, value: parseEther(amount) });
       await reader.waitForTransactionReceipt({ hash });
     },
-    balanceOf: async (who) => (await reader.readContract({ address: usdc, abi, functionName: 'balanceOf', args: [who] })) as bigint,
+    balanceOf: async (who) =>
+      (await reader.readContract({ address: usdc, abi, functionName: 'balanceOf', args: [who] })) as bigint,
     close: () => server.close(),
   };
 }

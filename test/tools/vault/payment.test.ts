@@ -51,8 +51,16 @@ describe('payment tools against a real local EVM node with a test USDC', () => {
 
   it('has a wallet whose key is sealed in the vault and survives a restart', async () => {
     const info = await callTool(tool('payment_wallet_info'), {});
-    expect(info).toEqual({ address: wallet, chainId: 8453, token: getAddress(chain.usdc), symbol: 'USDC', decimals: 6 });
-    const row = deps.db.prepare(`SELECT private_key FROM vault_keys WHERE name = 'wallet'`).get() as { private_key: string };
+    expect(info).toEqual({
+      address: wallet,
+      chainId: 8453,
+      token: getAddress(chain.usdc),
+      symbol: 'USDC',
+      decimals: 6,
+    });
+    const row = deps.db.prepare(`SELECT private_key FROM vault_keys WHERE name = 'wallet'`).get() as {
+      private_key: string;
+    };
     expect(row.private_key).toMatch(/^v1\./);
     deps.close();
     deps = familyDeps(dir, { payment: { enabled: true, rpcUrl: chain.rpcUrl, usdcAddress: chain.usdc } });
@@ -69,18 +77,35 @@ describe('payment tools against a real local EVM node with a test USDC', () => {
   it('sends below the approval threshold at once, records it and counts it against the day', async () => {
     const before = await chain.balanceOf(RECIPIENT);
     const sent = await callTool(tool('payment_send'), { to: RECIPIENT, amount: '0.75', memo: 'coffee' });
-    expect(sent).toMatchObject({ status: 'confirmed', to: RECIPIENT, amount: '0.75', spentToday: '0.75', remainingToday: '7.25' });
+    expect(sent).toMatchObject({
+      status: 'confirmed',
+      to: RECIPIENT,
+      amount: '0.75',
+      spentToday: '0.75',
+      remainingToday: '7.25',
+    });
     expect(sent.txHash).toMatch(/^0x[0-9a-f]{64}$/);
     expect((await chain.balanceOf(RECIPIENT)) - before).toBe(750_000n);
     const { payments } = await callTool(tool('payment_history'), {});
     expect(payments).toHaveLength(1);
-    expect(payments[0]).toMatchObject({ to: RECIPIENT, from: wallet, amount: '0.75', status: 'confirmed', txHash: sent.txHash, memo: 'coffee' });
+    expect(payments[0]).toMatchObject({
+      to: RECIPIENT,
+      from: wallet,
+      amount: '0.75',
+      status: 'confirmed',
+      txHash: sent.txHash,
+      memo: 'coffee',
+    });
   });
 
   it('holds a send above the threshold for approval and sends it after the yes', async () => {
     const before = await chain.balanceOf(RECIPIENT);
-    await expect(callTool(tool('payment_send'), { to: RECIPIENT, amount: '3' })).rejects.toBeInstanceOf(ApprovalRequired);
-    await expect(callTool(tool('payment_send'), { to: RECIPIENT, amount: '3' })).rejects.toThrow(`May I send 3 USDC to ${RECIPIENT}`);
+    await expect(callTool(tool('payment_send'), { to: RECIPIENT, amount: '3' })).rejects.toBeInstanceOf(
+      ApprovalRequired,
+    );
+    await expect(callTool(tool('payment_send'), { to: RECIPIENT, amount: '3' })).rejects.toThrow(
+      `May I send 3 USDC to ${RECIPIENT}`,
+    );
     expect((await callTool(tool('payment_history'), {})).payments).toEqual([]);
     expect(await chain.balanceOf(RECIPIENT)).toBe(before);
     const sent = await callTool(tool('payment_send'), { to: RECIPIENT, amount: '3' }, toolContext({ approved: true }));
@@ -122,7 +147,9 @@ describe('payment tools against a real local EVM node with a test USDC', () => {
   });
 
   it('never puts the wallet key in results or logs, and registers it for masking', async () => {
-    const row = deps.db.prepare(`SELECT private_key FROM vault_keys WHERE name = 'wallet'`).get() as { private_key: string };
+    const row = deps.db.prepare(`SELECT private_key FROM vault_keys WHERE name = 'wallet'`).get() as {
+      private_key: string;
+    };
     const privateKey = openVaultFromDeps(deps).openPrivate('wallet', row.private_key);
     expect(privateKey).toMatch(/^0x[0-9a-f]{64}$/);
     const results = JSON.stringify([
@@ -158,7 +185,9 @@ describe('payment gating', () => {
   it('refuses to send when the RPC serves another chain than configured', async () => {
     const other = await startTestChain(1337);
     const { dir, cleanup } = tempDir();
-    const deps = familyDeps(dir, { payment: { enabled: true, rpcUrl: other.rpcUrl, usdcAddress: other.usdc, chainId: 8453 } });
+    const deps = familyDeps(dir, {
+      payment: { enabled: true, rpcUrl: other.rpcUrl, usdcAddress: other.usdc, chainId: 8453 },
+    });
     try {
       const tools = (await paymentFamily.create(deps)).tools;
       await expect(callTool(byName(tools, 'payment_send'), { to: RECIPIENT, amount: '0.5' })).rejects.toThrow(

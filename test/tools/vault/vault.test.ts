@@ -111,17 +111,26 @@ describe('crypto tools', () => {
     const tools = (await cryptoFamily.create(deps)).tools;
     const signed = await callTool(byName(tools, 'crypto_sign'), { message: 'hello' });
     expect(signed.algorithm).toBe('Ed25519');
-    expect(crypto.verify(null, Buffer.from('hello'), signed.publicKey, Buffer.from(signed.signature, 'base64'))).toBe(true);
+    expect(crypto.verify(null, Buffer.from('hello'), signed.publicKey, Buffer.from(signed.signature, 'base64'))).toBe(
+      true,
+    );
     deps.close();
     deps = familyDeps(dir);
     const again = (await cryptoFamily.create(deps)).tools;
     const verify = byName(again, 'crypto_verify');
-    expect(await callTool(verify, { message: 'hello', signature: signed.signature })).toEqual({ algorithm: 'Ed25519', valid: true });
+    expect(await callTool(verify, { message: 'hello', signature: signed.signature })).toEqual({
+      algorithm: 'Ed25519',
+      valid: true,
+    });
     expect((await callTool(verify, { message: 'hellO', signature: signed.signature })).valid).toBe(false);
     const other = crypto.generateKeyPairSync('ed25519');
     const otherPem = other.publicKey.export({ type: 'spki', format: 'pem' }).toString();
-    expect((await callTool(verify, { message: 'hello', signature: signed.signature, publicKey: otherPem })).valid).toBe(false);
-    await expect(callTool(verify, { message: 'x', signature: 'AA==', publicKey: 'not a key' })).rejects.toThrow('not a valid PEM');
+    expect((await callTool(verify, { message: 'hello', signature: signed.signature, publicKey: otherPem })).valid).toBe(
+      false,
+    );
+    await expect(callTool(verify, { message: 'x', signature: 'AA==', publicKey: 'not a key' })).rejects.toThrow(
+      'not a valid PEM',
+    );
   });
 
   it('lists keys with their public half only, the private half sealed at rest', async () => {
@@ -155,7 +164,12 @@ describe('secrets tools', () => {
       await callTool(byName(tools, 'secrets_get'), { name: 'API_TOKEN' }),
       await callTool(byName(tools, 'secrets_list'), {}),
     ];
-    expect(results[0]).toMatchObject({ name: 'API_TOKEN', stored: true, created: true, reference: '{{secret:API_TOKEN}}' });
+    expect(results[0]).toMatchObject({
+      name: 'API_TOKEN',
+      stored: true,
+      created: true,
+      reference: '{{secret:API_TOKEN}}',
+    });
     expect(results[1]).toMatchObject({ name: 'API_TOKEN', reference: '{{secret:API_TOKEN}}' });
     expect(results[2].secrets.map((s: { name: string }) => s.name)).toEqual(['API_TOKEN']);
     expect(JSON.stringify(results)).not.toContain(SECRET);
@@ -167,7 +181,10 @@ describe('secrets tools', () => {
   });
 
   it('resolves a reference only inside exec: the process gets the value, the model sees it masked', async () => {
-    await callTool(byName((await secretsFamily.create(deps)).tools, 'secrets_store'), { name: 'API_TOKEN', value: SECRET });
+    await callTool(byName((await secretsFamily.create(deps)).tools, 'secrets_store'), {
+      name: 'API_TOKEN',
+      value: SECRET,
+    });
     const shell = byName((await execFamily.create(deps)).tools, 'exec_shell');
     const result = await callTool(shell, {
       command: 'printf %s "{{secret:API_TOKEN}}" > token.txt; echo "token={{secret:API_TOKEN}}"',
@@ -180,7 +197,10 @@ describe('secrets tools', () => {
   });
 
   it('masks stored values in logs after a restart, before any tool runs', async () => {
-    await callTool(byName((await secretsFamily.create(deps)).tools, 'secrets_store'), { name: 'API_TOKEN', value: SECRET });
+    await callTool(byName((await secretsFamily.create(deps)).tools, 'secrets_store'), {
+      name: 'API_TOKEN',
+      value: SECRET,
+    });
     deps.close();
     deps = familyDeps(dir);
     await secretsFamily.create(deps);

@@ -33,9 +33,9 @@ export const SkillFrontMatter = z
     parameters: z
       .union([
         z.array(SkillParameter),
-        z.record(z.string(), SkillParameter.omit({ name: true }).prefault({})).transform((map) =>
-          Object.entries(map).map(([name, rest]) => SkillParameter.parse({ name, ...rest })),
-        ),
+        z
+          .record(z.string(), SkillParameter.omit({ name: true }).prefault({}))
+          .transform((map) => Object.entries(map).map(([name, rest]) => SkillParameter.parse({ name, ...rest }))),
       ])
       .default([]),
     type: z.enum(['script', 'prompt']).optional(),
@@ -119,7 +119,9 @@ export function parseSkillMarkdown(text: string, source = 'SKILL.md'): SkillDefi
   if (body.trim().length === 0) throw new SkillParseError(`${source}: the body (script or prompt template) is empty`);
   const script = front.type === 'prompt' ? undefined : scriptOf(body, front);
   if (front.type === 'script' && !script) {
-    throw new SkillParseError(`${source}: type is script but the body is not a runnable script (sh, bash, python3 or node)`);
+    throw new SkillParseError(
+      `${source}: type is script but the body is not a runnable script (sh, bash, python3 or node)`,
+    );
   }
   return {
     name: front.name,
@@ -133,7 +135,9 @@ export function parseSkillMarkdown(text: string, source = 'SKILL.md'): SkillDefi
 }
 
 /** Writes a skill back as SKILL.md text that {@link parseSkillMarkdown} reads to the same definition. */
-export function formatSkillMarkdown(skill: Omit<SkillDefinition, 'script' | 'kind'> & { kind?: 'script' | 'prompt' }): string {
+export function formatSkillMarkdown(
+  skill: Omit<SkillDefinition, 'script' | 'kind'> & { kind?: 'script' | 'prompt' },
+): string {
   const front: Record<string, unknown> = { name: skill.name, description: skill.description };
   if (skill.parameters.length > 0) front.parameters = skill.parameters;
   if (skill.kind) front.type = skill.kind;

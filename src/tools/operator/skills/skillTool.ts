@@ -33,7 +33,13 @@ function parameterSchema(parameters: SkillParameter[]): z.ZodObject {
   const shape: Record<string, z.ZodType> = {};
   for (const p of parameters) {
     let field: z.ZodType =
-      p.type === 'boolean' ? z.boolean() : p.type === 'number' ? z.number() : p.type === 'integer' ? z.number().int() : z.string();
+      p.type === 'boolean'
+        ? z.boolean()
+        : p.type === 'number'
+          ? z.number()
+          : p.type === 'integer'
+            ? z.number().int()
+            : z.string();
     if (p.description) field = field.describe(p.description);
     shape[p.name] = p.required ? field : field.optional();
   }
@@ -65,10 +71,15 @@ export function createSkillTool(skill: LoadedSkill, options: SkillToolOptions): 
         return { skill: skill.name, kind: 'prompt', instructions: renderTemplate(skill.body, args) };
       }
       checkExecPolicy(options.policy, toolName, ctx.approved);
-      const env: Record<string, string> = { ...baseShellEnv(options.workspace.root), SKILL_DIR: skill.dir, SKILL_CODE: skill.script.code };
+      const env: Record<string, string> = {
+        ...baseShellEnv(options.workspace.root),
+        SKILL_DIR: skill.dir,
+        SKILL_CODE: skill.script.code,
+      };
       const resolve = (text: string): string => {
         if (!/\{\{secret:/.test(text)) return text;
-        if (!options.resolveSecretReferences) throw new ToolExecutionError('secret references need the vault (security.enabled)');
+        if (!options.resolveSecretReferences)
+          throw new ToolExecutionError('secret references need the vault (security.enabled)');
         return options.resolveSecretReferences(text);
       };
       const values: Record<string, unknown> = {};

@@ -66,7 +66,8 @@ export function createTokenChain(options: TokenChainOptions): TokenChain {
       decimals ??= await reader.readContract({ address: options.token, abi: erc20Abi, functionName: 'decimals' });
       return decimals;
     },
-    tokenBalance: (address) => reader.readContract({ address: options.token, abi: erc20Abi, functionName: 'balanceOf', args: [address] }),
+    tokenBalance: (address) =>
+      reader.readContract({ address: options.token, abi: erc20Abi, functionName: 'balanceOf', args: [address] }),
     nativeBalance: (address) => reader.getBalance({ address }),
     async transfer(to, units) {
       const { request } = await reader.simulateContract({

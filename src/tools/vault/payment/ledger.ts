@@ -50,7 +50,17 @@ export function utcDay(date: Date): string {
  * goes unrecorded when the node dies mid-send.
  */
 export interface PaymentLedger {
-  begin(entry: { at: Date; chainId: number; token: string; from: string; to: string; amount: string; units: bigint; memo?: string; sessionId?: string }): number;
+  begin(entry: {
+    at: Date;
+    chainId: number;
+    token: string;
+    from: string;
+    to: string;
+    amount: string;
+    units: bigint;
+    memo?: string;
+    sessionId?: string;
+  }): number;
   settle(id: number, outcome: { status: PaymentStatus; txHash?: string; error?: string; at: Date }): void;
   /** Base units sent or in flight (pending + confirmed) on `day`. */
   spentOn(day: string): bigint;
@@ -69,17 +79,25 @@ export function createPaymentLedger(db: SqliteDatabase): PaymentLedger {
              (created_at, day, chain_id, token, from_address, to_address, amount, amount_units, status, memo, session_id, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
         )
-        .run(at, utcDay(e.at), e.chainId, e.token, e.from, e.to, e.amount, e.units.toString(), e.memo ?? null, e.sessionId ?? null, at);
+        .run(
+          at,
+          utcDay(e.at),
+          e.chainId,
+          e.token,
+          e.from,
+          e.to,
+          e.amount,
+          e.units.toString(),
+          e.memo ?? null,
+          e.sessionId ?? null,
+          at,
+        );
       return Number(result.lastInsertRowid);
     },
     settle(id, o) {
-      db.prepare('UPDATE payment_transactions SET status = ?, tx_hash = COALESCE(?, tx_hash), error = ?, updated_at = ? WHERE id = ?').run(
-        o.status,
-        o.txHash ?? null,
-        o.error ?? null,
-        o.at.toISOString(),
-        id,
-      );
+      db.prepare(
+        'UPDATE payment_transactions SET status = ?, tx_hash = COALESCE(?, tx_hash), error = ?, updated_at = ? WHERE id = ?',
+      ).run(o.status, o.txHash ?? null, o.error ?? null, o.at.toISOString(), id);
     },
     spentOn(day) {
       const rows = db
@@ -89,7 +107,10 @@ export function createPaymentLedger(db: SqliteDatabase): PaymentLedger {
     },
     history(limit) {
       return (
-        db.prepare('SELECT * FROM payment_transactions ORDER BY id DESC LIMIT ?').all(limit) as Record<string, unknown>[]
+        db.prepare('SELECT * FROM payment_transactions ORDER BY id DESC LIMIT ?').all(limit) as Record<
+          string,
+          unknown
+        >[]
       ).map((r) => ({
         id: r.id as number,
         createdAt: r.created_at as string,

@@ -1,4 +1,12 @@
-import { BaseError, ContractFunctionRevertedError, formatUnits, getAddress, isAddress, parseUnits, type Address } from 'viem';
+import {
+  BaseError,
+  ContractFunctionRevertedError,
+  formatUnits,
+  getAddress,
+  isAddress,
+  parseUnits,
+  type Address,
+} from 'viem';
 import { z } from 'zod';
 import { ApprovalRequired, defineTool, type AnyTool } from '../../../agent/tool';
 import { ToolExecutionError } from '../../../errors';
@@ -49,7 +57,8 @@ export function chainErrorReason(error: unknown): string {
 }
 
 function checkedAddress(value: string, what: string): Address {
-  if (!isAddress(value, { strict: false })) throw new ToolExecutionError(`${what} "${value}" is not an Ethereum address`);
+  if (!isAddress(value, { strict: false }))
+    throw new ToolExecutionError(`${what} "${value}" is not an Ethereum address`);
   return getAddress(value);
 }
 
@@ -109,7 +118,9 @@ export function createPaymentTools(options: PaymentToolsOptions): AnyTool[] {
         const units = await unitsOf(amount);
         if (units <= 0n) throw new ToolExecutionError('amount must be greater than zero');
         if (units > (await unitsOf(limits.perTransactionLimit))) {
-          throw new ToolExecutionError(`${amount} USDC is above the per-transaction limit of ${limits.perTransactionLimit} USDC`);
+          throw new ToolExecutionError(
+            `${amount} USDC is above the per-transaction limit of ${limits.perTransactionLimit} USDC`,
+          );
         }
         const [dailyUnits, thresholdUnits, onChain] = await Promise.all([
           unitsOf(limits.dailyLimit),
@@ -117,7 +128,9 @@ export function createPaymentTools(options: PaymentToolsOptions): AnyTool[] {
           chain.chainId(),
         ]);
         if (onChain !== chainId) {
-          throw new ToolExecutionError(`payment.rpcUrl serves chain ${onChain}, not the configured chain ${chainId}; nothing was sent`);
+          throw new ToolExecutionError(
+            `payment.rpcUrl serves chain ${onChain}, not the configured chain ${chainId}; nothing was sent`,
+          );
         }
         // From the daily check to the ledger entry nothing awaits, so two sends
         // at once cannot both fit under the same remaining allowance.
@@ -129,14 +142,31 @@ export function createPaymentTools(options: PaymentToolsOptions): AnyTool[] {
           );
         }
         if (units > thresholdUnits && !ctx.approved) {
-          throw new ApprovalRequired(`May I send ${amount} USDC to ${recipient}${memo ? ` (${memo})` : ''}? Answer yes to send it.`);
+          throw new ApprovalRequired(
+            `May I send ${amount} USDC to ${recipient}${memo ? ` (${memo})` : ''}? Answer yes to send it.`,
+          );
         }
-        const id = ledger.begin({ at: now, chainId, token, from: wallet, to: recipient, amount, units, memo, sessionId: ctx.sessionId });
+        const id = ledger.begin({
+          at: now,
+          chainId,
+          token,
+          from: wallet,
+          to: recipient,
+          amount,
+          units,
+          memo,
+          sessionId: ctx.sessionId,
+        });
         logger.info('payment sending', { id, to: recipient, amount });
         try {
           const sent = await chain.transfer(recipient, units);
           const status = sent.status === 'success' ? 'confirmed' : 'failed';
-          ledger.settle(id, { status, txHash: sent.hash, error: status === 'failed' ? 'transaction reverted' : undefined, at: clock() });
+          ledger.settle(id, {
+            status,
+            txHash: sent.hash,
+            error: status === 'failed' ? 'transaction reverted' : undefined,
+            at: clock(),
+          });
           logger.info('payment settled', { id, status, txHash: sent.hash });
           if (status === 'failed') throw new ToolExecutionError(`the transfer reverted on chain (tx ${sent.hash})`);
           return { id, status, txHash: sent.hash, to: recipient, amount, ...(await limitsReport()) };
