@@ -19,6 +19,17 @@ export const TRACEPARENT_KEY = 'traceparent';
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 const MAX_PATH = 64;
 
+/**
+ * This node's id on hop paths: its public A2A base URL. A function when the
+ * URL is only known after `listen` (port 0); read at each use.
+ */
+export type NodeId = string | (() => string);
+
+/** The current value of a {@link NodeId}. */
+export function resolveNodeId(id: NodeId): string {
+  return typeof id === 'function' ? id() : id;
+}
+
 /** The hop state read from inbound metadata. */
 export interface HopState {
   /** Node ids crossed before this one. */

@@ -13,6 +13,8 @@ export {
   checkInboundHops,
   nextHop,
   readHopState,
+  resolveNodeId,
+  type NodeId,
   childTraceparent,
   parseTraceparent,
   FEDERATION_PATH_KEY,

@@ -1,7 +1,7 @@
 import type { RemoteAgent } from '../agent/agent';
 import type { RemoteAgentEntry } from '../config/schema';
 import { entryCardUrl, loadPeer, type LoadedPeer, type PeerLoadOptions, type PeerSkip } from './loader';
-import { normalizeNodeId } from './hops';
+import { normalizeNodeId, resolveNodeId, type NodeId } from './hops';
 import { createRemoteAgent, type CallReport } from './remoteAgent';
 
 /**
@@ -16,8 +16,8 @@ export interface LoadRemoteAgentsOptions extends PeerLoadOptions {
   entries: RemoteAgentEntry[];
   /** Names of the local agents (orchestrator and specialists) a remote must not shadow. */
   localNames: string[];
-  /** This node's id on hop paths: its public A2A base URL. */
-  selfId: string;
+  /** This node's id on hop paths: its public A2A base URL (a function when known only after listen). */
+  selfId: NodeId;
   maxHops: number;
   /** Deadline of one delegated call when an entry sets no `timeoutMs`. */
   callTimeoutMs?: number;
@@ -63,11 +63,11 @@ export function screenEntries(
 /** Loads one screened entry and refuses a card whose interfaces point back at this node. */
 export async function loadScreenedPeer(
   entry: RemoteAgentEntry,
-  options: PeerLoadOptions & { selfId: string },
+  options: PeerLoadOptions & { selfId: NodeId },
 ): Promise<{ ok: true; peer: LoadedPeer } | ({ ok: false } & PeerSkip)> {
   const result = await loadPeer(entry, options);
   if (!result.ok) return result;
-  const self = normalizeNodeId(options.selfId);
+  const self = normalizeNodeId(resolveNodeId(options.selfId));
   if (result.peer.sdkCard.supportedInterfaces.some((i) => normalizeNodeId(i.url) === self)) {
     return { ok: false, name: entry.name, cardUrl: result.peer.cardUrl, reason: `card points at this node (${self})`, retry: false };
   }

@@ -5,7 +5,7 @@ import type { RemoteAgent, RemoteInvocation, RemoteOutcome } from '../agent/agen
 import { RunEvents, type RunEvent } from '../agent/events';
 import type { Logger } from '../log/logger';
 import { describeNetworkError } from './cardFetch';
-import { TRACEPARENT_KEY, childTraceparent, nextHop } from './hops';
+import { TRACEPARENT_KEY, childTraceparent, nextHop, resolveNodeId, type NodeId } from './hops';
 import type { LoadedPeer } from './loader';
 import { ArtifactText, asTask, createPeerClient, isProtocolError, isSettled, partsText, stateName, userMessage } from './remoteClient';
 
@@ -36,7 +36,7 @@ export interface CallReport {
 export interface RemoteAgentOptions {
   peer: LoadedPeer;
   /** This node's id on hop paths (its public A2A base URL). */
-  selfId: string;
+  selfId: NodeId;
   maxHops: number;
   logger: Logger;
   dispatcher?: Dispatcher;
@@ -66,7 +66,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   const getClient = () => (client ??= createPeerClient(peer.sdkCard, { dispatcher: options.dispatcher, polling: !peer.streaming }));
 
   async function* invoke(invocation: RemoteInvocation): AsyncGenerator<RunEvent, RemoteOutcome> {
-    const hop = nextHop(invocation.metadata, options.selfId, options.maxHops, targetOrigin);
+    const hop = nextHop(invocation.metadata, resolveNodeId(options.selfId), options.maxHops, targetOrigin);
     if (!hop.ok) {
       log.warn('remote call refused', { reason: hop.reason });
       return { status: 'failed', reason: `remote agent ${peer.name} not called: ${hop.reason}` };
