@@ -64,7 +64,8 @@ export interface A2ATestNode {
 /** Options for {@link startA2ANode}. */
 export interface StartOptions {
   config?: LangoConfigInput;
-  runner?: TurnRunner;
+  /** The runner, or a factory given the node's database (a real runner keeps its sessions there). */
+  runner?: TurnRunner | ((db: SqliteDatabase) => TurnRunner);
   root?: () => LlmAgent;
   /** Reuse a directory (restart tests). */
   dir?: string;
@@ -80,7 +81,7 @@ export async function startA2ANode(options: StartOptions = {}): Promise<A2ATestN
   const dbFile = path.join(dir, 'lango.db');
   const db = openDatabase(dbFile);
   const logger = createMemoryLogger();
-  const runner = options.runner ?? new ScriptedA2ARunner();
+  const runner = typeof options.runner === 'function' ? options.runner(db) : (options.runner ?? new ScriptedA2ARunner());
   const tree = a2aTestTree();
   const config = LangoConfig.parse({
     server: { host: '127.0.0.1', port: 0 },
