@@ -38,7 +38,8 @@ describe('local embeddings', () => {
     expect(best('deploymnt pipelne')).toBe(1);
     expect(best('how long do we keep encrypted backup')).toBe(3);
     expect(best('paying invoice')).toBe(2);
-    expect(dot(docs[1], embedLocally('my cat prefers tuna'))).toBeLessThan(0.1);
+    const cat = embedLocally('my cat prefers tuna');
+    expect(dot(docs[1], cat)).toBeLessThan(dot(docs[0], cat) / 3);
   });
 
   it('round-trips a vector through its SQLite BLOB form', () => {

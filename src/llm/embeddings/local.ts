@@ -18,13 +18,22 @@ function stem(word: string): string {
   return word;
 }
 
-/** FNV-1a, 32 bits: fast, stable across runs and platforms. */
+/**
+ * FNV-1a, 32 bits, then murmur3's finaliser: FNV alone leaves the low bits
+ * (the bucket) depending only on the low bits of each character, which
+ * clusters features; the finaliser spreads every input bit over the word.
+ */
 function hash(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
   return h >>> 0;
 }
 
@@ -47,7 +56,7 @@ export function embedLocally(text: string, dimensions = LOCAL_EMBEDDING_DIMENSIO
     add(`w:${s}`, 1);
     if (i > 0) add(`b:${stems[i - 1]} ${s}`, 0.5);
     const padded = `^${s}$`;
-    for (let j = 0; j + 3 <= padded.length; j++) add(`c:${padded.slice(j, j + 3)}`, 0.3);
+    for (let j = 0; j + 3 <= padded.length; j++) add(`c:${padded.slice(j, j + 3)}`, 1);
   });
   return normalize(v);
 }

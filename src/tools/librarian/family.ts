@@ -43,6 +43,8 @@ export type LibrarianOptions = Pick<ToolFamilyDeps, 'config' | 'dataDir' | 'db' 
   embeddings?: EmbeddingProvider;
   /** Collection size from which rag_retrieve also builds an HNSW index. */
   annThreshold?: number;
+  /** Wait before embedding again after the provider failed (30 s by default). */
+  embeddingRetryMs?: number;
 };
 
 /**
@@ -67,6 +69,7 @@ export function createLibrarian(options: LibrarianOptions): LibrarianInstance {
         provider,
         logger,
         annThreshold: options.annThreshold,
+        retryMs: options.embeddingRetryMs,
         collections: [
           {
             name: 'knowledge',

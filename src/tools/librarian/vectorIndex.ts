@@ -18,13 +18,20 @@ export interface VectorIndexOptions {
   efSearch?: number;
   /** Points inserted into the HNSW graph per event-loop turn while it is built. */
   buildChunk?: number;
+  /** HNSW links per node (`M`). */
+  m?: number;
+  /** HNSW build breadth (`efConstruction`). */
+  efConstruction?: number;
 }
 
 /** Collection size from which an ANN index is built by default. */
 export const DEFAULT_ANN_THRESHOLD = 20_000;
 
 /**
- * Nearest-neighbour search over unit vectors. Every vector lives in one flat
+ * Nearest-neighbour search over unit vectors.
+ * Defaults (M 16, efConstruction 200, efSearch 256) were picked with
+ * scripts/bench-rag.ts: hashed local embeddings have a high intrinsic
+ * dimension, and lower settings lose recall (about 0.87 at efSearch 64). Every vector lives in one flat
  * Float32Array for exact cosine search (a dot product per row: about 40 ms
  * per 100k vectors of 512 floats). Past `annThreshold` an HNSW graph
  * (hnswlib-node, inner-product space) is built in the background, a chunk
@@ -35,8 +42,11 @@ export class VectorIndex {
   readonly dimensions: number;
   private readonly logger: Logger;
   private readonly annThreshold: number;
-  private readonly efSearch: number;
+  /** HNSW search breadth (`ef`); may be tuned at run time, e.g. by the benchmark. */
+  efSearch: number;
   private readonly buildChunk: number;
+  private readonly m: number;
+  private readonly efConstruction: number;
   private ids: number[] = [];
   private readonly slotOf = new Map<number, number>();
   private matrix: Float32Array;
@@ -49,8 +59,10 @@ export class VectorIndex {
     this.dimensions = options.dimensions;
     this.logger = options.logger;
     this.annThreshold = options.annThreshold ?? DEFAULT_ANN_THRESHOLD;
-    this.efSearch = options.efSearch ?? 128;
+    this.efSearch = options.efSearch ?? 256;
     this.buildChunk = options.buildChunk ?? 2000;
+    this.m = options.m ?? 16;
+    this.efConstruction = options.efConstruction ?? 200;
     this.matrix = new Float32Array(1024 * this.dimensions);
   }
 
@@ -168,7 +180,7 @@ export class VectorIndex {
       const started = Date.now();
       const capacity = Math.max(1024, this.ids.length * 2);
       const graph = new HierarchicalNSW('ip', this.dimensions);
-      graph.initIndex({ maxElements: capacity, m: 16, efConstruction: 100, randomSeed: 42, allowReplaceDeleted: true });
+      graph.initIndex({ maxElements: capacity, m: this.m, efConstruction: this.efConstruction, randomSeed: 42, allowReplaceDeleted: true });
       let slot = 0;
       // Vectors appended while building are picked up: the loop reads the live length.
       while (slot < this.ids.length && generation === this.generation) {
