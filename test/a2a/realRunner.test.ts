@@ -5,7 +5,6 @@ import { defineTool } from '../../src/agent/tool';
 import { createMemoryLogger } from '../../src/log/logger';
 import { buildAgentTree } from '../../src/orchestration/tree';
 import { createSessionStore } from '../../src/store/sessions';
-import { openDatabase } from '../../src/store/database';
 import { a2aClient, asTask, collect, partsText, textRequest } from '../support/a2aClient';
 import { a2aTestPeer, startA2ANode, type A2ATestNode } from '../support/a2aServer';
 import { ScriptedModel } from '../support/scriptedModel';
