@@ -59,6 +59,10 @@ describe('the agent card', () => {
     }
   });
 
+  it('is the same card the server hands to `lango card`', async () => {
+    expect(await node.a2a.card()).toEqual(await json(await getCard(node.url)));
+  });
+
   it('sends an ETag and Cache-Control, and answers 304 to a matching If-None-Match', async () => {
     const first = await getCard(node.url);
     const etag = first.headers.get('etag');
