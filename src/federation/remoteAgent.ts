@@ -121,7 +121,11 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
         return { status: 'failed', reason: `remote agent ${peer.name} ${reason}` };
       }
       const protocol = isProtocolError(error);
-      const reason = protocol ? `rejected the request: ${describe(error)}` : `unreachable: ${describeNetworkError(error)}`;
+      const reason = protocol
+        ? `rejected the request: ${describe(error)}`
+        : isHttpError(error)
+          ? `answered with ${describe(error)}`
+          : `unreachable: ${describeNetworkError(error)}`;
       options.onReport?.(protocol ? { ok: true, latencyMs: Date.now() - started } : { ok: false, error: reason, latencyMs: Date.now() - started });
       callLog.warn('remote call failed', { reason });
       return { status: 'failed', reason: `remote agent ${peer.name} ${reason}` };
@@ -254,6 +258,11 @@ interface SettledTask {
 
 function fromTask(task: Task, artifacts: ArtifactText): SettledTask {
   return { id: task.id, contextId: task.contextId, state: task.status?.state, text: partsText(task.status?.message?.parts), artifacts };
+}
+
+/** The SDK's message for a non-2xx answer that is not an A2A error (401 from a proxy, 502…): the peer is up but unusable. */
+function isHttpError(error: unknown): boolean {
+  return error instanceof Error && /^HTTP error/.test(error.message);
 }
 
 function describe(error: unknown): string {

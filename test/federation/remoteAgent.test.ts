@@ -2,7 +2,9 @@ import { Agent } from 'undici';
 import { createMemoryLogger } from '../../src/log/logger';
 import { loadRemoteAgents } from '../../src/federation/loadRemoteAgents';
 import { FEDERATION_HOPS_KEY, FEDERATION_PATH_KEY } from '../../src/federation/hops';
-import { startPeer, type TestPeer } from '../support/federationPeers';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startPeer, startRawServer, type TestPeer } from '../support/federationPeers';
 import { baseOptions, drain, entries, logged } from '../support/federationRun';
 
 describe('remote agent calls over real A2A peers', () => {
@@ -131,5 +133,47 @@ describe('remote agent calls over real A2A peers', () => {
       traceparent: seen.headers.traceparent,
     });
     expect(JSON.stringify(seen)).not.toContain('inbound-user-token');
+  });
+});
+
+describe('remote agent calls refused by the peer', () => {
+  const open: Array<{ close(): Promise<void> }> = [];
+  afterEach(async () => {
+    while (open.length) await open.pop()!.close();
+  });
+
+  it('reports an A2A error (continuing a task the peer does not know) as a rejection, not as the peer being down', async () => {
+    const p = await startPeer({ behaviour: 'echo' });
+    open.push(p);
+    const reports: Array<{ ok: boolean }> = [];
+    const { agents } = await loadRemoteAgents({
+      ...baseOptions(),
+      entries: entries({ name: 'strict', baseUrl: p.url }),
+      onReport: (_name, report) => reports.push(report),
+    });
+    const state: Record<string, unknown> = { 'a2a:strict': { taskId: 'no-such-task', contextId: 'ctx-1' } };
+    const { outcome } = await drain(agents[0], { text: 'continue please', state });
+    expect(outcome).toEqual({ status: 'failed', reason: expect.stringMatching(/^remote agent strict rejected the request: .*no-such-task/i) });
+    expect(reports).toEqual([expect.objectContaining({ ok: true })]);
+    expect(state['a2a:strict']).toBeUndefined();
+  });
+
+  it('names the HTTP status when a proxy in front of the peer refuses the call, and counts it against the peer', async () => {
+    const proxy = await startRawServer((_req, res) => {
+      res.statusCode = 401;
+      res.end('authentication required');
+    });
+    open.push(proxy);
+    // The card (kept as a file) sends calls to the proxy, which refuses every one.
+    const options = baseOptions();
+    fs.writeFileSync(
+      path.join(options.cardsDir, 'proxy.json'),
+      JSON.stringify({ name: 'p', description: 'behind a proxy', version: '1', supportedInterfaces: [{ url: `${proxy.origin}/`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }] }),
+    );
+    const reports: Array<{ ok: boolean; error?: string }> = [];
+    const behind = await loadRemoteAgents({ ...options, entries: entries({ name: 'behind', cardFile: 'proxy.json' }), onReport: (_n, r) => reports.push(r) });
+    const { outcome } = await drain(behind.agents[0], { text: 'hello?' });
+    expect(outcome).toEqual({ status: 'failed', reason: expect.stringMatching(/^remote agent behind answered with HTTP error for SendMessage! Status: 401/) });
+    expect(reports).toEqual([expect.objectContaining({ ok: false })]);
   });
 });
