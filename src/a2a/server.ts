@@ -45,8 +45,6 @@ export interface A2AServer {
   setPublicUrl(url: string): void;
   /** The public card exactly as served at /.well-known/agent-card.json (ProtoJSON, signed when configured). */
   card(): Promise<Record<string, unknown>>;
-  /** The public agent card as served (v1.0 ProtoJSON); `lango card` writes it. */
-  card(): Promise<Record<string, unknown>>;
   /** Turns running now. */
   running(): number;
   /** Fails running turns ("node shutting down"), stops retries and timers. Does not close `db`. */
@@ -133,7 +131,6 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     setPublicUrl(url) {
       if (!config.a2a.baseUrl) publicUrl = url.replace(/\/+$/, '');
     },
-    card: async () => JSON.parse((await cards.current()).json) as Record<string, unknown>,
     card: async () => JSON.parse((await cards.current()).json) as Record<string, unknown>,
     running: () => executor.running,
     async close() {
