@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { HierarchicalNSW } from 'hnswlib-node';
 import type { Logger } from '../../log/logger';
 import { dot } from '../../llm/embeddings/vector';
@@ -16,8 +17,8 @@ export interface VectorIndexOptions {
   annThreshold?: number;
   /** HNSW search breadth; higher is slower and closer to exact. */
   efSearch?: number;
-  /** Points inserted into the HNSW graph per event-loop turn while it is built. */
-  buildChunk?: number;
+  /** Milliseconds of HNSW building per event-loop turn, so requests keep flowing meanwhile. */
+  buildSliceMs?: number;
   /** HNSW links per node (`M`). */
   m?: number;
   /** HNSW build breadth (`efConstruction`). */
@@ -34,7 +35,7 @@ export const DEFAULT_ANN_THRESHOLD = 20_000;
  * dimension, and lower settings lose recall (about 0.87 at efSearch 64). Every vector lives in one flat
  * Float32Array for exact cosine search (a dot product per row: about 40 ms
  * per 100k vectors of 512 floats). Past `annThreshold` an HNSW graph
- * (hnswlib-node, inner-product space) is built in the background, a chunk
+ * (hnswlib-node, inner-product space) is built in the background, 20 ms
  * per event-loop turn so requests keep flowing; until it is ready, and for
  * small collections, search is exact.
  */
@@ -44,7 +45,7 @@ export class VectorIndex {
   private readonly annThreshold: number;
   /** HNSW search breadth (`ef`); may be tuned at run time, e.g. by the benchmark. */
   efSearch: number;
-  private readonly buildChunk: number;
+  private readonly buildSliceMs: number;
   private readonly m: number;
   private readonly efConstruction: number;
   private ids: number[] = [];
@@ -60,7 +61,7 @@ export class VectorIndex {
     this.logger = options.logger;
     this.annThreshold = options.annThreshold ?? DEFAULT_ANN_THRESHOLD;
     this.efSearch = options.efSearch ?? 256;
-    this.buildChunk = options.buildChunk ?? 2000;
+    this.buildSliceMs = options.buildSliceMs ?? 20;
     this.m = options.m ?? 16;
     this.efConstruction = options.efConstruction ?? 200;
     this.matrix = new Float32Array(1024 * this.dimensions);
@@ -180,17 +181,21 @@ export class VectorIndex {
       const started = Date.now();
       const capacity = Math.max(1024, this.ids.length * 2);
       const graph = new HierarchicalNSW('ip', this.dimensions);
-      graph.initIndex({ maxElements: capacity, m: this.m, efConstruction: this.efConstruction, randomSeed: 42, allowReplaceDeleted: true });
+      graph.initIndex({
+        maxElements: capacity,
+        m: this.m,
+        efConstruction: this.efConstruction,
+        randomSeed: 42,
+        allowReplaceDeleted: true,
+      });
       let slot = 0;
       // Vectors appended while building are picked up: the loop reads the live length.
-      while (slot < this.ids.length && generation === this.generation) {
-        const end = Math.min(this.ids.length, slot + this.buildChunk);
-        for (; slot < end; slot++) {
-          if (slot >= capacity) break;
+      while (slot < this.ids.length && slot < capacity && generation === this.generation) {
+        const sliceEnd = performance.now() + this.buildSliceMs;
+        for (; slot < this.ids.length && slot < capacity && performance.now() < sliceEnd; slot++) {
           const base = slot * this.dimensions;
           graph.addPoint(Array.from(this.matrix.subarray(base, base + this.dimensions)), this.ids[slot]);
         }
-        if (slot >= capacity) break;
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
       if (generation !== this.generation || slot < this.ids.length) continue;

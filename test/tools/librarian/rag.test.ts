@@ -158,7 +158,16 @@ describe('VectorIndex', () => {
     const queries = Array.from({ length: 50 }, () => embedLocally(text()));
     const exact = queries.map((q) => index.search(q, 10));
     expect(exact.every((r) => r.method === 'exact')).toBe(true);
-    await index.buildAnn();
+    // The build yields to the event loop: timers fire and searches are served (exactly) meanwhile.
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    const building = index.buildAnn();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(index.annReady).toBe(false);
+    expect(index.search(queries[0], 10).method).toBe('exact');
+    await building;
+    clearInterval(timer);
+    expect(ticks).toBeGreaterThan(2);
     let hits = 0;
     queries.forEach((q, i) => {
       const approx = index.search(q, 10);
