@@ -1,0 +1,122 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+
+/** Compiled bench scripts live next to this file. */
+export const BENCH_DIR = __dirname;
+
+/** A server started as its own child process. */
+export interface ServerProcess {
+  readonly url: string;
+  readonly pid: number;
+  /** Milliseconds the child reported from its start to listening (node entry only). */
+  readonly startupMs?: number;
+  /** Milliseconds from spawn to the ready line, measured by the parent. */
+  readonly spawnToReadyMs: number;
+  /** The whole ready line the child printed. */
+  readonly ready: Record<string, unknown>;
+  /** Full GC in the child (needs --expose-gc), then its RSS and heap in bytes. */
+  memory(): Promise<{ rss: number; heapUsed: number }>;
+  stop(): Promise<void>;
+}
+
+/** How to start one server script. */
+export interface ServerSpec {
+  /** Script file name under the compiled bench folder, e.g. `sdkBaseline.js`. */
+  script: string;
+  env?: Record<string, string>;
+  nodeArgs?: string[];
+  /** Milliseconds to wait for the ready line. */
+  readyTimeoutMs?: number;
+}
+
+/**
+ * Starts `spec.script` with node and resolves once it prints its
+ * `{"ready":true,"url":...}` line. The child's stderr is kept for the error
+ * message when it dies early.
+ */
+export function startServer(spec: ServerSpec): Promise<ServerProcess> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), path.join(BENCH_DIR, spec.script)], {
+    env: { ...process.env, ...spec.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-4000);
+  });
+  const lines = readline.createInterface({ input: child.stdout! });
+  const waiting: Array<(line: Record<string, unknown>) => void> = [];
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${spec.script} not ready in ${spec.readyTimeoutMs ?? 30_000} ms: ${stderr}`));
+    }, spec.readyTimeoutMs ?? 30_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${spec.script} exited (${code}) before ready: ${stderr}`));
+    });
+    lines.on('line', (line) => {
+      let doc: Record<string, unknown>;
+      try {
+        doc = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return;
+      }
+      if (doc.ready) {
+        clearTimeout(timer);
+        resolve(wrap(child, doc, performance.now() - started, waiting));
+      } else if (doc.stats) waiting.shift()?.(doc);
+    });
+  });
+}
+
+function wrap(child: ChildProcess, ready: Record<string, unknown>, spawnToReadyMs: number, waiting: Array<(line: Record<string, unknown>) => void>): ServerProcess {
+  return {
+    url: String(ready.url),
+    pid: child.pid!,
+    startupMs: typeof ready.startupMs === 'number' ? ready.startupMs : undefined,
+    spawnToReadyMs,
+    ready,
+    memory: () =>
+      new Promise((resolve) => {
+        waiting.push((doc) => resolve({ rss: Number(doc.rss), heapUsed: Number(doc.heapUsed) }));
+        child.kill('SIGUSR2');
+      }),
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const kill = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        child.removeAllListeners('exit');
+        child.once('exit', () => {
+          clearTimeout(kill);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/**
+ * Runs a client script to completion as its own process and parses the last
+ * JSON line it prints.
+ */
+export function runClient<T>(script: string, env: Record<string, string>, timeoutMs = 600_000): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(BENCH_DIR, script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (err = (err + c.toString('utf8')).slice(-4000)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      const last = out.trim().split('\n').at(-1) ?? '';
+      try {
+        resolve(JSON.parse(last) as T);
+      } catch {
+        reject(new Error(`${script} failed (exit ${code}): ${err || out}`));
+      }
+    });
+  });
+}

@@ -1,0 +1,112 @@
+/**
+ * The baseline: `@a2a-js/sdk` 1.3.0 wired by hand the SDK's documented way
+ * (AgentExecutor + DefaultRequestHandler + InMemoryTaskStore + the express
+ * jsonRpcHandler / agentCardHandler), adapted from
+ * ../shared/bench-anchors/src/sdk-server.ts.
+ *
+ * MODE=task (default): Task submitted → working → artifact → completed, one
+ * stored task per request. MODE=message: one agent Message, nothing stored.
+ * DELAY_MS: a pause before the executor starts (a stand-in for a slow agent,
+ * used by the delegation-hop scenario so both sides do the same work).
+ * Prints `{"ready":true,...}` on stdout once listening; SIGUSR2 (with
+ * --expose-gc) runs a full GC and prints process.memoryUsage().
+ */
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { A2A_PROTOCOL_VERSION, AGENT_CARD_PATH, Role, TaskState } from '@a2a-js/sdk';
+import type { AgentCard, Part, Task } from '@a2a-js/sdk';
+import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
+import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
+import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+
+const PORT = Number(process.env.PORT ?? 0);
+const MODE = process.env.MODE === 'message' ? 'message' : 'task';
+const DELAY_MS = Number(process.env.DELAY_MS ?? 0);
+
+const textPart = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
+const now = () => new Date().toISOString();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+class MessageExecutor implements AgentExecutor {
+  async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    if (DELAY_MS) await sleep(DELAY_MS);
+    bus.publish(
+      AgentEvent.message({ messageId: randomUUID(), contextId: ctx.contextId, taskId: '', role: Role.ROLE_AGENT, parts: [textPart('hello')], metadata: undefined, extensions: [], referenceTaskIds: [] }),
+    );
+  }
+  cancelTask = async (): Promise<void> => {};
+}
+
+class TaskExecutor implements AgentExecutor {
+  async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    const { taskId, contextId } = ctx;
+    const task: Task = ctx.task ?? {
+      id: taskId,
+      contextId,
+      status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() },
+      artifacts: [],
+      history: [ctx.userMessage],
+      metadata: undefined,
+    };
+    bus.publish(AgentEvent.task(task));
+    if (DELAY_MS) await sleep(DELAY_MS);
+    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now() }, metadata: undefined }));
+    bus.publish(
+      AgentEvent.artifactUpdate({
+        taskId,
+        contextId,
+        artifact: { artifactId: randomUUID(), name: 'result', description: '', parts: [textPart('hello')], metadata: undefined, extensions: [] },
+        append: false,
+        lastChunk: true,
+        metadata: undefined,
+      }),
+    );
+    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: now() }, metadata: undefined }));
+  }
+  cancelTask = async (): Promise<void> => {};
+}
+
+function agentCard(base: string): AgentCard {
+  return {
+    name: 'Baseline Agent',
+    description: 'Bare @a2a-js/sdk server for benchmarks.',
+    supportedInterfaces: [{ url: base, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION }],
+    provider: undefined,
+    version: '1.0.0',
+    documentationUrl: '',
+    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    securitySchemes: {},
+    securityRequirements: [],
+    defaultInputModes: ['text'],
+    defaultOutputModes: ['text'],
+    skills: [{ id: 'echo', name: 'Echo', description: 'Replies hello.', tags: ['perf'], examples: ['hi'], inputModes: ['text'], outputModes: ['text'], securityRequirements: [] }],
+    signatures: [],
+  } as AgentCard;
+}
+
+const executor: AgentExecutor = MODE === 'task' ? new TaskExecutor() : new MessageExecutor();
+const card = agentCard(`http://127.0.0.1:${PORT}/`);
+const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
+const app = express();
+app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: requestHandler }));
+app.use(jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }));
+
+process.on('SIGUSR2', () => {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc) {
+    gc();
+    gc();
+  }
+  const m = process.memoryUsage();
+  process.stdout.write(`${JSON.stringify({ stats: true, gc: Boolean(gc), rss: m.rss, heapUsed: m.heapUsed })}\n`);
+});
+
+const server = app.listen(PORT, '127.0.0.1', (err?: Error) => {
+  if (err) throw err;
+  const { port } = server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+  card.supportedInterfaces[0].url = `${url}/`;
+  process.stdout.write(`${JSON.stringify({ ready: true, url, pid: process.pid })}\n`);
+});
+process.once('SIGTERM', () => server.close(() => process.exit(0)));

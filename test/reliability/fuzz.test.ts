@@ -1,0 +1,195 @@
+import net from 'node:net';
+import { generateBadRequests, malformedHttp, type FuzzRequest } from '../support/reliabilityFuzz';
+import { leaksInternals, rpc, seededRandom, sendMessageBody, startReliabilityNode, type ReliabilityNode } from '../support/reliabilityNode';
+
+const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
+const COUNT = 2_200;
+
+interface Answer {
+  status: number;
+  contentType: string;
+  text: string;
+}
+
+async function send(url: string, request: FuzzRequest): Promise<Answer> {
+  const res = await fetch(`${url}${request.path}`, {
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    signal: AbortSignal.timeout(10_000),
+  });
+  return { status: res.status, contentType: res.headers.get('content-type') ?? '', text: await res.text() };
+}
+
+/** Why an answer is not a well-formed error, or undefined when it is. */
+function problemWith(request: FuzzRequest, answer: Answer): string | undefined {
+  if (answer.status >= 500) return `server error ${answer.status}`;
+  if (leaksInternals(answer.text)) return 'HTML or a stack trace in the body';
+  if (!/json/.test(answer.contentType)) return `content-type ${answer.contentType || '(none)'}`;
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(answer.text) as Record<string, unknown>;
+  } catch {
+    return 'body is not JSON';
+  }
+  if (request.target === 'jsonrpc') {
+    const error = body.error as { code?: unknown; message?: unknown } | undefined;
+    if (body.jsonrpc !== '2.0') return 'no jsonrpc: "2.0"';
+    // A missing id member is a known defect (table below); a present one must be a valid id.
+    if ('id' in body && !(body.id === null || typeof body.id === 'string' || typeof body.id === 'number')) return `invalid id ${JSON.stringify(body.id)}`;
+    if (body.result !== undefined) return 'a result instead of an error';
+    if (!error || !Number.isInteger(error.code)) return 'no integer error.code';
+    if (typeof error.message !== 'string' || !error.message) return 'no error.message';
+    return undefined;
+  }
+  if (answer.status < 400) return `status ${answer.status} for a bad request`;
+  const nested = body.error as { message?: unknown } | undefined;
+  const message = nested?.message ?? body.message;
+  if (typeof message !== 'string' || !message) return 'no error message';
+  return undefined;
+}
+
+/** Sends raw bytes and resolves with whatever the server answers before closing (or 2 s). */
+function sendRaw(port: number, bytes: Buffer): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let data = '';
+    const done = () => {
+      socket.destroy();
+      resolve(data);
+    };
+    const timer = setTimeout(done, 2_000);
+    socket.on('data', (chunk) => (data += chunk.toString('latin1')));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(data);
+    });
+    socket.write(bytes, () => socket.end());
+  });
+}
+
+/**
+ * Bad requests the node does NOT refuse properly yet, found by this fuzzer.
+ * They are left out of the generators above and pinned here with
+ * `it.failing`: each test passes while the defect is present and fails once
+ * it is fixed — then turn it into a plain `it`.
+ */
+const KNOWN_DEFECTS: Array<{ name: string; path: string; headers: Record<string, string>; body: string }> = [
+  {
+    name: 'a JSON-RPC Invalid Request without an id is answered with id: null (today: no id member; src/a2a/jsonRpcEnvelope.ts)',
+    path: '/',
+    headers: { 'content-type': 'application/json' },
+    body: '{"a":{"a":1}}',
+  },
+  {
+    name: 'a v1.0 text part whose text is not a string is refused (today: coerced and a task is created)',
+    path: '/',
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+    body: '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"d1","role":"ROLE_USER","parts":[{"text":true}]}}}',
+  },
+  {
+    name: 'a v1.0 messageId that is not a string is refused (today: coerced and a task is created)',
+    path: '/',
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+    body: '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":false,"role":"ROLE_USER","parts":[{"text":"hi"}]}}}',
+  },
+  {
+    name: 'a v1.0 REST message:send whose body is a JSON scalar is a 400 (today: HTTP 500 internal error)',
+    path: '/v1/message:send',
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+    body: '3.5',
+  },
+  {
+    name: 'a v0.3 file part whose file is a string is -32602 (today: -32603 with the TypeError text)',
+    path: '/',
+    headers: { 'content-type': 'application/json' },
+    body: '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"d5","role":"user","parts":[{"kind":"file","file":"nope"}]}}}',
+  },
+  {
+    name: 'a v0.3 data part whose data is not an object is refused (today: a task is created)',
+    path: '/',
+    headers: { 'content-type': 'application/json' },
+    body: '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"d6","role":"user","parts":[{"kind":"data","data":"str"}]}}}',
+  },
+];
+
+describe('fuzzing the A2A endpoints of a whole node', () => {
+  let node: ReliabilityNode;
+
+  let sdkConsole: jest.SpyInstance;
+
+  beforeAll(async () => {
+    // The SDK reports every refused request on console.error; thousands of lines would bury the results.
+    sdkConsole = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    node = await startReliabilityNode();
+  });
+
+  afterAll(async () => {
+    await node?.close();
+    sdkConsole.mockRestore();
+  });
+
+  it(`answers ${COUNT} generated bad JSON-RPC and REST requests with well-formed errors, then still serves a valid SendMessage (seed ${SEED})`, async () => {
+    const requests = generateBadRequests(seededRandom(SEED), COUNT);
+    const kinds = new Set(requests.map((r) => r.kind));
+    expect(kinds.size).toBeGreaterThanOrEqual(20);
+    expect(requests.filter((r) => r.target === 'rest').length).toBeGreaterThan(500);
+
+    const failures: string[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        for (let i = next++; i < requests.length; i = next++) {
+          const request = requests[i];
+          let problem: string | undefined;
+          let answer: Answer | undefined;
+          try {
+            answer = await send(node.url, request);
+            problem = problemWith(request, answer);
+          } catch (err) {
+            problem = `no answer: ${err instanceof Error ? err.message : String(err)}`;
+          }
+          if (problem) {
+            const sent = String(request.body ?? '').slice(0, 160);
+            failures.push(`#${i} ${request.kind} ${request.method} ${request.path}: ${problem}; sent ${sent}; got ${answer?.text.slice(0, 200)}`);
+          }
+        }
+      }),
+    );
+    expect(failures.slice(0, 20)).toEqual([]);
+
+    const health = await fetch(`${node.url}/healthz`);
+    expect(health.status).toBe(200);
+    const { json } = await rpc(node.url, sendMessageBody('hello'));
+    const task = (json.result as { task: { status: { state: string } } }).task;
+    expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+  }, 100_000);
+
+  describe('known defects (it.failing until fixed)', () => {
+    for (const defect of KNOWN_DEFECTS) {
+      it.failing(defect.name, async () => {
+        const res = await fetch(`${node.url}${defect.path}`, { method: 'POST', headers: defect.headers, body: defect.body });
+        const body = (await res.json()) as { id?: unknown; result?: unknown; error?: { code?: number } };
+        expect(res.status).toBeLessThan(500);
+        expect(body.result).toBeUndefined();
+        if (defect.path === '/') {
+          expect('id' in body).toBe(true);
+          expect(body.error?.code).not.toBe(-32603);
+        }
+      });
+    }
+  });
+
+  it('survives malformed HTTP on a raw socket: refused by the parser, no HTML or stack trace, node still serving', async () => {
+    const port = Number(new URL(node.url).port);
+    const answers = await Promise.all(malformedHttp(seededRandom(SEED + 1), 28).map((bytes) => sendRaw(port, bytes)));
+    for (const answer of answers) {
+      if (answer) expect(answer).toMatch(/^HTTP\/1\.1 4\d\d /);
+      expect(leaksInternals(answer)).toBe(false);
+    }
+    expect(answers.filter(Boolean).length).toBeGreaterThan(0);
+    const { json } = await rpc(node.url, sendMessageBody('hi'));
+    expect((json.result as { task: { status: { state: string } } }).task.status.state).toBe('TASK_STATE_COMPLETED');
+  }, 30_000);
+});
