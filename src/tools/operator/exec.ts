@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../agent/tool';
 import { ToolExecutionError } from '../../errors';
@@ -46,6 +47,9 @@ export function prepareCommand(
 ): { command: string; cwd: string; env: Record<string, string> } {
   checkExecPolicy(options.policy, args.command, approved);
   const cwd = options.workspace.resolve(args.cwd ?? '.');
+  if (!fs.existsSync(cwd) || !fs.statSync(cwd).isDirectory()) {
+    throw new ToolExecutionError(`working directory "${args.cwd}" is not a folder in the workspace`);
+  }
   const bound = options.secrets ? options.secrets.bind(args.command) : { command: args.command, env: {} };
   if (!options.secrets && /\{\{secret:[^}]+\}\}/.test(args.command)) {
     throw new ToolExecutionError('the command references a secret but the vault is not enabled (security.enabled)');

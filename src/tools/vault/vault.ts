@@ -83,6 +83,7 @@ export function openVault(options: VaultOptions): Vault {
   const dataKey = deriveKey(master, 'crypto-tool');
   const privateKey = deriveKey(master, 'keys');
   master.fill(0);
+  secrets.add(options.masterKey);
 
   const check = db.prepare('SELECT value FROM vault_meta WHERE key = ?').get('check') as { value: string } | undefined;
   if (!check) {

@@ -121,3 +121,21 @@ describe('tools.exec.policy', () => {
     }
   });
 });
+
+describe('exec_shell working directory', () => {
+  it('names a working directory that does not exist or is a file', async () => {
+    const { dir, cleanup } = tempDir();
+    const deps = familyDeps(dir);
+    try {
+      const shell = byName((await execFamily.create(deps)).tools, 'exec_shell');
+      fs.writeFileSync(path.join(dir, 'workspace', 'file.txt'), 'x');
+      await expect(callTool(shell, { command: 'pwd', cwd: 'missing' })).rejects.toThrow(
+        'working directory "missing" is not a folder',
+      );
+      await expect(callTool(shell, { command: 'pwd', cwd: 'file.txt' })).rejects.toThrow('is not a folder');
+    } finally {
+      deps.close();
+      cleanup();
+    }
+  });
+});

@@ -58,6 +58,7 @@ describe('vault master key', () => {
     try {
       const deps = familyDeps(dir, { security: { masterKey: 'first passphrase' } });
       await secretsFamily.create(deps);
+      expect(deps.secrets.redactText('key: first passphrase')).toBe('key: [REDACTED]');
       deps.close();
       const again = familyDeps(dir, { security: { masterKey: 'second passphrase' } });
       expect(() => secretsFamily.create(again)).toThrow('does not match');

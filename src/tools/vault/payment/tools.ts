@@ -75,7 +75,11 @@ export function createPaymentTools(options: PaymentToolsOptions): AnyTool[] {
   const { chain, ledger, wallet, token, chainId, limits, clock, logger } = options;
   const decimals = () => chain.decimals();
   const usdc = async (units: bigint) => formatUnits(units, await decimals());
-  const unitsOf = async (amount: number | string) => parseUnits(String(amount), await decimals());
+  const unitsOf = async (amount: number | string) => {
+    const places = await decimals();
+    // Limits are numbers (toFixed avoids "1e-7"); amounts are decimal strings already.
+    return parseUnits(typeof amount === 'number' ? amount.toFixed(places) : amount, places);
+  };
 
   const limitsReport = async () => {
     const spent = ledger.spentOn(utcDay(clock()));
