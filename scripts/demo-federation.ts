@@ -24,10 +24,21 @@ import { createWinstonLogger } from '../src/log/winston';
 const PEER_TWO_PORT = 47102;
 const out = (line = '') => process.stdout.write(`${line}\n`);
 
-async function node(name: string, port: number, a2a: LangoConfigInput['a2a'] = {}): Promise<{ app: LangoApp; url: string }> {
+async function node(
+  name: string,
+  port: number,
+  a2a: LangoConfigInput['a2a'] = {},
+): Promise<{ app: LangoApp; url: string }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `lango-demo-${name}-`));
-  const config = LangoConfig.parse({ server: { host: '127.0.0.1', port }, dataDir, logLevel: 'warn', a2a: { agentName: name, ...a2a } });
-  const logger = createWinstonLogger({ level: 'warn', pretty: false, secrets: new SecretRegistry() }).child({ node: name });
+  const config = LangoConfig.parse({
+    server: { host: '127.0.0.1', port },
+    dataDir,
+    logLevel: 'warn',
+    a2a: { agentName: name, ...a2a },
+  });
+  const logger = createWinstonLogger({ level: 'warn', pretty: false, secrets: new SecretRegistry() }).child({
+    node: name,
+  });
   const app = await createApp(config, { logger });
   const url = await app.listen();
   return { app, url };
@@ -65,23 +76,27 @@ async function main(): Promise<void> {
     started.push(hub.app);
     out(`hub listens on ${hub.url}`);
 
-    out('\nThe hub\'s agents (GET /agents):');
+    out("\nThe hub's agents (GET /agents):");
     const catalog = (await (await fetch(`${hub.url}/agents`)).json()) as {
       root: string;
       agents: Array<{ name: string; kind: string; health?: { state: string; lastError?: string } }>;
     };
     out(`  ${catalog.root}`);
     for (const agent of catalog.agents) {
-      const health = agent.health ? ` [${agent.health.state}${agent.health.lastError ? `: ${agent.health.lastError}` : ''}]` : '';
+      const health = agent.health
+        ? ` [${agent.health.state}${agent.health.lastError ? `: ${agent.health.lastError}` : ''}]`
+        : '';
       out(`  ├─ ${agent.name} (${agent.kind})${health}`);
     }
-    out('\nThe hub\'s remote peers (lango agents --check):');
+    out("\nThe hub's remote peers (lango agents --check):");
     for (const peer of hub.app.peers()) {
       const detail = peer.reason ?? peer.lastError;
       out(`  ${peer.name.padEnd(9)} ${peer.state.padEnd(8)} ${peer.cardUrl}${detail ? `\n            ${detail}` : ''}`);
     }
     if (!catalog.agents.some((a) => a.kind === 'remote')) {
-      out('\nThe hub lists no remote agents: createApp does not wire the federation yet (src/federation, createFederation).');
+      out(
+        '\nThe hub lists no remote agents: createApp does not wire the federation yet (src/federation, createFederation).',
+      );
       return;
     }
 
@@ -94,8 +109,16 @@ async function main(): Promise<void> {
       configuration: undefined,
       metadata: undefined,
       message: {
-        messageId: `demo-${Date.now()}`, contextId: '', taskId: '', role: Role.ROLE_USER, extensions: [], referenceTaskIds: [], metadata: undefined,
-        parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
+        messageId: `demo-${Date.now()}`,
+        contextId: '',
+        taskId: '',
+        role: Role.ROLE_USER,
+        extensions: [],
+        referenceTaskIds: [],
+        metadata: undefined,
+        parts: [
+          { content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' },
+        ],
       },
     });
     const task = 'status' in result ? (result as Task) : undefined;

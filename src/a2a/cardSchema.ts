@@ -104,7 +104,10 @@ const SkillV03 = z.looseObject({
   examples: z.array(Text).max(100).default([]),
   inputModes: StringList.optional(),
   outputModes: StringList.optional(),
-  security: z.array(z.record(z.string(), z.array(z.string()))).max(100).optional(),
+  security: z
+    .array(z.record(z.string(), z.array(z.string())))
+    .max(100)
+    .optional(),
 });
 
 /** An A2A v0.3 agent card as served at `/.well-known/agent.json` (or agent-card.json by 0.3.x SDKs). */
@@ -127,7 +130,10 @@ export const AgentCardV03 = z.looseObject({
     })
     .default({}),
   securitySchemes: z.record(z.string(), SecurityScheme).default({}),
-  security: z.array(z.record(z.string(), z.array(z.string()))).max(100).optional(),
+  security: z
+    .array(z.record(z.string(), z.array(z.string())))
+    .max(100)
+    .optional(),
   defaultInputModes: StringList.default([]),
   defaultOutputModes: StringList.default([]),
   skills: z.array(SkillV03).max(200).default([]),

@@ -23,10 +23,17 @@ export type CardVerification =
   | { status: 'skipped' };
 
 const HASH: Record<string, string | null> = {
-  ES256: 'sha256', ES384: 'sha384', ES512: 'sha512',
-  RS256: 'sha256', RS384: 'sha384', RS512: 'sha512',
-  PS256: 'sha256', PS384: 'sha384', PS512: 'sha512',
-  EdDSA: null, Ed25519: null,
+  ES256: 'sha256',
+  ES384: 'sha384',
+  ES512: 'sha512',
+  RS256: 'sha256',
+  RS384: 'sha384',
+  RS512: 'sha512',
+  PS256: 'sha256',
+  PS384: 'sha384',
+  PS512: 'sha512',
+  EdDSA: null,
+  Ed25519: null,
 };
 
 /** RFC 7518 §3.5: the PSS salt is as long as the hash. */
@@ -53,11 +60,14 @@ export async function verifyCard(
     return { status: 'unsigned' };
   }
   if (!options.publicKey) {
-    if (options.mode === 'require') throw new RemoteAgentError('card is signed but the entry pins no publicKey to check it with');
+    if (options.mode === 'require')
+      throw new RemoteAgentError('card is signed but the entry pins no publicKey to check it with');
     return { status: 'unchecked', reason: 'signed card but no publicKey pinned for this peer' };
   }
   const keys = await loadPinnedKeys(options.publicKey, options);
-  const payload = Buffer.from(parsed.version === '1.0' ? canonicalizeAgentCard(raw as unknown as AgentCard) : canonicalizeLegacy(raw));
+  const payload = Buffer.from(
+    parsed.version === '1.0' ? canonicalizeAgentCard(raw as unknown as AgentCard) : canonicalizeLegacy(raw),
+  );
   const problems: string[] = [];
   for (const sig of signatures) {
     try {
@@ -72,7 +82,12 @@ export async function verifyCard(
       const ok = alg.startsWith('ES')
         ? cryptoVerify(HASH[alg], input, { key, dsaEncoding: 'ieee-p1363' }, signature)
         : alg.startsWith('PS')
-          ? cryptoVerify(HASH[alg], input, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: PSS_SALT[alg] }, signature)
+          ? cryptoVerify(
+              HASH[alg],
+              input,
+              { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: PSS_SALT[alg] },
+              signature,
+            )
           : cryptoVerify(HASH[alg], input, key, signature);
       if (ok) return { status: 'verified', kid };
       problems.push(`signature ${kid || '(no kid)'} does not match`);
@@ -97,7 +112,13 @@ export async function loadPinnedKeys(
     }
     let json: unknown;
     if (/^https?:\/\//.test(text)) {
-      json = (await fetchJson(text, { timeoutMs: options.timeoutMs ?? 5000, maxBytes: 64 * 1024, dispatcher: options.dispatcher })).body;
+      json = (
+        await fetchJson(text, {
+          timeoutMs: options.timeoutMs ?? 5000,
+          maxBytes: 64 * 1024,
+          dispatcher: options.dispatcher,
+        })
+      ).body;
     } else {
       json = JSON.parse(text);
     }

@@ -85,7 +85,12 @@ export function createFederation(options: FederationOptions): Federation {
     const opened = record.circuit.recordFailure();
     record.status = { ...record.status, failures: record.circuit.failures, lastError: result.error };
     if (opened) {
-      log.warn('remote agent circuit opened', { name, url: record.status.cardUrl, failures: record.circuit.failures, lastError: result.error });
+      log.warn('remote agent circuit opened', {
+        name,
+        url: record.status.cardUrl,
+        failures: record.circuit.failures,
+        lastError: result.error,
+      });
       record.status.state = 'open';
       schedule(record, record.circuit.backoffMs);
       publish();
@@ -142,7 +147,10 @@ export function createFederation(options: FederationOptions): Federation {
       record.peer = result.peer;
       record.agent = makeAgent(result.peer);
       record.status = statusOf(result.peer);
-      log.info(wasSkipped ? 'remote agent joined' : 'remote agent circuit closed', { name: entry.name, url: result.peer.cardUrl });
+      log.info(wasSkipped ? 'remote agent joined' : 'remote agent circuit closed', {
+        name: entry.name,
+        url: result.peer.cardUrl,
+      });
       publish();
       return;
     }
@@ -151,7 +159,11 @@ export function createFederation(options: FederationOptions): Federation {
       const changed = result.reason !== record.status.reason;
       record.status = { ...record.status, reason: result.reason, lastError: result.reason };
       // A peer that stays down the same way is logged once, not at every probe.
-      (changed ? log.warn : log.debug)('remote agent still skipped', { name: entry.name, url: result.cardUrl, reason: result.reason });
+      (changed ? log.warn : log.debug)('remote agent still skipped', {
+        name: entry.name,
+        url: result.cardUrl,
+        reason: result.reason,
+      });
       if (result.retry) schedule(record, record.skipBackoffMs);
       return;
     }
@@ -196,7 +208,14 @@ export function createFederation(options: FederationOptions): Federation {
         // Duplicate names keep the first entry's record; later duplicates are reported under a suffixed key.
         const key = records.has(skip.name) ? `${skip.name}#${i}` : skip.name;
         const record: PeerRecord = {
-          status: { name: skip.name, cardUrl: skip.cardUrl, state: 'skipped', reason: skip.reason, lastError: skip.reason, failures: 0 },
+          status: {
+            name: skip.name,
+            cardUrl: skip.cardUrl,
+            state: 'skipped',
+            reason: skip.reason,
+            lastError: skip.reason,
+            failures: 0,
+          },
           entryIndex: options.entries.findIndex((e) => e.name === skip.name),
           circuit: new PeerCircuit(circuitOptions),
           retry: skip.retry,
@@ -224,9 +243,7 @@ export function createFederation(options: FederationOptions): Federation {
         .map((r) => r.agent as RemoteAgent);
     },
     status() {
-      return [...records.values()]
-        .sort((a, b) => a.entryIndex - b.entryIndex)
-        .map(({ status }) => ({ ...status }));
+      return [...records.values()].sort((a, b) => a.entryIndex - b.entryIndex).map(({ status }) => ({ ...status }));
     },
     card(name) {
       const card = records.get(name)?.peer?.sdkCard;

@@ -49,9 +49,22 @@ export function screenEntries(
   for (const entry of entries) {
     const cardUrl = entryCardUrl(entry, cardsDir);
     const key = entry.name.toLowerCase();
-    if (!entry.enabled) refused.push({ name: entry.name, cardUrl, reason: 'disabled in config (enabled: false)', retry: false });
-    else if (locals.has(key)) refused.push({ name: entry.name, cardUrl, reason: `name collides with the local agent ${entry.name}`, retry: false });
-    else if (taken.has(key)) refused.push({ name: entry.name, cardUrl, reason: `name collides with another remote agent ${entry.name}`, retry: false });
+    if (!entry.enabled)
+      refused.push({ name: entry.name, cardUrl, reason: 'disabled in config (enabled: false)', retry: false });
+    else if (locals.has(key))
+      refused.push({
+        name: entry.name,
+        cardUrl,
+        reason: `name collides with the local agent ${entry.name}`,
+        retry: false,
+      });
+    else if (taken.has(key))
+      refused.push({
+        name: entry.name,
+        cardUrl,
+        reason: `name collides with another remote agent ${entry.name}`,
+        retry: false,
+      });
     else {
       taken.add(key);
       candidates.push(entry);
@@ -69,7 +82,13 @@ export async function loadScreenedPeer(
   if (!result.ok) return result;
   const self = normalizeNodeId(resolveNodeId(options.selfId));
   if (result.peer.sdkCard.supportedInterfaces.some((i) => normalizeNodeId(i.url) === self)) {
-    return { ok: false, name: entry.name, cardUrl: result.peer.cardUrl, reason: `card points at this node (${self})`, retry: false };
+    return {
+      ok: false,
+      name: entry.name,
+      cardUrl: result.peer.cardUrl,
+      reason: `card points at this node (${self})`,
+      retry: false,
+    };
   }
   return result;
 }
@@ -93,9 +112,15 @@ export async function loadRemoteAgents(options: LoadRemoteAgentsOptions): Promis
     if (result.ok) peers.push(result.peer);
     else skipped.push({ name: result.name, cardUrl: result.cardUrl, reason: result.reason, retry: result.retry });
   }
-  for (const skip of skipped) log.warn('remote agent skipped', { name: skip.name, url: skip.cardUrl, reason: skip.reason });
+  for (const skip of skipped)
+    log.warn('remote agent skipped', { name: skip.name, url: skip.cardUrl, reason: skip.reason });
   for (const peer of peers) {
-    log.info('remote agent loaded', { name: peer.name, url: peer.cardUrl, protocol: peer.protocolVersion, streaming: peer.streaming });
+    log.info('remote agent loaded', {
+      name: peer.name,
+      url: peer.cardUrl,
+      protocol: peer.protocolVersion,
+      streaming: peer.streaming,
+    });
   }
   const agents = peers.map((peer) =>
     createRemoteAgent({

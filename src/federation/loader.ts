@@ -9,7 +9,15 @@ import { RemoteAgentError } from '../errors';
 import type { Logger } from '../log/logger';
 import { fetchJson } from './cardFetch';
 import { verifyCard, type VerifyCardsMode } from './cardVerify';
-import { pinInterfaces, preferredOrigin, sanitizeCardText, skillKeywords, supportsStreaming, toSdkCard, wireVersion } from './peerCard';
+import {
+  pinInterfaces,
+  preferredOrigin,
+  sanitizeCardText,
+  skillKeywords,
+  supportsStreaming,
+  toSdkCard,
+  wireVersion,
+} from './peerCard';
 
 /**
  * Loads one `a2a.remoteAgents` entry into a usable peer, or says why not.
@@ -86,7 +94,13 @@ export function entryCardUrl(entry: RemoteAgentEntry, cardsDir: string): string 
  */
 export async function loadPeer(entry: RemoteAgentEntry, options: PeerLoadOptions): Promise<PeerLoadResult> {
   const cardUrl = entryCardUrl(entry, options.cardsDir);
-  const skip = (reason: string, retry: boolean): PeerLoadResult => ({ ok: false, name: entry.name, cardUrl, reason, retry });
+  const skip = (reason: string, retry: boolean): PeerLoadResult => ({
+    ok: false,
+    name: entry.name,
+    cardUrl,
+    reason,
+    retry,
+  });
   let headers: Record<string, string>;
   try {
     headers = await outboundHeaders(entry, options.resolveSecret);
@@ -119,7 +133,11 @@ export async function loadPeer(entry: RemoteAgentEntry, options: PeerLoadOptions
       dispatcher: options.dispatcher,
     });
     if (verification.status === 'unchecked') {
-      options.logger.warn('remote agent card signature not checked', { name: entry.name, url: cardUrl, reason: verification.reason });
+      options.logger.warn('remote agent card signature not checked', {
+        name: entry.name,
+        url: cardUrl,
+        reason: verification.reason,
+      });
     }
     const sdkCard = toSdkCard(parsed, rawCard);
     const pinned = pinInterfaces(sdkCard, origin ?? preferredOrigin(sdkCard), entry.allowCrossOrigin);
@@ -145,10 +163,14 @@ export async function loadPeer(entry: RemoteAgentEntry, options: PeerLoadOptions
 }
 
 /** The auth and custom headers an entry sends, with `{{secret:NAME}}` references resolved. */
-export async function outboundHeaders(entry: RemoteAgentEntry, resolveSecret?: SecretResolver): Promise<Record<string, string>> {
+export async function outboundHeaders(
+  entry: RemoteAgentEntry,
+  resolveSecret?: SecretResolver,
+): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(entry.headers ?? {})) out[key] = await resolveValue(value, resolveSecret);
-  if (entry.auth?.type === 'bearer') out.authorization = `Bearer ${await resolveValue(entry.auth.token, resolveSecret)}`;
+  if (entry.auth?.type === 'bearer')
+    out.authorization = `Bearer ${await resolveValue(entry.auth.token, resolveSecret)}`;
   if (entry.auth?.type === 'apiKey') out[entry.auth.header] = await resolveValue(entry.auth.key, resolveSecret);
   return out;
 }
@@ -158,7 +180,8 @@ async function resolveValue(value: string, resolveSecret?: SecretResolver): Prom
   let out = value;
   for (const ref of refs) {
     const secret = resolveSecret ? await resolveSecret(ref[1].trim()) : undefined;
-    if (secret === undefined) throw new RemoteAgentError(`secret ${ref[1].trim()} is not available (needs the vault's secrets store)`);
+    if (secret === undefined)
+      throw new RemoteAgentError(`secret ${ref[1].trim()} is not available (needs the vault's secrets store)`);
     out = out.replace(ref[0], secret);
   }
   return out;
@@ -173,12 +196,20 @@ async function fetchCard(
   const timeoutMs = options.cardFetchTimeoutMs ?? DEFAULT_CARD_TIMEOUT_MS;
   const deadline = Date.now() + timeoutMs;
   const urls = entry.baseUrl ? WELL_KNOWN.map((p) => new URL(p, withSlash(entry.baseUrl as string)).href) : [cardUrl];
-  const common = { maxBytes: options.maxCardBytes ?? DEFAULT_MAX_CARD_BYTES, dispatcher: options.dispatcher, signal: options.signal };
+  const common = {
+    maxBytes: options.maxCardBytes ?? DEFAULT_MAX_CARD_BYTES,
+    dispatcher: options.dispatcher,
+    signal: options.signal,
+  };
   for (let i = 0; ; i++) {
     try {
       // One deadline for all candidate paths: a well-known fallback never doubles start-up time.
       const remaining = Math.max(1, deadline - Date.now());
-      const fetched = await fetchJson(urls[i], { ...common, timeoutMs: remaining, headers: { ...headers, 'A2A-Version': '1.0' } });
+      const fetched = await fetchJson(urls[i], {
+        ...common,
+        timeoutMs: remaining,
+        headers: { ...headers, 'A2A-Version': '1.0' },
+      });
       return { ...fetched, url: urls[i] };
     } catch (error) {
       const notFound = error instanceof RemoteAgentError && /^HTTP 404/.test(error.message);

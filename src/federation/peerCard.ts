@@ -15,7 +15,9 @@ const MAX_KEYWORDS = 24;
 /** Bindings the SDK client speaks over HTTP. */
 const HTTP_BINDINGS = new Set(['JSONRPC', 'HTTP+JSON']);
 const STOPWORDS = new Set(
-  'the and for with from that this what which into about your you our are was were can will would could should please some any all how who why when where then than them they its it'.split(' '),
+  'the and for with from that this what which into about your you our are was were can will would could should please some any all how who why when where then than them they its it'.split(
+    ' ',
+  ),
 );
 
 /** Reads a v1.0 or v0.3 card as the SDK client's in-memory v1.0 card (v0.3 interfaces stamped `0.3`). */
@@ -69,7 +71,10 @@ export function preferredOrigin(card: AgentCard): string {
 /** Card text made safe to quote: control characters dropped, whitespace collapsed, length capped. */
 export function sanitizeCardText(text: string, max = MAX_DESCRIPTION): string {
   // eslint-disable-next-line no-control-regex
-  const flat = text.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, ' ').replace(/\s+/g, ' ').trim();
+  const flat = text
+    .replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
@@ -87,7 +92,8 @@ export function skillKeywords(parsed: ParsedAgentCard): string[] {
   };
   for (const skill of parsed.card.skills) for (const tag of skill.tags) add(tag.replace(/\s+/g, '-'));
   for (const skill of parsed.card.skills) for (const word of skill.name.split(/[\s/]+/)) add(word);
-  for (const skill of parsed.card.skills) for (const ex of skill.examples) for (const word of ex.split(/\s+/)) add(word);
+  for (const skill of parsed.card.skills)
+    for (const ex of skill.examples) for (const word of ex.split(/\s+/)) add(word);
   return [...out];
 }
 

@@ -7,7 +7,16 @@ import type { Logger } from '../log/logger';
 import { describeNetworkError } from './cardFetch';
 import { TRACEPARENT_KEY, childTraceparent, nextHop, resolveNodeId, type NodeId } from './hops';
 import type { LoadedPeer } from './loader';
-import { ArtifactText, asTask, createPeerClient, isProtocolError, isSettled, partsText, stateName, userMessage } from './remoteClient';
+import {
+  ArtifactText,
+  asTask,
+  createPeerClient,
+  isProtocolError,
+  isSettled,
+  partsText,
+  stateName,
+  userMessage,
+} from './remoteClient';
 
 /**
  * A remote A2A agent as a sub-agent: one `invoke` sends the delegated
@@ -63,7 +72,8 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   const stateKey = `a2a:${peer.name}`;
   const targetOrigin = new URL(peer.sdkCard.supportedInterfaces[0].url).origin;
   let client: Promise<Client> | undefined;
-  const getClient = () => (client ??= createPeerClient(peer.sdkCard, { dispatcher: options.dispatcher, polling: !peer.streaming }));
+  const getClient = () =>
+    (client ??= createPeerClient(peer.sdkCard, { dispatcher: options.dispatcher, polling: !peer.streaming }));
 
   async function* invoke(invocation: RemoteInvocation): AsyncGenerator<RunEvent, RemoteOutcome> {
     const hop = nextHop(invocation.metadata, resolveNodeId(options.selfId), options.maxHops, targetOrigin);
@@ -95,7 +105,10 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     if (invocation.signal.aborted) requestAbort.abort(invocation.signal.reason);
     else invocation.signal.addEventListener('abort', onCallerAbort, { once: true });
     const signal = AbortSignal.any([requestAbort.signal, timeout]);
-    const request: RequestOptions = { signal, serviceParameters: { ...peer.headers, [TRACEPARENT_KEY]: trace.traceparent } };
+    const request: RequestOptions = {
+      signal,
+      serviceParameters: { ...peer.headers, [TRACEPARENT_KEY]: trace.traceparent },
+    };
     const started = Date.now();
     yield RunEvents.remoteCall(peer.name, 'sending', peer.cardUrl);
     callLog.info('remote call', { continuing: Boolean(session.taskId), streaming: peer.streaming });
@@ -103,7 +116,9 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       const c = await getClient();
       const message = userMessage(invocation.text, metadata, session);
       const params = { tenant: '', message, configuration: undefined, metadata };
-      const task = peer.streaming ? yield* streamCall(c, params, request, seen) : yield* pollCall(c, params, request, seen);
+      const task = peer.streaming
+        ? yield* streamCall(c, params, request, seen)
+        : yield* pollCall(c, params, request, seen);
       options.onReport?.({ ok: true, latencyMs: Date.now() - started });
       return settle(task, session, callLog);
     } catch (error) {
@@ -126,7 +141,11 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
         : isHttpError(error)
           ? `answered with ${describe(error)}`
           : `unreachable: ${describeNetworkError(error)}`;
-      options.onReport?.(protocol ? { ok: true, latencyMs: Date.now() - started } : { ok: false, error: reason, latencyMs: Date.now() - started });
+      options.onReport?.(
+        protocol
+          ? { ok: true, latencyMs: Date.now() - started }
+          : { ok: false, error: reason, latencyMs: Date.now() - started },
+      );
       callLog.warn('remote call failed', { reason });
       return { status: 'failed', reason: `remote agent ${peer.name} ${reason}` };
     } finally {
@@ -136,7 +155,12 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   }
 
   /** Streams `SendStreamingMessage`, relaying status updates as progress, and returns the task as it last stood. */
-  async function* streamCall(c: Client, params: Parameters<Client['sendMessageStream']>[0], request: RequestOptions, seen: TaskTracker) {
+  async function* streamCall(
+    c: Client,
+    params: Parameters<Client['sendMessageStream']>[0],
+    request: RequestOptions,
+    seen: TaskTracker,
+  ) {
     const artifacts = new ArtifactText();
     let task: SettledTask = { state: undefined, text: '', artifacts };
     for await (const event of c.sendMessageStream(params, request)) {
@@ -150,7 +174,13 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
         case 'statusUpdate': {
           seen.saw(payload.value.taskId);
           const text = partsText(payload.value.status?.message?.parts);
-          task = { ...task, id: payload.value.taskId, contextId: payload.value.contextId, state: payload.value.status?.state, text: text || task.text };
+          task = {
+            ...task,
+            id: payload.value.taskId,
+            contextId: payload.value.contextId,
+            state: payload.value.status?.state,
+            text: text || task.text,
+          };
           yield RunEvents.remoteCall(peer.name, stateName(task.state), text || undefined);
           break;
         }
@@ -159,7 +189,12 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
           yield RunEvents.remoteCall(peer.name, 'artifact', payload.value.artifact?.name || undefined);
           break;
         case 'message':
-          return { state: TaskState.TASK_STATE_COMPLETED, text: partsText(payload.value.parts), artifacts, contextId: payload.value.contextId } satisfies SettledTask;
+          return {
+            state: TaskState.TASK_STATE_COMPLETED,
+            text: partsText(payload.value.parts),
+            artifacts,
+            contextId: payload.value.contextId,
+          } satisfies SettledTask;
         default:
           break;
       }
@@ -171,13 +206,23 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   }
 
   /** Sends without blocking and polls `GetTask` until the task settles, so a cancel can name the task early. */
-  async function* pollCall(c: Client, params: Parameters<Client['sendMessage']>[0], request: RequestOptions, seen: TaskTracker) {
+  async function* pollCall(
+    c: Client,
+    params: Parameters<Client['sendMessage']>[0],
+    request: RequestOptions,
+    seen: TaskTracker,
+  ) {
     const artifacts = new ArtifactText();
     const result = await c.sendMessage(params, request);
     const first = asTask(result);
     if (!first) {
       const reply = result as Message;
-      return { state: TaskState.TASK_STATE_COMPLETED, text: partsText(reply.parts), artifacts, contextId: reply.contextId } satisfies SettledTask;
+      return {
+        state: TaskState.TASK_STATE_COMPLETED,
+        text: partsText(reply.parts),
+        artifacts,
+        contextId: reply.contextId,
+      } satisfies SettledTask;
     }
     const continuing = Boolean(seen.taskId);
     seen.saw(first.id);
@@ -211,7 +256,10 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       case TaskState.TASK_STATE_INPUT_REQUIRED:
         return { status: 'input-required', text: task.text || text || 'The remote agent needs more input.' };
       default:
-        return { status: 'failed', reason: `remote agent ${peer.name} ended the task as ${state}${text ? `: ${text}` : ''}` };
+        return {
+          status: 'failed',
+          reason: `remote agent ${peer.name} ended the task as ${state}${text ? `: ${text}` : ''}`,
+        };
     }
   }
 
@@ -220,10 +268,13 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     if (!taskId) return;
     try {
       const c = await getClient();
-      await c.cancelTask({ tenant: '', id: taskId, metadata: undefined }, {
-        signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS),
-        serviceParameters: { ...peer.headers },
-      });
+      await c.cancelTask(
+        { tenant: '', id: taskId, metadata: undefined },
+        {
+          signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS),
+          serviceParameters: { ...peer.headers },
+        },
+      );
       callLog.info('remote task cancelled', { taskId });
     } catch (error) {
       callLog.warn('remote task cancel failed', { taskId, reason: describe(error) });
@@ -257,7 +308,13 @@ interface SettledTask {
 }
 
 function fromTask(task: Task, artifacts: ArtifactText): SettledTask {
-  return { id: task.id, contextId: task.contextId, state: task.status?.state, text: partsText(task.status?.message?.parts), artifacts };
+  return {
+    id: task.id,
+    contextId: task.contextId,
+    state: task.status?.state,
+    text: partsText(task.status?.message?.parts),
+    artifacts,
+  };
 }
 
 /** The SDK's message for a non-2xx answer that is not an A2A error (401 from a proxy, 502…): the peer is up but unusable. */

@@ -19,7 +19,10 @@ import { RemoteAgentError } from '../errors';
  */
 
 /** Builds an SDK client for an already validated and pinned card; `polling` for peers that do not stream. */
-export async function createPeerClient(card: AgentCard, options: { dispatcher?: Dispatcher; polling: boolean }): Promise<Client> {
+export async function createPeerClient(
+  card: AgentCard,
+  options: { dispatcher?: Dispatcher; polling: boolean },
+): Promise<Client> {
   const dispatcher = options.dispatcher;
   const fetchImpl = ((input: string | URL, init?: RequestInit) =>
     undiciFetch(input, { ...(init as object), ...(dispatcher ? { dispatcher } : {}) })) as unknown as typeof fetch;
@@ -40,7 +43,11 @@ export async function createPeerClient(card: AgentCard, options: { dispatcher?: 
 }
 
 /** A user message carrying `text`, continuing `taskId`/`contextId` when set. */
-export function userMessage(text: string, metadata: Record<string, unknown>, ids: { taskId?: string; contextId?: string }): Message {
+export function userMessage(
+  text: string,
+  metadata: Record<string, unknown>,
+  ids: { taskId?: string; contextId?: string },
+): Message {
   return {
     messageId: randomUUID(),
     contextId: ids.contextId ?? '',
@@ -122,7 +129,10 @@ export function stateName(state: TaskState | undefined): string {
 
 /** True for states after which the remote task takes no more work without us (terminal or interrupted). */
 export function isSettled(state: TaskState | undefined): boolean {
-  return state !== undefined && ![TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_UNSPECIFIED].includes(state);
+  return (
+    state !== undefined &&
+    ![TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_UNSPECIFIED].includes(state)
+  );
 }
 
 /** True when the error is the peer speaking A2A (it is alive), false for transport failures. */

@@ -15,15 +15,23 @@ const sdkCard: AgentCard = {
   documentationUrl: '',
   capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
   securitySchemes: {
-    bearer: { scheme: { $case: 'httpAuthSecurityScheme', value: { description: '', scheme: 'Bearer', bearerFormat: '' } } },
+    bearer: {
+      scheme: { $case: 'httpAuthSecurityScheme', value: { description: '', scheme: 'Bearer', bearerFormat: '' } },
+    },
   },
   securityRequirements: [{ schemes: { bearer: { list: [] } } }],
   defaultInputModes: ['text'],
   defaultOutputModes: ['text'],
   skills: [
     {
-      id: 'echo', name: 'Echo', description: 'Replies', tags: ['echo'], examples: ['say hi'],
-      inputModes: ['text'], outputModes: ['text'], securityRequirements: [],
+      id: 'echo',
+      name: 'Echo',
+      description: 'Replies',
+      tags: ['echo'],
+      examples: ['say hi'],
+      inputModes: ['text'],
+      outputModes: ['text'],
+      securityRequirements: [],
     },
   ],
   signatures: [],
@@ -50,7 +58,9 @@ describe('agent card schema', () => {
 
   it('accepts a ProtoJSON card with omitted empty lists and oneof security schemes', () => {
     const parsed = parseAgentCard({
-      name: 'P', description: '', version: '1',
+      name: 'P',
+      description: '',
+      version: '1',
       supportedInterfaces: [{ url: 'http://h/', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
       securitySchemes: { b: { httpAuthSecurityScheme: { scheme: 'Bearer' } } },
     });

@@ -34,7 +34,12 @@ describe('federation health over time', () => {
     await federation.start();
     expect(federation.agents()).toEqual([]);
     expect(federation.status()).toEqual([
-      expect.objectContaining({ name: 'late', state: 'skipped', reason: expect.stringContaining('ECONNREFUSED'), nextProbeAt: expect.any(String) }),
+      expect.objectContaining({
+        name: 'late',
+        state: 'skipped',
+        reason: expect.stringContaining('ECONNREFUSED'),
+        nextProbeAt: expect.any(String),
+      }),
     ]);
     expect(logged(logger, 'warn', 'remote agent skipped')[0].meta).toMatchObject({ name: 'late' });
 
@@ -42,10 +47,19 @@ describe('federation health over time', () => {
     open.push(await startPeer({ port, behaviour: 'echo' }));
     const agents = await changed;
     expect(agents.map((a) => a.name)).toEqual(['late']);
-    expect(federation.status()[0]).toMatchObject({ state: 'healthy', protocolVersion: '1.0', latencyMs: expect.any(Number) });
-    expect(federation.card('late')?.supportedInterfaces).toContainEqual(expect.objectContaining({ url: `http://127.0.0.1:${port}/`, protocolVersion: '1.0' }));
+    expect(federation.status()[0]).toMatchObject({
+      state: 'healthy',
+      protocolVersion: '1.0',
+      latencyMs: expect.any(Number),
+    });
+    expect(federation.card('late')?.supportedInterfaces).toContainEqual(
+      expect.objectContaining({ url: `http://127.0.0.1:${port}/`, protocolVersion: '1.0' }),
+    );
     expect(logged(logger, 'info', 'remote agent joined')[0].meta).toMatchObject({ name: 'late' });
-    expect((await drain(agents[0], { text: 'made it' })).outcome).toEqual({ status: 'completed', text: 'echo: made it' });
+    expect((await drain(agents[0], { text: 'made it' })).outcome).toEqual({
+      status: 'completed',
+      text: 'echo: made it',
+    });
   });
 
   it('opens the circuit after consecutive failures, drops the peer from the tree, and closes it when a probe succeeds', async () => {
@@ -63,11 +77,18 @@ describe('federation health over time', () => {
 
     const dropped = nextChange(federation);
     const one = await drain(agent, { text: 'are you there?' });
-    expect(one.outcome).toMatchObject({ status: 'failed', reason: expect.stringMatching(/^remote agent flaky unreachable/) });
+    expect(one.outcome).toMatchObject({
+      status: 'failed',
+      reason: expect.stringMatching(/^remote agent flaky unreachable/),
+    });
     expect(federation.status()[0]).toMatchObject({ state: 'healthy', failures: 1 });
     await drain(agent, { text: 'hello?' });
     expect(await dropped).toEqual([]);
-    expect(federation.status()[0]).toMatchObject({ state: 'open', failures: 2, lastError: expect.stringMatching(/^unreachable/) });
+    expect(federation.status()[0]).toMatchObject({
+      state: 'open',
+      failures: 2,
+      lastError: expect.stringMatching(/^unreachable/),
+    });
     expect(logged(logger, 'warn', 'circuit opened')[0].meta).toMatchObject({ name: 'flaky', failures: 2 });
 
     const back = nextChange(federation);
@@ -80,11 +101,18 @@ describe('federation health over time', () => {
   it('does not count a remote task that failed on its own as a peer failure', async () => {
     const p = await startPeer({ behaviour: 'forward' }); // no onward agent: every task fails, the peer is fine
     open.push(p);
-    const federation = createFederation({ ...baseOptions(), entries: entries({ name: 'relay', baseUrl: p.url }), circuit: { failureThreshold: 1 } });
+    const federation = createFederation({
+      ...baseOptions(),
+      entries: entries({ name: 'relay', baseUrl: p.url }),
+      circuit: { failureThreshold: 1 },
+    });
     open.push(federation);
     await federation.start();
     const { outcome } = await drain(federation.agents()[0], { text: 'go' });
-    expect(outcome).toEqual({ status: 'failed', reason: 'remote agent relay ended the task as failed: no onward agent' });
+    expect(outcome).toEqual({
+      status: 'failed',
+      reason: 'remote agent relay ended the task as failed: no onward agent',
+    });
     expect(federation.status()[0]).toMatchObject({ state: 'healthy', failures: 0 });
     expect(federation.agents()).toHaveLength(1);
   });

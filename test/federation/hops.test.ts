@@ -20,17 +20,31 @@ describe('hop checks', () => {
 
   it('accepts a fresh request and one whose path does not contain this node', () => {
     expect(checkInboundHops(undefined, A, 4)).toEqual({ ok: true, path: [], hops: 0 });
-    expect(checkInboundHops({ [FEDERATION_PATH_KEY]: [B], [FEDERATION_HOPS_KEY]: 1 }, A, 4)).toEqual({ ok: true, path: [B], hops: 1 });
+    expect(checkInboundHops({ [FEDERATION_PATH_KEY]: [B], [FEDERATION_HOPS_KEY]: 1 }, A, 4)).toEqual({
+      ok: true,
+      path: [B],
+      hops: 1,
+    });
   });
 
   it('refuses a request that has already crossed this node, whatever the URL spelling', () => {
     const check = checkInboundHops({ [FEDERATION_PATH_KEY]: [`${A}/`, B], [FEDERATION_HOPS_KEY]: 2 }, A, 4);
-    expect(check).toMatchObject({ ok: false, reason: `delegation loop: node ${A} is already on the path ${A}/ -> ${B}` });
+    expect(check).toMatchObject({
+      ok: false,
+      reason: `delegation loop: node ${A} is already on the path ${A}/ -> ${B}`,
+    });
   });
 
   it('refuses more hops than maxHops and does not trust a hop count smaller than the path', () => {
-    expect(checkInboundHops({ [FEDERATION_HOPS_KEY]: 5 }, A, 4)).toMatchObject({ ok: false, reason: 'too many hops: 5 exceeds a2a.maxHops 4' });
-    const lying = checkInboundHops({ [FEDERATION_PATH_KEY]: ['n1', 'n2', 'n3', 'n4', 'n5'], [FEDERATION_HOPS_KEY]: 0 }, A, 4);
+    expect(checkInboundHops({ [FEDERATION_HOPS_KEY]: 5 }, A, 4)).toMatchObject({
+      ok: false,
+      reason: 'too many hops: 5 exceeds a2a.maxHops 4',
+    });
+    const lying = checkInboundHops(
+      { [FEDERATION_PATH_KEY]: ['n1', 'n2', 'n3', 'n4', 'n5'], [FEDERATION_HOPS_KEY]: 0 },
+      A,
+      4,
+    );
     expect(lying).toMatchObject({ ok: false, hops: 5 });
   });
 
@@ -39,8 +53,14 @@ describe('hop checks', () => {
       ok: true,
       metadata: { [FEDERATION_PATH_KEY]: [B, A], [FEDERATION_HOPS_KEY]: 2 },
     });
-    expect(nextHop({ [FEDERATION_PATH_KEY]: [B] }, A, 4, `${B}/`)).toMatchObject({ ok: false, reason: expect.stringMatching(/^delegation loop/) });
-    expect(nextHop({ [FEDERATION_HOPS_KEY]: 4 }, A, 4)).toEqual({ ok: false, reason: 'too many hops: 5 would exceed a2a.maxHops 4' });
+    expect(nextHop({ [FEDERATION_PATH_KEY]: [B] }, A, 4, `${B}/`)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^delegation loop/),
+    });
+    expect(nextHop({ [FEDERATION_HOPS_KEY]: 4 }, A, 4)).toEqual({
+      ok: false,
+      reason: 'too many hops: 5 would exceed a2a.maxHops 4',
+    });
   });
 
   it('continues an inbound trace with a new span and starts one when there is none', () => {
@@ -62,21 +82,38 @@ describe('a two-node loop over real peers', () => {
       const logger = createMemoryLogger();
       const common = { ...baseOptions(logger), dispatcher };
       // A delegates to B and B back to A, as two lango nodes configured as each other's remote agents.
-      const toB = await loadRemoteAgents({ ...common, selfId: a.origin, entries: entries({ name: 'node-b', baseUrl: b.url }) });
-      const toA = await loadRemoteAgents({ ...common, selfId: b.origin, entries: entries({ name: 'node-a', baseUrl: a.url }) });
+      const toB = await loadRemoteAgents({
+        ...common,
+        selfId: a.origin,
+        entries: entries({ name: 'node-b', baseUrl: b.url }),
+      });
+      const toA = await loadRemoteAgents({
+        ...common,
+        selfId: b.origin,
+        entries: entries({ name: 'node-a', baseUrl: a.url }),
+      });
       a.setForward(toB.agents[0]);
       b.setForward(toA.agents[0]);
-      const hub = await loadRemoteAgents({ ...common, selfId: 'http://127.0.0.1:1', entries: entries({ name: 'node-a', baseUrl: a.url }) });
+      const hub = await loadRemoteAgents({
+        ...common,
+        selfId: 'http://127.0.0.1:1',
+        entries: entries({ name: 'node-a', baseUrl: a.url }),
+      });
 
       const { outcome } = await drain(hub.agents[0], { text: 'ping around' });
       expect(outcome).toEqual({
         status: 'failed',
-        reason: expect.stringContaining(`delegation loop: ${a.origin} is already on the path http://127.0.0.1:1 -> ${a.origin} -> ${b.origin}`),
+        reason: expect.stringContaining(
+          `delegation loop: ${a.origin} is already on the path http://127.0.0.1:1 -> ${a.origin} -> ${b.origin}`,
+        ),
       });
       // A was called once by the hub; B refused to call A again, so A saw no second request.
       expect(a.requests.filter((r) => r.method.startsWith('SendStreaming'))).toHaveLength(1);
       expect(b.requests.filter((r) => r.method.startsWith('SendStreaming'))).toHaveLength(1);
-      expect(logged(logger, 'warn', 'remote call refused')[0].meta).toMatchObject({ remote: 'node-a', reason: expect.stringMatching(/^delegation loop/) });
+      expect(logged(logger, 'warn', 'remote call refused')[0].meta).toMatchObject({
+        remote: 'node-a',
+        reason: expect.stringMatching(/^delegation loop/),
+      });
 
       // A client that runs no pre-check (plain SDK client) is refused by the receiver's inbound check.
       const client = await new ClientFactory().createFromUrl(a.url);
@@ -85,8 +122,15 @@ describe('a two-node loop over real peers', () => {
         configuration: undefined,
         metadata: undefined,
         message: {
-          messageId: 'm-1', contextId: '', taskId: '', role: Role.ROLE_USER, extensions: [], referenceTaskIds: [],
-          parts: [{ content: { $case: 'text', value: 'sneaky' }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
+          messageId: 'm-1',
+          contextId: '',
+          taskId: '',
+          role: Role.ROLE_USER,
+          extensions: [],
+          referenceTaskIds: [],
+          parts: [
+            { content: { $case: 'text', value: 'sneaky' }, metadata: undefined, filename: '', mediaType: 'text/plain' },
+          ],
           metadata: { [FEDERATION_PATH_KEY]: ['http://127.0.0.1:9', a.origin], [FEDERATION_HOPS_KEY]: 2 },
         },
       });

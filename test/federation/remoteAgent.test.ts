@@ -33,11 +33,17 @@ describe('remote agent calls over real A2A peers', () => {
     expect(agents.map((a) => a.name)).toEqual(['weather']);
     expect(agents[0].keywords).toEqual(expect.arrayContaining(['weather', 'forecast', 'paris']));
     expect(agents[0].description).toContain('Test peer Weather');
-    expect(logged(logger, 'info', 'remote agent loaded')[0].meta).toMatchObject({ name: 'weather', protocol: '1.0', streaming: true });
+    expect(logged(logger, 'info', 'remote agent loaded')[0].meta).toMatchObject({
+      name: 'weather',
+      protocol: '1.0',
+      streaming: true,
+    });
 
     const { events, outcome } = await drain(agents[0], { text: 'hello there' });
     expect(outcome).toEqual({ status: 'completed', text: 'echo: hello there' });
-    expect(events.map((e) => e.type === 'remote_call' && e.status)).toEqual(expect.arrayContaining(['sending', 'working', 'artifact', 'completed']));
+    expect(events.map((e) => e.type === 'remote_call' && e.status)).toEqual(
+      expect.arrayContaining(['sending', 'working', 'artifact', 'completed']),
+    );
     expect(p.requests.map((r) => r.method)).toEqual(['SendStreamingMessage']);
     expect(p.requests[0].headers['a2a-version']).toBe('1.0');
   });
@@ -62,6 +68,21 @@ describe('remote agent calls over real A2A peers', () => {
     expect(p.requests[0].method).toBe('message/send');
     const sent = p.requests[0].params as { message: { parts: Array<{ kind: string; text: string }> } };
     expect(sent.message.parts[0]).toMatchObject({ kind: 'text', text: 'old school' });
+  });
+
+  it('continues an input-required task on a streaming v0.3 peer', async () => {
+    const p = await peer({ version: '0.3', behaviour: 'ask', streaming: true });
+    const { agents } = await load(undefined, { name: 'oldweather', baseUrl: p.url });
+    const state: Record<string, unknown> = {};
+    expect((await drain(agents[0], { text: 'weather?', state })).outcome).toEqual({
+      status: 'input-required',
+      text: 'Which city?',
+    });
+    expect((await drain(agents[0], { text: 'Porto', state })).outcome).toEqual({
+      status: 'completed',
+      text: 'weather in Porto: sunny',
+    });
+    expect(p.requests.map((r) => r.method)).toEqual(['message/stream', 'message/stream']);
   });
 
   it('keeps an input-required remote task in the session state and continues it', async () => {
@@ -92,7 +113,10 @@ describe('remote agent calls over real A2A peers', () => {
     expect(Date.now() - started).toBeLessThan(5000);
     expect(p.requests.map((r) => r.method)).toContain('CancelTask');
     expect(p.cancelled).toHaveLength(1);
-    expect(logged(logger, 'info', 'remote task cancelled')[0].meta).toMatchObject({ remote: 'slowpoke', taskId: p.cancelled[0] });
+    expect(logged(logger, 'info', 'remote task cancelled')[0].meta).toMatchObject({
+      remote: 'slowpoke',
+      taskId: p.cancelled[0],
+    });
   });
 
   it('hands back a failure note when the peer dies in the middle of a task', async () => {
@@ -103,7 +127,10 @@ describe('remote agent calls over real A2A peers', () => {
     const { outcome, error } = await drain(agents[0], { text: 'long job' });
     expect(error).toBeUndefined();
     expect(outcome).toEqual({ status: 'failed', reason: expect.stringMatching(/^remote agent fragile unreachable: /) });
-    expect(logged(logger, 'warn', 'remote call failed')[0].meta).toMatchObject({ remote: 'fragile', traceId: expect.any(String) });
+    expect(logged(logger, 'warn', 'remote call failed')[0].meta).toMatchObject({
+      remote: 'fragile',
+      traceId: expect.any(String),
+    });
   });
 
   it('fails with a timeout note when the remote task outlives timeoutMs, and cancels it', async () => {
@@ -116,11 +143,21 @@ describe('remote agent calls over real A2A peers', () => {
 
   it('sends only the configured credentials, hop metadata and a traceparent continuing the inbound trace', async () => {
     const p = await peer({ behaviour: 'echo' });
-    const { agents } = await load(undefined, { name: 'secure', baseUrl: p.url, auth: { type: 'bearer', token: 'peer-token-123' }, headers: { 'x-tenant': 'blue' } });
+    const { agents } = await load(undefined, {
+      name: 'secure',
+      baseUrl: p.url,
+      auth: { type: 'bearer', token: 'peer-token-123' },
+      headers: { 'x-tenant': 'blue' },
+    });
     const inboundTrace = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     await drain(agents[0], {
       text: 'hi',
-      metadata: { authorization: 'Bearer inbound-user-token', traceparent: inboundTrace, [FEDERATION_PATH_KEY]: ['http://10.0.0.9:4000'], [FEDERATION_HOPS_KEY]: 1 },
+      metadata: {
+        authorization: 'Bearer inbound-user-token',
+        traceparent: inboundTrace,
+        [FEDERATION_PATH_KEY]: ['http://10.0.0.9:4000'],
+        [FEDERATION_HOPS_KEY]: 1,
+      },
     });
     const seen = p.requests[0];
     expect(seen.headers.authorization).toBe('Bearer peer-token-123');
@@ -153,7 +190,10 @@ describe('remote agent calls refused by the peer', () => {
     });
     const state: Record<string, unknown> = { 'a2a:strict': { taskId: 'no-such-task', contextId: 'ctx-1' } };
     const { outcome } = await drain(agents[0], { text: 'continue please', state });
-    expect(outcome).toEqual({ status: 'failed', reason: expect.stringMatching(/^remote agent strict rejected the request: .*no-such-task/i) });
+    expect(outcome).toEqual({
+      status: 'failed',
+      reason: expect.stringMatching(/^remote agent strict rejected the request: .*no-such-task/i),
+    });
     expect(reports).toEqual([expect.objectContaining({ ok: true })]);
     expect(state['a2a:strict']).toBeUndefined();
   });
@@ -168,12 +208,24 @@ describe('remote agent calls refused by the peer', () => {
     const options = baseOptions();
     fs.writeFileSync(
       path.join(options.cardsDir, 'proxy.json'),
-      JSON.stringify({ name: 'p', description: 'behind a proxy', version: '1', supportedInterfaces: [{ url: `${proxy.origin}/`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }] }),
+      JSON.stringify({
+        name: 'p',
+        description: 'behind a proxy',
+        version: '1',
+        supportedInterfaces: [{ url: `${proxy.origin}/`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+      }),
     );
     const reports: Array<{ ok: boolean; error?: string }> = [];
-    const behind = await loadRemoteAgents({ ...options, entries: entries({ name: 'behind', cardFile: 'proxy.json' }), onReport: (_n, r) => reports.push(r) });
+    const behind = await loadRemoteAgents({
+      ...options,
+      entries: entries({ name: 'behind', cardFile: 'proxy.json' }),
+      onReport: (_n, r) => reports.push(r),
+    });
     const { outcome } = await drain(behind.agents[0], { text: 'hello?' });
-    expect(outcome).toEqual({ status: 'failed', reason: expect.stringMatching(/^remote agent behind answered with HTTP error for SendMessage! Status: 401/) });
+    expect(outcome).toEqual({
+      status: 'failed',
+      reason: expect.stringMatching(/^remote agent behind answered with HTTP error for SendMessage! Status: 401/),
+    });
     expect(reports).toEqual([expect.objectContaining({ ok: false })]);
   });
 });

@@ -63,12 +63,26 @@ export interface PeerOptions {
   port?: number;
 }
 
-const text = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
+const text = (value: string): Part => ({
+  content: { $case: 'text', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'text/plain',
+});
 const now = () => new Date().toISOString();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function agentMessage(value: string, taskId: string, contextId: string): Message {
-  return { messageId: randomUUID(), contextId, taskId, role: Role.ROLE_AGENT, parts: [text(value)], metadata: undefined, extensions: [], referenceTaskIds: [] };
+  return {
+    messageId: randomUUID(),
+    contextId,
+    taskId,
+    role: Role.ROLE_AGENT,
+    parts: [text(value)],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
 
 function messageText(message: Message | undefined): string {
@@ -76,7 +90,10 @@ function messageText(message: Message | undefined): string {
 }
 
 /** Listens an express app on 127.0.0.1:0 and returns the server and its base URL. */
-export async function listen(app: express.Express | http.RequestListener, atPort = 0): Promise<{ server: http.Server; origin: string; port: number }> {
+export async function listen(
+  app: express.Express | http.RequestListener,
+  atPort = 0,
+): Promise<{ server: http.Server; origin: string; port: number }> {
   const server = http.createServer(app as http.RequestListener);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -117,7 +134,15 @@ export async function startPeer(options: PeerOptions = {}): Promise<TestPeer> {
     }
     next();
   });
-  const ctx = { behaviour, cancelled, markWorking, getForward: () => forward, selfId: origin, maxHops: options.maxHops ?? 4, closed: false };
+  const ctx = {
+    behaviour,
+    cancelled,
+    markWorking,
+    getForward: () => forward,
+    selfId: origin,
+    maxHops: options.maxHops ?? 4,
+    closed: false,
+  };
   if (options.version === '0.3') mountV03(app, url, options, ctx);
   else mountV1(app, url, options, ctx);
   return {
@@ -156,7 +181,9 @@ async function play(
     case 'echo':
       return { state: 'completed', text: `echo: ${input.text}` };
     case 'ask':
-      return input.continuing ? { state: 'completed', text: `weather in ${input.text}: sunny` } : { state: 'input-required', text: 'Which city?' };
+      return input.continuing
+        ? { state: 'completed', text: `weather in ${input.text}: sunny` }
+        : { state: 'input-required', text: 'Which city?' };
     case 'slow': {
       progress('step 1');
       ctx.markWorking();
@@ -172,11 +199,19 @@ async function play(
       if (!check.ok) return { state: 'failed', text: `refused: ${check.reason}` };
       const onward = ctx.getForward();
       if (!onward) return { state: 'failed', text: 'no onward agent' };
-      const run = onward.agent.invoke({ text: input.text, sessionId: 's', signal: new AbortController().signal, state: {}, metadata: input.metadata ?? {} });
+      const run = onward.agent.invoke({
+        text: input.text,
+        sessionId: 's',
+        signal: new AbortController().signal,
+        state: {},
+        metadata: input.metadata ?? {},
+      });
       let step = await run.next();
       while (!step.done) step = await run.next();
       const outcome = step.value;
-      return outcome.status === 'failed' ? { state: 'failed', text: outcome.reason } : { state: 'completed', text: outcome.text };
+      return outcome.status === 'failed'
+        ? { state: 'failed', text: outcome.reason }
+        : { state: 'completed', text: outcome.text };
     }
   }
 }
@@ -199,8 +234,14 @@ function baseCardV1(name: string, url: string, streaming: boolean): AgentCard {
     defaultOutputModes: ['text/plain'],
     skills: [
       {
-        id: 'weather', name: 'Weather forecast', description: 'Forecasts the weather', tags: ['weather', 'forecast'],
-        examples: ['What is the weather in Paris tomorrow?'], inputModes: [], outputModes: [], securityRequirements: [],
+        id: 'weather',
+        name: 'Weather forecast',
+        description: 'Forecasts the weather',
+        tags: ['weather', 'forecast'],
+        examples: ['What is the weather in Paris tomorrow?'],
+        inputModes: [],
+        outputModes: [],
+        securityRequirements: [],
       },
     ],
     signatures: [],
@@ -212,17 +253,33 @@ function mountV1(app: express.Express, url: string, options: PeerOptions, ctx: B
   const card = baseCardV1(options.name ?? 'peer', url, streaming);
   // Rewritten at every request, so a test can change what the peer serves (e.g. sign it once its URL is known).
   const served = async () => (options.card ? options.card(JSON.parse(JSON.stringify(card))) : card) as AgentCard;
-  const STATES = { completed: TaskState.TASK_STATE_COMPLETED, 'input-required': TaskState.TASK_STATE_INPUT_REQUIRED, failed: TaskState.TASK_STATE_FAILED, canceled: TaskState.TASK_STATE_CANCELED };
+  const STATES = {
+    completed: TaskState.TASK_STATE_COMPLETED,
+    'input-required': TaskState.TASK_STATE_INPUT_REQUIRED,
+    failed: TaskState.TASK_STATE_FAILED,
+    canceled: TaskState.TASK_STATE_CANCELED,
+  };
   const executor: AgentExecutor = {
     async execute(rc: RequestContext, bus: ExecutionEventBus) {
       const { taskId, contextId } = rc;
       const task: Task = rc.task ?? {
-        id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() },
-        artifacts: [], history: [rc.userMessage], metadata: undefined,
+        id: taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() },
+        artifacts: [],
+        history: [rc.userMessage],
+        metadata: undefined,
       };
       bus.publish(AgentEvent.task(task));
       const status = (state: TaskState, note?: string) =>
-        bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state, message: note ? agentMessage(note, taskId, contextId) : undefined, timestamp: now() }, metadata: undefined }));
+        bus.publish(
+          AgentEvent.statusUpdate({
+            taskId,
+            contextId,
+            status: { state, message: note ? agentMessage(note, taskId, contextId) : undefined, timestamp: now() },
+            metadata: undefined,
+          }),
+        );
       status(TaskState.TASK_STATE_WORKING, 'working on it');
       const result = await play(
         ctx,
@@ -230,10 +287,23 @@ function mountV1(app: express.Express, url: string, options: PeerOptions, ctx: B
         (note) => status(TaskState.TASK_STATE_WORKING, note),
       );
       if (result.state === 'completed') {
-        bus.publish(AgentEvent.artifactUpdate({
-          taskId, contextId, append: false, lastChunk: true, metadata: undefined,
-          artifact: { artifactId: randomUUID(), name: 'answer', description: '', parts: [text(result.text)], metadata: undefined, extensions: [] },
-        }));
+        bus.publish(
+          AgentEvent.artifactUpdate({
+            taskId,
+            contextId,
+            append: false,
+            lastChunk: true,
+            metadata: undefined,
+            artifact: {
+              artifactId: randomUUID(),
+              name: 'answer',
+              description: '',
+              parts: [text(result.text)],
+              metadata: undefined,
+              extensions: [],
+            },
+          }),
+        );
         status(TaskState.TASK_STATE_COMPLETED);
       } else {
         status(STATES[result.state], result.text);
@@ -245,7 +315,13 @@ function mountV1(app: express.Express, url: string, options: PeerOptions, ctx: B
   };
   const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
   app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: served }));
-  app.use(jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }));
+  app.use(
+    jsonRpcHandler({
+      requestHandler: handler,
+      userBuilder: UserBuilder.noAuthentication,
+      legacyCompat: { enabled: true },
+    }),
+  );
 }
 
 function mountV03(app: express.Express, url: string, options: PeerOptions, ctx: BehaviourContext): void {
@@ -264,15 +340,43 @@ function mountV03(app: express.Express, url: string, options: PeerOptions, ctx: 
   const card = options.card ? options.card(base) : base;
   type V03Part = { kind: string; text?: string };
   const executor = {
-    async execute(rc: { taskId: string; contextId: string; task?: unknown; userMessage: { parts: V03Part[]; metadata?: Record<string, unknown> } }, bus: v03server.ExecutionEventBus) {
+    async execute(
+      rc: {
+        taskId: string;
+        contextId: string;
+        task?: unknown;
+        userMessage: { parts: V03Part[]; metadata?: Record<string, unknown> };
+      },
+      bus: v03server.ExecutionEventBus,
+    ) {
       const { taskId, contextId } = rc;
       const input = rc.userMessage.parts.map((p) => p.text ?? '').join('');
-      const result = await play(ctx, { text: input, taskId, continuing: Boolean(rc.task), metadata: rc.userMessage.metadata }, () => {});
+      const result = await play(
+        ctx,
+        { text: input, taskId, continuing: Boolean(rc.task), metadata: rc.userMessage.metadata },
+        () => {},
+      );
       const state = result.state === 'input-required' ? 'input-required' : result.state;
       bus.publish({
-        kind: 'task', id: taskId, contextId,
-        status: { state, timestamp: now(), message: { kind: 'message', role: 'agent', messageId: randomUUID(), taskId, contextId, parts: [{ kind: 'text', text: result.text }] } },
-        artifacts: result.state === 'completed' ? [{ artifactId: randomUUID(), name: 'answer', parts: [{ kind: 'text', text: result.text }] }] : [],
+        kind: 'task',
+        id: taskId,
+        contextId,
+        status: {
+          state,
+          timestamp: now(),
+          message: {
+            kind: 'message',
+            role: 'agent',
+            messageId: randomUUID(),
+            taskId,
+            contextId,
+            parts: [{ kind: 'text', text: result.text }],
+          },
+        },
+        artifacts:
+          result.state === 'completed'
+            ? [{ artifactId: randomUUID(), name: 'answer', parts: [{ kind: 'text', text: result.text }] }]
+            : [],
         history: [],
       } as never);
       bus.finished();
@@ -281,13 +385,19 @@ function mountV03(app: express.Express, url: string, options: PeerOptions, ctx: 
       ctx.cancelled.push(taskId);
     },
   };
-  const handler = new v03server.DefaultRequestHandler(card as never, new v03server.InMemoryTaskStore(), executor as never);
+  const handler = new v03server.DefaultRequestHandler(
+    card as never,
+    new v03server.InMemoryTaskStore(),
+    executor as never,
+  );
   app.use('/.well-known/agent-card.json', v03express.agentCardHandler({ agentCardProvider: handler }));
   app.use(v03express.jsonRpcHandler({ requestHandler: handler, userBuilder: v03express.UserBuilder.noAuthentication }));
 }
 
 /** A bare HTTP server answering every request with `handler` (malformed cards, hangs…). */
-export async function startRawServer(handler: http.RequestListener): Promise<{ origin: string; close(): Promise<void> }> {
+export async function startRawServer(
+  handler: http.RequestListener,
+): Promise<{ origin: string; close(): Promise<void> }> {
   const { server, origin } = await listen(handler);
   return { origin, close: () => closeServer(server) };
 }

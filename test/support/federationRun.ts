@@ -40,7 +40,16 @@ export function entries(...list: Array<Record<string, unknown>>): RemoteAgentEnt
 export function baseOptions(logger: MemoryLogger = createMemoryLogger()) {
   return {
     logger,
-    localNames: ['lango-orchestrator', 'operator', 'navigator', 'vault', 'librarian', 'automator', 'planner', 'chronicler'],
+    localNames: [
+      'lango-orchestrator',
+      'operator',
+      'navigator',
+      'vault',
+      'librarian',
+      'automator',
+      'planner',
+      'chronicler',
+    ],
     cardsDir: fs.mkdtempSync(path.join(os.tmpdir(), 'lango-cards-')),
     verifyCards: 'ifPresent' as const,
     selfId: 'http://127.0.0.1:1',
