@@ -65,7 +65,13 @@ async function bench(size: number): Promise<void> {
   });
   const rag = librarian.rag!;
   const tool = librarian.tools.find((t) => t.name === 'rag_retrieve')!;
-  const ctx = { signal: new AbortController().signal, logger: silentLogger, sessionId: 'bench', agentName: 'librarian', approved: false };
+  const ctx = {
+    signal: new AbortController().signal,
+    logger: silentLogger,
+    sessionId: 'bench',
+    agentName: 'librarian',
+    approved: false,
+  };
   try {
     const texts = corpus(size, 42);
     let t = performance.now();
@@ -129,15 +135,23 @@ async function bench(size: number): Promise<void> {
       index.efSearch = ef;
       const start = performance.now();
       const ids = queryVectors.map((q) => index.search(q, 10).hits.map((h) => h.id));
-      sweep.push(`ef ${ef}: recall ${recallOf(ids).toFixed(3)}, ${((performance.now() - start) / queries.length).toFixed(2)} ms/query`);
+      sweep.push(
+        `ef ${ef}: recall ${recallOf(ids).toFixed(3)}, ${((performance.now() - start) / queries.length).toFixed(2)} ms/query`,
+      );
     }
     index.efSearch = defaultEf;
     const fmt = (ms: number) => ms.toFixed(2);
     out(`## ${size.toLocaleString('en')} vectors (${LOCAL_EMBEDDING_DIMENSIONS} dims, local embeddings)`);
-    out(`insert rows: ${fmt(insertMs)} ms; embed in background: ${fmt(embedMs)} ms (${Math.round(size / (embedMs / 1000))} rows/s)`);
-    out(`rag_retrieve exact (${exact.method}): p50 ${fmt(percentile(exact.latencies, 50))} ms, p95 ${fmt(percentile(exact.latencies, 95))} ms`);
+    out(
+      `insert rows: ${fmt(insertMs)} ms; embed in background: ${fmt(embedMs)} ms (${Math.round(size / (embedMs / 1000))} rows/s)`,
+    );
+    out(
+      `rag_retrieve exact (${exact.method}): p50 ${fmt(percentile(exact.latencies, 50))} ms, p95 ${fmt(percentile(exact.latencies, 95))} ms`,
+    );
     out(`hnsw build (M=16, efConstruction=200): ${fmt(buildMs)} ms`);
-    out(`rag_retrieve ann (${ann.method}, efSearch=${defaultEf}): p50 ${fmt(percentile(ann.latencies, 50))} ms, p95 ${fmt(percentile(ann.latencies, 95))} ms`);
+    out(
+      `rag_retrieve ann (${ann.method}, efSearch=${defaultEf}): p50 ${fmt(percentile(ann.latencies, 50))} ms, p95 ${fmt(percentile(ann.latencies, 95))} ms`,
+    );
     out(`recall@10 of rag_retrieve (hnsw) vs exact over ${queries.length} queries: ${recall.toFixed(4)}`);
     out(`index only, by efSearch: ${sweep.join('; ')}`);
     out('');
@@ -149,8 +163,13 @@ async function bench(size: number): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
-  out(`node ${process.version}, ${os.cpus().length} cpus (${os.cpus()[0]?.model ?? 'unknown'}), load ${os.loadavg()[0].toFixed(1)}`);
+  const sizes = process.argv
+    .slice(2)
+    .map(Number)
+    .filter((n) => n > 0);
+  out(
+    `node ${process.version}, ${os.cpus().length} cpus (${os.cpus()[0]?.model ?? 'unknown'}), load ${os.loadavg()[0].toFixed(1)}`,
+  );
   for (const size of sizes.length ? sizes : [10_000, 100_000]) await bench(size);
 }
 

@@ -58,7 +58,12 @@ describe('openai-compatible embeddings', () => {
   afterEach(() => server.close());
 
   it('embeds through the openai client in batches, in input order, normalised', async () => {
-    const provider = createOpenAIEmbeddings({ model: 'concepts-1', baseUrl: server.baseUrl, apiKey: 'sk-test-embeddings', batchSize: 2 });
+    const provider = createOpenAIEmbeddings({
+      model: 'concepts-1',
+      baseUrl: server.baseUrl,
+      apiKey: 'sk-test-embeddings',
+      batchSize: 2,
+    });
     const vectors = await provider.embed(['a car', 'a physician', 'glad', 'sunny weather', 'automobile']);
     expect(server.requests.map((r) => r.input.length)).toEqual([2, 2, 1]);
     expect(server.requests[0]).toMatchObject({ model: 'concepts-1' });
@@ -74,7 +79,11 @@ describe('openai-compatible embeddings', () => {
   });
 
   it('retries a failing endpoint through the client before giving up', async () => {
-    const provider = createOpenAIEmbeddings({ model: 'concepts-1', baseUrl: server.baseUrl, apiKey: 'sk-test-embeddings' });
+    const provider = createOpenAIEmbeddings({
+      model: 'concepts-1',
+      baseUrl: server.baseUrl,
+      apiKey: 'sk-test-embeddings',
+    });
     server.failNext(1, 500);
     const [v] = await provider.embed(['cash']);
     expect(v.length).toBe(9);
@@ -87,7 +96,9 @@ describe('createEmbeddingProvider', () => {
     expect(createEmbeddingProvider(LangoConfig.parse({}).embedding)?.id).toBe('local:hash-512');
     expect(createEmbeddingProvider(LangoConfig.parse({ embedding: { provider: 'none' } }).embedding)).toBeUndefined();
     const openai = createEmbeddingProvider(
-      LangoConfig.parse({ embedding: { provider: 'openai', model: 'm', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'k' } }).embedding,
+      LangoConfig.parse({
+        embedding: { provider: 'openai', model: 'm', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'k' },
+      }).embedding,
     );
     expect(openai?.id).toBe('openai:m');
   });

@@ -68,7 +68,9 @@ export async function startEmbeddingsServer(options: { apiKey?: string } = {}): 
         return send(failures.status, { error: { message: 'scripted failure', type: 'server_error' } });
       }
       // Answer out of order: clients must sort by `index`.
-      const data = input.map((text, index) => ({ object: 'embedding', index, embedding: conceptVector(text) })).reverse();
+      const data = input
+        .map((text, index) => ({ object: 'embedding', index, embedding: conceptVector(text) }))
+        .reverse();
       send(200, { object: 'list', model: body.model, data, usage: { prompt_tokens: 1, total_tokens: 1 } });
     });
   });

@@ -7,7 +7,13 @@ import { createMemoryLogger } from '../../src/log/logger';
 import { openDatabase, type SqliteDatabase } from '../../src/store/database';
 
 /** A temp data dir with a real database file in it; `cleanup` closes and removes both. */
-export function tempNode(prefix: string): { dataDir: string; dbFile: string; db: SqliteDatabase; reopen: () => SqliteDatabase; cleanup: () => void } {
+export function tempNode(prefix: string): {
+  dataDir: string;
+  dbFile: string;
+  db: SqliteDatabase;
+  reopen: () => SqliteDatabase;
+  cleanup: () => void;
+} {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `lango-${prefix}-`));
   const dbFile = path.join(dataDir, 'lango.db');
   const opened: SqliteDatabase[] = [openDatabase(dbFile)];
@@ -38,7 +44,12 @@ export function toolContext(sessionId = 'session-1', agentName = 'librarian'): T
 }
 
 /** Calls tool `name` the way the runtime does: arguments parsed by its schema first. */
-export async function callTool(tools: AnyTool[], name: string, args: unknown, ctx: ToolContext = toolContext()): Promise<any> {
+export async function callTool(
+  tools: AnyTool[],
+  name: string,
+  args: unknown,
+  ctx: ToolContext = toolContext(),
+): Promise<any> {
   const tool = tools.find((t) => t.name === name);
   if (!tool) throw new Error(`no tool ${name}; have ${tools.map((t) => t.name).join(', ')}`);
   return tool.execute(tool.parameters.parse(args), ctx);

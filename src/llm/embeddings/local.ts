@@ -5,9 +5,10 @@ import { normalize } from './vector';
 export const LOCAL_EMBEDDING_DIMENSIONS = 512;
 
 const STOPWORDS = new Set(
-  ('a an and are as at be but by can did do does for from had has have how i if in into is it its me my of on or our ' +
-    'so that the their them then there these they this to was we were what when where which who why will with you your')
-    .split(' '),
+  (
+    'a an and are as at be but by can did do does for from had has have how i if in into is it its me my of on or our ' +
+    'so that the their them then there these they this to was we were what when where which who why will with you your'
+  ).split(' '),
 );
 
 /** Strips common English suffixes so "deploying", "deployed" and "deploys" share a feature. */

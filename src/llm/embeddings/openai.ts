@@ -42,7 +42,12 @@ export function createOpenAIEmbeddings(options: OpenAIEmbeddingsOptions): Embedd
       for (let start = 0; start < texts.length; start += batchSize) {
         const input = texts.slice(start, start + batchSize);
         const response = await client.embeddings.create(
-          { model: options.model, input, encoding_format: 'float', ...(options.dimensions ? { dimensions: options.dimensions } : {}) },
+          {
+            model: options.model,
+            input,
+            encoding_format: 'float',
+            ...(options.dimensions ? { dimensions: options.dimensions } : {}),
+          },
           { signal },
         );
         const rows = [...response.data].sort((a, b) => a.index - b.index);

@@ -8,12 +8,31 @@ import { ScriptedModel } from '../../support/scriptedModel';
 
 /** A real session's messages, as the runner persists them. */
 const SESSION: SessionMessage[] = [
-  { role: 'user', content: 'Hi! I am planning the Lisbon offsite for the data team in March. There will be twelve people.' },
-  { role: 'assistant', author: 'lango-orchestrator', content: 'Happy to help with the Lisbon offsite. Do you have a budget and dates?' },
-  { role: 'user', content: 'The budget is 9000 euros. Dates are March 12 to March 14. Maria is vegetarian, please remember that.' },
-  { role: 'assistant', author: 'planner', content: 'Noted: 9000 euros for twelve people, March 12 to 14, and Maria is vegetarian. I suggest booking the venue first, then flights, then the dinner.' },
+  {
+    role: 'user',
+    content: 'Hi! I am planning the Lisbon offsite for the data team in March. There will be twelve people.',
+  },
+  {
+    role: 'assistant',
+    author: 'lango-orchestrator',
+    content: 'Happy to help with the Lisbon offsite. Do you have a budget and dates?',
+  },
+  {
+    role: 'user',
+    content: 'The budget is 9000 euros. Dates are March 12 to March 14. Maria is vegetarian, please remember that.',
+  },
+  {
+    role: 'assistant',
+    author: 'planner',
+    content:
+      'Noted: 9000 euros for twelve people, March 12 to 14, and Maria is vegetarian. I suggest booking the venue first, then flights, then the dinner.',
+  },
   { role: 'user', content: 'Book the venue near Alfama if you can. I prefer places with a terrace.' },
-  { role: 'assistant', author: 'planner', content: 'I will look for venues near Alfama with a terrace and report back with three options under the budget.' },
+  {
+    role: 'assistant',
+    author: 'planner',
+    content: 'I will look for venues near Alfama with a terrace and report back with three options under the budget.',
+  },
 ];
 
 const settings = { enabled: true, observeAfterTokens: 60, reflectAfterObservations: 3, recallBudgetTokens: 120 };
@@ -54,7 +73,9 @@ describe('chronicler observational memory', () => {
       (request) => {
         expect(request.instruction).toMatch(/reflector/);
         expect(request.messages[0].content).toContain('- Maria is vegetarian.');
-        return { text: '- Lisbon offsite, March 12 to 14, twelve people, 9000 euros; Maria is vegetarian; venue near Alfama with a terrace.' };
+        return {
+          text: '- Lisbon offsite, March 12 to 14, twelve people, 9000 euros; Maria is vegetarian; venue near Alfama with a terrace.',
+        };
       },
     ]);
     const memory = open(model);
@@ -77,10 +98,16 @@ describe('chronicler observational memory', () => {
       expect.objectContaining({
         sessionId: 'ctx-lisbon',
         observationCount: 4,
-        content: 'Lisbon offsite, March 12 to 14, twelve people, 9000 euros; Maria is vegetarian; venue near Alfama with a terrace.',
+        content:
+          'Lisbon offsite, March 12 to 14, twelve people, 9000 euros; Maria is vegetarian; venue near Alfama with a terrace.',
       }),
     ]);
-    const elsewhere = await callTool(memory.tools, 'memory_list_observations', {}, toolContext('ctx-other', 'chronicler'));
+    const elsewhere = await callTool(
+      memory.tools,
+      'memory_list_observations',
+      {},
+      toolContext('ctx-other', 'chronicler'),
+    );
     expect(elsewhere.observations).toEqual([]);
     expect(model.remaining).toBe(0);
   });
@@ -104,7 +131,10 @@ describe('chronicler observational memory', () => {
   });
 
   it('waits for the token threshold and observes only messages it has not seen', async () => {
-    const model = new ScriptedModel([{ text: '- The user is planning a Lisbon offsite and set a budget of 9000 euros.' }, { text: '- The user prefers a venue near Alfama with a terrace.' }]);
+    const model = new ScriptedModel([
+      { text: '- The user is planning a Lisbon offsite and set a budget of 9000 euros.' },
+      { text: '- The user prefers a venue near Alfama with a terrace.' },
+    ]);
     const memory = open(model, { observeAfterTokens: 40, reflectAfterObservations: 50 });
     memory.onTurnEnd({ sessionId: 's', messages: SESSION.slice(0, 1) });
     await memory.chronicler.idle();
@@ -134,7 +164,12 @@ describe('chronicler observational memory', () => {
   it('records events, reflects on demand, recalls by keyword and offers relevant memories within the budget', async () => {
     const memory = open(new ScriptedModel([{ error: 'model down' }]), { recallBudgetTokens: 40 });
     const ctx = toolContext('ctx-events', 'chronicler');
-    await callTool(memory.tools, 'observe_event', { content: 'The user switched the offsite venue to Porto because Lisbon was fully booked.' }, ctx);
+    await callTool(
+      memory.tools,
+      'observe_event',
+      { content: 'The user switched the offsite venue to Porto because Lisbon was fully booked.' },
+      ctx,
+    );
     await callTool(memory.tools, 'observe_event', { content: 'The user wants weekly status emails on Mondays.' }, ctx);
     const reflected = await callTool(memory.tools, 'reflect_summary', {}, ctx);
     expect(reflected.reflection.content).toMatch(/Porto|Mondays/);
@@ -142,16 +177,27 @@ describe('chronicler observational memory', () => {
     const nothing = await callTool(memory.tools, 'reflect_summary', {}, ctx);
     expect(nothing).toEqual({ reflection: null, note: 'no observations to reflect on yet' });
 
-    const recalled = await callTool(memory.tools, 'memory_recall', { query: 'where is the offsite venue?' }, toolContext('another'));
+    const recalled = await callTool(
+      memory.tools,
+      'memory_recall',
+      { query: 'where is the offsite venue?' },
+      toolContext('another'),
+    );
     expect(recalled.memories.map((m: { type: string }) => m.type)).toEqual(expect.arrayContaining(['observation']));
     expect(recalled.memories[0].content).toMatch(/Porto/);
     expect(recalled.memories[0].score).toBeGreaterThan(0);
 
-    const context = await memory.contextProvider({ sessionId: 'another', text: 'Remind me about the offsite venue', agentName: 'planner' });
+    const context = await memory.contextProvider({
+      sessionId: 'another',
+      text: 'Remind me about the offsite venue',
+      agentName: 'planner',
+    });
     expect(context).toMatch(/^Relevant memories/);
     expect(context).toContain('Porto');
     expect(Math.ceil(context!.length / 4)).toBeLessThanOrEqual(40);
-    expect(await memory.contextProvider({ sessionId: 'another', text: 'quantum chromodynamics', agentName: 'planner' })).toBeUndefined();
+    expect(
+      await memory.contextProvider({ sessionId: 'another', text: 'quantum chromodynamics', agentName: 'planner' }),
+    ).toBeUndefined();
   });
 
   it('keeps memories in the database across restarts', async () => {
@@ -161,7 +207,9 @@ describe('chronicler observational memory', () => {
     node.db.close();
     const second = open(new ScriptedModel(), {}, node.reopen());
     const listed = await callTool(second.tools, 'memory_list_observations', { scope: 'all' });
-    expect(listed.observations.map((o: { content: string }) => o.content)).toEqual(['The deploy freeze starts on December 20.']);
+    expect(listed.observations.map((o: { content: string }) => o.content)).toEqual([
+      'The deploy freeze starts on December 20.',
+    ]);
   });
 
   it('is a tool family only with observationalMemory.enabled', () => {

@@ -31,7 +31,9 @@ describe('librarian knowledge graph', () => {
       ],
     });
     expect(added).toEqual({ added: 3, given: 4 });
-    const indexes = (node.db.prepare(`PRAGMA index_list('graph_triples')`).all() as { name: string }[]).map((i) => i.name);
+    const indexes = (node.db.prepare(`PRAGMA index_list('graph_triples')`).all() as { name: string }[]).map(
+      (i) => i.name,
+    );
     expect(indexes).toEqual(expect.arrayContaining(['graph_pos', 'graph_osp', 'sqlite_autoindex_graph_triples_1']));
 
     const bySubject = await callTool(tools, 'graph_query', { subject: 'billing-api' });
@@ -59,7 +61,11 @@ describe('librarian knowledge graph', () => {
       ['billing-api', 1],
       ['team-web', 1],
     ]);
-    const deep = await callTool(tools, 'graph_traverse', { start: 'checkout', depth: 3, predicates: ['calls', 'depends_on', 'runs_on'] });
+    const deep = await callTool(tools, 'graph_traverse', {
+      start: 'checkout',
+      depth: 3,
+      predicates: ['calls', 'depends_on', 'runs_on'],
+    });
     expect(deep.edges.map((e: { object: string; depth: number }) => [e.object, e.depth])).toEqual([
       ['billing-api', 1],
       ['postgres', 2],

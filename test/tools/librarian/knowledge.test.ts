@@ -12,7 +12,13 @@ describe('librarian knowledge and learnings', () => {
   afterEach(() => node.cleanup());
 
   const librarianOn = (db = node.db) =>
-    createLibrarian({ config: configOf({ embedding: { provider: 'none' } }), dataDir: node.dataDir, db, logger: createMemoryLogger(), clock });
+    createLibrarian({
+      config: configOf({ embedding: { provider: 'none' } }),
+      dataDir: node.dataDir,
+      db,
+      logger: createMemoryLogger(),
+      clock,
+    });
 
   it('finds saved knowledge again by keyword, ranked with scores, after the database is reopened', async () => {
     const first = librarianOn();
@@ -23,8 +29,15 @@ describe('librarian knowledge and learnings', () => {
       source: 'ops handbook',
       tags: ['staging', 'cluster'],
     });
-    await callTool(tools, 'save_knowledge', { kind: 'rule', content: 'Never deploy to production on Fridays.', tags: ['deploy'] });
-    await callTool(tools, 'save_knowledge', { kind: 'preference', content: 'The user prefers answers in British English.' });
+    await callTool(tools, 'save_knowledge', {
+      kind: 'rule',
+      content: 'Never deploy to production on Fridays.',
+      tags: ['deploy'],
+    });
+    await callTool(tools, 'save_knowledge', {
+      kind: 'preference',
+      content: 'The user prefers answers in British English.',
+    });
     await first.close?.();
     node.db.close();
 
@@ -49,17 +62,29 @@ describe('librarian knowledge and learnings', () => {
       fix: 'Set PRAGMA busy_timeout = 5000 and use WAL.',
       tags: ['sqlite'],
     });
-    await callTool(tools, 'save_learning', { errorPattern: 'ECONNREFUSED 127.0.0.1:5432', diagnosis: 'Postgres is down.', fix: 'Start it.' });
+    await callTool(tools, 'save_learning', {
+      errorPattern: 'ECONNREFUSED 127.0.0.1:5432',
+      diagnosis: 'Postgres is down.',
+      fix: 'Start it.',
+    });
     const found = await callTool(tools, 'search_learnings', { query: 'database is locked' });
     expect(found.results).toHaveLength(1);
-    expect(found.results[0]).toMatchObject({ errorPattern: 'SQLITE_BUSY: database is locked', fix: 'Set PRAGMA busy_timeout = 5000 and use WAL.' });
+    expect(found.results[0]).toMatchObject({
+      errorPattern: 'SQLITE_BUSY: database is locked',
+      fix: 'Set PRAGMA busy_timeout = 5000 and use WAL.',
+    });
     expect(found.results[0].score).toBeGreaterThan(0);
   });
 
   it('records a search that finds nothing as an inquiry, lists it, and dismisses it', async () => {
     const librarian = librarianOn();
     const { tools } = librarian;
-    const empty = await callTool(tools, 'search_knowledge', { query: 'Who owns the billing service?' }, toolContext('s-7'));
+    const empty = await callTool(
+      tools,
+      'search_knowledge',
+      { query: 'Who owns the billing service?' },
+      toolContext('s-7'),
+    );
     expect(empty.results).toEqual([]);
     expect(empty.inquiry).toEqual({ id: expect.any(Number), question: 'Who owns the billing service?' });
     // The same gap asked again is one inquiry, not two.
@@ -68,7 +93,13 @@ describe('librarian knowledge and learnings', () => {
     await callTool(tools, 'search_learnings', { query: 'kafka rebalance storm' });
 
     const pending = await callTool(tools, 'librarian_pending_inquiries', {});
-    expect(pending.inquiries.map((i: { question: string; origin: string; sessionId: string | null }) => [i.question, i.origin, i.sessionId])).toEqual([
+    expect(
+      pending.inquiries.map((i: { question: string; origin: string; sessionId: string | null }) => [
+        i.question,
+        i.origin,
+        i.sessionId,
+      ]),
+    ).toEqual([
       ['Who owns the billing service?', 'search_knowledge', 's-7'],
       ['kafka rebalance storm', 'search_learnings', 'session-1'],
     ]);
@@ -76,9 +107,14 @@ describe('librarian knowledge and learnings', () => {
     expect(hint).toContain('Who owns the billing service?');
     expect(await librarian.contextProvider({ sessionId: 's-8', text: 'hi', agentName: 'operator' })).toBeUndefined();
 
-    const dismissed = await callTool(tools, 'librarian_dismiss_inquiry', { id: empty.inquiry.id, reason: 'answered by the user' });
+    const dismissed = await callTool(tools, 'librarian_dismiss_inquiry', {
+      id: empty.inquiry.id,
+      reason: 'answered by the user',
+    });
     expect(dismissed.dismissed).toMatchObject({ status: 'dismissed', reason: 'answered by the user' });
-    await expect(callTool(tools, 'librarian_dismiss_inquiry', { id: empty.inquiry.id })).rejects.toThrow(/no pending inquiry/);
+    await expect(callTool(tools, 'librarian_dismiss_inquiry', { id: empty.inquiry.id })).rejects.toThrow(
+      /no pending inquiry/,
+    );
     const left = await callTool(tools, 'librarian_pending_inquiries', {});
     expect(left.inquiries.map((i: { question: string }) => i.question)).toEqual(['kafka rebalance storm']);
   });
@@ -92,13 +128,35 @@ describe('librarian knowledge and learnings', () => {
 
   it('offers graph_* only with graph.enabled and rag_retrieve only with an embedding provider', async () => {
     const names = (input: Parameters<typeof configOf>[0]) =>
-      createLibrarian({ config: configOf(input), dataDir: node.dataDir, db: node.db, logger: createMemoryLogger(), clock }).tools.map((t) => t.name);
+      createLibrarian({
+        config: configOf(input),
+        dataDir: node.dataDir,
+        db: node.db,
+        logger: createMemoryLogger(),
+        clock,
+      }).tools.map((t) => t.name);
     const all = names({});
     expect(all).toEqual(
-      expect.arrayContaining(['save_knowledge', 'save_learning', 'search_knowledge', 'search_learnings', 'rag_retrieve', 'graph_query',
-        'graph_traverse', 'graph_add', 'create_skill', 'list_skills', 'librarian_pending_inquiries', 'librarian_dismiss_inquiry']),
+      expect.arrayContaining([
+        'save_knowledge',
+        'save_learning',
+        'search_knowledge',
+        'search_learnings',
+        'rag_retrieve',
+        'graph_query',
+        'graph_traverse',
+        'graph_add',
+        'create_skill',
+        'list_skills',
+        'librarian_pending_inquiries',
+        'librarian_dismiss_inquiry',
+      ]),
     );
-    const bare = names({ graph: { enabled: false }, embedding: { provider: 'none' }, tools: { skills: { enabled: false } } });
+    const bare = names({
+      graph: { enabled: false },
+      embedding: { provider: 'none' },
+      tools: { skills: { enabled: false } },
+    });
     expect(bare.filter((n) => /^(graph_|rag_|create_skill|list_skills)/.test(n))).toEqual([]);
     expect(bare).toContain('search_knowledge');
     expect(librarianFamily.enabled(configOf({}))).toBe(true);

@@ -26,7 +26,9 @@ describe('rag_retrieve', () => {
   });
 
   const logger = createMemoryLogger();
-  const open = (options: { input?: Parameters<typeof configOf>[0]; db?: typeof node.db; annThreshold?: number } = {}) => {
+  const open = (
+    options: { input?: Parameters<typeof configOf>[0]; db?: typeof node.db; annThreshold?: number } = {},
+  ) => {
     const librarian = createLibrarian({
       config: configOf(options.input ?? {}),
       dataDir: node.dataDir,
@@ -50,19 +52,29 @@ describe('rag_retrieve', () => {
     });
     await librarian.rag!.whenIdle();
 
-    const rows = node.db.prepare('SELECT collection, provider, length(vector) AS bytes FROM rag_vectors ORDER BY collection, ref_id').all();
+    const rows = node.db
+      .prepare('SELECT collection, provider, length(vector) AS bytes FROM rag_vectors ORDER BY collection, ref_id')
+      .all();
     expect(rows).toHaveLength(5);
     expect(rows[0]).toEqual({ collection: 'knowledge', provider: 'local:hash-512', bytes: 512 * 4 });
 
-    const found = await callTool(librarian.tools, 'rag_retrieve', { query: 'when does the deploymnt pipelne run', limit: 3 });
+    const found = await callTool(librarian.tools, 'rag_retrieve', {
+      query: 'when does the deploymnt pipelne run',
+      limit: 3,
+    });
     expect(found.method).toBe('exact');
     expect(found.results[0]).toMatchObject({ collection: 'knowledge', kind: 'fact', content: FACTS[0] });
     expect(found.results[0].score).toBeGreaterThan(found.results[1].score);
 
-    const learnings = await callTool(librarian.tools, 'rag_retrieve', { query: 'disk full', collections: ['learnings'] });
+    const learnings = await callTool(librarian.tools, 'rag_retrieve', {
+      query: 'disk full',
+      collections: ['learnings'],
+    });
     expect(learnings.results.map((r: { collection: string }) => r.collection)).toEqual(['learnings']);
     expect(learnings.results[0]).toMatchObject({ fix: 'Prune the docker build cache.' });
-    await expect(callTool(librarian.tools, 'rag_retrieve', { query: 'x', collections: ['nope'] })).rejects.toThrow(/unknown collection nope/);
+    await expect(callTool(librarian.tools, 'rag_retrieve', { query: 'x', collections: ['nope'] })).rejects.toThrow(
+      /unknown collection nope/,
+    );
   });
 
   describe('with an OpenAI-compatible embeddings endpoint', () => {
@@ -71,15 +83,24 @@ describe('rag_retrieve', () => {
       server = await startEmbeddingsServer({ apiKey: 'sk-embed-test' });
     });
     afterEach(() => server.close());
-    const input = () => ({ embedding: { provider: 'openai' as const, model: 'concepts-1', baseUrl: server.baseUrl, apiKey: 'sk-embed-test' } });
+    const input = () => ({
+      embedding: { provider: 'openai' as const, model: 'concepts-1', baseUrl: server.baseUrl, apiKey: 'sk-embed-test' },
+    });
 
     it('answers save_knowledge before the embedding is done, then finds the row by meaning where keywords fail', async () => {
       const librarian = open({ input: input() });
       const held = server.hold();
-      await callTool(librarian.tools, 'save_knowledge', { kind: 'fact', content: 'Our sedan is parked in bay 4 of the north garage.' });
-      await callTool(librarian.tools, 'save_knowledge', { kind: 'fact', content: 'The clinician on call this week is Dr. Osei.' });
+      await callTool(librarian.tools, 'save_knowledge', {
+        kind: 'fact',
+        content: 'Our sedan is parked in bay 4 of the north garage.',
+      });
+      await callTool(librarian.tools, 'save_knowledge', {
+        kind: 'fact',
+        content: 'The clinician on call this week is Dr. Osei.',
+      });
       // The tools answered; the embedding request reaches the endpoint afterwards and is held there.
-      for (let i = 0; i < 200 && server.requests.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      for (let i = 0; i < 200 && server.requests.length === 0; i++)
+        await new Promise((resolve) => setTimeout(resolve, 10));
       expect(server.requests).toHaveLength(1);
       expect(node.db.prepare('SELECT count(*) AS n FROM rag_vectors').get()).toEqual({ n: 0 });
       held.release();
@@ -98,12 +119,19 @@ describe('rag_retrieve', () => {
     it('keeps the saved row and embeds it later when the endpoint is failing', async () => {
       const librarian = open({ input: input() });
       server.failNext(3, 503); // the client's first try and both retries
-      const saved = await callTool(librarian.tools, 'save_knowledge', { kind: 'fact', content: 'The kitten is called Pixel.' });
+      const saved = await callTool(librarian.tools, 'save_knowledge', {
+        kind: 'fact',
+        content: 'The kitten is called Pixel.',
+      });
       expect(saved.saved.id).toBeGreaterThan(0);
       await librarian.rag!.whenIdle();
       expect(logger.records.some((r) => r.level === 'warn' && r.message === 'embedding failed; will retry')).toBe(true);
       expect(JSON.stringify(logger.records)).not.toContain('sk-embed-test');
-      for (let i = 0; i < 300 && (node.db.prepare('SELECT count(*) AS n FROM rag_vectors').get() as { n: number }).n === 0; i++) {
+      for (
+        let i = 0;
+        i < 300 && (node.db.prepare('SELECT count(*) AS n FROM rag_vectors').get() as { n: number }).n === 0;
+        i++
+      ) {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       const found = await callTool(librarian.tools, 'rag_retrieve', { query: 'feline name' });
@@ -131,12 +159,21 @@ describe('rag_retrieve', () => {
     const librarian = open({ annThreshold: 40 });
     const topics = ['invoices', 'backups', 'deployments', 'kittens', 'forecasts', 'passwords', 'printers', 'holidays'];
     for (let i = 0; i < 60; i++) {
-      await callTool(librarian.tools, 'save_knowledge', { kind: 'fact', content: `Note ${i} about ${topics[i % topics.length]} and item${i}` });
+      await callTool(librarian.tools, 'save_knowledge', {
+        kind: 'fact',
+        content: `Note ${i} about ${topics[i % topics.length]} and item${i}`,
+      });
     }
-    await callTool(librarian.tools, 'save_knowledge', { kind: 'rule', content: 'Rotate the production passwords every quarter.' });
+    await callTool(librarian.tools, 'save_knowledge', {
+      kind: 'rule',
+      content: 'Rotate the production passwords every quarter.',
+    });
     await librarian.rag!.whenIdle();
     await librarian.rag!.index('knowledge', 512).buildAnn();
-    const found = await callTool(librarian.tools, 'rag_retrieve', { query: 'how often do we rotate production passwords', limit: 3 });
+    const found = await callTool(librarian.tools, 'rag_retrieve', {
+      query: 'how often do we rotate production passwords',
+      limit: 3,
+    });
     expect(found.method).toBe('hnsw');
     expect(found.results[0].content).toBe('Rotate the production passwords every quarter.');
   });
@@ -144,13 +181,17 @@ describe('rag_retrieve', () => {
 
 describe('VectorIndex', () => {
   it('reaches recall@10 of at least 0.95 against exact search with HNSW on 3,000 vectors', async () => {
-    const words = 'alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega river stone cloud forest ember frost'.split(' ');
+    const words =
+      'alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega river stone cloud forest ember frost'.split(
+        ' ',
+      );
     let seed = 7;
     const random = () => {
       seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
       return seed / 0x7fffffff;
     };
-    const text = () => Array.from({ length: 6 }, () => words[Math.floor(random() * words.length)] + Math.floor(random() * 40)).join(' ');
+    const text = () =>
+      Array.from({ length: 6 }, () => words[Math.floor(random() * words.length)] + Math.floor(random() * 40)).join(' ');
     const local = createLocalEmbeddings();
     const index = new VectorIndex({ dimensions: 512, logger: createMemoryLogger(), annThreshold: 1_000_000 });
     const vectors = await local.embed(Array.from({ length: 3000 }, text));

@@ -34,7 +34,10 @@ describe('librarian skills', () => {
     expect(created).toEqual({ created: 'disk-usage', file, replaced: false });
     const text = fs.readFileSync(file, 'utf8');
     expect(text).toMatch(/^---\nname: disk-usage\ndescription: Reports disk usage of a folder.\ntype: script\n/);
-    expect(parseSkillMarkdown(text, file)).toMatchObject({ body: 'du -sh "$folder"', parameters: { folder: { required: true } } });
+    expect(parseSkillMarkdown(text, file)).toMatchObject({
+      body: 'du -sh "$folder"',
+      parameters: { folder: { required: true } },
+    });
 
     const listed = await callTool(t, 'list_skills', {});
     expect(listed).toEqual({
@@ -53,7 +56,9 @@ describe('librarian skills', () => {
     const t = tools();
     const skill = { name: 'greet', description: 'Greets someone.', body: 'Say hello to {{name}} warmly.' };
     await callTool(t, 'create_skill', skill);
-    await expect(callTool(t, 'create_skill', { ...skill, body: 'changed' })).rejects.toThrow(/already exists; pass overwrite: true/);
+    await expect(callTool(t, 'create_skill', { ...skill, body: 'changed' })).rejects.toThrow(
+      /already exists; pass overwrite: true/,
+    );
     const replaced = await callTool(t, 'create_skill', { ...skill, body: 'Say hi to {{name}}.', overwrite: true });
     expect(replaced.replaced).toBe(true);
     expect(fs.readFileSync(replaced.file, 'utf8')).toContain('Say hi to {{name}}.');
