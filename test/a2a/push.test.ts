@@ -102,8 +102,10 @@ describe('push notifications to a loopback receiver (allowPrivateNetworks: true)
     try {
       const client = await a2aClient(node.url, 'JSONRPC');
       await client.sendMessage(textRequest('doomed hook', {}, { taskPushNotificationConfig: { id: 'h', url: hook.url, token: 't' } }));
-      await until(() => node.logger.records.some((r) => r.message === 'push notification undeliverable'));
-      const record = node.logger.records.find((r) => r.message === 'push notification undeliverable');
+      const mine = (r: { message: string; meta: Record<string, unknown> }) =>
+        r.message === 'push notification undeliverable' && r.meta.url === new URL(hook.url).origin;
+      await until(() => node.logger.records.some(mine));
+      const record = node.logger.records.find(mine);
       expect(record?.meta).toMatchObject({ attempts: 3, last: 'HTTP 500' });
       expect(JSON.stringify(record)).not.toContain('"t"');
     } finally {
