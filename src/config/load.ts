@@ -28,7 +28,8 @@ export interface LoadedConfig {
  *
  * Precedence: schema defaults < config file < environment (`PORT`,
  * `LOG_LEVEL`, `OPENAI_API_KEY` / `LANGO_API_KEY` when `agent.apiKey` is unset,
- * `OPENAI_BASE_URL` when `agent.baseUrl` is unset). String values may use
+ * `OPENAI_BASE_URL` when `agent.baseUrl` is unset, `LANGO_MASTER_KEY` when
+ * `security.masterKey` is unset). String values may use
  * `${VAR}` or `${VAR:-default}`.
  *
  * @throws ConfigError with one line per bad key path.
@@ -144,6 +145,10 @@ function applyEnvironment(input: unknown, env: NodeJS.ProcessEnv, problems: stri
   const apiKey = env.LANGO_API_KEY || env.OPENAI_API_KEY;
   if (agent.apiKey === undefined && apiKey) agent.apiKey = apiKey;
   if (agent.baseUrl === undefined && env.OPENAI_BASE_URL) agent.baseUrl = env.OPENAI_BASE_URL;
+  if (env.LANGO_MASTER_KEY) {
+    const security = section('security');
+    if (security.masterKey === undefined) security.masterKey = env.LANGO_MASTER_KEY;
+  }
   return config;
 }
 

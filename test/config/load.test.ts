@@ -115,6 +115,13 @@ describe('loadConfig', () => {
     expect(resolveConfig({ agent: { provider: 'openai', baseUrl: 'http://127.0.0.1:1/v1' } }).agent.provider).toBe('openai');
   });
 
+  it('takes the vault master key from LANGO_MASTER_KEY unless the file sets one', () => {
+    const dir = tempDir();
+    expect(loadConfig({ env: { LANGO_MASTER_KEY: 'from-env-key' }, cwd: dir }).config.security.masterKey).toBe('from-env-key');
+    fs.writeFileSync(path.join(dir, 'lango.config.yaml'), 'security:\n  masterKey: from-file-key\n');
+    expect(loadConfig({ env: { LANGO_MASTER_KEY: 'from-env-key' }, cwd: dir }).config.security.masterKey).toBe('from-file-key');
+  });
+
   it('returns a frozen configuration', () => {
     const config = resolveConfig({});
     expect(Object.isFrozen(config)).toBe(true);
