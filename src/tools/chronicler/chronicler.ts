@@ -140,10 +140,13 @@ export class Chronicler {
     let observed = this.store.observedMessages(sessionId);
     // A shorter history than recorded means the session was reset: observe it afresh.
     if (observed > messages.length) observed = 0;
-    const fresh = messages.slice(observed).filter((m) => m.content.trim() && (m.role === 'user' || m.role === 'assistant'));
+    const fresh = messages
+      .slice(observed)
+      .filter((m) => m.content.trim() && (m.role === 'user' || m.role === 'assistant'));
     const tokens = fresh.reduce((n, m) => n + estimateTokens(m.content), 0);
     if (tokens < this.settings.observeAfterTokens) return;
-    const speaker = (m: SessionMessage) => (m.role === 'assistant' ? `assistant${m.author ? ` (${m.author})` : ''}` : m.role);
+    const speaker = (m: SessionMessage) =>
+      m.role === 'assistant' ? `assistant${m.author ? ` (${m.author})` : ''}` : m.role;
     const transcript = fresh.map((m) => `${speaker(m)}: ${m.content.trim()}`).join('\n');
     const lines =
       (await this.condense(OBSERVER_INSTRUCTION, transcript, 8)) ??
@@ -168,9 +171,16 @@ export class Chronicler {
     const text = observations.map((o) => `- ${o.content}`).join('\n');
     const lines =
       (await this.condense(REFLECTOR_INSTRUCTION, text, 4)) ??
-      extractiveSummary(observations.map((o) => ({ text: o.content })), Math.min(4, Math.max(1, Math.ceil(observations.length / 3))));
+      extractiveSummary(
+        observations.map((o) => ({ text: o.content })),
+        Math.min(4, Math.max(1, Math.ceil(observations.length / 3))),
+      );
     if (this.closed) return undefined;
-    const reflection = this.store.addReflection(sessionId, lines.join('\n'), observations.map((o) => o.id));
+    const reflection = this.store.addReflection(
+      sessionId,
+      lines.join('\n'),
+      observations.map((o) => o.id),
+    );
     this.logger.debug('reflected session', { sessionId, observations: observations.length });
     return reflection;
   }

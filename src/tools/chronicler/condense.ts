@@ -6,9 +6,11 @@ export function estimateTokens(text: string): number {
 }
 
 const STOPWORDS = new Set(
-  ('a an and are as at be but by can could did do does for from had has have how i if in into is it its just me my no ' +
+  (
+    'a an and are as at be but by can could did do does for from had has have how i if in into is it its just me my no ' +
     'not of on or our so that the their them then there these they this to too was we were what when where which who ' +
-    'why will with would you your yes ok okay please thanks thank').split(' '),
+    'why will with would you your yes ok okay please thanks thank'
+  ).split(' '),
 );
 
 /** Splits text into sentences, keeping each under `max` characters. */

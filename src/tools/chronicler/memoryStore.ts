@@ -25,8 +25,7 @@ export interface Reflection {
 
 /** A recalled memory with its relevance (bm25, higher is better). */
 export type Memory =
-  | ({ type: 'observation'; score: number } & Observation)
-  | ({ type: 'reflection'; score: number } & Reflection);
+  ({ type: 'observation'; score: number } & Observation) | ({ type: 'reflection'; score: number } & Reflection);
 
 const STEPS = [
   `CREATE TABLE memory_observations (
@@ -98,7 +97,9 @@ export class MemoryStore {
       'INSERT INTO memory_observations (session_id, content, origin, created_at) VALUES (?, ?, ?, ?) RETURNING *',
     );
     const now = this.clock().toISOString();
-    return this.db.transaction(() => contents.map((c) => toObservation(insert.get(sessionId, c, origin, now) as ObservationRow)))();
+    return this.db.transaction(() =>
+      contents.map((c) => toObservation(insert.get(sessionId, c, origin, now) as ObservationRow)),
+    )();
   }
 
   /** Stores a reflection and marks the observations it absorbed. */
@@ -122,7 +123,11 @@ export class MemoryStore {
         `SELECT * FROM (SELECT * FROM memory_observations WHERE (@session IS NULL OR session_id = @session)
            AND (@unreflected = 0 OR reflection_id IS NULL) ORDER BY id DESC LIMIT @limit) ORDER BY id`,
       )
-      .all({ session: options.sessionId ?? null, unreflected: options.unreflectedOnly ? 1 : 0, limit: options.limit }) as ObservationRow[];
+      .all({
+        session: options.sessionId ?? null,
+        unreflected: options.unreflectedOnly ? 1 : 0,
+        limit: options.limit,
+      }) as ObservationRow[];
     return rows.map(toObservation);
   }
 
@@ -173,8 +178,7 @@ export class MemoryStore {
   /** How many of a session's messages the observer has already condensed. */
   observedMessages(sessionId: string): number {
     const row = this.db.prepare('SELECT observed_messages FROM memory_progress WHERE session_id = ?').get(sessionId) as
-      | { observed_messages: number }
-      | undefined;
+      { observed_messages: number } | undefined;
     return row?.observed_messages ?? 0;
   }
 

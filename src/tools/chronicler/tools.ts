@@ -2,10 +2,7 @@ import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../agent/tool';
 import type { Chronicler } from './chronicler';
 
-const Scope = z
-  .enum(['session', 'all'])
-  .default('session')
-  .describe('this conversation only, or every conversation');
+const Scope = z.enum(['session', 'all']).default('session').describe('this conversation only, or every conversation');
 
 /**
  * The chronicler's tools: `memory_list_observations`,
@@ -34,7 +31,8 @@ export function createChroniclerTools(options: { chronicler: Chronicler }): AnyT
     }),
     defineTool({
       name: 'memory_recall',
-      description: 'Searches observations and reflections of every conversation (or only this one) by keywords, best match first with scores.',
+      description:
+        'Searches observations and reflections of every conversation (or only this one) by keywords, best match first with scores.',
       parameters: z.object({
         query: z.string().trim().min(1).max(1000),
         scope: Scope.default('all'),
@@ -47,13 +45,15 @@ export function createChroniclerTools(options: { chronicler: Chronicler }): AnyT
     }),
     defineTool({
       name: 'observe_event',
-      description: 'Records one observation about this conversation now (an event, a decision, a preference worth remembering).',
+      description:
+        'Records one observation about this conversation now (an event, a decision, a preference worth remembering).',
       parameters: z.object({ content: z.string().trim().min(1).max(2000) }),
       execute: async ({ content }, ctx) => ({ observation: chronicler.recordEvent(ctx.sessionId, content) }),
     }),
     defineTool({
       name: 'reflect_summary',
-      description: "Condenses this conversation's observations not yet reflected on into a reflection now, and returns it.",
+      description:
+        "Condenses this conversation's observations not yet reflected on into a reflection now, and returns it.",
       parameters: z.object({}),
       execute: async (_args, ctx) => {
         const reflection = await chronicler.reflectNow(ctx.sessionId);

@@ -62,7 +62,8 @@ export function createLibrarian(options: LibrarianOptions): LibrarianInstance {
   const knowledge = new KnowledgeStore({ db, clock });
   const inquiries = new InquiryStore({ db, clock });
   const graph = config.graph.enabled ? new GraphStore({ db, clock }) : undefined;
-  const provider = options.embeddings ?? createEmbeddingProvider(config.embedding, { timeoutMs: config.agent.requestTimeoutMs });
+  const provider =
+    options.embeddings ?? createEmbeddingProvider(config.embedding, { timeoutMs: config.agent.requestTimeoutMs });
   const rag = provider
     ? new RagService({
         db,
@@ -76,7 +77,9 @@ export function createLibrarian(options: LibrarianOptions): LibrarianInstance {
             pending: pendingRows(db, 'knowledge', 'knowledge', `t.kind || ': ' || t.content || ' ' || t.tags`),
             describe: (ids) => {
               const rows = knowledge.knowledgeByIds(ids);
-              return new Map([...rows].map(([id, k]) => [id, { kind: k.kind, content: k.content, source: k.source, tags: k.tags }]));
+              return new Map(
+                [...rows].map(([id, k]) => [id, { kind: k.kind, content: k.content, source: k.source, tags: k.tags }]),
+              );
             },
           },
           {
@@ -84,7 +87,9 @@ export function createLibrarian(options: LibrarianOptions): LibrarianInstance {
             pending: pendingRows(db, 'learnings', 'learnings', `t.error_pattern || ' ' || t.diagnosis || ' ' || t.fix`),
             describe: (ids) => {
               const rows = knowledge.learningsByIds(ids);
-              return new Map([...rows].map(([id, l]) => [id, { errorPattern: l.errorPattern, diagnosis: l.diagnosis, fix: l.fix }]));
+              return new Map(
+                [...rows].map(([id, l]) => [id, { errorPattern: l.errorPattern, diagnosis: l.diagnosis, fix: l.fix }]),
+              );
             },
           },
         ],
@@ -95,7 +100,9 @@ export function createLibrarian(options: LibrarianOptions): LibrarianInstance {
     ...createKnowledgeTools({ knowledge, inquiries, graph, onSaved: () => rag?.schedule() }),
     ...(rag ? createRagTools({ rag }) : []),
     ...(graph ? createGraphTools({ graph }) : []),
-    ...(config.tools.skills.enabled ? createSkillTools({ skills: new SkillLibrary(path.join(options.dataDir, 'skills')) }) : []),
+    ...(config.tools.skills.enabled
+      ? createSkillTools({ skills: new SkillLibrary(path.join(options.dataDir, 'skills')) })
+      : []),
   ];
   logger.debug('librarian tools', { tools: tools.map((t) => t.name), embeddings: provider?.id ?? 'none' });
 

@@ -23,7 +23,9 @@ export function bm25Score(rank: number): number {
 }
 
 const STOPWORDS = new Set(
-  ('a an and are as at be but by can did do does for from had has have how i if in into is it its me my of on or our ' +
+  (
+    'a an and are as at be but by can did do does for from had has have how i if in into is it its me my of on or our ' +
     'so that the their them then there these they this to was we were what when where which who whom why will with ' +
-    'you your').split(' '),
+    'you your'
+  ).split(' '),
 );

@@ -48,7 +48,10 @@ export class GraphStore {
     );
     const now = this.clock().toISOString();
     return this.db.transaction(() =>
-      triples.reduce((added, t) => added + insert.run(t.subject, t.predicate, t.object, source ?? null, now).changes, 0),
+      triples.reduce(
+        (added, t) => added + insert.run(t.subject, t.predicate, t.object, source ?? null, now).changes,
+        0,
+      ),
     )();
   }
 

@@ -16,7 +16,8 @@ export function createGraphTools(options: { graph: GraphStore }): AnyTool[] {
     }),
     defineTool({
       name: 'graph_query',
-      description: 'Finds triples matching a pattern: give any of subject, predicate, object; the others match anything.',
+      description:
+        'Finds triples matching a pattern: give any of subject, predicate, object; the others match anything.',
       parameters: z.object({
         subject: Term.optional(),
         predicate: Term.optional(),

@@ -107,23 +107,47 @@ export class KnowledgeStore {
     migrate(this.db, 'librarian_knowledge', STEPS);
   }
 
-  saveKnowledge(input: { kind: KnowledgeKind; content: string; source?: string; tags?: string[]; sessionId?: string }): KnowledgeEntry {
+  saveKnowledge(input: {
+    kind: KnowledgeKind;
+    content: string;
+    source?: string;
+    tags?: string[];
+    sessionId?: string;
+  }): KnowledgeEntry {
     const row = this.db
       .prepare(
         `INSERT INTO knowledge (kind, content, source, tags, session_id, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *`,
       )
-      .get(input.kind, input.content, input.source ?? null, JSON.stringify(input.tags ?? []), input.sessionId ?? null,
-        this.clock().toISOString()) as KnowledgeRow;
+      .get(
+        input.kind,
+        input.content,
+        input.source ?? null,
+        JSON.stringify(input.tags ?? []),
+        input.sessionId ?? null,
+        this.clock().toISOString(),
+      ) as KnowledgeRow;
     return toKnowledge(row);
   }
 
-  saveLearning(input: { errorPattern: string; diagnosis: string; fix: string; tags?: string[]; sessionId?: string }): LearningEntry {
+  saveLearning(input: {
+    errorPattern: string;
+    diagnosis: string;
+    fix: string;
+    tags?: string[];
+    sessionId?: string;
+  }): LearningEntry {
     const row = this.db
       .prepare(
         `INSERT INTO learnings (error_pattern, diagnosis, fix, tags, session_id, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *`,
       )
-      .get(input.errorPattern, input.diagnosis, input.fix, JSON.stringify(input.tags ?? []), input.sessionId ?? null,
-        this.clock().toISOString()) as LearningRow;
+      .get(
+        input.errorPattern,
+        input.diagnosis,
+        input.fix,
+        JSON.stringify(input.tags ?? []),
+        input.sessionId ?? null,
+        this.clock().toISOString(),
+      ) as LearningRow;
     return toLearning(row);
   }
 

@@ -26,7 +26,11 @@ export function createKnowledgeTools(options: KnowledgeToolsOptions): AnyTool[] 
   const { knowledge, inquiries, graph, onSaved } = options;
   const gap = (query: string, origin: string, sessionId: string) => {
     const inquiry = inquiries.raise({ question: query, origin, sessionId });
-    return { results: [], inquiry: { id: inquiry.id, question: inquiry.question }, note: `nothing known yet; recorded as knowledge gap #${inquiry.id}` };
+    return {
+      results: [],
+      inquiry: { id: inquiry.id, question: inquiry.question },
+      note: `nothing known yet; recorded as knowledge gap #${inquiry.id}`,
+    };
   };
   return [
     defineTool({
@@ -54,7 +58,8 @@ export function createKnowledgeTools(options: KnowledgeToolsOptions): AnyTool[] 
     }),
     defineTool({
       name: 'save_learning',
-      description: 'Saves a learning: an error pattern, its diagnosis and the fix that worked, to be found when the error comes back.',
+      description:
+        'Saves a learning: an error pattern, its diagnosis and the fix that worked, to be found when the error comes back.',
       parameters: z.object({
         errorPattern: z.string().trim().min(1).max(2000).describe('the error message or symptom'),
         diagnosis: z.string().trim().min(1).max(5000),
@@ -71,7 +76,11 @@ export function createKnowledgeTools(options: KnowledgeToolsOptions): AnyTool[] 
       name: 'search_knowledge',
       description:
         'Full-text search over saved knowledge, ranked by relevance (bm25, higher score is better). A search that finds nothing is recorded as a knowledge gap.',
-      parameters: z.object({ query: z.string().trim().min(1).max(1000), limit: Limit, kinds: z.array(KnowledgeKind).optional() }),
+      parameters: z.object({
+        query: z.string().trim().min(1).max(1000),
+        limit: Limit,
+        kinds: z.array(KnowledgeKind).optional(),
+      }),
       execute: async ({ query, limit, kinds }, ctx) => {
         const results = knowledge.searchKnowledge(query, { limit, kinds });
         return results.length ? { results } : gap(query, 'search_knowledge', ctx.sessionId);
@@ -79,7 +88,8 @@ export function createKnowledgeTools(options: KnowledgeToolsOptions): AnyTool[] 
     }),
     defineTool({
       name: 'search_learnings',
-      description: 'Full-text search over saved learnings (error pattern, diagnosis, fix), ranked by relevance with scores.',
+      description:
+        'Full-text search over saved learnings (error pattern, diagnosis, fix), ranked by relevance with scores.',
       parameters: z.object({ query: z.string().trim().min(1).max(1000), limit: Limit }),
       execute: async ({ query, limit }, ctx) => {
         const results = knowledge.searchLearnings(query, { limit });

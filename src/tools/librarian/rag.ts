@@ -105,10 +105,14 @@ export class RagService {
   }
 
   /** The `limit` rows most similar to `query` across `collections` (all by default). */
-  async retrieve(query: string, options: { limit: number; collections?: string[] }): Promise<{ hits: RagHit[]; method: string }> {
+  async retrieve(
+    query: string,
+    options: { limit: number; collections?: string[] },
+  ): Promise<{ hits: RagHit[]; method: string }> {
     const names = options.collections?.length ? options.collections : this.collectionNames;
     const unknown = names.filter((n) => !this.collections.has(n));
-    if (unknown.length) throw new RangeError(`unknown collection ${unknown.join(', ')}; known: ${this.collectionNames.join(', ')}`);
+    if (unknown.length)
+      throw new RangeError(`unknown collection ${unknown.join(', ')}; known: ${this.collectionNames.join(', ')}`);
     const [vector] = await this.provider.embed([query], this.abort.signal);
     const scored: { collection: string; id: number; score: number }[] = [];
     const methods = new Set<string>();
@@ -165,10 +169,17 @@ export class RagService {
         if (batch.length === 0) break;
         let vectors: Float32Array[];
         try {
-          vectors = await this.provider.embed(batch.map((b) => b.text), this.abort.signal);
+          vectors = await this.provider.embed(
+            batch.map((b) => b.text),
+            this.abort.signal,
+          );
         } catch (error) {
           if (this.closed) return;
-          this.logger.warn('embedding failed; will retry', { collection: collection.name, error, retryMs: this.retryMs });
+          this.logger.warn('embedding failed; will retry', {
+            collection: collection.name,
+            error,
+            retryMs: this.retryMs,
+          });
           this.retryTimer = setTimeout(() => this.schedule(), this.retryMs);
           this.retryTimer.unref();
           return;
