@@ -1,0 +1,113 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { TaskState } from '@a2a-js/sdk';
+import { createApp, type LangoApp } from '../../src/app';
+import { resolveConfig } from '../../src/config/load';
+import type { LangoConfigInput } from '../../src/config/schema';
+import { walkAgents } from '../../src/agent/agent';
+import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
+import { a2aClient, asTask, partsText, textRequest } from '../support/a2aClient';
+import { deadPort } from '../support/federationPeers';
+import { logged } from '../support/federationRun';
+
+/**
+ * Whole lango nodes on loopback (createApp, offline model): a hub whose
+ * remote agents are a real peer node and an address where nothing listens.
+ */
+describe('a hub node federating a peer node', () => {
+  const apps: LangoApp[] = [];
+  const dirs: string[] = [];
+  afterEach(async () => {
+    while (apps.length) await apps.pop()!.close();
+    while (dirs.length) fs.rmSync(dirs.pop()!, { recursive: true, force: true });
+  });
+
+  async function node(
+    name: string,
+    a2a: LangoConfigInput['a2a'] = {},
+    port = 0,
+  ): Promise<{ app: LangoApp; url: string; logger: MemoryLogger }> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `lango-fed-${name}-`));
+    dirs.push(dir);
+    const config = resolveConfig({
+      server: { port },
+      dataDir: dir,
+      tools: { browser: { enabled: false } },
+      a2a: { agentName: name, ...a2a },
+    });
+    const logger = createMemoryLogger();
+    const app = await createApp(config, { logger });
+    apps.push(app);
+    return { app, url: await app.listen(), logger };
+  }
+
+  it('puts the reachable peer in its tree, skips the dead one with a warning, and delegates one exchange to the peer', async () => {
+    const peer = await node('peer-one');
+    const ghost = await deadPort();
+    const hub = await node('hub', {
+      cardFetchTimeoutMs: 2000,
+      remoteAgents: [
+        { name: 'peer-one', baseUrl: peer.url },
+        { name: 'ghost', baseUrl: `http://127.0.0.1:${ghost}` },
+      ],
+    });
+
+    expect(
+      walkAgents(hub.app.root())
+        .filter((a) => a.kind === 'remote')
+        .map((a) => a.name),
+    ).toEqual(['peer-one']);
+    expect(hub.app.peers()).toEqual([
+      expect.objectContaining({ name: 'peer-one', state: 'healthy', protocolVersion: '1.0' }),
+      expect.objectContaining({ name: 'ghost', state: 'skipped', reason: expect.stringContaining('ECONNREFUSED') }),
+    ]);
+    expect(logged(hub.logger, 'warn', 'remote agent skipped')[0].meta).toMatchObject({
+      name: 'ghost',
+      url: `http://127.0.0.1:${ghost}/.well-known/agent-card.json`,
+    });
+
+    const catalog = (await (await fetch(`${hub.url}/agents`)).json()) as {
+      agents: Array<{ name: string; kind: string; health?: { state: string } }>;
+    };
+    expect(catalog.agents.find((a) => a.name === 'peer-one')).toMatchObject({
+      kind: 'remote',
+      health: { state: 'healthy' },
+    });
+
+    const client = await a2aClient(hub.url, 'JSONRPC');
+    const task = asTask(await client.sendMessage(textRequest('peer-one: plan my week')));
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(partsText(task.status?.message?.parts)).toContain("I'm planner");
+    // Authored by the remote agent; the peer node's own orchestrator routed "plan" to its planner.
+    expect(task.status?.message?.metadata?.agent).toBe('peer-one');
+    expect(logged(hub.logger, 'info', 'remote call settled')[0].meta).toMatchObject({
+      remote: 'peer-one',
+      state: 'completed',
+    });
+  });
+
+  it('ends a delegation loop between two nodes with a clear note instead of recursing', async () => {
+    const portA = await deadPort();
+    const portB = await deadPort();
+    // A starts first and finds B down; B starts with A up; A's background probe then lets B in.
+    const a = await node('node-a', { remoteAgents: [{ name: 'node-b', baseUrl: `http://127.0.0.1:${portB}` }] }, portA);
+    const b = await node('node-b', { remoteAgents: [{ name: 'node-a', baseUrl: `http://127.0.0.1:${portA}` }] }, portB);
+    expect(b.app.peers()[0]).toMatchObject({ name: 'node-a', state: 'healthy' });
+    const deadline = Date.now() + 15_000;
+    while (a.app.peers()[0]?.state !== 'healthy' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(a.app.peers()[0]).toMatchObject({ name: 'node-b', state: 'healthy' });
+
+    // Naming both nodes makes each orchestrator (offline model) route to the other one.
+    const client = await a2aClient(a.url, 'JSONRPC');
+    const task = asTask(await client.sendMessage(textRequest('node-a node-b: ping each other')));
+    const text = partsText(task.status?.message?.parts);
+    // Bounded by the senders' hop count (a2a.maxHops); once the A2A executor runs checkInboundHops the
+    // second arrival at node-a is refused as a delegation loop instead.
+    expect(text).toMatch(/delegation loop|too many hops/);
+    const refusals = [...logged(a.logger, 'warn', ''), ...logged(b.logger, 'warn', '')].filter((r) =>
+      /delegation loop|too many hops/.test(JSON.stringify(r.meta)),
+    );
+    expect(refusals.length).toBeGreaterThan(0);
+  }, 30_000);
+});
