@@ -9,6 +9,7 @@ import { combineContextProviders } from './agent/turnState';
 import { createA2AServer } from './a2a/server';
 import type { LangoConfig } from './config/schema';
 import { createFederation, type Federation } from './federation/federation';
+import type { SecretResolver } from './federation/loader';
 import type { PeerStatus } from './federation/health';
 import type { Model } from './llm/model';
 import { createOfflineModel } from './llm/offline';
@@ -24,6 +25,7 @@ import { openDatabase, type SqliteDatabase } from './store/database';
 import { loadNodeId } from './store/nodeId';
 import { createSessionStore } from './store/sessions';
 import { toolFamilies } from './tools/families';
+import { createVaultSecretResolver } from './tools/vault/family';
 import { createToolset, type FamilyStatus } from './tools/toolset';
 
 export type { FamilyStatus } from './tools/toolset';
@@ -141,7 +143,15 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
         remoteAgents,
       });
 
-    const federation = createNodeFederation(config, { logger, nodeId, cwd, localNames: walkAgents(buildTree([])).map((a) => a.name) });
+    // Outbound credentials for peers may be `{{secret:NAME}}` references into the vault.
+    const vaultSecrets = createVaultSecretResolver({ config, dataDir, db, secrets, clock, logger });
+    const federation = createNodeFederation(config, {
+      logger,
+      nodeId,
+      cwd,
+      localNames: walkAgents(buildTree([])).map((a) => a.name),
+      resolveSecret: (name) => vaultSecrets.resolveSecretReferences(`{{secret:${name}}}`),
+    });
     if (federation) {
       cleanups.push(() => federation.close());
       await federation.start();
@@ -238,7 +248,7 @@ function createConfiguredModel(config: LangoConfig, logger: Logger): Model {
 /** The federation for `a2a.remoteAgents`, or undefined when there is nothing to federate. */
 function createNodeFederation(
   config: LangoConfig,
-  options: { logger: Logger; nodeId: string; cwd: string; localNames: string[] },
+  options: { logger: Logger; nodeId: string; cwd: string; localNames: string[]; resolveSecret: SecretResolver },
 ): Federation | undefined {
   const entries = config.a2a.remoteAgents;
   if (!config.a2a.enabled || entries.length === 0) return undefined;
@@ -252,6 +262,7 @@ function createNodeFederation(
     maxHops: config.a2a.maxHops,
     verifyCards: config.a2a.verifyCards,
     cardFetchTimeoutMs: config.a2a.cardFetchTimeoutMs,
+    resolveSecret: options.resolveSecret,
   });
 }
 
