@@ -67,6 +67,8 @@ export class CheckedPushStore implements PushNotificationStore {
   ) {}
   async save(taskId: string, context: ServerCallContext, config: TaskPushNotificationConfig): Promise<void> {
     checkPushUrl(config.url, this.allowPrivateNetworks);
+    // v0.3 peers set one config per task without an id and read it back as `default`; v1.0 callers get a generated id.
+    if (!config.id && context.requestedVersion === '0.3') config.id = 'default';
     return this.inner.save(taskId, context, config);
   }
   load(taskId: string, context: ServerCallContext): Promise<TaskPushNotificationConfig[]> {

@@ -74,5 +74,11 @@ describe.each(['JSONRPC', 'HTTP+JSON'] as const)('the node through the v0.3 clie
     expect((await client.listTaskPushNotificationConfig({ id: task.id! })).map((c) => c.pushNotificationConfig.id)).toEqual(['v03-hook']);
     await client.deleteTaskPushNotificationConfig({ id: task.id!, pushNotificationConfigId: 'v03-hook' });
     expect(await client.listTaskPushNotificationConfig({ id: task.id! })).toEqual([]);
+
+    // A v0.3 config set without an id is stored as `default`, where v0.3 peers look for it.
+    const unnamed = await client.setTaskPushNotificationConfig({ taskId: task.id!, pushNotificationConfig: { url: 'http://127.0.0.1:9/other' } });
+    expect(unnamed.pushNotificationConfig.id).toBe('default');
+    const fetched = await client.getTaskPushNotificationConfig({ id: task.id!, pushNotificationConfigId: 'default' } as { id: string });
+    expect(fetched.pushNotificationConfig.url).toBe('http://127.0.0.1:9/other');
   });
 });
