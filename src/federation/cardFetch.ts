@@ -76,10 +76,22 @@ export async function fetchJson(url: string, options: FetchJsonOptions): Promise
   }
 }
 
+/**
+ * The message of anything thrown. Duck-typed rather than `instanceof Error`:
+ * errors from undici or the SDK may come from another realm (a vm context,
+ * jest's sandbox) where `instanceof` fails.
+ */
+export function errorMessage(error: unknown): string {
+  if (error && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string') {
+    return (error as { message: string }).message;
+  }
+  return String(error);
+}
+
 /** A short, secret-free description of a network error (`ECONNREFUSED`, `socket hang up`, …). */
 export function describeNetworkError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const code = (error as { code?: unknown }).code ?? (error.cause as { code?: unknown } | undefined)?.code;
-  const message = error.cause instanceof Error ? error.cause.message : error.message;
+  const cause = error && typeof error === 'object' ? (error as { cause?: unknown }).cause : undefined;
+  const code = (error as { code?: unknown } | null)?.code ?? (cause as { code?: unknown } | undefined)?.code;
+  const message = cause && typeof cause === 'object' && 'message' in cause ? errorMessage(cause) : errorMessage(error);
   return typeof code === 'string' && !message.includes(code) ? `${code} ${message}` : message;
 }

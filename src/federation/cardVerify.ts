@@ -3,7 +3,7 @@ import { canonicalizeAgentCard, type AgentCard } from '@a2a-js/sdk';
 import type { Dispatcher } from 'undici';
 import type { ParsedAgentCard } from '../a2a/cardSchema';
 import { RemoteAgentError } from '../errors';
-import { fetchJson } from './cardFetch';
+import { errorMessage, fetchJson } from './cardFetch';
 
 /**
  * Signed agent cards (A2A §8.4): a JWS over the JCS-canonical card. Keys are
@@ -92,7 +92,7 @@ export async function verifyCard(
       if (ok) return { status: 'verified', kid };
       problems.push(`signature ${kid || '(no kid)'} does not match`);
     } catch (error) {
-      problems.push(error instanceof Error ? error.message : String(error));
+      problems.push(errorMessage(error));
     }
   }
   throw new RemoteAgentError(`card signature rejected: ${problems.join('; ')}`);

@@ -7,7 +7,7 @@ import { parseAgentCard, type ParsedAgentCard } from '../a2a/cardSchema';
 import type { RemoteAgentEntry } from '../config/schema';
 import { RemoteAgentError } from '../errors';
 import type { Logger } from '../log/logger';
-import { fetchJson } from './cardFetch';
+import { errorMessage, fetchJson } from './cardFetch';
 import { verifyCard, type VerifyCardsMode } from './cardVerify';
 import {
   pinInterfaces,
@@ -239,5 +239,5 @@ function withSlash(url: string): string {
 
 /** The message of an error, for log lines and skip reasons. */
 export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }

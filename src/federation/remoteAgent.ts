@@ -4,7 +4,7 @@ import type { Dispatcher } from 'undici';
 import type { RemoteAgent, RemoteInvocation, RemoteOutcome } from '../agent/agent';
 import { RunEvents, type RunEvent } from '../agent/events';
 import type { Logger } from '../log/logger';
-import { describeNetworkError } from './cardFetch';
+import { describeNetworkError, errorMessage } from './cardFetch';
 import { TRACEPARENT_KEY, childTraceparent, nextHop, resolveNodeId, type NodeId } from './hops';
 import type { LoadedPeer } from './loader';
 import {
@@ -319,16 +319,17 @@ function fromTask(task: Task, artifacts: ArtifactText): SettledTask {
 
 /** The SDK's message for a non-2xx answer that is not an A2A error (401 from a proxy, 502…): the peer is up but unusable. */
 function isHttpError(error: unknown): boolean {
-  return error instanceof Error && /^HTTP error/.test(error.message);
+  return /^HTTP error/.test(errorMessage(error));
 }
 
 function describe(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).slice(0, 300);
+  return errorMessage(error).slice(0, 300);
 }
 
 function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
-  if (reason instanceof Error && reason.name === 'AbortError') return reason;
+  if (reason && typeof reason === 'object' && (reason as { name?: unknown }).name === 'AbortError')
+    return reason as Error;
   const error = new Error('the delegated call was cancelled');
   error.name = 'AbortError';
   return error;

@@ -137,7 +137,9 @@ export function isSettled(state: TaskState | undefined): boolean {
 
 /** True when the error is the peer speaking A2A (it is alive), false for transport failures. */
 export function isProtocolError(error: unknown): boolean {
-  return error instanceof A2AError || (error instanceof Error && error.cause instanceof A2AError);
+  // A2AError's instanceof checks a realm-wide brand, so it also holds for errors from another bundle.
+  const cause = error && typeof error === 'object' ? (error as { cause?: unknown }).cause : undefined;
+  return error instanceof A2AError || cause instanceof A2AError;
 }
 
 /** The task a send returned, or `undefined` for a direct message reply. */
