@@ -151,7 +151,7 @@ export class MemoryStore {
 
   /** Observations and reflections matching `query`, best first; reflections weigh a little more. */
   recall(query: string, options: { limit: number; sessionId?: string }): Memory[] {
-    const match = ftsQuery(query);
+    const match = ftsQuery(query, { prefixes: true });
     if (!match) return [];
     const params = { match, session: options.sessionId ?? null, limit: options.limit };
     const observations = this.db
