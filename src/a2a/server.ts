@@ -109,7 +109,8 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const requestHandler = new GuardedRequestHandler(sdkHandler, cards, authConfigured(config));
   const legacyCompat = { enabled: config.a2a.legacyCompat };
   const auth = createAuthenticator(config);
-  const gate = requireAuth(auth);
+  // Without credentials configured every caller is anonymous: skip the check on the request path.
+  const gate: express.RequestHandler = auth.enabled ? requireAuth(auth) : (_req, _res, next) => next();
   let closing = false;
 
   const app = express();
