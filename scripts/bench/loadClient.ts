@@ -53,6 +53,9 @@ const duration = Number(process.env.DURATION ?? 5);
 const warmup = Number(process.env.WARMUP ?? 2);
 const amount = process.env.AMOUNT ? Number(process.env.AMOUNT) : undefined;
 const text = process.env.TEXT ?? 'hi';
+/** A2A-Version header on every request; empty: none (a v0.3 client). */
+const version = process.env.A2A_VERSION ?? '1.0';
+const versionHeader: Record<string, string> = version ? { 'a2a-version': version } : {};
 
 function sendBody(): string {
   return JSON.stringify({
@@ -72,11 +75,11 @@ function request(counter?: { ok: number; failed: number; sample?: string }): Aut
       counter.sample ??= `${status} ${body.slice(0, 300)}`;
     }
   };
-  if (kind === 'card') return { method: 'GET', path: url.pathname, onResponse: judge };
+  if (kind === 'card') return { method: 'GET', path: url.pathname, headers: versionHeader, onResponse: judge };
   return {
     method: 'POST',
     path: url.pathname,
-    headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+    headers: { 'content-type': 'application/json', ...versionHeader },
     setupRequest: (req) => ({ ...req, body: sendBody() }),
     onResponse: judge,
   };

@@ -44,7 +44,7 @@ const BAD: BadCase[] = [
   { name: '--config naming a missing file', argv: ['--config', 'nope.yaml', 'serve'], names: [/nope\.yaml/] },
   {
     name: 'a public host without authentication',
-    files: { 'lango.config.yaml': 'server:\n  host: 0.0.0.0\n  port: 0\ntools:\n  browser:\n    enabled: false\n' },
+    files: { 'lango.config.yaml': 'logLevel: error\nserver:\n  host: 0.0.0.0\n  port: 0\ntools:\n  browser:\n    enabled: false\n' },
     argv: ['serve'],
     names: [/0\.0\.0\.0/, /a2a\.auth|allowUnauthenticated/],
     defect: 'exit 2 with the right message, but .lango/ (lango.db, master.key, workspace) is written first: the exposure check runs inside createA2AServer after the tool families opened the data dir',
