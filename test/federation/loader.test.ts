@@ -53,15 +53,16 @@ describe('loading remote agents from their cards', () => {
     const started = Date.now();
     const { agents, skipped } = await load(
       logger,
-      ['a', 'b', 'c', 'd', 'e'].map((n) => ({ name: `silent-${n}`, agentCardUrl: `${hang.origin}/card-${n}.json` })),
+      ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((n) => ({ name: `silent-${n}`, agentCardUrl: `${hang.origin}/card-${n}.json` })),
       { cardFetchTimeoutMs: 700 },
     );
     const elapsed = Date.now() - started;
     expect(agents).toEqual([]);
-    expect(skipped.map((s) => s.reason)).toEqual(Array(5).fill('card timed out after 700 ms'));
+    expect(skipped.map((s) => s.reason)).toEqual(Array(8).fill('card timed out after 700 ms'));
     expect(elapsed).toBeGreaterThanOrEqual(650);
-    expect(elapsed).toBeLessThan(2000);
-    expect(logged(logger, 'warn', 'remote agent skipped')).toHaveLength(5);
+    // In parallel: about one timeout, far from the 5.6 s eight sequential fetches would take (slack for a loaded machine).
+    expect(elapsed).toBeLessThan(3000);
+    expect(logged(logger, 'warn', 'remote agent skipped')).toHaveLength(8);
   });
 
   it('refuses malformed, non-JSON and oversized cards, each with its own reason', async () => {
