@@ -159,6 +159,7 @@ export class RagService {
     this.closed = true;
     this.abort.abort();
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    for (const index of this.indexes.values()) index.close();
   }
 
   private async drain(): Promise<void> {

@@ -55,6 +55,7 @@ export class VectorIndex {
   private annCapacity = 0;
   private building: Promise<void> | undefined;
   private generation = 0;
+  private closed = false;
 
   constructor(options: VectorIndexOptions) {
     this.dimensions = options.dimensions;
@@ -175,8 +176,15 @@ export class VectorIndex {
     return this.building;
   }
 
+  /** Stops a graph build in progress (shutdown); searches stay exact until the next process builds one. */
+  close(): void {
+    this.closed = true;
+    this.generation++;
+  }
+
   private async runBuild(): Promise<void> {
     for (;;) {
+      if (this.closed) return;
       const generation = this.generation;
       const started = Date.now();
       const capacity = Math.max(1024, this.ids.length * 2);

@@ -223,5 +223,13 @@ describe('VectorIndex', () => {
     expect(index.search(queries[0], 1).hits[0]).toEqual({ id: 99_999, score: expect.closeTo(1, 4) });
     index.remove(99_999);
     expect(index.search(queries[0], 1).hits[0].id).not.toBe(99_999);
+
+    // Closing stops a build in progress: it resolves without a graph.
+    const other = new VectorIndex({ dimensions: 512, logger: createMemoryLogger(), annThreshold: 1_000_000 });
+    vectors.forEach((v, id) => other.upsert(id + 1, v));
+    const stopped = other.buildAnn();
+    other.close();
+    await stopped;
+    expect(other.annReady).toBe(false);
   });
 });
