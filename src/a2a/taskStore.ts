@@ -1,16 +1,15 @@
-import { Kysely, SqliteDialect } from 'kysely';
 import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
-import { DatabasePushNotificationStore, DatabaseTaskStore } from '@a2a-js/sdk/server/database';
 import { migrate, type SqliteDatabase } from '../store/database';
 import type { Logger } from '../log/logger';
+import { SqlitePushStore, SqliteTaskStore } from './sqliteStores';
 
 /**
  * Durable A2A tasks and push-notification configs in the node's one SQLite
- * file, through the SDK's own database stores (kysely over the shared
- * better-sqlite3 handle). The SDK leaves creating tables to the operator, so
- * the schema below is the one its stores read and write; we also own the two
- * lifecycle chores the SDK does not do: failing tasks a dead process left
- * `working`, and purging finished tasks past their retention.
+ * file. The rows are those of the SDK's database stores (`@a2a-js/sdk/server/database`);
+ * {@link SqliteTaskStore} serves them with prepared statements instead of
+ * kysely, which prepared every query anew and tripled the cost of a task.
+ * We also own the two lifecycle chores the SDK does not do: failing tasks a
+ * dead process left `working`, and purging finished tasks past their retention.
  */
 
 const MIGRATIONS = [
@@ -52,8 +51,8 @@ export function parseDuration(text: string): number {
 
 /** The two SDK stores over our database, plus the lifecycle chores. */
 export interface A2AStores {
-  readonly tasks: DatabaseTaskStore;
-  readonly pushConfigs: DatabasePushNotificationStore;
+  readonly tasks: SqliteTaskStore;
+  readonly pushConfigs: SqlitePushStore;
   /** Marks tasks left `submitted`/`working` by a previous process as failed; returns how many. */
   failInterrupted(reason: string): number;
   /** Deletes finished tasks (and their push configs) last updated before `olderThan`; returns how many. */
@@ -69,13 +68,11 @@ export interface A2AStores {
 export function createA2AStores(options: { db: SqliteDatabase; logger: Logger; clock: () => Date }): A2AStores {
   const { db, logger, clock } = options;
   migrate(db, 'a2a', MIGRATIONS);
-  // Never `destroy()` this Kysely: its driver would close the shared handle the composition root owns.
-  const kysely = new Kysely<unknown>({ dialect: new SqliteDialect({ database: db }) });
-  const tasks = new DatabaseTaskStore(kysely, { tableName: TASK_TABLE });
-  const pushConfigs = new DatabasePushNotificationStore(kysely, { tableName: PUSH_TABLE });
+  const tasks = new SqliteTaskStore(db, logger, TASK_TABLE);
+  const pushConfigs = new SqlitePushStore(db, logger, PUSH_TABLE);
 
   const selectInFlight = db.prepare(
-    `SELECT tenant, owner, id, status FROM ${TASK_TABLE} WHERE status_state IN (${IN_FLIGHT.map(() => '?').join(',')})`,
+    `SELECT tenant, owner, id, context_id FROM ${TASK_TABLE} WHERE status_state IN (${IN_FLIGHT.map(() => '?').join(',')})`,
   );
   const updateStatus = db.prepare(
     `UPDATE ${TASK_TABLE} SET status_state = ?, status = ?, status_last_updated = ? WHERE tenant = ? AND owner = ? AND id = ?`,
@@ -92,17 +89,16 @@ export function createA2AStores(options: { db: SqliteDatabase; logger: Logger; c
     pushConfigs,
     failInterrupted(reason) {
       const now = clock();
-      const rows = selectInFlight.all(...IN_FLIGHT) as { tenant: string; owner: string; id: string; status: string | null }[];
+      const rows = selectInFlight.all(...IN_FLIGHT) as { tenant: string; owner: string; id: string; context_id: string }[];
       db.transaction(() => {
         for (const row of rows) {
-          const previous = row.status ? (JSON.parse(row.status) as { message?: { contextId?: string } }) : {};
           const status = {
             state: taskStateToJSON(TaskState.TASK_STATE_FAILED),
             timestamp: now.toISOString(),
             message: {
               messageId: `restart-${row.id}`,
               taskId: row.id,
-              contextId: previous.message?.contextId,
+              contextId: row.context_id,
               role: 'ROLE_AGENT',
               parts: [{ text: reason, mediaType: 'text/plain' }],
             },

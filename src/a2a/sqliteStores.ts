@@ -1,0 +1,238 @@
+import { randomUUID } from 'node:crypto';
+import { Task, TaskPushNotificationConfig, TaskState, taskStateToJSON } from '@a2a-js/sdk';
+import type { ListTasksRequest, ListTasksResponse } from '@a2a-js/sdk';
+import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import { resolveUserScope } from '@a2a-js/sdk/server';
+import type { PushNotificationStore, ServerCallContext, StoredPushNotificationConfig, TaskStore } from '@a2a-js/sdk/server';
+import type { SqliteDatabase } from '../store/database';
+import type { Logger } from '../log/logger';
+
+/**
+ * The SDK's TaskStore and PushNotificationStore contracts over our
+ * better-sqlite3 handle, with prepared statements made once. Same rows and
+ * semantics as the SDK's kysely-based database stores (tenant + owner
+ * scoping, ProtoJSON payloads, `(status_last_updated, id)` page cursors), but
+ * without a query builder and a `prepare` on every call: the store is on the
+ * hot path (the SDK loads and saves the task on every event).
+ */
+
+const DEFAULT_PAGE_SIZE = 50;
+/** A list query: its SQL varies with the filters given, so one statement per shape is kept. */
+type ListStatement = { get(...args: unknown[]): unknown; all(...args: unknown[]): unknown[] };
+type Row = {
+  id: string;
+  context_id: string;
+  status: string | null;
+  artifacts: string | null;
+  history: string | null;
+  metadata: string | null;
+  status_last_updated: number;
+};
+
+const scopeOf = (context: ServerCallContext) => ({ tenant: context.tenant ?? '', owner: resolveUserScope(context) });
+const encode = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
+const decode = (value: string | null) => (value ? JSON.parse(value) : undefined);
+const lastUpdated = (timestamp: string | undefined) => {
+  const parsed = timestamp ? Date.parse(timestamp) : NaN;
+  return Number.isNaN(parsed) ? 0 : parsed;
+};
+
+/** Tasks in `a2a_tasks`, scoped to the caller. */
+export class SqliteTaskStore implements TaskStore {
+  private readonly upsert;
+  private readonly select;
+  private readonly listStatements = new Map<string, ListStatement>();
+
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly logger: Logger,
+    private readonly table = 'a2a_tasks',
+  ) {
+    this.upsert = db.prepare(
+      `INSERT INTO ${table} (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata, protocol_version)
+       VALUES (@tenant, @owner, @id, @context_id, @status_last_updated, @status_state, @status, @artifacts, @history, @metadata, '1.0')
+       ON CONFLICT (tenant, owner, id) DO UPDATE SET context_id = excluded.context_id,
+         status_last_updated = excluded.status_last_updated, status_state = excluded.status_state, status = excluded.status,
+         artifacts = excluded.artifacts, history = excluded.history, metadata = excluded.metadata`,
+    );
+    this.select = db.prepare(
+      `SELECT id, context_id, status, artifacts, history, metadata, status_last_updated FROM ${table}
+       WHERE tenant = ? AND owner = ? AND id = ?`,
+    );
+  }
+
+  async save(task: Task, context: ServerCallContext): Promise<void> {
+    const payload = Task.toJSON(task) as Record<string, unknown>;
+    this.upsert.run({
+      ...scopeOf(context),
+      id: task.id,
+      context_id: task.contextId || '',
+      status_last_updated: lastUpdated(task.status?.timestamp),
+      status_state: task.status ? taskStateToJSON(task.status.state) : null,
+      status: encode(payload.status),
+      artifacts: encode(payload.artifacts),
+      history: encode(payload.history),
+      metadata: encode(payload.metadata),
+    });
+  }
+
+  async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
+    const { tenant, owner } = scopeOf(context);
+    const row = this.select.get(tenant, owner, taskId) as Row | undefined;
+    return row ? fromRow(row) : undefined;
+  }
+
+  async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    const { tenant, owner } = scopeOf(context);
+    const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
+    const where = ['tenant = ?', 'owner = ?'];
+    const args: unknown[] = [tenant, owner];
+    if (params.contextId) {
+      where.push('context_id = ?');
+      args.push(params.contextId);
+    }
+    if (params.status !== undefined && params.status !== TaskState.TASK_STATE_UNSPECIFIED) {
+      where.push('status_state = ?');
+      args.push(taskStateToJSON(params.status));
+    }
+    if (params.statusTimestampAfter) {
+      where.push('status_last_updated > ?');
+      args.push(Date.parse(params.statusTimestampAfter));
+    }
+    const filter = where.join(' AND ');
+    const total = (this.statement(`SELECT count(*) AS n FROM ${this.table} WHERE ${filter}`).get(...args) as { n: number }).n;
+
+    const pageWhere = [...where];
+    const pageArgs = [...args];
+    if (params.pageToken) {
+      const cursor = decodePageToken(params.pageToken);
+      pageWhere.push('(status_last_updated < ? OR (status_last_updated = ? AND id < ?))');
+      pageArgs.push(cursor.updated, cursor.updated, cursor.id);
+    }
+    const columns = [
+      'id', 'context_id', 'status', 'metadata', 'status_last_updated',
+      params.includeArtifacts ? 'artifacts' : 'NULL AS artifacts',
+      params.historyLength !== undefined && params.historyLength <= 0 ? 'NULL AS history' : 'history',
+    ].join(', ');
+    const rows = this.statement(
+      `SELECT ${columns} FROM ${this.table} WHERE ${pageWhere.join(' AND ')} ORDER BY status_last_updated DESC, id DESC LIMIT ?`,
+    ).all(...pageArgs, pageSize + 1) as Row[];
+    const page = rows.slice(0, pageSize);
+    const tasks: Task[] = [];
+    for (const row of page) {
+      try {
+        tasks.push(fromRow(row));
+      } catch (err) {
+        this.logger.warn('unreadable task skipped', { taskId: row.id, error: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    const last = page.at(-1);
+    return {
+      tasks,
+      nextPageToken: rows.length > pageSize && last ? encodePageToken(last.status_last_updated, last.id) : '',
+      pageSize,
+      totalSize: total,
+    };
+  }
+
+  private statement(sql: string): ListStatement {
+    let statement = this.listStatements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare<unknown[]>(sql);
+      this.listStatements.set(sql, statement);
+    }
+    return statement;
+  }
+}
+
+function fromRow(row: Row): Task {
+  return Task.fromJSON({
+    id: row.id,
+    contextId: row.context_id,
+    status: decode(row.status),
+    artifacts: decode(row.artifacts),
+    history: decode(row.history),
+    metadata: decode(row.metadata),
+  });
+}
+
+/** The SDK's cursor format: base64 of `<ISO timestamp or ''>|<id>`. */
+function encodePageToken(updated: number, id: string): string {
+  return Buffer.from(`${updated === 0 ? '' : new Date(updated).toISOString()}|${id}`).toString('base64');
+}
+
+function decodePageToken(token: string): { updated: number; id: string } {
+  const [timestamp, ...idParts] = Buffer.from(token, 'base64').toString('utf-8').split('|');
+  if (idParts.length === 0) throw new RequestMalformedError('pageToken is not a page token from this server');
+  return { updated: lastUpdated(timestamp), id: idParts.join('|') };
+}
+
+/**
+ * Push configs in `a2a_push_configs`. Which tasks have any config is kept in
+ * memory, so the check the SDK makes on every event of every task costs no
+ * query for the (usual) task without webhooks.
+ */
+export class SqlitePushStore implements PushNotificationStore {
+  private readonly withConfigs = new Set<string>();
+  private readonly upsert;
+  private readonly select;
+  private readonly remove;
+
+  constructor(
+    db: SqliteDatabase,
+    private readonly logger: Logger,
+    table = 'a2a_push_configs',
+  ) {
+    for (const row of db.prepare(`SELECT DISTINCT tenant, owner, task_id FROM ${table}`).all() as { tenant: string; owner: string; task_id: string }[]) {
+      this.withConfigs.add(key(row.tenant, row.owner, row.task_id));
+    }
+    this.upsert = db.prepare(
+      `INSERT INTO ${table} (tenant, owner, task_id, config_id, config_data, protocol_version) VALUES (?, ?, ?, ?, ?, '1.0')
+       ON CONFLICT (tenant, owner, task_id, config_id) DO UPDATE SET config_data = excluded.config_data`,
+    );
+    this.select = db.prepare(`SELECT config_id, config_data FROM ${table} WHERE tenant = ? AND owner = ? AND task_id = ?`);
+    this.remove = db.prepare(`DELETE FROM ${table} WHERE tenant = ? AND owner = ? AND task_id = ? AND config_id = ?`);
+  }
+
+  async save(taskId: string, context: ServerCallContext, config: TaskPushNotificationConfig): Promise<void> {
+    if (!config.id) config.id = randomUUID();
+    const { tenant, owner } = scopeOf(context);
+    const payload = TaskPushNotificationConfig.toJSON(config) as Record<string, unknown>;
+    delete payload.tenant;
+    delete payload.id;
+    delete payload.taskId;
+    this.upsert.run(tenant, owner, taskId, config.id, JSON.stringify({ ...payload, wireVersion: context.requestedVersion }));
+    this.withConfigs.add(key(tenant, owner, taskId));
+  }
+
+  async load(taskId: string, context: ServerCallContext): Promise<TaskPushNotificationConfig[]> {
+    return (await this.loadWithMetadata(taskId, context)).map((stored) => stored.config);
+  }
+
+  async loadWithMetadata(taskId: string, context: ServerCallContext): Promise<StoredPushNotificationConfig[]> {
+    const { tenant, owner } = scopeOf(context);
+    if (!this.withConfigs.has(key(tenant, owner, taskId))) return [];
+    const rows = this.select.all(tenant, owner, taskId) as { config_id: string; config_data: string | null }[];
+    const stored: StoredPushNotificationConfig[] = [];
+    for (const row of rows) {
+      try {
+        const payload = JSON.parse(row.config_data || '{}') as Record<string, unknown>;
+        stored.push({
+          config: TaskPushNotificationConfig.fromJSON({ ...payload, tenant, id: row.config_id, taskId }),
+          wireVersion: String(payload.wireVersion || '0.3'),
+        });
+      } catch (err) {
+        this.logger.warn('unreadable push config skipped', { taskId, configId: row.config_id, error: String(err) });
+      }
+    }
+    return stored;
+  }
+
+  async delete(taskId: string, context: ServerCallContext, configId?: string): Promise<void> {
+    if (configId === undefined) throw new RequestMalformedError('deleting a push notification config needs its id');
+    const { tenant, owner } = scopeOf(context);
+    this.remove.run(tenant, owner, taskId, configId);
+  }
+}
+
+const key = (tenant: string, owner: string, taskId: string) => JSON.stringify([tenant, owner, taskId]);

@@ -1,0 +1,119 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Role, TaskState, type Task } from '@a2a-js/sdk';
+import { ServerCallContext } from '@a2a-js/sdk/server';
+import { CredentialUser } from '../../src/a2a/auth';
+import { createA2AStores, parseDuration, type A2AStores } from '../../src/a2a/taskStore';
+import { textPart } from '../../src/a2a/messages';
+import { createMemoryLogger } from '../../src/log/logger';
+import { openDatabase, type SqliteDatabase } from '../../src/store/database';
+
+const as = (name: string) => new ServerCallContext({ user: new CredentialUser(name), requestedVersion: '1.0' });
+
+function task(id: string, state: TaskState, at: number, contextId = 'ctx-1'): Task {
+  const message = { messageId: `m-${id}`, contextId, taskId: id, role: Role.ROLE_USER, parts: [textPart(`hello ${id}`)], metadata: undefined, extensions: [], referenceTaskIds: [] };
+  return {
+    id,
+    contextId,
+    status: { state, message: undefined, timestamp: new Date(at).toISOString() },
+    artifacts: [{ artifactId: `a-${id}`, name: 'answer', description: '', parts: [textPart('answer')], metadata: undefined, extensions: [] }],
+    history: [message],
+    metadata: { source: 'test' },
+  };
+}
+
+describe('the SQLite task and push stores', () => {
+  let dir: string;
+  let db: SqliteDatabase;
+  let stores: A2AStores;
+  const now = Date.parse('2026-01-01T00:00:00Z');
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-a2a-store-'));
+    db = openDatabase(path.join(dir, 'lango.db'));
+    stores = createA2AStores({ db, logger: createMemoryLogger(), clock: () => new Date(now) });
+  });
+  afterEach(() => {
+    db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('round-trips a task and scopes it to its owner', async () => {
+    const original = task('t1', TaskState.TASK_STATE_COMPLETED, now);
+    await stores.tasks.save(original, as('alice'));
+    expect(await stores.tasks.load('t1', as('alice'))).toEqual(original);
+    expect(await stores.tasks.load('t1', as('bob'))).toBeUndefined();
+  });
+
+  it('lists newest first in pages, with filters, and leaves out artifacts and history when asked', async () => {
+    for (let i = 0; i < 5; i++) {
+      await stores.tasks.save(task(`t${i}`, i % 2 ? TaskState.TASK_STATE_FAILED : TaskState.TASK_STATE_COMPLETED, now + i * 1000, i < 3 ? 'ctx-a' : 'ctx-b'), as('alice'));
+    }
+    await stores.tasks.save(task('other', TaskState.TASK_STATE_COMPLETED, now), as('bob'));
+    const base = { tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '', statusTimestampAfter: undefined };
+    const first = await stores.tasks.list({ ...base, pageSize: 2, includeArtifacts: true }, as('alice'));
+    expect(first.tasks.map((t) => t.id)).toEqual(['t4', 't3']);
+    expect(first.totalSize).toBe(5);
+    expect(first.tasks[0].artifacts).toHaveLength(1);
+    const second = await stores.tasks.list({ ...base, pageSize: 2, pageToken: first.nextPageToken }, as('alice'));
+    expect(second.tasks.map((t) => t.id)).toEqual(['t2', 't1']);
+    expect(second.tasks[0].artifacts).toEqual([]);
+    const third = await stores.tasks.list({ ...base, pageSize: 2, pageToken: second.nextPageToken }, as('alice'));
+    expect(third.tasks.map((t) => t.id)).toEqual(['t0']);
+    expect(third.nextPageToken).toBe('');
+
+    const failed = await stores.tasks.list({ ...base, status: TaskState.TASK_STATE_FAILED, pageSize: 10 }, as('alice'));
+    expect(failed.tasks.map((t) => t.id)).toEqual(['t3', 't1']);
+    const inB = await stores.tasks.list({ ...base, contextId: 'ctx-b', pageSize: 10, historyLength: 0 }, as('alice'));
+    expect(inB.tasks.map((t) => t.id)).toEqual(['t4', 't3']);
+    expect(inB.tasks[0].history).toEqual([]);
+    const recent = await stores.tasks.list({ ...base, statusTimestampAfter: new Date(now + 2500).toISOString(), pageSize: 10 }, as('alice'));
+    expect(recent.tasks.map((t) => t.id)).toEqual(['t4', 't3']);
+    await expect(stores.tasks.list({ ...base, pageSize: 2, pageToken: 'bm90LWEtdG9rZW4' }, as('alice'))).rejects.toThrow(/pageToken/);
+  });
+
+  it('marks submitted and working tasks failed after a restart, and leaves the others alone', async () => {
+    await stores.tasks.save(task('w', TaskState.TASK_STATE_WORKING, now), as('alice'));
+    await stores.tasks.save(task('s', TaskState.TASK_STATE_SUBMITTED, now), as('alice'));
+    await stores.tasks.save(task('i', TaskState.TASK_STATE_INPUT_REQUIRED, now), as('alice'));
+    await stores.tasks.save(task('c', TaskState.TASK_STATE_COMPLETED, now), as('alice'));
+    expect(stores.failInterrupted('node restarted')).toBe(2);
+    const working = await stores.tasks.load('w', as('alice'));
+    expect(working?.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    expect(working?.status?.message?.parts[0].content).toEqual({ $case: 'text', value: 'node restarted' });
+    expect(working?.status?.message?.contextId).toBe('ctx-1');
+    expect(working?.history).toHaveLength(1);
+    expect((await stores.tasks.load('i', as('alice')))?.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(stores.failInterrupted('node restarted')).toBe(0);
+  });
+
+  it('purges finished tasks and their push configs past the cutoff, never unfinished ones', async () => {
+    await stores.tasks.save(task('old', TaskState.TASK_STATE_COMPLETED, now - 10_000), as('alice'));
+    await stores.tasks.save(task('waiting', TaskState.TASK_STATE_INPUT_REQUIRED, now - 10_000), as('alice'));
+    await stores.tasks.save(task('new', TaskState.TASK_STATE_COMPLETED, now), as('alice'));
+    const hook = { tenant: '', id: 'h', taskId: 'old', url: 'https://hooks.example.com', token: '', authentication: undefined };
+    await stores.pushConfigs.save('old', as('alice'), hook);
+    expect(stores.purgeFinished(new Date(now - 5_000))).toBe(1);
+    expect(await stores.tasks.load('old', as('alice'))).toBeUndefined();
+    expect(await stores.tasks.load('waiting', as('alice'))).toBeDefined();
+    expect(await stores.tasks.load('new', as('alice'))).toBeDefined();
+    expect(await stores.pushConfigs.load('old', as('alice'))).toEqual([]);
+  });
+
+  it('stores push configs per owner with the wire version they were registered over', async () => {
+    const config = { tenant: '', id: '', taskId: 't1', url: 'https://hooks.example.com/x', token: 'tok', authentication: { scheme: 'Bearer', credentials: 'c' } };
+    await stores.pushConfigs.save('t1', as('alice'), config);
+    expect(config.id).not.toBe('');
+    const [stored] = await stores.pushConfigs.loadWithMetadata('t1', as('alice'));
+    expect(stored).toEqual({ config: { ...config, tenant: '' }, wireVersion: '1.0' });
+    expect(await stores.pushConfigs.load('t1', as('bob'))).toEqual([]);
+    await stores.pushConfigs.delete('t1', as('alice'), config.id);
+    expect(await stores.pushConfigs.load('t1', as('alice'))).toEqual([]);
+  });
+
+  it('parses retention durations', () => {
+    expect(parseDuration('30s')).toBe(30_000);
+    expect(parseDuration('7d')).toBe(7 * 86_400_000);
+    expect(() => parseDuration('7 days')).toThrow();
+  });
+});
