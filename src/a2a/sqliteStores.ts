@@ -37,8 +37,18 @@ const lastUpdated = (timestamp: string | undefined) => {
   return Number.isNaN(parsed) ? 0 : parsed;
 };
 
-/** Tasks in `a2a_tasks`, scoped to the caller. */
+/**
+ * Tasks in `a2a_tasks`, scoped to the caller. Every state change is written
+ * through; repeated `working` saves (progress updates, artifact chunks) stay
+ * in memory until the next state change writes them, so a turn costs one
+ * write per state, not one per event. A crash loses only progress of tasks
+ * that restart marks failed anyway.
+ */
 export class SqliteTaskStore implements TaskStore {
+  /** Latest unwritten snapshot of a working task, by scope and id. */
+  private readonly pending = new Map<string, Task>();
+  /** Working tasks whose `working` state is already on disk. */
+  private readonly workingOnDisk = new Set<string>();
   private readonly upsert;
   private readonly select;
   private readonly listStatements = new Map<string, ListStatement>();
@@ -62,9 +72,19 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async save(task: Task, context: ServerCallContext): Promise<void> {
+    const scope = scopeOf(context);
+    const cacheKey = key(scope.tenant, scope.owner, task.id);
+    const working = task.status?.state === TaskState.TASK_STATE_WORKING;
+    if (working && this.workingOnDisk.has(cacheKey)) {
+      this.pending.set(cacheKey, structuredClone(task));
+      return;
+    }
+    this.pending.delete(cacheKey);
+    if (working) this.workingOnDisk.add(cacheKey);
+    else this.workingOnDisk.delete(cacheKey);
     const payload = Task.toJSON(task) as Record<string, unknown>;
     this.upsert.run({
-      ...scopeOf(context),
+      ...scope,
       id: task.id,
       context_id: task.contextId || '',
       status_last_updated: lastUpdated(task.status?.timestamp),
@@ -78,6 +98,9 @@ export class SqliteTaskStore implements TaskStore {
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
     const { tenant, owner } = scopeOf(context);
+    // A copy: the SDK trims history in place on what it reads.
+    const pending = this.pending.get(key(tenant, owner, taskId));
+    if (pending) return structuredClone(pending);
     const row = this.select.get(tenant, owner, taskId) as Row | undefined;
     return row ? fromRow(row) : undefined;
   }

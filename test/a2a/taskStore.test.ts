@@ -72,6 +72,27 @@ describe('the SQLite task and push stores', () => {
     await expect(stores.tasks.list({ ...base, pageSize: 2, pageToken: 'bm90LWEtdG9rZW4' }, as('alice'))).rejects.toThrow(/pageToken/);
   });
 
+  it('writes each state change through and keeps repeated working saves in memory until the next change', async () => {
+    const rowState = () => (db.prepare('SELECT status_state, artifacts FROM a2a_tasks WHERE id = ?').get('live') as { status_state: string; artifacts: string | null });
+    const live = task('live', TaskState.TASK_STATE_SUBMITTED, now);
+    live.artifacts = [];
+    await stores.tasks.save(live, as('alice'));
+    expect(rowState().status_state).toBe('TASK_STATE_SUBMITTED');
+    await stores.tasks.save({ ...live, status: { ...live.status!, state: TaskState.TASK_STATE_WORKING } }, as('alice'));
+    expect(rowState().status_state).toBe('TASK_STATE_WORKING');
+    const progressed = task('live', TaskState.TASK_STATE_WORKING, now + 1);
+    await stores.tasks.save(progressed, as('alice'));
+    expect(rowState().artifacts).toBeNull(); // ProtoJSON omits the empty list: the artifact is not on disk yet
+    const read = await stores.tasks.load('live', as('alice'));
+    expect(read?.artifacts).toHaveLength(1);
+    read!.history.length = 0;
+    expect((await stores.tasks.load('live', as('alice')))?.history).toHaveLength(1);
+    expect(await stores.tasks.load('live', as('bob'))).toBeUndefined();
+    await stores.tasks.save(task('live', TaskState.TASK_STATE_COMPLETED, now + 2), as('alice'));
+    expect(rowState().status_state).toBe('TASK_STATE_COMPLETED');
+    expect(JSON.parse(rowState().artifacts!)).toHaveLength(1);
+  });
+
   it('marks submitted and working tasks failed after a restart, and leaves the others alone', async () => {
     await stores.tasks.save(task('w', TaskState.TASK_STATE_WORKING, now), as('alice'));
     await stores.tasks.save(task('s', TaskState.TASK_STATE_SUBMITTED, now), as('alice'));
