@@ -263,6 +263,7 @@ function createNodeFederation(
     verifyCards: config.a2a.verifyCards,
     cardFetchTimeoutMs: config.a2a.cardFetchTimeoutMs,
     resolveSecret: options.resolveSecret,
+    callTimeoutMs: config.agent.requestTimeoutMs,
   });
 }
 
