@@ -7,13 +7,13 @@ import { migrate } from '../../store/database';
 import { VectorIndex } from './vectorIndex';
 
 /**
- * A table whose rows are embedded for retrieval. `pending` lists rows that
- * have no vector from the current provider yet; `describe` turns hit ids
+ * A table whose rows are embedded for retrieval. `pending` lists rows after
+ * id `afterId` that have no vector from the current provider yet, by id; `describe` turns hit ids
  * back into what the model reads.
  */
 export interface RagCollection {
   name: string;
-  pending(providerId: string, limit: number): { id: number; text: string }[];
+  pending(providerId: string, afterId: number, limit: number): { id: number; text: string }[];
   describe(ids: number[]): Map<number, Record<string, unknown>>;
 }
 
@@ -59,6 +59,12 @@ export class RagService {
   private readonly batchSize: number;
   private readonly retryMs: number;
   private readonly indexes = new Map<string, VectorIndex>();
+  /**
+   * Per collection, an id up to which every row has a vector: drains resume
+   * there instead of re-checking the whole table (at 100k rows that check,
+   * repeated per batch, made embedding quadratic). Row ids only grow.
+   */
+  private readonly cursors = new Map<string, number>();
   private draining: Promise<void> | undefined;
   private again = false;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -166,7 +172,8 @@ export class RagService {
     for (const collection of this.collections.values()) {
       for (;;) {
         if (this.closed) return;
-        const batch = collection.pending(this.provider.id, this.batchSize);
+        const after = this.cursors.get(collection.name) ?? 0;
+        const batch = collection.pending(this.provider.id, after, this.batchSize);
         if (batch.length === 0) break;
         let vectors: Float32Array[];
         try {
@@ -194,13 +201,14 @@ export class RagService {
         })();
         const index = this.index(collection.name, vectors[0].length);
         batch.forEach((b, i) => index.upsert(b.id, vectors[i]));
+        this.cursors.set(collection.name, batch[batch.length - 1].id);
         this.logger.debug('embedded rows', { collection: collection.name, count: batch.length });
       }
     }
   }
 }
 
-/** The `pending` query for a table: rows with no vector from `providerId`, oldest first. */
+/** The `pending` query for a table: rows after `afterId` with no vector from `providerId`, oldest first. */
 export function pendingRows(
   db: SqliteDatabase,
   collection: string,
@@ -208,13 +216,14 @@ export function pendingRows(
   textSql: string,
 ): RagCollection['pending'] {
   // Prepared on first use: `rag_vectors` exists only once the RagService has migrated.
-  let statement: Statement<[string, string, number], { id: number; text: string }> | undefined;
-  return (providerId, limit) => {
-    statement ??= db.prepare<[string, string, number], { id: number; text: string }>(
+  let statement: Statement<[number, string, string, number], { id: number; text: string }> | undefined;
+  return (providerId, afterId, limit) => {
+    statement ??= db.prepare<[number, string, string, number], { id: number; text: string }>(
       `SELECT t.id AS id, ${textSql} AS text FROM ${table} t
-       WHERE NOT EXISTS (SELECT 1 FROM rag_vectors v WHERE v.collection = ? AND v.ref_id = t.id AND v.provider = ?)
+       WHERE t.id > ?
+         AND NOT EXISTS (SELECT 1 FROM rag_vectors v WHERE v.collection = ? AND v.ref_id = t.id AND v.provider = ?)
        ORDER BY t.id LIMIT ?`,
     );
-    return statement.all(collection, providerId, limit);
+    return statement.all(afterId, collection, providerId, limit);
   };
 }
