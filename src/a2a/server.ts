@@ -117,12 +117,13 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(bodyLimit(config.a2a.maxBodyBytes));
+  // JSON-RPC first, so the hot path passes no other route. The envelope check parses the body once
+  // (the SDK's own parser skips a parsed body); REST parses its own.
+  app.post('/', gate, ...jsonRpcEnvelope(config.a2a.maxBodyBytes), jsonRpcHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }));
   app.use(healthRoutes({ root, db, closing: () => closing }));
   app.use(cardRoutes({ cards, legacyCompat: config.a2a.legacyCompat }));
   app.use('/agents', gate);
   app.use(discoveryRoutes({ root, peerStatus: options.peerStatus, remoteCard: options.remoteCard }));
-  // The envelope check parses the JSON-RPC body once (the SDK's parser skips a parsed body); REST parses its own.
-  app.post('/', gate, ...jsonRpcEnvelope(config.a2a.maxBodyBytes), jsonRpcHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }));
   app.use(gate, restHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }));
   app.use(notFound);
   app.use(jsonErrors(logger));
