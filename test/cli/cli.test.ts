@@ -2,7 +2,12 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../../src/app';
 import { runCli } from '../../src/cli/main';
+import { resolveConfig } from '../../src/config/load';
+import { createMemoryLogger } from '../../src/log/logger';
 
 /** Runs the CLI in-process in `cwd` and captures what it prints. */
 async function lango(argv: string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
@@ -75,6 +80,43 @@ describe('lango CLI', () => {
     fs.writeFileSync(path.join(cwd, 'lango.config.yaml'), NO_BROWSER + 'agent:\n  multiAgent: false\n');
     const single = await lango(['agents'], cwd);
     expect(single.out.split('\n')[0]).toBe('lango-agent');
+  });
+
+  it('agents --check shows a healthy peer and a skipped one with its reason, exiting 1', async () => {
+    const peerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-peer-'));
+    const peer = await createApp(resolveConfig({ server: { port: 0 }, dataDir: peerDir, a2a: { agentName: 'peer' }, tools: { browser: { enabled: false } } }), {
+      logger: createMemoryLogger(),
+    });
+    const dead = http.createServer();
+    await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve));
+    const deadPort = (dead.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => dead.close(() => resolve()));
+    try {
+      const url = await peer.listen();
+      fs.writeFileSync(
+        path.join(cwd, 'lango.config.yaml'),
+        NO_BROWSER +
+          `a2a:\n  cardFetchTimeoutMs: 2000\n  remoteAgents:\n` +
+          `    - { name: weather, baseUrl: "${url}" }\n` +
+          `    - { name: ghost, baseUrl: "http://127.0.0.1:${deadPort}" }\n`,
+      );
+      const { code, out } = await lango(['agents', '--check'], cwd);
+      expect(code).toBe(1);
+      expect(out).toMatch(/^ {2}weather +healthy +http:\/\/127\.0\.0\.1:\d+\S* \(A2A 1\.0/m);
+      expect(out).toMatch(/^ {2}ghost +skipped +http:\/\/127\.0\.0\.1:\d+\S* \(.*reason: .*(refused|ECONNREFUSED)/im);
+      const json = JSON.parse((await lango(['agents', '--json', '--check'], cwd)).out) as {
+        root: { subAgents: { name: string; kind: string }[] };
+        remoteAgents: { name: string; state: string }[];
+      };
+      expect(json.root.subAgents.at(-1)).toMatchObject({ name: 'weather', kind: 'remote' });
+      expect(json.remoteAgents.map((p) => [p.name, p.state])).toEqual([
+        ['weather', 'healthy'],
+        ['ghost', 'skipped'],
+      ]);
+    } finally {
+      await peer.close();
+      fs.rmSync(peerDir, { recursive: true, force: true });
+    }
   });
 
   it('chat answers one message and shows which agent acts', async () => {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Agent } from '../../agent/agent';
+import type { PeerStatus } from '../../federation/health';
 import { ExitCode } from '../io';
 import { appFor, configFor, type CliContext, type GlobalOptions } from '../context';
 
@@ -35,6 +36,22 @@ function render(agent: AgentView, depth: number, out: string[]): void {
   for (const sub of agent.subAgents) render(sub, depth + 1, out);
 }
 
+function renderPeers(peers: PeerStatus[]): string[] {
+  if (!peers.length) return ['remote agents: none configured'];
+  return [
+    'remote agents:',
+    ...peers.map((p) => {
+      const details = [
+        p.protocolVersion && `A2A ${p.protocolVersion}`,
+        p.latencyMs !== undefined && `${Math.round(p.latencyMs)} ms`,
+        p.reason && `reason: ${p.reason}`,
+        p.lastError && p.lastError !== p.reason && `last error: ${p.lastError}`,
+      ].filter(Boolean);
+      return `  ${p.name.padEnd(16)} ${p.state.padEnd(9)} ${p.cardUrl}${details.length ? ` (${details.join('; ')})` : ''}`;
+    }),
+  ];
+}
+
 /** `lango agents`: the agent tree, its tools and unmatched tools; `--instruction` prints the orchestrator's prompt. */
 export function registerAgentsCommand(program: Command, ctx: CliContext, done: (code: number) => void): void {
   program
@@ -42,23 +59,29 @@ export function registerAgentsCommand(program: Command, ctx: CliContext, done: (
     .description('show the agent tree: agents, descriptions, tools, unmatched tools')
     .option('--json', 'print JSON')
     .option('--instruction', "print the root agent's instruction")
-    .action(async (options: { json?: boolean; instruction?: boolean }) => {
+    .option('--check', "show each remote agent's health: healthy, open circuit, skipped with reason, last error, latency")
+    .action(async (options: { json?: boolean; instruction?: boolean; check?: boolean }) => {
       const { config } = configFor(program.opts<GlobalOptions>(), ctx);
       const app = await appFor(config, ctx);
       try {
         const root = app.root();
+        const peers = app.peers();
         if (options.instruction) {
           ctx.io.out(root.instruction + '\n');
         } else if (options.json) {
-          ctx.io.out(JSON.stringify({ root: view(root), unmatchedTools: app.unmatchedTools() }, null, 2) + '\n');
+          const report = { root: view(root), unmatchedTools: app.unmatchedTools(), ...(options.check ? { remoteAgents: peers } : {}) };
+          ctx.io.out(JSON.stringify(report, null, 2) + '\n');
         } else {
           const lines: string[] = [];
           render(view(root), 0, lines);
           const unmatched = app.unmatchedTools();
           lines.push(`unmatched tools: ${unmatched.length ? unmatched.join(', ') : 'none'}`);
+          if (options.check) lines.push(...renderPeers(peers));
           ctx.io.out(lines.join('\n') + '\n');
         }
-        done(ExitCode.ok);
+        // --check is a health probe: exit 1 when a configured remote agent is unusable.
+        const unhealthy = peers.some((p) => p.state !== 'healthy');
+        done(options.check && unhealthy ? ExitCode.failure : ExitCode.ok);
       } finally {
         await app.close();
       }
