@@ -172,8 +172,8 @@ export class RetryingPushSender implements PushNotificationSender {
         await response.arrayBuffer().catch(() => undefined);
         if (response.ok) return;
         outcome = `HTTP ${response.status}`;
-        // The receiver understood and refused: retrying will not change its mind.
-        if (response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429) {
+        // Refused (4xx) or redirected (not followed: the target was never checked): retrying will not help.
+        if (response.status < 500 && response.status !== 408 && response.status !== 429) {
           logger.warn('push notification refused by receiver', { url: url.origin, status: response.status });
           return;
         }
