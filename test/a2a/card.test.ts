@@ -111,6 +111,14 @@ describe('the card follows the tree and the configuration', () => {
       expect(raw.capabilities.extendedAgentCard).toBe(true);
       expect(JSON.stringify(raw)).not.toMatch(/t0ken-one|k3y-one/);
       expect(AgentCardV1.safeParse(raw).success).toBe(true);
+      const legacy = await json(await getCard(node.url, '/.well-known/agent.json', {}));
+      expect(legacy.securitySchemes).toMatchObject({
+        bearer: { type: 'http', scheme: 'Bearer' },
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-Lango-Key' },
+      });
+      expect(legacy.security).toEqual([{ bearer: [] }, { apiKey: [] }]);
+      expect(legacy.supportsAuthenticatedExtendedCard).toBe(true);
+      expect(AgentCardV03.safeParse(legacy).success).toBe(true);
     } finally {
       await node.close();
     }
