@@ -24,8 +24,14 @@ export interface LlmAgent {
 
 /** What the runtime hands a remote agent for one delegated request. */
 export interface RemoteInvocation {
-  /** The request as the delegating agent phrased it (the latest user message and context). */
+  /** The user's latest message: what the remote agent is asked to do. */
   text: string;
+  /**
+   * The conversation before this message, oldest first, one `speaker: text`
+   * line each (capped): sent with a new remote task so the peer knows what
+   * "it" refers to. Empty for the first message of a session.
+   */
+  context: string[];
   sessionId: string;
   signal: AbortSignal;
   /** Opaque per-session state the remote agent keeps between calls (remote taskId/contextId). */

@@ -1,4 +1,4 @@
-import type { RemoteAgent, RemoteOutcome } from './agent';
+import type { RemoteAgent, RemoteInvocation, RemoteOutcome } from './agent';
 import type { Logger } from '../log/logger';
 import { RunEvents, type RunEvent } from './events';
 import { AbortError, raceAbort } from './errors';
@@ -11,13 +11,7 @@ import { AbortError, raceAbort } from './errors';
  */
 export async function* callRemote(
   remote: RemoteAgent,
-  invocation: {
-    text: string;
-    sessionId: string;
-    signal: AbortSignal;
-    state: Record<string, unknown>;
-    metadata: Record<string, unknown>;
-  },
+  invocation: RemoteInvocation,
   logger: Logger,
 ): AsyncGenerator<RunEvent, RemoteOutcome> {
   yield RunEvents.remoteCall(remote.name, 'started');

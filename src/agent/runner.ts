@@ -9,7 +9,7 @@ import { executeToolCall, DEFAULT_MAX_TOOL_RESULT_CHARS } from './toolCall';
 import { indexTree, routesFor, transferTarget, transferToolSpec, TRANSFER_TOOL } from './transfer';
 import { resumePendingApproval } from './resume';
 import { historyMessages, TurnState, type ContextProvider, type TurnEndHook } from './turnState';
-import type { ModelToolCall } from '../llm/model';
+import type { ModelMessage, ModelToolCall } from '../llm/model';
 import type { Logger } from '../log/logger';
 import type { PendingApproval, SessionStore } from '../store/sessions';
 
@@ -250,6 +250,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
       remote,
       {
         text: turn.input.text,
+        context: conversationContext(turn.history),
         sessionId: turn.input.sessionId,
         signal: turn.signal,
         state,
@@ -333,4 +334,23 @@ function handBack(turn: TurnState, agent: Agent, note: string): LlmAgent {
 function skip(turn: TurnState, calls: ModelToolCall[], why: string): void {
   for (const call of calls)
     turn.push({ role: 'tool', toolCallId: call.id, name: call.name, content: `not run: ${why}` });
+}
+
+/** Earlier messages a remote agent gets as context: the last few, each and all capped, so a long session stays cheap. */
+const REMOTE_CONTEXT = { messages: 12, charsEach: 600, charsTotal: 4000 };
+
+/** The session's visible history as `speaker: text` lines for a remote agent, newest kept when capping. */
+function conversationContext(history: readonly ModelMessage[]): string[] {
+  const lines: string[] = [];
+  let total = 0;
+  for (const message of [...history].reverse()) {
+    if (lines.length >= REMOTE_CONTEXT.messages) break;
+    if (message.role === 'tool' || (message.role === 'user' && message.runtimeNote)) continue;
+    const speaker = message.role === 'user' ? 'user' : (message.author ?? 'assistant');
+    const text = message.content.length > REMOTE_CONTEXT.charsEach ? `${message.content.slice(0, REMOTE_CONTEXT.charsEach)}…` : message.content;
+    if (total + text.length > REMOTE_CONTEXT.charsTotal) break;
+    total += text.length;
+    lines.unshift(`${speaker}: ${text}`);
+  }
+  return lines;
 }

@@ -114,7 +114,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     callLog.info('remote call', { continuing: Boolean(session.taskId), streaming: peer.streaming });
     try {
       const c = await getClient();
-      const message = userMessage(invocation.text, metadata, session);
+      const message = userMessage(invocation.text, metadata, session, invocation.context);
       const params = { tenant: '', message, configuration: undefined, metadata };
       const task = peer.streaming
         ? yield* streamCall(c, params, request, seen)

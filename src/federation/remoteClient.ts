@@ -42,18 +42,27 @@ export async function createPeerClient(
   return factory.createFromAgentCard(card);
 }
 
-/** A user message carrying `text`, continuing `taskId`/`contextId` when set. */
+/**
+ * A user message carrying `text`, continuing `taskId`/`contextId` when set.
+ * A new task also gets the conversation so far as a first text part, so the
+ * peer can resolve references ("there", "that file"); a continued task
+ * already has it.
+ */
 export function userMessage(
   text: string,
   metadata: Record<string, unknown>,
   ids: { taskId?: string; contextId?: string },
+  context: string[] = [],
 ): Message {
+  const withContext = !ids.taskId && context.length > 0;
   return {
     messageId: randomUUID(),
     contextId: ids.contextId ?? '',
     taskId: ids.taskId ?? '',
     role: Role.ROLE_USER,
-    parts: [textPart(text)],
+    parts: withContext
+      ? [textPart(`Conversation so far (context, oldest first):\n${context.join('\n')}\n\nRequest:`), textPart(text)]
+      : [textPart(text)],
     metadata,
     extensions: [],
     referenceTaskIds: [],

@@ -16,7 +16,7 @@ function scriptedRemote(outcomes: Array<RemoteOutcome | Error>, onInvoke?: (inv:
     keywords: ['peer'],
     cardUrl: 'http://127.0.0.1:1/.well-known/agent-card.json',
     async *invoke(inv) {
-      calls.push({ text: inv.text, sessionId: inv.sessionId, state: { ...inv.state }, metadata: inv.metadata });
+      calls.push({ text: inv.text, context: inv.context, sessionId: inv.sessionId, state: { ...inv.state }, metadata: inv.metadata });
       onInvoke?.(inv);
       yield RunEvents.remoteCall('peer', 'working');
       const next = outcomes.shift();
@@ -139,9 +139,20 @@ describe('runner: remote sub-agents', () => {
       metadata: { hops: ['a'] },
     });
     expect(result).toEqual({ status: 'completed', text: 'remote says hi', author: 'peer' });
-    expect(calls).toEqual([{ text: 'ask the peer', sessionId: 's1', state: {}, metadata: { hops: ['a'] } }]);
+    expect(calls).toEqual([{ text: 'ask the peer', context: [], sessionId: 's1', state: {}, metadata: { hops: ['a'] } }]);
     expect(events).toContainEqual({ type: 'remote_call', agent: 'peer', status: 'working' });
     expect(events.at(-1)).toEqual({ type: 'final', agent: 'peer', text: 'remote says hi' });
+  });
+
+  it('gives the remote the earlier conversation as context, speakers named', async () => {
+    const { remote, calls } = scriptedRemote([{ status: 'completed', text: 'Sunny in Lyon.' }]);
+    const model = new ScriptedModel([say('Noted: you live in Lyon.'), transferTo('peer')]);
+    await collect(runnerWith(model, remote), { sessionId: 'ctx', text: 'I live in Lyon' });
+    await collect(runnerWith(model, remote), { sessionId: 'ctx', text: 'weather there tomorrow?' });
+    expect(calls[0]).toMatchObject({
+      text: 'weather there tomorrow?',
+      context: ['user: I live in Lyon', 'lango-orchestrator: Noted: you live in Lyon.'],
+    });
   });
 
   it('sends the next user message straight to a remote that asked for input, with its persisted state', async () => {

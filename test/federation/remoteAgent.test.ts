@@ -48,6 +48,17 @@ describe('remote agent calls over real A2A peers', () => {
     expect(p.requests[0].headers['a2a-version']).toBe('1.0');
   });
 
+  it('sends the conversation so far with a new remote task, as a text part before the request', async () => {
+    const p = await peer({ name: 'Weather', behaviour: 'echo' });
+    const { agents } = await load(createMemoryLogger(), { name: 'weather', baseUrl: p.url });
+    await drain(agents[0], { text: 'and tomorrow there?', context: ['user: I live in Lyon', 'lango-orchestrator: Noted.'] });
+    const message = p.requests[0].params.message as { parts: { text?: string }[] };
+    expect(message.parts.map((part) => part.text)).toEqual([
+      'Conversation so far (context, oldest first):\nuser: I live in Lyon\nlango-orchestrator: Noted.\n\nRequest:',
+      'and tomorrow there?',
+    ]);
+  });
+
   it('polls a peer that does not stream and still returns its answer', async () => {
     const p = await peer({ behaviour: 'echo', streaming: false });
     const { agents } = await load(undefined, { name: 'plain', agentCardUrl: `${p.url}.well-known/agent-card.json` });

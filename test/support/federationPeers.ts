@@ -201,6 +201,7 @@ async function play(
       if (!onward) return { state: 'failed', text: 'no onward agent' };
       const run = onward.agent.invoke({
         text: input.text,
+        context: [],
         sessionId: 's',
         signal: new AbortController().signal,
         state: {},

@@ -10,11 +10,18 @@ import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
 /** Runs one delegated call to the end: the events it streamed and how it ended (or what it threw). */
 export async function drain(
   agent: RemoteAgent,
-  input: { text: string; state?: Record<string, unknown>; metadata?: Record<string, unknown>; signal?: AbortSignal },
+  input: {
+    text: string;
+    context?: string[];
+    state?: Record<string, unknown>;
+    metadata?: Record<string, unknown>;
+    signal?: AbortSignal;
+  },
 ): Promise<{ events: RunEvent[]; outcome?: RemoteOutcome; error?: Error }> {
   const events: RunEvent[] = [];
   const run = agent.invoke({
     text: input.text,
+    context: input.context ?? [],
     sessionId: 'session-1',
     signal: input.signal ?? new AbortController().signal,
     state: input.state ?? {},
