@@ -9,6 +9,7 @@ import { combineContextProviders } from './agent/turnState';
 import { createA2AServer } from './a2a/server';
 import type { LangoConfig } from './config/schema';
 import { createFederation, type Federation } from './federation/federation';
+import { checkInboundHops } from './federation/hops';
 import type { SecretResolver } from './federation/loader';
 import type { PeerStatus } from './federation/health';
 import type { Model } from './llm/model';
@@ -189,6 +190,11 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       clock,
       peerStatus: federation ? () => federation.status() : undefined,
       remoteCard: federation ? (name) => federation.card(name) : undefined,
+      // Every inbound message, federated or not: a request that already crossed this node, or too many nodes, is refused.
+      admit: (metadata) => {
+        const hop = checkInboundHops(metadata, nodeId, config.a2a.maxHops);
+        return hop.ok ? undefined : hop.reason;
+      },
     });
     // Before the tool families close: running turns are failed first, then the tools they use go away.
     cleanups.push(() => a2a.close());

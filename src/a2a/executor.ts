@@ -22,6 +22,12 @@ export interface LangoExecutorOptions {
   runner: TurnRunner;
   logger: Logger;
   clock: () => Date;
+  /**
+   * Checks an inbound message's metadata before any work (federation's hop
+   * check): a returned reason fails the task with it, so a delegation loop is
+   * refused at the node it comes back to.
+   */
+  admit?: (metadata: Record<string, unknown>) => string | undefined;
 }
 
 /**
@@ -58,6 +64,13 @@ export class LangoExecutor implements AgentExecutor {
 
     // The SDK requires a task event first, on follow-ups too (ctx.task is the stored one).
     bus.publish(AgentEvent.task(ctx.task ?? this.newTask(ctx)));
+    const refusal = this.options.admit?.(ctx.userMessage.metadata ?? {});
+    if (refusal) {
+      logger.warn('request refused', { taskId, reason: refusal });
+      this.settle(taskId, TaskState.TASK_STATE_FAILED, `refused: ${refusal}`);
+      this.live.delete(taskId);
+      return;
+    }
     bus.publish(AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_WORKING, clock())));
 
     let result: TurnResult | undefined;

@@ -31,6 +31,8 @@ export interface A2AServerOptions {
   peerStatus?: () => PeerStatus[];
   /** The card held for a remote peer, for `GET /agents/:name/card` (federation). */
   remoteCard?: (name: string) => unknown;
+  /** Refuses an inbound message by its metadata before any work (federation's hop check); see LangoExecutorOptions. */
+  admit?: (metadata: Record<string, unknown>) => string | undefined;
   /** The node's software version, shown in the card. */
   version?: string;
   /** Push delivery tuning (tests shorten the backoff). */
@@ -88,7 +90,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const signer = config.a2a.signingKey ? createCardSigner(config.a2a.signingKey) : undefined;
   const cards = new CardService({ config, root, baseUrl: () => publicUrl, version, signer });
 
-  const executor = new LangoExecutor({ runner, logger, clock });
+  const executor = new LangoExecutor({ runner, logger, clock, admit: options.admit });
   const { allowPrivateNetworks, maxAttempts } = config.a2a.pushNotifications;
   const pushStore = new CheckedPushStore(stores.pushConfigs, allowPrivateNetworks);
   const pushSender = new RetryingPushSender({
