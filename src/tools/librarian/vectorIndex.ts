@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { HierarchicalNSW } from 'hnswlib-node';
+import type { HierarchicalNSW } from 'hnswlib-node';
 import type { Logger } from '../../log/logger';
 import { dot } from '../../llm/embeddings/vector';
 
@@ -23,6 +23,26 @@ export interface VectorIndexOptions {
   m?: number;
   /** HNSW build breadth (`efConstruction`). */
   efConstruction?: number;
+}
+
+type HnswModule = typeof import('hnswlib-node');
+let hnsw: HnswModule | null | undefined;
+
+/**
+ * Loads the native HNSW module on first need. A node whose build of the
+ * addon failed still serves every search, exactly: `null` means unavailable.
+ */
+function loadHnsw(logger: Logger): HnswModule | null {
+  if (hnsw === undefined) {
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      hnsw = require('hnswlib-node') as HnswModule;
+    } catch (error) {
+      logger.warn('hnswlib-node unavailable; vector search stays exact', { error });
+      hnsw = null;
+    }
+  }
+  return hnsw;
 }
 
 /** Collection size from which an ANN index is built by default. */
@@ -189,7 +209,9 @@ export class VectorIndex {
       const generation = this.generation;
       const started = Date.now();
       const capacity = Math.max(1024, this.ids.length * 2);
-      const graph = new HierarchicalNSW('ip', this.dimensions);
+      const native = loadHnsw(this.logger);
+      if (!native) return;
+      const graph = new native.HierarchicalNSW('ip', this.dimensions);
       graph.initIndex({
         maxElements: capacity,
         m: this.m,
