@@ -7,6 +7,8 @@ export interface PeerStatus {
   name: string;
   cardUrl: string;
   state: string;
+  /** Why a skipped peer is not in the tree. */
+  reason?: string;
   lastError?: string;
   latencyMs?: number;
 }
@@ -31,11 +33,27 @@ export interface AgentEntry {
   health?: Omit<PeerStatus, 'name' | 'cardUrl'>;
 }
 
-/** The sub-agents of the tree, local and remote, as the catalog lists them. */
+/**
+ * The sub-agents of the tree, local and remote, as the catalog lists them,
+ * then the configured remote peers the tree does not hold now (skipped at
+ * start-up, or out while their circuit is open), with the reason.
+ */
 export function agentCatalog(options: DiscoveryOptions): AgentEntry[] {
   const peers = new Map((options.peerStatus?.() ?? []).map((peer) => [peer.name, peer]));
-  return walkAgents(options.root())
-    .slice(1)
+  const inTree = walkAgents(options.root()).slice(1);
+  const outOfTree = [...peers.values()]
+    .filter((peer) => !inTree.some((agent) => agent.name === peer.name))
+    .map(
+      (peer): AgentEntry => ({
+        name: peer.name,
+        kind: 'remote',
+        description: '',
+        capabilities: [],
+        cardUrl: peer.cardUrl,
+        health: { state: peer.state, reason: peer.reason, lastError: peer.lastError, latencyMs: peer.latencyMs },
+      }),
+    );
+  return inTree
     .map((agent): AgentEntry => {
       const capabilities = /Capabilities: (.+?)\.?$/.exec(agent.description)?.[1]?.split(', ') ?? [];
       if (agent.kind === 'llm') return { name: agent.name, kind: 'local', description: agent.description, capabilities };
@@ -50,7 +68,8 @@ export function agentCatalog(options: DiscoveryOptions): AgentEntry[] {
           ? { state: peer.state, lastError: peer.lastError, latencyMs: peer.latencyMs }
           : { state: 'unknown' },
       };
-    });
+    })
+    .concat(outOfTree);
 }
 
 /** `GET /agents` and `GET /agents/:name/card`. */

@@ -68,11 +68,17 @@ describe('a hub node federating a peer node', () => {
     });
 
     const catalog = (await (await fetch(`${hub.url}/agents`)).json()) as {
-      agents: Array<{ name: string; kind: string; health?: { state: string } }>;
+      agents: Array<{ name: string; kind: string; health?: { state: string; reason?: string } }>;
     };
     expect(catalog.agents.find((a) => a.name === 'peer-one')).toMatchObject({
       kind: 'remote',
       health: { state: 'healthy' },
+    });
+    // The skipped peer is listed too, after the tree's agents, with its reason.
+    expect(catalog.agents.at(-1)).toMatchObject({
+      name: 'ghost',
+      kind: 'remote',
+      health: { state: 'skipped', reason: expect.stringContaining('ECONNREFUSED') },
     });
 
     const client = await a2aClient(hub.url, 'JSONRPC');
