@@ -130,6 +130,11 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
         return runner;
       },
       agentNames: () => walkAgents(currentRoot()).map((agent) => agent.name),
+      toolsChanged: () => {
+        if (!root) return; // during start-up the tree is built from the final tools anyway
+        root = buildTree(federation?.agents() ?? []);
+        logger.info('agent tree rebuilt', { component: 'tools', tools: toolset.tools.length });
+      },
     });
     cleanups.push(() => toolset.close());
 
@@ -208,7 +213,9 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       db,
       nodeId,
       runner,
-      families: toolset.statuses,
+      get families() {
+        return toolset.statuses;
+      },
       root: currentRoot,
       unmatchedTools: () => partitionTools(toolset.tools).unmatched.map((t) => t.name),
       peers: () => federation?.status() ?? [],

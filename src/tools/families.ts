@@ -32,10 +32,17 @@ export interface ToolFamilyDeps {
   turns: () => TurnRunner;
   /** Names of the agents in the live tree, remote ones included. */
   agentNames: () => string[];
+  /**
+   * Tells the node that this family's tools changed at runtime (a skill was
+   * added): the family replaces the contents of its instance's `tools` array
+   * first, then calls this so the agent tree is rebuilt.
+   */
+  toolsChanged: () => void;
 }
 
 /** A family once created: its tools, and how to release what it holds. */
 export interface ToolFamilyInstance {
+  /** Read again whenever the family reports `toolsChanged`. */
   tools: AnyTool[];
   /** Starts background work (schedulers) once the tree exists. */
   start?: () => void | Promise<void>;

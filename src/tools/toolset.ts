@@ -12,9 +12,11 @@ export interface FamilyStatus {
 
 /** The node's tools from every family that came up, and those families' lifecycles. */
 export interface Toolset {
-  tools: AnyTool[];
+  /** The tools now, in table order (a family may change its own at runtime). */
+  readonly tools: AnyTool[];
   instances: ToolFamilyInstance[];
-  statuses: FamilyStatus[];
+  /** How each family came up, with its tools now. */
+  readonly statuses: FamilyStatus[];
   /** Closes every instance, last created first; one failing close does not stop the others. */
   close(): Promise<void>;
 }
@@ -25,29 +27,37 @@ export interface Toolset {
  * specialist then has fewer tools, or is not created at all).
  */
 export async function createToolset(families: readonly ToolFamily[], deps: ToolFamilyDeps): Promise<Toolset> {
-  const tools: AnyTool[] = [];
   const instances: ToolFamilyInstance[] = [];
-  const statuses: FamilyStatus[] = [];
+  const created: Array<{ family: ToolFamily; instance?: ToolFamilyInstance; state: FamilyStatus['state']; reason?: string }> = [];
   for (const family of families) {
     if (!family.enabled(deps.config)) {
-      statuses.push({ name: family.name, agent: family.agent, state: 'off', tools: [] });
+      created.push({ family, state: 'off' });
       continue;
     }
     try {
       const instance = await family.create({ ...deps, logger: deps.logger.child({ component: `tools.${family.name}` }) });
       instances.push(instance);
-      tools.push(...instance.tools);
-      statuses.push({ name: family.name, agent: family.agent, state: 'on', tools: instance.tools.map((t) => t.name) });
+      created.push({ family, instance, state: 'on' });
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       deps.logger.warn('tool family unavailable; starting without it', { family: family.name, reason });
-      statuses.push({ name: family.name, agent: family.agent, state: 'broken', reason, tools: [] });
+      created.push({ family, state: 'broken', reason });
     }
   }
   return {
-    tools,
+    get tools() {
+      return instances.flatMap((instance) => instance.tools);
+    },
     instances,
-    statuses,
+    get statuses() {
+      return created.map(({ family, instance, state, reason }) => ({
+        name: family.name,
+        agent: family.agent,
+        state,
+        ...(reason ? { reason } : {}),
+        tools: instance ? instance.tools.map((t) => t.name) : [],
+      }));
+    },
     async close() {
       for (const instance of [...instances].reverse()) {
         try {

@@ -105,6 +105,7 @@ export function automatorDeps(options: {
     clock: options.clock ?? (() => new Date()),
     model: unusedModel,
     turns: () => options.runner,
+    toolsChanged: () => {},
     agentNames: () =>
       options.agentNames ?? ['lango-orchestrator', 'operator', 'navigator', 'vault', 'librarian', 'automator'],
   };

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import type { LangoConfig } from '../../config/schema';
 import type { ToolFamily, ToolFamilyDeps } from '../families';
@@ -74,10 +75,15 @@ export function skillsDir(dataDir: string): string {
   return path.join(dataDir, 'skills');
 }
 
+/** How long the skills folder must be quiet before it is read again (an editor writes in bursts). */
+const SKILLS_RELOAD_DEBOUNCE_MS = 200;
+
 /**
- * `skill_*`: one tool per active skill found at start, gated by
- * `tools.skills.enabled`. Script skills obey the exec policy; a folder whose
- * SKILL.md does not parse is skipped with a warning naming the reason.
+ * `skill_*`: one tool per active skill, gated by `tools.skills.enabled`.
+ * Script skills obey the exec policy; a folder whose SKILL.md does not parse
+ * is skipped with a warning naming the reason. The folder is watched: a skill
+ * written by the librarian's `create_skill` (or by hand) becomes a tool
+ * without a restart.
  */
 export const skillsFamily: ToolFamily = {
   name: 'skills',
@@ -87,24 +93,56 @@ export const skillsFamily: ToolFamily = {
     const exec = deps.config.tools.exec;
     const logger = deps.logger.child({ component: 'skills' });
     const dir = skillsDir(deps.dataDir);
-    const scan = loadSkills(dir);
-    for (const error of scan.errors) logger.warn('skill skipped', { dir: error.dir, reason: error.reason });
     const workspace = workspaceFor(deps);
     const resolver = createVaultSecretResolver(deps);
-    const tools = scan.skills
-      .filter((skill) => skill.active)
-      .map((skill) =>
-        createSkillTool(skill, {
-          workspace,
-          policy: { policy: exec.policy, allow: exec.allow },
-          timeoutMs: exec.timeoutMs,
-          maxOutputBytes: exec.maxOutputBytes,
-          logger,
-          redact: (text) => deps.secrets.redactText(text),
-          resolveSecretReferences: (text) => resolver.resolveSecretReferences(text),
-        }),
-      );
-    logger.info('skills loaded', { dir, active: tools.length, skipped: scan.errors.length });
-    return { tools };
+    const scanTools = () => {
+      const scan = loadSkills(dir);
+      for (const error of scan.errors) logger.warn('skill skipped', { dir: error.dir, reason: error.reason });
+      const tools = scan.skills
+        .filter((skill) => skill.active)
+        .map((skill) =>
+          createSkillTool(skill, {
+            workspace,
+            policy: { policy: exec.policy, allow: exec.allow },
+            timeoutMs: exec.timeoutMs,
+            maxOutputBytes: exec.maxOutputBytes,
+            logger,
+            redact: (text) => deps.secrets.redactText(text),
+            resolveSecretReferences: (text) => resolver.resolveSecretReferences(text),
+          }),
+        );
+      logger.info('skills loaded', { dir, active: tools.length, skipped: scan.errors.length });
+      return tools;
+    };
+    const tools = scanTools();
+
+    fs.mkdirSync(dir, { recursive: true });
+    let timer: NodeJS.Timeout | undefined;
+    const reload = () => {
+      const next = scanTools();
+      const names = (list: { name: string }[]) => list.map((t) => t.name).join(',');
+      const changed = names(next) !== names(tools);
+      tools.splice(0, tools.length, ...next);
+      // Same names can still mean new bodies: the fresh tools are in place either way; only a new set needs a new tree.
+      if (changed) deps.toolsChanged();
+    };
+    let watcher: fs.FSWatcher | undefined;
+    try {
+      watcher = fs.watch(dir, { recursive: true }, () => {
+        clearTimeout(timer);
+        timer = setTimeout(reload, SKILLS_RELOAD_DEBOUNCE_MS);
+        timer.unref();
+      });
+      watcher.on('error', (err) => logger.warn('skills folder watch stopped', { dir, error: err.message }));
+    } catch (err) {
+      logger.warn('skills folder not watched; new skills need a restart', { dir, error: (err as Error).message });
+    }
+    return {
+      tools,
+      close: () => {
+        clearTimeout(timer);
+        watcher?.close();
+      },
+    };
   },
 };

@@ -20,9 +20,10 @@ const unusedModel: Model = {
 export function familyDeps(
   dataDir: string,
   input: Omit<LangoConfigInput, 'dataDir'> = {},
-): ToolFamilyDeps & { logger: MemoryLogger; close: () => void } {
+): ToolFamilyDeps & { logger: MemoryLogger; close: () => void; toolChanges: { count: number } } {
   const config = LangoConfig.parse({ ...input, dataDir });
   const db = openDatabase(path.join(dataDir, 'lango.db'));
+  const toolChanges = { count: 0 };
   return {
     config,
     dataDir,
@@ -35,6 +36,8 @@ export function familyDeps(
       throw new Error('these tool families must not run turns');
     },
     agentNames: () => [],
+    toolChanges,
+    toolsChanged: () => void (toolChanges.count += 1),
     close: () => db.close(),
   };
 }

@@ -1,0 +1,52 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { walkAgents } from '../../src/agent/agent';
+import { runToEnd } from '../../src/agent/turn';
+import { createApp, type LangoApp } from '../../src/app';
+import { resolveConfig } from '../../src/config/load';
+import { createMemoryLogger } from '../../src/log/logger';
+
+async function until(check: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const operatorTools = (app: LangoApp) => {
+  const operator = walkAgents(app.root()).find((a) => a.name === 'operator');
+  return operator?.kind === 'llm' ? operator.tools.map((t) => t.name) : [];
+};
+
+describe('skills at runtime', () => {
+  let dataDir: string;
+  let app: LangoApp;
+  beforeEach(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-skills-'));
+    app = await createApp(resolveConfig({ dataDir, tools: { browser: { enabled: false } } }), { logger: createMemoryLogger() });
+  });
+  afterEach(async () => {
+    await app.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('gives the operator a skill the librarian creates, without a restart, and runs it', async () => {
+    expect(operatorTools(app)).not.toContain('skill_shout');
+    const created = await runToEnd(app.runner, {
+      sessionId: 'skills',
+      text:
+        'create_skill {"name":"shout","description":"Shouts a word.","type":"script",' +
+        '"parameters":[{"name":"word","description":"the word","required":true}],' +
+        '"body":"```sh\\necho \\"$SKILL_ARG_WORD\\" | tr a-z A-Z\\n```"}',
+    });
+    expect(created).toMatchObject({ status: 'completed', author: 'librarian' });
+    await until(() => operatorTools(app).includes('skill_shout'));
+
+    const ran = await runToEnd(app.runner, { sessionId: 'skills', text: 'skill_shout {"word":"lango"}' });
+    expect(ran).toMatchObject({ status: 'completed', author: 'operator' });
+    expect(ran.text).toContain('LANGO');
+    expect(app.families.find((f) => f.name === 'skills')?.tools).toEqual(['skill_shout']);
+  });
+});
