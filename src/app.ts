@@ -168,7 +168,12 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     }
     root = buildTree(federation?.agents() ?? []);
 
-    const sessions = createSessionStore({ db, logger: logger.child({ component: 'sessions' }), clock });
+    const sessions = createSessionStore({
+      db,
+      logger: logger.child({ component: 'sessions' }),
+      clock,
+      redact: (text) => secrets.redactText(text),
+    });
     const runtimeLogger = logger.child({ component: 'runtime' });
     const turnEndHooks = toolset.instances.flatMap((i) => (i.onTurnEnd ? [i.onTurnEnd] : []));
     runner = createRunner({

@@ -103,14 +103,28 @@ interface MessageRow {
 
 const ToolCalls = z.array(z.object({ id: z.string(), name: z.string(), arguments: z.string() }));
 
+/** Options of {@link createSessionStore}. */
+export interface SessionStoreOptions {
+  db: SqliteDatabase;
+  logger: Logger;
+  clock: () => Date;
+  /**
+   * Applied to every message text and tool-call argument before it is stored
+   * (the node passes its secret registry's masking): a secret value the model
+   * handled, e.g. in `secrets_store`, never lands in session history.
+   */
+  redact?: (text: string) => string;
+}
+
 /**
  * Creates the SQLite session store on the node's database.
  * @example
  * const sessions = createSessionStore({ db: openDatabase('.lango/lango.db'), logger, clock: () => new Date() });
  * sessions.commitTurn('cli:1', [{ role: 'user', content: 'hello', visible: true }], { remoteState: {} });
  */
-export function createSessionStore(options: { db: SqliteDatabase; logger: Logger; clock: () => Date }): SessionStore {
+export function createSessionStore(options: SessionStoreOptions): SessionStore {
   const { db, clock } = options;
+  const redact = options.redact ?? ((text: string) => text);
   const logger = options.logger.child({ component: 'sessions' });
   migrate(db, 'sessions', STEPS);
 
@@ -142,7 +156,12 @@ export function createSessionStore(options: { db: SqliteDatabase; logger: Logger
     const now = clock().toISOString();
     writeState(sessionId, state, now);
     let seq = (lastSeq.get(sessionId) as { seq: number }).seq;
-    return messages.map((m): StoredMessage => {
+    return messages.map((original): StoredMessage => {
+      const m: NewSessionMessage = {
+        ...original,
+        content: redact(original.content),
+        ...(original.toolCalls ? { toolCalls: original.toolCalls.map((c) => ({ ...c, arguments: redact(c.arguments) })) } : {}),
+      };
       seq += 1;
       insertMessage.run({
         session_id: sessionId,

@@ -5,6 +5,7 @@ import { openDatabase, type SqliteDatabase } from '../../src/store/database';
 import { createSessionStore, type SessionStore } from '../../src/store/sessions';
 import { toEvents } from '../../src/store/sessionEvents';
 import { createMemoryLogger } from '../../src/log/logger';
+import { SecretRegistry } from '../../src/log/redact';
 
 describe('session store', () => {
   let dir: string;
@@ -25,6 +26,29 @@ describe('session store', () => {
   afterEach(() => {
     db.close();
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('stores message texts and tool-call arguments through the redact option, so a secret never lands in the file', () => {
+    const secrets = new SecretRegistry();
+    secrets.add('hunter2-very-secret');
+    const masked = createSessionStore({ db, logger: createMemoryLogger(), clock, redact: (t) => secrets.redactText(t) });
+    const stored = masked.commitTurn(
+      's',
+      [
+        {
+          role: 'assistant',
+          content: 'storing hunter2-very-secret',
+          toolCalls: [{ id: 'c1', name: 'secrets_store', arguments: '{"name":"db","value":"hunter2-very-secret"}' }],
+          author: 'vault',
+          visible: false,
+        },
+      ],
+      { remoteState: {} },
+    );
+    expect(stored[0].content).toBe('storing [REDACTED]');
+    expect(masked.messages('s')[0].toolCalls?.[0].arguments).toBe('{"name":"db","value":"[REDACTED]"}');
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    expect(fs.readFileSync(file).includes('hunter2-very-secret')).toBe(false);
   });
 
   it('keeps messages, tool calls, authors and state across closing and reopening the database file', () => {
