@@ -25,10 +25,10 @@ export interface ProfileSummary {
 }
 
 const OWNERS: Array<[RegExp, string]> = [
-  [/\.build\/src\/|\/dist\/(?!.*node_modules)/, 'lango (src/)'],
+  [/\/node_modules\/@a2a-js\/sdk/, '@a2a-js/sdk'],
+  [/\/node_modules\/kysely\//, 'kysely (driver of the SDK DatabaseTaskStore)'],
+  [/\.build\/src\//, 'lango (src/)'],
   [/\.build\/scripts\//, 'bench entry'],
-  [/@a2a-js\/sdk/, '@a2a-js/sdk'],
-  [/node_modules\/kysely\//, 'kysely (driver of the SDK DatabaseTaskStore)'],
   [/node_modules\/better-sqlite3\//, 'better-sqlite3'],
   [/node_modules\/(express|router|body-parser|raw-body|send|finalhandler|path-to-regexp|cors|on-finished)\//, 'express'],
   [/node_modules\/zod\//, 'zod'],
@@ -47,7 +47,11 @@ function ownerOf(url: string, functionName: string): string {
 export function summarizeProfile(dir: string, top = 8): ProfileSummary | undefined {
   const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')) : [];
   if (!files.length) return undefined;
-  const file = path.join(dir, files.sort().at(-1)!);
+  return summarizeProfileFile(path.join(dir, files.sort().at(-1)!), top);
+}
+
+/** Sums the self time of one `.cpuprofile` file by owner and by function. */
+export function summarizeProfileFile(file: string, top = 8): ProfileSummary {
   const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const owners = new Map<string, number>();

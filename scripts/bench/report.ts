@@ -39,7 +39,7 @@ export function describeMachine(): Machine {
   };
 }
 
-const verdict = (met: boolean | undefined) => (met === undefined ? 'not measured' : met ? 'met' : 'MISSED');
+const verdict = (met: boolean | undefined) => (met === undefined ? 'not judged' : met ? 'met' : 'MISSED');
 
 /** The whole docs/benchmarks.md text. */
 export function renderReport(options: { machine: Machine; results: ScenarioResult[]; settings: Record<string, unknown>; startedAt: Date; seconds: number }): string {

@@ -34,6 +34,7 @@ export interface ScenarioResult {
 
 const MIB = 1024 * 1024;
 const mib = (bytes: number) => `${Math.round(bytes / MIB)} MiB`;
+const signed = (bytes: number) => `${bytes < 0 ? '−' : '+'}${mib(Math.abs(bytes))}`;
 const fmt = (x: number, digits = 0) => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');
 
 function tempDir(prefix: string): string {
@@ -162,6 +163,32 @@ export function greeting(): Promise<ScenarioResult> {
   });
 }
 
+/**
+ * Not a target: the greeting load against the node as shipped and against the
+ * node with every better-sqlite3 statement cached (BENCH_STMT_CACHE=1 in
+ * nodeEntry), to size the fix the profiles point at.
+ */
+export async function statementCache(): Promise<ScenarioResult> {
+  const loadEnv = { KIND: 'send', TEXT: 'hi' };
+  const runs = await alternate(
+    () => withServer(nodeSpec(), (s) => load(s, loadEnv)),
+    () => withServer(nodeSpec({ BENCH_STMT_CACHE: '1' }), (s) => load(s, loadEnv)),
+  );
+  const shipped = median(runs.baseline.map((r) => r.okPerSec));
+  const cached = median(runs.node.map((r) => r.okPerSec));
+  const line = (who: string, r: LoadResult[]) => `${who} runs: ${r.map((x) => `${x.okPerSec} ok/s p50 ${x.p50} p99 ${x.p99} ms (${x.failed} failed)`).join('; ')}`;
+  return {
+    id: 'statement-cache',
+    title: 'experiment (not a target): greeting `SendMessage`, node as shipped vs node with prepared statements cached',
+    target: 'none: sizes the fix for the prepare-per-query cost',
+    baseline: `node as shipped: ${fmt(shipped)} req/s, p99 ${fmt(median(runs.baseline.map((r) => r.p99)))} ms`,
+    node: `node with cached statements: ${fmt(cached)} req/s, p99 ${fmt(median(runs.node.map((r) => r.p99)))} ms`,
+    ratio: `${fmt(cached / shipped, 2)} × the shipped node`,
+    met: undefined,
+    notes: [line('as shipped', runs.baseline), line('cached statements', runs.node)],
+  };
+}
+
 /** SendMessage delegated orchestrator → vault, which runs crypto_hash once (instant scripted model). */
 export function delegated(): Promise<ScenarioResult> {
   return throughput({
@@ -247,7 +274,7 @@ export async function memory(): Promise<ScenarioResult> {
     target: 'RSS within +64 MiB of the node after 1k tasks',
     baseline: describe(baseline),
     node: describe(node),
-    ratio: `node +${mib(growth)} vs baseline +${mib(baseGrowth)}`,
+    ratio: `node ${signed(growth)} vs baseline ${signed(baseGrowth)}`,
     met: growth <= 64 * MIB && node.failed === 0,
     notes: [
       `one run each (100k tasks take minutes); baseline ${baseline.ok} ok / ${baseline.failed} failed in ${fmt(baseline.seconds)} s, node ${node.ok} ok / ${node.failed} failed in ${fmt(node.seconds)} s`,
