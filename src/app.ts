@@ -81,7 +81,8 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   const secrets = deps.secrets ?? new SecretRegistry();
   secrets.add(config.agent.apiKey);
   secrets.add(config.embedding.apiKey);
-  for (const token of [...(config.a2a.auth?.bearerTokens ?? []), ...(config.a2a.auth?.apiKeys ?? [])]) secrets.add(token);
+  for (const token of [...(config.a2a.auth?.bearerTokens ?? []), ...(config.a2a.auth?.apiKeys ?? [])])
+    secrets.add(token);
   const logger =
     deps.logger ?? createWinstonLogger({ level: config.logLevel, pretty: Boolean(process.stderr.isTTY), secrets });
   const clock = deps.clock ?? (() => new Date());
@@ -92,7 +93,12 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   const promptLogger = logger.child({ component: 'prompt' });
   const sections = loadPromptSections({ promptsDir: config.agent.promptsDir, logger: promptLogger, secrets });
   const systemPrompt = config.agent.multiAgent ? buildOrchestratorSystemPrompt(sections) : buildSystemPrompt(sections);
-  const subAgentPrompt = createSubAgentPrompt({ sections, promptsDir: config.agent.promptsDir, logger: promptLogger, secrets });
+  const subAgentPrompt = createSubAgentPrompt({
+    sections,
+    promptsDir: config.agent.promptsDir,
+    logger: promptLogger,
+    secrets,
+  });
 
   const cleanups: Array<() => unknown> = [];
   const closeAll = async () => {

@@ -12,7 +12,14 @@ export * from './errors';
 
 // Agents, tools and the runtime
 export { defineTool, toolJsonSchema, ApprovalRequired, type Tool, type AnyTool, type ToolContext } from './agent/tool';
-export { walkAgents, type Agent, type LlmAgent, type RemoteAgent, type RemoteInvocation, type RemoteOutcome } from './agent/agent';
+export {
+  walkAgents,
+  type Agent,
+  type LlmAgent,
+  type RemoteAgent,
+  type RemoteInvocation,
+  type RemoteOutcome,
+} from './agent/agent';
 export { RunEvents, assertNever, type RunEvent } from './agent/events';
 export { runToEnd, type TurnInput, type TurnResult, type TurnRunner } from './agent/turn';
 export { createRunner, type RunnerOptions } from './agent/runner';
@@ -20,7 +27,15 @@ export { combineContextProviders, type ContextProvider, type TurnEndHook } from 
 export { AbortError, isAbortError } from './agent/errors';
 
 // Models
-export type { Model, ModelEvent, ModelMessage, ModelRequest, ModelRoute, ModelToolCall, ModelToolSpec } from './llm/model';
+export type {
+  Model,
+  ModelEvent,
+  ModelMessage,
+  ModelRequest,
+  ModelRoute,
+  ModelToolCall,
+  ModelToolSpec,
+} from './llm/model';
 export { createOpenAIModel, ModelRequestError, type OpenAIModelOptions } from './llm/openai';
 export { createOfflineModel } from './llm/offline';
 

@@ -19,6 +19,7 @@ const PROMISED = [
 describe('the package entry point', () => {
   it('exports the promised names from the source and from the built package main', () => {
     for (const name of PROMISED) expect(typeof (lango as Record<string, unknown>)[name]).not.toBe('undefined');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const pkg = require('../package.json') as { main: string };
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const built = require(path.resolve(__dirname, '..', pkg.main)) as Record<string, unknown>;
@@ -35,7 +36,13 @@ describe('the package entry point', () => {
     );
     expect(set.unmatched.map((t) => t.name)).toEqual(['weather_now']);
     expect(lango.agentSpecs.map((s) => s.name)).toEqual([
-      'operator', 'navigator', 'vault', 'librarian', 'automator', 'planner', 'chronicler',
+      'operator',
+      'navigator',
+      'vault',
+      'librarian',
+      'automator',
+      'planner',
+      'chronicler',
     ]);
     expect(lango.toolCapability('browser_navigate')).toBe('web browsing');
     expect(lango.toolCapability('weather_now')).toBe('');
@@ -46,7 +53,11 @@ describe('the package entry point', () => {
     expect(root.subAgents.map((a) => a.name)).toEqual(['operator', 'navigator', 'librarian', 'planner']);
     for (const agent of root.subAgents) {
       expect(agent).toEqual(
-        expect.objectContaining({ name: expect.any(String), description: expect.any(String), instruction: expect.any(String) }),
+        expect.objectContaining({
+          name: expect.any(String),
+          description: expect.any(String),
+          instruction: expect.any(String),
+        }),
       );
     }
     expect(root.instruction).toContain('Unmatched Tools');

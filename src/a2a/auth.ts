@@ -104,7 +104,8 @@ export function requireAuth(auth: Authenticator): RequestHandler {
 }
 
 /** The SDK's `userBuilder`: the caller {@link requireAuth} identified. */
-export const userFromRequest = async (req: Request): Promise<User> => (req as WithUser)[USER] ?? new UnauthenticatedUser();
+export const userFromRequest = async (req: Request): Promise<User> =>
+  (req as WithUser)[USER] ?? new UnauthenticatedUser();
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost', '::ffff:127.0.0.1']);
 

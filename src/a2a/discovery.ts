@@ -43,20 +43,19 @@ export function agentCatalog(options: DiscoveryOptions): AgentEntry[] {
   const inTree = walkAgents(options.root()).slice(1);
   const outOfTree = [...peers.values()]
     .filter((peer) => !inTree.some((agent) => agent.name === peer.name))
-    .map(
-      (peer): AgentEntry => ({
-        name: peer.name,
-        kind: 'remote',
-        description: '',
-        capabilities: [],
-        cardUrl: peer.cardUrl,
-        health: { state: peer.state, reason: peer.reason, lastError: peer.lastError, latencyMs: peer.latencyMs },
-      }),
-    );
+    .map((peer): AgentEntry => ({
+      name: peer.name,
+      kind: 'remote',
+      description: '',
+      capabilities: [],
+      cardUrl: peer.cardUrl,
+      health: { state: peer.state, reason: peer.reason, lastError: peer.lastError, latencyMs: peer.latencyMs },
+    }));
   return inTree
     .map((agent): AgentEntry => {
       const capabilities = /Capabilities: (.+?)\.?$/.exec(agent.description)?.[1]?.split(', ') ?? [];
-      if (agent.kind === 'llm') return { name: agent.name, kind: 'local', description: agent.description, capabilities };
+      if (agent.kind === 'llm')
+        return { name: agent.name, kind: 'local', description: agent.description, capabilities };
       const peer = peers.get(agent.name);
       return {
         name: agent.name,
@@ -87,7 +86,14 @@ export function discoveryRoutes(options: DiscoveryOptions): Router {
     }
     const card = agent.kind === 'remote' ? options.remoteCard?.(name) : undefined;
     if (card === undefined) {
-      res.status(404).json({ error: { code: 404, message: `${name} is ${agent.kind === 'remote' ? 'a remote agent whose card is not loaded' : 'a local agent; see /.well-known/agent-card.json'}` } });
+      res
+        .status(404)
+        .json({
+          error: {
+            code: 404,
+            message: `${name} is ${agent.kind === 'remote' ? 'a remote agent whose card is not loaded' : 'a local agent; see /.well-known/agent-card.json'}`,
+          },
+        });
       return;
     }
     res.json(card);

@@ -29,7 +29,14 @@ export function bodyLimit(maxBodyBytes: number): RequestHandler {
     }
     // Nothing will read the body: close the connection after answering.
     res.setHeader('Connection', 'close');
-    sendError(res, req.method, req.path, 413, INVALID_REQUEST, `request body of ${length} bytes exceeds the limit of ${maxBodyBytes} bytes`);
+    sendError(
+      res,
+      req.method,
+      req.path,
+      413,
+      INVALID_REQUEST,
+      `request body of ${length} bytes exceeds the limit of ${maxBodyBytes} bytes`,
+    );
   };
 }
 
@@ -52,9 +59,23 @@ export function jsonErrors(logger: Logger): ErrorRequestHandler {
       sendError(res, req.method, req.path, 413, INVALID_REQUEST, 'request body exceeds the size limit');
     } else if (e.type === 'entity.parse.failed' || err instanceof SyntaxError) {
       // JSON-RPC errors travel as HTTP 200 (as the SDK sends its own); REST says 400.
-      sendError(res, req.method, req.path, isJsonRpc(req.method, req.path) ? 200 : 400, PARSE_ERROR, 'Parse error: the request body is not valid JSON');
+      sendError(
+        res,
+        req.method,
+        req.path,
+        isJsonRpc(req.method, req.path) ? 200 : 400,
+        PARSE_ERROR,
+        'Parse error: the request body is not valid JSON',
+      );
     } else if (status >= 400 && status < 500) {
-      sendError(res, req.method, req.path, status, INVALID_REQUEST, `bad request: ${e.type ?? e.message ?? 'unreadable body'}`);
+      sendError(
+        res,
+        req.method,
+        req.path,
+        status,
+        INVALID_REQUEST,
+        `bad request: ${e.type ?? e.message ?? 'unreadable body'}`,
+      );
     } else {
       logger.error('request failed', { method: req.method, path: req.path, error: e.message ?? String(err) });
       sendError(res, req.method, req.path, 500, INTERNAL_ERROR, 'internal error');

@@ -100,7 +100,9 @@ export class LangoExecutor implements AgentExecutor {
     } catch (err) {
       if (live.settled) return; // canceled (or shut down) while running: that state stands
       const aborted = err instanceof Error && err.name === 'AbortError';
-      const reason = aborted ? 'the turn was aborted' : `the agent failed: ${err instanceof Error ? err.message : String(err)}`;
+      const reason = aborted
+        ? 'the turn was aborted'
+        : `the agent failed: ${err instanceof Error ? err.message : String(err)}`;
       logger.warn('turn failed', { taskId, reason });
       this.settle(taskId, TaskState.TASK_STATE_FAILED, reason);
       return;
@@ -121,7 +123,12 @@ export class LangoExecutor implements AgentExecutor {
     if (live) this.live.delete(taskId);
     bus.publish(
       AgentEvent.statusUpdate(
-        statusUpdate({ taskId, contextId: live?.contextId ?? '' }, TaskState.TASK_STATE_CANCELED, this.options.clock(), 'Task canceled by the caller.'),
+        statusUpdate(
+          { taskId, contextId: live?.contextId ?? '' },
+          TaskState.TASK_STATE_CANCELED,
+          this.options.clock(),
+          'Task canceled by the caller.',
+        ),
       ),
     );
   };
@@ -140,7 +147,11 @@ export class LangoExecutor implements AgentExecutor {
     return {
       id: ctx.taskId,
       contextId: ctx.contextId,
-      status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: this.options.clock().toISOString() },
+      status: {
+        state: TaskState.TASK_STATE_SUBMITTED,
+        message: undefined,
+        timestamp: this.options.clock().toISOString(),
+      },
       artifacts: [],
       history: [ctx.userMessage],
       metadata: undefined,
@@ -185,7 +196,9 @@ export class LangoExecutor implements AgentExecutor {
     if (!live || live.settled) return;
     live.settled = true;
     live.bus.publish(
-      AgentEvent.statusUpdate(statusUpdate({ taskId, contextId: live.contextId }, state, this.options.clock(), text, metadata)),
+      AgentEvent.statusUpdate(
+        statusUpdate({ taskId, contextId: live.contextId }, state, this.options.clock(), text, metadata),
+      ),
     );
   }
 }

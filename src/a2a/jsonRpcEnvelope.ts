@@ -26,7 +26,9 @@ const checkEnvelope: RequestHandler = (req, res, next) => {
   }
   const id = isObject(body) && isValidId(body.id) ? body.id : null;
   // JSON-RPC errors travel as HTTP 200, as the SDK sends its own.
-  res.status(200).json({ jsonrpc: '2.0', id, error: { code: INVALID_REQUEST, message: `Invalid Request: ${problem}` } });
+  res
+    .status(200)
+    .json({ jsonrpc: '2.0', id, error: { code: INVALID_REQUEST, message: `Invalid Request: ${problem}` } });
 };
 
 function envelopeProblem(body: unknown): string | undefined {

@@ -68,7 +68,9 @@ export function messageText(message: Message): string {
         pieces.push(`[file ${part.filename || content.value}]`);
         break;
       case 'raw':
-        pieces.push(`[file ${part.filename || 'attachment'} (${part.mediaType || 'binary'}, ${content.value.length} bytes)]`);
+        pieces.push(
+          `[file ${part.filename || 'attachment'} (${part.mediaType || 'binary'}, ${content.value.length} bytes)]`,
+        );
         break;
     }
   }

@@ -29,8 +29,14 @@ export function isPrivateAddress(ip: string): boolean {
   if (isIP(ip) === 4) {
     const [a, b] = ip.split('.').map(Number);
     return (
-      a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || a >= 224
+      a === 0 ||
+      a === 10 ||
+      a === 127 ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      (a === 100 && b >= 64 && b <= 127) ||
+      a >= 224
     );
   }
   const lower = ip.toLowerCase();
@@ -51,9 +57,13 @@ export function checkPushUrl(raw: string, allowPrivateNetworks: boolean): URL {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new RequestMalformedError(`pushNotificationConfig.url must be http(s), not ${url.protocol}`);
   }
-  if (url.username || url.password) throw new RequestMalformedError('pushNotificationConfig.url must not carry credentials');
+  if (url.username || url.password)
+    throw new RequestMalformedError('pushNotificationConfig.url must not carry credentials');
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (!allowPrivateNetworks && (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && isPrivateAddress(host)))) {
+  if (
+    !allowPrivateNetworks &&
+    (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && isPrivateAddress(host)))
+  ) {
     throw new RequestMalformedError(`pushNotificationConfig.url points at a private or loopback address (${host})`);
   }
   return url;
@@ -119,9 +129,11 @@ export class RetryingPushSender implements PushNotificationSender {
     const taskId = taskIdOf(streamResponse);
     if (!taskId || this.stop.signal.aborted) return;
     const previous = this.chains.get(taskId) ?? Promise.resolve();
-    const next = previous.then(() => this.deliverAll(taskId, streamResponse, context, task)).catch((err) => {
-      this.options.logger.warn('push notification dispatch failed', { taskId, error: String(err) });
-    });
+    const next = previous
+      .then(() => this.deliverAll(taskId, streamResponse, context, task))
+      .catch((err) => {
+        this.options.logger.warn('push notification dispatch failed', { taskId, error: String(err) });
+      });
     this.chains.set(taskId, next);
     void next.finally(() => {
       if (this.chains.get(taskId) === next) this.chains.delete(taskId);
@@ -213,6 +225,13 @@ function taskIdOf(event: StreamResponse): string | undefined {
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }

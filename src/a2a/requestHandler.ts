@@ -39,8 +39,12 @@ export class GuardedRequestHandler implements A2ARequestHandler {
     return (await this.cards.current()).card;
   }
 
-  async getAuthenticatedExtendedAgentCard(_params: GetExtendedAgentCardRequest, context: ServerCallContext): Promise<AgentCard> {
-    if (!this.extendedCardEnabled) throw new UnsupportedOperationError('this node publishes no extended agent card (a2a.auth is not configured)');
+  async getAuthenticatedExtendedAgentCard(
+    _params: GetExtendedAgentCardRequest,
+    context: ServerCallContext,
+  ): Promise<AgentCard> {
+    if (!this.extendedCardEnabled)
+      throw new UnsupportedOperationError('this node publishes no extended agent card (a2a.auth is not configured)');
     if (!context.user?.isAuthenticated) return this.getAgentCard();
     return this.cards.extended();
   }
@@ -50,7 +54,10 @@ export class GuardedRequestHandler implements A2ARequestHandler {
     return this.inner.sendMessage(params, context);
   }
 
-  sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+  sendMessageStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     checkSendMessage(params);
     return this.inner.sendMessageStream(params, context);
   }
@@ -69,13 +76,19 @@ export class GuardedRequestHandler implements A2ARequestHandler {
     return this.inner.cancelTask(params, context);
   }
 
-  createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+  createTaskPushNotificationConfig(
+    params: TaskPushNotificationConfig,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
     if (!params.taskId) throw new RequestMalformedError('taskId is required');
     if (!params.url) throw new RequestMalformedError('url is required');
     return this.inner.createTaskPushNotificationConfig(params, context);
   }
 
-  getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+  getTaskPushNotificationConfig(
+    params: GetTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
     return this.inner.getTaskPushNotificationConfig(params, context);
   }
 
@@ -86,11 +99,17 @@ export class GuardedRequestHandler implements A2ARequestHandler {
     return this.inner.listTaskPushNotificationConfigs(params, context);
   }
 
-  deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
+  deleteTaskPushNotificationConfig(
+    params: DeleteTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<void> {
     return this.inner.deleteTaskPushNotificationConfig(params, context);
   }
 
-  resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+  resubscribe(
+    params: SubscribeToTaskRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     return this.inner.resubscribe(params, context);
   }
 }
@@ -100,13 +119,15 @@ export function checkSendMessage(params: SendMessageRequest): void {
   const message = params.message;
   if (!message) throw new RequestMalformedError('message is required');
   if (!message.messageId) throw new RequestMalformedError('message.messageId is required');
-  if (message.role !== Role.ROLE_USER) throw new RequestMalformedError('message.role must be ROLE_USER (a message from the caller)');
+  if (message.role !== Role.ROLE_USER)
+    throw new RequestMalformedError('message.role must be ROLE_USER (a message from the caller)');
   if (!Array.isArray(message.parts) || message.parts.length === 0) {
     throw new RequestMalformedError('message.parts must contain at least one part');
   }
   message.parts.forEach((part, index) => {
     const content = part?.content;
-    if (!content) throw new RequestMalformedError(`message.parts[${index}] has no content: expected text, data, url or raw`);
+    if (!content)
+      throw new RequestMalformedError(`message.parts[${index}] has no content: expected text, data, url or raw`);
     if (content.$case === 'text' && typeof content.value !== 'string') {
       throw new RequestMalformedError(`message.parts[${index}].text must be a string`);
     }

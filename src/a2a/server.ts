@@ -121,7 +121,12 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   app.use(bodyLimit(config.a2a.maxBodyBytes));
   // JSON-RPC first, so the hot path passes no other route. The envelope check parses the body once
   // (the SDK's own parser skips a parsed body); REST parses its own.
-  app.post('/', gate, ...jsonRpcEnvelope(config.a2a.maxBodyBytes), jsonRpcHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }));
+  app.post(
+    '/',
+    gate,
+    ...jsonRpcEnvelope(config.a2a.maxBodyBytes),
+    jsonRpcHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }),
+  );
   app.use(healthRoutes({ root, db, closing: () => closing }));
   app.use(cardRoutes({ cards, legacyCompat: config.a2a.legacyCompat }));
   app.use('/agents', gate);
@@ -149,7 +154,9 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
         stores.failInterrupted('node shutting down');
       } catch (err) {
         // The database is already gone: the next start marks these tasks failed instead.
-        logger.warn('could not mark running tasks failed at shutdown', { error: err instanceof Error ? err.message : String(err) });
+        logger.warn('could not mark running tasks failed at shutdown', {
+          error: err instanceof Error ? err.message : String(err),
+        });
       }
     },
   };

@@ -32,11 +32,16 @@ export function createCardSigner(keyText: string): CardSigner {
       : createPrivateKey(trimmed);
   } catch {
     // Never echo the key material.
-    throw new ConfigError('a2a.signingKey is not a PEM private key or a private JWK', ['a2a.signingKey: unreadable key']);
+    throw new ConfigError('a2a.signingKey is not a PEM private key or a private JWK', [
+      'a2a.signingKey: unreadable key',
+    ]);
   }
   const alg = algorithmFor(privateKey);
   const publicKey = createPublicKey(privateKey);
-  const kid = createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex').slice(0, 16);
+  const kid = createHash('sha256')
+    .update(publicKey.export({ type: 'spki', format: 'der' }))
+    .digest('hex')
+    .slice(0, 16);
   return { sign: generateAgentCardSignature(privateKey, { alg, kid, typ: 'JOSE' }), kid, alg, publicKey };
 }
 

@@ -3,7 +3,12 @@ import { Task, TaskPushNotificationConfig, TaskState, taskStateToJSON } from '@a
 import type { ListTasksRequest, ListTasksResponse } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { resolveUserScope } from '@a2a-js/sdk/server';
-import type { PushNotificationStore, ServerCallContext, StoredPushNotificationConfig, TaskStore } from '@a2a-js/sdk/server';
+import type {
+  PushNotificationStore,
+  ServerCallContext,
+  StoredPushNotificationConfig,
+  TaskStore,
+} from '@a2a-js/sdk/server';
 import type { SqliteDatabase } from '../store/database';
 import type { Logger } from '../log/logger';
 
@@ -123,7 +128,9 @@ export class SqliteTaskStore implements TaskStore {
       args.push(Date.parse(params.statusTimestampAfter));
     }
     const filter = where.join(' AND ');
-    const total = (this.statement(`SELECT count(*) AS n FROM ${this.table} WHERE ${filter}`).get(...args) as { n: number }).n;
+    const total = (
+      this.statement(`SELECT count(*) AS n FROM ${this.table} WHERE ${filter}`).get(...args) as { n: number }
+    ).n;
 
     const pageWhere = [...where];
     const pageArgs = [...args];
@@ -133,7 +140,11 @@ export class SqliteTaskStore implements TaskStore {
       pageArgs.push(cursor.updated, cursor.updated, cursor.id);
     }
     const columns = [
-      'id', 'context_id', 'status', 'metadata', 'status_last_updated',
+      'id',
+      'context_id',
+      'status',
+      'metadata',
+      'status_last_updated',
       params.includeArtifacts ? 'artifacts' : 'NULL AS artifacts',
       params.historyLength !== undefined && params.historyLength <= 0 ? 'NULL AS history' : 'history',
     ].join(', ');
@@ -146,7 +157,10 @@ export class SqliteTaskStore implements TaskStore {
       try {
         tasks.push(fromRow(row));
       } catch (err) {
-        this.logger.warn('unreadable task skipped', { taskId: row.id, error: err instanceof Error ? err.message : String(err) });
+        this.logger.warn('unreadable task skipped', {
+          taskId: row.id,
+          error: err instanceof Error ? err.message : String(err),
+        });
       }
     }
     const last = page.at(-1);
@@ -206,14 +220,20 @@ export class SqlitePushStore implements PushNotificationStore {
     private readonly logger: Logger,
     table = 'a2a_push_configs',
   ) {
-    for (const row of db.prepare(`SELECT DISTINCT tenant, owner, task_id FROM ${table}`).all() as { tenant: string; owner: string; task_id: string }[]) {
+    for (const row of db.prepare(`SELECT DISTINCT tenant, owner, task_id FROM ${table}`).all() as {
+      tenant: string;
+      owner: string;
+      task_id: string;
+    }[]) {
       this.withConfigs.add(key(row.tenant, row.owner, row.task_id));
     }
     this.upsert = db.prepare(
       `INSERT INTO ${table} (tenant, owner, task_id, config_id, config_data, protocol_version) VALUES (?, ?, ?, ?, ?, '1.0')
        ON CONFLICT (tenant, owner, task_id, config_id) DO UPDATE SET config_data = excluded.config_data`,
     );
-    this.select = db.prepare(`SELECT config_id, config_data FROM ${table} WHERE tenant = ? AND owner = ? AND task_id = ?`);
+    this.select = db.prepare(
+      `SELECT config_id, config_data FROM ${table} WHERE tenant = ? AND owner = ? AND task_id = ?`,
+    );
     this.remove = db.prepare(`DELETE FROM ${table} WHERE tenant = ? AND owner = ? AND task_id = ? AND config_id = ?`);
   }
 
@@ -224,7 +244,13 @@ export class SqlitePushStore implements PushNotificationStore {
     delete payload.tenant;
     delete payload.id;
     delete payload.taskId;
-    this.upsert.run(tenant, owner, taskId, config.id, JSON.stringify({ ...payload, wireVersion: context.requestedVersion }));
+    this.upsert.run(
+      tenant,
+      owner,
+      taskId,
+      config.id,
+      JSON.stringify({ ...payload, wireVersion: context.requestedVersion }),
+    );
     this.withConfigs.add(key(tenant, owner, taskId));
   }
 

@@ -82,14 +82,21 @@ export function createA2AStores(options: { db: SqliteDatabase; logger: Logger; c
     `DELETE FROM ${PUSH_TABLE} WHERE (tenant, owner, task_id) IN (SELECT tenant, owner, id FROM ${TASK_TABLE}
        WHERE status_state IN (${finished}) AND status_last_updated < ?)`,
   );
-  const deleteTasks = db.prepare(`DELETE FROM ${TASK_TABLE} WHERE status_state IN (${finished}) AND status_last_updated < ?`);
+  const deleteTasks = db.prepare(
+    `DELETE FROM ${TASK_TABLE} WHERE status_state IN (${finished}) AND status_last_updated < ?`,
+  );
 
   return {
     tasks,
     pushConfigs,
     failInterrupted(reason) {
       const now = clock();
-      const rows = selectInFlight.all(...IN_FLIGHT) as { tenant: string; owner: string; id: string; context_id: string }[];
+      const rows = selectInFlight.all(...IN_FLIGHT) as {
+        tenant: string;
+        owner: string;
+        id: string;
+        context_id: string;
+      }[];
       db.transaction(() => {
         for (const row of rows) {
           const status = {

@@ -135,7 +135,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
     const routes = routesFor(agent, turn.tree);
     const tools = agent.tools.map((t) => ({ name: t.name, description: t.description, parameters: toolJsonSchema(t) }));
     if (routes.length) tools.push(transferToolSpec(routes));
-    const context = yield* agentContext(turn, agent);
+    const context = await agentContext(turn, agent);
     const reply = yield* callModel(
       agent.model,
       {
@@ -274,7 +274,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   }
 
   /** Fetches (once per agent per turn) the context provider's text; a failing provider adds nothing. */
-  async function* agentContext(turn: TurnState, agent: LlmAgent): AsyncGenerator<RunEvent, string | undefined> {
+  async function agentContext(turn: TurnState, agent: LlmAgent): Promise<string | undefined> {
     if (!options.contextProvider) return undefined;
     if (!turn.contexts.has(agent.name)) {
       let text: string | undefined;
@@ -347,7 +347,10 @@ function conversationContext(history: readonly ModelMessage[]): string[] {
     if (lines.length >= REMOTE_CONTEXT.messages) break;
     if (message.role === 'tool' || (message.role === 'user' && message.runtimeNote)) continue;
     const speaker = message.role === 'user' ? 'user' : (message.author ?? 'assistant');
-    const text = message.content.length > REMOTE_CONTEXT.charsEach ? `${message.content.slice(0, REMOTE_CONTEXT.charsEach)}…` : message.content;
+    const text =
+      message.content.length > REMOTE_CONTEXT.charsEach
+        ? `${message.content.slice(0, REMOTE_CONTEXT.charsEach)}…`
+        : message.content;
     if (total + text.length > REMOTE_CONTEXT.charsTotal) break;
     total += text.length;
     lines.unshift(`${speaker}: ${text}`);

@@ -24,7 +24,12 @@ export interface RunCliOptions {
 export async function runCli(argv: string[], options: RunCliOptions = {}): Promise<number> {
   const io = options.io ?? processIO;
   const env = options.env ?? process.env;
-  const ctx: CliContext = { io, env, cwd: options.cwd ?? process.cwd(), stopSignal: options.stopSignal ?? stopRequested() };
+  const ctx: CliContext = {
+    io,
+    env,
+    cwd: options.cwd ?? process.cwd(),
+    stopSignal: options.stopSignal ?? stopRequested(),
+  };
   let exitCode: number = ExitCode.ok;
   const done = (code: number) => {
     exitCode = code;

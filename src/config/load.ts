@@ -120,9 +120,7 @@ function substituteEnv(value: unknown, env: NodeJS.ProcessEnv, at: (string | num
   }
   if (Array.isArray(value)) return value.map((v, i) => substituteEnv(v, env, [...at, i], problems));
   if (value && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, substituteEnv(v, env, [...at, k], problems)]),
-    );
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substituteEnv(v, env, [...at, k], problems)]));
   }
   return value;
 }
@@ -137,7 +135,8 @@ function applyEnvironment(input: unknown, env: NodeJS.ProcessEnv, problems: stri
   };
   if (env.PORT !== undefined && env.PORT !== '') {
     const port = Number(env.PORT);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push(`PORT: "${env.PORT}" is not a port number (0-65535)`);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      problems.push(`PORT: "${env.PORT}" is not a port number (0-65535)`);
     else section('server').port = port;
   }
   if (env.LOG_LEVEL) config.logLevel = env.LOG_LEVEL;
@@ -161,7 +160,9 @@ function finalize(config: LangoConfig, problems: string[]): LangoConfig {
   const hasKey = Boolean(config.agent.apiKey);
   const provider = config.agent.provider ?? (hasKey ? 'openai' : 'offline');
   if (provider === 'openai' && !hasKey && !config.agent.baseUrl) {
-    problems.push('agent.apiKey: required when agent.provider is "openai" (or set agent.baseUrl for a keyless local endpoint)');
+    problems.push(
+      'agent.apiKey: required when agent.provider is "openai" (or set agent.baseUrl for a keyless local endpoint)',
+    );
   }
   return { ...config, agent: { ...config.agent, provider } };
 }
@@ -178,7 +179,10 @@ export function formatIssues(error: z.ZodError): string[] {
 }
 
 function keyPath(at: (string | number | symbol)[]): string {
-  return at.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  return at
+    .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+    .join('.')
+    .replace(/\.\[/g, '[');
 }
 
 function deepFreeze<T>(value: T): T {

@@ -31,7 +31,9 @@ const Agent = z
 
 const RemoteAgentAuth = z.discriminatedUnion('type', [
   z.object({ type: z.literal('bearer'), token: z.string().min(1) }).strict(),
-  z.object({ type: z.literal('apiKey'), header: z.string().min(1).default('X-API-Key'), key: z.string().min(1) }).strict(),
+  z
+    .object({ type: z.literal('apiKey'), header: z.string().min(1).default('X-API-Key'), key: z.string().min(1) })
+    .strict(),
 ]);
 
 const RemoteAgentEntry = z
@@ -72,14 +74,21 @@ const A2a = z
     agentDescription: z.string().min(1).optional(),
     remoteAgents: z.array(RemoteAgentEntry).default([]),
     legacyCompat: z.boolean().default(true),
-    taskRetention: z.string().regex(/^\d+[smhd]$/, 'a duration such as 30s, 15m, 12h or 7d').default('7d'),
+    taskRetention: z
+      .string()
+      .regex(/^\d+[smhd]$/, 'a duration such as 30s, 15m, 12h or 7d')
+      .default('7d'),
     auth: A2aAuth.optional(),
     allowUnauthenticated: z.boolean().default(false),
     signingKey: z.string().optional(),
     verifyCards: z.enum(['off', 'ifPresent', 'require']).default('ifPresent'),
     maxHops: z.number().int().min(1).max(32).default(4),
     cardFetchTimeoutMs: z.number().int().positive().default(5000),
-    maxBodyBytes: z.number().int().positive().default(100 * 1024),
+    maxBodyBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(100 * 1024),
     pushNotifications: z
       .object({
         allowPrivateNetworks: z.boolean().default(false),
@@ -108,7 +117,11 @@ const Tools = z
         policy: z.enum(['allow', 'deny', 'ask']).default('allow'),
         allow: z.array(z.string()).default([]),
         timeoutMs: z.number().int().positive().default(30_000),
-        maxOutputBytes: z.number().int().positive().default(64 * 1024),
+        maxOutputBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(64 * 1024),
       })
       .strict()
       .prefault({}),
@@ -117,11 +130,18 @@ const Tools = z
         enabled: z.boolean().default(true),
         /** Workspace root; `dataDir/workspace` when unset. */
         root: z.string().optional(),
-        maxReadBytes: z.number().int().positive().default(1024 * 1024),
+        maxReadBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(1024 * 1024),
       })
       .strict()
       .prefault({}),
-    skills: z.object({ enabled: z.boolean().default(true) }).strict().prefault({}),
+    skills: z
+      .object({ enabled: z.boolean().default(true) })
+      .strict()
+      .prefault({}),
     browser: z
       .object({
         enabled: z.boolean().default(true),

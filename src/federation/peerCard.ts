@@ -70,7 +70,6 @@ export function preferredOrigin(card: AgentCard): string {
 
 /** Card text made safe to quote: control characters dropped, whitespace collapsed, length capped. */
 export function sanitizeCardText(text: string, max = MAX_DESCRIPTION): string {
-  // eslint-disable-next-line no-control-regex
   const flat = text
     .replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, ' ')
     .replace(/\s+/g, ' ')

@@ -1,4 +1,3 @@
-
 /** A tool call the model asked for. `arguments` is the raw JSON text. */
 export interface ModelToolCall {
   id: string;

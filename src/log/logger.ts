@@ -31,10 +31,7 @@ export interface MemoryLogger extends Logger {
  * log.child({ component: 'federation' }).warn('peer skipped', { name: 'x' });
  * log.records[0].meta.component; // 'federation'
  */
-export function createMemoryLogger(
-  bindings: Record<string, unknown> = {},
-  records: LogRecord[] = [],
-): MemoryLogger {
+export function createMemoryLogger(bindings: Record<string, unknown> = {}, records: LogRecord[] = []): MemoryLogger {
   const write =
     (level: LogRecord['level']) =>
     (message: string, meta: Record<string, unknown> = {}) => {

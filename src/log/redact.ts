@@ -3,7 +3,8 @@
  * whatever their value; known secret values registered at runtime (API keys,
  * vault secrets) are masked wherever they appear in a string.
  */
-const SECRET_KEY = /(api[-_]?key|apikey|token|secret|password|passphrase|authorization|private[-_]?key|master[-_]?key|credential)/i;
+const SECRET_KEY =
+  /(api[-_]?key|apikey|token|secret|password|passphrase|authorization|private[-_]?key|master[-_]?key|credential)/i;
 
 export const REDACTED = '[REDACTED]';
 

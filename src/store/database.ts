@@ -29,7 +29,9 @@ export function migrate(db: SqliteDatabase, store: string, steps: string[]): voi
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     store TEXT NOT NULL, step INTEGER NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (store, step))`);
   const applied = new Set(
-    (db.prepare('SELECT step FROM schema_migrations WHERE store = ?').all(store) as { step: number }[]).map((r) => r.step),
+    (db.prepare('SELECT step FROM schema_migrations WHERE store = ?').all(store) as { step: number }[]).map(
+      (r) => r.step,
+    ),
   );
   const record = db.prepare('INSERT INTO schema_migrations (store, step, applied_at) VALUES (?, ?, ?)');
   steps.forEach((sql, index) => {

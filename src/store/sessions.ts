@@ -160,7 +160,9 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
       const m: NewSessionMessage = {
         ...original,
         content: redact(original.content),
-        ...(original.toolCalls ? { toolCalls: original.toolCalls.map((c) => ({ ...c, arguments: redact(c.arguments) })) } : {}),
+        ...(original.toolCalls
+          ? { toolCalls: original.toolCalls.map((c) => ({ ...c, arguments: redact(c.arguments) })) }
+          : {}),
       };
       seq += 1;
       insertMessage.run({

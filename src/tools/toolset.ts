@@ -28,14 +28,22 @@ export interface Toolset {
  */
 export async function createToolset(families: readonly ToolFamily[], deps: ToolFamilyDeps): Promise<Toolset> {
   const instances: ToolFamilyInstance[] = [];
-  const created: Array<{ family: ToolFamily; instance?: ToolFamilyInstance; state: FamilyStatus['state']; reason?: string }> = [];
+  const created: Array<{
+    family: ToolFamily;
+    instance?: ToolFamilyInstance;
+    state: FamilyStatus['state'];
+    reason?: string;
+  }> = [];
   for (const family of families) {
     if (!family.enabled(deps.config)) {
       created.push({ family, state: 'off' });
       continue;
     }
     try {
-      const instance = await family.create({ ...deps, logger: deps.logger.child({ component: `tools.${family.name}` }) });
+      const instance = await family.create({
+        ...deps,
+        logger: deps.logger.child({ component: `tools.${family.name}` }),
+      });
       instances.push(instance);
       created.push({ family, instance, state: 'on' });
     } catch (err) {

@@ -18,7 +18,13 @@ function adkConversation(url: string, messages: string[]): Promise<{ message: st
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [script, url, ...messages], { timeout: 30_000 }, (err, stdout, stderr) => {
       if (err) reject(new Error(`ADK client failed: ${err.message}\n${stderr}`));
-      else resolve(stdout.trim().split('\n').map((line) => JSON.parse(line)));
+      else
+        resolve(
+          stdout
+            .trim()
+            .split('\n')
+            .map((line) => JSON.parse(line)),
+        );
     });
   });
 }
@@ -41,10 +47,18 @@ describe("Google ADK-JS's RemoteA2AAgent as a client of the node", () => {
       'operator finished exec_shell',
     ]);
     const last = hello.events.at(-1)!;
-    expect(last).toMatchObject({ author: 'lango_node', text: 'echo: hello adk', turnComplete: true, state: 'completed' });
+    expect(last).toMatchObject({
+      author: 'lango_node',
+      text: 'echo: hello adk',
+      turnComplete: true,
+      state: 'completed',
+    });
     expect(hello.events.some((e) => e.kind === 'artifact-update' && e.text === 'echo: hello adk')).toBe(true);
 
-    expect(approve.events.at(-1)).toMatchObject({ state: 'input-required', text: 'Approve the payment of 5 USDC? (yes/no)' });
+    expect(approve.events.at(-1)).toMatchObject({
+      state: 'input-required',
+      text: 'Approve the payment of 5 USDC? (yes/no)',
+    });
     expect(yes.events.at(-1)).toMatchObject({ state: 'completed', turnComplete: true });
     expect(yes.events.at(-1)?.text).toMatch(/^approved: /);
 

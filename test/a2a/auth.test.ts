@@ -21,7 +21,12 @@ describe('caller authentication and per-caller task scoping', () => {
     const calls = (node.runner as ScriptedA2ARunner).calls.length;
     const response = await rawPost(
       node.url,
-      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'hi' }] } } }),
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'hi' }] } },
+      }),
     );
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toMatch(/^Bearer realm="lango", ApiKey/);
@@ -30,7 +35,9 @@ describe('caller authentication and per-caller task scoping', () => {
   });
 
   it('refuses a wrong bearer token and a wrong API key, over REST too', async () => {
-    const wrongToken = await fetch(`${node.url}/tasks/x`, { headers: { Authorization: 'Bearer nope', 'A2A-Version': '1.0' } });
+    const wrongToken = await fetch(`${node.url}/tasks/x`, {
+      headers: { Authorization: 'Bearer nope', 'A2A-Version': '1.0' },
+    });
     expect(wrongToken.status).toBe(401);
     const wrongKey = await fetch(`${node.url}/tasks/x`, { headers: { 'X-API-Key': 'nope', 'A2A-Version': '1.0' } });
     expect(wrongKey.status).toBe(401);
@@ -53,7 +60,14 @@ describe('caller authentication and per-caller task scoping', () => {
     await expect(bob.getTask({ tenant: '', id: aliceTask.id })).rejects.toThrow(/not found/i);
     await expect(alice.getTask({ tenant: '', id: bobTask.id })).rejects.toThrow(/not found/i);
     await expect(bob.cancelTask({ tenant: '', id: aliceTask.id, metadata: undefined })).rejects.toThrow(/not found/i);
-    const listAll = { tenant: '', contextId: '', status: 0, pageToken: '', statusTimestampAfter: undefined, pageSize: 100 };
+    const listAll = {
+      tenant: '',
+      contextId: '',
+      status: 0,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+      pageSize: 100,
+    };
     const bobsList = await bob.listTasks(listAll);
     expect(bobsList.tasks.map((t) => t.id)).toContain(bobTask.id);
     expect(bobsList.tasks.map((t) => t.id)).not.toContain(aliceTask.id);
@@ -65,8 +79,12 @@ describe('caller authentication and per-caller task scoping', () => {
     const extended = await alice.getAgentCard();
     const operator = extended.skills.find((s) => s.id === 'operator');
     expect(operator?.description).toMatch(/\(2 tools\)/);
-    expect(extended.skills.find((s) => s.id === 'peer')?.description).toContain('http://127.0.0.1:9/peer/.well-known/agent-card.json');
-    const publicCard = await (await fetch(`${node.url}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })).json();
+    expect(extended.skills.find((s) => s.id === 'peer')?.description).toContain(
+      'http://127.0.0.1:9/peer/.well-known/agent-card.json',
+    );
+    const publicCard = await (
+      await fetch(`${node.url}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })
+    ).json();
     expect(JSON.stringify(publicCard)).not.toContain('tools)');
   });
 });
@@ -82,8 +100,12 @@ describe('failing closed on exposure', () => {
   it('serves on loopback, with auth, or when allowUnauthenticated is set', () => {
     expect(() => assertSafeExposure(config({ server: { host: '127.0.0.1' } }))).not.toThrow();
     expect(() => assertSafeExposure(config({ server: { host: '::1' } }))).not.toThrow();
-    expect(() => assertSafeExposure(config({ server: { host: '0.0.0.0' }, a2a: { auth: { bearerTokens: ['x'] } } }))).not.toThrow();
-    expect(() => assertSafeExposure(config({ server: { host: '0.0.0.0' }, a2a: { allowUnauthenticated: true } }))).not.toThrow();
+    expect(() =>
+      assertSafeExposure(config({ server: { host: '0.0.0.0' }, a2a: { auth: { bearerTokens: ['x'] } } })),
+    ).not.toThrow();
+    expect(() =>
+      assertSafeExposure(config({ server: { host: '0.0.0.0' }, a2a: { allowUnauthenticated: true } })),
+    ).not.toThrow();
   });
 
   it('makes createA2AServer itself refuse to start', async () => {

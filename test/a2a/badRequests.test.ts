@@ -5,7 +5,9 @@ import type { ScriptedA2ARunner } from '../support/a2aRunner';
 const V1 = { 'Content-Type': 'application/json', 'A2A-Version': '1.0' };
 const rpc = (method: string, params?: unknown, id: unknown = 1) =>
   JSON.stringify({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });
-const message = (fields: Record<string, unknown>) => ({ message: { messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: 'hi' }], ...fields } });
+const message = (fields: Record<string, unknown>) => ({
+  message: { messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: 'hi' }], ...fields },
+});
 
 interface Case {
   name: string;
@@ -28,42 +30,189 @@ const cases: Case[] = [
   { name: 'malformed JSON', body: '{"jsonrpc": "2.0", "method": ', status: 200, code: -32700 },
   { name: 'a JSON string instead of an object', body: '"SendMessage"', status: 200, code: -32600 },
   { name: 'an empty batch array', body: '[]', status: 200, code: -32600 },
-  { name: 'no jsonrpc member', body: JSON.stringify({ id: 1, method: 'GetTask', params: { id: 'x' } }), status: 200, code: -32600 },
-  { name: 'jsonrpc 1.0', body: JSON.stringify({ jsonrpc: '1.0', id: 1, method: 'GetTask', params: { id: 'x' } }), status: 200, code: -32600 },
+  {
+    name: 'no jsonrpc member',
+    body: JSON.stringify({ id: 1, method: 'GetTask', params: { id: 'x' } }),
+    status: 200,
+    code: -32600,
+  },
+  {
+    name: 'jsonrpc 1.0',
+    body: JSON.stringify({ jsonrpc: '1.0', id: 1, method: 'GetTask', params: { id: 'x' } }),
+    status: 200,
+    code: -32600,
+  },
   { name: 'no method', body: JSON.stringify({ jsonrpc: '2.0', id: 1, params: {} }), status: 200, code: -32600 },
   { name: 'a numeric method', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 42 }), status: 200, code: -32600 },
   { name: 'an object id', body: rpc('GetTask', { id: 'x' }, { a: 1 }), status: 200, code: -32600 },
   { name: 'an unknown method', body: rpc('DoMagic', {}), status: 200, code: -32601 },
-  { name: 'params that are a string', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: 'x' }), status: 200, code: -32600, says: /params/ },
+  {
+    name: 'params that are a string',
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: 'x' }),
+    status: 200,
+    code: -32600,
+    says: /params/,
+  },
   { name: 'SendMessage without params', body: rpc('SendMessage'), status: 200, code: -32602 },
   { name: 'SendMessage without a message', body: rpc('SendMessage', {}), status: 200, code: -32602, says: /message/ },
-  { name: 'SendMessage with empty parts', body: rpc('SendMessage', message({ parts: [] })), status: 200, code: -32602, says: /message\.parts/ },
-  { name: 'SendMessage with an unknown part kind', body: rpc('SendMessage', message({ parts: [{ video: 'x' }] })), status: 200, code: -32602, says: /message\.parts\[0\]/ },
-  { name: 'SendMessage without messageId', body: rpc('SendMessage', message({ messageId: undefined })), status: 200, code: -32602, says: /messageId/ },
-  { name: 'SendMessage without a role', body: rpc('SendMessage', message({ role: undefined })), status: 200, code: -32602, says: /role/ },
-  { name: 'SendMessage to an unknown task', body: rpc('SendMessage', message({ taskId: 'no-such-task' })), status: 200, code: -32001 },
-  { name: 'SendMessage with a negative historyLength', body: rpc('SendMessage', { ...message({}), configuration: { historyLength: -1 } }), status: 200, code: -32602, says: /historyLength/ },
-  { name: 'GetTask with a negative historyLength', body: () => rpc('GetTask', { id: completedTaskId, historyLength: -3 }), status: 200, code: -32602, says: /historyLength/ },
+  {
+    name: 'SendMessage with empty parts',
+    body: rpc('SendMessage', message({ parts: [] })),
+    status: 200,
+    code: -32602,
+    says: /message\.parts/,
+  },
+  {
+    name: 'SendMessage with an unknown part kind',
+    body: rpc('SendMessage', message({ parts: [{ video: 'x' }] })),
+    status: 200,
+    code: -32602,
+    says: /message\.parts\[0\]/,
+  },
+  {
+    name: 'SendMessage without messageId',
+    body: rpc('SendMessage', message({ messageId: undefined })),
+    status: 200,
+    code: -32602,
+    says: /messageId/,
+  },
+  {
+    name: 'SendMessage without a role',
+    body: rpc('SendMessage', message({ role: undefined })),
+    status: 200,
+    code: -32602,
+    says: /role/,
+  },
+  {
+    name: 'SendMessage to an unknown task',
+    body: rpc('SendMessage', message({ taskId: 'no-such-task' })),
+    status: 200,
+    code: -32001,
+  },
+  {
+    name: 'SendMessage with a negative historyLength',
+    body: rpc('SendMessage', { ...message({}), configuration: { historyLength: -1 } }),
+    status: 200,
+    code: -32602,
+    says: /historyLength/,
+  },
+  {
+    name: 'GetTask with a negative historyLength',
+    body: () => rpc('GetTask', { id: completedTaskId, historyLength: -3 }),
+    status: 200,
+    code: -32602,
+    says: /historyLength/,
+  },
   { name: 'GetTask without an id', body: rpc('GetTask', {}), status: 200, code: -32602 },
   { name: 'GetTask of an unknown task', body: rpc('GetTask', { id: 'no-such-task' }), status: 200, code: -32001 },
   { name: 'CancelTask of an unknown task', body: rpc('CancelTask', { id: 'no-such-task' }), status: 200, code: -32001 },
-  { name: 'CancelTask of a completed task', body: () => rpc('CancelTask', { id: completedTaskId }), status: 200, code: -32002 },
-  { name: 'ListTasks with pageSize 0', body: rpc('ListTasks', { pageSize: 0 }), status: 200, code: -32602, says: /pageSize/ },
-  { name: 'SubscribeToTask of a finished task', body: () => rpc('SubscribeToTask', { id: completedTaskId }), status: 200, code: -32004 },
-  { name: 'a push config with a file: URL', body: () => rpc('CreateTaskPushNotificationConfig', { taskId: completedTaskId, id: 'h', url: 'file:///etc/passwd' }), status: 200, code: -32602, says: /url/ },
-  { name: 'a push config with no URL', body: () => rpc('CreateTaskPushNotificationConfig', { taskId: completedTaskId, id: 'h' }), status: 200, code: -32602, says: /url/ },
-  { name: 'GetTaskPushNotificationConfig that does not exist', body: () => rpc('GetTaskPushNotificationConfig', { taskId: completedTaskId, id: 'nope' }), status: 200, code: -32001 },
-  { name: 'GetExtendedAgentCard with no auth configured', body: rpc('GetExtendedAgentCard', {}), status: 200, code: -32004 },
-  { name: 'an unsupported A2A-Version', body: rpc('GetTask', { id: 'x' }), headers: { 'Content-Type': 'application/json', 'A2A-Version': '9.9' }, status: 200, code: -32009 },
-  { name: 'a text/plain body', body: rpc('GetTask', { id: 'x' }), headers: { 'Content-Type': 'text/plain', 'A2A-Version': '1.0' }, status: 200, code: -32005 },
-  { name: 'a body over the size limit', body: () => rpc('SendMessage', message({ parts: [{ text: 'x'.repeat(200_000) }] })), status: 413 },
-  { name: 'v0.3 message/send with empty parts', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', messageId: 'm', role: 'user', parts: [] } } }), headers: { 'Content-Type': 'application/json' }, status: 200, code: -32602, says: /parts/ },
-  { name: 'v0.3 unknown method', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/explode', params: {} }), headers: { 'Content-Type': 'application/json' }, status: 200, code: -32601 },
-  { name: 'v0.3 malformed JSON', body: '{oops', headers: { 'Content-Type': 'application/json' }, status: 200, code: -32700 },
+  {
+    name: 'CancelTask of a completed task',
+    body: () => rpc('CancelTask', { id: completedTaskId }),
+    status: 200,
+    code: -32002,
+  },
+  {
+    name: 'ListTasks with pageSize 0',
+    body: rpc('ListTasks', { pageSize: 0 }),
+    status: 200,
+    code: -32602,
+    says: /pageSize/,
+  },
+  {
+    name: 'SubscribeToTask of a finished task',
+    body: () => rpc('SubscribeToTask', { id: completedTaskId }),
+    status: 200,
+    code: -32004,
+  },
+  {
+    name: 'a push config with a file: URL',
+    body: () =>
+      rpc('CreateTaskPushNotificationConfig', { taskId: completedTaskId, id: 'h', url: 'file:///etc/passwd' }),
+    status: 200,
+    code: -32602,
+    says: /url/,
+  },
+  {
+    name: 'a push config with no URL',
+    body: () => rpc('CreateTaskPushNotificationConfig', { taskId: completedTaskId, id: 'h' }),
+    status: 200,
+    code: -32602,
+    says: /url/,
+  },
+  {
+    name: 'GetTaskPushNotificationConfig that does not exist',
+    body: () => rpc('GetTaskPushNotificationConfig', { taskId: completedTaskId, id: 'nope' }),
+    status: 200,
+    code: -32001,
+  },
+  {
+    name: 'GetExtendedAgentCard with no auth configured',
+    body: rpc('GetExtendedAgentCard', {}),
+    status: 200,
+    code: -32004,
+  },
+  {
+    name: 'an unsupported A2A-Version',
+    body: rpc('GetTask', { id: 'x' }),
+    headers: { 'Content-Type': 'application/json', 'A2A-Version': '9.9' },
+    status: 200,
+    code: -32009,
+  },
+  {
+    name: 'a text/plain body',
+    body: rpc('GetTask', { id: 'x' }),
+    headers: { 'Content-Type': 'text/plain', 'A2A-Version': '1.0' },
+    status: 200,
+    code: -32005,
+  },
+  {
+    name: 'a body over the size limit',
+    body: () => rpc('SendMessage', message({ parts: [{ text: 'x'.repeat(200_000) }] })),
+    status: 413,
+  },
+  {
+    name: 'v0.3 message/send with empty parts',
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'message/send',
+      params: { message: { kind: 'message', messageId: 'm', role: 'user', parts: [] } },
+    }),
+    headers: { 'Content-Type': 'application/json' },
+    status: 200,
+    code: -32602,
+    says: /parts/,
+  },
+  {
+    name: 'v0.3 unknown method',
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/explode', params: {} }),
+    headers: { 'Content-Type': 'application/json' },
+    status: 200,
+    code: -32601,
+  },
+  {
+    name: 'v0.3 malformed JSON',
+    body: '{oops',
+    headers: { 'Content-Type': 'application/json' },
+    status: 200,
+    code: -32700,
+  },
   { name: 'REST: malformed JSON to message:send', path: '/message:send', body: '{', status: 400 },
-  { name: 'REST: empty parts', path: '/message:send', body: JSON.stringify(message({ parts: [] })), status: 400, says: /message\.parts/ },
+  {
+    name: 'REST: empty parts',
+    path: '/message:send',
+    body: JSON.stringify(message({ parts: [] })),
+    status: 400,
+    says: /message\.parts/,
+  },
   { name: 'REST: unknown task', path: '/tasks/no-such-task', method: 'GET', status: 404 },
-  { name: 'REST: a body over the size limit', path: '/message:send', body: () => JSON.stringify(message({ parts: [{ text: 'y'.repeat(300_000) }] })), status: 413 },
+  {
+    name: 'REST: a body over the size limit',
+    path: '/message:send',
+    body: () => JSON.stringify(message({ parts: [{ text: 'y'.repeat(300_000) }] })),
+    status: 413,
+  },
   { name: 'an unknown path', path: '/no/such/path', method: 'GET', status: 404 },
 ];
 
@@ -82,7 +231,11 @@ describe('bad requests never reach the agent and get JSON errors, never HTML or 
     const headers = c.headers ?? V1;
     const response =
       (c.method ?? 'POST') === 'GET'
-        ? await fetch(`${node.url}${c.path ?? '/'}`, { headers }).then(async (r) => ({ status: r.status, headers: r.headers, text: await r.text() }))
+        ? await fetch(`${node.url}${c.path ?? '/'}`, { headers }).then(async (r) => ({
+            status: r.status,
+            headers: r.headers,
+            text: await r.text(),
+          }))
         : await rawPost(`${node.url}${c.path ?? '/'}`, body ?? '', headers);
     expect(response.status).toBe(c.status);
     expect(response.headers.get('content-type') ?? '').toMatch(/json/);

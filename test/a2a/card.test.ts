@@ -8,8 +8,11 @@ import type { LlmAgent } from '../../src/agent/agent';
 /** A response body as JSON (fetch types it `unknown`). */
 const json = (response: Response): Promise<any> => response.json();
 
-const getCard = (url: string, path = '/.well-known/agent-card.json', headers: Record<string, string> = { 'A2A-Version': '1.0' }) =>
-  fetch(`${url}${path}`, { headers });
+const getCard = (
+  url: string,
+  path = '/.well-known/agent-card.json',
+  headers: Record<string, string> = { 'A2A-Version': '1.0' },
+) => fetch(`${url}${path}`, { headers });
 
 describe('the agent card', () => {
   let node: A2ATestNode;
@@ -27,7 +30,9 @@ describe('the agent card', () => {
     expect(subs).toEqual(['operator', 'vault', 'planner', 'peer']);
     for (const skill of skills.slice(1)) expect(skill.tags).toContain('sub_agent:lango-orchestrator');
     expect(skills.find((s) => s.id === 'peer')?.tags).toContain('remote');
-    expect(skills.find((s) => s.id === 'operator')?.description).toMatch(/Capabilities: command execution, file operations/);
+    expect(skills.find((s) => s.id === 'operator')?.description).toMatch(
+      /Capabilities: command execution, file operations/,
+    );
   });
 
   it('never shows instructions, prompts or raw tool names', async () => {
@@ -55,7 +60,11 @@ describe('the agent card', () => {
     for (const path of ['/.well-known/agent.json', '/.well-known/agent-card.json']) {
       const raw = await json(await getCard(node.url, path, {}));
       expect(AgentCardV03.safeParse(raw).success).toBe(true);
-      expect(raw).toMatchObject({ url: node.url, preferredTransport: 'JSONRPC', protocolVersion: expect.stringMatching(/^0\.3/) });
+      expect(raw).toMatchObject({
+        url: node.url,
+        preferredTransport: 'JSONRPC',
+        protocolVersion: expect.stringMatching(/^0\.3/),
+      });
     }
   });
 
@@ -68,7 +77,10 @@ describe('the agent card', () => {
     const etag = first.headers.get('etag');
     expect(etag).toMatch(/^W\/"[0-9a-f]{16}"$/);
     expect(first.headers.get('cache-control')).toMatch(/max-age=\d+/);
-    const again = await getCard(node.url, '/.well-known/agent-card.json', { 'A2A-Version': '1.0', 'If-None-Match': etag! });
+    const again = await getCard(node.url, '/.well-known/agent-card.json', {
+      'A2A-Version': '1.0',
+      'If-None-Match': etag!,
+    });
     expect(again.status).toBe(304);
   });
 });

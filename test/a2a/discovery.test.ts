@@ -5,11 +5,21 @@ const json = (response: Response): Promise<any> => response.json();
 
 describe('discovery and health', () => {
   let node: A2ATestNode;
-  const peerCard = { name: 'peer', supportedInterfaces: [{ url: 'http://127.0.0.1:9/peer', protocolBinding: 'JSONRPC' }] };
+  const peerCard = {
+    name: 'peer',
+    supportedInterfaces: [{ url: 'http://127.0.0.1:9/peer', protocolBinding: 'JSONRPC' }],
+  };
   beforeAll(async () => {
     node = await startA2ANode({
       extra: {
-        peerStatus: () => [{ name: 'peer', cardUrl: 'http://127.0.0.1:9/peer/.well-known/agent-card.json', state: 'healthy', latencyMs: 12 }],
+        peerStatus: () => [
+          {
+            name: 'peer',
+            cardUrl: 'http://127.0.0.1:9/peer/.well-known/agent-card.json',
+            state: 'healthy',
+            latencyMs: 12,
+          },
+        ],
         remoteCard: (name) => (name === 'peer' ? peerCard : undefined),
       },
     });

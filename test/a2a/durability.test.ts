@@ -21,14 +21,22 @@ describe('tasks survive a restart', () => {
     const done = asTask(await client.sendMessage(textRequest('keep me')));
     const waiting = asTask(await client.sendMessage(textRequest('approve this')));
     await client.createTaskPushNotificationConfig({
-      tenant: '', id: 'kept-hook', taskId: waiting.id, url: 'http://127.0.0.1:9/hook', token: 't', authentication: undefined,
+      tenant: '',
+      id: 'kept-hook',
+      taskId: waiting.id,
+      url: 'http://127.0.0.1:9/hook',
+      token: 't',
+      authentication: undefined,
     });
 
     // A turn in flight: take a consistent copy of the database file now, as a crash would leave it.
     const stream = client.sendMessageStream(textRequest('slow work in flight'));
     let inFlight = '';
     for await (const event of stream) {
-      if (event.payload?.$case === 'statusUpdate' && event.payload.value.status?.state === TaskState.TASK_STATE_WORKING) {
+      if (
+        event.payload?.$case === 'statusUpdate' &&
+        event.payload.value.status?.state === TaskState.TASK_STATE_WORKING
+      ) {
         inFlight = event.payload.value.taskId;
         await first.db.backup(path.join(crashDir, 'lango.db'));
         break;
@@ -47,11 +55,20 @@ describe('tasks survive a restart', () => {
       const stopped = await client2.getTask({ tenant: '', id: inFlight });
       expect(stopped.status?.state).toBe(TaskState.TASK_STATE_FAILED);
       expect(partsText(stopped.status?.message?.parts)).toBe('node shutting down');
-      const hooks = await client2.listTaskPushNotificationConfig({ tenant: '', taskId: waiting.id, pageSize: 10, pageToken: '' });
+      const hooks = await client2.listTaskPushNotificationConfig({
+        tenant: '',
+        taskId: waiting.id,
+        pageSize: 10,
+        pageToken: '',
+      });
       expect(hooks.configs.map((c) => c.id)).toEqual(['kept-hook']);
       // The waiting task is still waiting, and the caller's answer resumes it after the restart.
-      expect((await client2.getTask({ tenant: '', id: waiting.id })).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-      const resumed = asTask(await client2.sendMessage(textRequest('yes', { taskId: waiting.id, contextId: waiting.contextId })));
+      expect((await client2.getTask({ tenant: '', id: waiting.id })).status?.state).toBe(
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+      );
+      const resumed = asTask(
+        await client2.sendMessage(textRequest('yes', { taskId: waiting.id, contextId: waiting.contextId })),
+      );
       expect(resumed.id).toBe(waiting.id);
       expect(resumed.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     } finally {
@@ -81,11 +98,17 @@ describe('tasks survive a restart', () => {
     await first.stop();
 
     const twoHoursLater = () => new Date(Date.now() + 2 * 3_600_000);
-    const later = await startA2ANode({ dir, config: { a2a: { taskRetention: '1h' } }, extra: { clock: twoHoursLater } });
+    const later = await startA2ANode({
+      dir,
+      config: { a2a: { taskRetention: '1h' } },
+      extra: { clock: twoHoursLater },
+    });
     try {
       const client2 = await a2aClient(later.url, 'JSONRPC');
       await expect(client2.getTask({ tenant: '', id: old.id })).rejects.toThrow(/not found/i);
-      expect((await client2.getTask({ tenant: '', id: waiting.id })).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      expect((await client2.getTask({ tenant: '', id: waiting.id })).status?.state).toBe(
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+      );
       expect(later.logger.records.some((r) => r.message === 'finished tasks purged' && r.meta.count === 1)).toBe(true);
     } finally {
       await later.stop();

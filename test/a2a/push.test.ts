@@ -30,7 +30,11 @@ async function receiver(statuses: number[] = []) {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     deliveries,
     attempts: () => attempts,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -60,7 +64,11 @@ describe('push notifications to a loopback receiver (allowPrivateNetworks: true)
       const client = await a2aClient(node.url, 'JSONRPC');
       const task = asTask(
         await client.sendMessage(
-          textRequest('notify me', {}, { taskPushNotificationConfig: { id: 'h1', url: hook.url, token: 'hook-secret' } }),
+          textRequest(
+            'notify me',
+            {},
+            { taskPushNotificationConfig: { id: 'h1', url: hook.url, token: 'hook-secret' } },
+          ),
         ),
       );
       expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
@@ -86,7 +94,11 @@ describe('push notifications to a loopback receiver (allowPrivateNetworks: true)
       // The task waits for an answer; the hook registered now receives the events of its resumption.
       const waiting = asTask(await client.sendMessage(textRequest('approve it')));
       await client.createTaskPushNotificationConfig({
-        tenant: '', id: 'retry', taskId: waiting.id, url: hook.url, token: '',
+        tenant: '',
+        id: 'retry',
+        taskId: waiting.id,
+        url: hook.url,
+        token: '',
         authentication: { scheme: 'Bearer', credentials: 'receiver-cred' },
       });
       await client.sendMessage(textRequest('yes', { taskId: waiting.id, contextId: waiting.contextId }));
@@ -101,7 +113,9 @@ describe('push notifications to a loopback receiver (allowPrivateNetworks: true)
     const hook = await receiver(Array(50).fill(500));
     try {
       const client = await a2aClient(node.url, 'JSONRPC');
-      await client.sendMessage(textRequest('doomed hook', {}, { taskPushNotificationConfig: { id: 'h', url: hook.url, token: 't' } }));
+      await client.sendMessage(
+        textRequest('doomed hook', {}, { taskPushNotificationConfig: { id: 'h', url: hook.url, token: 't' } }),
+      );
       const mine = (r: { message: string; meta: Record<string, unknown> }) =>
         r.message === 'push notification undeliverable' && r.meta.url === new URL(hook.url).origin;
       await until(() => node.logger.records.some(mine));
@@ -116,10 +130,23 @@ describe('push notifications to a loopback receiver (allowPrivateNetworks: true)
 
 describe('webhook URL checks', () => {
   it('classifies private, loopback and link-local addresses', () => {
-    for (const ip of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '::1', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '0.0.0.0', '100.64.0.1']) {
+    for (const ip of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '::1',
+      'fd00::1',
+      'fe80::1',
+      '::ffff:127.0.0.1',
+      '0.0.0.0',
+      '100.64.0.1',
+    ]) {
       expect([ip, isPrivateAddress(ip)]).toEqual([ip, true]);
     }
-    for (const ip of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111']) expect([ip, isPrivateAddress(ip)]).toEqual([ip, false]);
+    for (const ip of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111'])
+      expect([ip, isPrivateAddress(ip)]).toEqual([ip, false]);
   });
 
   it('refuses non-http schemes, credentials in the URL and private hosts unless allowed', () => {
@@ -132,17 +159,29 @@ describe('webhook URL checks', () => {
   });
 
   it('makes a node without allowPrivateNetworks refuse loopback webhooks with -32602', async () => {
-    const node = await startA2ANode({ config: { a2a: { pushNotifications: { allowPrivateNetworks: false, maxAttempts: 1 } } } });
+    const node = await startA2ANode({
+      config: { a2a: { pushNotifications: { allowPrivateNetworks: false, maxAttempts: 1 } } },
+    });
     try {
       const client = await a2aClient(node.url, 'JSONRPC');
       const task = asTask(await client.sendMessage(textRequest('guarded')));
       const refused = await rawPost(
         node.url,
-        JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'CreateTaskPushNotificationConfig', params: { taskId: task.id, id: 'x', url: 'http://127.0.0.1:9/hook' } }),
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'CreateTaskPushNotificationConfig',
+          params: { taskId: task.id, id: 'x', url: 'http://127.0.0.1:9/hook' },
+        }),
       );
       expect(refused.body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/private or loopback/) });
       const accepted = await client.createTaskPushNotificationConfig({
-        tenant: '', id: 'public', taskId: task.id, url: 'https://hooks.example.com/x', token: '', authentication: undefined,
+        tenant: '',
+        id: 'public',
+        taskId: task.id,
+        url: 'https://hooks.example.com/x',
+        token: '',
+        authentication: undefined,
       });
       expect(accepted.url).toBe('https://hooks.example.com/x');
     } finally {

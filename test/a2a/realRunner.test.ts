@@ -111,7 +111,8 @@ describe('the A2A server with the real runner, tree and session store', () => {
     const requestsBefore = model.requests.length;
     const client = await a2aClient(node.url, 'JSONRPC');
     const task = asTask(await client.sendMessage(textRequest('take your time', {}, { returnImmediately: true })));
-    for (let i = 0; i < 100 && model.requests.length === requestsBefore; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 100 && model.requests.length === requestsBefore; i++)
+      await new Promise((r) => setTimeout(r, 20));
     const hanging = model.requests.at(-1)!;
     expect(hanging.signal.aborted).toBe(false);
 

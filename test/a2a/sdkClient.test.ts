@@ -3,7 +3,11 @@ import { a2aClient, asTask, collect, describeStream, partsText, textRequest, typ
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
 import type { ScriptedA2ARunner } from '../support/a2aRunner';
 
-const { TASK_STATE_COMPLETED: COMPLETED, TASK_STATE_WORKING: WORKING, TASK_STATE_INPUT_REQUIRED: INPUT_REQUIRED } = TaskState;
+const {
+  TASK_STATE_COMPLETED: COMPLETED,
+  TASK_STATE_WORKING: WORKING,
+  TASK_STATE_INPUT_REQUIRED: INPUT_REQUIRED,
+} = TaskState;
 
 describe.each<Binding>(['JSONRPC', 'HTTP+JSON'])('the node through the @a2a-js/sdk 1.x client over %s', (binding) => {
   let node: A2ATestNode;
@@ -189,10 +193,20 @@ describe.each<Binding>(['JSONRPC', 'HTTP+JSON'])('the node through the @a2a-js/s
     expect(created).toMatchObject({ id: 'hook-1', taskId: task.id, url: 'http://127.0.0.1:9/hook' });
     const got = await client.getTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: 'hook-1' });
     expect(got.url).toBe('http://127.0.0.1:9/hook');
-    const listed = await client.listTaskPushNotificationConfig({ tenant: '', taskId: task.id, pageSize: 10, pageToken: '' });
+    const listed = await client.listTaskPushNotificationConfig({
+      tenant: '',
+      taskId: task.id,
+      pageSize: 10,
+      pageToken: '',
+    });
     expect(listed.configs.map((c) => c.id)).toEqual(['hook-1']);
     await client.deleteTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: 'hook-1' });
-    const empty = await client.listTaskPushNotificationConfig({ tenant: '', taskId: task.id, pageSize: 10, pageToken: '' });
+    const empty = await client.listTaskPushNotificationConfig({
+      tenant: '',
+      taskId: task.id,
+      pageSize: 10,
+      pageToken: '',
+    });
     expect(empty.configs).toEqual([]);
   });
 });

@@ -12,12 +12,30 @@ import { openDatabase, type SqliteDatabase } from '../../src/store/database';
 const as = (name: string) => new ServerCallContext({ user: new CredentialUser(name), requestedVersion: '1.0' });
 
 function task(id: string, state: TaskState, at: number, contextId = 'ctx-1'): Task {
-  const message = { messageId: `m-${id}`, contextId, taskId: id, role: Role.ROLE_USER, parts: [textPart(`hello ${id}`)], metadata: undefined, extensions: [], referenceTaskIds: [] };
+  const message = {
+    messageId: `m-${id}`,
+    contextId,
+    taskId: id,
+    role: Role.ROLE_USER,
+    parts: [textPart(`hello ${id}`)],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
   return {
     id,
     contextId,
     status: { state, message: undefined, timestamp: new Date(at).toISOString() },
-    artifacts: [{ artifactId: `a-${id}`, name: 'answer', description: '', parts: [textPart('answer')], metadata: undefined, extensions: [] }],
+    artifacts: [
+      {
+        artifactId: `a-${id}`,
+        name: 'answer',
+        description: '',
+        parts: [textPart('answer')],
+        metadata: undefined,
+        extensions: [],
+      },
+    ],
     history: [message],
     metadata: { source: 'test' },
   };
@@ -47,10 +65,24 @@ describe('the SQLite task and push stores', () => {
 
   it('lists newest first in pages, with filters, and leaves out artifacts and history when asked', async () => {
     for (let i = 0; i < 5; i++) {
-      await stores.tasks.save(task(`t${i}`, i % 2 ? TaskState.TASK_STATE_FAILED : TaskState.TASK_STATE_COMPLETED, now + i * 1000, i < 3 ? 'ctx-a' : 'ctx-b'), as('alice'));
+      await stores.tasks.save(
+        task(
+          `t${i}`,
+          i % 2 ? TaskState.TASK_STATE_FAILED : TaskState.TASK_STATE_COMPLETED,
+          now + i * 1000,
+          i < 3 ? 'ctx-a' : 'ctx-b',
+        ),
+        as('alice'),
+      );
     }
     await stores.tasks.save(task('other', TaskState.TASK_STATE_COMPLETED, now), as('bob'));
-    const base = { tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '', statusTimestampAfter: undefined };
+    const base = {
+      tenant: '',
+      contextId: '',
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+    };
     const first = await stores.tasks.list({ ...base, pageSize: 2, includeArtifacts: true }, as('alice'));
     expect(first.tasks.map((t) => t.id)).toEqual(['t4', 't3']);
     expect(first.totalSize).toBe(5);
@@ -67,13 +99,22 @@ describe('the SQLite task and push stores', () => {
     const inB = await stores.tasks.list({ ...base, contextId: 'ctx-b', pageSize: 10, historyLength: 0 }, as('alice'));
     expect(inB.tasks.map((t) => t.id)).toEqual(['t4', 't3']);
     expect(inB.tasks[0].history).toEqual([]);
-    const recent = await stores.tasks.list({ ...base, statusTimestampAfter: new Date(now + 2500).toISOString(), pageSize: 10 }, as('alice'));
+    const recent = await stores.tasks.list(
+      { ...base, statusTimestampAfter: new Date(now + 2500).toISOString(), pageSize: 10 },
+      as('alice'),
+    );
     expect(recent.tasks.map((t) => t.id)).toEqual(['t4', 't3']);
-    await expect(stores.tasks.list({ ...base, pageSize: 2, pageToken: 'bm90LWEtdG9rZW4' }, as('alice'))).rejects.toThrow(/pageToken/);
+    await expect(
+      stores.tasks.list({ ...base, pageSize: 2, pageToken: 'bm90LWEtdG9rZW4' }, as('alice')),
+    ).rejects.toThrow(/pageToken/);
   });
 
   it('writes each state change through and keeps repeated working saves in memory until the next change', async () => {
-    const rowState = () => (db.prepare('SELECT status_state, artifacts FROM a2a_tasks WHERE id = ?').get('live') as { status_state: string; artifacts: string | null });
+    const rowState = () =>
+      db.prepare('SELECT status_state, artifacts FROM a2a_tasks WHERE id = ?').get('live') as {
+        status_state: string;
+        artifacts: string | null;
+      };
     const live = task('live', TaskState.TASK_STATE_SUBMITTED, now);
     live.artifacts = [];
     await stores.tasks.save(live, as('alice'));
@@ -112,7 +153,14 @@ describe('the SQLite task and push stores', () => {
     await stores.tasks.save(task('old', TaskState.TASK_STATE_COMPLETED, now - 10_000), as('alice'));
     await stores.tasks.save(task('waiting', TaskState.TASK_STATE_INPUT_REQUIRED, now - 10_000), as('alice'));
     await stores.tasks.save(task('new', TaskState.TASK_STATE_COMPLETED, now), as('alice'));
-    const hook = { tenant: '', id: 'h', taskId: 'old', url: 'https://hooks.example.com', token: '', authentication: undefined };
+    const hook = {
+      tenant: '',
+      id: 'h',
+      taskId: 'old',
+      url: 'https://hooks.example.com',
+      token: '',
+      authentication: undefined,
+    };
     await stores.pushConfigs.save('old', as('alice'), hook);
     expect(stores.purgeFinished(new Date(now - 5_000))).toBe(1);
     expect(await stores.tasks.load('old', as('alice'))).toBeUndefined();
@@ -122,7 +170,14 @@ describe('the SQLite task and push stores', () => {
   });
 
   it('stores push configs per owner with the wire version they were registered over', async () => {
-    const config = { tenant: '', id: '', taskId: 't1', url: 'https://hooks.example.com/x', token: 'tok', authentication: { scheme: 'Bearer', credentials: 'c' } };
+    const config = {
+      tenant: '',
+      id: '',
+      taskId: 't1',
+      url: 'https://hooks.example.com/x',
+      token: 'tok',
+      authentication: { scheme: 'Bearer', credentials: 'c' },
+    };
     await stores.pushConfigs.save('t1', as('alice'), config);
     expect(config.id).not.toBe('');
     const [stored] = await stores.pushConfigs.loadWithMetadata('t1', as('alice'));

@@ -4,16 +4,33 @@ import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
 
 /** A v0.3 client (`@a2a-js/sdk` 0.3.14 under an npm alias) talking to the node through the SDK's compat layer. */
 async function v03Client(url: string, transport: 'JSONRPC' | 'HTTP+JSON'): Promise<Client> {
-  const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { preferredTransports: [transport] }));
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { preferredTransports: [transport] }),
+  );
   return factory.createFromUrl(url);
 }
 
 const send = (text: string, ids: { contextId?: string; taskId?: string } = {}) => ({
-  message: { kind: 'message' as const, messageId: randomUUID(), role: 'user' as const, parts: [{ kind: 'text' as const, text }], ...ids },
+  message: {
+    kind: 'message' as const,
+    messageId: randomUUID(),
+    role: 'user' as const,
+    parts: [{ kind: 'text' as const, text }],
+    ...ids,
+  },
 });
 
-type AnyEvent = { kind: string; status?: { state: string; message?: { parts: { kind: string; text?: string }[] } }; id?: string; taskId?: string; artifacts?: { parts: { kind: string; text?: string }[] }[]; artifact?: unknown; final?: boolean };
-const textOf = (parts: { kind: string; text?: string }[] | undefined) => (parts ?? []).map((p) => p.text ?? '').join('');
+type AnyEvent = {
+  kind: string;
+  status?: { state: string; message?: { parts: { kind: string; text?: string }[] } };
+  id?: string;
+  taskId?: string;
+  artifacts?: { parts: { kind: string; text?: string }[] }[];
+  artifact?: unknown;
+  final?: boolean;
+};
+const textOf = (parts: { kind: string; text?: string }[] | undefined) =>
+  (parts ?? []).map((p) => p.text ?? '').join('');
 
 describe.each(['JSONRPC', 'HTTP+JSON'] as const)('the node through the v0.3 client over %s', (transport) => {
   let node: A2ATestNode;
@@ -58,27 +75,42 @@ describe.each(['JSONRPC', 'HTTP+JSON'] as const)('the node through the v0.3 clie
 
     const asked = (await client.sendMessage(send('approve in 0.3'))) as AnyEvent & { contextId: string };
     expect(asked.status?.state).toBe('input-required');
-    const answered = (await client.sendMessage(send('yes', { taskId: asked.id, contextId: asked.contextId }))) as AnyEvent;
+    const answered = (await client.sendMessage(
+      send('yes', { taskId: asked.id, contextId: asked.contextId }),
+    )) as AnyEvent;
     expect(answered.status?.state).toBe('completed');
   });
 
   it('sets, gets, lists and deletes push-notification configs', async () => {
     const client = await v03Client(node.url, transport);
     const task = (await client.sendMessage(send('push in 0.3'))) as AnyEvent;
-    const config = { taskId: task.id!, pushNotificationConfig: { id: 'v03-hook', url: 'http://127.0.0.1:9/hook', token: 'tok' } };
+    const config = {
+      taskId: task.id!,
+      pushNotificationConfig: { id: 'v03-hook', url: 'http://127.0.0.1:9/hook', token: 'tok' },
+    };
     const set = await client.setTaskPushNotificationConfig(config);
     expect(set.pushNotificationConfig.url).toBe('http://127.0.0.1:9/hook');
     // The 0.3 client types this parameter as TaskIdParams; the wire format takes the config id too.
-    const got = await client.getTaskPushNotificationConfig({ id: task.id!, pushNotificationConfigId: 'v03-hook' } as { id: string });
+    const got = await client.getTaskPushNotificationConfig({ id: task.id!, pushNotificationConfigId: 'v03-hook' } as {
+      id: string;
+    });
     expect(got.pushNotificationConfig.id).toBe('v03-hook');
-    expect((await client.listTaskPushNotificationConfig({ id: task.id! })).map((c) => c.pushNotificationConfig.id)).toEqual(['v03-hook']);
+    expect(
+      (await client.listTaskPushNotificationConfig({ id: task.id! })).map((c) => c.pushNotificationConfig.id),
+    ).toEqual(['v03-hook']);
     await client.deleteTaskPushNotificationConfig({ id: task.id!, pushNotificationConfigId: 'v03-hook' });
     expect(await client.listTaskPushNotificationConfig({ id: task.id! })).toEqual([]);
 
     // A v0.3 config set without an id is stored as `default`, where v0.3 peers look for it.
-    const unnamed = await client.setTaskPushNotificationConfig({ taskId: task.id!, pushNotificationConfig: { url: 'http://127.0.0.1:9/other' } });
+    const unnamed = await client.setTaskPushNotificationConfig({
+      taskId: task.id!,
+      pushNotificationConfig: { url: 'http://127.0.0.1:9/other' },
+    });
     expect(unnamed.pushNotificationConfig.id).toBe('default');
-    const fetched = await client.getTaskPushNotificationConfig({ id: task.id!, pushNotificationConfigId: 'default' } as { id: string });
+    const fetched = await client.getTaskPushNotificationConfig({
+      id: task.id!,
+      pushNotificationConfigId: 'default',
+    } as { id: string });
     expect(fetched.pushNotificationConfig.url).toBe('http://127.0.0.1:9/other');
   });
 });

@@ -16,7 +16,13 @@ function scriptedRemote(outcomes: Array<RemoteOutcome | Error>, onInvoke?: (inv:
     keywords: ['peer'],
     cardUrl: 'http://127.0.0.1:1/.well-known/agent-card.json',
     async *invoke(inv) {
-      calls.push({ text: inv.text, context: inv.context, sessionId: inv.sessionId, state: { ...inv.state }, metadata: inv.metadata });
+      calls.push({
+        text: inv.text,
+        context: inv.context,
+        sessionId: inv.sessionId,
+        state: { ...inv.state },
+        metadata: inv.metadata,
+      });
       onInvoke?.(inv);
       yield RunEvents.remoteCall('peer', 'working');
       const next = outcomes.shift();
@@ -139,7 +145,9 @@ describe('runner: remote sub-agents', () => {
       metadata: { hops: ['a'] },
     });
     expect(result).toEqual({ status: 'completed', text: 'remote says hi', author: 'peer' });
-    expect(calls).toEqual([{ text: 'ask the peer', context: [], sessionId: 's1', state: {}, metadata: { hops: ['a'] } }]);
+    expect(calls).toEqual([
+      { text: 'ask the peer', context: [], sessionId: 's1', state: {}, metadata: { hops: ['a'] } },
+    ]);
     expect(events).toContainEqual({ type: 'remote_call', agent: 'peer', status: 'working' });
     expect(events.at(-1)).toEqual({ type: 'final', agent: 'peer', text: 'remote says hi' });
   });

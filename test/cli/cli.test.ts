@@ -65,10 +65,20 @@ describe('lango CLI', () => {
   it('agents --json shows the seven specialists with their tools and no unmatched tools', async () => {
     const { code, out } = await lango(['agents', '--json'], cwd);
     expect(code).toBe(0);
-    const tree = JSON.parse(out) as { root: { name: string; tools: string[]; subAgents: { name: string; tools: string[] }[] }; unmatchedTools: string[] };
+    const tree = JSON.parse(out) as {
+      root: { name: string; tools: string[]; subAgents: { name: string; tools: string[] }[] };
+      unmatchedTools: string[];
+    };
     expect(tree.root.name).toBe('lango-orchestrator');
     expect(tree.root.tools).toEqual([]);
-    expect(tree.root.subAgents.map((a) => a.name)).toEqual(['operator', 'vault', 'librarian', 'automator', 'planner', 'chronicler']);
+    expect(tree.root.subAgents.map((a) => a.name)).toEqual([
+      'operator',
+      'vault',
+      'librarian',
+      'automator',
+      'planner',
+      'chronicler',
+    ]);
     expect(tree.root.subAgents[0].tools).toEqual(expect.arrayContaining(['exec_shell', 'fs_read']));
     expect(tree.unmatchedTools).toEqual([]);
   });
@@ -84,9 +94,17 @@ describe('lango CLI', () => {
 
   it('agents --check shows a healthy peer and a skipped one with its reason, exiting 1', async () => {
     const peerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-peer-'));
-    const peer = await createApp(resolveConfig({ server: { port: 0 }, dataDir: peerDir, a2a: { agentName: 'peer' }, tools: { browser: { enabled: false } } }), {
-      logger: createMemoryLogger(),
-    });
+    const peer = await createApp(
+      resolveConfig({
+        server: { port: 0 },
+        dataDir: peerDir,
+        a2a: { agentName: 'peer' },
+        tools: { browser: { enabled: false } },
+      }),
+      {
+        logger: createMemoryLogger(),
+      },
+    );
     const dead = http.createServer();
     await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve));
     const deadPort = (dead.address() as AddressInfo).port;
@@ -133,7 +151,10 @@ describe('lango CLI', () => {
   it('card --out writes the card a peer would fetch', async () => {
     const { code } = await lango(['card', '--out', 'agent-cards/me.json'], cwd);
     expect(code).toBe(0);
-    const card = JSON.parse(fs.readFileSync(path.join(cwd, 'agent-cards/me.json'), 'utf8')) as { name: string; skills: unknown[] };
+    const card = JSON.parse(fs.readFileSync(path.join(cwd, 'agent-cards/me.json'), 'utf8')) as {
+      name: string;
+      skills: unknown[];
+    };
     expect(card.name).toBe('lango-orchestrator');
     expect(card.skills.length).toBeGreaterThan(1);
   });
@@ -188,7 +209,9 @@ describe('npm start (the built CLI: lango serve)', () => {
           params: { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'hello' }] } },
         }),
       });
-      const body = (await reply.json()) as { result: { task: { status: { state: string; message: { parts: { text: string }[] } } } } };
+      const body = (await reply.json()) as {
+        result: { task: { status: { state: string; message: { parts: { text: string }[] } } } };
+      };
       expect(body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
       expect(body.result.task.status.message.parts[0].text).toMatch(/^Hello!/);
     } finally {

@@ -53,10 +53,7 @@ describe('loadConfig', () => {
 
   it('substitutes ${ENV_VAR} and ${VAR:-default} inside string values', () => {
     const dir = tempDir();
-    fs.writeFileSync(
-      path.join(dir, 'lango.config.yaml'),
-      'agent:\n  apiKey: ${MY_KEY}\n  model: ${MODEL:-gpt-test}\n',
-    );
+    fs.writeFileSync(path.join(dir, 'lango.config.yaml'), 'agent:\n  apiKey: ${MY_KEY}\n  model: ${MODEL:-gpt-test}\n');
     const { config } = loadConfig({ env: { MY_KEY: 'sk-abc123' }, cwd: dir });
     expect(config.agent.apiKey).toBe('sk-abc123');
     expect(config.agent.model).toBe('gpt-test');
@@ -75,7 +72,16 @@ describe('loadConfig', () => {
     const dir = tempDir();
     fs.writeFileSync(
       path.join(dir, 'lango.config.yaml'),
-      ['server:', '  port: "eighty"', 'agent:', '  maxDelegationRounds: 0', '  colour: blue', 'a2a:', '  remoteAgents:', '    - name: peer'].join('\n'),
+      [
+        'server:',
+        '  port: "eighty"',
+        'agent:',
+        '  maxDelegationRounds: 0',
+        '  colour: blue',
+        'a2a:',
+        '  remoteAgents:',
+        '    - name: peer',
+      ].join('\n'),
     );
     const issues = issuesOf(() => loadConfig({ env: {}, cwd: dir }));
     expect(issues).toHaveLength(4);
@@ -97,7 +103,9 @@ describe('loadConfig', () => {
   });
 
   it('refuses a missing --config file by name', () => {
-    expect(issuesOf(() => loadConfig({ path: 'nope.yaml', env: {}, cwd: tempDir() }))).toEqual(['nope.yaml: file not found']);
+    expect(issuesOf(() => loadConfig({ path: 'nope.yaml', env: {}, cwd: tempDir() }))).toEqual([
+      'nope.yaml: file not found',
+    ]);
   });
 
   it('lets PORT and LOG_LEVEL from the environment override the file', () => {
@@ -106,20 +114,28 @@ describe('loadConfig', () => {
     const { config } = loadConfig({ env: { PORT: '4200', LOG_LEVEL: 'debug' }, cwd: dir });
     expect(config.server.port).toBe(4200);
     expect(config.logLevel).toBe('debug');
-    expect(issuesOf(() => loadConfig({ env: { PORT: 'x' }, cwd: dir }))).toEqual(['PORT: "x" is not a port number (0-65535)']);
+    expect(issuesOf(() => loadConfig({ env: { PORT: 'x' }, cwd: dir }))).toEqual([
+      'PORT: "x" is not a port number (0-65535)',
+    ]);
   });
 
   it('chooses the openai provider when an API key is present and refuses openai without one', () => {
     expect(loadConfig({ env: { OPENAI_API_KEY: 'sk-x1234' }, cwd: tempDir() }).config.agent.provider).toBe('openai');
     expect(() => resolveConfig({ agent: { provider: 'openai' } })).toThrow(ConfigError);
-    expect(resolveConfig({ agent: { provider: 'openai', baseUrl: 'http://127.0.0.1:1/v1' } }).agent.provider).toBe('openai');
+    expect(resolveConfig({ agent: { provider: 'openai', baseUrl: 'http://127.0.0.1:1/v1' } }).agent.provider).toBe(
+      'openai',
+    );
   });
 
   it('takes the vault master key from LANGO_MASTER_KEY unless the file sets one', () => {
     const dir = tempDir();
-    expect(loadConfig({ env: { LANGO_MASTER_KEY: 'from-env-key' }, cwd: dir }).config.security.masterKey).toBe('from-env-key');
+    expect(loadConfig({ env: { LANGO_MASTER_KEY: 'from-env-key' }, cwd: dir }).config.security.masterKey).toBe(
+      'from-env-key',
+    );
     fs.writeFileSync(path.join(dir, 'lango.config.yaml'), 'security:\n  masterKey: from-file-key\n');
-    expect(loadConfig({ env: { LANGO_MASTER_KEY: 'from-env-key' }, cwd: dir }).config.security.masterKey).toBe('from-file-key');
+    expect(loadConfig({ env: { LANGO_MASTER_KEY: 'from-env-key' }, cwd: dir }).config.security.masterKey).toBe(
+      'from-file-key',
+    );
   });
 
   it('returns a frozen configuration', () => {

@@ -9,7 +9,9 @@ type JsonSchema = { type?: string; properties?: Record<string, JsonSchema>; item
 function leafPaths(schema: JsonSchema, prefix = ''): string[] {
   const object = schema.anyOf?.find((s) => s.type === 'object') ?? schema;
   if (object.type === 'object' && object.properties && Object.keys(object.properties).length) {
-    return Object.entries(object.properties).flatMap(([key, child]) => leafPaths(child, prefix ? `${prefix}.${key}` : key));
+    return Object.entries(object.properties).flatMap(([key, child]) =>
+      leafPaths(child, prefix ? `${prefix}.${key}` : key),
+    );
   }
   if (schema.type === 'array' && schema.items?.properties) return [`${prefix}[]`];
   return [prefix];

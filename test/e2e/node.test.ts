@@ -94,17 +94,24 @@ describe.each<Binding>(['JSONRPC', 'HTTP+JSON'])('a lango node over %s', (bindin
 describe('a lango node on embedded defaults', () => {
   it('serves its card and answers "hello" over A2A without any API key', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-offline-'));
-    const app = await createApp(resolveConfig({ server: { port: 0 }, dataDir, tools: { browser: { enabled: false } } }), {
-      logger: createMemoryLogger(),
-    });
+    const app = await createApp(
+      resolveConfig({ server: { port: 0 }, dataDir, tools: { browser: { enabled: false } } }),
+      {
+        logger: createMemoryLogger(),
+      },
+    );
     try {
       const url = await app.listen();
-      const card = (await (await fetch(`${url}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })).json()) as {
+      const card = (await (
+        await fetch(`${url}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })
+      ).json()) as {
         name: string;
         skills: { id: string }[];
       };
       expect(card.name).toBe('lango-orchestrator');
-      expect(card.skills.map((s) => s.id)).toEqual(expect.arrayContaining(['lango-orchestrator', 'operator', 'planner']));
+      expect(card.skills.map((s) => s.id)).toEqual(
+        expect.arrayContaining(['lango-orchestrator', 'operator', 'planner']),
+      );
 
       const client = await a2aClient(url, 'JSONRPC');
       const task = asTask(await client.sendMessage(textRequest('hello')));

@@ -25,7 +25,9 @@ describe('skills at runtime', () => {
   let app: LangoApp;
   beforeEach(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-skills-'));
-    app = await createApp(resolveConfig({ dataDir, tools: { browser: { enabled: false } } }), { logger: createMemoryLogger() });
+    app = await createApp(resolveConfig({ dataDir, tools: { browser: { enabled: false } } }), {
+      logger: createMemoryLogger(),
+    });
   });
   afterEach(async () => {
     await app.close();

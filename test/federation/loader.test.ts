@@ -53,7 +53,10 @@ describe('loading remote agents from their cards', () => {
     const started = Date.now();
     const { agents, skipped } = await load(
       logger,
-      ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((n) => ({ name: `silent-${n}`, agentCardUrl: `${hang.origin}/card-${n}.json` })),
+      ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((n) => ({
+        name: `silent-${n}`,
+        agentCardUrl: `${hang.origin}/card-${n}.json`,
+      })),
       { cardFetchTimeoutMs: 700 },
     );
     const elapsed = Date.now() - started;

@@ -112,6 +112,8 @@ describe('a hub node federating a peer node', () => {
     expect(text).toMatch(/delegation loop/);
     const refusals = logged(a.logger, 'warn', 'request refused');
     expect(refusals).toHaveLength(1);
-    expect(String(refusals[0].meta.reason)).toMatch(/^delegation loop: node urn:lango:[0-9a-f-]+ is already on the path/);
+    expect(String(refusals[0].meta.reason)).toMatch(
+      /^delegation loop: node urn:lango:[0-9a-f-]+ is already on the path/,
+    );
   }, 30_000);
 });

@@ -51,7 +51,10 @@ describe('remote agent calls over real A2A peers', () => {
   it('sends the conversation so far with a new remote task, as a text part before the request', async () => {
     const p = await peer({ name: 'Weather', behaviour: 'echo' });
     const { agents } = await load(createMemoryLogger(), { name: 'weather', baseUrl: p.url });
-    await drain(agents[0], { text: 'and tomorrow there?', context: ['user: I live in Lyon', 'lango-orchestrator: Noted.'] });
+    await drain(agents[0], {
+      text: 'and tomorrow there?',
+      context: ['user: I live in Lyon', 'lango-orchestrator: Noted.'],
+    });
     const message = p.requests[0].params.message as { parts: { text?: string }[] };
     expect(message.parts.map((part) => part.text)).toEqual([
       'Conversation so far (context, oldest first):\nuser: I live in Lyon\nlango-orchestrator: Noted.\n\nRequest:',

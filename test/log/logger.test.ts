@@ -37,7 +37,12 @@ describe('logging', () => {
 
   it('prints readable lines with the component when pretty', async () => {
     const out = sink();
-    const logger = createWinstonLogger({ level: 'info', pretty: true, secrets: new SecretRegistry(), stream: out.stream });
+    const logger = createWinstonLogger({
+      level: 'info',
+      pretty: true,
+      secrets: new SecretRegistry(),
+      stream: out.stream,
+    });
     logger.child({ component: 'a2a' }).warn('peer skipped', { name: 'weather' });
     logger.debug('not shown at info');
     await new Promise((r) => setImmediate(r));
@@ -48,6 +53,8 @@ describe('logging', () => {
   it('keeps child bindings in the memory logger shared with its parent', () => {
     const log = createMemoryLogger();
     log.child({ component: 'federation' }).warn('peer skipped', { name: 'x' });
-    expect(log.records).toEqual([{ level: 'warn', message: 'peer skipped', meta: { component: 'federation', name: 'x' } }]);
+    expect(log.records).toEqual([
+      { level: 'warn', message: 'peer skipped', meta: { component: 'federation', name: 'x' } },
+    ]);
   });
 });

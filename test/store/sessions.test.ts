@@ -31,7 +31,12 @@ describe('session store', () => {
   it('stores message texts and tool-call arguments through the redact option, so a secret never lands in the file', () => {
     const secrets = new SecretRegistry();
     secrets.add('hunter2-very-secret');
-    const masked = createSessionStore({ db, logger: createMemoryLogger(), clock, redact: (t) => secrets.redactText(t) });
+    const masked = createSessionStore({
+      db,
+      logger: createMemoryLogger(),
+      clock,
+      redact: (t) => secrets.redactText(t),
+    });
     const stored = masked.commitTurn(
       's',
       [

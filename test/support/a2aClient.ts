@@ -51,7 +51,8 @@ export function partsText(parts: { content?: { $case: string; value: unknown } }
 
 /** `result` as a Task, failing the test when the server answered with a bare Message. */
 export function asTask(result: unknown): Task {
-  if (!result || typeof result !== 'object' || !('status' in result)) throw new Error(`expected a Task, got ${JSON.stringify(result)}`);
+  if (!result || typeof result !== 'object' || !('status' in result))
+    throw new Error(`expected a Task, got ${JSON.stringify(result)}`);
   return result as Task;
 }
 

@@ -19,9 +19,24 @@ import { ScriptedA2ARunner } from './a2aRunner';
 export function a2aTestTools(): AnyTool[] {
   const noop = async () => 'ok';
   return [
-    defineTool({ name: 'exec_shell', description: 'Runs a command.', parameters: z.object({ command: z.string() }), execute: noop }),
-    defineTool({ name: 'fs_read', description: 'Reads a file.', parameters: z.object({ path: z.string() }), execute: noop }),
-    defineTool({ name: 'secrets_get', description: 'Reads a secret.', parameters: z.object({ name: z.string() }), execute: noop }),
+    defineTool({
+      name: 'exec_shell',
+      description: 'Runs a command.',
+      parameters: z.object({ command: z.string() }),
+      execute: noop,
+    }),
+    defineTool({
+      name: 'fs_read',
+      description: 'Reads a file.',
+      parameters: z.object({ path: z.string() }),
+      execute: noop,
+    }),
+    defineTool({
+      name: 'secrets_get',
+      description: 'Reads a secret.',
+      parameters: z.object({ name: z.string() }),
+      execute: noop,
+    }),
   ];
 }
 
@@ -42,7 +57,11 @@ export function a2aTestPeer(name = 'peer'): RemoteAgent {
 
 /** The real tree builder over the test tools and one remote peer. */
 export function a2aTestTree(): LlmAgent {
-  return buildAgentTree({ tools: a2aTestTools(), remoteAgents: [a2aTestPeer()], systemPrompt: 'SECRET ORCHESTRATOR PROMPT' });
+  return buildAgentTree({
+    tools: a2aTestTools(),
+    remoteAgents: [a2aTestPeer()],
+    systemPrompt: 'SECRET ORCHESTRATOR PROMPT',
+  });
 }
 
 /** A running node on 127.0.0.1 port 0 over a SQLite file in a temp dir. */
@@ -81,7 +100,8 @@ export async function startA2ANode(options: StartOptions = {}): Promise<A2ATestN
   const dbFile = path.join(dir, 'lango.db');
   const db = openDatabase(dbFile);
   const logger = createMemoryLogger();
-  const runner = typeof options.runner === 'function' ? options.runner(db) : (options.runner ?? new ScriptedA2ARunner());
+  const runner =
+    typeof options.runner === 'function' ? options.runner(db) : (options.runner ?? new ScriptedA2ARunner());
   const tree = a2aTestTree();
   const config = LangoConfig.parse({
     server: { host: '127.0.0.1', port: 0 },

@@ -122,7 +122,7 @@ export async function openFamily(family: ToolFamily, deps: ToolFamilyDeps) {
     agentName: 'automator',
     approved: false,
   };
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+
   const call = async (name: string, args: Record<string, unknown> = {}): Promise<any> => {
     const tool = instance.tools.find((t) => t.name === name);
     if (!tool) throw new Error(`no tool ${name}`);

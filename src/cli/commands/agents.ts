@@ -16,7 +16,14 @@ interface AgentView {
 
 function view(agent: Agent): AgentView {
   if (agent.kind === 'remote') {
-    return { name: agent.name, kind: 'remote', description: agent.description, tools: [], cardUrl: agent.cardUrl, subAgents: [] };
+    return {
+      name: agent.name,
+      kind: 'remote',
+      description: agent.description,
+      tools: [],
+      cardUrl: agent.cardUrl,
+      subAgents: [],
+    };
   }
   return {
     name: agent.name,
@@ -59,7 +66,10 @@ export function registerAgentsCommand(program: Command, ctx: CliContext, done: (
     .description('show the agent tree: agents, descriptions, tools, unmatched tools')
     .option('--json', 'print JSON')
     .option('--instruction', "print the root agent's instruction")
-    .option('--check', "show each remote agent's health: healthy, open circuit, skipped with reason, last error, latency")
+    .option(
+      '--check',
+      "show each remote agent's health: healthy, open circuit, skipped with reason, last error, latency",
+    )
     .action(async (options: { json?: boolean; instruction?: boolean; check?: boolean }) => {
       const { config } = configFor(program.opts<GlobalOptions>(), ctx);
       const app = await appFor(config, ctx);
@@ -69,7 +79,11 @@ export function registerAgentsCommand(program: Command, ctx: CliContext, done: (
         if (options.instruction) {
           ctx.io.out(root.instruction + '\n');
         } else if (options.json) {
-          const report = { root: view(root), unmatchedTools: app.unmatchedTools(), ...(options.check ? { remoteAgents: peers } : {}) };
+          const report = {
+            root: view(root),
+            unmatchedTools: app.unmatchedTools(),
+            ...(options.check ? { remoteAgents: peers } : {}),
+          };
           ctx.io.out(JSON.stringify(report, null, 2) + '\n');
         } else {
           const lines: string[] = [];

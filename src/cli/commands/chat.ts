@@ -68,7 +68,13 @@ export function createTurnRenderer(io: CliIO): { onEvent: (e: RunEvent) => void;
   };
 }
 
-async function runTurn(app: LangoApp, io: CliIO, sessionId: string, text: string, signal: AbortSignal): Promise<TurnResult> {
+async function runTurn(
+  app: LangoApp,
+  io: CliIO,
+  sessionId: string,
+  text: string,
+  signal: AbortSignal,
+): Promise<TurnResult> {
   const renderer = createTurnRenderer(io);
   const result = await runToEnd(app.runner, { sessionId, text, signal }, renderer.onEvent);
   renderer.end(result);

@@ -14,7 +14,10 @@ export function registerDoctorCommand(program: Command, ctx: CliContext, done: (
       try {
         const broken = app.families.filter((f) => f.state === 'broken');
         if (options.json) {
-          ctx.io.out(JSON.stringify({ config: file ?? null, provider: config.agent.provider, families: app.families }, null, 2) + '\n');
+          ctx.io.out(
+            JSON.stringify({ config: file ?? null, provider: config.agent.provider, families: app.families }, null, 2) +
+              '\n',
+          );
         } else {
           const lines = [
             `config: ${file ?? 'embedded defaults'}`,

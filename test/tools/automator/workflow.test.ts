@@ -96,14 +96,12 @@ describe('workflow family', () => {
 
     const run = await finished(wf, started.runId);
     expect(run.status).toBe('completed');
-    expect(wf.runner.inputs.map((input) => [input.metadata?.workflowStep, input.startAgent]).sort()).toEqual(
-      [
-        ['balance', 'vault'],
-        ['digest', 'librarian'],
-        ['forecast', 'weather-peer'],
-        ['news', 'navigator'],
-      ],
-    );
+    expect(wf.runner.inputs.map((input) => [input.metadata?.workflowStep, input.startAgent]).sort()).toEqual([
+      ['balance', 'vault'],
+      ['digest', 'librarian'],
+      ['forecast', 'weather-peer'],
+      ['news', 'navigator'],
+    ]);
     expect(inputFor(wf, 'news').sessionId).toBe(`workflow:${started.runId}:news`);
     expect(inputFor(wf, 'digest').text).toBe(
       'Write a digest. News: navigator says read the fro Money: vault says check the wa Weather: weather-peer says forecast for',

@@ -17,7 +17,7 @@ export function toolContext(overrides: Partial<ToolContext> = {}): ToolContext {
 }
 
 /** Calls a tool the way the runtime does: arguments parsed by its schema first. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests assert on result fields of many shapes
+
 export async function callTool(tool: AnyTool, args: unknown, ctx: ToolContext = toolContext()): Promise<any> {
   const parsed = tool.parameters.safeParse(args);
   if (!parsed.success) throw new Error(`bad arguments for ${tool.name}: ${parsed.error.message}`);
