@@ -1,9 +1,10 @@
 import { TaskState } from '@a2a-js/sdk';
 import type { Task } from '@a2a-js/sdk';
-import { AgentEvent } from '@a2a-js/sdk/server';
+import { AgentEvent, STATE_HEADERS_KEY } from '@a2a-js/sdk/server';
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import { randomUUID } from 'node:crypto';
 import type { TurnResult, TurnRunner } from '../agent/turn';
+import { childTraceparent, parseTraceparent, TRACEPARENT_KEY } from '../federation/hops';
 import type { Logger } from '../log/logger';
 import { messageText, statusUpdate, textPart } from './messages';
 import { describeProgress, progressMetadata } from './progress';
@@ -58,15 +59,17 @@ export class LangoExecutor implements AgentExecutor {
   execute = async (ctx: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const { taskId, contextId } = ctx;
     const ids = { taskId, contextId };
-    const { clock, logger } = this.options;
+    const { clock } = this.options;
+    const { metadata, traceId } = withTraceContext(ctx);
+    const logger = this.options.logger.child({ taskId, traceId });
     const live: LiveTask = { contextId, bus, controller: new AbortController(), settled: false };
     this.live.set(taskId, live);
 
     // The SDK requires a task event first, on follow-ups too (ctx.task is the stored one).
     bus.publish(AgentEvent.task(ctx.task ?? this.newTask(ctx)));
-    const refusal = this.options.admit?.(ctx.userMessage.metadata ?? {});
+    const refusal = this.options.admit?.(metadata);
     if (refusal) {
-      logger.warn('request refused', { taskId, reason: refusal });
+      logger.warn('request refused', { reason: refusal });
       this.settle(taskId, TaskState.TASK_STATE_FAILED, `refused: ${refusal}`);
       this.live.delete(taskId);
       return;
@@ -74,18 +77,20 @@ export class LangoExecutor implements AgentExecutor {
     bus.publish(AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_WORKING, clock())));
 
     let result: TurnResult | undefined;
+    const started = Date.now();
     try {
       const turn = this.options.runner.run({
         sessionId: contextId,
         text: messageText(ctx.userMessage),
         signal: live.controller.signal,
-        metadata: ctx.userMessage.metadata ?? {},
+        metadata,
       });
       for (;;) {
         const step = await turn.next();
         if (step.done) {
           result = step.value;
           if (!live.settled) this.finish(live, taskId, result);
+          logger.debug('task settled', { status: result.status, agent: result.author, ms: Date.now() - started });
           break;
         }
         const text = describeProgress(step.value);
@@ -103,7 +108,7 @@ export class LangoExecutor implements AgentExecutor {
       const reason = aborted
         ? 'the turn was aborted'
         : `the agent failed: ${err instanceof Error ? err.message : String(err)}`;
-      logger.warn('turn failed', { taskId, reason });
+      logger.warn('turn failed', { reason });
       this.settle(taskId, TaskState.TASK_STATE_FAILED, reason);
       return;
     } finally {
@@ -201,4 +206,29 @@ export class LangoExecutor implements AgentExecutor {
       ),
     );
   }
+}
+
+/**
+ * The message metadata the turn runs with, carrying a W3C `traceparent`:
+ * the caller's (message metadata first, then the HTTP header), else a new
+ * trace. Every log line of the task and every hop onward share its trace id.
+ */
+function withTraceContext(ctx: RequestContext): { metadata: Record<string, unknown>; traceId: string } {
+  const metadata: Record<string, unknown> = { ...(ctx.userMessage.metadata ?? {}) };
+  const headers = ctx.context?.state.get(STATE_HEADERS_KEY) as
+    Record<string, string | string[] | undefined> | undefined;
+  const header = headers?.[TRACEPARENT_KEY];
+  const inbound = parseTraceparent(metadata[TRACEPARENT_KEY])
+    ? metadata[TRACEPARENT_KEY]
+    : Array.isArray(header)
+      ? header[0]
+      : header;
+  const parent = parseTraceparent(inbound);
+  if (parent) {
+    metadata[TRACEPARENT_KEY] = inbound;
+    return { metadata, traceId: parent.traceId };
+  }
+  const fresh = childTraceparent(undefined);
+  metadata[TRACEPARENT_KEY] = fresh.traceparent;
+  return { metadata, traceId: fresh.traceId };
 }

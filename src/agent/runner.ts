@@ -62,14 +62,14 @@ export function createRunner(options: RunnerOptions): TurnRunner {
     const tree = indexTree(options.root());
     const state = options.sessions.state(input.sessionId);
     const history = historyMessages(options.sessions, input.sessionId, options.historyLimit ?? 40);
-    const turn = new TurnState(input, tree, history, state);
-    const end = (result: TurnResult) => turn.commit(options.sessions, result, logger, options.onTurnEnd);
+    const turn = new TurnState(input, tree, history, state, logger);
+    const end = (result: TurnResult) => turn.commit(options.sessions, result, turn.log, options.onTurnEnd);
     throwIfAborted(turn.signal);
 
     let agent: Agent = startingAgent(turn);
     yield RunEvents.agentStart(agent.name);
     if (state.pendingApproval && agent.kind === 'llm') {
-      yield* resumePendingApproval(turn, agent, state.pendingApproval, options.logger, maxToolChars);
+      yield* resumePendingApproval(turn, agent, state.pendingApproval, turn.log, maxToolChars);
     }
     // Whatever the session was waiting for, this message answers it.
     delete state.pendingApproval;
@@ -112,7 +112,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
           return result;
         }
         case 'failed':
-          logger.warn('turn failed', { sessionId: input.sessionId, agent: agent.name, reason: step.reason });
+          turn.log.warn('turn failed', { agent: agent.name, reason: step.reason });
           return end({ status: 'failed', text: step.reason, author: agent.name });
         default:
           return assertNever(step);
@@ -146,7 +146,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         routes,
         signal: turn.signal,
       },
-      logger,
+      turn.log,
     );
     if (!reply.ok) return { type: 'failed', reason: reply.reason };
 
@@ -256,7 +256,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         state,
         metadata: turn.input.metadata ?? {},
       },
-      logger,
+      turn.log,
     );
     switch (outcome.status) {
       case 'completed':
@@ -285,7 +285,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         );
       } catch (err) {
         throwIfAborted(turn.signal);
-        logger.warn('context provider failed', {
+        turn.log.warn('context provider failed', {
           agent: agent.name,
           error: err instanceof Error ? err.message : String(err),
         });
@@ -298,7 +298,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   function toolContext(turn: TurnState, agent: LlmAgent, call: ModelToolCall, approved: boolean) {
     return {
       signal: turn.signal,
-      logger: options.logger.child({ component: 'tool', tool: call.name, agent: agent.name }),
+      logger: turn.log.child({ component: 'tool', tool: call.name, agent: agent.name }),
       sessionId: turn.input.sessionId,
       agentName: agent.name,
       approved,

@@ -1,5 +1,6 @@
 import type { ModelMessage } from '../llm/model';
 import type { Logger } from '../log/logger';
+import { parseTraceparent, TRACEPARENT_KEY } from '../federation/hops';
 import type { NewSessionMessage, SessionState, SessionStore, StoredMessage } from '../store/sessions';
 import type { TurnInput, TurnResult } from './turn';
 import type { TreeIndex } from './transfer';
@@ -68,6 +69,8 @@ export class TurnState {
   readonly refusals = new Map<string, number>();
   /** Per-agent text from the context provider, fetched once per turn. */
   readonly contexts = new Map<string, string | undefined>();
+  /** This turn's log lines carry its session and, when the request has one, its W3C trace id. */
+  log: Logger;
   private readonly working: WorkingMessage[] = [];
 
   constructor(
@@ -83,8 +86,11 @@ export class TurnState {
     readonly history: ModelMessage[],
     /** The session's state, updated in memory and written with the turn. */
     readonly state: SessionState,
+    baseLogger: Logger,
   ) {
     this.signal = input.signal ?? new AbortController().signal;
+    const traceId = parseTraceparent(input.metadata?.[TRACEPARENT_KEY])?.traceId;
+    this.log = baseLogger.child({ sessionId: input.sessionId, ...(traceId ? { traceId } : {}) });
     this.working.push({ message: { role: 'user', content: input.text }, visible: true });
   }
 

@@ -93,6 +93,41 @@ describe('a hub node federating a peer node', () => {
     });
   });
 
+  it("carries the caller's W3C trace id across the hop: both nodes' log lines name it", async () => {
+    const peer = await node('peer-one');
+    const hub = await node('hub', { remoteAgents: [{ name: 'peer-one', baseUrl: peer.url }] });
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const reply = await fetch(hub.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'A2A-Version': '1.0',
+        traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message: { messageId: 'trace-1', role: 'ROLE_USER', parts: [{ text: 'peer-one: plan my week' }] } },
+      }),
+    });
+    const body = (await reply.json()) as { result: { task: { status: { state: string } } } };
+    expect(body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+    const traced = (logger: MemoryLogger) => logger.records.filter((r) => r.meta.traceId === traceId);
+    expect(traced(hub.logger).map((r) => r.message)).toEqual(
+      expect.arrayContaining(['remote call', 'remote call settled']),
+    );
+    // The peer continued the same trace: its turn's log lines (the runner's, the A2A task's) carry the id.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(traced(peer.logger).length).toBeGreaterThan(0);
+    // A request without a traceparent starts a trace of its own on the hub, continued at the peer.
+    const client = await a2aClient(hub.url, 'JSONRPC');
+    await client.sendMessage(textRequest('peer-one: plan my month'));
+    const hubIds = new Set(hub.logger.records.map((r) => r.meta.traceId).filter((id) => id && id !== traceId));
+    const peerIds = new Set(peer.logger.records.map((r) => r.meta.traceId).filter((id) => id && id !== traceId));
+    expect([...hubIds].filter((id) => peerIds.has(id))).toHaveLength(1);
+  });
+
   it('ends a delegation loop between two nodes with a clear note instead of recursing', async () => {
     const portA = await deadPort();
     const portB = await deadPort();
