@@ -73,7 +73,20 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`bench failed: ${err instanceof Error ? err.message : String(err)}\n`);
+let finished = false;
+// A scenario waiting on a dead child would otherwise let the event loop drain and exit 0 silently.
+process.on('beforeExit', () => {
+  if (finished) return;
+  process.stderr.write('bench stopped before finishing: a scenario waited on something that will never answer\n');
   process.exit(1);
 });
+
+main()
+  .then(() => {
+    finished = true;
+  })
+  .catch((err: unknown) => {
+    finished = true;
+    process.stderr.write(`bench failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });

@@ -59,8 +59,7 @@ async function main(): Promise<void> {
   const logger = process.env.LOG_LEVEL === 'memory' ? createMemoryLogger() : undefined;
   const app = await createApp(config, { ...(model ? { model } : {}), ...(logger ? { logger } : {}) });
   const url = await app.listen();
-  process.stdout.write(`${JSON.stringify({ ready: true, url, startupMs: Math.round(performance.now() - t0), pid: process.pid })}\n`);
-
+  // Registered before the ready line: a SIGUSR2 without a handler would kill the process.
   process.on('SIGUSR2', () => {
     const gc = (globalThis as { gc?: () => void }).gc;
     if (gc) {
@@ -70,6 +69,8 @@ async function main(): Promise<void> {
     const m = process.memoryUsage();
     process.stdout.write(`${JSON.stringify({ stats: true, gc: Boolean(gc), rss: m.rss, heapUsed: m.heapUsed })}\n`);
   });
+  process.stdout.write(`${JSON.stringify({ ready: true, url, startupMs: Math.round(performance.now() - t0), pid: process.pid })}\n`);
+
   const stop = () => {
     void app.close().finally(() => process.exit(0));
   };

@@ -79,8 +79,14 @@ function wrap(child: ChildProcess, ready: Record<string, unknown>, spawnToReadyM
     spawnToReadyMs,
     ready,
     memory: () =>
-      new Promise((resolve) => {
-        waiting.push((doc) => resolve({ rss: Number(doc.rss), heapUsed: Number(doc.heapUsed) }));
+      new Promise((resolve, reject) => {
+        if (child.exitCode !== null || child.signalCode !== null) return reject(new Error('the server is not running'));
+        const died = () => reject(new Error(`the server exited (${child.exitCode ?? child.signalCode}) before reporting its memory`));
+        child.once('exit', died);
+        waiting.push((doc) => {
+          child.off('exit', died);
+          resolve({ rss: Number(doc.rss), heapUsed: Number(doc.heapUsed) });
+        });
         child.kill('SIGUSR2');
       }),
     stop: () =>
