@@ -100,7 +100,7 @@ export function openVault(options: VaultOptions): Vault {
   }
   const rows = db.prepare('SELECT name, value FROM vault_secrets').all() as { name: string; value: string }[];
   for (const row of rows) secrets.add(open(secretKey, row.value, row.name).toString('utf8'));
-  options.logger.info('vault opened', { keySource: source, secrets: rows.length });
+  options.logger.info('vault opened', { keySource: source, entries: rows.length });
 
   const get = db.prepare('SELECT value FROM vault_secrets WHERE name = ?');
   const secretValue = (name: string): string | undefined => {
