@@ -6,6 +6,7 @@ import { walkAgents, type LlmAgent, type RemoteAgent } from './agent/agent';
 import { createRunner } from './agent/runner';
 import type { TurnRunner } from './agent/turn';
 import { combineContextProviders } from './agent/turnState';
+import { assertSafeExposure } from './a2a/auth';
 import { createA2AServer } from './a2a/server';
 import type { LangoConfig } from './config/schema';
 import { createFederation, type Federation } from './federation/federation';
@@ -89,7 +90,9 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   const cwd = deps.cwd ?? process.cwd();
   const dataDir = path.resolve(cwd, config.dataDir);
 
-  // Prompts first: a bad promptsDir is a config error, found before anything is opened.
+  // Checks that need no I/O come first, so a refused start writes nothing: the
+  // exposure rule (no public bind without auth), then the prompts directory.
+  if (config.a2a.enabled) assertSafeExposure(config);
   const promptLogger = logger.child({ component: 'prompt' });
   const sections = loadPromptSections({ promptsDir: config.agent.promptsDir, logger: promptLogger, secrets });
   const systemPrompt = config.agent.multiAgent ? buildOrchestratorSystemPrompt(sections) : buildSystemPrompt(sections);

@@ -1,16 +1,20 @@
 import express, { type RequestHandler } from 'express';
+import { MESSAGE_METHODS, messageProblem } from './messageSchema';
 
 /**
  * Parses and checks the JSON-RPC 2.0 envelope of `POST /` before the SDK's
  * handler sees it. The SDK reports a broken envelope as -32602 (and parses
- * non-objects as parse errors); JSON-RPC says -32600 Invalid Request. The
- * body is parsed once, here: the SDK's own parser skips a parsed body.
+ * non-objects as parse errors); JSON-RPC says -32600 Invalid Request. A
+ * message's raw shape is checked too (-32602 naming the field), before the
+ * SDK's reader coerces it. The body is parsed once, here: the SDK's own
+ * parser skips a parsed body.
  */
 export function jsonRpcEnvelope(maxBodyBytes: number): RequestHandler[] {
   return [express.json({ limit: maxBodyBytes, strict: false, type: 'application/json' }), checkEnvelope];
 }
 
 const INVALID_REQUEST = -32600;
+const INVALID_PARAMS = -32602;
 
 const checkEnvelope: RequestHandler = (req, res, next) => {
   // No JSON content type: the SDK answers with ContentTypeNotSupported.
@@ -21,10 +25,21 @@ const checkEnvelope: RequestHandler = (req, res, next) => {
   const body: unknown = req.body;
   const problem = envelopeProblem(body);
   if (!problem) {
-    next();
+    const request = body as { id?: string | number | null; method: string; params?: unknown };
+    const schema = MESSAGE_METHODS.get(request.method);
+    const invalid = schema && messageProblem(schema, request.params ?? {}, 'params');
+    if (!invalid) {
+      next();
+      return;
+    }
+    res.status(200).json({
+      jsonrpc: '2.0',
+      id: request.id ?? null,
+      error: { code: INVALID_PARAMS, message: `Invalid params: ${invalid}` },
+    });
     return;
   }
-  const id = isObject(body) && isValidId(body.id) ? body.id : null;
+  const id = isObject(body) && isValidId(body.id) && body.id !== undefined ? body.id : null;
   // JSON-RPC errors travel as HTTP 200, as the SDK sends its own.
   res
     .status(200)

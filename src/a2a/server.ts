@@ -13,6 +13,7 @@ import { discoveryRoutes, healthRoutes, type PeerStatus } from './discovery';
 import { bodyLimit, jsonErrors, notFound } from './errors';
 import { LangoExecutor } from './executor';
 import { jsonRpcEnvelope } from './jsonRpcEnvelope';
+import { restMessageGuard } from './messageSchema';
 import { CheckedPushStore, RetryingPushSender } from './pushNotifications';
 import { GuardedRequestHandler } from './requestHandler';
 import { createCardSigner } from './signing';
@@ -69,7 +70,7 @@ export const RESTART_REASON = 'node restarted';
 export function createA2AServer(options: A2AServerOptions): A2AServer {
   const { config, root, runner, db, clock } = options;
   const logger = options.logger;
-  assertSafeExposure(config);
+  if (config.a2a.enabled) assertSafeExposure(config);
 
   const stores = createA2AStores({ db, logger, clock });
   stores.failInterrupted(RESTART_REASON);
@@ -121,17 +122,27 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   app.use(bodyLimit(config.a2a.maxBodyBytes));
   // JSON-RPC first, so the hot path passes no other route. The envelope check parses the body once
   // (the SDK's own parser skips a parsed body); REST parses its own.
-  app.post(
-    '/',
-    gate,
-    ...jsonRpcEnvelope(config.a2a.maxBodyBytes),
-    jsonRpcHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }),
-  );
+  // With `a2a.enabled: false` the node publishes no card and serves no protocol: health only.
+  const a2aEnabled = config.a2a.enabled;
+  if (a2aEnabled) {
+    app.post(
+      '/',
+      gate,
+      ...jsonRpcEnvelope(config.a2a.maxBodyBytes),
+      jsonRpcHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }),
+    );
+  }
   app.use(healthRoutes({ root, db, closing: () => closing }));
-  app.use(cardRoutes({ cards, legacyCompat: config.a2a.legacyCompat }));
-  app.use('/agents', gate);
-  app.use(discoveryRoutes({ root, peerStatus: options.peerStatus, remoteCard: options.remoteCard }));
-  app.use(gate, restHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }));
+  if (a2aEnabled) {
+    app.use(cardRoutes({ cards, legacyCompat: config.a2a.legacyCompat }));
+    app.use('/agents', gate);
+    app.use(discoveryRoutes({ root, peerStatus: options.peerStatus, remoteCard: options.remoteCard }));
+    app.use(
+      gate,
+      ...restMessageGuard(config.a2a.maxBodyBytes),
+      restHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }),
+    );
+  }
   app.use(notFound);
   app.use(jsonErrors(logger));
 

@@ -123,3 +123,27 @@ describe('a lango node on embedded defaults', () => {
     }
   });
 });
+
+describe('a lango node with a2a.enabled: false', () => {
+  it('publishes no card and serves no protocol, only health', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-noa2a-'));
+    const app = await createApp(
+      resolveConfig({ server: { port: 0 }, dataDir, a2a: { enabled: false }, tools: { browser: { enabled: false } } }),
+      { logger: createMemoryLogger() },
+    );
+    try {
+      const url = await app.listen();
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      expect((await fetch(`${url}/.well-known/agent-card.json`)).status).toBe(404);
+      const rpc = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'A2A-Version': '1.0' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: {} }),
+      });
+      expect(rpc.status).toBe(404);
+    } finally {
+      await app.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

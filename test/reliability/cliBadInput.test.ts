@@ -19,39 +19,102 @@ interface BadCase {
 }
 
 const BAD: BadCase[] = [
-  { name: 'YAML that does not parse', files: { 'lango.config.yaml': 'server:\n  port: [1,\n' }, argv: ['serve'], names: [/lango\.config\.yaml/] },
-  { name: 'JSON that does not parse', files: { 'c.json': '{"server": {"port": 1},,}' }, argv: ['--config', 'c.json', 'serve'], names: [/c\.json/] },
-  { name: 'a port that is a string', files: { 'lango.config.yaml': 'server:\n  port: abc\n' }, argv: ['serve'], names: [/server\.port/] },
-  { name: 'a port out of range', files: { 'lango.config.yaml': 'server:\n  port: 70000\n' }, argv: ['serve'], names: [/server\.port/] },
-  { name: 'a misspelt top-level key', files: { 'lango.config.yaml': 'serer:\n  port: 4000\n' }, argv: ['serve'], names: [/serer/] },
-  { name: 'an unknown provider', files: { 'lango.config.yaml': 'agent:\n  provider: gpt\n' }, argv: ['serve'], names: [/agent\.provider/] },
-  { name: 'a log level that does not exist', files: { 'lango.config.yaml': 'logLevel: loud\n' }, argv: ['serve'], names: [/logLevel/] },
-  { name: 'a retention that is not a duration', files: { 'lango.config.yaml': 'a2a:\n  taskRetention: forever\n' }, argv: ['serve'], names: [/a2a\.taskRetention/] },
+  {
+    name: 'YAML that does not parse',
+    files: { 'lango.config.yaml': 'server:\n  port: [1,\n' },
+    argv: ['serve'],
+    names: [/lango\.config\.yaml/],
+  },
+  {
+    name: 'JSON that does not parse',
+    files: { 'c.json': '{"server": {"port": 1},,}' },
+    argv: ['--config', 'c.json', 'serve'],
+    names: [/c\.json/],
+  },
+  {
+    name: 'a port that is a string',
+    files: { 'lango.config.yaml': 'server:\n  port: abc\n' },
+    argv: ['serve'],
+    names: [/server\.port/],
+  },
+  {
+    name: 'a port out of range',
+    files: { 'lango.config.yaml': 'server:\n  port: 70000\n' },
+    argv: ['serve'],
+    names: [/server\.port/],
+  },
+  {
+    name: 'a misspelt top-level key',
+    files: { 'lango.config.yaml': 'serer:\n  port: 4000\n' },
+    argv: ['serve'],
+    names: [/serer/],
+  },
+  {
+    name: 'an unknown provider',
+    files: { 'lango.config.yaml': 'agent:\n  provider: gpt\n' },
+    argv: ['serve'],
+    names: [/agent\.provider/],
+  },
+  {
+    name: 'a log level that does not exist',
+    files: { 'lango.config.yaml': 'logLevel: loud\n' },
+    argv: ['serve'],
+    names: [/logLevel/],
+  },
+  {
+    name: 'a retention that is not a duration',
+    files: { 'lango.config.yaml': 'a2a:\n  taskRetention: forever\n' },
+    argv: ['serve'],
+    names: [/a2a\.taskRetention/],
+  },
   {
     name: 'a remote agent with two card sources',
-    files: { 'lango.config.yaml': 'a2a:\n  remoteAgents:\n    - name: b\n      agentCardUrl: http://127.0.0.1:9/card.json\n      baseUrl: http://127.0.0.1:9\n' },
+    files: {
+      'lango.config.yaml':
+        'a2a:\n  remoteAgents:\n    - name: b\n      agentCardUrl: http://127.0.0.1:9/card.json\n      baseUrl: http://127.0.0.1:9\n',
+    },
     argv: ['serve'],
     names: [/a2a\.remoteAgents/, /exactly one of agentCardUrl, baseUrl or cardFile/],
   },
   {
     name: 'a remote agent name with spaces',
-    files: { 'lango.config.yaml': 'a2a:\n  remoteAgents:\n    - name: "my agent"\n      baseUrl: http://127.0.0.1:9\n' },
+    files: {
+      'lango.config.yaml': 'a2a:\n  remoteAgents:\n    - name: "my agent"\n      baseUrl: http://127.0.0.1:9\n',
+    },
     argv: ['serve'],
     names: [/a2a\.remoteAgents/, /name/],
   },
-  { name: 'an unset ${VAR}', files: { 'lango.config.yaml': 'agent:\n  apiKey: ${LANGO_TEST_UNSET_KEY}\n' }, argv: ['serve'], names: [/LANGO_TEST_UNSET_KEY/] },
-  { name: 'PORT that is not a number', files: { 'lango.config.yaml': 'logLevel: warn\n' }, argv: ['serve'], env: { PORT: 'eighty' }, names: [/PORT/] },
+  {
+    name: 'an unset ${VAR}',
+    files: { 'lango.config.yaml': 'agent:\n  apiKey: ${LANGO_TEST_UNSET_KEY}\n' },
+    argv: ['serve'],
+    names: [/LANGO_TEST_UNSET_KEY/],
+  },
+  {
+    name: 'PORT that is not a number',
+    files: { 'lango.config.yaml': 'logLevel: warn\n' },
+    argv: ['serve'],
+    env: { PORT: 'eighty' },
+    names: [/PORT/],
+  },
   { name: '--config naming a missing file', argv: ['--config', 'nope.yaml', 'serve'], names: [/nope\.yaml/] },
   {
     name: 'a public host without authentication',
-    files: { 'lango.config.yaml': 'logLevel: error\nserver:\n  host: 0.0.0.0\n  port: 0\ntools:\n  browser:\n    enabled: false\n' },
+    files: {
+      'lango.config.yaml':
+        'logLevel: error\nserver:\n  host: 0.0.0.0\n  port: 0\ntools:\n  browser:\n    enabled: false\n',
+    },
     argv: ['serve'],
     names: [/0\.0\.0\.0/, /a2a\.auth|allowUnauthenticated/],
-    defect: 'exit 2 with the right message, but .lango/ (lango.db, master.key, workspace) is written first: the exposure check runs inside createA2AServer after the tool families opened the data dir',
   },
   { name: 'an unknown command', argv: ['frobnicate'], names: [/frobnicate/] },
   { name: 'an unknown option', argv: ['serve', '--bogus'], names: [/--bogus/] },
-  { name: 'config check on a bad file', files: { 'lango.config.yaml': 'server:\n  port: -1\n' }, argv: ['config', 'check'], names: [/server\.port/] },
+  {
+    name: 'config check on a bad file',
+    files: { 'lango.config.yaml': 'server:\n  port: -1\n' },
+    argv: ['config', 'check'],
+    names: [/server\.port/],
+  },
 ];
 
 function listTree(dir: string): string[] {
@@ -84,7 +147,8 @@ describe('bad configuration and bad input at the CLI', () => {
       expect(err).not.toMatch(/\n\s+at .+:\d+:\d+/);
       expect(out).not.toMatch(/listening/);
       expect(listTree(cwd)).toEqual(before);
-      for (const [file, text] of Object.entries(bad.files ?? {})) expect(fs.readFileSync(path.join(cwd, file), 'utf8')).toBe(text);
+      for (const [file, text] of Object.entries(bad.files ?? {}))
+        expect(fs.readFileSync(path.join(cwd, file), 'utf8')).toBe(text);
     });
   }
 });

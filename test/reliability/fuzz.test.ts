@@ -1,6 +1,13 @@
 import net from 'node:net';
 import { generateBadRequests, malformedHttp, type FuzzRequest } from '../support/reliabilityFuzz';
-import { leaksInternals, rpc, seededRandom, sendMessageBody, startReliabilityNode, type ReliabilityNode } from '../support/reliabilityNode';
+import {
+  leaksInternals,
+  rpc,
+  seededRandom,
+  sendMessageBody,
+  startReliabilityNode,
+  type ReliabilityNode,
+} from '../support/reliabilityNode';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
 const COUNT = 2_200;
@@ -36,7 +43,8 @@ function problemWith(request: FuzzRequest, answer: Answer): string | undefined {
     const error = body.error as { code?: unknown; message?: unknown } | undefined;
     if (body.jsonrpc !== '2.0') return 'no jsonrpc: "2.0"';
     // A missing id member is a known defect (table below); a present one must be a valid id.
-    if ('id' in body && !(body.id === null || typeof body.id === 'string' || typeof body.id === 'number')) return `invalid id ${JSON.stringify(body.id)}`;
+    if ('id' in body && !(body.id === null || typeof body.id === 'string' || typeof body.id === 'number'))
+      return `invalid id ${JSON.stringify(body.id)}`;
     if (body.result !== undefined) return 'a result instead of an error';
     if (!error || !Number.isInteger(error.code)) return 'no integer error.code';
     if (typeof error.message !== 'string' || !error.message) return 'no error.message';
@@ -70,47 +78,58 @@ function sendRaw(port: number, bytes: Buffer): Promise<string> {
 }
 
 /**
- * Bad requests the node does NOT refuse properly yet, found by this fuzzer.
- * They are left out of the generators above and pinned here with
- * `it.failing`: each test passes while the defect is present and fails once
- * it is fixed — then turn it into a plain `it`.
+ * Bad requests this fuzzer once found answered wrongly (coerced into a task,
+ * an internal error, a missing id), kept as regression cases with the
+ * answer each must get now.
  */
-const KNOWN_DEFECTS: Array<{ name: string; path: string; headers: Record<string, string>; body: string }> = [
+const REGRESSIONS: Array<{
+  name: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+  expected: { status: number; code?: number; message?: RegExp };
+}> = [
   {
-    name: 'a JSON-RPC Invalid Request without an id is answered with id: null (today: no id member; src/a2a/jsonRpcEnvelope.ts)',
+    name: 'a JSON-RPC Invalid Request without an id is answered with id: null',
     path: '/',
     headers: { 'content-type': 'application/json' },
     body: '{"a":{"a":1}}',
+    expected: { status: 200, code: -32600, message: /jsonrpc must be "2.0"/ },
   },
   {
-    name: 'a v1.0 text part whose text is not a string is refused (today: coerced and a task is created)',
+    name: 'a v1.0 text part whose text is not a string is refused naming the field',
     path: '/',
     headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
     body: '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"d1","role":"ROLE_USER","parts":[{"text":true}]}}}',
+    expected: { status: 200, code: -32602, message: /params\.message\.parts\[0\]\.text: .*string/ },
   },
   {
-    name: 'a v1.0 messageId that is not a string is refused (today: coerced and a task is created)',
+    name: 'a v1.0 messageId that is not a string is refused naming the field',
     path: '/',
     headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
     body: '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":false,"role":"ROLE_USER","parts":[{"text":"hi"}]}}}',
+    expected: { status: 200, code: -32602, message: /params\.message\.messageId: .*string/ },
   },
   {
-    name: 'a v1.0 REST message:send whose body is a JSON scalar is a 400 (today: HTTP 500 internal error)',
+    name: 'a v1.0 REST message:send whose body is a JSON scalar is a 400',
     path: '/v1/message:send',
     headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
     body: '3.5',
+    expected: { status: 400, message: /must be a JSON object/ },
   },
   {
-    name: 'a v0.3 file part whose file is a string is -32602 (today: -32603 with the TypeError text)',
+    name: 'a v0.3 file part whose file is a string is -32602',
     path: '/',
     headers: { 'content-type': 'application/json' },
     body: '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"d5","role":"user","parts":[{"kind":"file","file":"nope"}]}}}',
+    expected: { status: 200, code: -32602, message: /params\.message\.parts\[0\]\.file/ },
   },
   {
-    name: 'a v0.3 data part whose data is not an object is refused (today: a task is created)',
+    name: 'a v0.3 data part whose data is not an object is refused naming the field',
     path: '/',
     headers: { 'content-type': 'application/json' },
     body: '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"d6","role":"user","parts":[{"kind":"data","data":"str"}]}}}',
+    expected: { status: 200, code: -32602, message: /params\.message\.parts\[0\]\.data/ },
   },
 ];
 
@@ -152,7 +171,9 @@ describe('fuzzing the A2A endpoints of a whole node', () => {
           }
           if (problem) {
             const sent = String(request.body ?? '').slice(0, 160);
-            failures.push(`#${i} ${request.kind} ${request.method} ${request.path}: ${problem}; sent ${sent}; got ${answer?.text.slice(0, 200)}`);
+            failures.push(
+              `#${i} ${request.kind} ${request.method} ${request.path}: ${problem}; sent ${sent}; got ${answer?.text.slice(0, 200)}`,
+            );
           }
         }
       }),
@@ -166,17 +187,26 @@ describe('fuzzing the A2A endpoints of a whole node', () => {
     expect(task.status.state).toBe('TASK_STATE_COMPLETED');
   }, 100_000);
 
-  describe('known defects (it.failing until fixed)', () => {
-    for (const defect of KNOWN_DEFECTS) {
-      it.failing(defect.name, async () => {
-        const res = await fetch(`${node.url}${defect.path}`, { method: 'POST', headers: defect.headers, body: defect.body });
-        const body = (await res.json()) as { id?: unknown; result?: unknown; error?: { code?: number } };
-        expect(res.status).toBeLessThan(500);
+  describe('regressions the fuzzer found', () => {
+    for (const regression of REGRESSIONS) {
+      it(regression.name, async () => {
+        const res = await fetch(`${node.url}${regression.path}`, {
+          method: 'POST',
+          headers: regression.headers,
+          body: regression.body,
+        });
+        const body = (await res.json()) as {
+          id?: unknown;
+          result?: unknown;
+          error?: { code?: number; message?: string };
+        };
+        expect(res.status).toBe(regression.expected.status);
         expect(body.result).toBeUndefined();
-        if (defect.path === '/') {
+        if (regression.path === '/') {
           expect('id' in body).toBe(true);
-          expect(body.error?.code).not.toBe(-32603);
+          expect(body.error?.code).toBe(regression.expected.code);
         }
+        if (regression.expected.message) expect(body.error?.message).toMatch(regression.expected.message);
       });
     }
   });

@@ -1,0 +1,141 @@
+import express, { type RequestHandler } from 'express';
+import { A2A_VERSION_HEADER } from '@a2a-js/sdk';
+import { RequestMalformedError, toRestErrorBody } from '@a2a-js/sdk/errors';
+import { z } from 'zod';
+
+/**
+ * The shape of an inbound message as sent on the wire, checked before the
+ * SDK converts it: its ProtoJSON reader coerces (`"text": true` becomes
+ * `"true"`, `"messageId": false` becomes `"false"`) and its v0.3 translator
+ * throws TypeErrors on wrong part shapes. Checking the raw JSON lets the node
+ * refuse such input with -32602 / HTTP 400 naming the field.
+ */
+
+const NonEmpty = z.string().min(1, 'must not be empty');
+const JsonObject = z.record(z.string(), z.unknown());
+
+/** A v1.0 part: exactly one of text, data (any JSON), url or raw (base64). */
+const PartV1 = z
+  .looseObject({
+    text: z.string().optional(),
+    data: z.unknown().optional(),
+    url: z.string().optional(),
+    raw: z.string().optional(),
+    metadata: JsonObject.optional(),
+    filename: z.string().optional(),
+    mediaType: z.string().optional(),
+  })
+  .refine((part) => ['text', 'data', 'url', 'raw'].filter((key) => part[key] !== undefined).length === 1, {
+    message: 'a part needs exactly one of text, data, url or raw',
+  });
+
+/** ProtoJSON readers accept a field's proto name too (`message_id`); look at it under its JSON name. */
+const camelKeys = (value: unknown): unknown =>
+  value && typeof value === 'object' && !Array.isArray(value)
+    ? Object.fromEntries(
+        Object.entries(value).map(([k, v]) => [k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), v]),
+      )
+    : value;
+
+/** `params` of v1.0 `SendMessage` / `SendStreamingMessage` (JSON-RPC) and the REST `message:send` body. */
+export const SendMessageParamsV1 = z.looseObject({
+  message: z.preprocess(
+    camelKeys,
+    z.looseObject({
+      messageId: NonEmpty,
+      // ProtoJSON enums may be sent by name or by number.
+      role: z.union([z.string(), z.number()]),
+      parts: z.array(z.preprocess(camelKeys, PartV1)).min(1, 'must contain at least one part'),
+      contextId: z.string().optional(),
+      taskId: z.string().optional(),
+      metadata: JsonObject.optional(),
+    }),
+  ),
+  configuration: JsonObject.optional(),
+  metadata: JsonObject.optional(),
+});
+
+const FileV03 = z.union([
+  z.looseObject({ bytes: z.string(), name: z.string().optional(), mimeType: z.string().optional() }),
+  z.looseObject({ uri: z.string(), name: z.string().optional(), mimeType: z.string().optional() }),
+]);
+
+/** A v0.3 part, by its `kind`. */
+const PartV03 = z.discriminatedUnion('kind', [
+  z.looseObject({ kind: z.literal('text'), text: z.string() }),
+  z.looseObject({ kind: z.literal('file'), file: FileV03 }),
+  z.looseObject({ kind: z.literal('data'), data: JsonObject }),
+]);
+
+/** `params` of v0.3 `message/send` / `message/stream`. */
+export const SendMessageParamsV03 = z.looseObject({
+  message: z.looseObject({
+    kind: z.literal('message').optional(),
+    messageId: NonEmpty,
+    role: z.enum(['user', 'agent']),
+    parts: z.array(PartV03).min(1, 'must contain at least one part'),
+    contextId: z.string().optional(),
+    taskId: z.string().optional(),
+    metadata: JsonObject.optional(),
+  }),
+  configuration: JsonObject.optional(),
+  metadata: JsonObject.optional(),
+});
+
+/** JSON-RPC methods whose params are a message to check (a Map: method names like `toString` must find nothing). */
+export const MESSAGE_METHODS: ReadonlyMap<string, z.ZodType> = new Map<string, z.ZodType>([
+  ['SendMessage', SendMessageParamsV1],
+  ['SendStreamingMessage', SendMessageParamsV1],
+  ['message/send', SendMessageParamsV03],
+  ['message/stream', SendMessageParamsV03],
+]);
+
+/** The first problem with `value` under `schema` as `path: message` (prefixed with `root`), or undefined. */
+export function messageProblem(schema: z.ZodType, value: unknown, root: string): string | undefined {
+  const result = schema.safeParse(value);
+  if (result.success) return undefined;
+  const issue = result.error.issues[0];
+  const at = [root, ...issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))]
+    .join('')
+    .replace(/^\./, '');
+  return `${at}: ${issue.message}`;
+}
+
+/** The REST paths that carry a message, with or without a tenant prefix. */
+const REST_MESSAGE_PATH = /\/message:(send|stream)$/;
+
+/**
+ * REST `message:send` / `message:stream`: parses the body here, with the
+ * node's `a2a.maxBodyBytes` (the SDK's own parser, fixed at 100 kB, then
+ * skips a parsed body), and refuses with HTTP 400 and the SDK's error body a
+ * body that is not an object or, for v1.0, a message of the wrong shape.
+ */
+export function restMessageGuard(maxBodyBytes: number): RequestHandler[] {
+  const parse = express.json({
+    limit: maxBodyBytes,
+    strict: false,
+    type: ['application/json', 'application/a2a+json'],
+  });
+  return [
+    (req, res, next) => (req.method === 'POST' && REST_MESSAGE_PATH.test(req.path) ? parse(req, res, next) : next()),
+    (req, res, next) => {
+      if (req.method !== 'POST' || !REST_MESSAGE_PATH.test(req.path) || req.body === undefined) {
+        next();
+        return;
+      }
+      const body: unknown = req.body;
+      const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
+      // v0.3 REST speaks another shape (the compat layer reads it); only its envelope is checked here.
+      const problem = !isObject
+        ? 'the request body must be a JSON object with a message'
+        : req.header(A2A_VERSION_HEADER) === '1.0'
+          ? messageProblem(SendMessageParamsV1, body, '')
+          : undefined;
+      if (!problem) {
+        next();
+        return;
+      }
+      res.status(400).json(toRestErrorBody(new RequestMalformedError(problem), 400));
+    },
+  ];
+}
