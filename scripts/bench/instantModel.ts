@@ -29,7 +29,10 @@ export function createInstantModel(options: InstantModelOptions): Model {
           return;
         }
         const args = JSON.stringify({ agent_name: options.specialist });
-        yield { type: 'tool_call', call: { id: `t${request.messages.length}`, name: 'transfer_to_agent', arguments: args } };
+        yield {
+          type: 'tool_call',
+          call: { id: `t${request.messages.length}`, name: 'transfer_to_agent', arguments: args },
+        };
         return;
       }
       if (last?.role === 'tool') {

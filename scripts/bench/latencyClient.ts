@@ -25,7 +25,12 @@ async function one(): Promise<{ ms: number; ok: boolean; body: string }> {
     params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }] } },
   });
   const t0 = performance.now();
-  const res = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0' }, body, dispatcher });
+  const res = await request(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+    body,
+    dispatcher,
+  });
   const answer = await res.body.text();
   return { ms: performance.now() - t0, ok: judgeResponse('send', res.statusCode, answer), body: answer };
 }
@@ -45,7 +50,9 @@ async function main(): Promise<void> {
   }
   times.sort((a, b) => a - b);
   const round = (x: number) => Math.round(x * 100) / 100;
-  process.stdout.write(`${JSON.stringify({ ok: total - failed, failed, p50: round(percentile(times, 50)), p99: round(percentile(times, 99)), ...(sample ? { sample } : {}) })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ ok: total - failed, failed, p50: round(percentile(times, 50)), p99: round(percentile(times, 99)), ...(sample ? { sample } : {}) })}\n`,
+  );
   await dispatcher.close();
 }
 

@@ -11,9 +11,29 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { summarizeProfileFile } from './profile';
 import { describeMachine, renderReport } from './report';
-import { card, delegated, greeting, hop, memory, settings, startup, statementCache, streaming, type ScenarioResult } from './scenarios';
+import {
+  card,
+  delegated,
+  greeting,
+  hop,
+  memory,
+  settings,
+  startup,
+  statementCache,
+  streaming,
+  type ScenarioResult,
+} from './scenarios';
 
-const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = { greeting, delegated, card, streaming, memory, startup, hop, statementCache };
+const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
+  greeting,
+  delegated,
+  card,
+  streaming,
+  memory,
+  startup,
+  hop,
+  statementCache,
+};
 
 /** Where the last full run's figures are kept, so the report can be re-rendered (BENCH_RERENDER=1) after editing analysis.md. */
 const LAST_RUN = path.join(process.cwd(), 'scripts/bench/.build/last-run.json');
@@ -30,10 +50,13 @@ function withAnalysis(text: string): string {
 
 async function main(): Promise<void> {
   if (process.env.BENCH_RERENDER) {
-    const last = JSON.parse(fs.readFileSync(LAST_RUN, 'utf8')) as Parameters<typeof renderReport>[0] & { startedAt: string };
+    const last = JSON.parse(fs.readFileSync(LAST_RUN, 'utf8')) as Parameters<typeof renderReport>[0] & {
+      startedAt: string;
+    };
     // Profiles are summarized again, so a change to the owner table applies to the kept profiles.
     for (const result of last.results) {
-      if (result.profile && fs.existsSync(result.profile.file)) result.profile = { ...summarizeProfileFile(result.profile.file), file: result.profile.file };
+      if (result.profile && fs.existsSync(result.profile.file))
+        result.profile = { ...summarizeProfileFile(result.profile.file), file: result.profile.file };
     }
     writeReport(withAnalysis(renderReport({ ...last, startedAt: new Date(last.startedAt) })));
     process.stdout.write('re-rendered docs/benchmarks.md from the last run\n');
@@ -54,11 +77,21 @@ async function main(): Promise<void> {
         `${result.title}\n  target   ${result.target}\n  baseline ${result.baseline}\n  node     ${result.node}\n  ratio    ${result.ratio}\n  result   ${result.met === undefined ? 'not judged' : result.met ? 'met' : 'MISSED'} (${Math.round((Date.now() - t0) / 1000)} s)\n`,
       );
       for (const note of result.notes) process.stdout.write(`  - ${note}\n`);
-      for (const owner of result.profile?.owners ?? []) process.stdout.write(`  profile: ${owner.name} ${owner.percent}%\n`);
+      for (const owner of result.profile?.owners ?? [])
+        process.stdout.write(`  profile: ${owner.name} ${owner.percent}%\n`);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       process.stdout.write(`  failed to run: ${message}\n`);
-      results.push({ id: name, title: name, target: '', baseline: '', node: '', ratio: '', met: false, notes: [`the scenario failed to run: ${message.slice(0, 500)}`] });
+      results.push({
+        id: name,
+        title: name,
+        target: '',
+        baseline: '',
+        node: '',
+        ratio: '',
+        met: false,
+        notes: [`the scenario failed to run: ${message.slice(0, 500)}`],
+      });
     }
   }
   const seconds = (Date.now() - startedAt.getTime()) / 1000;

@@ -69,7 +69,9 @@ async function main(): Promise<void> {
     const m = process.memoryUsage();
     process.stdout.write(`${JSON.stringify({ stats: true, gc: Boolean(gc), rss: m.rss, heapUsed: m.heapUsed })}\n`);
   });
-  process.stdout.write(`${JSON.stringify({ ready: true, url, startupMs: Math.round(performance.now() - t0), pid: process.pid })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ ready: true, url, startupMs: Math.round(performance.now() - t0), pid: process.pid })}\n`,
+  );
 
   const stop = () => {
     void app.close().finally(() => process.exit(0));

@@ -26,7 +26,9 @@ function card(i: number, base: string): AgentCard {
   return {
     name: `peer${i}`,
     description: `Benchmark peer ${i}: answers questions about topic ${i}.`,
-    supportedInterfaces: [{ url: `${base}/`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION }],
+    supportedInterfaces: [
+      { url: `${base}/`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION },
+    ],
     provider: undefined,
     version: '1.0.0',
     documentationUrl: '',
@@ -35,7 +37,18 @@ function card(i: number, base: string): AgentCard {
     securityRequirements: [],
     defaultInputModes: ['text'],
     defaultOutputModes: ['text'],
-    skills: [{ id: `topic${i}`, name: `Topic ${i}`, description: `Answers about topic ${i}.`, tags: [`topic${i}`], examples: [], inputModes: ['text'], outputModes: ['text'], securityRequirements: [] }],
+    skills: [
+      {
+        id: `topic${i}`,
+        name: `Topic ${i}`,
+        description: `Answers about topic ${i}.`,
+        tags: [`topic${i}`],
+        examples: [],
+        inputModes: ['text'],
+        outputModes: ['text'],
+        securityRequirements: [],
+      },
+    ],
     signatures: [],
   } as AgentCard;
 }
@@ -46,7 +59,10 @@ async function main(): Promise<void> {
     const server = http.createServer();
     const port = await listen(server);
     const base = `http://127.0.0.1:${port}`;
-    const handler = new DefaultRequestHandler(card(i, base), new InMemoryTaskStore(), { execute: async () => {}, cancelTask: async () => {} });
+    const handler = new DefaultRequestHandler(card(i, base), new InMemoryTaskStore(), {
+      execute: async () => {},
+      cancelTask: async () => {},
+    });
     const app = express();
     app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: handler }));
     server.on('request', app);

@@ -71,7 +71,12 @@ export function startServer(spec: ServerSpec): Promise<ServerProcess> {
   });
 }
 
-function wrap(child: ChildProcess, ready: Record<string, unknown>, spawnToReadyMs: number, waiting: Array<(line: Record<string, unknown>) => void>): ServerProcess {
+function wrap(
+  child: ChildProcess,
+  ready: Record<string, unknown>,
+  spawnToReadyMs: number,
+  waiting: Array<(line: Record<string, unknown>) => void>,
+): ServerProcess {
   return {
     url: String(ready.url),
     pid: child.pid!,
@@ -81,7 +86,8 @@ function wrap(child: ChildProcess, ready: Record<string, unknown>, spawnToReadyM
     memory: () =>
       new Promise((resolve, reject) => {
         if (child.exitCode !== null || child.signalCode !== null) return reject(new Error('the server is not running'));
-        const died = () => reject(new Error(`the server exited (${child.exitCode ?? child.signalCode}) before reporting its memory`));
+        const died = () =>
+          reject(new Error(`the server exited (${child.exitCode ?? child.signalCode}) before reporting its memory`));
         child.once('exit', died);
         waiting.push((doc) => {
           child.off('exit', died);
@@ -109,7 +115,10 @@ function wrap(child: ChildProcess, ready: Record<string, unknown>, spawnToReadyM
  */
 export function runClient<T>(script: string, env: Record<string, string>, timeoutMs = 600_000): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(BENCH_DIR, script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(BENCH_DIR, script)], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));

@@ -30,7 +30,10 @@ const OWNERS: Array<[RegExp, string]> = [
   [/\.build\/src\//, 'lango (src/)'],
   [/\.build\/scripts\//, 'bench entry'],
   [/node_modules\/better-sqlite3\//, 'better-sqlite3'],
-  [/node_modules\/(express|router|body-parser|raw-body|send|finalhandler|path-to-regexp|cors|on-finished)\//, 'express'],
+  [
+    /node_modules\/(express|router|body-parser|raw-body|send|finalhandler|path-to-regexp|cors|on-finished)\//,
+    'express',
+  ],
   [/node_modules\/zod\//, 'zod'],
   [/node_modules\/winston|logform/, 'winston'],
   [/node_modules\//, 'other packages'],

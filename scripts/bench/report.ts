@@ -30,11 +30,19 @@ export function describeMachine(): Machine {
     cpu: cpus[0]?.model ?? 'unknown',
     cores: cpus.length,
     memory: `${Math.round(os.totalmem() / 1024 ** 3)} GiB`,
-    loadAverage: os.loadavg().map((x) => x.toFixed(2)).join(' / '),
+    loadAverage: os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' / '),
     node: process.version,
     packages: {
       lango: own.version,
-      ...Object.fromEntries(['@a2a-js/sdk', 'express', 'better-sqlite3', 'kysely', 'autocannon', 'undici'].map((n) => [n, installedVersion(n)])),
+      ...Object.fromEntries(
+        ['@a2a-js/sdk', 'express', 'better-sqlite3', 'kysely', 'autocannon', 'undici'].map((n) => [
+          n,
+          installedVersion(n),
+        ]),
+      ),
     },
   };
 }
@@ -42,7 +50,13 @@ export function describeMachine(): Machine {
 const verdict = (met: boolean | undefined) => (met === undefined ? 'not judged' : met ? 'met' : 'MISSED');
 
 /** The whole docs/benchmarks.md text. */
-export function renderReport(options: { machine: Machine; results: ScenarioResult[]; settings: Record<string, unknown>; startedAt: Date; seconds: number }): string {
+export function renderReport(options: {
+  machine: Machine;
+  results: ScenarioResult[];
+  settings: Record<string, unknown>;
+  startedAt: Date;
+  seconds: number;
+}): string {
   const { machine, results } = options;
   const lines: string[] = [
     '# Benchmarks: lango vs the bare `@a2a-js/sdk`',
@@ -59,10 +73,14 @@ export function renderReport(options: { machine: Machine; results: ScenarioResul
     '## Machine',
     '',
     `- CPU: ${machine.cpu}, ${machine.cores} cores; memory ${machine.memory}; load average at start ${machine.loadAverage}`,
-    `- Node ${machine.node}; ${Object.entries(machine.packages).map(([n, v]) => `${n} ${v}`).join(', ')}`,
-    `- Settings: ${Object.entries(options.settings).map(([k, v]) => `${k}=${String(v)}`).join(', ')}`,
+    `- Node ${machine.node}; ${Object.entries(machine.packages)
+      .map(([n, v]) => `${n} ${v}`)
+      .join(', ')}`,
+    `- Settings: ${Object.entries(options.settings)
+      .map(([k, v]) => `${k}=${String(v)}`)
+      .join(', ')}`,
     '  (throughput: autocannon `-c connections`, warm-up then a measured window of `durationSec`; shorter than the',
-    '  anchors\' 10 s to keep the whole run near 15 minutes)',
+    "  anchors' 10 s to keep the whole run near 15 minutes)",
     '',
     '## Summary',
     '',

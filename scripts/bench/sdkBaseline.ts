@@ -24,7 +24,12 @@ const PORT = Number(process.env.PORT ?? 0);
 const MODE = process.env.MODE === 'message' ? 'message' : 'task';
 const DELAY_MS = Number(process.env.DELAY_MS ?? 0);
 
-const textPart = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
+const textPart = (value: string): Part => ({
+  content: { $case: 'text', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'text/plain',
+});
 const now = () => new Date().toISOString();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -32,7 +37,16 @@ class MessageExecutor implements AgentExecutor {
   async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
     if (DELAY_MS) await sleep(DELAY_MS);
     bus.publish(
-      AgentEvent.message({ messageId: randomUUID(), contextId: ctx.contextId, taskId: '', role: Role.ROLE_AGENT, parts: [textPart('hello')], metadata: undefined, extensions: [], referenceTaskIds: [] }),
+      AgentEvent.message({
+        messageId: randomUUID(),
+        contextId: ctx.contextId,
+        taskId: '',
+        role: Role.ROLE_AGENT,
+        parts: [textPart('hello')],
+        metadata: undefined,
+        extensions: [],
+        referenceTaskIds: [],
+      }),
     );
   }
   cancelTask = async (): Promise<void> => {};
@@ -51,18 +65,39 @@ class TaskExecutor implements AgentExecutor {
     };
     bus.publish(AgentEvent.task(task));
     if (DELAY_MS) await sleep(DELAY_MS);
-    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now() }, metadata: undefined }));
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now() },
+        metadata: undefined,
+      }),
+    );
     bus.publish(
       AgentEvent.artifactUpdate({
         taskId,
         contextId,
-        artifact: { artifactId: randomUUID(), name: 'result', description: '', parts: [textPart('hello')], metadata: undefined, extensions: [] },
+        artifact: {
+          artifactId: randomUUID(),
+          name: 'result',
+          description: '',
+          parts: [textPart('hello')],
+          metadata: undefined,
+          extensions: [],
+        },
         append: false,
         lastChunk: true,
         metadata: undefined,
       }),
     );
-    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: now() }, metadata: undefined }));
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: now() },
+        metadata: undefined,
+      }),
+    );
   }
   cancelTask = async (): Promise<void> => {};
 }
@@ -80,7 +115,18 @@ function agentCard(base: string): AgentCard {
     securityRequirements: [],
     defaultInputModes: ['text'],
     defaultOutputModes: ['text'],
-    skills: [{ id: 'echo', name: 'Echo', description: 'Replies hello.', tags: ['perf'], examples: ['hi'], inputModes: ['text'], outputModes: ['text'], securityRequirements: [] }],
+    skills: [
+      {
+        id: 'echo',
+        name: 'Echo',
+        description: 'Replies hello.',
+        tags: ['perf'],
+        examples: ['hi'],
+        inputModes: ['text'],
+        outputModes: ['text'],
+        securityRequirements: [],
+      },
+    ],
     signatures: [],
   } as AgentCard;
 }

@@ -51,7 +51,10 @@ async function one(i: number): Promise<StreamRun> {
       }
     }
   }
-  const ok = res.statusCode === 200 && String(res.headers['content-type']).startsWith('text/event-stream') && last.includes('TASK_STATE_COMPLETED');
+  const ok =
+    res.statusCode === 200 &&
+    String(res.headers['content-type']).startsWith('text/event-stream') &&
+    last.includes('TASK_STATE_COMPLETED');
   return { ttfe, total: performance.now() - t0, events, ok };
 }
 

@@ -29,7 +29,17 @@ describe('kill -9 in the middle of streamed tasks, then restart on the same data
     cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-rel-crash-'));
     fs.writeFileSync(
       path.join(cwd, 'lango.config.yaml'),
-      ['dataDir: ./data', 'logLevel: warn', 'tools:', '  browser:', '    enabled: false', 'a2a:', '  pushNotifications:', '    allowPrivateNetworks: true', ''].join('\n'),
+      [
+        'dataDir: ./data',
+        'logLevel: warn',
+        'tools:',
+        '  browser:',
+        '    enabled: false',
+        'a2a:',
+        '  pushNotifications:',
+        '    allowPrivateNetworks: true',
+        '',
+      ].join('\n'),
     );
   });
 
@@ -50,13 +60,22 @@ describe('kill -9 in the middle of streamed tasks, then restart on the same data
     await say(client, 'cron_add {"name": "nightly", "schedule": "0 3 * * *", "prompt": "say hi"}');
     const stored = await say(client, `secrets_store {"name": "api_token", "value": "${SECRET}"}`);
     expect(answer(stored)).not.toContain(SECRET);
-    await client.createTaskPushNotificationConfig({ tenant: '', id: 'hook-1', taskId: greeting.id, url: 'http://127.0.0.1:9/hook', token: 'tok', authentication: undefined });
+    await client.createTaskPushNotificationConfig({
+      tenant: '',
+      id: 'hook-1',
+      taskId: greeting.id,
+      url: 'http://127.0.0.1:9/hook',
+      token: 'tok',
+      authentication: undefined,
+    });
 
     // Three streamed tasks running a slow command; crash once all three are working.
     const running: string[] = [];
     const streams = [1, 2, 3].map(async (i) => {
       try {
-        for await (const event of client.sendMessageStream(textRequest(`exec_shell {"command": "sleep 6 && echo done-${i}"}`))) {
+        for await (const event of client.sendMessageStream(
+          textRequest(`exec_shell {"command": "sleep 6 && echo done-${i}"}`),
+        )) {
           const payload = event.payload;
           if (payload?.$case === 'statusUpdate' && payload.value.status?.state === TaskState.TASK_STATE_WORKING) {
             if (!running.includes(payload.value.taskId)) running.push(payload.value.taskId);
@@ -94,7 +113,9 @@ describe('kill -9 in the middle of streamed tasks, then restart on the same data
     expect(answer(await say(client, 'cron_list'))).toMatch(/"name":"nightly".*"status":"active"/s);
     expect(answer(await say(client, 'secrets_list'))).toContain('api_token');
     const digest = crypto.createHash('sha256').update(SECRET).digest('hex');
-    expect(answer(await say(client, 'exec_shell {"command": "printf %s {{secret:api_token}} | sha256sum"}'))).toContain(digest);
+    expect(answer(await say(client, 'exec_shell {"command": "printf %s {{secret:api_token}} | sha256sum"}'))).toContain(
+      digest,
+    );
     // Session: the conversation continues in the same context.
     const followUp = await say(client, 'hi again', contextId);
     expect(followUp.contextId).toBe(contextId);
@@ -104,10 +125,16 @@ describe('kill -9 in the middle of streamed tasks, then restart on the same data
     const db = new Database(path.join(cwd, 'data', 'lango.db'), { readonly: true });
     try {
       expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-      const session = db.prepare('SELECT COUNT(*) AS n FROM session_messages WHERE session_id = ?').get(contextId) as { n: number };
+      const session = db.prepare('SELECT COUNT(*) AS n FROM session_messages WHERE session_id = ?').get(contextId) as {
+        n: number;
+      };
       // Two user turns and two answers, at least: the pre-crash turn survived.
       expect(session.n).toBeGreaterThanOrEqual(4);
-      const working = db.prepare("SELECT COUNT(*) AS n FROM a2a_tasks WHERE status_state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')").get() as { n: number };
+      const working = db
+        .prepare(
+          "SELECT COUNT(*) AS n FROM a2a_tasks WHERE status_state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')",
+        )
+        .get() as { n: number };
       expect(working.n).toBe(0);
     } finally {
       db.close();

@@ -42,8 +42,9 @@ function problemWith(request: FuzzRequest, answer: Answer): string | undefined {
   if (request.target === 'jsonrpc') {
     const error = body.error as { code?: unknown; message?: unknown } | undefined;
     if (body.jsonrpc !== '2.0') return 'no jsonrpc: "2.0"';
-    // A missing id member is a known defect (table below); a present one must be a valid id.
-    if ('id' in body && !(body.id === null || typeof body.id === 'string' || typeof body.id === 'number'))
+    // JSON-RPC 2.0: the id member is always there, null when the request's id could not be read.
+    if (!('id' in body)) return 'no id member';
+    if (!(body.id === null || typeof body.id === 'string' || typeof body.id === 'number'))
       return `invalid id ${JSON.stringify(body.id)}`;
     if (body.result !== undefined) return 'a result instead of an error';
     if (!error || !Number.isInteger(error.code)) return 'no integer error.code';

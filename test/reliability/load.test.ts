@@ -17,25 +17,46 @@ function rssOf(pid: number): number {
 }
 
 function body(method: string, text: string, id: number): string {
-  return JSON.stringify({ jsonrpc: '2.0', id, method, params: { message: { messageId: `load-${id}-${Math.random()}`, role: 'ROLE_USER', parts: [{ text }] } } });
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method,
+    params: { message: { messageId: `load-${id}-${Math.random()}`, role: 'ROLE_USER', parts: [{ text }] } },
+  });
 }
 
 const HEADERS = { 'content-type': 'application/json', 'a2a-version': '1.0' };
 
 /** One SSE stream; resolves with the state in its last event. */
 async function stream(url: string, dispatcher: Agent, id: number): Promise<string> {
-  const res = await request(`${url}/`, { method: 'POST', headers: { ...HEADERS, accept: 'text/event-stream' }, body: body('SendStreamingMessage', 'hi', id), dispatcher, bodyTimeout: 30_000 });
+  const res = await request(`${url}/`, {
+    method: 'POST',
+    headers: { ...HEADERS, accept: 'text/event-stream' },
+    body: body('SendStreamingMessage', 'hi', id),
+    dispatcher,
+    bodyTimeout: 30_000,
+  });
   const text = await res.body.text();
   const events = text.split('\n\n').filter((e) => e.startsWith('data:'));
-  return /TASK_STATE_[A-Z_]+/g.exec(events.at(-1) ?? '')?.[0] ?? `no state (HTTP ${res.statusCode}): ${text.slice(0, 200)}`;
+  return (
+    /TASK_STATE_[A-Z_]+/g.exec(events.at(-1) ?? '')?.[0] ?? `no state (HTTP ${res.statusCode}): ${text.slice(0, 200)}`
+  );
 }
 
 /** SendMessage traffic until `stop` is set; returns every final state. */
 async function steadySender(url: string, dispatcher: Agent, stop: { done: boolean }, base: number): Promise<string[]> {
   const states: string[] = [];
   for (let i = 0; !stop.done; i++) {
-    const res = await request(`${url}/`, { method: 'POST', headers: HEADERS, body: body('SendMessage', 'hello', base + i), dispatcher });
-    const doc = (await res.body.json()) as { result?: { task?: { status?: { state?: string } } }; error?: { message?: string } };
+    const res = await request(`${url}/`, {
+      method: 'POST',
+      headers: HEADERS,
+      body: body('SendMessage', 'hello', base + i),
+      dispatcher,
+    });
+    const doc = (await res.body.json()) as {
+      result?: { task?: { status?: { state?: string } } };
+      error?: { message?: string };
+    };
     states.push(doc.result?.task?.status?.state ?? `error: ${doc.error?.message}`);
   }
   return states;
@@ -47,7 +68,10 @@ describe('load: 200 concurrent streams plus steady SendMessage traffic', () => {
 
   beforeAll(() => {
     cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-rel-load-'));
-    fs.writeFileSync(path.join(cwd, 'lango.config.yaml'), 'dataDir: ./data\nlogLevel: warn\ntools:\n  browser:\n    enabled: false\n');
+    fs.writeFileSync(
+      path.join(cwd, 'lango.config.yaml'),
+      'dataDir: ./data\nlogLevel: warn\ntools:\n  browser:\n    enabled: false\n',
+    );
   });
 
   afterAll(async () => {
@@ -64,8 +88,12 @@ describe('load: 200 concurrent streams plus steady SendMessage traffic', () => {
     try {
       for (let wave = 0; wave < 3; wave++) {
         const stop = { done: false };
-        const senders = Array.from({ length: SENDERS }, (_, i) => steadySender(node!.url, dispatcher, stop, (wave * SENDERS + i) * 100_000));
-        const states = await Promise.all(Array.from({ length: STREAMS }, (_, i) => stream(node!.url, dispatcher, wave * STREAMS + i)));
+        const senders = Array.from({ length: SENDERS }, (_, i) =>
+          steadySender(node!.url, dispatcher, stop, (wave * SENDERS + i) * 100_000),
+        );
+        const states = await Promise.all(
+          Array.from({ length: STREAMS }, (_, i) => stream(node!.url, dispatcher, wave * STREAMS + i)),
+        );
         stop.done = true;
         const messages = (await Promise.all(senders)).flat();
         sent += messages.length;
@@ -82,7 +110,9 @@ describe('load: 200 concurrent streams plus steady SendMessage traffic', () => {
 
     const db = new Database(path.join(cwd, 'data', 'lango.db'), { readonly: true });
     try {
-      const counts = db.prepare('SELECT status_state AS state, COUNT(*) AS n FROM a2a_tasks GROUP BY status_state').all() as { state: string; n: number }[];
+      const counts = db
+        .prepare('SELECT status_state AS state, COUNT(*) AS n FROM a2a_tasks GROUP BY status_state')
+        .all() as { state: string; n: number }[];
       expect(counts).toEqual([{ state: 'TASK_STATE_COMPLETED', n: 3 * STREAMS + sent }]);
     } finally {
       db.close();

@@ -18,8 +18,17 @@ async function ask(node: ReliabilityNode, text: string): Promise<Outcome> {
   const ms = Date.now() - t0;
   const error = json.error as { message?: string } | undefined;
   if (error) return { ms, state: 'rpc-error', text: String(error.message) };
-  const task = (json.result as { task: { status: { state: string; message?: { parts: { text?: string }[] } }; artifacts?: { parts: { text?: string }[] }[] } }).task;
-  const texts = [...(task.artifacts ?? []).flatMap((a) => a.parts), ...(task.status.message?.parts ?? [])].map((p) => p.text ?? '');
+  const task = (
+    json.result as {
+      task: {
+        status: { state: string; message?: { parts: { text?: string }[] } };
+        artifacts?: { parts: { text?: string }[] }[];
+      };
+    }
+  ).task;
+  const texts = [...(task.artifacts ?? []).flatMap((a) => a.parts), ...(task.status.message?.parts ?? [])].map(
+    (p) => p.text ?? '',
+  );
   return { ms, state: task.status.state, text: texts.join('\n') };
 }
 
@@ -40,7 +49,8 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promis
 }
 
 /** A failure the caller can read: says the peer failed, and how. */
-const CLEAR_FAILURE = /faulty|remote|peer|timed out|timeout|unavailable|refused|failed|invalid|not available|unknown agent|circuit|ECONNREFUSED/i;
+const CLEAR_FAILURE =
+  /faulty|remote|peer|timed out|timeout|unavailable|refused|failed|invalid|not available|unknown agent|circuit|ECONNREFUSED/i;
 
 describe('faults in a remote peer during delegated tasks', () => {
   let peer: FaultyPeer;

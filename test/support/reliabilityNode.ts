@@ -22,7 +22,9 @@ export interface ReliabilityNode {
  * `model`), the browser family off (no Chromium in unit tests) and a memory
  * logger, so reliability tests exercise exactly what `lango serve` runs.
  */
-export async function startReliabilityNode(options: { config?: LangoConfigInput; model?: Model } = {}): Promise<ReliabilityNode> {
+export async function startReliabilityNode(
+  options: { config?: LangoConfigInput; model?: Model } = {},
+): Promise<ReliabilityNode> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-rel-'));
   const input = options.config ?? {};
   const config = resolveConfig({
@@ -65,17 +67,27 @@ export function sendMessageBody(text: string, id: number | string = 1, extra: Re
     jsonrpc: '2.0',
     id,
     method: 'SendMessage',
-    params: { message: { messageId: `m-${Date.now()}-${Math.random()}`, role: 'ROLE_USER', parts: [{ text }], ...extra } },
+    params: {
+      message: { messageId: `m-${Date.now()}-${Math.random()}`, role: 'ROLE_USER', parts: [{ text }], ...extra },
+    },
   });
 }
 
 /** Posts one v1.0 JSON-RPC request and returns the parsed body. */
 export async function rpc(url: string, body: string): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(`${url}/`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0' }, body });
+  const res = await fetch(`${url}/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+    body,
+  });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
 
 /** True when a text looks like a JavaScript stack trace or an HTML page. */
 export function leaksInternals(text: string): boolean {
-  return /<!doctype|<html|<pre>|<body/i.test(text) || /\n\s*at .+[(\s].*:\d+:\d+\)?/.test(text) || /\bat (Object|Module|process|new )\S*.*:\d+:\d+/.test(text);
+  return (
+    /<!doctype|<html|<pre>|<body/i.test(text) ||
+    /\n\s*at .+[(\s].*:\d+:\d+\)?/.test(text) ||
+    /\bat (Object|Module|process|new )\S*.*:\d+:\d+/.test(text)
+  );
 }

@@ -47,7 +47,14 @@ export async function startFaultyPeer(options: { slowMs: number }): Promise<Faul
           contextId: ctx.contextId,
           taskId: '',
           role: Role.ROLE_AGENT,
-          parts: [{ content: { $case: 'text', value: `pong: ${text}` }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
+          parts: [
+            {
+              content: { $case: 'text', value: `pong: ${text}` },
+              metadata: undefined,
+              filename: '',
+              mediaType: 'text/plain',
+            },
+          ],
           metadata: undefined,
           extensions: [],
           referenceTaskIds: [],
@@ -63,7 +70,9 @@ export async function startFaultyPeer(options: { slowMs: number }): Promise<Faul
   const card = {
     name: 'faulty',
     description: 'Answers pong to anything (a test peer).',
-    supportedInterfaces: [{ url: `${base}/`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION }],
+    supportedInterfaces: [
+      { url: `${base}/`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION },
+    ],
     provider: undefined,
     version: '1.0.0',
     documentationUrl: '',
@@ -72,7 +81,18 @@ export async function startFaultyPeer(options: { slowMs: number }): Promise<Faul
     securityRequirements: [],
     defaultInputModes: ['text'],
     defaultOutputModes: ['text'],
-    skills: [{ id: 'pong', name: 'Pong', description: 'Answers pong.', tags: ['pong'], examples: [], inputModes: ['text'], outputModes: ['text'], securityRequirements: [] }],
+    skills: [
+      {
+        id: 'pong',
+        name: 'Pong',
+        description: 'Answers pong.',
+        tags: ['pong'],
+        examples: [],
+        inputModes: ['text'],
+        outputModes: ['text'],
+        securityRequirements: [],
+      },
+    ],
     signatures: [],
   } as AgentCard;
   const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
@@ -121,7 +141,14 @@ export function createRelayModel(target: string): Model {
     async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
       const last = request.messages.at(-1);
       if (last?.role === 'user' && !last.runtimeNote) {
-        yield { type: 'tool_call', call: { id: `relay-${request.messages.length}`, name: 'transfer_to_agent', arguments: JSON.stringify({ agent_name: target }) } };
+        yield {
+          type: 'tool_call',
+          call: {
+            id: `relay-${request.messages.length}`,
+            name: 'transfer_to_agent',
+            arguments: JSON.stringify({ agent_name: target }),
+          },
+        };
         return;
       }
       yield { type: 'text_delta', delta: `relayed: ${last ? ('content' in last ? last.content : '') : ''}` };

@@ -36,8 +36,14 @@ export function freePort(): Promise<number> {
  * resolves once `GET /healthz` answers. Fails loudly when dist is missing:
  * a silently skipped crash test would prove nothing.
  */
-export async function spawnServe(options: { cwd: string; configFile: string; port: number; env?: NodeJS.ProcessEnv }): Promise<ServeProcess> {
-  if (!fs.existsSync(BUILT_CLI)) throw new Error(`${BUILT_CLI} is missing: run \`npm run build\` (npm test runs it as pretest)`);
+export async function spawnServe(options: {
+  cwd: string;
+  configFile: string;
+  port: number;
+  env?: NodeJS.ProcessEnv;
+}): Promise<ServeProcess> {
+  if (!fs.existsSync(BUILT_CLI))
+    throw new Error(`${BUILT_CLI} is missing: run \`npm run build\` (npm test runs it as pretest)`);
   const child = spawn(process.execPath, [BUILT_CLI, '--config', options.configFile, 'serve'], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env, PORT: String(options.port) },
