@@ -1,5 +1,5 @@
 import type { Model, ModelEvent, ModelMessage, ModelRequest, ModelRoute, ModelToolSpec } from './model';
-import { exampleCall, isGreeting, parseToolCall, routeScore } from './offlineSyntax';
+import { findToolName, exampleCall, isGreeting, parseToolCall, routeScore } from './offlineSyntax';
 
 const TRANSFER = 'transfer_to_agent';
 
@@ -88,10 +88,17 @@ function decide(request: ModelRequest): Decision {
     const tried = new Set(
       turn.flatMap((m) => (m.role === 'assistant' && m.author === agentName ? transferTargets(m) : [])),
     );
-    const best = subRoutes
-      .filter((r) => !tried.has(r.name))
-      .map((route) => ({ route, score: routeScore(text, route) }))
-      .reduce<{ route?: ModelRoute; score: number }>((a, b) => (b.score > a.score ? b : a), { score: 0 });
+    const open = subRoutes.filter((r) => !tried.has(r.name));
+    // The first tool the message names decides (`workflow_run {… exec_shell …}` is the automator's); else keywords.
+    const named = findToolName(
+      text,
+      open.flatMap((r) => r.toolNames ?? []),
+    );
+    const best = named
+      ? { route: open.find((r) => r.toolNames?.includes(named.name)) }
+      : open
+          .map((route) => ({ route, score: routeScore(text, route) }))
+          .reduce<{ route?: ModelRoute; score: number }>((a, b) => (b.score > a.score ? b : a), { score: 0 });
     if (best.route) return { type: 'call', name: TRANSFER, arguments: JSON.stringify({ agent_name: best.route.name }) };
   }
 

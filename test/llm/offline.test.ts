@@ -126,6 +126,32 @@ describe('offline model in the runtime', () => {
     });
   });
 
+  it("routes by the first tool the message names, even when it quotes another agent's tool", async () => {
+    const scheduled: string[] = [];
+    const schedule = defineTool({
+      name: 'cron_add',
+      description: 'Schedules a prompt.',
+      parameters: z.object({ prompt: z.string() }),
+      execute: async ({ prompt }) => void scheduled.push(prompt),
+    });
+    const automator = makeAgent({ name: 'automator', model, tools: [schedule], keywords: ['schedule'] });
+    const root = makeAgent({ name: 'lango-orchestrator', model, subAgents: [tree().subAgents[0]!, automator] });
+    const run = createRunner({
+      root: () => root,
+      sessions: store.sessions,
+      logger: store.logger,
+      maxDelegationRounds: 5,
+      maxTurnsPerAgent: 10,
+    });
+    const { result } = await collect(run, {
+      sessionId: 's',
+      text: 'cron_add {"prompt": "exec_shell {\\"command\\": \\"df -h\\"}"}',
+    });
+    expect(result.author).toBe('automator');
+    expect(scheduled).toEqual(['exec_shell {"command": "df -h"}']);
+    expect(shellRuns).toEqual([]);
+  });
+
   it('routes by keywords and has the specialist explain its tools and syntax when none is named', async () => {
     const { result } = await collect(runner(), { sessionId: 's', text: 'please read a file for me' });
     expect(result.author).toBe('operator');
