@@ -28,6 +28,13 @@ async function send(url: string, request: FuzzRequest): Promise<Answer> {
   return { status: res.status, contentType: res.headers.get('content-type') ?? '', text: await res.text() };
 }
 
+/** The JSON-RPC error code some kinds of bad request must get (the others: any well-formed error). */
+const EXPECTED_CODES: Record<string, number> = {
+  'truncated json': -32700,
+  'invalid id': -32600,
+  'unknown method': -32601,
+};
+
 /** Why an answer is not a well-formed error, or undefined when it is. */
 function problemWith(request: FuzzRequest, answer: Answer): string | undefined {
   if (answer.status >= 500) return `server error ${answer.status}`;
@@ -49,6 +56,8 @@ function problemWith(request: FuzzRequest, answer: Answer): string | undefined {
     if (body.result !== undefined) return 'a result instead of an error';
     if (!error || !Number.isInteger(error.code)) return 'no integer error.code';
     if (typeof error.message !== 'string' || !error.message) return 'no error.message';
+    const expected = EXPECTED_CODES[request.kind];
+    if (expected !== undefined && error.code !== expected) return `error.code ${String(error.code)}, expected ${expected}`;
     return undefined;
   }
   if (answer.status < 400) return `status ${answer.status} for a bad request`;
