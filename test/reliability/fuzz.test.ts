@@ -57,7 +57,8 @@ function problemWith(request: FuzzRequest, answer: Answer): string | undefined {
     if (!error || !Number.isInteger(error.code)) return 'no integer error.code';
     if (typeof error.message !== 'string' || !error.message) return 'no error.message';
     const expected = EXPECTED_CODES[request.kind];
-    if (expected !== undefined && error.code !== expected) return `error.code ${String(error.code)}, expected ${expected}`;
+    if (expected !== undefined && error.code !== expected)
+      return `error.code ${String(error.code)}, expected ${expected}`;
     return undefined;
   }
   if (answer.status < 400) return `status ${answer.status} for a bad request`;
