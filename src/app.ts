@@ -183,6 +183,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       clock,
       redact: (text) => secrets.redactText(text),
     });
+    cleanups.push(() => sessions.flush());
     const runtimeLogger = logger.child({ component: 'runtime' });
     const turnEndHooks = toolset.instances.flatMap((i) => (i.onTurnEnd ? [i.onTurnEnd] : []));
     runner = createRunner({

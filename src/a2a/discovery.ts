@@ -86,14 +86,12 @@ export function discoveryRoutes(options: DiscoveryOptions): Router {
     }
     const card = agent.kind === 'remote' ? options.remoteCard?.(name) : undefined;
     if (card === undefined) {
-      res
-        .status(404)
-        .json({
-          error: {
-            code: 404,
-            message: `${name} is ${agent.kind === 'remote' ? 'a remote agent whose card is not loaded' : 'a local agent; see /.well-known/agent-card.json'}`,
-          },
-        });
+      res.status(404).json({
+        error: {
+          code: 404,
+          message: `${name} is ${agent.kind === 'remote' ? 'a remote agent whose card is not loaded' : 'a local agent; see /.well-known/agent-card.json'}`,
+        },
+      });
       return;
     }
     res.json(card);

@@ -48,12 +48,25 @@ const lastUpdated = (timestamp: string | undefined) => {
  * in memory until the next state change writes them, so a turn costs one
  * write per state, not one per event. A crash loses only progress of tasks
  * that restart marks failed anyway.
+ *
+ * Writes are group-committed: a save queues its row and resolves once the
+ * transaction holding it has committed, one transaction per turn of the
+ * event loop for every task saved in it. Nothing is acknowledged before it
+ * is on disk (the SDK awaits each save before it answers), and under load
+ * one commit carries many tasks. Tasks still running are also kept in
+ * memory, so the load that precedes each of their saves reads no row.
  */
 export class SqliteTaskStore implements TaskStore {
   /** Latest unwritten snapshot of a working task, by scope and id. */
   private readonly pending = new Map<string, Task>();
   /** Working tasks whose `working` state is already on disk. */
   private readonly workingOnDisk = new Set<string>();
+  /** Rows waiting for the next group commit, by scope and id (a later save replaces an earlier one). */
+  private readonly queued = new Map<string, Record<string, unknown>>();
+  /** The next group commit, once a save has asked for one. */
+  private commit?: { done: Promise<void>; resolve: () => void; reject: (err: unknown) => void };
+  /** Saved tasks not yet settled (submitted, working), as saved: their loads need no query. */
+  private readonly active = new Map<string, Task>();
   private readonly upsert;
   private readonly select;
   private readonly listStatements = new Map<string, ListStatement>();
@@ -87,8 +100,11 @@ export class SqliteTaskStore implements TaskStore {
     this.pending.delete(cacheKey);
     if (working) this.workingOnDisk.add(cacheKey);
     else this.workingOnDisk.delete(cacheKey);
+    const running = working || task.status?.state === TaskState.TASK_STATE_SUBMITTED;
+    if (running) this.active.set(cacheKey, structuredClone(task));
+    else this.active.delete(cacheKey);
     const payload = Task.toJSON(task) as Record<string, unknown>;
-    this.upsert.run({
+    this.queued.set(cacheKey, {
       ...scope,
       id: task.id,
       context_id: task.contextId || '',
@@ -99,12 +115,66 @@ export class SqliteTaskStore implements TaskStore {
       history: encode(payload.history),
       metadata: encode(payload.metadata),
     });
+    return this.nextCommit();
+  }
+
+  /**
+   * Writes what is queued and forgets the tasks held in memory: the table is
+   * about to be changed behind the store (the restart/shutdown sweep).
+   */
+  flushAndForget(): void {
+    this.flush();
+    this.active.clear();
+    this.pending.clear();
+    this.workingOnDisk.clear();
+  }
+
+  /** Writes every queued row now, in one transaction. */
+  flush(): void {
+    const commit = this.commit;
+    this.commit = undefined;
+    if (this.queued.size === 0) {
+      commit?.resolve();
+      return;
+    }
+    const rows = [...this.queued.values()];
+    this.queued.clear();
+    try {
+      this.writeRows(rows);
+      commit?.resolve();
+    } catch (err) {
+      this.logger.error('task write failed', {
+        tasks: rows.length,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      commit?.reject(err);
+    }
+  }
+
+  private readonly writeRows = (rows: Record<string, unknown>[]) =>
+    this.db.transaction(() => {
+      for (const row of rows) this.upsert.run(row);
+    })();
+
+  private nextCommit(): Promise<void> {
+    if (!this.commit) {
+      let resolve!: () => void;
+      let reject!: (err: unknown) => void;
+      const done = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      this.commit = { done, resolve, reject };
+      setImmediate(() => this.flush());
+    }
+    return this.commit.done;
   }
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
     const { tenant, owner } = scopeOf(context);
     // A copy: the SDK trims history in place on what it reads.
-    const pending = this.pending.get(key(tenant, owner, taskId));
+    const cacheKey = key(tenant, owner, taskId);
+    const pending = this.pending.get(cacheKey) ?? this.active.get(cacheKey);
     if (pending) return structuredClone(pending);
     const row = this.select.get(tenant, owner, taskId) as Row | undefined;
     return row ? fromRow(row) : undefined;

@@ -90,6 +90,8 @@ export function createA2AStores(options: { db: SqliteDatabase; logger: Logger; c
     tasks,
     pushConfigs,
     failInterrupted(reason) {
+      // Rows still waiting for their group commit must be on disk before the sweep reads the table.
+      tasks.flushAndForget();
       const now = clock();
       const rows = selectInFlight.all(...IN_FLIGHT) as {
         tenant: string;

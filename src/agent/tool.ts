@@ -59,10 +59,17 @@ export function defineTool<P extends z.ZodObject>(definition: {
   return Object.freeze({ ...definition });
 }
 
-/** The JSON Schema sent to the model for a tool's parameters. */
+/** Converted schemas, by tool: a tool is frozen, so its schema never changes, and converting is not cheap. */
+const jsonSchemas = new WeakMap<AnyTool, Record<string, unknown>>();
+
+/** The JSON Schema sent to the model for a tool's parameters (converted once per tool; do not mutate it). */
 export function toolJsonSchema(tool: AnyTool): Record<string, unknown> {
-  const schema = z.toJSONSchema(tool.parameters, { target: 'draft-7', io: 'input' }) as Record<string, unknown>;
-  delete schema.$schema;
+  let schema = jsonSchemas.get(tool);
+  if (!schema) {
+    schema = z.toJSONSchema(tool.parameters, { target: 'draft-7', io: 'input' }) as Record<string, unknown>;
+    delete schema.$schema;
+    jsonSchemas.set(tool, schema);
+  }
   return schema;
 }
 

@@ -14,9 +14,11 @@ export type ContextProvider = (request: {
 
 /**
  * Called after a turn is persisted, without delaying the answer (memory
- * observers). `messages` is the session's whole visible conversation (user
- * messages and answers, oldest first, this turn included); `turnMessages`
- * every message this turn stored (tool calls, results and notes included).
+ * observers). `messages` is the session's whole visible conversation when
+ * the hook runs (user messages and answers, oldest first, this turn
+ * included, and a later turn of the session if one was already committed);
+ * `turnMessages` every message this turn stored (tool calls, results and
+ * notes included).
  */
 export type TurnEndHook = (turn: {
   sessionId: string;
@@ -120,10 +122,12 @@ export class TurnState {
     if (onTurnEnd) {
       // Fire-and-forget: a slow or failing observer must never delay or fail the answer.
       const { sessionId } = this.input;
-      // Snapshot now (the next turn may already be running when the hook is called).
-      const messages = sessions.messages(sessionId, { visibleOnly: true });
+      // Read after the group commit that writes this turn (also a setImmediate, queued first), so the
+      // hook forces no extra write; a turn of the same session committed in between is included too.
       void new Promise<void>((resolve) => setImmediate(resolve))
-        .then(() => onTurnEnd({ sessionId, messages, turnMessages: stored }))
+        .then(() =>
+          onTurnEnd({ sessionId, messages: sessions.messages(sessionId, { visibleOnly: true }), turnMessages: stored }),
+        )
         .catch((err: unknown) =>
           logger.warn('turn-end hook failed', {
             sessionId: this.input.sessionId,

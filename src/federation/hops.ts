@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 
 /**
  * Loop prevention and trace propagation across federated nodes. Every
@@ -141,7 +141,9 @@ export function parseTraceparent(value: unknown): TraceContext | undefined {
  */
 export function childTraceparent(inbound: unknown): { traceparent: string; traceId: string } {
   const parent = parseTraceparent(inbound);
-  const traceId = parent?.traceId ?? randomBytes(16).toString('hex');
-  const spanId = randomBytes(8).toString('hex');
+  // randomUUID draws from a buffered entropy pool: one per request instead of two randomBytes calls.
+  const random = randomUUID().replace(/-/g, '');
+  const traceId = parent?.traceId ?? random;
+  const spanId = parent ? random.slice(0, 16) : random.slice(16);
   return { traceparent: `00-${traceId}-${spanId}-${parent?.flags ?? '01'}`, traceId };
 }

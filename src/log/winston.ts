@@ -43,7 +43,10 @@ export function createWinstonLogger(options: WinstonLoggerOptions): Logger {
 
 function wrap(w: winston.Logger): Logger {
   return {
-    debug: (m, meta) => w.debug(m, meta),
+    // Debug lines sit on hot paths; below the level they must cost nothing.
+    debug: (m, meta) => {
+      if (w.isDebugEnabled()) w.debug(m, meta);
+    },
     info: (m, meta) => w.info(m, meta),
     warn: (m, meta) => w.warn(m, meta),
     error: (m, meta) => w.error(m, meta),

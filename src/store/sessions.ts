@@ -53,8 +53,14 @@ export type SessionState = z.infer<typeof SessionState>;
  * session survives a restart of the node.
  */
 export interface SessionStore {
-  /** Appends one turn's messages and sets the session's state, atomically. */
+  /**
+   * Appends one turn's messages and sets the session's state, atomically:
+   * queued for the next group commit (one transaction per event-loop turn
+   * for all sessions), and visible to every read of this store at once.
+   */
   commitTurn(sessionId: string, messages: NewSessionMessage[], state: SessionState): StoredMessage[];
+  /** Writes queued turns now (before the database closes). */
+  flush(): void;
   /** Messages in order; `visibleOnly` keeps what the user saw; `limit` keeps the last N. */
   messages(sessionId: string, options?: { visibleOnly?: boolean; limit?: number }): StoredMessage[];
   /** The session's state; an empty state for an unknown session. */
@@ -152,11 +158,43 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
   const writeState = (sessionId: string, state: SessionState, now: string) =>
     upsertSession.run({ id: sessionId, now, state: JSON.stringify(SessionState.parse(state)) });
 
-  const commit = db.transaction((sessionId: string, messages: NewSessionMessage[], state: SessionState) => {
+  // Turns are group-committed: commitTurn queues its rows and returns; one
+  // transaction per turn of the event loop writes every queued turn. Any read
+  // of the store writes the queue first, so readers always see every turn.
+  const queue: Array<{ sessionId: string; state: string; now: string; rows: Record<string, unknown>[] }> = [];
+  /** Last sequence number handed out per session with queued turns (the table lags until the flush). */
+  const queuedSeq = new Map<string, number>();
+  let flushScheduled = false;
+  const writeQueued = db.transaction((items: typeof queue) => {
+    for (const item of items) {
+      upsertSession.run({ id: item.sessionId, now: item.now, state: item.state });
+      for (const row of item.rows) insertMessage.run(row);
+    }
+  });
+  const flush = () => {
+    flushScheduled = false;
+    if (queue.length === 0) return;
+    const items = queue.splice(0);
+    queuedSeq.clear();
+    try {
+      writeQueued(items);
+    } catch (err) {
+      logger.error('session write failed', {
+        turns: items.length,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  };
+  const flushed = <T>(read: () => T): T => {
+    if (queue.length) flush();
+    return read();
+  };
+
+  const commit = (sessionId: string, messages: NewSessionMessage[], state: SessionState): StoredMessage[] => {
     const now = clock().toISOString();
-    writeState(sessionId, state, now);
-    let seq = (lastSeq.get(sessionId) as { seq: number }).seq;
-    return messages.map((original): StoredMessage => {
+    let seq = queuedSeq.get(sessionId) ?? (lastSeq.get(sessionId) as { seq: number }).seq;
+    const rows: Record<string, unknown>[] = [];
+    const stored = messages.map((original): StoredMessage => {
       const m: NewSessionMessage = {
         ...original,
         content: redact(original.content),
@@ -165,7 +203,7 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
           : {}),
       };
       seq += 1;
-      insertMessage.run({
+      rows.push({
         session_id: sessionId,
         seq,
         role: m.role,
@@ -179,27 +217,40 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
       });
       return { ...m, sessionId, seq, createdAt: now };
     });
-  });
+    queue.push({ sessionId, now, state: JSON.stringify(SessionState.parse(state)), rows });
+    queuedSeq.set(sessionId, seq);
+    if (!flushScheduled) {
+      flushScheduled = true;
+      setImmediate(() => {
+        if (db.open) flush();
+      });
+    }
+    return stored;
+  };
 
   return {
-    commitTurn: (sessionId, messages, state) => commit(sessionId, messages, state),
-    messages(sessionId, { visibleOnly = false, limit } = {}) {
-      const where = visibleOnly ? 'session_id = ? AND visible = 1' : 'session_id = ?';
-      const sql = limit
-        ? `SELECT * FROM (SELECT * FROM session_messages WHERE ${where} ORDER BY seq DESC LIMIT ${Math.max(1, Math.floor(limit))}) ORDER BY seq`
-        : `SELECT * FROM session_messages WHERE ${where} ORDER BY seq`;
-      return (db.prepare(sql).all(sessionId) as MessageRow[]).map(fromRow);
-    },
-    state: readState,
-    setState: (sessionId, state) => void writeState(sessionId, state, clock().toISOString()),
+    commitTurn: commit,
+    flush,
+    messages: (sessionId, { visibleOnly = false, limit } = {}) =>
+      flushed(() => {
+        const where = visibleOnly ? 'session_id = ? AND visible = 1' : 'session_id = ?';
+        const sql = limit
+          ? `SELECT * FROM (SELECT * FROM session_messages WHERE ${where} ORDER BY seq DESC LIMIT ${Math.max(1, Math.floor(limit))}) ORDER BY seq`
+          : `SELECT * FROM session_messages WHERE ${where} ORDER BY seq`;
+        return (db.prepare(sql).all(sessionId) as MessageRow[]).map(fromRow);
+      }),
+    state: (sessionId) => flushed(() => readState(sessionId)),
+    setState: (sessionId, state) => flushed(() => void writeState(sessionId, state, clock().toISOString())),
     list: (limit = 100) =>
-      (
-        db.prepare('SELECT id, updated_at FROM sessions ORDER BY updated_at DESC LIMIT ?').all(limit) as {
-          id: string;
-          updated_at: string;
-        }[]
-      ).map((r) => ({ id: r.id, updatedAt: r.updated_at })),
-    delete: (sessionId) => void db.prepare('DELETE FROM sessions WHERE id = ?').run(sessionId),
+      flushed(() =>
+        (
+          db.prepare('SELECT id, updated_at FROM sessions ORDER BY updated_at DESC LIMIT ?').all(limit) as {
+            id: string;
+            updated_at: string;
+          }[]
+        ).map((r) => ({ id: r.id, updatedAt: r.updated_at })),
+      ),
+    delete: (sessionId) => flushed(() => void db.prepare('DELETE FROM sessions WHERE id = ?').run(sessionId)),
   };
 }
 

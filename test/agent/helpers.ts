@@ -48,11 +48,14 @@ export function openStore() {
       return sessions;
     },
     reopen() {
+      // As the node does at shutdown: queued turns are written before the file closes.
+      sessions.flush();
       db.close();
       db = openDatabase(file);
       sessions = createSessionStore({ db, logger, clock: () => new Date() });
     },
     close() {
+      sessions.flush();
       db.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },

@@ -325,6 +325,8 @@ describe('runner: sessions and memory hooks', () => {
       },
     });
     await collect(r, { sessionId: 's1', text: 'hello' });
+    // The hook runs after the turn's group commit, before anything later is due.
+    await new Promise((resolve) => setImmediate(resolve));
     await collect(r, { sessionId: 's1', text: 'more' });
     await new Promise((resolve) => setImmediate(resolve));
 

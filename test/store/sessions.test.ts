@@ -80,6 +80,7 @@ describe('session store', () => {
       ],
       { activeAgent: 'peer', remoteState: { peer: { taskId: 't-9' } } },
     );
+    sessions.flush();
     db.close();
     open();
 

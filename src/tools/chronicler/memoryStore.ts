@@ -86,10 +86,19 @@ export class MemoryStore {
   private readonly db: SqliteDatabase;
   private readonly clock: () => Date;
 
+  /** False until a memory exists: recall then answers at once (it runs for every agent of every turn). */
+  private hasMemories: boolean;
+
   constructor(options: { db: SqliteDatabase; clock: () => Date }) {
     this.db = options.db;
     this.clock = options.clock;
     migrate(this.db, 'chronicler_memory', STEPS);
+    const row = this.db
+      .prepare(
+        'SELECT EXISTS (SELECT 1 FROM memory_observations) OR EXISTS (SELECT 1 FROM memory_reflections) AS found',
+      )
+      .get() as { found: number };
+    this.hasMemories = row.found === 1;
   }
 
   addObservations(sessionId: string, contents: string[], origin: Observation['origin']): Observation[] {
@@ -97,6 +106,7 @@ export class MemoryStore {
       'INSERT INTO memory_observations (session_id, content, origin, created_at) VALUES (?, ?, ?, ?) RETURNING *',
     );
     const now = this.clock().toISOString();
+    this.hasMemories = true;
     return this.db.transaction(() =>
       contents.map((c) => toObservation(insert.get(sessionId, c, origin, now) as ObservationRow)),
     )();
@@ -104,6 +114,7 @@ export class MemoryStore {
 
   /** Stores a reflection and marks the observations it absorbed. */
   addReflection(sessionId: string, content: string, observationIds: number[]): Reflection {
+    this.hasMemories = true;
     return this.db.transaction(() => {
       const row = this.db
         .prepare(
@@ -151,6 +162,7 @@ export class MemoryStore {
 
   /** Observations and reflections matching `query`, best first; reflections weigh a little more. */
   recall(query: string, options: { limit: number; sessionId?: string }): Memory[] {
+    if (!this.hasMemories) return [];
     const match = ftsQuery(query, { prefixes: true });
     if (!match) return [];
     const params = { match, session: options.sessionId ?? null, limit: options.limit };
