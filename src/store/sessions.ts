@@ -185,8 +185,9 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
       });
     }
   };
-  const flushed = <T>(read: () => T): T => {
-    if (queue.length) flush();
+  /** Runs `read` after writing the queue, when it holds turns of `sessionId` (any turn, for a read of all sessions). */
+  const flushed = <T>(read: () => T, sessionId?: string): T => {
+    if (sessionId === undefined ? queue.length > 0 : queuedSeq.has(sessionId)) flush();
     return read();
   };
 
@@ -238,9 +239,9 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
           ? `SELECT * FROM (SELECT * FROM session_messages WHERE ${where} ORDER BY seq DESC LIMIT ${Math.max(1, Math.floor(limit))}) ORDER BY seq`
           : `SELECT * FROM session_messages WHERE ${where} ORDER BY seq`;
         return (db.prepare(sql).all(sessionId) as MessageRow[]).map(fromRow);
-      }),
-    state: (sessionId) => flushed(() => readState(sessionId)),
-    setState: (sessionId, state) => flushed(() => void writeState(sessionId, state, clock().toISOString())),
+      }, sessionId),
+    state: (sessionId) => flushed(() => readState(sessionId), sessionId),
+    setState: (sessionId, state) => flushed(() => void writeState(sessionId, state, clock().toISOString()), sessionId),
     list: (limit = 100) =>
       flushed(() =>
         (
@@ -250,7 +251,8 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
           }[]
         ).map((r) => ({ id: r.id, updatedAt: r.updated_at })),
       ),
-    delete: (sessionId) => flushed(() => void db.prepare('DELETE FROM sessions WHERE id = ?').run(sessionId)),
+    delete: (sessionId) =>
+      flushed(() => void db.prepare('DELETE FROM sessions WHERE id = ?').run(sessionId), sessionId),
   };
 }
 
