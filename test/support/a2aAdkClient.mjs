@@ -11,7 +11,11 @@ const runner = new InMemoryRunner({ agent, appName: 'adk-test' });
 const session = await runner.sessionService.createSession({ appName: 'adk-test', userId: 'tester' });
 for (const text of messages) {
   const events = [];
-  for await (const event of runner.runAsync({ userId: 'tester', sessionId: session.id, newMessage: { role: 'user', parts: [{ text }] } })) {
+  for await (const event of runner.runAsync({
+    userId: 'tester',
+    sessionId: session.id,
+    newMessage: { role: 'user', parts: [{ text }] },
+  })) {
     events.push({
       author: event.author,
       text: (event.content?.parts ?? []).map((p) => p.text ?? '').join(''),
