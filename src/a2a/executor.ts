@@ -8,6 +8,7 @@ import { childTraceparent, parseTraceparent, TRACEPARENT_KEY } from '../federati
 import type { Logger } from '../log/logger';
 import { messageText, statusUpdate, textPart } from './messages';
 import { describeProgress, progressMetadata } from './progress';
+import { NO_PROGRESS_KEY } from './requestHandler';
 
 /** One task this process is working on (or holding open for the user's answer). */
 interface LiveTask {
@@ -78,6 +79,9 @@ export class LangoExecutor implements AgentExecutor {
 
     let result: TurnResult | undefined;
     const started = Date.now();
+    // A blocking SendMessage without a webhook reads only the final task: its progress goes nowhere but into
+    // the stored history, where each update costs the SDK a load and a save (streams and subscribers keep theirs).
+    const quiet = ctx.context?.state.get(NO_PROGRESS_KEY) === true;
     try {
       const turn = this.options.runner.run({
         sessionId: contextId,
@@ -93,7 +97,7 @@ export class LangoExecutor implements AgentExecutor {
           logger.debug('task settled', { status: result.status, agent: result.author, ms: Date.now() - started });
           break;
         }
-        const text = describeProgress(step.value);
+        const text = quiet ? undefined : describeProgress(step.value);
         if (text !== undefined && !live.settled) {
           bus.publish(
             AgentEvent.statusUpdate(

@@ -21,6 +21,9 @@ import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/er
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { CardService } from './cardRoutes';
 
+/** Call-context flag: the caller of this blocking `SendMessage` will read no progress updates. */
+export const NO_PROGRESS_KEY = 'lango.noProgress';
+
 /**
  * The request handler the transports call: the SDK's DefaultRequestHandler
  * behind a gate that refuses malformed input with RequestMalformedError
@@ -51,6 +54,12 @@ export class GuardedRequestHandler implements A2ARequestHandler {
 
   sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     checkSendMessage(params);
+    // A caller that waits for the end and set no webhook reads only the final task: progress updates
+    // would be stored in its history and delivered to no one (see LangoExecutor).
+    const configuration = params.configuration;
+    if (!configuration?.returnImmediately && !configuration?.taskPushNotificationConfig) {
+      context.state.set(NO_PROGRESS_KEY, true);
+    }
     return this.inner.sendMessage(params, context);
   }
 

@@ -75,6 +75,12 @@ describe.each<Binding>(['JSONRPC', 'HTTP+JSON'])('a lango node over %s', (bindin
     // The task is durable and names the answering agent.
     const stored = await client.getTask({ id: task.id, historyLength: 10, tenant: '' });
     expect(stored.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    // A blocking call reads only the final task: no progress sentences were stored in its history
+    // (streams get them; test/a2a/realRunner.test.ts).
+    expect(stored.history.map((m) => partsText(m.parts))).toEqual([
+      'run a shell command that prints lango-e2e-42',
+      'The command printed: lango-e2e-42',
+    ]);
     expect(JSON.stringify(stored.metadata ?? stored.status?.message?.metadata ?? {})).toContain('operator');
   });
 
