@@ -30,6 +30,8 @@ export interface LangoExecutorOptions {
    * refused at the node it comes back to.
    */
   admit?: (metadata: Record<string, unknown>) => string | undefined;
+  /** Told of each task this executor creates, before its first event: the store need not look it up. */
+  onNewTask?: (taskId: string, context: RequestContext['context']) => void;
 }
 
 /**
@@ -67,6 +69,7 @@ export class LangoExecutor implements AgentExecutor {
     this.live.set(taskId, live);
 
     // The SDK requires a task event first, on follow-ups too (ctx.task is the stored one).
+    if (!ctx.task) this.options.onNewTask?.(taskId, ctx.context);
     bus.publish(AgentEvent.task(ctx.task ?? this.newTask(ctx)));
     const refusal = this.options.admit?.(metadata);
     if (refusal) {

@@ -91,7 +91,13 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const signer = config.a2a.signingKey ? createCardSigner(config.a2a.signingKey) : undefined;
   const cards = new CardService({ config, root, baseUrl: () => publicUrl, version, signer });
 
-  const executor = new LangoExecutor({ runner, logger, clock, admit: options.admit });
+  const executor = new LangoExecutor({
+    runner,
+    logger,
+    clock,
+    admit: options.admit,
+    onNewTask: (taskId, context) => stores.tasks.expectNew(taskId, context),
+  });
   const { allowPrivateNetworks, maxAttempts } = config.a2a.pushNotifications;
   const pushStore = new CheckedPushStore(stores.pushConfigs, allowPrivateNetworks);
   const pushSender = new RetryingPushSender({

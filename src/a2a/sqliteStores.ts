@@ -67,6 +67,14 @@ export class SqliteTaskStore implements TaskStore {
   private commit?: { done: Promise<void>; resolve: () => void; reject: (err: unknown) => void };
   /** Saved tasks not yet settled (submitted, working), as saved: their loads need no query. */
   private readonly active = new Map<string, Task>();
+  /** Tasks being created now, not saved yet: the SDK's load before their first save needs no query. */
+  private readonly fresh = new Set<string>();
+
+  /** Notes a task id the executor is creating, so the load that precedes its first save skips the table. */
+  expectNew(taskId: string, context: ServerCallContext): void {
+    const { tenant, owner } = scopeOf(context);
+    this.fresh.add(key(tenant, owner, taskId));
+  }
   private readonly upsert;
   private readonly select;
   private readonly listStatements = new Map<string, ListStatement>();
@@ -92,6 +100,7 @@ export class SqliteTaskStore implements TaskStore {
   async save(task: Task, context: ServerCallContext): Promise<void> {
     const scope = scopeOf(context);
     const cacheKey = key(scope.tenant, scope.owner, task.id);
+    this.fresh.delete(cacheKey);
     const working = task.status?.state === TaskState.TASK_STATE_WORKING;
     if (working && this.workingOnDisk.has(cacheKey)) {
       this.pending.set(cacheKey, structuredClone(task));
@@ -125,6 +134,7 @@ export class SqliteTaskStore implements TaskStore {
   flushAndForget(): void {
     this.flush();
     this.active.clear();
+    this.fresh.clear();
     this.pending.clear();
     this.workingOnDisk.clear();
   }
@@ -176,6 +186,7 @@ export class SqliteTaskStore implements TaskStore {
     const cacheKey = key(tenant, owner, taskId);
     const pending = this.pending.get(cacheKey) ?? this.active.get(cacheKey);
     if (pending) return structuredClone(pending);
+    if (this.fresh.has(cacheKey)) return undefined;
     const row = this.select.get(tenant, owner, taskId) as Row | undefined;
     return row ? fromRow(row) : undefined;
   }
