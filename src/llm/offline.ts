@@ -116,7 +116,10 @@ function decide(request: ModelRequest): Decision {
 /** What this agent can do, and the tool syntax, in plain words. */
 function abilities(agentName: string, routes: ModelRoute[], tools: ModelToolSpec[]): string {
   if (routes.length) {
-    const list = routes.map((r) => `${r.name} (${r.description})`).join('; ');
+    // The capability phrases say enough; the role sentences before them would make the greeting a page.
+    const list = routes
+      .map((r) => `${r.name} (${r.description.split('Capabilities: ').pop()!.replace(/\.$/, '')})`)
+      .join('; ');
     const shell = routes.some((r) => r.toolNames?.includes('exec_shell'));
     const example = shell ? 'exec_shell {"command": "echo hi"}' : 'tool_name {"argument": "value"}';
     return `I run on the offline model: I answer greetings and route requests by keywords to: ${list}. Say what you need, or name a tool followed by its JSON arguments, e.g. ${example}.`;
