@@ -8,7 +8,7 @@ import { childTraceparent, parseTraceparent, TRACEPARENT_KEY } from '../federati
 import type { Logger } from '../log/logger';
 import { messageText, statusUpdate, textPart } from './messages';
 import { describeProgress, progressMetadata } from './progress';
-import { NO_PROGRESS_KEY } from './requestHandler';
+import { NEW_CONTEXT_KEY, NO_PROGRESS_KEY } from './requestHandler';
 
 /** One task this process is working on (or holding open for the user's answer). */
 interface LiveTask {
@@ -90,6 +90,8 @@ export class LangoExecutor implements AgentExecutor {
         sessionId: contextId,
         text: messageText(ctx.userMessage),
         signal: live.controller.signal,
+        // The SDK made up this context for a first message: the session has no history to read.
+        newSession: !ctx.task && ctx.context?.state.get(NEW_CONTEXT_KEY) === true,
         metadata,
       });
       for (;;) {

@@ -23,6 +23,13 @@ import type { CardService } from './cardRoutes';
 
 /** Call-context flag: the caller of this blocking `SendMessage` will read no progress updates. */
 export const NO_PROGRESS_KEY = 'lango.noProgress';
+/** Call-context flag: the message names no context or task, so the SDK makes a new context for it. */
+export const NEW_CONTEXT_KEY = 'lango.newContext';
+
+/** Marks a message that starts a conversation (the SDK fills in a fresh contextId before the executor sees it). */
+function noteNewContext(params: SendMessageRequest, context: ServerCallContext): void {
+  if (!params.message?.contextId && !params.message?.taskId) context.state.set(NEW_CONTEXT_KEY, true);
+}
 
 /**
  * The request handler the transports call: the SDK's DefaultRequestHandler
@@ -54,6 +61,7 @@ export class GuardedRequestHandler implements A2ARequestHandler {
 
   sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     checkSendMessage(params);
+    noteNewContext(params, context);
     // A caller that waits for the end and set no webhook reads only the final task: progress updates
     // would be stored in its history and delivered to no one (see LangoExecutor).
     const configuration = params.configuration;
@@ -68,6 +76,7 @@ export class GuardedRequestHandler implements A2ARequestHandler {
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
     checkSendMessage(params);
+    noteNewContext(params, context);
     return this.inner.sendMessageStream(params, context);
   }
 

@@ -60,8 +60,9 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   /** The loop: who acts next, what they decided, until someone answers, asks, or it fails. */
   async function* run(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
     const tree = indexTree(options.root());
-    const state = options.sessions.state(input.sessionId);
-    const history = historyMessages(options.sessions, input.sessionId, options.historyLimit ?? 40);
+    const fresh = input.newSession === true;
+    const state = fresh ? { remoteState: {} } : options.sessions.state(input.sessionId);
+    const history = fresh ? [] : historyMessages(options.sessions, input.sessionId, options.historyLimit ?? 40);
     const turn = new TurnState(input, tree, history, state, logger);
     const end = (result: TurnResult) => turn.commit(options.sessions, result, turn.log, options.onTurnEnd);
     throwIfAborted(turn.signal);

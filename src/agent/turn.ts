@@ -13,6 +13,11 @@ export interface TurnInput {
    * or a remote agent's question; an unknown name starts at the root.
    */
   startAgent?: string;
+  /**
+   * True when the caller knows the session has no earlier turn (an A2A
+   * context it just created): the runner then reads no state or history.
+   */
+  newSession?: boolean;
   /** Request metadata (A2A message metadata: trace context, hop path). Never shown to the model. */
   metadata?: Record<string, unknown>;
 }

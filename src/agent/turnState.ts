@@ -124,10 +124,11 @@ export class TurnState {
       const { sessionId } = this.input;
       // Read after the group commit that writes this turn (also a setImmediate, queued first), so the
       // hook forces no extra write; a turn of the same session committed in between is included too.
+      // A new session's whole conversation is this turn: nothing to read back.
+      const visible = () =>
+        this.input.newSession ? stored.filter((m) => m.visible) : sessions.messages(sessionId, { visibleOnly: true });
       void new Promise<void>((resolve) => setImmediate(resolve))
-        .then(() =>
-          onTurnEnd({ sessionId, messages: sessions.messages(sessionId, { visibleOnly: true }), turnMessages: stored }),
-        )
+        .then(() => onTurnEnd({ sessionId, messages: visible(), turnMessages: stored }))
         .catch((err: unknown) =>
           logger.warn('turn-end hook failed', {
             sessionId: this.input.sessionId,

@@ -46,6 +46,14 @@ describe('runner: tools and delegation', () => {
     expect(model.agents).toEqual(['operator', 'operator', 'lango-orchestrator']);
   });
 
+  it('reads no history for a turn its caller marks as the first of a new session', async () => {
+    const model = new ScriptedModel([say('first'), say('fresh start')]);
+    const run = runner(model);
+    await collect(run, { sessionId: 'n1', text: 'remember me' });
+    await collect(run, { sessionId: 'n1', text: 'who am I?', newSession: true });
+    expect(model.requests[1]!.messages).toEqual([{ role: 'user', content: 'who am I?' }]);
+  });
+
   it('runs a tool call, feeds the JSON result back and ends with the answering agent as author', async () => {
     const model = new ScriptedModel([
       transferTo('operator'),
