@@ -1,17 +1,7 @@
 import express, { type Router } from 'express';
 import { walkAgents, type LlmAgent } from '../agent/agent';
+import type { PeerStatus } from '../federation/health';
 import type { SqliteDatabase } from '../store/database';
-
-/** How federation sees one remote peer; supplied by the federation module. */
-export interface PeerStatus {
-  name: string;
-  cardUrl: string;
-  state: string;
-  /** Why a skipped peer is not in the tree. */
-  reason?: string;
-  lastError?: string;
-  latencyMs?: number;
-}
 
 /** Options for {@link discoveryRoutes}. */
 export interface DiscoveryOptions {
@@ -30,7 +20,7 @@ export interface AgentEntry {
   /** The capability phrases from the description (`… Capabilities: a, b`), if any. */
   capabilities: string[];
   cardUrl?: string;
-  health?: Omit<PeerStatus, 'name' | 'cardUrl'>;
+  health?: Pick<PeerStatus, 'reason' | 'lastError' | 'latencyMs'> & { state: PeerStatus['state'] | 'unknown' };
 }
 
 /**

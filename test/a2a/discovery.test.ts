@@ -18,6 +18,7 @@ describe('discovery and health', () => {
             cardUrl: 'http://127.0.0.1:9/peer/.well-known/agent-card.json',
             state: 'healthy',
             latencyMs: 12,
+            failures: 0,
           },
         ],
         remoteCard: (name) => (name === 'peer' ? peerCard : undefined),
