@@ -9,11 +9,22 @@ import { createSecretResolver, hasSecretReferences, type SecretResolver } from '
 import { createSecretsTools } from './secretsTools';
 import { openVault, type Vault } from './vault';
 
-/** Opens the vault with a family's deps (`security.masterKey`, else the key file in dataDir). */
+/** Vaults opened per database: the crypto, secrets, payment and skills families share one. */
+const openVaults = new WeakMap<ToolFamilyDeps['db'], { key: string; vault: Vault }>();
+
+/**
+ * The vault for a family's deps (`security.masterKey`, else the key file in
+ * dataDir), opened once per database and key: opening checks the key and
+ * decrypts every secret to register it for masking, work the families would
+ * otherwise each repeat at start.
+ */
 export function openVaultFromDeps(
   deps: Pick<ToolFamilyDeps, 'config' | 'dataDir' | 'db' | 'secrets' | 'clock' | 'logger'>,
 ): Vault {
-  return openVault({
+  const key = JSON.stringify([deps.dataDir, deps.config.security.masterKey ?? null]);
+  const opened = openVaults.get(deps.db);
+  if (opened?.key === key) return opened.vault;
+  const vault = openVault({
     db: deps.db,
     dataDir: deps.dataDir,
     masterKey: deps.config.security.masterKey,
@@ -21,6 +32,8 @@ export function openVaultFromDeps(
     clock: deps.clock,
     logger: deps.logger.child({ component: 'vault' }),
   });
+  openVaults.set(deps.db, { key, vault });
+  return vault;
 }
 
 /**
