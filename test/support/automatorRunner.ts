@@ -80,6 +80,29 @@ export function tempDbFile(): { file: string; cleanup: () => void } {
   return { file: path.join(dir, 'lango.db'), cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
 
+/**
+ * A fresh SQLite file per test and cleanups run after it, last registered
+ * first (families close before their database file is removed). Call once
+ * inside a `describe`.
+ */
+export function useTempDb(): { readonly file: string; onCleanup(cleanup: () => Promise<void> | void): void } {
+  let temp: ReturnType<typeof tempDbFile>;
+  const cleanups: (() => Promise<void> | void)[] = [];
+  beforeEach(() => {
+    temp = tempDbFile();
+  });
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    temp.cleanup();
+  });
+  return {
+    get file() {
+      return temp.file;
+    },
+    onCleanup: (cleanup) => void cleanups.push(cleanup),
+  };
+}
+
 const unusedModel: Model = {
   name: 'unused',
   stream: () => {

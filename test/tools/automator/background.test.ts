@@ -7,22 +7,12 @@ import {
   createRecordingRunner,
   openDatabase,
   openFamily,
-  tempDbFile,
+  useTempDb,
   waitFor,
 } from '../../support/automatorRunner';
 
 describe('background family', () => {
-  let temp: ReturnType<typeof tempDbFile>;
-  const cleanups: (() => Promise<void> | void)[] = [];
-
-  beforeEach(() => {
-    temp = tempDbFile();
-  });
-
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-    temp.cleanup();
-  });
+  const temp = useTempDb();
 
   async function open(respond: (input: TurnInput) => string | Promise<string>, concurrency = 2) {
     const runner = createRecordingRunner(respond);
@@ -38,7 +28,7 @@ describe('background family', () => {
       await family.close();
       db.close();
     };
-    cleanups.push(close);
+    temp.onCleanup(close);
     return { ...family, runner, close };
   }
 

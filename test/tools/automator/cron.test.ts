@@ -6,24 +6,14 @@ import {
   createRecordingRunner,
   openDatabase,
   openFamily,
-  tempDbFile,
+  useTempDb,
   waitFor,
 } from '../../support/automatorRunner';
 
 type Opened = Awaited<ReturnType<typeof openFamily>>;
 
 describe('cron family', () => {
-  let temp: ReturnType<typeof tempDbFile>;
-  const cleanups: (() => Promise<void> | void)[] = [];
-
-  beforeEach(() => {
-    temp = tempDbFile();
-  });
-
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-    temp.cleanup();
-  });
+  const temp = useTempDb();
 
   async function open(runner = createRecordingRunner((input) => `ran: ${input.text}`), clock?: () => Date) {
     const db = openDatabase(temp.file);
@@ -35,7 +25,7 @@ describe('cron family', () => {
       await family.close();
       db.close();
     };
-    cleanups.push(close);
+    temp.onCleanup(close);
     return { ...family, runner, db, close };
   }
 

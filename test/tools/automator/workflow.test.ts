@@ -7,7 +7,7 @@ import {
   createRecordingRunner,
   openDatabase,
   openFamily,
-  tempDbFile,
+  useTempDb,
   waitFor,
   type ScriptedAnswer,
 } from '../../support/automatorRunner';
@@ -29,23 +29,13 @@ interface RunView {
 const AGENTS = ['lango-orchestrator', 'operator', 'navigator', 'vault', 'librarian', 'automator', 'weather-peer'];
 
 describe('workflow family', () => {
-  let temp: ReturnType<typeof tempDbFile>;
-  const cleanups: (() => Promise<void> | void)[] = [];
-
-  beforeEach(() => {
-    temp = tempDbFile();
-  });
-
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-    temp.cleanup();
-  });
+  const temp = useTempDb();
 
   async function open(respond: (input: TurnInput) => ScriptedAnswer | Promise<ScriptedAnswer>) {
     const runner = createRecordingRunner(respond);
     const db = openDatabase(temp.file);
     const family = await openFamily(workflowFamily, automatorDeps({ db, runner: runner.runner, agentNames: AGENTS }));
-    cleanups.push(async () => {
+    temp.onCleanup(async () => {
       await family.close();
       db.close();
     });
