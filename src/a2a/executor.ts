@@ -8,7 +8,7 @@ import { childTraceparent, parseTraceparent, TRACEPARENT_KEY } from '../federati
 import type { Logger } from '../log/logger';
 import { messageText, statusUpdate, textPart } from './messages';
 import { describeProgress, progressMetadata } from './progress';
-import { NEW_CONTEXT_KEY, NO_PROGRESS_KEY } from './requestHandler';
+import { NEW_CONTEXT_KEY, RESULT_ONLY_KEY } from './requestHandler';
 
 /** One task this process is working on (or holding open for the user's answer). */
 interface LiveTask {
@@ -84,7 +84,7 @@ export class LangoExecutor implements AgentExecutor {
     const started = Date.now();
     // A blocking SendMessage without a webhook reads only the final task: its progress goes nowhere but into
     // the stored history, where each update costs the SDK a load and a save (streams and subscribers keep theirs).
-    const quiet = ctx.context?.state.get(NO_PROGRESS_KEY) === true;
+    const quiet = ctx.context?.state.get(RESULT_ONLY_KEY) === true;
     try {
       const turn = this.options.runner.run({
         sessionId: contextId,

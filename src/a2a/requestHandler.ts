@@ -21,8 +21,12 @@ import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/er
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { CardService } from './cardRoutes';
 
-/** Call-context flag: the caller of this blocking `SendMessage` will read no progress updates. */
-export const NO_PROGRESS_KEY = 'lango.noProgress';
+/**
+ * Call-context flag: the caller of this blocking `SendMessage` set no webhook and reads only the task's
+ * final state. The executor publishes no progress updates for it, and the task store writes the task
+ * once, when it settles (see SqliteTaskStore).
+ */
+export const RESULT_ONLY_KEY = 'lango.resultOnly';
 /** Call-context flag: the message names no context or task, so the SDK makes a new context for it. */
 export const NEW_CONTEXT_KEY = 'lango.newContext';
 
@@ -62,11 +66,9 @@ export class GuardedRequestHandler implements A2ARequestHandler {
   sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     checkSendMessage(params);
     noteNewContext(params, context);
-    // A caller that waits for the end and set no webhook reads only the final task: progress updates
-    // would be stored in its history and delivered to no one (see LangoExecutor).
     const configuration = params.configuration;
     if (!configuration?.returnImmediately && !configuration?.taskPushNotificationConfig) {
-      context.state.set(NO_PROGRESS_KEY, true);
+      context.state.set(RESULT_ONLY_KEY, true);
     }
     return this.inner.sendMessage(params, context);
   }

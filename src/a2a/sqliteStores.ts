@@ -11,6 +11,8 @@ import type {
 } from '@a2a-js/sdk/server';
 import type { SqliteDatabase } from '../store/database';
 import type { Logger } from '../log/logger';
+import { groupCommitFor } from '../store/groupCommit';
+import { RESULT_ONLY_KEY } from './requestHandler';
 
 /**
  * The SDK's TaskStore and PushNotificationStore contracts over our
@@ -42,39 +44,44 @@ const lastUpdated = (timestamp: string | undefined) => {
   return Number.isNaN(parsed) ? 0 : parsed;
 };
 
+/** A task not settled yet (submitted or working), as last saved. */
+interface RunningTask {
+  task: Task;
+  scope: { tenant: string; owner: string };
+  /** The request whose result-only caller has seen none of this task yet: its snapshots stay unwritten. */
+  heldFor?: ServerCallContext;
+  /** The state of this task's row, if it has one. */
+  onDisk?: TaskState;
+  /** The snapshot is newer than the row. */
+  dirty: boolean;
+}
+
 /**
- * Tasks in `a2a_tasks`, scoped to the caller. Every state change is written
- * through; repeated `working` saves (progress updates, artifact chunks) stay
- * in memory until the next state change writes them, so a turn costs one
- * write per state, not one per event. A crash loses only progress of tasks
- * that restart marks failed anyway.
+ * Tasks in `a2a_tasks`, scoped to the caller. A task is written before
+ * anyone can see its state: each state change of a streamed or returned
+ * task is written through, while repeated `working` saves (progress
+ * updates, artifact chunks) stay in memory until the next state change
+ * writes them. A task whose caller waits for the end of a blocking
+ * `SendMessage` ({@link RESULT_ONLY_KEY}) is written once, when it settles:
+ * nobody has seen it before then (a `ListTasks` writes it first). A crash
+ * loses only states nobody saw, of tasks that restart marks failed anyway
+ * (a result-only task leaves no row; its caller's connection is cut).
  *
- * Writes are group-committed: a save queues its row and resolves once the
- * transaction holding it has committed, one transaction per turn of the
- * event loop for every task saved in it. Nothing is acknowledged before it
+ * Writes are group-committed with the database's other stores
+ * ({@link groupCommitFor}): a save queues its row and resolves once the
+ * transaction holding it has committed. Nothing is acknowledged before it
  * is on disk (the SDK awaits each save before it answers), and under load
- * one commit carries many tasks. Tasks still running are also kept in
- * memory, so the load that precedes each of their saves reads no row.
+ * one commit carries many tasks. Running tasks are kept in memory, so the
+ * load that precedes each of their saves reads no row.
  */
 export class SqliteTaskStore implements TaskStore {
-  /** Latest unwritten snapshot of a working task, by scope and id. */
-  private readonly pending = new Map<string, Task>();
-  /** Working tasks whose `working` state is already on disk. */
-  private readonly workingOnDisk = new Set<string>();
+  /** Tasks not settled yet, by scope and id. */
+  private readonly running = new Map<string, RunningTask>();
   /** Rows waiting for the next group commit, by scope and id (a later save replaces an earlier one). */
   private readonly queued = new Map<string, Record<string, unknown>>();
-  /** The next group commit, once a save has asked for one. */
-  private commit?: { done: Promise<void>; resolve: () => void; reject: (err: unknown) => void };
-  /** Saved tasks not yet settled (submitted, working), as saved: their loads need no query. */
-  private readonly active = new Map<string, Task>();
   /** Tasks being created now, not saved yet: the SDK's load before their first save needs no query. */
   private readonly fresh = new Set<string>();
-
-  /** Notes a task id the executor is creating, so the load that precedes its first save skips the table. */
-  expectNew(taskId: string, context: ServerCallContext): void {
-    const { tenant, owner } = scopeOf(context);
-    this.fresh.add(key(tenant, owner, taskId));
-  }
+  private readonly group;
   private readonly upsert;
   private readonly select;
   private readonly listStatements = new Map<string, ListStatement>();
@@ -84,6 +91,7 @@ export class SqliteTaskStore implements TaskStore {
     private readonly logger: Logger,
     private readonly table = 'a2a_tasks',
   ) {
+    this.group = groupCommitFor(db);
     this.upsert = db.prepare(
       `INSERT INTO ${table} (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata, protocol_version)
        VALUES (@tenant, @owner, @id, @context_id, @status_last_updated, @status_state, @status, @artifacts, @history, @metadata, '1.0')
@@ -97,21 +105,46 @@ export class SqliteTaskStore implements TaskStore {
     );
   }
 
+  /** Notes a task id the executor is creating, so the load that precedes its first save skips the table. */
+  expectNew(taskId: string, context: ServerCallContext): void {
+    const { tenant, owner } = scopeOf(context);
+    this.fresh.add(key(tenant, owner, taskId));
+  }
+
   async save(task: Task, context: ServerCallContext): Promise<void> {
     const scope = scopeOf(context);
     const cacheKey = key(scope.tenant, scope.owner, task.id);
     this.fresh.delete(cacheKey);
-    const working = task.status?.state === TaskState.TASK_STATE_WORKING;
-    if (working && this.workingOnDisk.has(cacheKey)) {
-      this.pending.set(cacheKey, structuredClone(task));
+    const state = task.status?.state;
+    if (state !== TaskState.TASK_STATE_WORKING && state !== TaskState.TASK_STATE_SUBMITTED) {
+      this.running.delete(cacheKey);
+      this.queue(cacheKey, scope, task);
+      return this.group.schedule(this.writeQueued);
+    }
+    const previous = this.running.get(cacheKey);
+    if (context.state.get(RESULT_ONLY_KEY) === true) {
+      // The SDK never touches a saved task again (it loads a fresh one per event), so no copy is needed.
+      this.running.set(cacheKey, { task, scope, heldFor: context, onDisk: previous?.onDisk, dirty: true });
       return;
     }
-    this.pending.delete(cacheKey);
-    if (working) this.workingOnDisk.add(cacheKey);
-    else this.workingOnDisk.delete(cacheKey);
-    const running = working || task.status?.state === TaskState.TASK_STATE_SUBMITTED;
-    if (running) this.active.set(cacheKey, structuredClone(task));
-    else this.active.delete(cacheKey);
+    const progressOnly = state === TaskState.TASK_STATE_WORKING && previous?.onDisk === state;
+    this.running.set(cacheKey, { task: structuredClone(task), scope, onDisk: state, dirty: progressOnly });
+    if (progressOnly) return;
+    this.queue(cacheKey, scope, task);
+    return this.group.schedule(this.writeQueued);
+  }
+
+  /**
+   * Writes what is queued and forgets the tasks held in memory: the table is
+   * about to be changed behind the store (the restart/shutdown sweep).
+   */
+  flushAndForget(): void {
+    this.group.flush();
+    this.running.clear();
+    this.fresh.clear();
+  }
+
+  private queue(cacheKey: string, scope: { tenant: string; owner: string }, task: Task): void {
     const payload = Task.toJSON(task) as Record<string, unknown>;
     this.queued.set(cacheKey, {
       ...scope,
@@ -124,74 +157,52 @@ export class SqliteTaskStore implements TaskStore {
       history: encode(payload.history),
       metadata: encode(payload.metadata),
     });
-    return this.nextCommit();
   }
 
-  /**
-   * Writes what is queued and forgets the tasks held in memory: the table is
-   * about to be changed behind the store (the restart/shutdown sweep).
-   */
-  flushAndForget(): void {
-    this.flush();
-    this.active.clear();
-    this.fresh.clear();
-    this.pending.clear();
-    this.workingOnDisk.clear();
-  }
-
-  /** Writes every queued row now, in one transaction. */
-  flush(): void {
-    const commit = this.commit;
-    this.commit = undefined;
-    if (this.queued.size === 0) {
-      commit?.resolve();
-      return;
-    }
+  private readonly writeQueued = () => {
     const rows = [...this.queued.values()];
     this.queued.clear();
     try {
-      this.writeRows(rows);
-      commit?.resolve();
+      for (const row of rows) this.upsert.run(row);
     } catch (err) {
       this.logger.error('task write failed', {
         tasks: rows.length,
         error: err instanceof Error ? err.message : String(err),
       });
-      commit?.reject(err);
+      throw err;
     }
-  }
+  };
 
-  private readonly writeRows = (rows: Record<string, unknown>[]) =>
-    this.db.transaction(() => {
-      for (const row of rows) this.upsert.run(row);
-    })();
-
-  private nextCommit(): Promise<void> {
-    if (!this.commit) {
-      let resolve!: () => void;
-      let reject!: (err: unknown) => void;
-      const done = new Promise<void>((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
-      this.commit = { done, resolve, reject };
-      setImmediate(() => this.flush());
+  /** Writes every running task whose latest state is only in memory (before a query reads the table). */
+  private writeRunning(): void {
+    let any = false;
+    for (const [cacheKey, entry] of this.running) {
+      if (!entry.dirty) continue;
+      this.queue(cacheKey, entry.scope, entry.task);
+      entry.dirty = false;
+      entry.onDisk = entry.task.status?.state;
+      any = true;
     }
-    return this.commit.done;
+    if (any) {
+      this.group.schedule(this.writeQueued).catch(() => undefined); // logged by writeQueued
+      this.group.flush();
+    }
   }
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
     const { tenant, owner } = scopeOf(context);
-    // A copy: the SDK trims history in place on what it reads.
     const cacheKey = key(tenant, owner, taskId);
-    const pending = this.pending.get(cacheKey) ?? this.active.get(cacheKey);
-    if (pending) return structuredClone(pending);
+    const running = this.running.get(cacheKey);
+    // The request that holds a task gets the task itself: it saves what it loads before anyone else reads
+    // it. Everyone else gets a copy (the SDK trims history in place on what it reads).
+    if (running) return running.heldFor === context ? running.task : structuredClone(running.task);
     if (this.fresh.has(cacheKey)) return undefined;
     const row = this.select.get(tenant, owner, taskId) as Row | undefined;
     return row ? fromRow(row) : undefined;
   }
 
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    this.writeRunning();
     const { tenant, owner } = scopeOf(context);
     const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
     const where = ['tenant = ?', 'owner = ?'];
@@ -365,4 +376,6 @@ export class SqlitePushStore implements PushNotificationStore {
   }
 }
 
-const key = (tenant: string, owner: string, taskId: string) => JSON.stringify([tenant, owner, taskId]);
+// Length-prefixed, so no choice of tenant, owner and id can make two scopes share a key.
+const key = (tenant: string, owner: string, taskId: string) =>
+  `${tenant.length}:${tenant}${owner.length}:${owner}${taskId}`;

@@ -118,6 +118,7 @@ export class TurnState {
       this.input.sessionId,
       this.working.map((w) => toStored(w, callAuthors)),
       this.state,
+      { newSession: this.input.newSession },
     );
     if (onTurnEnd) {
       // Fire-and-forget: a slow or failing observer must never delay or fail the answer.

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Logger } from '../log/logger';
 import type { ModelToolCall } from '../llm/model';
 import { migrate, type SqliteDatabase } from './database';
+import { groupCommitFor } from './groupCommit';
 
 /** A message to be stored: what the runtime hands {@link SessionStore.commitTurn}. */
 export interface NewSessionMessage {
@@ -58,7 +59,15 @@ export interface SessionStore {
    * queued for the next group commit (one transaction per event-loop turn
    * for all sessions), and visible to every read of this store at once.
    */
-  commitTurn(sessionId: string, messages: NewSessionMessage[], state: SessionState): StoredMessage[];
+  commitTurn(
+    sessionId: string,
+    messages: NewSessionMessage[],
+    state: SessionState,
+    options?: {
+      /** The session is known to be new (a first message): its numbering starts at 1 without a query. */
+      newSession?: boolean;
+    },
+  ): StoredMessage[];
   /** Writes queued turns now (before the database closes). */
   flush(): void;
   /** Messages in order; `visibleOnly` keeps what the user saw; `limit` keeps the last N. */
@@ -158,32 +167,24 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
   const writeState = (sessionId: string, state: SessionState, now: string) =>
     upsertSession.run({ id: sessionId, now, state: JSON.stringify(SessionState.parse(state)) });
 
-  // Turns are group-committed: commitTurn queues its rows and returns; one
-  // transaction per turn of the event loop writes every queued turn. Any read
-  // of the store writes the queue first, so readers always see every turn.
+  // Turns are group-committed with the database's other stores (see groupCommitFor): commitTurn queues
+  // its rows and returns. Any read of the store writes the queue first, so readers always see every turn.
+  const group = groupCommitFor(db);
   const queue: Array<{ sessionId: string; state: string; now: string; rows: Record<string, unknown>[] }> = [];
   /** Last sequence number handed out per session with queued turns (the table lags until the flush). */
   const queuedSeq = new Map<string, number>();
-  let flushScheduled = false;
-  const writeQueued = db.transaction((items: typeof queue) => {
+  const writeQueued = () => {
+    const items = queue.splice(0);
+    queuedSeq.clear();
     for (const item of items) {
       upsertSession.run({ id: item.sessionId, now: item.now, state: item.state });
       for (const row of item.rows) insertMessage.run(row);
     }
-  });
+  };
+  const logFailure = (err: unknown) =>
+    logger.error('session write failed', { error: err instanceof Error ? err.message : String(err) });
   const flush = () => {
-    flushScheduled = false;
-    if (queue.length === 0) return;
-    const items = queue.splice(0);
-    queuedSeq.clear();
-    try {
-      writeQueued(items);
-    } catch (err) {
-      logger.error('session write failed', {
-        turns: items.length,
-        error: err instanceof Error ? err.message : String(err),
-      });
-    }
+    if (queue.length > 0) group.flush();
   };
   /** Runs `read` after writing the queue, when it holds turns of `sessionId` (any turn, for a read of all sessions). */
   const flushed = <T>(read: () => T, sessionId?: string): T => {
@@ -191,9 +192,14 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
     return read();
   };
 
-  const commit = (sessionId: string, messages: NewSessionMessage[], state: SessionState): StoredMessage[] => {
+  const commit = (
+    sessionId: string,
+    messages: NewSessionMessage[],
+    state: SessionState,
+    options: { newSession?: boolean } = {},
+  ): StoredMessage[] => {
     const now = clock().toISOString();
-    let seq = queuedSeq.get(sessionId) ?? (lastSeq.get(sessionId) as { seq: number }).seq;
+    let seq = queuedSeq.get(sessionId) ?? (options.newSession ? 0 : (lastSeq.get(sessionId) as { seq: number }).seq);
     const rows: Record<string, unknown>[] = [];
     const stored = messages.map((original): StoredMessage => {
       const m: NewSessionMessage = {
@@ -220,12 +226,7 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
     });
     queue.push({ sessionId, now, state: JSON.stringify(SessionState.parse(state)), rows });
     queuedSeq.set(sessionId, seq);
-    if (!flushScheduled) {
-      flushScheduled = true;
-      setImmediate(() => {
-        if (db.open) flush();
-      });
-    }
+    group.schedule(writeQueued).catch(logFailure);
     return stored;
   };
 

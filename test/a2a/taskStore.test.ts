@@ -5,6 +5,8 @@ import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import { CredentialUser } from '../../src/a2a/auth';
 import { createA2AStores, parseDuration, type A2AStores } from '../../src/a2a/taskStore';
+import { RESULT_ONLY_KEY } from '../../src/a2a/requestHandler';
+import { createSessionStore } from '../../src/store/sessions';
 import { textPart } from '../../src/a2a/messages';
 import { createMemoryLogger } from '../../src/log/logger';
 import { openDatabase, type SqliteDatabase } from '../../src/store/database';
@@ -132,6 +134,64 @@ describe('the SQLite task and push stores', () => {
     await stores.tasks.save(task('live', TaskState.TASK_STATE_COMPLETED, now + 2), as('alice'));
     expect(rowState().status_state).toBe('TASK_STATE_COMPLETED');
     expect(JSON.parse(rowState().artifacts!)).toHaveLength(1);
+  });
+
+  it('writes the task of a result-only caller once, when it settles, unless a ListTasks asks first', async () => {
+    const rows = () => (db.prepare('SELECT count(*) AS n FROM a2a_tasks').get() as { n: number }).n;
+    const caller = as('alice');
+    caller.state.set(RESULT_ONLY_KEY, true);
+    await stores.tasks.save(task('quiet', TaskState.TASK_STATE_SUBMITTED, now), caller);
+    await stores.tasks.save(task('quiet', TaskState.TASK_STATE_WORKING, now + 1), caller);
+    expect(rows()).toBe(0);
+    // Anyone else reading it gets the latest state, as a copy the store's own cannot be trimmed through.
+    const seen = await stores.tasks.load('quiet', as('alice'));
+    expect(seen?.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+    seen!.history.length = 0;
+    expect((await stores.tasks.load('quiet', caller))?.history).toHaveLength(1);
+    await stores.tasks.save(task('quiet', TaskState.TASK_STATE_COMPLETED, now + 2), caller);
+    expect(rows()).toBe(1);
+
+    // A list reads the table, so it writes running tasks first: what it shows survives a crash.
+    await stores.tasks.save(task('listed', TaskState.TASK_STATE_WORKING, now + 3), caller);
+    const listed = await stores.tasks.list({ pageSize: 10 } as never, as('alice'));
+    expect(listed.tasks.map((t) => t.id)).toEqual(['listed', 'quiet']);
+    expect(stores.failInterrupted('node restarted')).toBe(1);
+  });
+
+  it('group-commits the task and session writes of one event-loop turn in one transaction', async () => {
+    const sessions = createSessionStore({ db, logger: createMemoryLogger(), clock: () => new Date(now) });
+    const commits: string[] = [];
+    const trace = db as unknown as { transaction: SqliteDatabase['transaction'] };
+    const original = trace.transaction.bind(db);
+    trace.transaction = ((fn: (...args: unknown[]) => unknown) => {
+      commits.push('tx');
+      return original(fn);
+    }) as SqliteDatabase['transaction'];
+    const saved = stores.tasks.save(task('t1', TaskState.TASK_STATE_SUBMITTED, now), as('alice'));
+    sessions.commitTurn(
+      's1',
+      [{ role: 'user', content: 'hi', visible: true }],
+      { remoteState: {} },
+      { newSession: true },
+    );
+    await saved;
+    trace.transaction = original;
+    // One outer transaction, one savepoint per store.
+    expect(commits).toHaveLength(3);
+    expect(sessions.messages('s1').map((m) => m.seq)).toEqual([1]);
+    expect((await stores.tasks.load('t1', as('alice')))?.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
+  });
+
+  it("keeps one store's rows when another store's rows fail in the same group commit", async () => {
+    const sessions = createSessionStore({ db, logger: createMemoryLogger(), clock: () => new Date(now) });
+    const broken = task('t2', TaskState.TASK_STATE_SUBMITTED, now);
+    db.exec(
+      "CREATE TRIGGER refuse_t2 BEFORE INSERT ON a2a_tasks WHEN NEW.id = 't2' BEGIN SELECT RAISE(ABORT, 'refused'); END",
+    );
+    const saved = stores.tasks.save(broken, as('alice'));
+    sessions.commitTurn('s2', [{ role: 'user', content: 'kept', visible: true }], { remoteState: {} });
+    await expect(saved).rejects.toThrow('refused');
+    expect(sessions.messages('s2').map((m) => m.content)).toEqual(['kept']);
   });
 
   it('marks submitted and working tasks failed after a restart, and leaves the others alone', async () => {

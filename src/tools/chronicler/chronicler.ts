@@ -137,14 +137,16 @@ export class Chronicler {
   }
 
   private async observeIfDue(sessionId: string, messages: SessionMessage[]): Promise<void> {
+    const worthObserving = (m: SessionMessage) => m.content.trim() && (m.role === 'user' || m.role === 'assistant');
+    const tokensOf = (list: SessionMessage[]) =>
+      list.reduce((n, m) => (worthObserving(m) ? n + estimateTokens(m.content) : n), 0);
+    // Fewer tokens in the whole session than the threshold: nothing can be due, and no progress row is read.
+    if (tokensOf(messages) < this.settings.observeAfterTokens) return;
     let observed = this.store.observedMessages(sessionId);
     // A shorter history than recorded means the session was reset: observe it afresh.
     if (observed > messages.length) observed = 0;
-    const fresh = messages
-      .slice(observed)
-      .filter((m) => m.content.trim() && (m.role === 'user' || m.role === 'assistant'));
-    const tokens = fresh.reduce((n, m) => n + estimateTokens(m.content), 0);
-    if (tokens < this.settings.observeAfterTokens) return;
+    const fresh = messages.slice(observed).filter(worthObserving);
+    if (tokensOf(fresh) < this.settings.observeAfterTokens) return;
     const speaker = (m: SessionMessage) =>
       m.role === 'assistant' ? `assistant${m.author ? ` (${m.author})` : ''}` : m.role;
     const transcript = fresh.map((m) => `${speaker(m)}: ${m.content.trim()}`).join('\n');

@@ -1,0 +1,97 @@
+import type { SqliteDatabase } from './database';
+
+/** Writes a store's queued rows; runs inside the group's transaction. */
+export type QueuedWriter = () => void;
+
+/**
+ * Group commit for every store on one database: a store queues its rows in
+ * memory and schedules its writer; one transaction per turn of the event
+ * loop runs every scheduled writer. Under load one commit carries the task
+ * rows and session turns of many requests, where each store committing on
+ * its own paid a commit each. Each writer runs in its own savepoint, so a
+ * store whose rows fail loses only its own batch.
+ */
+export interface GroupCommit {
+  /**
+   * Runs `writer` in the next group transaction (once, however often it is
+   * scheduled before then). Resolves once that transaction has committed;
+   * rejects with the writer's error if its rows could not be written.
+   */
+  schedule(writer: QueuedWriter): Promise<void>;
+  /** Commits everything scheduled now (before a read that must see it, or before the database closes). */
+  flush(): void;
+}
+
+const groups = new WeakMap<SqliteDatabase, GroupCommit>();
+
+/**
+ * The group commit of `db`: one per database handle, shared by its stores.
+ * @example
+ * const group = groupCommitFor(db);
+ * queue.push(row);
+ * await group.schedule(writeQueuedRows);
+ */
+export function groupCommitFor(db: SqliteDatabase): GroupCommit {
+  let group = groups.get(db);
+  if (!group) groups.set(db, (group = createGroupCommit(db)));
+  return group;
+}
+
+interface Scheduled {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+function createGroupCommit(db: SqliteDatabase): GroupCommit {
+  let scheduled = new Map<QueuedWriter, Scheduled>();
+  let timerSet = false;
+
+  const flush = () => {
+    timerSet = false;
+    if (scheduled.size === 0) return;
+    const batch = scheduled;
+    scheduled = new Map();
+    const failures = new Map<QueuedWriter, unknown>();
+    try {
+      db.transaction(() => {
+        for (const writer of batch.keys()) {
+          try {
+            db.transaction(writer)();
+          } catch (err) {
+            failures.set(writer, err);
+          }
+        }
+      })();
+    } catch (err) {
+      for (const writer of batch.keys()) failures.set(writer, err);
+    }
+    for (const [writer, { resolve, reject }] of batch) {
+      if (failures.has(writer)) reject(failures.get(writer));
+      else resolve();
+    }
+  };
+
+  return {
+    schedule(writer) {
+      let entry = scheduled.get(writer);
+      if (!entry) {
+        let resolve!: () => void;
+        let reject!: (err: unknown) => void;
+        const promise = new Promise<void>((res, rej) => {
+          resolve = res;
+          reject = rej;
+        });
+        entry = { promise, resolve, reject };
+        scheduled.set(writer, entry);
+        if (!timerSet) {
+          timerSet = true;
+          // On a closed database the writers fail and their callers hear it, rather than wait forever.
+          setImmediate(flush);
+        }
+      }
+      return entry.promise;
+    },
+    flush,
+  };
+}
