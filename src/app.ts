@@ -23,6 +23,7 @@ import { agentSpecs } from './orchestration/specs';
 import { partitionTools } from './orchestration/partition';
 import { buildAgentTree, RESERVED_AGENT_NAMES } from './orchestration/tree';
 import { buildOrchestratorSystemPrompt, buildSystemPrompt, createSubAgentPrompt, loadPromptSections } from './prompt';
+import { startBackgroundCheckpoints } from './store/checkpointer';
 import { openDatabase, type SqliteDatabase } from './store/database';
 import { loadNodeId } from './store/nodeId';
 import { createSessionStore } from './store/sessions';
@@ -115,8 +116,11 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   };
 
   try {
-    const db = openDatabase(path.join(dataDir, 'lango.db'));
+    const dbFile = path.join(dataDir, 'lango.db');
+    const db = openDatabase(dbFile);
     cleanups.push(() => db.close());
+    const stopCheckpoints = startBackgroundCheckpoints({ db, file: dbFile, logger });
+    cleanups.push(stopCheckpoints);
     const nodeId = loadNodeId(db);
     const model = deps.model ?? createConfiguredModel(config, logger.child({ component: 'llm' }));
 

@@ -20,6 +20,7 @@ import type {
 import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { CardService } from './cardRoutes';
+import { newContextId } from './contextIds';
 
 /**
  * Call-context flag: the caller of this blocking `SendMessage` set no webhook and reads only the task's
@@ -27,12 +28,15 @@ import type { CardService } from './cardRoutes';
  * once, when it settles (see SqliteTaskStore).
  */
 export const RESULT_ONLY_KEY = 'lango.resultOnly';
-/** Call-context flag: the message names no context or task, so the SDK makes a new context for it. */
+/** Call-context flag: the message names no context or task; it starts a new conversation. */
 export const NEW_CONTEXT_KEY = 'lango.newContext';
 
-/** Marks a message that starts a conversation (the SDK fills in a fresh contextId before the executor sees it). */
+/** Gives a message that starts a conversation its new contextId (see newContextId), and marks it as new. */
 function noteNewContext(params: SendMessageRequest, context: ServerCallContext): void {
-  if (!params.message?.contextId && !params.message?.taskId) context.state.set(NEW_CONTEXT_KEY, true);
+  const message = params.message;
+  if (!message || message.contextId || message.taskId) return;
+  message.contextId = newContextId();
+  context.state.set(NEW_CONTEXT_KEY, true);
 }
 
 /**

@@ -182,18 +182,6 @@ describe('the SQLite task and push stores', () => {
     expect((await stores.tasks.load('t1', as('alice')))?.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
   });
 
-  it("keeps one store's rows when another store's rows fail in the same group commit", async () => {
-    const sessions = createSessionStore({ db, logger: createMemoryLogger(), clock: () => new Date(now) });
-    const broken = task('t2', TaskState.TASK_STATE_SUBMITTED, now);
-    db.exec(
-      "CREATE TRIGGER refuse_t2 BEFORE INSERT ON a2a_tasks WHEN NEW.id = 't2' BEGIN SELECT RAISE(ABORT, 'refused'); END",
-    );
-    const saved = stores.tasks.save(broken, as('alice'));
-    sessions.commitTurn('s2', [{ role: 'user', content: 'kept', visible: true }], { remoteState: {} });
-    await expect(saved).rejects.toThrow('refused');
-    expect(sessions.messages('s2').map((m) => m.content)).toEqual(['kept']);
-  });
-
   it('marks submitted and working tasks failed after a restart, and leaves the others alone', async () => {
     await stores.tasks.save(task('w', TaskState.TASK_STATE_WORKING, now), as('alice'));
     await stores.tasks.save(task('s', TaskState.TASK_STATE_SUBMITTED, now), as('alice'));
