@@ -68,9 +68,18 @@ export class LangoExecutor implements AgentExecutor {
     const live: LiveTask = { contextId, bus, controller: new AbortController(), settled: false };
     this.live.set(taskId, live);
 
-    // The SDK requires a task event first, on follow-ups too (ctx.task is the stored one).
+    // A blocking SendMessage without a webhook reads only the final task: its progress goes nowhere but into
+    // the stored history, where each update costs the SDK a load and a save (streams and subscribers keep theirs).
+    const quiet = ctx.context?.state.get(RESULT_ONLY_KEY) === true;
+    // The SDK requires a task event first, on follow-ups too (ctx.task is the stored one). A new task of a
+    // result-only caller starts out working: nobody sees it before it settles, so `submitted` is one event less.
     if (!ctx.task) this.options.onNewTask?.(taskId, ctx.context);
-    bus.publish(AgentEvent.task(ctx.task ?? this.newTask(ctx)));
+    const startsWorking = quiet && !ctx.task;
+    bus.publish(
+      AgentEvent.task(
+        ctx.task ?? this.newTask(ctx, startsWorking ? TaskState.TASK_STATE_WORKING : TaskState.TASK_STATE_SUBMITTED),
+      ),
+    );
     const refusal = this.options.admit?.(metadata);
     if (refusal) {
       logger.warn('request refused', { reason: refusal });
@@ -78,13 +87,10 @@ export class LangoExecutor implements AgentExecutor {
       this.live.delete(taskId);
       return;
     }
-    bus.publish(AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_WORKING, clock())));
+    if (!startsWorking) bus.publish(AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_WORKING, clock())));
 
     let result: TurnResult | undefined;
     const started = Date.now();
-    // A blocking SendMessage without a webhook reads only the final task: its progress goes nowhere but into
-    // the stored history, where each update costs the SDK a load and a save (streams and subscribers keep theirs).
-    const quiet = ctx.context?.state.get(RESULT_ONLY_KEY) === true;
     try {
       const turn = this.options.runner.run({
         sessionId: contextId,
@@ -157,12 +163,12 @@ export class LangoExecutor implements AgentExecutor {
     this.live.clear();
   }
 
-  private newTask(ctx: RequestContext): Task {
+  private newTask(ctx: RequestContext, state: TaskState): Task {
     return {
       id: ctx.taskId,
       contextId: ctx.contextId,
       status: {
-        state: TaskState.TASK_STATE_SUBMITTED,
+        state,
         message: undefined,
         timestamp: this.options.clock().toISOString(),
       },

@@ -119,8 +119,8 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const requestHandler = new GuardedRequestHandler(sdkHandler, cards, authConfigured(config));
   const legacyCompat = { enabled: config.a2a.legacyCompat };
   const auth = createAuthenticator(config);
-  // Without credentials configured every caller is anonymous: skip the check on the request path.
-  const gate: express.RequestHandler = auth.enabled ? requireAuth(auth) : (_req, _res, next) => next();
+  // Without credentials configured every caller is anonymous: no check (not even a no-op layer) on the request path.
+  const gate: express.RequestHandler[] = auth.enabled ? [requireAuth(auth)] : [];
   let closing = false;
 
   const app = express();
@@ -134,7 +134,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   if (a2aEnabled) {
     app.post(
       '/',
-      gate,
+      ...gate,
       ...jsonRpcEnvelope(config.a2a.maxBodyBytes),
       jsonRpcHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }),
     );
@@ -142,10 +142,10 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   app.use(healthRoutes({ root, db, closing: () => closing }));
   if (a2aEnabled) {
     app.use(cardRoutes({ cards, legacyCompat: config.a2a.legacyCompat }));
-    app.use('/agents', gate);
+    if (gate.length > 0) app.use('/agents', ...gate);
     app.use(discoveryRoutes({ root, peerStatus: options.peerStatus, remoteCard: options.remoteCard }));
     app.use(
-      gate,
+      ...gate,
       ...restMessageGuard(config.a2a.maxBodyBytes),
       restHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }),
     );
