@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { AgentCard, A2A_VERSION_HEADER } from '@a2a-js/sdk';
 import { legacyAgentCardRouter } from '@a2a-js/sdk/compat/v0_3/server/express';
 import type { LlmAgent } from '../agent/agent';
@@ -7,10 +7,11 @@ import type { LangoConfig } from '../config/schema';
 import { buildAgentCard, buildExtendedAgentCard } from './card';
 import type { CardSigner } from './signing';
 
-/** A card ready to serve: the in-memory form, its ProtoJSON body and that body's ETag. */
+/** A card ready to serve: the in-memory form, its ProtoJSON body, that body's size in bytes and its ETag. */
 export interface PublishedCard {
   card: AgentCard;
   json: string;
+  bytes: number;
   etag: string;
 }
 
@@ -50,7 +51,8 @@ export class CardService {
     const inputs = { config: this.options.config, root, baseUrl, version: this.options.version };
     const published = this.sign(buildAgentCard(inputs)).then((card) => {
       const json = JSON.stringify(AgentCard.toJSON(card));
-      return { card, json, etag: `W/"${createHash('sha256').update(json).digest('hex').slice(0, 16)}"` };
+      const etag = `W/"${createHash('sha256').update(json).digest('hex').slice(0, 16)}"`;
+      return { card, json, bytes: Buffer.byteLength(json), etag };
     });
     const extended = this.sign(buildExtendedAgentCard(inputs));
     this.cached = { root, baseUrl, published, extended };
@@ -84,22 +86,49 @@ export function cardRoutes(options: { cards: CardService; legacyCompat: boolean 
   const router = express.Router();
   const provider = async () => (await cards.current()).card;
   const legacy = legacyAgentCardRouter({ agentCardProvider: provider, cache: { maxAge: CARD_MAX_AGE } });
-
-  const serveV1 = async (req: Request, res: Response) => {
-    const { json, etag } = await cards.current();
-    res.setHeader('ETag', etag);
-    res.setHeader('Cache-Control', `public, max-age=${CARD_MAX_AGE}`);
-    if (legacyCompat) res.append('Vary', A2A_VERSION_HEADER);
-    if (matchesEtag(req.headers['if-none-match'], etag)) {
-      res.status(304).end();
-      return;
-    }
-    res.type('application/json').send(json);
-  };
+  const serveV1 = (req: Request, res: Response) => serveCard(cards, legacyCompat, req, res);
 
   if (legacyCompat) router.use('/.well-known/agent-card.json', legacy);
   router.get('/.well-known/agent-card.json', serveV1);
   router.use('/.well-known/agent.json', legacy);
   router.get('/.well-known/agent.json', serveV1);
   return router;
+}
+
+const CARD_PATH = '/.well-known/agent-card.json';
+
+/**
+ * The v1.0 card for a plain `GET /.well-known/agent-card.json` that asks for
+ * `A2A-Version: 1.0` (any version, with legacy compat off), answered before
+ * every other layer of the app: it is the node's most requested document.
+ * Anything else (v0.3 callers, a query string, HEAD) goes on to
+ * {@link cardRoutes}, which answers the same v1.0 body.
+ */
+export function cardFastPath(options: { cards: CardService; legacyCompat: boolean }): RequestHandler {
+  const { cards, legacyCompat } = options;
+  return (req, res, next) => {
+    if (req.method !== 'GET' || req.url !== CARD_PATH) return next();
+    const version = req.headers[A2A_VERSION_HEADER_LOWER];
+    if (legacyCompat && (typeof version !== 'string' || version.trim() !== '1.0')) return next();
+    serveCard(cards, legacyCompat, req, res).catch(next);
+  };
+}
+
+const A2A_VERSION_HEADER_LOWER = A2A_VERSION_HEADER.toLowerCase();
+
+async function serveCard(cards: CardService, legacyCompat: boolean, req: Request, res: Response): Promise<void> {
+  const { json, bytes, etag } = await cards.current();
+  const headers: Record<string, string | number> = {
+    ETag: etag,
+    'Cache-Control': `public, max-age=${CARD_MAX_AGE}`,
+  };
+  if (legacyCompat) headers.Vary = A2A_VERSION_HEADER;
+  if (matchesEtag(req.headers['if-none-match'], etag)) {
+    res.writeHead(304, headers).end();
+    return;
+  }
+  headers['Content-Type'] = 'application/json; charset=utf-8';
+  headers['Content-Length'] = bytes;
+  res.writeHead(200, headers);
+  res.end(req.method === 'HEAD' ? undefined : json);
 }

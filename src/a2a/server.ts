@@ -8,7 +8,7 @@ import type { Logger } from '../log/logger';
 import type { SqliteDatabase } from '../store/database';
 import { assertSafeExposure, createAuthenticator, requireAuth, userFromRequest } from './auth';
 import { authConfigured, buildAgentCard, publicBaseUrl } from './card';
-import { CardService, cardRoutes } from './cardRoutes';
+import { CardService, cardFastPath, cardRoutes } from './cardRoutes';
 import { discoveryRoutes, healthRoutes } from './discovery';
 import type { PeerStatus } from '../federation/health';
 import { bodyLimit, jsonErrors, notFound } from './errors';
@@ -126,11 +126,12 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  const a2aEnabled = config.a2a.enabled;
+  if (a2aEnabled) app.use(cardFastPath({ cards, legacyCompat: config.a2a.legacyCompat }));
   app.use(bodyLimit(config.a2a.maxBodyBytes));
   // JSON-RPC first, so the hot path passes no other route. The envelope check parses the body once
   // (the SDK's own parser skips a parsed body); REST parses its own.
   // With `a2a.enabled: false` the node publishes no card and serves no protocol: health only.
-  const a2aEnabled = config.a2a.enabled;
   if (a2aEnabled) {
     app.post(
       '/',

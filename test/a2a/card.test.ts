@@ -83,6 +83,20 @@ describe('the agent card', () => {
     });
     expect(again.status).toBe(304);
   });
+
+  it('answers the same v1.0 card on the fast path (GET, A2A-Version 1.0) and through the routes (HEAD, a query)', async () => {
+    const fast = await getCard(node.url, '/.well-known/agent-card.json', { 'A2A-Version': '1.0' });
+    const routed = await getCard(node.url, '/.well-known/agent-card.json?fresh=1', { 'A2A-Version': '1.0' });
+    expect(await fast.text()).toBe(await routed.text());
+    for (const name of ['content-type', 'content-length', 'etag', 'cache-control', 'vary'])
+      expect([name, fast.headers.get(name)]).toEqual([name, routed.headers.get(name)]);
+    const head = await fetch(`${node.url}/.well-known/agent-card.json`, {
+      method: 'HEAD',
+      headers: { 'A2A-Version': '1.0' },
+    });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('etag')).toBe(fast.headers.get('etag'));
+  });
 });
 
 describe('the card follows the tree and the configuration', () => {
