@@ -8,7 +8,7 @@ import { childTraceparent, parseTraceparent, TRACEPARENT_KEY } from '../federati
 import type { Logger } from '../log/logger';
 import { messageText, statusUpdate, textPart } from './messages';
 import { describeProgress, progressMetadata } from './progress';
-import { NEW_CONTEXT_KEY, RESULT_ONLY_KEY } from './requestHandler';
+import { NEW_CONTEXT_KEY, RESULT_ONLY_KEY } from './callFlags';
 
 /** One task this process is working on (or holding open for the user's answer). */
 interface LiveTask {

@@ -20,16 +20,9 @@ import type {
 import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { CardService } from './cardRoutes';
+import { NEW_CONTEXT_KEY, RESULT_ONLY_KEY } from './callFlags';
 import { newContextId } from './contextIds';
-
-/**
- * Call-context flag: the caller of this blocking `SendMessage` set no webhook and reads only the task's
- * final state. The executor publishes no progress updates for it, and the task store writes the task
- * once, when it settles (see SqliteTaskStore).
- */
-export const RESULT_ONLY_KEY = 'lango.resultOnly';
-/** Call-context flag: the message names no context or task; it starts a new conversation. */
-export const NEW_CONTEXT_KEY = 'lango.newContext';
+import { ResultOnlySend } from './resultOnlySend';
 
 /** Gives a message that starts a conversation its new contextId (see newContextId), and marks it as new. */
 function noteNewContext(params: SendMessageRequest, context: ServerCallContext): void {
@@ -51,6 +44,8 @@ export class GuardedRequestHandler implements A2ARequestHandler {
     private readonly inner: A2ARequestHandler,
     private readonly cards: CardService,
     private readonly extendedCardEnabled: boolean,
+    /** Runs a blocking new task that set no webhook without the SDK's per-event work (see ResultOnlySend). */
+    private readonly resultOnly?: ResultOnlySend,
   ) {}
 
   async getAgentCard(): Promise<AgentCard> {
@@ -74,6 +69,7 @@ export class GuardedRequestHandler implements A2ARequestHandler {
     if (!configuration?.returnImmediately && !configuration?.taskPushNotificationConfig) {
       context.state.set(RESULT_ONLY_KEY, true);
     }
+    if (this.resultOnly && ResultOnlySend.applies(params, context)) return this.resultOnly.send(params, context);
     return this.inner.sendMessage(params, context);
   }
 

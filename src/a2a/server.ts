@@ -17,6 +17,7 @@ import { jsonRpcEnvelope } from './jsonRpcEnvelope';
 import { restMessageGuard } from './messageSchema';
 import { CheckedPushStore, RetryingPushSender } from './pushNotifications';
 import { GuardedRequestHandler } from './requestHandler';
+import { ResultOnlySend } from './resultOnlySend';
 import { createCardSigner } from './signing';
 import { createA2AStores, parseDuration } from './taskStore';
 
@@ -108,15 +109,17 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     maxAttempts,
     ...options.push,
   });
+  const buses = new DefaultExecutionEventBusManager();
   const sdkHandler = new DefaultRequestHandler(
     buildAgentCard({ config, root: root(), baseUrl: publicUrl, version }),
     stores.tasks,
     executor,
-    new DefaultExecutionEventBusManager(),
+    buses,
     pushStore,
     pushSender,
   );
-  const requestHandler = new GuardedRequestHandler(sdkHandler, cards, authConfigured(config));
+  const resultOnly = new ResultOnlySend({ executor, tasks: stores.tasks, buses, logger, clock });
+  const requestHandler = new GuardedRequestHandler(sdkHandler, cards, authConfigured(config), resultOnly);
   const legacyCompat = { enabled: config.a2a.legacyCompat };
   const auth = createAuthenticator(config);
   // Without credentials configured every caller is anonymous: no check (not even a no-op layer) on the request path.

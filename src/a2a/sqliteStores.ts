@@ -12,7 +12,7 @@ import type {
 import type { SqliteDatabase } from '../store/database';
 import type { Logger } from '../log/logger';
 import { groupCommitFor } from '../store/groupCommit';
-import { RESULT_ONLY_KEY } from './requestHandler';
+import { RESULT_ONLY_KEY } from './callFlags';
 
 /**
  * The SDK's TaskStore and PushNotificationStore contracts over our
@@ -132,6 +132,24 @@ export class SqliteTaskStore implements TaskStore {
     if (progressOnly) return;
     this.queue(cacheKey, scope, task);
     return this.group.schedule(this.writeQueued);
+  }
+
+  /**
+   * Holds the live task object of a direct result-only send (see
+   * ResultOnlySend), which changes it in place as its events come: other
+   * requests read copies of its latest state; it is written when it is
+   * saved settled (or when a ListTasks asks first).
+   */
+  track(task: Task, context: ServerCallContext): void {
+    const scope = scopeOf(context);
+    const cacheKey = key(scope.tenant, scope.owner, task.id);
+    const previous = this.running.get(cacheKey);
+    if (previous?.task === task) {
+      previous.dirty = true;
+      return;
+    }
+    this.fresh.delete(cacheKey);
+    this.running.set(cacheKey, { task, scope, heldFor: context, onDisk: previous?.onDisk, dirty: true });
   }
 
   /**

@@ -5,7 +5,7 @@ import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import { CredentialUser } from '../../src/a2a/auth';
 import { createA2AStores, parseDuration, type A2AStores } from '../../src/a2a/taskStore';
-import { RESULT_ONLY_KEY } from '../../src/a2a/requestHandler';
+import { RESULT_ONLY_KEY } from '../../src/a2a/callFlags';
 import { createSessionStore } from '../../src/store/sessions';
 import { textPart } from '../../src/a2a/messages';
 import { createMemoryLogger } from '../../src/log/logger';

@@ -1,0 +1,10 @@
+/** Flags the request handler sets on a call's context for the executor and the task store to read. */
+
+/**
+ * Call-context flag: the caller of this blocking `SendMessage` set no webhook and reads only the task's
+ * final state. The executor publishes no progress updates for it, and the task store writes the task
+ * once, when it settles (see SqliteTaskStore).
+ */
+export const RESULT_ONLY_KEY = 'lango.resultOnly';
+/** Call-context flag: the message names no context or task; it starts a new conversation. */
+export const NEW_CONTEXT_KEY = 'lango.newContext';

@@ -1,0 +1,188 @@
+import { randomUUID } from 'node:crypto';
+import { TaskState } from '@a2a-js/sdk';
+import type { Artifact, Message, SendMessageRequest, Task } from '@a2a-js/sdk';
+import { AgentEvent, RequestContext } from '@a2a-js/sdk/server';
+import type {
+  AgentExecutionEvent,
+  AgentExecutor,
+  ExecutionEventBusManager,
+  ServerCallContext,
+} from '@a2a-js/sdk/server';
+import type { Logger } from '../log/logger';
+import { newContextId } from './contextIds';
+import { statusUpdate } from './messages';
+import { RESULT_ONLY_KEY } from './callFlags';
+import type { SqliteTaskStore } from './sqliteStores';
+
+const TERMINAL = new Set([
+  TaskState.TASK_STATE_COMPLETED,
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_CANCELED,
+  TaskState.TASK_STATE_REJECTED,
+]);
+/** States after which the task waits for its caller: its bus stays for the follow-up message, as the SDK keeps it. */
+const INTERRUPTED = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED]);
+
+/** What {@link ResultOnlySend} works with: the node's executor, task store and the SDK handler's bus manager. */
+export interface ResultOnlySendOptions {
+  executor: AgentExecutor;
+  tasks: SqliteTaskStore;
+  /** The manager the SDK's handler uses too, so CancelTask and SubscribeToTask find this task's bus. */
+  buses: ExecutionEventBusManager;
+  logger: Logger;
+  clock: () => Date;
+}
+
+/**
+ * A blocking `SendMessage` that starts a new task and set no webhook, run
+ * without the SDK's per-event machinery. Its caller reads only the final
+ * task, so nothing needs what the SDK's `DefaultRequestHandler` does per
+ * event for it: load the task from the store, copy, merge and save it back,
+ * and copy it once more for push notifications. Here the executor's events
+ * are folded into one task object as they come (by the SDK's `ResultManager`
+ * rules), the store holds that object so `GetTask`, `ListTasks` and
+ * `CancelTask` from other requests see the live state, and the task is
+ * written once, when it settles. The bus is the SDK manager's own, so a
+ * cancel or a subscription from another request reaches it as it would any
+ * other task. Every other request goes through the SDK.
+ */
+export class ResultOnlySend {
+  constructor(private readonly options: ResultOnlySendOptions) {}
+
+  /** Whether this request takes the direct path (see the class comment). */
+  static applies(params: SendMessageRequest, context: ServerCallContext): boolean {
+    const message = params.message;
+    return (
+      context.state.get(RESULT_ONLY_KEY) === true &&
+      message !== undefined &&
+      !message.taskId &&
+      !message.referenceTaskIds?.length &&
+      !context.requestedExtensions?.length
+    );
+  }
+
+  async send(params: SendMessageRequest, context: ServerCallContext): Promise<Task> {
+    const { executor, tasks, buses, logger, clock } = this.options;
+    const taskId = randomUUID();
+    const contextId = params.message!.contextId || newContextId();
+    const requestContext = new RequestContext(
+      { ...params, message: { ...params.message!, contextId, taskId } },
+      taskId,
+      contextId,
+      context,
+      undefined,
+      undefined,
+    );
+    const userMessage = requestContext.userMessage;
+    const bus = buses.createOrGetByTaskId(taskId, context);
+    let task: Task | undefined;
+    const fold = (event: AgentExecutionEvent) => {
+      task = applyEvent(task, event, userMessage);
+      if (task) tasks.track(task, context);
+    };
+    bus.on('event', fold);
+    try {
+      await executor.execute(requestContext, bus);
+    } catch (err) {
+      // As the SDK does when an executor throws: the task fails with the error, on the bus for everyone.
+      const reason = err instanceof Error ? err.message : String(err);
+      logger.warn('agent execution failed', { taskId, error: reason });
+      if (!task) fold(AgentEvent.task(newTask(taskId, contextId, userMessage, clock())));
+      bus.publish(
+        AgentEvent.statusUpdate(
+          statusUpdate({ taskId, contextId }, TaskState.TASK_STATE_FAILED, clock(), `Agent execution error: ${reason}`),
+        ),
+      );
+    } finally {
+      bus.off('event', fold);
+    }
+    const final = task ?? newTask(taskId, contextId, userMessage, clock());
+    await tasks.save(final, context);
+    if (!INTERRUPTED.has(final.status!.state)) {
+      bus.finished();
+      buses.cleanupByTaskId(taskId, context);
+    }
+    const historyLength = params.configuration?.historyLength;
+    if (historyLength !== undefined) final.history = historyLength <= 0 ? [] : final.history.slice(-historyLength);
+    return final;
+  }
+}
+
+/** A task with no events yet: what the SDK synthesises when an executor throws before its first one. */
+function newTask(taskId: string, contextId: string, userMessage: Message, now: Date): Task {
+  return {
+    id: taskId,
+    contextId,
+    status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now.toISOString() },
+    artifacts: [],
+    history: [userMessage],
+    metadata: undefined,
+  };
+}
+
+/**
+ * Applies one executor event to the task, as the SDK's `ResultManager`
+ * merges it into the stored task: the user's message heads the history,
+ * status messages are appended to it, artifacts are replaced or appended
+ * by id, metadata is merged, and nothing changes a task once it has ended.
+ * The executor's events are fresh objects it never touches again, so they
+ * are taken as they are, not copied.
+ */
+export function applyEvent(task: Task | undefined, event: AgentExecutionEvent, userMessage: Message): Task | undefined {
+  switch (event.kind) {
+    case 'task': {
+      const next: Task = { ...event.data, history: event.data.history ?? [] };
+      if (task) {
+        if (next.history.length === 0) next.history = task.history;
+        next.artifacts = mergeArtifacts(task.artifacts, next.artifacts);
+        if (task.metadata || next.metadata) next.metadata = { ...task.metadata, ...next.metadata };
+      }
+      if (!next.history.some((m) => m.messageId === userMessage.messageId))
+        next.history = [userMessage, ...next.history];
+      return next;
+    }
+    case 'statusUpdate': {
+      const update = event.data;
+      if (!task || task.id !== update.taskId) return task;
+      const state = task.status?.state;
+      if (state !== undefined && TERMINAL.has(state) && update.status?.state !== state) return task;
+      task.status = update.status;
+      if (update.metadata) task.metadata = { ...task.metadata, ...update.metadata };
+      const message = update.status?.message;
+      if (message && !task.history.some((m) => m.messageId === message.messageId))
+        task.history = [...task.history, message];
+      return task;
+    }
+    case 'artifactUpdate': {
+      const update = event.data;
+      const artifact = update.artifact;
+      if (!task || !artifact || task.id !== update.taskId) return task;
+      const index = task.artifacts.findIndex((a) => a.artifactId === artifact.artifactId);
+      if (index === -1) task.artifacts = [...task.artifacts, artifact];
+      else if (!update.append) task.artifacts[index] = artifact;
+      else {
+        const existing = task.artifacts[index]!;
+        task.artifacts[index] = {
+          ...existing,
+          parts: [...existing.parts, ...artifact.parts],
+          ...(artifact.name ? { name: artifact.name } : {}),
+          ...(artifact.description ? { description: artifact.description } : {}),
+          ...(artifact.metadata ? { metadata: { ...existing.metadata, ...artifact.metadata } } : {}),
+        };
+      }
+      if (update.metadata) task.metadata = { ...task.metadata, ...update.metadata };
+      return task;
+    }
+    case 'message':
+      // The node's executor answers with tasks only; a direct reply would end no task.
+      return task;
+  }
+}
+
+function mergeArtifacts(earlier: Artifact[], incoming: Artifact[]): Artifact[] {
+  if (earlier.length === 0) return incoming;
+  const byId = new Map(incoming.map((a) => [a.artifactId, a]));
+  const merged = earlier.map((a) => byId.get(a.artifactId) ?? a);
+  const seen = new Set(earlier.map((a) => a.artifactId));
+  return [...merged, ...incoming.filter((a) => !seen.has(a.artifactId))];
+}

@@ -1,0 +1,139 @@
+import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { AgentEvent } from '@a2a-js/sdk/server';
+import { applyEvent } from '../../src/a2a/resultOnlySend';
+import { statusUpdate, textPart } from '../../src/a2a/messages';
+import { a2aClient, asTask, partsText, textRequest } from '../support/a2aClient';
+import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
+import { ScriptedA2ARunner } from '../support/a2aRunner';
+
+const { TASK_STATE_WORKING: WORKING, TASK_STATE_COMPLETED: COMPLETED, TASK_STATE_CANCELED: CANCELED } = TaskState;
+
+describe('a blocking SendMessage without a webhook, run on the direct path', () => {
+  let node: A2ATestNode;
+  beforeAll(async () => {
+    // `slow` turns take 10 steps of 150 ms: time enough for another client to find and cancel one.
+    node = await startA2ANode({ runner: new ScriptedA2ARunner(150) });
+  });
+  afterAll(() => node.close());
+
+  const listWorking = async (client: Awaited<ReturnType<typeof a2aClient>>) =>
+    client.listTasks({
+      tenant: '',
+      contextId: '',
+      status: WORKING,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+      pageSize: 50,
+    });
+
+  it('is listed, read and canceled by another request while it runs, and its caller gets the canceled task', async () => {
+    const caller = await a2aClient(node.url, 'JSONRPC');
+    const other = await a2aClient(node.url, 'HTTP+JSON');
+    const pending = caller.sendMessage(textRequest('slow, cancel me from elsewhere'));
+    let running: Task | undefined;
+    for (let i = 0; i < 100 && !running; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      running = (await listWorking(other)).tasks.find(
+        (t) => partsText(t.history[0]?.parts) === 'slow, cancel me from elsewhere',
+      );
+    }
+    expect(running).toBeDefined();
+    expect((await other.getTask({ tenant: '', id: running!.id })).status?.state).toBe(WORKING);
+    const canceled = await other.cancelTask({ tenant: '', id: running!.id, metadata: undefined });
+    expect(canceled.status?.state).toBe(CANCELED);
+    const answered = asTask(await pending);
+    expect(answered.id).toBe(running!.id);
+    expect(answered.status?.state).toBe(CANCELED);
+    expect(answered.artifacts).toHaveLength(0);
+    const stored = await other.getTask({ tenant: '', id: running!.id });
+    expect(stored.status?.state).toBe(CANCELED);
+    expect((node.runner as ScriptedA2ARunner).aborted.length).toBeGreaterThan(0);
+  });
+
+  it('answers the completed task, trims only the answer to historyLength, and stores the full task', async () => {
+    const client = await a2aClient(node.url, 'JSONRPC');
+    const task = asTask(await client.sendMessage(textRequest('hello direct', {}, { historyLength: 1 })));
+    expect(task.status?.state).toBe(COMPLETED);
+    expect(partsText(task.artifacts[0]?.parts)).toBe('echo: hello direct');
+    expect(task.history).toHaveLength(1);
+    expect(partsText(task.history[0]?.parts)).toBe('echo: hello direct');
+    const stored = await client.getTask({ tenant: '', id: task.id });
+    expect(stored.history.map((m) => m.role)).toEqual([Role.ROLE_USER, Role.ROLE_AGENT]);
+    expect(stored.status?.state).toBe(COMPLETED);
+  });
+
+  it('leaves an input-required task open for its answer, which goes through the SDK path and completes it', async () => {
+    const client = await a2aClient(node.url, 'JSONRPC');
+    const asked = asTask(await client.sendMessage(textRequest('approve the plan')));
+    expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const done = asTask(await client.sendMessage(textRequest('yes', { taskId: asked.id, contextId: asked.contextId })));
+    expect(done.id).toBe(asked.id);
+    expect(done.status?.state).toBe(COMPLETED);
+  });
+});
+
+describe('folding executor events into the task (the SDK ResultManager rules)', () => {
+  const ids = { taskId: 't1', contextId: 'c1' };
+  const user: Message = {
+    messageId: 'u1',
+    ...ids,
+    role: Role.ROLE_USER,
+    parts: [textPart('hi')],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+  const first = (): Task => ({
+    id: 't1',
+    contextId: 'c1',
+    status: { state: WORKING, message: undefined, timestamp: '2026-01-01T00:00:00.000Z' },
+    artifacts: [],
+    history: [],
+    metadata: undefined,
+  });
+  const artifact = (text: string, append: boolean) =>
+    AgentEvent.artifactUpdate({
+      ...ids,
+      artifact: {
+        artifactId: 'a1',
+        name: 'answer',
+        description: '',
+        parts: [textPart(text)],
+        metadata: undefined,
+        extensions: [],
+      },
+      append,
+      lastChunk: false,
+      metadata: { chunk: text },
+    });
+
+  it('heads the history with the user message, appends status messages once, and merges metadata', () => {
+    let task = applyEvent(undefined, AgentEvent.task(first()), user)!;
+    expect(task.history.map((m) => m.messageId)).toEqual(['u1']);
+    const update = statusUpdate(ids, WORKING, new Date(), 'working on it', { step: 1 });
+    task = applyEvent(task, AgentEvent.statusUpdate(update), user)!;
+    task = applyEvent(task, AgentEvent.statusUpdate(update), user)!;
+    expect(task.history.map((m) => partsText(m.parts))).toEqual(['hi', 'working on it']);
+    expect(task.metadata).toEqual({ step: 1 });
+  });
+
+  it('appends artifact chunks, replaces an artifact sent whole, and ignores events for other tasks', () => {
+    let task = applyEvent(undefined, AgentEvent.task(first()), user)!;
+    task = applyEvent(task, artifact('Hel', false), user)!;
+    task = applyEvent(task, artifact('lo', true), user)!;
+    expect(partsText(task.artifacts[0]!.parts)).toBe('Hello');
+    task = applyEvent(task, artifact('Bye', false), user)!;
+    expect(task.artifacts).toHaveLength(1);
+    expect(partsText(task.artifacts[0]!.parts)).toBe('Bye');
+    const elsewhere = statusUpdate({ taskId: 't2', contextId: 'c1' }, COMPLETED, new Date());
+    expect(applyEvent(task, AgentEvent.statusUpdate(elsewhere), user)!.status?.state).toBe(WORKING);
+  });
+
+  it('changes nothing once the task has ended', () => {
+    let task = applyEvent(undefined, AgentEvent.task(first()), user)!;
+    task = applyEvent(task, AgentEvent.statusUpdate(statusUpdate(ids, CANCELED, new Date(), 'canceled')), user)!;
+    task = applyEvent(task, AgentEvent.statusUpdate(statusUpdate(ids, COMPLETED, new Date(), 'too late')), user)!;
+    expect(task.status?.state).toBe(CANCELED);
+    expect(task.history.map((m) => partsText(m.parts))).toEqual(['hi', 'canceled']);
+  });
+});
