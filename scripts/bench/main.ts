@@ -19,7 +19,6 @@ import {
   memory,
   settings,
   startup,
-  statementCache,
   streaming,
   type ScenarioResult,
 } from './scenarios';
@@ -32,7 +31,6 @@ const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   memory,
   startup,
   hop,
-  statementCache,
 };
 
 /** Where the last full run's figures are kept, so the report can be re-rendered (BENCH_RERENDER=1) after editing analysis.md. */

@@ -14,31 +14,7 @@ import { resolveConfig } from '../../src/config/load';
 import { createMemoryLogger } from '../../src/log/logger';
 import { createInstantModel } from './instantModel';
 
-/**
- * BENCH_STMT_CACHE=1: an experiment, not the shipped node — every
- * better-sqlite3 `prepare(sql)` returns a cached statement for the same SQL,
- * to measure what caching prepared statements (kysely's SqliteDriver, the
- * session and memory stores prepare per call) would give.
- */
-function cachePreparedStatements(): void {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const Database = require('better-sqlite3') as { prototype: { prepare(sql: string): unknown } };
-  const original = Database.prototype.prepare;
-  const caches = new WeakMap<object, Map<string, unknown>>();
-  Database.prototype.prepare = function prepare(this: object, sql: string) {
-    let cache = caches.get(this);
-    if (!cache) caches.set(this, (cache = new Map()));
-    let statement = cache.get(sql);
-    if (!statement) {
-      statement = original.call(this, sql);
-      if (cache.size < 1000) cache.set(sql, statement);
-    }
-    return statement;
-  };
-}
-
 async function main(): Promise<void> {
-  if (process.env.BENCH_STMT_CACHE === '1') cachePreparedStatements();
   const t0 = performance.now();
   const extra = process.env.EXTRA_CONFIG ? (JSON.parse(process.env.EXTRA_CONFIG) as Record<string, unknown>) : {};
   const config = resolveConfig({

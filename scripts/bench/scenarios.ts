@@ -175,33 +175,6 @@ export function greeting(): Promise<ScenarioResult> {
   });
 }
 
-/**
- * Not a target: the greeting load against the node as shipped and against the
- * node with every better-sqlite3 statement cached (BENCH_STMT_CACHE=1 in
- * nodeEntry), to size the fix the profiles point at.
- */
-export async function statementCache(): Promise<ScenarioResult> {
-  const loadEnv = { KIND: 'send', TEXT: 'hi' };
-  const runs = await alternate(
-    () => withServer(nodeSpec(), (s) => load(s, loadEnv)),
-    () => withServer(nodeSpec({ BENCH_STMT_CACHE: '1' }), (s) => load(s, loadEnv)),
-  );
-  const shipped = median(runs.baseline.map((r) => r.okPerSec));
-  const cached = median(runs.node.map((r) => r.okPerSec));
-  const line = (who: string, r: LoadResult[]) =>
-    `${who} runs: ${r.map((x) => `${x.okPerSec} ok/s p50 ${x.p50} p99 ${x.p99} ms (${x.failed} failed)`).join('; ')}`;
-  return {
-    id: 'statement-cache',
-    title: 'experiment (not a target): greeting `SendMessage`, node as shipped vs node with prepared statements cached',
-    target: 'none: sizes the fix for the prepare-per-query cost',
-    baseline: `node as shipped: ${fmt(shipped)} req/s, p99 ${fmt(median(runs.baseline.map((r) => r.p99)))} ms`,
-    node: `node with cached statements: ${fmt(cached)} req/s, p99 ${fmt(median(runs.node.map((r) => r.p99)))} ms`,
-    ratio: `${fmt(cached / shipped, 2)} × the shipped node`,
-    met: undefined,
-    notes: [line('as shipped', runs.baseline), line('cached statements', runs.node)],
-  };
-}
-
 /** SendMessage delegated orchestrator → vault, which runs crypto_hash once (instant scripted model). */
 export function delegated(): Promise<ScenarioResult> {
   return throughput({
