@@ -80,7 +80,7 @@ export function renderReport(options: {
       .map(([k, v]) => `${k}=${String(v)}`)
       .join(', ')}`,
     '  (throughput: autocannon `-c connections`, warm-up then a measured window of `durationSec`; shorter than the',
-    "  anchors' 10 s to keep the whole run near 15 minutes)",
+    "  anchors' 10 s to keep the whole run near 5 minutes)",
     '',
     '## Summary',
     '',
