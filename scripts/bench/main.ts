@@ -11,17 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { summarizeProfileFile } from './profile';
 import { describeMachine, renderReport } from './report';
-import {
-  card,
-  delegated,
-  greeting,
-  hop,
-  memory,
-  settings,
-  startup,
-  streaming,
-  type ScenarioResult,
-} from './scenarios';
+import { card, delegated, greeting, hop, memory, settings, startup, streaming, type ScenarioResult } from './scenarios';
 
 const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   greeting,
