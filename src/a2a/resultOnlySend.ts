@@ -6,6 +6,8 @@ import type {
   AgentExecutionEvent,
   AgentExecutor,
   ExecutionEventBusManager,
+  PushNotificationSender,
+  PushNotificationStore,
   ServerCallContext,
 } from '@a2a-js/sdk/server';
 import type { Logger } from '../log/logger';
@@ -31,6 +33,8 @@ export interface ResultOnlySendOptions {
   buses: ExecutionEventBusManager;
   logger: Logger;
   clock: () => Date;
+  /** Webhooks registered on the task while it ran hear how it ended (see send). */
+  push?: { store: PushNotificationStore; sender: PushNotificationSender };
 }
 
 /**
@@ -98,6 +102,7 @@ export class ResultOnlySend {
     }
     const final = task ?? newTask(taskId, contextId, userMessage, clock());
     await tasks.save(final, context);
+    await this.notifyWebhooks(final, context);
     if (!INTERRUPTED.has(final.status!.state)) {
       bus.finished();
       buses.cleanupByTaskId(taskId, context);
@@ -105,6 +110,21 @@ export class ResultOnlySend {
     const historyLength = params.configuration?.historyLength;
     if (historyLength !== undefined) final.history = historyLength <= 0 ? [] : final.history.slice(-historyLength);
     return final;
+  }
+
+  /**
+   * The caller set no webhook, but another request may have registered one on this task while it ran
+   * (after finding it with ListTasks): that webhook hears the final state, as the SDK would tell it.
+   */
+  private async notifyWebhooks(task: Task, context: ServerCallContext): Promise<void> {
+    const push = this.options.push;
+    if (!push || (await push.store.load(task.id, context)).length === 0) return;
+    const update = { taskId: task.id, contextId: task.contextId, status: task.status, metadata: task.metadata };
+    push.sender
+      .send({ payload: { $case: 'statusUpdate', value: update } }, context, structuredClone(task))
+      .catch((err: unknown) =>
+        this.options.logger.warn('push notification failed', { taskId: task.id, error: String(err) }),
+      );
   }
 }
 

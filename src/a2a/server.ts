@@ -118,7 +118,14 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     pushStore,
     pushSender,
   );
-  const resultOnly = new ResultOnlySend({ executor, tasks: stores.tasks, buses, logger, clock });
+  const resultOnly = new ResultOnlySend({
+    executor,
+    tasks: stores.tasks,
+    buses,
+    logger,
+    clock,
+    push: { store: pushStore, sender: pushSender },
+  });
   const requestHandler = new GuardedRequestHandler(sdkHandler, cards, authConfigured(config), resultOnly);
   const legacyCompat = { enabled: config.a2a.legacyCompat };
   const auth = createAuthenticator(config);

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { AgentEvent } from '@a2a-js/sdk/server';
 import { applyEvent } from '../../src/a2a/resultOnlySend';
@@ -48,6 +50,46 @@ describe('a blocking SendMessage without a webhook, run on the direct path', () 
     const stored = await other.getTask({ tenant: '', id: running!.id });
     expect(stored.status?.state).toBe(CANCELED);
     expect((node.runner as ScriptedA2ARunner).aborted.length).toBeGreaterThan(0);
+  });
+
+  it('tells a webhook registered on the task while it ran (by another request) how it ended', async () => {
+    const bodies: string[] = [];
+    const hook = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        bodies.push(body);
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+    try {
+      const caller = await a2aClient(node.url, 'JSONRPC');
+      const other = await a2aClient(node.url, 'JSONRPC');
+      const pending = caller.sendMessage(textRequest('slow, watched by a webhook'));
+      let running: Task | undefined;
+      for (let i = 0; i < 100 && !running; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        running = (await listWorking(other)).tasks.find(
+          (t) => partsText(t.history[0]?.parts) === 'slow, watched by a webhook',
+        );
+      }
+      await other.createTaskPushNotificationConfig({
+        tenant: '',
+        id: 'late',
+        taskId: running!.id,
+        url: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`,
+        token: '',
+        authentication: undefined,
+      });
+      expect(asTask(await pending).status?.state).toBe(COMPLETED);
+      const deadline = Date.now() + 5_000;
+      while (bodies.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(bodies.map((b) => JSON.parse(b).statusUpdate?.status?.state)).toEqual(['TASK_STATE_COMPLETED']);
+    } finally {
+      hook.closeAllConnections();
+      await new Promise((resolve) => hook.close(resolve));
+    }
   });
 
   it('answers the completed task, trims only the answer to historyLength, and stores the full task', async () => {
