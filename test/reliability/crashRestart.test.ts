@@ -89,9 +89,34 @@ describe('kill -9 in the middle of streamed tasks, then restart on the same data
     const until = Date.now() + 15_000;
     while (running.length < 3 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     expect(running).toHaveLength(3);
+    // Blocking calls in flight too: one another client has listed (so it is on disk), one nobody has seen.
+    const blocking = (text: string) =>
+      client.sendMessage(textRequest(text)).then(
+        () => 'ended',
+        () => 'broken',
+      );
+    const listedCall = blocking('exec_shell {"command": "sleep 6 && echo listed"}');
+    const listedText = (t: Task) => partsText(t.history[0]?.parts).includes('echo listed');
+    let listed: Task | undefined;
+    while (!listed && Date.now() < until) {
+      const page = await client.listTasks({
+        tenant: '',
+        contextId: '',
+        status: TaskState.TASK_STATE_WORKING,
+        pageToken: '',
+        statusTimestampAfter: undefined,
+        pageSize: 50,
+      });
+      listed = page.tasks.find(listedText);
+      if (!listed) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(listed).toBeDefined();
+    const unseenCall = blocking('exec_shell {"command": "sleep 6 && echo unseen"}');
+    await new Promise((r) => setTimeout(r, 300));
     await node.kill9();
-    // Every caller's stream ends (broken) instead of hanging.
+    // Every caller's stream or blocking call ends (broken) instead of hanging.
     expect(await Promise.all(streams)).toEqual(['broken', 'broken', 'broken']);
+    expect(await Promise.all([listedCall, unseenCall])).toEqual(['broken', 'broken']);
 
     node = await spawnServe({ cwd, configFile, port });
     client = await a2aClient(node.url, 'JSONRPC');
@@ -106,6 +131,19 @@ describe('kill -9 in the middle of streamed tasks, then restart on the same data
       expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
       expect(partsText(task.status?.message?.parts)).toMatch(/restarted/);
     }
+    // The listed blocking task was on disk: failed, with a reason. The unseen one left no row.
+    const listedAfter = await client.getTask({ tenant: '', id: listed!.id, historyLength: 10 });
+    expect(listedAfter.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    expect(partsText(listedAfter.status?.message?.parts)).toMatch(/restarted/);
+    const all = await client.listTasks({
+      tenant: '',
+      contextId: '',
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+      pageSize: 100,
+    });
+    expect(all.tasks.filter((t) => partsText(t.history[0]?.parts).includes('echo unseen'))).toEqual([]);
     // Push config.
     const hook = await client.getTaskPushNotificationConfig({ tenant: '', taskId: greeting.id, id: 'hook-1' });
     expect(hook.url).toBe('http://127.0.0.1:9/hook');
