@@ -59,6 +59,12 @@ export class LangoExecutor implements AgentExecutor {
     return count;
   }
 
+  /** Whether a turn of this task is running now (not settled, not waiting for the caller's answer). */
+  isWorking(taskId: string): boolean {
+    const live = this.live.get(taskId);
+    return live !== undefined && !live.settled;
+  }
+
   execute = async (ctx: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const { taskId, contextId } = ctx;
     const ids = { taskId, contextId };

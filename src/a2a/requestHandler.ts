@@ -46,6 +46,8 @@ export class GuardedRequestHandler implements A2ARequestHandler {
     private readonly extendedCardEnabled: boolean,
     /** Runs a blocking new task that set no webhook without the SDK's per-event work (see ResultOnlySend). */
     private readonly resultOnly?: ResultOnlySend,
+    /** Whether a turn of this task is running now (the executor's view). */
+    private readonly isWorking: (taskId: string) => boolean = () => false,
   ) {}
 
   async getAgentCard(): Promise<AgentCard> {
@@ -62,8 +64,9 @@ export class GuardedRequestHandler implements A2ARequestHandler {
     return this.cards.extended();
   }
 
-  sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+  async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     checkSendMessage(params);
+    await this.refuseWhileWorking(params, context);
     noteNewContext(params, context);
     const configuration = params.configuration;
     if (!configuration?.returnImmediately && !configuration?.taskPushNotificationConfig) {
@@ -79,7 +82,29 @@ export class GuardedRequestHandler implements A2ARequestHandler {
   ): AsyncGenerator<StreamResponse, void, undefined> {
     checkSendMessage(params);
     noteNewContext(params, context);
-    return this.inner.sendMessageStream(params, context);
+    if (!params.message?.taskId) return this.inner.sendMessageStream(params, context);
+    const inner = this.inner;
+    const check = () => this.refuseWhileWorking(params, context);
+    return (async function* () {
+      await check();
+      yield* inner.sendMessageStream(params, context);
+    })();
+  }
+
+  /**
+   * A message to a task whose turn is still running would start a second turn of the same task beside
+   * it; the caller is told to wait for the answer or cancel. Only the task's owner learns it is
+   * working: for anyone else the task does not exist, as the SDK will say.
+   */
+  private async refuseWhileWorking(params: SendMessageRequest, context: ServerCallContext): Promise<void> {
+    const taskId = params.message?.taskId;
+    if (!taskId || !this.isWorking(taskId)) return;
+    const visible = await this.inner
+      .getTask({ tenant: params.tenant ?? '', id: taskId, historyLength: 0 }, context)
+      .then(() => true)
+      .catch(() => false);
+    if (visible)
+      throw new UnsupportedOperationError(`task ${taskId} is still working: wait for its answer or cancel it first`);
   }
 
   getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {

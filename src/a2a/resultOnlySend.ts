@@ -85,28 +85,41 @@ export class ResultOnlySend {
       if (task) tasks.track(task, context);
     };
     bus.on('event', fold);
-    try {
-      await executor.execute(requestContext, bus);
-    } catch (err) {
-      // As the SDK does when an executor throws: the task fails with the error, on the bus for everyone.
-      const reason = err instanceof Error ? err.message : String(err);
-      logger.warn('agent execution failed', { taskId, error: reason });
+    const fail = (reason: string) => {
       if (!task) fold(AgentEvent.task(newTask(taskId, contextId, userMessage, clock())));
       bus.publish(
-        AgentEvent.statusUpdate(
-          statusUpdate({ taskId, contextId }, TaskState.TASK_STATE_FAILED, clock(), `Agent execution error: ${reason}`),
-        ),
+        AgentEvent.statusUpdate(statusUpdate({ taskId, contextId }, TaskState.TASK_STATE_FAILED, clock(), reason)),
       );
+    };
+    let final: Task | undefined;
+    try {
+      try {
+        await executor.execute(requestContext, bus);
+      } catch (err) {
+        // As the SDK does when an executor throws: the task fails with the error, on the bus for everyone.
+        const reason = err instanceof Error ? err.message : String(err);
+        logger.warn('agent execution failed', { taskId, error: reason });
+        fail(`Agent execution error: ${reason}`);
+      }
+      // An executor that returns without settling its task would leave it running forever.
+      const state = task?.status?.state;
+      if (state === undefined || (!TERMINAL.has(state) && !INTERRUPTED.has(state))) {
+        logger.warn('agent execution ended without settling its task', { taskId });
+        fail('Agent execution ended without an answer.');
+      }
+      // The answer is decided: what the bus carries from now on (a late cancel) must not change it after the save.
+      bus.off('event', fold);
+      final = task!;
+      await tasks.save(final, context);
     } finally {
       bus.off('event', fold);
+      // As the SDK settles the bus whatever its saves did: kept for an interrupted task's answer, else removed.
+      if (!final || !INTERRUPTED.has(final.status!.state)) {
+        bus.finished();
+        buses.cleanupByTaskId(taskId, context);
+      }
     }
-    const final = task ?? newTask(taskId, contextId, userMessage, clock());
-    await tasks.save(final, context);
     await this.notifyWebhooks(final, context);
-    if (!INTERRUPTED.has(final.status!.state)) {
-      bus.finished();
-      buses.cleanupByTaskId(taskId, context);
-    }
     const historyLength = params.configuration?.historyLength;
     if (historyLength !== undefined) final.history = historyLength <= 0 ? [] : final.history.slice(-historyLength);
     return final;
@@ -118,13 +131,19 @@ export class ResultOnlySend {
    */
   private async notifyWebhooks(task: Task, context: ServerCallContext): Promise<void> {
     const push = this.options.push;
-    if (!push || (await push.store.load(task.id, context)).length === 0) return;
-    const update = { taskId: task.id, contextId: task.contextId, status: task.status, metadata: task.metadata };
-    push.sender
-      .send({ payload: { $case: 'statusUpdate', value: update } }, context, structuredClone(task))
-      .catch((err: unknown) =>
-        this.options.logger.warn('push notification failed', { taskId: task.id, error: String(err) }),
-      );
+    if (!push) return;
+    // The answer is saved: a webhook that cannot be told must not turn it into an error for the caller.
+    const warn = (err: unknown) =>
+      this.options.logger.warn('push notification failed', { taskId: task.id, error: String(err) });
+    try {
+      if ((await push.store.load(task.id, context)).length === 0) return;
+      const update = { taskId: task.id, contextId: task.contextId, status: task.status, metadata: task.metadata };
+      push.sender
+        .send({ payload: { $case: 'statusUpdate', value: update } }, context, structuredClone(task))
+        .catch(warn);
+    } catch (err) {
+      warn(err);
+    }
   }
 }
 

@@ -126,7 +126,9 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     clock,
     push: { store: pushStore, sender: pushSender },
   });
-  const requestHandler = new GuardedRequestHandler(sdkHandler, cards, authConfigured(config), resultOnly);
+  const requestHandler = new GuardedRequestHandler(sdkHandler, cards, authConfigured(config), resultOnly, (taskId) =>
+    executor.isWorking(taskId),
+  );
   const legacyCompat = { enabled: config.a2a.legacyCompat };
   const auth = createAuthenticator(config);
   // Without credentials configured every caller is anonymous: no check (not even a no-op layer) on the request path.

@@ -191,20 +191,17 @@ export class SqliteTaskStore implements TaskStore {
     }
   };
 
-  /** Writes every running task whose latest state is only in memory (before a query reads the table). */
-  private writeRunning(): void {
-    let any = false;
+  /** Writes every task whose latest state is only in memory or queued, before a query reads the table. */
+  private writeAll(): void {
     for (const [cacheKey, entry] of this.running) {
       if (!entry.dirty) continue;
       this.queue(cacheKey, entry.scope, entry.task);
       entry.dirty = false;
       entry.onDisk = entry.task.status?.state;
-      any = true;
     }
-    if (any) {
-      this.group.schedule(this.writeQueued).catch(() => undefined); // logged by writeQueued
-      this.group.flush();
-    }
+    if (this.queued.size === 0) return;
+    this.group.schedule(this.writeQueued).catch(() => undefined); // logged by writeQueued
+    this.group.flush();
   }
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
@@ -214,13 +211,16 @@ export class SqliteTaskStore implements TaskStore {
     // The request that holds a task gets the task itself: it saves what it loads before anyone else reads
     // it. Everyone else gets a copy (the SDK trims history in place on what it reads).
     if (running) return running.heldFor === context ? running.task : structuredClone(running.task);
+    // Saved but not committed yet (a settled task waits for the next group commit): the row is the latest.
+    const queued = this.queued.get(cacheKey);
+    if (queued) return fromRow(queued as unknown as Row);
     if (this.fresh.has(cacheKey)) return undefined;
     const row = this.select.get(tenant, owner, taskId) as Row | undefined;
     return row ? fromRow(row) : undefined;
   }
 
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
-    this.writeRunning();
+    this.writeAll();
     const { tenant, owner } = scopeOf(context);
     const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
     const where = ['tenant = ?', 'owner = ?'];

@@ -57,8 +57,18 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   const logger = options.logger.child({ component: 'runner' });
   const maxToolChars = options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS;
 
-  /** The loop: who acts next, what they decided, until someone answers, asks, or it fails. */
+  /** One turn; a new session's numbering is reserved for it until it ends (see SessionStore.reserveNewSession). */
   async function* run(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
+    const release = input.newSession === true ? options.sessions.reserveNewSession(input.sessionId) : undefined;
+    try {
+      return yield* loop(input);
+    } finally {
+      release?.();
+    }
+  }
+
+  /** The loop: who acts next, what they decided, until someone answers, asks, or it fails. */
+  async function* loop(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
     const tree = indexTree(options.root());
     const fresh = input.newSession === true;
     const state = fresh ? { remoteState: {} } : options.sessions.state(input.sessionId);

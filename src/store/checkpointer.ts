@@ -61,8 +61,11 @@ export function startBackgroundCheckpoints(options: {
   });
   worker.unref();
   let stopping = false;
+  let fellBack = false;
   const fallBack = (reason: string) => {
-    if (stopping || !db.open) return;
+    // A failing worker reports `error` and then `exit`: one warning.
+    if (stopping || fellBack || !db.open) return;
+    fellBack = true;
     log.warn('background checkpoints stopped; the database checkpoints on commit again', { reason });
     db.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
   };

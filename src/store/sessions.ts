@@ -64,10 +64,17 @@ export interface SessionStore {
     messages: NewSessionMessage[],
     state: SessionState,
     options?: {
-      /** The session is known to be new (a first message): its numbering starts at 1 without a query. */
+      /** This is the turn {@link SessionStore.reserveNewSession} was called for. */
       newSession?: boolean;
     },
   ): StoredMessage[];
+  /**
+   * Notes that the turn starting now is a new session's first (a message that named no conversation):
+   * its messages are numbered from 1 without a query, unless another turn of the session commits first
+   * (its caller may learn the contextId from a stream before this turn ends). Returns the release to call
+   * when the turn ends, committed or not.
+   */
+  reserveNewSession(sessionId: string): () => void;
   /** Writes queued turns now (before the database closes). */
   flush(): void;
   /** Messages in order; `visibleOnly` keeps what the user saw; `limit` keeps the last N. */
@@ -173,6 +180,8 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
   const queue: Array<{ sessionId: string; state: string; now: string; rows: Record<string, unknown>[] }> = [];
   /** Last sequence number handed out per session with queued turns (the table lags until the flush). */
   const queuedSeq = new Map<string, number>();
+  /** New sessions whose first turn is running: the last sequence number other turns of theirs took meanwhile. */
+  const newSessions = new Map<string, number>();
   const writeQueued = () => {
     const items = queue.splice(0);
     queuedSeq.clear();
@@ -199,7 +208,9 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
     options: { newSession?: boolean } = {},
   ): StoredMessage[] => {
     const now = clock().toISOString();
-    let seq = queuedSeq.get(sessionId) ?? (options.newSession ? 0 : (lastSeq.get(sessionId) as { seq: number }).seq);
+    const reserved = options.newSession ? newSessions.get(sessionId) : undefined;
+    if (options.newSession) newSessions.delete(sessionId);
+    let seq = queuedSeq.get(sessionId) ?? reserved ?? (lastSeq.get(sessionId) as { seq: number }).seq;
     const rows: Record<string, unknown>[] = [];
     const stored = messages.map((original): StoredMessage => {
       const m: NewSessionMessage = {
@@ -226,12 +237,17 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
     });
     queue.push({ sessionId, now, state: JSON.stringify(SessionState.parse(state)), rows });
     queuedSeq.set(sessionId, seq);
+    if (newSessions.has(sessionId)) newSessions.set(sessionId, seq);
     group.schedule(writeQueued).catch(logFailure);
     return stored;
   };
 
   return {
     commitTurn: commit,
+    reserveNewSession: (sessionId) => {
+      newSessions.set(sessionId, 0);
+      return () => newSessions.delete(sessionId);
+    },
     flush,
     messages: (sessionId, { visibleOnly = false, limit } = {}) =>
       flushed(() => {

@@ -1,8 +1,17 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
-import { AgentEvent } from '@a2a-js/sdk/server';
-import { applyEvent } from '../../src/a2a/resultOnlySend';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SendMessageRequest } from '@a2a-js/sdk';
+import { AgentEvent, DefaultExecutionEventBusManager, ServerCallContext } from '@a2a-js/sdk/server';
+import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
+import { RESULT_ONLY_KEY } from '../../src/a2a/callFlags';
+import { applyEvent, ResultOnlySend } from '../../src/a2a/resultOnlySend';
+import { createA2AStores } from '../../src/a2a/taskStore';
+import { createMemoryLogger } from '../../src/log/logger';
+import { openDatabase } from '../../src/store/database';
 import { statusUpdate, textPart } from '../../src/a2a/messages';
 import { a2aClient, asTask, partsText, textRequest } from '../support/a2aClient';
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
@@ -92,6 +101,25 @@ describe('a blocking SendMessage without a webhook, run on the direct path', () 
     }
   });
 
+  it('refuses a message to a task whose turn is still running, over both bindings, and the task carries on', async () => {
+    const caller = await a2aClient(node.url, 'JSONRPC');
+    const pending = caller.sendMessage(textRequest('slow, do not interrupt'));
+    let running: Task | undefined;
+    for (let i = 0; i < 100 && !running; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      running = (await listWorking(caller)).tasks.find(
+        (t) => partsText(t.history[0]?.parts) === 'slow, do not interrupt',
+      );
+    }
+    for (const binding of ['JSONRPC', 'HTTP+JSON'] as const) {
+      const other = await a2aClient(node.url, binding);
+      await expect(
+        other.sendMessage(textRequest('me too', { taskId: running!.id, contextId: running!.contextId })),
+      ).rejects.toThrow(/still working/);
+    }
+    expect(asTask(await pending).status?.state).toBe(COMPLETED);
+  });
+
   it('answers the completed task, trims only the answer to historyLength, and stores the full task', async () => {
     const client = await a2aClient(node.url, 'JSONRPC');
     const task = asTask(await client.sendMessage(textRequest('hello direct', {}, { historyLength: 1 })));
@@ -178,4 +206,64 @@ describe('folding executor events into the task (the SDK ResultManager rules)', 
     expect(task.status?.state).toBe(CANCELED);
     expect(task.history.map((m) => partsText(m.parts))).toEqual(['hi', 'canceled']);
   });
+});
+
+describe('the direct path with executors that misbehave', () => {
+  /** Publishes its task (working) and then `after` decides: return, throw. */
+  class HalfExecutor implements AgentExecutor {
+    constructor(private readonly after: 'return' | 'throw') {}
+    execute = async (ctx: RequestContext, bus: ExecutionEventBus) => {
+      bus.publish(
+        AgentEvent.task({
+          id: ctx.taskId,
+          contextId: ctx.contextId,
+          status: { state: WORKING, message: undefined, timestamp: new Date().toISOString() },
+          artifacts: [],
+          history: [ctx.userMessage],
+          metadata: undefined,
+        }),
+      );
+      if (this.after === 'throw') throw new Error('tool exploded');
+    };
+    cancelTask = async () => undefined;
+  }
+
+  it.each(['return', 'throw'] as const)(
+    'fails the task, writes it and removes its bus when the executor %ss without settling it',
+    async (after) => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-direct-'));
+      const db = openDatabase(path.join(dir, 'lango.db'));
+      try {
+        const logger = createMemoryLogger();
+        const stores = createA2AStores({ db, logger, clock: () => new Date() });
+        const buses = new DefaultExecutionEventBusManager();
+        const direct = new ResultOnlySend({
+          executor: new HalfExecutor(after),
+          tasks: stores.tasks,
+          buses,
+          logger,
+          clock: () => new Date(),
+        });
+        const context = new ServerCallContext({ requestedVersion: '1.0' });
+        context.state.set(RESULT_ONLY_KEY, true);
+        const params = SendMessageRequest.fromJSON({
+          message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'hi' }], contextId: 'c1' },
+        });
+        expect(ResultOnlySend.applies(params, context)).toBe(true);
+        const task = await direct.send(params, context);
+        expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+        expect(partsText(task.status?.message?.parts)).toMatch(
+          after === 'throw' ? /tool exploded/ : /without an answer/,
+        );
+        expect(buses.getByTaskId(task.id, context)).toBeUndefined();
+        const row = db.prepare('SELECT status_state FROM a2a_tasks WHERE id = ?').get(task.id) as {
+          status_state: string;
+        };
+        expect(row.status_state).toBe('TASK_STATE_FAILED');
+      } finally {
+        db.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });

@@ -158,6 +158,17 @@ describe('the SQLite task and push stores', () => {
     expect(stores.failInterrupted('node restarted')).toBe(1);
   });
 
+  it('serves a settled task from its queued row until the group commit writes it', async () => {
+    await stores.tasks.save(task('settling', TaskState.TASK_STATE_WORKING, now), as('alice'));
+    const saved = stores.tasks.save(task('settling', TaskState.TASK_STATE_COMPLETED, now + 1), as('alice'));
+    // The table still says working; readers must not see that (a cancel would act on it).
+    expect((await stores.tasks.load('settling', as('alice')))?.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(await stores.tasks.load('settling', as('bob'))).toBeUndefined();
+    const listed = await stores.tasks.list({ pageSize: 10 } as never, as('alice'));
+    expect(listed.tasks.map((t) => t.status?.state)).toEqual([TaskState.TASK_STATE_COMPLETED]);
+    await saved;
+  });
+
   it('group-commits the task and session writes of one event-loop turn in one transaction', async () => {
     const sessions = createSessionStore({ db, logger: createMemoryLogger(), clock: () => new Date(now) });
     const commits: string[] = [];

@@ -119,6 +119,23 @@ describe('session store', () => {
     expect(sessions.messages('s', { visibleOnly: true, limit: 3 }).map((m) => m.content)).toEqual(['r1', 'two', 'r2']);
   });
 
+  it("numbers a new session's first turn without a query, after any turn of it that committed first", async () => {
+    const hi = (content: string) => [{ role: 'user' as const, content, visible: true }];
+    const release = sessions.reserveNewSession('fresh');
+    // Another caller learned the contextId from a stream and its turn ended first.
+    expect(sessions.commitTurn('fresh', hi('second caller'), { remoteState: {} }).map((m) => m.seq)).toEqual([1]);
+    await new Promise((resolve) => setImmediate(resolve)); // that turn is on disk
+    const first = sessions.commitTurn('fresh', hi('first caller'), { remoteState: {} }, { newSession: true });
+    release();
+    expect(first.map((m) => m.seq)).toEqual([2]);
+    expect(sessions.messages('fresh').map((m) => [m.seq, m.content])).toEqual([
+      [1, 'second caller'],
+      [2, 'first caller'],
+    ]);
+    // Without a reservation the flag changes nothing: the numbering comes from the table.
+    expect(sessions.commitTurn('fresh', hi('later'), { remoteState: {} }, { newSession: true })[0]!.seq).toBe(3);
+  });
+
   it('gives an unknown session an empty state and forgets a deleted session', () => {
     expect(sessions.state('nobody')).toEqual({ remoteState: {} });
     sessions.commitTurn('s', [{ role: 'user', content: 'hi', visible: true }], { remoteState: {} });
