@@ -94,6 +94,9 @@ export class LangoExecutor implements AgentExecutor {
       return;
     }
     if (!startsWorking) bus.publish(AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_WORKING, clock())));
+    // A caller who watches the task (a stream) sees it before the turn takes the event loop: the turn starts
+    // once the task's first write has committed and its first event has gone out (two loop turns on).
+    if (!quiet) await new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
 
     let result: TurnResult | undefined;
     const started = Date.now();
