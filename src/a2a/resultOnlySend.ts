@@ -14,16 +14,8 @@ import type { Logger } from '../log/logger';
 import { newContextId } from './contextIds';
 import { statusUpdate } from './messages';
 import { RESULT_ONLY_KEY } from './callFlags';
+import { isFinished, isInterrupted, isSettled } from './taskStates';
 import type { SqliteTaskStore } from './sqliteStores';
-
-const TERMINAL = new Set([
-  TaskState.TASK_STATE_COMPLETED,
-  TaskState.TASK_STATE_FAILED,
-  TaskState.TASK_STATE_CANCELED,
-  TaskState.TASK_STATE_REJECTED,
-]);
-/** States after which the task waits for its caller: its bus stays for the follow-up message, as the SDK keeps it. */
-const INTERRUPTED = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED]);
 
 /** What {@link ResultOnlySend} works with: the node's executor, task store and the SDK handler's bus manager. */
 export interface ResultOnlySendOptions {
@@ -102,8 +94,7 @@ export class ResultOnlySend {
         fail(`Agent execution error: ${reason}`);
       }
       // An executor that returns without settling its task would leave it running forever.
-      const state = task?.status?.state;
-      if (state === undefined || (!TERMINAL.has(state) && !INTERRUPTED.has(state))) {
+      if (!isSettled(task?.status?.state)) {
         logger.warn('agent execution ended without settling its task', { taskId });
         fail('Agent execution ended without an answer.');
       }
@@ -114,7 +105,7 @@ export class ResultOnlySend {
     } finally {
       bus.off('event', fold);
       // As the SDK settles the bus whatever its saves did: kept for an interrupted task's answer, else removed.
-      if (!final || !INTERRUPTED.has(final.status!.state)) {
+      if (!isInterrupted(final?.status?.state)) {
         bus.finished();
         buses.cleanupByTaskId(taskId, context);
       }
@@ -184,7 +175,7 @@ export function applyEvent(task: Task | undefined, event: AgentExecutionEvent, u
       const update = event.data;
       if (!task || task.id !== update.taskId) return task;
       const state = task.status?.state;
-      if (state !== undefined && TERMINAL.has(state) && update.status?.state !== state) return task;
+      if (isFinished(state) && update.status?.state !== state) return task;
       task.status = update.status;
       if (update.metadata) task.metadata = { ...task.metadata, ...update.metadata };
       const message = update.status?.message;

@@ -13,6 +13,7 @@ import type { SqliteDatabase } from '../store/database';
 import type { Logger } from '../log/logger';
 import { groupCommitFor } from '../store/groupCommit';
 import { RESULT_ONLY_KEY } from './callFlags';
+import { isRunning } from './taskStates';
 
 /**
  * The SDK's TaskStore and PushNotificationStore contracts over our
@@ -116,7 +117,7 @@ export class SqliteTaskStore implements TaskStore {
     const cacheKey = key(scope.tenant, scope.owner, task.id);
     this.fresh.delete(cacheKey);
     const state = task.status?.state;
-    if (state !== TaskState.TASK_STATE_WORKING && state !== TaskState.TASK_STATE_SUBMITTED) {
+    if (!isRunning(state)) {
       this.running.delete(cacheKey);
       this.queue(cacheKey, scope, task);
       return this.group.schedule(this.writeQueued);

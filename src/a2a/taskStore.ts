@@ -2,6 +2,7 @@ import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import { migrate, type SqliteDatabase } from '../store/database';
 import type { Logger } from '../log/logger';
 import { SqlitePushStore, SqliteTaskStore } from './sqliteStores';
+import { FINISHED_STATES, RUNNING_STATES } from './taskStates';
 
 /**
  * Durable A2A tasks and push-notification configs in the node's one SQLite
@@ -30,16 +31,11 @@ const MIGRATIONS = [
 const TASK_TABLE = 'a2a_tasks';
 const PUSH_TABLE = 'a2a_push_configs';
 
-/** States that end a task; only these are purged. */
-const FINISHED = [
-  TaskState.TASK_STATE_COMPLETED,
-  TaskState.TASK_STATE_FAILED,
-  TaskState.TASK_STATE_CANCELED,
-  TaskState.TASK_STATE_REJECTED,
-].map(taskStateToJSON);
+/** States that end a task, as stored; only these are purged. */
+const FINISHED = FINISHED_STATES.map(taskStateToJSON);
 
-/** States a live executor owns; after a restart nobody does. */
-const IN_FLIGHT = [TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING].map(taskStateToJSON);
+/** States a live executor owns, as stored; after a restart nobody does. */
+const IN_FLIGHT = RUNNING_STATES.map(taskStateToJSON);
 
 /** Parses `30s`, `15m`, `12h`, `7d` (the `a2a.taskRetention` format) into milliseconds. */
 export function parseDuration(text: string): number {

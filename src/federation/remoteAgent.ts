@@ -3,6 +3,7 @@ import type { Client, RequestOptions } from '@a2a-js/sdk/client';
 import type { Dispatcher } from 'undici';
 import type { RemoteAgent, RemoteInvocation, RemoteOutcome } from '../agent/agent';
 import { RunEvents, type RunEvent } from '../agent/events';
+import { isSettled } from '../a2a/taskStates';
 import type { Logger } from '../log/logger';
 import { describeNetworkError, errorMessage } from './cardFetch';
 import { TRACEPARENT_KEY, childTraceparent, nextHop, resolveNodeId, type NodeId } from './hops';
@@ -12,7 +13,6 @@ import {
   asTask,
   createPeerClient,
   isProtocolError,
-  isSettled,
   partsText,
   stateName,
   userMessage,

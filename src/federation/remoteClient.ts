@@ -136,14 +136,6 @@ export function stateName(state: TaskState | undefined): string {
   }
 }
 
-/** True for states after which the remote task takes no more work without us (terminal or interrupted). */
-export function isSettled(state: TaskState | undefined): boolean {
-  return (
-    state !== undefined &&
-    ![TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_UNSPECIFIED].includes(state)
-  );
-}
-
 /** True when the error is the peer speaking A2A (it is alive), false for transport failures. */
 export function isProtocolError(error: unknown): boolean {
   // A2AError's instanceof checks a realm-wide brand, so it also holds for errors from another bundle.
