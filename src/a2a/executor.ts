@@ -1,12 +1,11 @@
 import { TaskState } from '@a2a-js/sdk';
-import type { Task } from '@a2a-js/sdk';
 import { AgentEvent, STATE_HEADERS_KEY } from '@a2a-js/sdk/server';
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import { randomUUID } from 'node:crypto';
 import type { TurnResult, TurnRunner } from '../agent/turn';
 import { childTraceparent, parseTraceparent, TRACEPARENT_KEY } from '../federation/hops';
 import type { Logger } from '../log/logger';
-import { messageText, statusUpdate, textPart } from './messages';
+import { messageText, newTask, statusUpdate, textPart } from './messages';
 import { describeProgress, progressMetadata } from './progress';
 import { NEW_CONTEXT_KEY, RESULT_ONLY_KEY } from './callFlags';
 
@@ -83,7 +82,13 @@ export class LangoExecutor implements AgentExecutor {
     const startsWorking = quiet && !ctx.task;
     bus.publish(
       AgentEvent.task(
-        ctx.task ?? this.newTask(ctx, startsWorking ? TaskState.TASK_STATE_WORKING : TaskState.TASK_STATE_SUBMITTED),
+        ctx.task ??
+          newTask(
+            ids,
+            ctx.userMessage,
+            startsWorking ? TaskState.TASK_STATE_WORKING : TaskState.TASK_STATE_SUBMITTED,
+            clock(),
+          ),
       ),
     );
     const refusal = this.options.admit?.(metadata);
@@ -170,21 +175,6 @@ export class LangoExecutor implements AgentExecutor {
       live.controller.abort();
     }
     this.live.clear();
-  }
-
-  private newTask(ctx: RequestContext, state: TaskState): Task {
-    return {
-      id: ctx.taskId,
-      contextId: ctx.contextId,
-      status: {
-        state,
-        message: undefined,
-        timestamp: this.options.clock().toISOString(),
-      },
-      artifacts: [],
-      history: [ctx.userMessage],
-      metadata: undefined,
-    };
   }
 
   private finish(live: LiveTask, taskId: string, result: TurnResult): void {

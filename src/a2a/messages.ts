@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState } from '@a2a-js/sdk';
-import type { Message, Part, TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import type { Message, Part, Task, TaskStatusUpdateEvent } from '@a2a-js/sdk';
 
 /** Small builders for the SDK's A2A objects, so the executor reads as what it does. */
 
@@ -75,4 +75,21 @@ export function messageText(message: Message): string {
     }
   }
   return pieces.join('\n');
+}
+
+/** A new task in `state`, its history the message that started it, no artifacts yet. */
+export function newTask(
+  ids: { taskId: string; contextId: string },
+  userMessage: Message,
+  state: TaskState,
+  now: Date,
+): Task {
+  return {
+    id: ids.taskId,
+    contextId: ids.contextId,
+    status: { state, message: undefined, timestamp: now.toISOString() },
+    artifacts: [],
+    history: [userMessage],
+    metadata: undefined,
+  };
 }

@@ -12,7 +12,7 @@ import type {
 } from '@a2a-js/sdk/server';
 import type { Logger } from '../log/logger';
 import { newContextId } from './contextIds';
-import { statusUpdate } from './messages';
+import { newTask, statusUpdate } from './messages';
 import { RESULT_ONLY_KEY } from './callFlags';
 import { isFinished, isInterrupted, isSettled } from './taskStates';
 import type { SqliteTaskStore } from './sqliteStores';
@@ -78,7 +78,9 @@ export class ResultOnlySend {
     };
     bus.on('event', fold);
     const fail = (reason: string) => {
-      if (!task) fold(AgentEvent.task(newTask(taskId, contextId, userMessage, clock())));
+      // What the SDK synthesises when an executor fails before its first event: a submitted task.
+      if (!task)
+        fold(AgentEvent.task(newTask({ taskId, contextId }, userMessage, TaskState.TASK_STATE_SUBMITTED, clock())));
       bus.publish(
         AgentEvent.statusUpdate(statusUpdate({ taskId, contextId }, TaskState.TASK_STATE_FAILED, clock(), reason)),
       );
@@ -136,18 +138,6 @@ export class ResultOnlySend {
       warn(err);
     }
   }
-}
-
-/** A task with no events yet: what the SDK synthesises when an executor throws before its first one. */
-function newTask(taskId: string, contextId: string, userMessage: Message, now: Date): Task {
-  return {
-    id: taskId,
-    contextId,
-    status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now.toISOString() },
-    artifacts: [],
-    history: [userMessage],
-    metadata: undefined,
-  };
 }
 
 /**
