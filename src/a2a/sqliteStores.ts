@@ -122,12 +122,12 @@ export class SqliteTaskStore implements TaskStore {
       this.queue(cacheKey, scope, task);
       return this.group.schedule(this.writeQueued);
     }
-    const previous = this.running.get(cacheKey);
     if (context.state.get(RESULT_ONLY_KEY) === true) {
       // The SDK never touches a saved task again (it loads a fresh one per event), so no copy is needed.
-      this.running.set(cacheKey, { task, scope, heldFor: context, onDisk: previous?.onDisk, dirty: true });
+      this.hold(cacheKey, scope, task, context);
       return;
     }
+    const previous = this.running.get(cacheKey);
     const progressOnly = state === TaskState.TASK_STATE_WORKING && previous?.onDisk === state;
     this.running.set(cacheKey, { task: structuredClone(task), scope, onDisk: state, dirty: progressOnly });
     if (progressOnly) return;
@@ -144,13 +144,15 @@ export class SqliteTaskStore implements TaskStore {
   track(task: Task, context: ServerCallContext): void {
     const scope = scopeOf(context);
     const cacheKey = key(scope.tenant, scope.owner, task.id);
-    const previous = this.running.get(cacheKey);
-    if (previous?.task === task) {
-      previous.dirty = true;
-      return;
-    }
     this.fresh.delete(cacheKey);
-    this.running.set(cacheKey, { task, scope, heldFor: context, onDisk: previous?.onDisk, dirty: true });
+    this.hold(cacheKey, scope, task, context);
+  }
+
+  /** Keeps a result-only caller's task in memory, unwritten: newer than its row (if it has one) until it settles. */
+  private hold(cacheKey: string, scope: RunningTask['scope'], task: Task, context: ServerCallContext): void {
+    const previous = this.running.get(cacheKey);
+    if (previous?.task === task) previous.dirty = true;
+    else this.running.set(cacheKey, { task, scope, heldFor: context, onDisk: previous?.onDisk, dirty: true });
   }
 
   /**
