@@ -13,7 +13,7 @@ import { createA2AStores } from '../../src/a2a/taskStore';
 import { createMemoryLogger } from '../../src/log/logger';
 import { openDatabase } from '../../src/store/database';
 import { statusUpdate, textPart } from '../../src/a2a/messages';
-import { a2aClient, asTask, partsText, textRequest } from '../support/a2aClient';
+import { a2aClient, asTask, findWorkingTask, partsText, textRequest } from '../support/a2aClient';
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
 import { ScriptedA2ARunner } from '../support/a2aRunner';
 
@@ -27,27 +27,11 @@ describe('a blocking SendMessage without a webhook, run on the direct path', () 
   });
   afterAll(() => node.close());
 
-  const listWorking = async (client: Awaited<ReturnType<typeof a2aClient>>) =>
-    client.listTasks({
-      tenant: '',
-      contextId: '',
-      status: WORKING,
-      pageToken: '',
-      statusTimestampAfter: undefined,
-      pageSize: 50,
-    });
-
   it('is listed, read and canceled by another request while it runs, and its caller gets the canceled task', async () => {
     const caller = await a2aClient(node.url, 'JSONRPC');
     const other = await a2aClient(node.url, 'HTTP+JSON');
     const pending = caller.sendMessage(textRequest('slow, cancel me from elsewhere'));
-    let running: Task | undefined;
-    for (let i = 0; i < 100 && !running; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-      running = (await listWorking(other)).tasks.find(
-        (t) => partsText(t.history[0]?.parts) === 'slow, cancel me from elsewhere',
-      );
-    }
+    const running = await findWorkingTask(other, (first) => first === 'slow, cancel me from elsewhere');
     expect(running).toBeDefined();
     expect((await other.getTask({ tenant: '', id: running!.id })).status?.state).toBe(WORKING);
     const canceled = await other.cancelTask({ tenant: '', id: running!.id, metadata: undefined });
@@ -76,13 +60,7 @@ describe('a blocking SendMessage without a webhook, run on the direct path', () 
       const caller = await a2aClient(node.url, 'JSONRPC');
       const other = await a2aClient(node.url, 'JSONRPC');
       const pending = caller.sendMessage(textRequest('slow, watched by a webhook'));
-      let running: Task | undefined;
-      for (let i = 0; i < 100 && !running; i++) {
-        await new Promise((r) => setTimeout(r, 10));
-        running = (await listWorking(other)).tasks.find(
-          (t) => partsText(t.history[0]?.parts) === 'slow, watched by a webhook',
-        );
-      }
+      const running = await findWorkingTask(other, (first) => first === 'slow, watched by a webhook');
       await other.createTaskPushNotificationConfig({
         tenant: '',
         id: 'late',
@@ -104,13 +82,7 @@ describe('a blocking SendMessage without a webhook, run on the direct path', () 
   it('refuses a message to a task whose turn is still running, over both bindings, and the task carries on', async () => {
     const caller = await a2aClient(node.url, 'JSONRPC');
     const pending = caller.sendMessage(textRequest('slow, do not interrupt'));
-    let running: Task | undefined;
-    for (let i = 0; i < 100 && !running; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-      running = (await listWorking(caller)).tasks.find(
-        (t) => partsText(t.history[0]?.parts) === 'slow, do not interrupt',
-      );
-    }
+    const running = await findWorkingTask(caller, (first) => first === 'slow, do not interrupt');
     for (const binding of ['JSONRPC', 'HTTP+JSON'] as const) {
       const other = await a2aClient(node.url, binding);
       await expect(

@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import Database from 'better-sqlite3';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
-import { a2aClient, asTask, partsText, textRequest } from '../support/a2aClient';
+import { a2aClient, asTask, findWorkingTask, listTasksIn, partsText, textRequest } from '../support/a2aClient';
 import { freePort, spawnServe, type ServeProcess } from '../support/reliabilityProcess';
 
 const SECRET = 's3cr3t-value-for-the-crash-test';
@@ -96,20 +96,7 @@ describe('kill -9 in the middle of streamed tasks, then restart on the same data
         () => 'broken',
       );
     const listedCall = blocking('exec_shell {"command": "sleep 6 && echo listed"}');
-    const listedText = (t: Task) => partsText(t.history[0]?.parts).includes('echo listed');
-    let listed: Task | undefined;
-    while (!listed && Date.now() < until) {
-      const page = await client.listTasks({
-        tenant: '',
-        contextId: '',
-        status: TaskState.TASK_STATE_WORKING,
-        pageToken: '',
-        statusTimestampAfter: undefined,
-        pageSize: 50,
-      });
-      listed = page.tasks.find(listedText);
-      if (!listed) await new Promise((r) => setTimeout(r, 50));
-    }
+    const listed = await findWorkingTask(client, (first) => first.includes('echo listed'), until - Date.now());
     expect(listed).toBeDefined();
     const unseenCall = blocking('exec_shell {"command": "sleep 6 && echo unseen"}');
     await new Promise((r) => setTimeout(r, 300));
@@ -135,15 +122,8 @@ describe('kill -9 in the middle of streamed tasks, then restart on the same data
     const listedAfter = await client.getTask({ tenant: '', id: listed!.id, historyLength: 10 });
     expect(listedAfter.status?.state).toBe(TaskState.TASK_STATE_FAILED);
     expect(partsText(listedAfter.status?.message?.parts)).toMatch(/restarted/);
-    const all = await client.listTasks({
-      tenant: '',
-      contextId: '',
-      status: TaskState.TASK_STATE_UNSPECIFIED,
-      pageToken: '',
-      statusTimestampAfter: undefined,
-      pageSize: 100,
-    });
-    expect(all.tasks.filter((t) => partsText(t.history[0]?.parts).includes('echo unseen'))).toEqual([]);
+    const all = await listTasksIn(client, TaskState.TASK_STATE_UNSPECIFIED);
+    expect(all.filter((t) => partsText(t.history[0]?.parts).includes('echo unseen'))).toEqual([]);
     // Push config.
     const hook = await client.getTaskPushNotificationConfig({ tenant: '', taskId: greeting.id, id: 'hook-1' });
     expect(hook.url).toBe('http://127.0.0.1:9/hook');

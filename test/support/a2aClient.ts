@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { SendMessageRequest, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { SendMessageRequest, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import {
   ClientFactory,
   ClientFactoryOptions,
@@ -80,4 +80,36 @@ export function describeStream(events: StreamResponse[]): string[] {
         return 'empty';
     }
   });
+}
+
+/** The first page (up to 100) of the caller's tasks in `status` (all of them with TASK_STATE_UNSPECIFIED). */
+export async function listTasksIn(client: Client, status: TaskState): Promise<Task[]> {
+  const page = await client.listTasks({
+    tenant: '',
+    contextId: '',
+    status,
+    pageToken: '',
+    statusTimestampAfter: undefined,
+    pageSize: 100,
+  });
+  return page.tasks;
+}
+
+/**
+ * Polls ListTasks until a working task whose first message text satisfies `matches` shows up (another
+ * caller's blocking SendMessage still running); `undefined` when none did within `ms`.
+ */
+export async function findWorkingTask(
+  client: Client,
+  matches: (firstMessage: string) => boolean,
+  ms = 5_000,
+): Promise<Task | undefined> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const found = (await listTasksIn(client, TaskState.TASK_STATE_WORKING)).find((t) =>
+      matches(partsText(t.history[0]?.parts)),
+    );
+    if (found || Date.now() > deadline) return found;
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
