@@ -1,22 +1,18 @@
 import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../../agent/tool';
 import { ToolExecutionError } from '../../../errors';
-import type { Logger } from '../../../log/logger';
-import { checkExecPolicy, type ExecPolicy } from '../policy';
+import type { ExecToolsOptions } from '../exec';
+import { checkExecPolicy } from '../policy';
 import { baseShellEnv, runShell } from '../shell';
-import type { Workspace } from '../workspace';
 import type { LoadedSkill } from './load';
 import type { SkillInterpreter, SkillParameter } from './skillFile';
 
-/** Options for {@link createSkillTool}. */
-export interface SkillToolOptions {
-  workspace: Workspace;
-  /** Script skills run under the exec policy: `skill_<name>` on the allow-list counts as allowed. */
-  policy: ExecPolicy;
-  timeoutMs: number;
-  maxOutputBytes: number;
-  logger: Logger;
-  redact: (text: string) => string;
+/**
+ * Options for {@link createSkillTool}: those of `exec_shell` (script skills run under the exec policy:
+ * `skill_<name>` on the allow-list counts as allowed), with secret references resolved in argument values
+ * instead of bound into the command.
+ */
+export interface SkillToolOptions extends Omit<ExecToolsOptions, 'secrets'> {
   /** Resolves `{{secret:NAME}}` in argument values (vault); refused when absent. */
   resolveSecretReferences?: (text: string) => string;
 }
