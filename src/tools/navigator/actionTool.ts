@@ -2,7 +2,7 @@ import type { Locator, Page } from 'playwright-core';
 import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../agent/tool';
 import { ToolExecutionError } from '../../errors';
-import { DEFAULT_MAX_CHARS, MAX_CHARS, readText, toolError } from './pageText';
+import { DEFAULT_MAX_CHARS, maxCharsArgument, readText, toolError } from './pageText';
 import type { BrowserSessions } from './sessions';
 
 /** Options for {@link createActionTool}. */
@@ -38,13 +38,7 @@ export const BrowserActionArgs = z.object({
     .max(MAX_ACTION_TIMEOUT_MS)
     .optional()
     .describe('How long to wait for the element'),
-  maxChars: z
-    .number()
-    .int()
-    .min(100)
-    .max(MAX_CHARS)
-    .optional()
-    .describe(`read_*: characters returned (default ${DEFAULT_MAX_CHARS})`),
+  maxChars: maxCharsArgument('read_*: characters returned'),
 });
 export type BrowserActionArgs = z.infer<typeof BrowserActionArgs>;
 

@@ -4,7 +4,7 @@ import { ToolExecutionError } from '../../errors';
 import type { Request, Response } from 'playwright-core';
 import { REFUSED_HEADER, hostPort, type Refusal } from './guardProxy';
 import type { HostPolicy } from './hostPolicy';
-import { DEFAULT_MAX_CHARS, MAX_CHARS, excerpt, toolError } from './pageText';
+import { DEFAULT_MAX_CHARS, excerpt, maxCharsArgument, toolError } from './pageText';
 import type { BrowserSessions } from './sessions';
 
 /** Options for {@link createNavigateTool}. */
@@ -54,13 +54,7 @@ export function createNavigateTool(options: NavigateToolOptions): AnyTool {
         .enum(['load', 'domcontentloaded', 'networkidle'])
         .optional()
         .describe('When the page counts as loaded (default load)'),
-      maxChars: z
-        .number()
-        .int()
-        .min(100)
-        .max(MAX_CHARS)
-        .optional()
-        .describe(`Characters of page text to return (default ${DEFAULT_MAX_CHARS})`),
+      maxChars: maxCharsArgument('Characters of page text to return'),
     }),
     execute: async (args, ctx) => {
       // Checked here too so a refused URL fails fast, without starting a browser.

@@ -1,10 +1,15 @@
 import type { Locator } from 'playwright-core';
+import { z } from 'zod';
 import { ToolExecutionError } from '../../errors';
 
 /** Default characters of page text returned to the model. */
 export const DEFAULT_MAX_CHARS = 2_000;
 /** Most characters of page text a model may ask for at once. */
 export const MAX_CHARS = 20_000;
+
+/** The optional `maxChars` argument of the tools that return page text, described for the model as `what`. */
+export const maxCharsArgument = (what: string) =>
+  z.number().int().min(100).max(MAX_CHARS).optional().describe(`${what} (default ${DEFAULT_MAX_CHARS})`);
 
 /** Text cut to size, saying whether it was cut. */
 export interface Excerpt {
