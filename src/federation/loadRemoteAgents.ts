@@ -47,28 +47,20 @@ export function screenEntries(
   const candidates: RemoteAgentEntry[] = [];
   const refused: PeerSkip[] = [];
   for (const entry of entries) {
-    const cardUrl = entryCardUrl(entry, cardsDir);
     const key = entry.name.toLowerCase();
-    if (!entry.enabled)
-      refused.push({ name: entry.name, cardUrl, reason: 'disabled in config (enabled: false)', retry: false });
-    else if (locals.has(key))
-      refused.push({
-        name: entry.name,
-        cardUrl,
-        reason: `name collides with the local agent ${entry.name}`,
-        retry: false,
-      });
-    else if (taken.has(key))
-      refused.push({
-        name: entry.name,
-        cardUrl,
-        reason: `name collides with another remote agent ${entry.name}`,
-        retry: false,
-      });
-    else {
-      taken.add(key);
-      candidates.push(entry);
+    const reason = !entry.enabled
+      ? 'disabled in config (enabled: false)'
+      : locals.has(key)
+        ? `name collides with the local agent ${entry.name}`
+        : taken.has(key)
+          ? `name collides with another remote agent ${entry.name}`
+          : undefined;
+    if (reason) {
+      refused.push({ name: entry.name, cardUrl: entryCardUrl(entry, cardsDir), reason, retry: false });
+      continue;
     }
+    taken.add(key);
+    candidates.push(entry);
   }
   return { candidates, refused };
 }
