@@ -166,20 +166,16 @@ export class MemoryStore {
     const match = ftsQuery(query, { prefixes: true });
     if (!match) return [];
     const params = { match, session: options.sessionId ?? null, limit: options.limit };
-    const observations = this.db
-      .prepare(
-        `SELECT o.*, bm25(memory_observations_fts) AS rank FROM memory_observations_fts
-         JOIN memory_observations o ON o.id = memory_observations_fts.rowid
-         WHERE memory_observations_fts MATCH @match AND (@session IS NULL OR o.session_id = @session) ORDER BY rank LIMIT @limit`,
-      )
-      .all(params) as (ObservationRow & { rank: number })[];
-    const reflections = this.db
-      .prepare(
-        `SELECT r.*, bm25(memory_reflections_fts) AS rank FROM memory_reflections_fts
-         JOIN memory_reflections r ON r.id = memory_reflections_fts.rowid
-         WHERE memory_reflections_fts MATCH @match AND (@session IS NULL OR r.session_id = @session) ORDER BY rank LIMIT @limit`,
-      )
-      .all(params) as (ReflectionRow & { rank: number })[];
+    // Observations and reflections are searched alike: each table has its FTS5 twin `<table>_fts`.
+    const search = <Row>(table: 'memory_observations' | 'memory_reflections') =>
+      this.db
+        .prepare(
+          `SELECT m.*, bm25(${table}_fts) AS rank FROM ${table}_fts JOIN ${table} m ON m.id = ${table}_fts.rowid
+           WHERE ${table}_fts MATCH @match AND (@session IS NULL OR m.session_id = @session) ORDER BY rank LIMIT @limit`,
+        )
+        .all(params) as (Row & { rank: number })[];
+    const observations = search<ObservationRow>('memory_observations');
+    const reflections = search<ReflectionRow>('memory_reflections');
     const memories: Memory[] = [
       ...observations.map((r) => ({ type: 'observation' as const, score: bm25Score(r.rank), ...toObservation(r) })),
       ...reflections.map((r) => ({ type: 'reflection' as const, score: bm25Score(r.rank * 1.2), ...toReflection(r) })),
