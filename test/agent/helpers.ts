@@ -5,6 +5,7 @@ import type { Agent, LlmAgent } from '../../src/agent/agent';
 import type { AnyTool } from '../../src/agent/tool';
 import type { RunEvent } from '../../src/agent/events';
 import type { TurnInput, TurnResult, TurnRunner } from '../../src/agent/turn';
+import { createRunner, type RunnerOptions } from '../../src/agent/runner';
 import type { Model } from '../../src/llm/model';
 import { openDatabase, type SqliteDatabase } from '../../src/store/database';
 import { createSessionStore, type SessionStore } from '../../src/store/sessions';
@@ -74,4 +75,20 @@ export async function collect(
     if (step.done) return { events, result: step.value };
     events.push(step.value);
   }
+}
+
+/** A runner over `root` with the store's sessions and logger and the node's default guardrails; `more` overrides. */
+export function runnerFor(
+  store: ReturnType<typeof openStore>,
+  root: () => LlmAgent,
+  more: Partial<RunnerOptions> = {},
+): TurnRunner {
+  return createRunner({
+    root,
+    sessions: store.sessions,
+    logger: store.logger,
+    maxDelegationRounds: 5,
+    maxTurnsPerAgent: 10,
+    ...more,
+  });
 }

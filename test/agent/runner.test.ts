@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { createRunner, type RunnerOptions } from '../../src/agent/runner';
+import type { RunnerOptions } from '../../src/agent/runner';
 import { combineContextProviders } from '../../src/agent/turnState';
 import { createMemoryLogger } from '../../src/log/logger';
 import { defineTool } from '../../src/agent/tool';
 import type { LlmAgent } from '../../src/agent/agent';
 import { ScriptedModel, say, callTool, transferTo } from '../support/scriptedModel';
-import { collect, makeAgent, openStore } from './helpers';
+import { collect, makeAgent, openStore, runnerFor } from './helpers';
 
 const echo = defineTool({
   name: 'exec_echo',
@@ -26,15 +26,7 @@ describe('runner: tools and delegation', () => {
   beforeEach(() => (store = openStore()));
   afterEach(() => store.close());
 
-  const runner = (model: ScriptedModel, more: Partial<RunnerOptions> = {}) =>
-    createRunner({
-      root: () => tree(model),
-      sessions: store.sessions,
-      logger: store.logger,
-      maxDelegationRounds: 5,
-      maxTurnsPerAgent: 10,
-      ...more,
-    });
+  const runner = (model: ScriptedModel, more: Partial<RunnerOptions> = {}) => runnerFor(store, () => tree(model), more);
 
   it('starts the turn at the agent the input names (a workflow step) and at the root for an unknown name', async () => {
     const model = new ScriptedModel([callTool('exec_echo', { text: 'step' }), say('Step done.'), say('Root here.')]);
@@ -95,13 +87,7 @@ describe('runner: tools and delegation', () => {
   it('offers no transfer function to a single agent without sub-agents', async () => {
     const model = new ScriptedModel([say('hello')]);
     const single = makeAgent({ name: 'lango-agent', model, tools: [echo] });
-    const r = createRunner({
-      root: () => single,
-      sessions: store.sessions,
-      logger: store.logger,
-      maxDelegationRounds: 5,
-      maxTurnsPerAgent: 10,
-    });
+    const r = runnerFor(store, () => single);
     const { result } = await collect(r, { sessionId: 's1', text: 'hi' });
     expect(result.author).toBe('lango-agent');
     expect(model.requests[0]!.tools.map((t) => t.name)).toEqual(['exec_echo']);
@@ -200,13 +186,7 @@ describe('runner: tools and delegation', () => {
       say('Sorry, the tools failed.'),
     ]);
     const solo = makeAgent({ name: 'lango-agent', model, tools: [echo, boom] });
-    const r = createRunner({
-      root: () => solo,
-      sessions: store.sessions,
-      logger: store.logger,
-      maxDelegationRounds: 5,
-      maxTurnsPerAgent: 10,
-    });
+    const r = runnerFor(store, () => solo);
     const { events, result } = await collect(r, { sessionId: 's1', text: 'x' });
     expect(result.status).toBe('completed');
     const results = model.requests[1]!.messages.filter((m) => m.role === 'tool').map((m) => m.content);
@@ -226,14 +206,7 @@ describe('runner: tools and delegation', () => {
     });
     const model = new ScriptedModel([callTool('fs_big'), say('ok')]);
     const solo = makeAgent({ name: 'lango-agent', model, tools: [big] });
-    const r = createRunner({
-      root: () => solo,
-      sessions: store.sessions,
-      logger: store.logger,
-      maxDelegationRounds: 5,
-      maxTurnsPerAgent: 10,
-      maxToolResultChars: 100,
-    });
+    const r = runnerFor(store, () => solo, { maxToolResultChars: 100 });
     await collect(r, { sessionId: 's1', text: 'x' });
     expect(model.requests[1]!.messages.at(-1)!.content).toMatch(/^x{100}\n…\[truncated 400 characters\]$/);
   });
@@ -241,13 +214,7 @@ describe('runner: tools and delegation', () => {
   it('stops an agent after maxTurnsPerAgent model calls with a readable failure', async () => {
     const model = new ScriptedModel([callTool('exec_echo', { text: 'a' }), callTool('exec_echo', { text: 'b' })]);
     const solo = makeAgent({ name: 'lango-agent', model, tools: [echo] });
-    const r = createRunner({
-      root: () => solo,
-      sessions: store.sessions,
-      logger: store.logger,
-      maxDelegationRounds: 5,
-      maxTurnsPerAgent: 2,
-    });
+    const r = runnerFor(store, () => solo, { maxTurnsPerAgent: 2 });
     const { result } = await collect(r, { sessionId: 's1', text: 'x' });
     expect(result).toEqual({
       status: 'failed',
@@ -281,13 +248,7 @@ describe('runner: sessions and memory hooks', () => {
 
   it('shows every agent the earlier conversation (user messages and authored answers) plus this turn', async () => {
     const model = new ScriptedModel([transferTo('operator'), say('first answer'), say('second answer')]);
-    const r = createRunner({
-      root: () => tree(model),
-      sessions: store.sessions,
-      logger: store.logger,
-      maxDelegationRounds: 5,
-      maxTurnsPerAgent: 10,
-    });
+    const r = runnerFor(store, () => tree(model));
     await collect(r, { sessionId: 's1', text: 'first' });
     await collect(r, { sessionId: 's1', text: 'second' });
     expect(model.requests[2]!.messages).toEqual([
@@ -299,13 +260,7 @@ describe('runner: sessions and memory hooks', () => {
 
   it('has the turn persisted when the final event arrives, so a reader may stop there', async () => {
     const model = new ScriptedModel([say('done')]);
-    const r = createRunner({
-      root: () => makeAgent({ name: 'lango-agent', model }),
-      sessions: store.sessions,
-      logger: store.logger,
-      maxDelegationRounds: 5,
-      maxTurnsPerAgent: 10,
-    });
+    const r = runnerFor(store, () => makeAgent({ name: 'lango-agent', model }));
     for await (const event of r.run({ sessionId: 's1', text: 'go' })) if (event.type === 'final') break;
     expect(store.sessions.messages('s1').map((m) => [m.role, m.content, m.author])).toEqual([
       ['user', 'go', undefined],
@@ -318,12 +273,7 @@ describe('runner: sessions and memory hooks', () => {
     const solo = makeAgent({ name: 'lango-agent', model, tools: [echo], instruction: 'Base prompt.' });
     const seen: string[] = [];
     const hooks: Array<{ visible: string[]; turn: string[] }> = [];
-    const r = createRunner({
-      root: () => solo,
-      sessions: store.sessions,
-      logger: store.logger,
-      maxDelegationRounds: 5,
-      maxTurnsPerAgent: 10,
+    const r = runnerFor(store, () => solo, {
       contextProvider: async ({ agentName, text }) => {
         seen.push(`${agentName}:${text}`);
         return 'User prefers short answers.';
@@ -350,12 +300,7 @@ describe('runner: sessions and memory hooks', () => {
   it('logs a failing context provider or turn-end hook without failing the turn', async () => {
     const model = new ScriptedModel([say('hi')]);
     const solo = makeAgent({ name: 'lango-agent', model, instruction: 'Base.' });
-    const r = createRunner({
-      root: () => solo,
-      sessions: store.sessions,
-      logger: store.logger,
-      maxDelegationRounds: 5,
-      maxTurnsPerAgent: 10,
+    const r = runnerFor(store, () => solo, {
       contextProvider: async () => {
         throw new Error('memory offline');
       },

@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { createRunner } from '../../src/agent/runner';
 import { ApprovalRequired, defineTool } from '../../src/agent/tool';
 import { RunEvents } from '../../src/agent/events';
 import type { LlmAgent, RemoteAgent, RemoteInvocation, RemoteOutcome } from '../../src/agent/agent';
 import { ScriptedModel, say, callTool, transferTo } from '../support/scriptedModel';
-import { collect, makeAgent, openStore } from './helpers';
+import { collect, makeAgent, openStore, runnerFor } from './helpers';
 
 /** A remote agent that plays scripted outcomes and records each invocation (with a copy of its state). */
 function scriptedRemote(outcomes: Array<RemoteOutcome | Error>, onInvoke?: (inv: RemoteInvocation) => void) {
@@ -56,20 +55,13 @@ describe('runner: approval across turns', () => {
       model,
       subAgents: [makeAgent({ name: 'operator', model, tools: [danger] })],
     });
-  const runnerFor = (model: ScriptedModel) =>
-    createRunner({
-      root: () => build(model),
-      sessions: store.sessions,
-      logger: store.logger,
-      maxDelegationRounds: 5,
-      maxTurnsPerAgent: 10,
-    });
+  const approvalRunner = (model: ScriptedModel) => runnerFor(store, () => build(model));
 
   beforeEach(() => (runs.length = 0));
 
   it('asks, persists the pending call, and runs it approved in the next turn after the database is reopened', async () => {
     const first = new ScriptedModel([transferTo('operator'), callTool('exec_danger', { command: 'rm junk' })]);
-    const asked = await collect(runnerFor(first), { sessionId: 's1', text: 'delete the junk' });
+    const asked = await collect(approvalRunner(first), { sessionId: 's1', text: 'delete the junk' });
     expect(asked.result).toEqual({
       status: 'input-required',
       text: 'Run "rm junk"? Reply yes to approve.',
@@ -88,7 +80,7 @@ describe('runner: approval across turns', () => {
       call: { name: 'exec_danger' },
     });
     const second = new ScriptedModel([say('Deleted the junk.')]);
-    const done = await collect(runnerFor(second), { sessionId: 's1', text: 'Yes' });
+    const done = await collect(approvalRunner(second), { sessionId: 's1', text: 'Yes' });
 
     expect(done.result).toEqual({ status: 'completed', text: 'Deleted the junk.', author: 'operator' });
     expect(runs).toEqual([{ command: 'rm junk', approved: true }]);
@@ -109,9 +101,9 @@ describe('runner: approval across turns', () => {
 
   it('tells the model the user declined when the reply is not an approval', async () => {
     const first = new ScriptedModel([transferTo('operator'), callTool('exec_danger', { command: 'rm junk' })]);
-    await collect(runnerFor(first), { sessionId: 's1', text: 'delete the junk' });
+    await collect(approvalRunner(first), { sessionId: 's1', text: 'delete the junk' });
     const second = new ScriptedModel([say('Okay, I left it alone.')]);
-    const done = await collect(runnerFor(second), { sessionId: 's1', text: 'no, keep it' });
+    const done = await collect(approvalRunner(second), { sessionId: 's1', text: 'no, keep it' });
     expect(done.result.text).toBe('Okay, I left it alone.');
     expect(runs).toEqual([]);
     expect(second.requests[0]!.messages.at(-1)).toMatchObject({
@@ -127,14 +119,9 @@ describe('runner: remote sub-agents', () => {
   afterEach(() => store.close());
 
   const runnerWith = (model: ScriptedModel, remote: RemoteAgent) =>
-    createRunner({
-      root: () =>
-        makeAgent({ name: 'lango-orchestrator', model, subAgents: [makeAgent({ name: 'operator', model }), remote] }),
-      sessions: store.sessions,
-      logger: store.logger,
-      maxDelegationRounds: 5,
-      maxTurnsPerAgent: 10,
-    });
+    runnerFor(store, () =>
+      makeAgent({ name: 'lango-orchestrator', model, subAgents: [makeAgent({ name: 'operator', model }), remote] }),
+    );
 
   it('takes a completed remote answer as the turn answer authored by the remote, relaying its events and metadata', async () => {
     const { remote, calls } = scriptedRemote([{ status: 'completed', text: 'remote says hi' }]);
@@ -231,13 +218,7 @@ describe('runner: cancellation', () => {
       },
     });
     const model = new ScriptedModel([callTool('exec_stuck')]);
-    const runner = createRunner({
-      root: () => makeAgent({ name: 'lango-agent', model, tools: [stuck] }),
-      sessions: store.sessions,
-      logger: store.logger,
-      maxDelegationRounds: 5,
-      maxTurnsPerAgent: 10,
-    });
+    const runner = runnerFor(store, () => makeAgent({ name: 'lango-agent', model, tools: [stuck] }));
     const controller = new AbortController();
     const running = collect(runner, { sessionId: 's1', text: 'x', signal: controller.signal });
     await toolStarted;
@@ -249,13 +230,7 @@ describe('runner: cancellation', () => {
 
   it('aborts mid-model-stream and persists nothing', async () => {
     const model = new ScriptedModel([{ hang: true, chunks: ['Partial ans'] }]);
-    const runner = createRunner({
-      root: () => makeAgent({ name: 'lango-agent', model }),
-      sessions: store.sessions,
-      logger: store.logger,
-      maxDelegationRounds: 5,
-      maxTurnsPerAgent: 10,
-    });
+    const runner = runnerFor(store, () => makeAgent({ name: 'lango-agent', model }));
     const controller = new AbortController();
     const turn = runner.run({ sessionId: 's1', text: 'x', signal: controller.signal });
     expect((await turn.next()).value).toEqual({ type: 'agent_start', agent: 'lango-agent' });
@@ -278,13 +253,7 @@ describe('runner: cancellation', () => {
       },
     };
     const model = new ScriptedModel([transferTo('peer')]);
-    const runner = createRunner({
-      root: () => makeAgent({ name: 'lango-orchestrator', model, subAgents: [remote] }),
-      sessions: store.sessions,
-      logger: store.logger,
-      maxDelegationRounds: 5,
-      maxTurnsPerAgent: 10,
-    });
+    const runner = runnerFor(store, () => makeAgent({ name: 'lango-orchestrator', model, subAgents: [remote] }));
     const controller = new AbortController();
     const events: string[] = [];
     const running = (async () => {
@@ -300,13 +269,7 @@ describe('runner: cancellation', () => {
 
   it('throws AbortError before doing anything when the signal is already aborted', async () => {
     const model = new ScriptedModel([]);
-    const runner = createRunner({
-      root: () => makeAgent({ name: 'lango-agent', model }),
-      sessions: store.sessions,
-      logger: store.logger,
-      maxDelegationRounds: 5,
-      maxTurnsPerAgent: 10,
-    });
+    const runner = runnerFor(store, () => makeAgent({ name: 'lango-agent', model }));
     await expect(collect(runner, { sessionId: 's1', text: 'x', signal: AbortSignal.abort() })).rejects.toMatchObject({
       name: 'AbortError',
     });
