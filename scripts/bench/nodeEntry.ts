@@ -13,6 +13,7 @@ import { createApp } from '../../src/app';
 import { resolveConfig } from '../../src/config/load';
 import { createMemoryLogger } from '../../src/log/logger';
 import { createInstantModel } from './instantModel';
+import { answerMemoryProbe } from './memoryStats';
 
 async function main(): Promise<void> {
   const t0 = performance.now();
@@ -35,16 +36,7 @@ async function main(): Promise<void> {
   const logger = process.env.LOG_LEVEL === 'memory' ? createMemoryLogger() : undefined;
   const app = await createApp(config, { ...(model ? { model } : {}), ...(logger ? { logger } : {}) });
   const url = await app.listen();
-  // Registered before the ready line: a SIGUSR2 without a handler would kill the process.
-  process.on('SIGUSR2', () => {
-    const gc = (globalThis as { gc?: () => void }).gc;
-    if (gc) {
-      gc();
-      gc();
-    }
-    const m = process.memoryUsage();
-    process.stdout.write(`${JSON.stringify({ stats: true, gc: Boolean(gc), rss: m.rss, heapUsed: m.heapUsed })}\n`);
-  });
+  answerMemoryProbe();
   process.stdout.write(
     `${JSON.stringify({ ready: true, url, startupMs: Math.round(performance.now() - t0), pid: process.pid })}\n`,
   );

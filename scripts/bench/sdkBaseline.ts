@@ -19,6 +19,7 @@ import type { AgentCard, Part, Task } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { answerMemoryProbe } from './memoryStats';
 
 const PORT = Number(process.env.PORT ?? 0);
 const MODE = process.env.MODE === 'message' ? 'message' : 'task';
@@ -138,15 +139,7 @@ const app = express();
 app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: requestHandler }));
 app.use(jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }));
 
-process.on('SIGUSR2', () => {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (gc) {
-    gc();
-    gc();
-  }
-  const m = process.memoryUsage();
-  process.stdout.write(`${JSON.stringify({ stats: true, gc: Boolean(gc), rss: m.rss, heapUsed: m.heapUsed })}\n`);
-});
+answerMemoryProbe();
 
 const server = app.listen(PORT, '127.0.0.1', (err?: Error) => {
   if (err) throw err;
