@@ -24,7 +24,6 @@ export { RunEvents, assertNever, type RunEvent } from './agent/events';
 export { runToEnd, type TurnInput, type TurnResult, type TurnRunner } from './agent/turn';
 export { createRunner, type RunnerOptions } from './agent/runner';
 export { combineContextProviders, type ContextProvider, type TurnEndHook } from './agent/turnState';
-export { AbortError, isAbortError } from './agent/errors';
 
 // Models
 export type {
@@ -59,15 +58,17 @@ export { createSessionStore, type SessionStore, type StoredMessage, type Session
 export { toEvents, type SessionEvent } from './store/sessionEvents';
 
 // Tool families
-export { toolFamilies, type ToolFamily, type ToolFamilyDeps, type ToolFamilyInstance } from './tools/families';
+export { toolFamilies } from './tools/families';
+export type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from './tools/family';
 export { createToolset, type Toolset } from './tools/toolset';
 
 // A2A and federation
 export { createA2AServer, type A2AServer, type A2AServerOptions } from './a2a/server';
-export { AgentCardV1, AgentCardV03, type ParsedAgentCard } from './a2a/cardSchema';
+export { AgentCardV1, AgentCardV03, type ParsedAgentCard } from './protocol/cardSchema';
 export * from './federation';
 
-// Logging
+// Logging and trace context
+export { TRACEPARENT_KEY, childTraceparent, parseTraceparent, type TraceContext } from './log/traceContext';
 export { createMemoryLogger, silentLogger, type Logger, type MemoryLogger, type LogRecord } from './log/logger';
 export { SecretRegistry } from './log/redact';
 export { createWinstonLogger } from './log/winston';

@@ -3,7 +3,7 @@ import { AgentEvent, STATE_HEADERS_KEY } from '@a2a-js/sdk/server';
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import { randomUUID } from 'node:crypto';
 import type { TurnResult, TurnRunner } from '../agent/turn';
-import { childTraceparent, parseTraceparent, TRACEPARENT_KEY } from '../federation/hops';
+import { childTraceparent, parseTraceparent, TRACEPARENT_KEY } from '../log/traceContext';
 import type { Logger } from '../log/logger';
 import { messageText, newTask, statusUpdate, textPart } from './messages';
 import { describeProgress, progressMetadata } from './progress';

@@ -14,7 +14,7 @@ import type { Logger } from '../log/logger';
 import { newContextId } from './contextIds';
 import { newTask, statusUpdate } from './messages';
 import { RESULT_ONLY_KEY } from './callFlags';
-import { isFinished, isInterrupted, isSettled } from './taskStates';
+import { isFinished, isInterrupted, isSettled } from '../protocol/taskStates';
 import type { SqliteTaskStore } from './sqliteStores';
 
 /** What {@link ResultOnlySend} works with: the node's executor, task store and the SDK handler's bus manager. */

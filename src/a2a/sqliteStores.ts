@@ -13,7 +13,7 @@ import type { SqliteDatabase } from '../store/database';
 import type { Logger } from '../log/logger';
 import { groupCommitFor } from '../store/groupCommit';
 import { RESULT_ONLY_KEY } from './callFlags';
-import { isRunning } from './taskStates';
+import { isRunning } from '../protocol/taskStates';
 
 /**
  * The SDK's TaskStore and PushNotificationStore contracts over our

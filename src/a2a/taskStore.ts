@@ -2,7 +2,7 @@ import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import { migrate, type SqliteDatabase } from '../store/database';
 import type { Logger } from '../log/logger';
 import { SqlitePushStore, SqliteTaskStore } from './sqliteStores';
-import { FINISHED_STATES, RUNNING_STATES } from './taskStates';
+import { FINISHED_STATES, RUNNING_STATES } from '../protocol/taskStates';
 
 /**
  * Durable A2A tasks and push-notification configs in the node's one SQLite

@@ -1,7 +1,7 @@
 import type { ModelRequest, ModelToolCall, Model } from '../llm/model';
 import type { Logger } from '../log/logger';
 import { RunEvents, type RunEvent } from './events';
-import { AbortError, raceAbort } from './errors';
+import { AbortError, raceAbort } from '../errors';
 
 /** What one model call produced: its text and the tool calls it asked for, or why it failed. */
 export type ModelReply = { ok: true; text: string; toolCalls: ModelToolCall[] } | { ok: false; reason: string };

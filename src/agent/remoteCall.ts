@@ -1,7 +1,7 @@
 import type { RemoteAgent, RemoteInvocation, RemoteOutcome } from './agent';
 import type { Logger } from '../log/logger';
 import { RunEvents, type RunEvent } from './events';
-import { AbortError, raceAbort } from './errors';
+import { AbortError, raceAbort } from '../errors';
 
 /**
  * Calls a remote A2A agent for one request, relaying the events it yields.

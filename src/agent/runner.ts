@@ -2,7 +2,7 @@ import type { Agent, LlmAgent, RemoteAgent } from './agent';
 import { assertNever, RunEvents, type RunEvent } from './events';
 import { toolJsonSchema } from './tool';
 import type { TurnInput, TurnResult, TurnRunner } from './turn';
-import { raceAbort, throwIfAborted } from './errors';
+import { raceAbort, throwIfAborted } from '../errors';
 import { callModel } from './modelCall';
 import { callRemote } from './remoteCall';
 import { executeToolCall, DEFAULT_MAX_TOOL_RESULT_CHARS } from './toolCall';

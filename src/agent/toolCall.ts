@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { ApprovalRequired, type AnyTool, type ToolContext } from './tool';
-import { AbortError, raceAbort } from './errors';
+import { AbortError, raceAbort } from '../errors';
 
 /** How one tool call ended, as the loop needs to know it. */
 export type ToolCallOutcome = { type: 'result'; ok: boolean; content: string } | { type: 'approval'; question: string };

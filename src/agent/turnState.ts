@@ -1,6 +1,6 @@
 import type { ModelMessage } from '../llm/model';
 import type { Logger } from '../log/logger';
-import { parseTraceparent, TRACEPARENT_KEY } from '../federation/hops';
+import { parseTraceparent, TRACEPARENT_KEY } from '../log/traceContext';
 import type { NewSessionMessage, SessionState, SessionStore, StoredMessage } from '../store/sessions';
 import type { TurnInput, TurnResult } from './turn';
 import type { TreeIndex } from './transfer';

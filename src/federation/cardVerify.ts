@@ -1,7 +1,7 @@
 import { constants, createPublicKey, verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import { canonicalizeAgentCard, type AgentCard } from '@a2a-js/sdk';
 import type { Dispatcher } from 'undici';
-import type { ParsedAgentCard } from '../a2a/cardSchema';
+import type { ParsedAgentCard } from '../protocol/cardSchema';
 import { RemoteAgentError } from '../errors';
 import { errorMessage, fetchJson } from './cardFetch';
 

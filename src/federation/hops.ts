@@ -1,22 +1,16 @@
-import { randomUUID } from 'node:crypto';
-
 /**
  * Loop prevention and trace propagation across federated nodes. Every
  * outgoing A2A message carries, in its metadata, the ids of the nodes it
  * has crossed and a hop count; a node finding itself on the path, or a path
  * longer than `a2a.maxHops`, refuses the message instead of recursing
- * (issue 4, "Loops"). The W3C `traceparent` rides along so one trace id
- * names the whole delegation chain.
+ * (issue 4, "Loops"). The W3C `traceparent` rides along beside them (see
+ * log/traceContext.ts) so one trace id names the whole delegation chain.
  */
 
 /** Metadata key holding the node ids already crossed, oldest first. */
 export const FEDERATION_PATH_KEY = 'lango.federation.path';
 /** Metadata key holding how many A2A hops the request has made so far. */
 export const FEDERATION_HOPS_KEY = 'lango.federation.hops';
-/** Metadata key (and HTTP header) carrying the W3C trace context. */
-export const TRACEPARENT_KEY = 'traceparent';
-
-const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 const MAX_PATH = 64;
 
 /**
@@ -118,32 +112,4 @@ export function nextHop(
     }
   }
   return { ok: true, metadata: { [FEDERATION_PATH_KEY]: path, [FEDERATION_HOPS_KEY]: hops } };
-}
-
-/** A parsed W3C trace context. */
-export interface TraceContext {
-  traceId: string;
-  spanId: string;
-  flags: string;
-}
-
-/** Parses a `traceparent` value; `undefined` when absent or malformed (all-zero ids are invalid). */
-export function parseTraceparent(value: unknown): TraceContext | undefined {
-  if (typeof value !== 'string') return undefined;
-  const m = TRACEPARENT.exec(value.trim().toLowerCase());
-  if (!m || /^0+$/.test(m[1]) || /^0+$/.test(m[2])) return undefined;
-  return { traceId: m[1], spanId: m[2], flags: m[3] };
-}
-
-/**
- * The `traceparent` for an outgoing call: same trace id as the inbound
- * context (a new one when there is none), a fresh span id.
- */
-export function childTraceparent(inbound: unknown): { traceparent: string; traceId: string } {
-  const parent = parseTraceparent(inbound);
-  // randomUUID draws from a buffered entropy pool: one per request instead of two randomBytes calls.
-  const random = randomUUID().replace(/-/g, '');
-  const traceId = parent?.traceId ?? random;
-  const spanId = parent ? random.slice(0, 16) : random.slice(16);
-  return { traceparent: `00-${traceId}-${spanId}-${parent?.flags ?? '01'}`, traceId };
 }

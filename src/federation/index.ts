@@ -15,10 +15,7 @@ export {
   readHopState,
   resolveNodeId,
   type NodeId,
-  childTraceparent,
-  parseTraceparent,
   FEDERATION_PATH_KEY,
   FEDERATION_HOPS_KEY,
-  TRACEPARENT_KEY,
   type HopCheck,
 } from './hops';

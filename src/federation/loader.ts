@@ -3,7 +3,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AgentCard } from '@a2a-js/sdk';
 import type { Dispatcher } from 'undici';
-import { parseAgentCard, type ParsedAgentCard } from '../a2a/cardSchema';
+import { parseAgentCard, type ParsedAgentCard } from '../protocol/cardSchema';
 import type { RemoteAgentEntry } from '../config/schema';
 import { RemoteAgentError } from '../errors';
 import type { Logger } from '../log/logger';

@@ -1,6 +1,6 @@
 import { AgentCard } from '@a2a-js/sdk';
 import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
-import type { ParsedAgentCard } from '../a2a/cardSchema';
+import type { ParsedAgentCard } from '../protocol/cardSchema';
 import { RemoteAgentError } from '../errors';
 
 /**

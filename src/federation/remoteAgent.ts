@@ -3,10 +3,11 @@ import type { Client, RequestOptions } from '@a2a-js/sdk/client';
 import type { Dispatcher } from 'undici';
 import type { RemoteAgent, RemoteInvocation, RemoteOutcome } from '../agent/agent';
 import { RunEvents, type RunEvent } from '../agent/events';
-import { isSettled } from '../a2a/taskStates';
+import { isSettled } from '../protocol/taskStates';
 import type { Logger } from '../log/logger';
 import { describeNetworkError, errorMessage } from './cardFetch';
-import { TRACEPARENT_KEY, childTraceparent, nextHop, resolveNodeId, type NodeId } from './hops';
+import { TRACEPARENT_KEY, childTraceparent } from '../log/traceContext';
+import { nextHop, resolveNodeId, type NodeId } from './hops';
 import type { LoadedPeer } from './loader';
 import {
   ArtifactText,

@@ -1,7 +1,6 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { LangoError } from '../errors';
-import { AbortError } from '../agent/errors';
+import { AbortError, LangoError } from '../errors';
 import type { Logger } from '../log/logger';
 import type { Model, ModelEvent, ModelMessage, ModelRequest, ModelToolCall } from './model';
 

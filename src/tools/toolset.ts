@@ -1,5 +1,5 @@
 import type { AnyTool } from '../agent/tool';
-import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from './families';
+import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from './family';
 
 /** How one tool family came up: on (with its tools), off by config, or broken (with the reason). */
 export interface FamilyStatus {

@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { AgentCard, verifyAgentCardSignature } from '@a2a-js/sdk';
-import { AgentCardV03, AgentCardV1, parseAgentCard } from '../../src/a2a/cardSchema';
+import { AgentCardV03, AgentCardV1, parseAgentCard } from '../../src/protocol/cardSchema';
 import { a2aTestPeer, a2aTestTools, startA2ANode, type A2ATestNode } from '../support/a2aServer';
 import { buildAgentTree } from '../../src/orchestration/tree';
 import type { LlmAgent } from '../../src/agent/agent';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { A2A_PROTOCOL_VERSION } from '@a2a-js/sdk';
 import type { AgentCard } from '@a2a-js/sdk';
-import { AgentCardV1, detectCardVersion, parseAgentCard } from '../../src/a2a/cardSchema';
+import { AgentCardV1, detectCardVersion, parseAgentCard } from '../../src/protocol/cardSchema';
 
 const sdkCard: AgentCard = {
   name: 'Peer',

@@ -2,14 +2,8 @@ import { Agent } from 'undici';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { createMemoryLogger } from '../../src/log/logger';
-import {
-  FEDERATION_HOPS_KEY,
-  FEDERATION_PATH_KEY,
-  checkInboundHops,
-  childTraceparent,
-  nextHop,
-  parseTraceparent,
-} from '../../src/federation/hops';
+import { FEDERATION_HOPS_KEY, FEDERATION_PATH_KEY, checkInboundHops, nextHop } from '../../src/federation/hops';
+import { childTraceparent, parseTraceparent } from '../../src/log/traceContext';
 import { loadRemoteAgents } from '../../src/federation/loadRemoteAgents';
 import { startPeer } from '../support/federationPeers';
 import { baseOptions, drain, entries, logged } from '../support/federationRun';

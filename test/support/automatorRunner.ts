@@ -9,7 +9,7 @@ import type { Model } from '../../src/llm/model';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
 import { SecretRegistry } from '../../src/log/redact';
 import { openDatabase, type SqliteDatabase } from '../../src/store/database';
-import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../../src/tools/families';
+import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../../src/tools/family';
 
 /** What a scripted turn answers: a text (completed) or a whole TurnResult. */
 export type ScriptedAnswer = string | TurnResult;

@@ -1,4 +1,4 @@
-import type { ToolFamily } from '../families';
+import type { ToolFamily } from '../family';
 import { BackgroundQueue } from './bgQueue';
 import { BgStore } from './bgStore';
 import { createBackgroundTools } from './bgTools';

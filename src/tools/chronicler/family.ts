@@ -1,4 +1,4 @@
-import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../families';
+import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../family';
 import { Chronicler, type SessionMessage } from './chronicler';
 import { createChroniclerTools } from './tools';
 

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { AnyTool } from '../../agent/tool';
 import { createEmbeddingProvider } from '../../llm/embeddings';
 import type { EmbeddingProvider } from '../../llm/embeddings/provider';
-import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../families';
+import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../family';
 import { GraphStore } from './graphStore';
 import { createGraphTools } from './graphTools';
 import { InquiryStore } from './inquiryStore';

@@ -1,6 +1,6 @@
 import { getAddress, isAddress } from 'viem';
 import { ConfigError, ToolExecutionError } from '../../errors';
-import type { ToolFamily, ToolFamilyDeps } from '../families';
+import type { ToolFamily, ToolFamilyDeps } from '../family';
 import { createCryptoTools } from './cryptoTools';
 import { BASE_RPC_URL, BASE_USDC, createTokenChain, walletAccount } from './payment/chain';
 import { createPaymentLedger } from './payment/ledger';

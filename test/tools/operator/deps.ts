@@ -4,7 +4,7 @@ import { createMemoryLogger, type MemoryLogger } from '../../../src/log/logger';
 import { SecretRegistry } from '../../../src/log/redact';
 import type { Model } from '../../../src/llm/model';
 import { openDatabase } from '../../../src/store/database';
-import type { ToolFamilyDeps } from '../../../src/tools/families';
+import type { ToolFamilyDeps } from '../../../src/tools/family';
 import type { TurnRunner } from '../../../src/agent/turn';
 
 /** A model for families that must not call one: any call fails the test loudly. */
