@@ -5,7 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import fs from 'node:fs';
-import { createApp, resolveConfig, runToEnd, silentLogger, type RunEvent } from '../src';
+import { createApp, OWNER, resolveConfig, runToEnd, silentLogger, type RunEvent } from '../src';
 
 export async function main(dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-example-'))): Promise<string[]> {
   const app = await createApp(resolveConfig({ dataDir, tools: { browser: { enabled: false } } }), {
@@ -19,7 +19,7 @@ export async function main(dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lang
     };
     const result = await runToEnd(
       app.runner,
-      { sessionId: 'example', text: 'exec_shell {"command": "echo delegated"}' },
+      { principal: OWNER, sessionId: 'example', text: 'exec_shell {"command": "echo delegated"}' },
       onEvent,
     );
     lines.push(`${result.author}: ${result.text.split('\n').slice(-1)[0]}`);

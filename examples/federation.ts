@@ -5,7 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import fs from 'node:fs';
-import { createApp, resolveConfig, runToEnd, silentLogger, walkAgents } from '../src';
+import { createApp, OWNER, resolveConfig, runToEnd, silentLogger, walkAgents } from '../src';
 
 export async function main(): Promise<string[]> {
   const dir = (name: string) => fs.mkdtempSync(path.join(os.tmpdir(), `lango-example-${name}-`));
@@ -25,7 +25,11 @@ export async function main(): Promise<string[]> {
     const hub = await node('hub', { remoteAgents: [{ name: 'weather', baseUrl: peerUrl }] });
     try {
       const tree = walkAgents(hub.root()).map((a) => `${a.name}${a.kind === 'remote' ? ' (remote)' : ''}`);
-      const result = await runToEnd(hub.runner, { sessionId: 'example', text: 'weather: plan a picnic' });
+      const result = await runToEnd(hub.runner, {
+        principal: OWNER,
+        sessionId: 'example',
+        text: 'weather: plan a picnic',
+      });
       return [`hub tree: ${tree.join(', ')}`, `${result.author}: ${result.text.slice(0, 80)}`];
     } finally {
       await hub.close();

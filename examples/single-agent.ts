@@ -10,9 +10,9 @@ import {
   buildAgentTree,
   createOfflineModel,
   createRunner,
-  createSessionStore,
   defineTool,
-  openDatabase,
+  openSqliteStorage,
+  OWNER,
   runToEnd,
   silentLogger,
 } from '../src';
@@ -25,19 +25,24 @@ export async function main(dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lang
     execute: async ({ sides }) => ({ rolled: 1 + Math.floor(Math.random() * sides) }),
   });
   const root = buildAgentTree({ tools: [dice], model: createOfflineModel(), multiAgent: false });
-  const db = openDatabase(path.join(dataDir, 'example.db'));
+  const storage = openSqliteStorage({
+    file: path.join(dataDir, 'example.db'),
+    logger: silentLogger,
+    clock: () => new Date(),
+  });
   try {
     const runner = createRunner({
-      root: () => root,
-      sessions: createSessionStore({ db, logger: silentLogger, clock: () => new Date() }),
+      tree: { current: () => root },
+      sessions: storage.stores.sessions,
       logger: silentLogger,
       maxDelegationRounds: 5,
       maxTurnsPerAgent: 5,
     });
-    const result = await runToEnd(runner, { sessionId: 'example', text: 'exec_roll {"sides": 6}' });
+    // This program is the node's owner: the conversation and anything stored are the owner's.
+    const result = await runToEnd(runner, { principal: OWNER, sessionId: 'example', text: 'exec_roll {"sides": 6}' });
     return `${result.author}: ${result.text}`;
   } finally {
-    db.close();
+    await storage.close();
   }
 }
 

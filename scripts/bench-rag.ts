@@ -22,7 +22,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { LangoConfig } from '../src/config/schema';
 import { silentLogger } from '../src/log/logger';
-import { openDatabase } from '../src/store/database';
+import { OWNER } from '../src/principal';
+import { openSqliteStorage } from '../src/store/sqlite/storage';
 import { createLibrarian } from '../src/tools/librarian/family';
 import { LOCAL_EMBEDDING_DIMENSIONS } from '../src/llm/embeddings';
 
@@ -59,14 +60,18 @@ const percentile = (values: number[], p: number) => {
 
 async function bench(size: number): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-bench-rag-'));
-  const db = openDatabase(path.join(dir, 'lango.db'));
+  const storage = openSqliteStorage({
+    file: path.join(dir, 'lango.db'),
+    logger: silentLogger,
+    clock: () => new Date(),
+  });
+  const { db } = storage;
   const config = LangoConfig.parse({ embedding: { provider: 'local' } });
   const librarian = createLibrarian({
     config,
     dataDir: dir,
-    db,
+    stores: storage.stores,
     logger: silentLogger,
-    clock: () => new Date(),
     // Build the graph by hand below, so exact search can be timed first.
     annThreshold: Number.MAX_SAFE_INTEGER,
   });
@@ -75,6 +80,7 @@ async function bench(size: number): Promise<void> {
   const ctx = {
     signal: new AbortController().signal,
     logger: silentLogger,
+    principal: OWNER,
     sessionId: 'bench',
     agentName: 'librarian',
     approved: false,
@@ -82,16 +88,19 @@ async function bench(size: number): Promise<void> {
   try {
     const texts = corpus(size, 42);
     let t = performance.now();
-    db.transaction(() => {
-      for (const content of texts) librarian.knowledge.saveKnowledge({ kind: 'fact', content });
-    })();
+    // The SQLite store writes each row before its promise settles: one transaction holds them all.
+    await Promise.all(
+      db.transaction(() =>
+        texts.map((content) => librarian.knowledge.saveKnowledge(OWNER, { kind: 'fact', content })),
+      )(),
+    );
     const insertMs = performance.now() - t;
 
     t = performance.now();
     rag.schedule();
     await rag.whenIdle();
     const embedMs = performance.now() - t;
-    const index = rag.index('knowledge', LOCAL_EMBEDDING_DIMENSIONS);
+    const index = await rag.index('knowledge', LOCAL_EMBEDDING_DIMENSIONS);
     if (index.size !== size) throw new Error(`expected ${size} vectors, have ${index.size}`);
 
     // Queries: a few words of a stored note, plus words from elsewhere.
@@ -102,14 +111,14 @@ async function bench(size: number): Promise<void> {
       return [...words.slice(0, 4), ...noise[i].split(' ').slice(0, 2)].join(' ');
     });
 
-    const timeTool = async (): Promise<{ latencies: number[]; ids: number[][]; method: string }> => {
+    const timeTool = async (): Promise<{ latencies: number[]; ids: string[][]; method: string }> => {
       const latencies: number[] = [];
-      const ids: number[][] = [];
+      const ids: string[][] = [];
       let method = '';
       for (const query of queries) {
         const start = performance.now();
         const result = (await tool.execute(tool.parameters.parse({ query, limit: 10 }), ctx)) as {
-          results: { id: number }[];
+          results: { id: string }[];
           method: string;
         };
         latencies.push(performance.now() - start);
@@ -125,7 +134,7 @@ async function bench(size: number): Promise<void> {
     const buildMs = performance.now() - t;
     const ann = await timeTool();
 
-    const recallOf = (ids: number[][]) => {
+    const recallOf = (ids: string[][]) => {
       let found = 0;
       ids.forEach((row, i) => {
         const truth = new Set(exact.ids[i]);
@@ -164,7 +173,7 @@ async function bench(size: number): Promise<void> {
     out('');
   } finally {
     await librarian.close?.();
-    db.close();
+    await storage.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

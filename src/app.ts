@@ -2,16 +2,16 @@ import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type express from 'express';
-import { walkAgents, type LlmAgent, type RemoteAgent } from './agent/agent';
+import type { LlmAgent } from './agent/agent';
 import { createRunner } from './agent/runner';
 import type { TurnRunner } from './agent/turn';
 import { combineContextProviders } from './agent/turnState';
 import { assertSafeExposure } from './a2a/auth';
 import { createA2AServer } from './a2a/server';
 import type { LangoConfig } from './config/schema';
+import { errorMessage } from './errors';
 import { createFederation, type Federation } from './federation/federation';
 import { checkInboundHops } from './federation/hops';
-import type { SecretResolver } from './federation/loader';
 import type { PeerStatus } from './federation/health';
 import type { Model } from './llm/model';
 import { createOfflineModel } from './llm/offline';
@@ -19,17 +19,18 @@ import { createOpenAIModel } from './llm/openai';
 import type { Logger } from './log/logger';
 import { SecretRegistry } from './log/redact';
 import { createWinstonLogger } from './log/winston';
-import { agentSpecs } from './orchestration/specs';
+import { createAgentTreeHolder, type AgentTreeHolder } from './orchestration/liveTree';
 import { partitionTools } from './orchestration/partition';
-import { buildAgentTree, RESERVED_AGENT_NAMES } from './orchestration/tree';
+import { reservedAgentNames } from './orchestration/tree';
 import { buildOrchestratorSystemPrompt, buildSystemPrompt, createSubAgentPrompt, loadPromptSections } from './prompt';
-import { startBackgroundCheckpoints } from './store/checkpointer';
-import { openDatabase, type SqliteDatabase } from './store/database';
-import { loadNodeId } from './store/nodeId';
-import { createSessionStore } from './store/sessions';
+import { defaultPrincipals, OWNER } from './principal';
+import type { Stores } from './store';
+import type { SqliteDatabase } from './store/sqlite/database';
+import { openSqliteStorage } from './store/sqlite/storage';
 import { toolFamilies } from './tools/families';
-import { createVaultSecretResolver } from './tools/vault/family';
+import { createSecretReferences } from './tools/secretReferences';
 import { createToolset, type FamilyStatus } from './tools/toolset';
+import { openVault, requireVault, type VaultAccess } from './tools/vault/vault';
 
 export type { FamilyStatus } from './tools/toolset';
 
@@ -49,12 +50,17 @@ export interface LangoApp {
   readonly config: LangoConfig;
   readonly logger: Logger;
   readonly dataDir: string;
+  /** The embedded database's handle (the A2A task rows, health checks, tests that read rows). */
   readonly db: SqliteDatabase;
+  /** Every store of the node. */
+  readonly stores: Stores;
   /** This node's id on federation hop paths. */
   readonly nodeId: string;
   readonly runner: TurnRunner;
   readonly families: readonly FamilyStatus[];
-  /** The current tree root (rebuilt when remote peers join or leave). */
+  /** The live agent tree (rebuilt when remote peers join or leave, or skills change). */
+  readonly tree: AgentTreeHolder;
+  /** The current tree root. */
   root(): LlmAgent;
   /** Tools no specialist owns (by prefix); listed in the orchestrator's instruction. */
   unmatchedTools(): string[];
@@ -71,9 +77,10 @@ export interface LangoApp {
 
 /**
  * The composition root: the only place that constructs infrastructure
- * (database, logger, model, tools, federation, tree, runner, A2A server)
- * from a validated configuration. Whatever it opened is closed again when a
- * later step fails.
+ * (database and stores, group commit, vault, logger, model, tools,
+ * federation, the agent tree, runner, A2A server), each once, from a
+ * validated configuration. Whatever it opened is closed again when a later
+ * step fails.
  * @example
  * const app = await createApp(resolveConfig({ server: { port: 0 } }));
  * const url = await app.listen();
@@ -110,89 +117,79 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       try {
         await cleanup();
       } catch (err) {
-        logger.warn('shutdown step failed', { error: err instanceof Error ? err.message : String(err) });
+        logger.warn('shutdown step failed', { error: errorMessage(err) });
       }
     }
   };
 
   try {
-    const dbFile = path.join(dataDir, 'lango.db');
-    const db = openDatabase(dbFile);
-    cleanups.push(() => db.close());
-    const stopCheckpoints = startBackgroundCheckpoints({ db, file: dbFile, logger });
-    cleanups.push(stopCheckpoints);
-    const nodeId = loadNodeId(db);
+    const storage = openSqliteStorage({
+      file: path.join(dataDir, 'lango.db'),
+      logger,
+      clock,
+      redact: (text) => secrets.redactText(text),
+      backgroundCheckpoints: true,
+    });
+    // Closed last: everything else writes its final rows first.
+    cleanups.push(() => storage.close());
+    const { stores } = storage;
+    const nodeId = await stores.node.nodeId();
     const model = deps.model ?? createConfiguredModel(config, logger.child({ component: 'llm' }));
+    const vault = await openNodeVault(config, { stores, dataDir, secrets, clock, logger });
+    const secretReferences = createSecretReferences({
+      lookup: (principal, name) => requireVault(vault).secretValue(principal, name),
+    });
 
-    let root: LlmAgent | undefined;
-    let runner: TurnRunner | undefined;
-    const currentRoot = (): LlmAgent => {
-      if (!root) throw new Error('the agent tree is not built yet');
-      return root;
-    };
     const toolset = await createToolset(toolFamilies, {
       config,
       dataDir,
-      db,
+      stores,
+      vault,
+      secretReferences,
+      principals: defaultPrincipals,
       logger,
       secrets,
       clock,
       model,
-      turns: () => {
-        if (!runner) throw new Error('the runner is not built yet');
-        return runner;
-      },
-      agentNames: () => walkAgents(currentRoot()).map((agent) => agent.name),
-      toolsChanged: () => {
-        if (!root) return; // during start-up the tree is built from the final tools anyway
-        root = buildTree(federation?.agents() ?? []);
-        logger.info('agent tree rebuilt', { component: 'tools', tools: toolset.tools.length });
-      },
     });
     cleanups.push(() => toolset.close());
 
-    const buildTree = (remoteAgents: RemoteAgent[]): LlmAgent =>
-      buildAgentTree({
-        tools: toolset.tools,
-        model,
-        multiAgent: config.agent.multiAgent,
-        maxDelegationRounds: config.agent.maxDelegationRounds,
-        systemPrompt,
-        subAgentPrompt,
-        remoteAgents,
-      });
+    const tree = createAgentTreeHolder({
+      tools: () => toolset.tools,
+      model,
+      multiAgent: config.agent.multiAgent,
+      maxDelegationRounds: config.agent.maxDelegationRounds,
+      systemPrompt,
+      subAgentPrompt,
+    });
+    toolset.onToolsChanged(() => {
+      tree.rebuild();
+      logger.info('agent tree rebuilt', { component: 'tools', tools: toolset.tools.length });
+    });
 
-    // Outbound credentials for peers may be `{{secret:NAME}}` references into the vault.
-    const vaultSecrets = createVaultSecretResolver({ config, dataDir, db, secrets, clock, logger });
     const federation = createNodeFederation(config, {
       logger,
       nodeId,
       cwd,
-      localNames: walkAgents(buildTree([])).map((a) => a.name),
-      resolveSecret: (name) => vaultSecrets.resolveSecretReferences(`{{secret:${name}}}`),
+      localNames: tree.agentNames(),
+      // Outbound credentials for peers may be `{{secret:NAME}}` references into the owner's vault.
+      resolveSecret: (name) => requireVault(vault).secretValue(OWNER, name),
     });
     if (federation) {
       cleanups.push(() => federation.close());
       await federation.start();
       federation.onChange((remoteAgents) => {
-        root = buildTree(remoteAgents);
+        tree.rebuild(remoteAgents);
         logger.info('agent tree rebuilt', { component: 'federation', remoteAgents: remoteAgents.map((a) => a.name) });
       });
+      tree.rebuild(federation.agents());
     }
-    root = buildTree(federation?.agents() ?? []);
 
-    const sessions = createSessionStore({
-      db,
-      logger: logger.child({ component: 'sessions' }),
-      clock,
-      redact: (text) => secrets.redactText(text),
-    });
-    cleanups.push(() => sessions.flush());
     const runtimeLogger = logger.child({ component: 'runtime' });
     const turnEndHooks = toolset.instances.flatMap((i) => (i.onTurnEnd ? [i.onTurnEnd] : []));
-    runner = createRunner({
-      root: currentRoot,
-      sessions,
+    const runner = createRunner({
+      tree,
+      sessions: stores.sessions,
       logger: runtimeLogger,
       maxDelegationRounds: config.agent.maxDelegationRounds,
       maxTurnsPerAgent: config.agent.maxTurnsPerAgent,
@@ -207,9 +204,10 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
 
     const a2a = createA2AServer({
       config,
-      root: currentRoot,
+      root: () => tree.current(),
       runner,
-      db,
+      db: storage.db,
+      group: storage.group,
       logger: logger.child({ component: 'a2a' }),
       clock,
       peerStatus: federation ? () => federation.status() : undefined,
@@ -222,20 +220,22 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     });
     // Before the tool families close: running turns are failed first, then the tools they use go away.
     cleanups.push(() => a2a.close());
-    for (const instance of toolset.instances) await instance.start?.();
+    await toolset.start({ runner, agentNames: () => tree.agentNames() });
 
     let server: http.Server | undefined;
     return {
       config,
       logger,
       dataDir,
-      db,
+      db: storage.db,
+      stores,
       nodeId,
       runner,
       get families() {
         return toolset.statuses;
       },
-      root: currentRoot,
+      tree,
+      root: () => tree.current(),
       unmatchedTools: () => partitionTools(toolset.tools).unmatched.map((t) => t.name),
       peers: () => federation?.status() ?? [],
       http: a2a.app,
@@ -265,6 +265,35 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   }
 }
 
+/**
+ * The node's vault, opened once when `security.enabled` (the master key from
+ * config or the key file in dataDir). A vault that cannot open leaves the node
+ * running without it: the families that need it are reported broken with the
+ * reason, and a secret reference fails with it.
+ */
+async function openNodeVault(
+  config: LangoConfig,
+  options: { stores: Stores; dataDir: string; secrets: SecretRegistry; clock: () => Date; logger: Logger },
+): Promise<VaultAccess> {
+  if (!config.security.enabled)
+    return { ok: false, reason: 'secret references need the vault, which is off (security.enabled: false)' };
+  try {
+    const vault = await openVault({
+      store: options.stores.vault,
+      dataDir: options.dataDir,
+      masterKey: config.security.masterKey,
+      secrets: options.secrets,
+      clock: options.clock,
+      logger: options.logger.child({ component: 'vault' }),
+    });
+    return { ok: true, vault };
+  } catch (err) {
+    const reason = errorMessage(err);
+    options.logger.warn('vault unavailable; starting without it', { reason });
+    return { ok: false, reason };
+  }
+}
+
 /** The model `config.agent` asks for: an OpenAI-compatible endpoint, or the embedded offline model. */
 function createConfiguredModel(config: LangoConfig, logger: Logger): Model {
   if (config.agent.provider !== 'openai') return createOfflineModel();
@@ -280,14 +309,20 @@ function createConfiguredModel(config: LangoConfig, logger: Logger): Model {
 /** The federation for `a2a.remoteAgents`, or undefined when there is nothing to federate. */
 function createNodeFederation(
   config: LangoConfig,
-  options: { logger: Logger; nodeId: string; cwd: string; localNames: string[]; resolveSecret: SecretResolver },
+  options: {
+    logger: Logger;
+    nodeId: string;
+    cwd: string;
+    localNames: string[];
+    resolveSecret: (name: string) => Promise<string | undefined>;
+  },
 ): Federation | undefined {
   const entries = config.a2a.remoteAgents;
   if (!config.a2a.enabled || entries.length === 0) return undefined;
   return createFederation({
     entries,
     // Names no remote may take: the local tree's, every specialist's (even one not created now) and the roots'.
-    localNames: [...new Set([...options.localNames, ...agentSpecs.map((s) => s.name), ...RESERVED_AGENT_NAMES])],
+    localNames: [...new Set([...options.localNames, ...reservedAgentNames()])],
     logger: options.logger,
     cardsDir: path.resolve(options.cwd, 'agent-cards'),
     selfId: options.nodeId,

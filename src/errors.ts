@@ -40,6 +40,19 @@ export class AbortError extends LangoError {
   }
 }
 
+/**
+ * The message of anything thrown, for logs and the short failure notes a
+ * model or caller reads. Duck-typed rather than `instanceof Error`: errors
+ * from undici or the SDK may come from another realm (a vm context, jest's
+ * sandbox) where `instanceof` fails.
+ */
+export function errorMessage(error: unknown): string {
+  if (error && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string') {
+    return (error as { message: string }).message;
+  }
+  return String(error);
+}
+
 /** True for any abort, ours or the platform's (`fetch`, `openai`, timers). */
 export function isAbortError(err: unknown): boolean {
   return err instanceof Error && (err.name === 'AbortError' || err.name === 'APIUserAbortError');

@@ -39,7 +39,7 @@ export { createOpenAIModel, ModelRequestError, type OpenAIModelOptions } from '.
 export { createOfflineModel } from './llm/offline';
 
 // Orchestration and prompts
-export { agentSpecs, type AgentSpec } from './orchestration/specs';
+export { agentSpecs, defineSpecs, specRows, type AgentSpec, type SpecRow, type SpecName } from './orchestration/specs';
 export { partitionTools, toolsForSpec, type RoleToolSet } from './orchestration/partition';
 export { toolCapability, capabilityDescription } from './orchestration/capabilities';
 export { buildOrchestratorInstruction } from './orchestration/instruction';
@@ -47,15 +47,22 @@ export {
   buildAgentTree,
   ORCHESTRATOR_NAME,
   SINGLE_AGENT_NAME,
+  reservedAgentNames,
   type AgentTreeOptions,
   type SubAgentPromptFunc,
 } from './orchestration/tree';
+export { createAgentTreeHolder, type AgentTreeHolder } from './orchestration/liveTree';
 export { loadPromptSections, buildSystemPrompt, buildOrchestratorSystemPrompt, createSubAgentPrompt } from './prompt';
 
+// Principals
+export { OWNER, namedCaller, isOwner, defaultPrincipals, type Principal, type PrincipalDirectory } from './principal';
+
 // Storage
-export { openDatabase, migrate, type SqliteDatabase } from './store/database';
-export { createSessionStore, type SessionStore, type StoredMessage, type SessionState } from './store/sessions';
+export type { Stores, Storage, NodeIdentityStore } from './store';
+export type { SessionStore, StoredMessage, SessionState, SessionInfo } from './store/sessions';
 export { toEvents, type SessionEvent } from './store/sessionEvents';
+export { openSqliteStorage, type SqliteStorage, type SqliteStorageOptions } from './store/sqlite/storage';
+export { openDatabase, migrate, type SqliteDatabase } from './store/sqlite/database';
 
 // Tool families
 export { toolFamilies } from './tools/families';

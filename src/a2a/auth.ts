@@ -4,6 +4,7 @@ import type { User } from '@a2a-js/sdk/server';
 import { UnauthenticatedUser } from '@a2a-js/sdk/server';
 import type { LangoConfig } from '../config/schema';
 import { ConfigError } from '../errors';
+import { namedCaller, OWNER, type Principal } from '../principal';
 import { authConfigured } from './card';
 
 /**
@@ -19,6 +20,15 @@ export class CredentialUser implements User {
   get isAuthenticated(): boolean {
     return true;
   }
+}
+
+/**
+ * The principal a request runs as: an authenticated credential is a named
+ * caller (named by its id, e.g. `bearer:<hash>`); anyone else (no auth
+ * configured, so a loopback caller by the exposure rule) is the owner.
+ */
+export function principalOf(user: User | undefined): Principal {
+  return user instanceof CredentialUser ? namedCaller(user.userName) : OWNER;
 }
 
 const fingerprint = (secret: string) => createHash('sha256').update(secret).digest();

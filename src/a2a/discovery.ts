@@ -1,7 +1,7 @@
 import express, { type Router } from 'express';
 import { walkAgents, type LlmAgent } from '../agent/agent';
 import type { PeerStatus } from '../federation/health';
-import type { SqliteDatabase } from '../store/database';
+import type { SqliteDatabase } from '../store/sqlite/database';
 
 /** Options for {@link discoveryRoutes}. */
 export interface DiscoveryOptions {

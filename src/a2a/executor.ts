@@ -8,6 +8,7 @@ import type { Logger } from '../log/logger';
 import { messageText, newTask, statusUpdate, textPart } from './messages';
 import { describeProgress, progressMetadata } from './progress';
 import { NEW_CONTEXT_KEY, RESULT_ONLY_KEY } from './callFlags';
+import { principalOf } from './auth';
 
 /** One task this process is working on (or holding open for the user's answer). */
 interface LiveTask {
@@ -107,6 +108,7 @@ export class LangoExecutor implements AgentExecutor {
     const started = Date.now();
     try {
       const turn = this.options.runner.run({
+        principal: principalOf(ctx.context?.user),
         sessionId: contextId,
         text: messageText(ctx.userMessage),
         signal: live.controller.signal,

@@ -5,7 +5,8 @@ import type { LlmAgent } from '../agent/agent';
 import type { TurnRunner } from '../agent/turn';
 import type { LangoConfig } from '../config/schema';
 import type { Logger } from '../log/logger';
-import type { SqliteDatabase } from '../store/database';
+import type { SqliteDatabase } from '../store/sqlite/database';
+import type { GroupCommit } from '../store/sqlite/groupCommit';
 import { assertSafeExposure, createAuthenticator, requireAuth, userFromRequest } from './auth';
 import { authConfigured, buildAgentCard, publicBaseUrl } from './card';
 import { CardService, cardFastPath, cardRoutes } from './cardRoutes';
@@ -28,6 +29,8 @@ export interface A2AServerOptions {
   root: () => LlmAgent;
   runner: TurnRunner;
   db: SqliteDatabase;
+  /** The database's one group commit: task rows commit with the sessions' turns. */
+  group: GroupCommit;
   logger: Logger;
   clock: () => Date;
   /** Health of remote peers for `GET /agents` (federation). */
@@ -66,15 +69,15 @@ export const RESTART_REASON = 'node restarted';
  * authentication and per-caller task scoping, discovery and health.
  * Throws ConfigError when the node would be exposed without authentication.
  * @example
- * const a2a = createA2AServer({ config, root: () => root, runner, db, logger, clock: () => new Date() });
+ * const a2a = createA2AServer({ config, root: () => tree.current(), runner, db, group, logger, clock: () => new Date() });
  * const server = http.createServer(a2a.app).listen(port, host, () => a2a.setPublicUrl(`http://${host}:${port}`));
  */
 export function createA2AServer(options: A2AServerOptions): A2AServer {
-  const { config, root, runner, db, clock } = options;
+  const { config, root, runner, db, group, clock } = options;
   const logger = options.logger;
   if (config.a2a.enabled) assertSafeExposure(config);
 
-  const stores = createA2AStores({ db, logger, clock });
+  const stores = createA2AStores({ db, group, logger, clock });
   stores.failInterrupted(RESTART_REASON);
   const retentionMs = parseDuration(config.a2a.taskRetention);
   const purge = () => {

@@ -9,9 +9,9 @@ import type {
   StoredPushNotificationConfig,
   TaskStore,
 } from '@a2a-js/sdk/server';
-import type { SqliteDatabase } from '../store/database';
+import type { SqliteDatabase } from '../store/sqlite/database';
 import type { Logger } from '../log/logger';
-import { groupCommitFor } from '../store/groupCommit';
+import type { GroupCommit } from '../store/sqlite/groupCommit';
 import { RESULT_ONLY_KEY } from './callFlags';
 import { isRunning } from '../protocol/taskStates';
 
@@ -69,7 +69,7 @@ interface RunningTask {
  * (a result-only task leaves no row; its caller's connection is cut).
  *
  * Writes are group-committed with the database's other stores
- * ({@link groupCommitFor}): a save queues its row and resolves once the
+ * (the database's one {@link GroupCommit}): a save queues its row and resolves once the
  * transaction holding it has committed. Nothing is acknowledged before it
  * is on disk (the SDK awaits each save before it answers), and under load
  * one commit carries many tasks. Running tasks are kept in memory, so the
@@ -82,7 +82,6 @@ export class SqliteTaskStore implements TaskStore {
   private readonly queued = new Map<string, Record<string, unknown>>();
   /** Tasks being created now, not saved yet: the SDK's load before their first save needs no query. */
   private readonly fresh = new Set<string>();
-  private readonly group;
   private readonly upsert;
   private readonly select;
   private readonly listStatements = new Map<string, ListStatement>();
@@ -90,9 +89,9 @@ export class SqliteTaskStore implements TaskStore {
   constructor(
     private readonly db: SqliteDatabase,
     private readonly logger: Logger,
+    private readonly group: GroupCommit,
     private readonly table = 'a2a_tasks',
   ) {
-    this.group = groupCommitFor(db);
     this.upsert = db.prepare(
       `INSERT INTO ${table} (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata, protocol_version)
        VALUES (@tenant, @owner, @id, @context_id, @status_last_updated, @status_state, @status, @artifacts, @history, @metadata, '1.0')

@@ -1,5 +1,6 @@
 import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
-import { migrate, type SqliteDatabase } from '../store/database';
+import { migrate, type SqliteDatabase } from '../store/sqlite/database';
+import type { GroupCommit } from '../store/sqlite/groupCommit';
 import type { Logger } from '../log/logger';
 import { SqlitePushStore, SqliteTaskStore } from './sqliteStores';
 import { FINISHED_STATES, RUNNING_STATES } from '../protocol/taskStates';
@@ -58,13 +59,19 @@ export interface A2AStores {
 /**
  * Creates the A2A stores on `db`, applying the schema once.
  * @example
- * const stores = createA2AStores({ db: openDatabase(file), logger });
+ * const stores = createA2AStores({ db, group: createGroupCommit(db), logger, clock: () => new Date() });
  * stores.failInterrupted('node restarted');
  */
-export function createA2AStores(options: { db: SqliteDatabase; logger: Logger; clock: () => Date }): A2AStores {
-  const { db, logger, clock } = options;
+export function createA2AStores(options: {
+  db: SqliteDatabase;
+  /** The database's one group commit, shared with the other stores. */
+  group: GroupCommit;
+  logger: Logger;
+  clock: () => Date;
+}): A2AStores {
+  const { db, group, logger, clock } = options;
   migrate(db, 'a2a', MIGRATIONS);
-  const tasks = new SqliteTaskStore(db, logger, TASK_TABLE);
+  const tasks = new SqliteTaskStore(db, logger, group, TASK_TABLE);
   const pushConfigs = new SqlitePushStore(db, logger, PUSH_TABLE);
 
   const selectInFlight = db.prepare(

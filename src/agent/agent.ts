@@ -1,6 +1,7 @@
 import type { AnyTool } from './tool';
 import type { Model } from '../llm/model';
 import type { RunEvent } from './events';
+import type { Principal } from '../principal';
 
 /**
  * An agent driven by a model: the orchestrator, a specialist, or the single
@@ -32,6 +33,8 @@ export interface RemoteInvocation {
    * "it" refers to. Empty for the first message of a session.
    */
   context: string[];
+  /** Whom the turn runs for (a peer is told nothing of it; it scopes what the call may use). */
+  principal: Principal;
   sessionId: string;
   signal: AbortSignal;
   /** Opaque per-session state the remote agent keeps between calls (remote taskId/contextId). */

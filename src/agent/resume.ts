@@ -2,8 +2,7 @@ import type { LlmAgent } from './agent';
 import { isApproval } from './approval';
 import { RunEvents, type RunEvent } from './events';
 import { executeToolCall } from './toolCall';
-import type { TurnState } from './turnState';
-import type { Logger } from '../log/logger';
+import { toolContext, type TurnState } from './turnState';
 import type { PendingApproval } from '../store/sessions';
 
 /**
@@ -16,7 +15,6 @@ export async function* resumePendingApproval(
   turn: TurnState,
   agent: LlmAgent,
   pending: PendingApproval,
-  logger: Logger,
   maxToolChars: number,
 ): AsyncGenerator<RunEvent, void> {
   const { call } = pending;
@@ -34,14 +32,7 @@ export async function* resumePendingApproval(
     yield RunEvents.toolEnd(agent.name, call.name, call.id, false, 'tool no longer available');
     return;
   }
-  const ctx = {
-    signal: turn.signal,
-    logger: logger.child({ component: 'tool', tool: call.name, agent: agent.name }),
-    sessionId: turn.input.sessionId,
-    agentName: agent.name,
-    approved: true,
-  };
-  const outcome = await executeToolCall(tool, call.arguments, ctx, maxToolChars);
+  const outcome = await executeToolCall(tool, call.arguments, toolContext(turn, agent, call, true), maxToolChars);
   // A tool that asks again even when approved must not start an approval loop.
   const content =
     outcome.type === 'approval'

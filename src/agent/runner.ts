@@ -2,21 +2,21 @@ import type { Agent, LlmAgent, RemoteAgent } from './agent';
 import { assertNever, RunEvents, type RunEvent } from './events';
 import { toolJsonSchema } from './tool';
 import type { TurnInput, TurnResult, TurnRunner } from './turn';
-import { raceAbort, throwIfAborted } from '../errors';
+import { errorMessage, raceAbort, throwIfAborted } from '../errors';
 import { callModel } from './modelCall';
 import { callRemote } from './remoteCall';
 import { executeToolCall, DEFAULT_MAX_TOOL_RESULT_CHARS } from './toolCall';
 import { indexTree, routesFor, transferTarget, transferToolSpec, TRANSFER_TOOL } from './transfer';
 import { resumePendingApproval } from './resume';
-import { historyMessages, TurnState, type ContextProvider, type TurnEndHook } from './turnState';
+import { historyMessages, toolContext, TurnState, type ContextProvider, type TurnEndHook } from './turnState';
 import type { ModelMessage, ModelToolCall } from '../llm/model';
 import type { Logger } from '../log/logger';
-import type { PendingApproval, SessionStore } from '../store/sessions';
+import { emptySessionState, type PendingApproval, type SessionStore } from '../store/sessions';
 
 /** What {@link createRunner} needs. */
 export interface RunnerOptions {
-  /** The current tree's root; a getter because the tree is rebuilt when remote peers join or leave. */
-  root: () => LlmAgent;
+  /** The live agent tree; each turn runs on the tree current when it starts (peers join and leave). */
+  tree: { current(): LlmAgent };
   sessions: SessionStore;
   logger: Logger;
   /** Transfers accepted per turn; further ones are refused and the agent must answer. */
@@ -25,7 +25,7 @@ export interface RunnerOptions {
   maxTurnsPerAgent: number;
   /** Text appended to an agent's system prompt for this turn (memory). */
   contextProvider?: ContextProvider;
-  /** Called after each turn is persisted, never awaited. */
+  /** Called after each turn is committed, never awaited. */
   onTurnEnd?: TurnEndHook;
   /** Earlier visible messages replayed to the model (default 40). */
   historyLimit?: number;
@@ -50,37 +50,34 @@ const REJECT_MARK = '[REJECT]';
  * Creates the turn runner: one user message in, events streamed, one
  * {@link TurnResult} out, the session persisted.
  * @example
- * const runner = createRunner({ root: () => tree, sessions, logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10 });
- * const result = await runToEnd(runner, { sessionId: 'cli:1', text: 'hello' });
+ * const runner = createRunner({ tree, sessions, logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10 });
+ * const result = await runToEnd(runner, { principal: OWNER, sessionId: 'cli:1', text: 'hello' });
  */
 export function createRunner(options: RunnerOptions): TurnRunner {
   const logger = options.logger.child({ component: 'runner' });
   const maxToolChars = options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS;
-
-  /** One turn; a new session's numbering is reserved for it until it ends (see SessionStore.reserveNewSession). */
-  async function* run(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
-    const release = input.newSession === true ? options.sessions.reserveNewSession(input.sessionId) : undefined;
-    try {
-      return yield* loop(input);
-    } finally {
-      release?.();
-    }
-  }
+  const { sessions } = options;
 
   /** The loop: who acts next, what they decided, until someone answers, asks, or it fails. */
-  async function* loop(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
-    const tree = indexTree(options.root());
+  async function* run(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
+    const tree = indexTree(options.tree.current());
+    const { principal, sessionId } = input;
     const fresh = input.newSession === true;
-    const state = fresh ? { remoteState: {} } : options.sessions.state(input.sessionId);
-    const history = fresh ? [] : historyMessages(options.sessions, input.sessionId, options.historyLimit ?? 40);
-    const turn = new TurnState(input, tree, history, state, logger);
-    const end = (result: TurnResult) => turn.commit(options.sessions, result, turn.log, options.onTurnEnd);
+    const [state, history] = fresh
+      ? [emptySessionState(), []]
+      : await Promise.all([
+          sessions.state(principal, sessionId),
+          historyMessages(sessions, principal, sessionId, options.historyLimit ?? 40),
+        ]);
+    const turn = new TurnState({ input, tree, history, state, logger });
+    /** Hands the turn to the store; the returned promise settles once it is committed. */
+    const end = (result: TurnResult) => turn.commit(sessions, options.onTurnEnd).then(() => result);
     throwIfAborted(turn.signal);
 
     let agent: Agent = startingAgent(turn);
     yield RunEvents.agentStart(agent.name);
     if (state.pendingApproval && agent.kind === 'llm') {
-      yield* resumePendingApproval(turn, agent, state.pendingApproval, turn.log, maxToolChars);
+      yield* resumePendingApproval(turn, agent, state.pendingApproval, maxToolChars);
     }
     // Whatever the session was waiting for, this message answers it.
     delete state.pendingApproval;
@@ -91,11 +88,12 @@ export function createRunner(options: RunnerOptions): TurnRunner {
       const step: Step = agent.kind === 'llm' ? yield* llmStep(turn, agent) : yield* remoteStep(turn, agent);
       switch (step.type) {
         case 'final': {
-          // Persisted before the event goes out: a consumer that stops reading at `final` loses nothing.
+          // Handed to the store before the event goes out, so a consumer that stops reading at `final` loses
+          // nothing; the turn's result is returned only once the write has committed.
           turn.push({ role: 'assistant', content: step.text, author: agent.name }, true);
-          const result = end({ status: 'completed', text: step.text, author: agent.name });
+          const committed = end({ status: 'completed', text: step.text, author: agent.name });
           yield RunEvents.final(agent.name, step.text);
-          return result;
+          return await committed;
         }
         case 'delegate':
           yield RunEvents.transfer(agent.name, step.to.name);
@@ -118,13 +116,13 @@ export function createRunner(options: RunnerOptions): TurnRunner {
           // The next message of this session goes straight back to whoever asked.
           state.activeAgent = agent.name;
           if (step.pending) state.pendingApproval = step.pending;
-          const result = end({ status: 'input-required', text: step.question, author: agent.name });
+          const committed = end({ status: 'input-required', text: step.question, author: agent.name });
           yield RunEvents.inputRequired(agent.name, step.question);
-          return result;
+          return await committed;
         }
         case 'failed':
           turn.log.warn('turn failed', { agent: agent.name, reason: step.reason });
-          return end({ status: 'failed', text: step.reason, author: agent.name });
+          return await end({ status: 'failed', text: step.reason, author: agent.name });
         default:
           return assertNever(step);
       }
@@ -262,6 +260,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
       {
         text: turn.input.text,
         context: conversationContext(turn.history),
+        principal: turn.input.principal,
         sessionId: turn.input.sessionId,
         signal: turn.signal,
         state,
@@ -291,29 +290,21 @@ export function createRunner(options: RunnerOptions): TurnRunner {
       let text: string | undefined;
       try {
         text = await raceAbort(
-          options.contextProvider({ sessionId: turn.input.sessionId, text: turn.input.text, agentName: agent.name }),
+          options.contextProvider({
+            principal: turn.input.principal,
+            sessionId: turn.input.sessionId,
+            text: turn.input.text,
+            agentName: agent.name,
+          }),
           turn.signal,
         );
       } catch (err) {
         throwIfAborted(turn.signal);
-        turn.log.warn('context provider failed', {
-          agent: agent.name,
-          error: err instanceof Error ? err.message : String(err),
-        });
+        turn.log.warn('context provider failed', { agent: agent.name, error: errorMessage(err) });
       }
       turn.contexts.set(agent.name, text?.trim() || undefined);
     }
     return turn.contexts.get(agent.name);
-  }
-
-  function toolContext(turn: TurnState, agent: LlmAgent, call: ModelToolCall, approved: boolean) {
-    return {
-      signal: turn.signal,
-      logger: turn.log.child({ component: 'tool', tool: call.name, agent: agent.name }),
-      sessionId: turn.input.sessionId,
-      agentName: agent.name,
-      approved,
-    };
   }
 
   return { run };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Logger } from '../log/logger';
 import { LangoError } from '../errors';
+import type { Principal } from '../principal';
 
 /**
  * What a tool receives besides its arguments. Never sent to the model.
@@ -9,7 +10,9 @@ export interface ToolContext {
   /** Aborted when the turn is cancelled (A2A CancelTask, CLI Ctrl-C, shutdown). */
   signal: AbortSignal;
   logger: Logger;
-  /** The conversation this call belongs to (A2A contextId, `cron:<name>`, …). */
+  /** Whom the turn runs for: a tool's store calls read and write this principal's rows. */
+  principal: Principal;
+  /** The conversation this call belongs to (A2A contextId, `cron:<name>`, …), within the principal's. */
   sessionId: string;
   /** The agent that called the tool. */
   agentName: string;

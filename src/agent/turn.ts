@@ -1,8 +1,14 @@
+import type { Principal } from '../principal';
 import type { RunEvent } from './events';
 
 /** One user message to be answered by the agent tree. */
 export interface TurnInput {
-  /** The conversation: an A2A contextId, `cli:<id>`, `cron:<job>`, … */
+  /**
+   * Whom the turn runs for: every store read and write of the turn (its
+   * conversation, memories, secrets, jobs, knowledge) is scoped to it.
+   */
+  principal: Principal;
+  /** The conversation, within the principal's: an A2A contextId, `cli:<id>`, `cron:<job>`, … */
   sessionId: string;
   text: string;
   /** Cancels the turn: model call, tool and remote call alike. */

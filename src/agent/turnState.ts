@@ -1,19 +1,28 @@
-import type { ModelMessage } from '../llm/model';
+import type { ModelMessage, ModelToolCall } from '../llm/model';
 import type { Logger } from '../log/logger';
 import { parseTraceparent, TRACEPARENT_KEY } from '../log/traceContext';
+import { errorMessage } from '../errors';
+import type { Principal } from '../principal';
 import type { NewSessionMessage, SessionState, SessionStore, StoredMessage } from '../store/sessions';
-import type { TurnInput, TurnResult } from './turn';
+import type { ToolContext } from './tool';
+import type { TurnInput } from './turn';
 import type { TreeIndex } from './transfer';
 
-/** Appends text to an agent's system prompt for one turn (memory, knowledge); undefined adds nothing. */
-export type ContextProvider = (request: {
+/** What a context provider is asked for: the agent about to be called this turn, and for whom. */
+export interface ContextRequest {
+  /** Whose turn it is: a provider adds only this principal's own data (memories, inquiries). */
+  principal: Principal;
   sessionId: string;
+  /** The user's message for this turn. */
   text: string;
   agentName: string;
-}) => Promise<string | undefined>;
+}
+
+/** Appends text to an agent's system prompt for one turn (memory, knowledge); undefined adds nothing. */
+export type ContextProvider = (request: ContextRequest) => Promise<string | undefined>;
 
 /**
- * Called after a turn is persisted, without delaying the answer (memory
+ * Called after a turn is committed, without delaying the answer (memory
  * observers). `messages` is the session's whole visible conversation when
  * the hook runs (user messages and answers, oldest first, this turn
  * included, and a later turn of the session if one was already committed);
@@ -21,6 +30,7 @@ export type ContextProvider = (request: {
  * notes included).
  */
 export type TurnEndHook = (turn: {
+  principal: Principal;
   sessionId: string;
   messages: StoredMessage[];
   turnMessages: StoredMessage[];
@@ -38,7 +48,7 @@ export function combineContextProviders(providers: ContextProvider[], logger: Lo
     const texts = await Promise.all(
       providers.map((provide, index) =>
         provide(request).catch((err: unknown) => {
-          logger.warn('context provider failed', { index, error: err instanceof Error ? err.message : String(err) });
+          logger.warn('context provider failed', { index, error: errorMessage(err) });
           return undefined;
         }),
       ),
@@ -57,11 +67,32 @@ interface WorkingMessage {
   visible: boolean;
 }
 
+/** What a {@link TurnState} starts from. */
+export interface TurnStateOptions {
+  input: TurnInput;
+  tree: TreeIndex;
+  /**
+   * What every agent sees first: the session's earlier conversation, only
+   * user messages and the answers the user saw (with their authors). Earlier
+   * turns' tool calls, transfers and notes are kept in the store for audit
+   * but not replayed: they cost tokens, mention tools other agents do not
+   * have, and an answer already carries what the user was told.
+   */
+  history: ModelMessage[];
+  /** The session's state, updated in memory and written with the turn. */
+  state: SessionState;
+  logger: Logger;
+}
+
 /**
  * Everything one turn carries between steps of the loop. Created when the
  * turn starts; the session is written only by {@link TurnState.commit}, once.
  */
 export class TurnState {
+  readonly input: TurnInput;
+  readonly tree: TreeIndex;
+  readonly history: ModelMessage[];
+  readonly state: SessionState;
   readonly signal: AbortSignal;
   /** Transfers accepted so far in this turn. */
   rounds = 0;
@@ -72,27 +103,18 @@ export class TurnState {
   /** Per-agent text from the context provider, fetched once per turn. */
   readonly contexts = new Map<string, string | undefined>();
   /** This turn's log lines carry its session and, when the request has one, its W3C trace id. */
-  log: Logger;
+  readonly log: Logger;
   private readonly working: WorkingMessage[] = [];
 
-  constructor(
-    readonly input: TurnInput,
-    readonly tree: TreeIndex,
-    /**
-     * What every agent sees first: the session's earlier conversation, only
-     * user messages and the answers the user saw (with their authors). Earlier
-     * turns' tool calls, transfers and notes are kept in the store for audit
-     * but not replayed: they cost tokens, mention tools other agents do not
-     * have, and an answer already carries what the user was told.
-     */
-    readonly history: ModelMessage[],
-    /** The session's state, updated in memory and written with the turn. */
-    readonly state: SessionState,
-    baseLogger: Logger,
-  ) {
+  constructor(options: TurnStateOptions) {
+    const { input } = options;
+    this.input = input;
+    this.tree = options.tree;
+    this.history = options.history;
+    this.state = options.state;
     this.signal = input.signal ?? new AbortController().signal;
     const traceId = parseTraceparent(input.metadata?.[TRACEPARENT_KEY])?.traceId;
-    this.log = baseLogger.child({ sessionId: input.sessionId, ...(traceId ? { traceId } : {}) });
+    this.log = options.logger.child({ sessionId: input.sessionId, ...(traceId ? { traceId } : {}) });
     this.working.push({ message: { role: 'user', content: input.text }, visible: true });
   }
 
@@ -106,44 +128,63 @@ export class TurnState {
     return [...this.history, ...this.working.map((w) => w.message)];
   }
 
-  /** Persists the turn (messages and state) in one transaction and calls the turn-end hook without waiting. */
-  commit(sessions: SessionStore, result: TurnResult, logger: Logger, onTurnEnd?: TurnEndHook): TurnResult {
+  /**
+   * Hands the turn (messages and state) to the store in one atomic write and
+   * resolves once it is committed. The turn-end hook then runs, without
+   * being awaited: a slow or failing observer never delays or fails the
+   * answer.
+   */
+  async commit(sessions: SessionStore, onTurnEnd?: TurnEndHook): Promise<void> {
     // A tool result is authored by the agent whose call it answers.
     const callAuthors = new Map<string, string>();
     for (const { message } of this.working) {
       if (message.role === 'assistant' && message.author)
         for (const call of message.toolCalls ?? []) callAuthors.set(call.id, message.author);
     }
-    const stored = sessions.commitTurn(
-      this.input.sessionId,
+    const { principal, sessionId } = this.input;
+    const stored = await sessions.commitTurn(
+      principal,
+      sessionId,
       this.working.map((w) => toStored(w, callAuthors)),
       this.state,
-      { newSession: this.input.newSession },
     );
-    if (onTurnEnd) {
-      // Fire-and-forget: a slow or failing observer must never delay or fail the answer.
-      const { sessionId } = this.input;
-      // Read after the group commit that writes this turn (also a setImmediate, queued first), so the
-      // hook forces no extra write; a turn of the same session committed in between is included too.
-      // A new session's whole conversation is this turn: nothing to read back.
-      const visible = () =>
-        this.input.newSession ? stored.filter((m) => m.visible) : sessions.messages(sessionId, { visibleOnly: true });
-      void new Promise<void>((resolve) => setImmediate(resolve))
-        .then(() => onTurnEnd({ sessionId, messages: visible(), turnMessages: stored }))
-        .catch((err: unknown) =>
-          logger.warn('turn-end hook failed', {
-            sessionId: this.input.sessionId,
-            error: err instanceof Error ? err.message : String(err),
-          }),
-        );
-    }
-    return result;
+    if (!onTurnEnd) return;
+    // A new session's whole conversation is this turn: nothing to read back.
+    const visible = async () =>
+      this.input.newSession
+        ? stored.filter((m) => m.visible)
+        : sessions.messages(principal, sessionId, { visibleOnly: true });
+    void visible()
+      .then((messages) => onTurnEnd({ principal, sessionId, messages, turnMessages: stored }))
+      .catch((err: unknown) => this.log.warn('turn-end hook failed', { error: errorMessage(err) }));
   }
 }
 
+/** What a tool call of `agent` in this turn receives besides its arguments. */
+export function toolContext(
+  turn: TurnState,
+  agent: { name: string },
+  call: ModelToolCall,
+  approved: boolean,
+): ToolContext {
+  return {
+    signal: turn.signal,
+    logger: turn.log.child({ component: 'tool', tool: call.name, agent: agent.name }),
+    principal: turn.input.principal,
+    sessionId: turn.input.sessionId,
+    agentName: agent.name,
+    approved,
+  };
+}
+
 /** The session's visible conversation as model messages. */
-export function historyMessages(sessions: SessionStore, sessionId: string, limit: number): ModelMessage[] {
-  return sessions.messages(sessionId, { visibleOnly: true, limit }).flatMap((m): ModelMessage[] => {
+export async function historyMessages(
+  sessions: SessionStore,
+  principal: Principal,
+  sessionId: string,
+  limit: number,
+): Promise<ModelMessage[]> {
+  return (await sessions.messages(principal, sessionId, { visibleOnly: true, limit })).flatMap((m): ModelMessage[] => {
     if (m.role === 'user') return [{ role: 'user', content: m.content }];
     if (m.role === 'assistant')
       return [{ role: 'assistant', content: m.content, ...(m.author ? { author: m.author } : {}) }];

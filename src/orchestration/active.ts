@@ -10,13 +10,13 @@ export interface ActiveSpec {
 }
 
 /**
- * The specialists to create for a partitioned tool set, in registry order:
+ * The specialists to create for a partitioned tool set, in table order:
  * those owning at least one tool, plus those marked `alwaysInclude` (the
  * planner). Shared by the tree builder and the instruction builder so both
  * always agree on who exists ("Conditional Sub-Agent Creation").
  */
-export function activeSpecs(set: RoleToolSet): ActiveSpec[] {
-  return agentSpecs
+export function activeSpecs(set: RoleToolSet<string>, specs: readonly AgentSpec[] = agentSpecs): ActiveSpec[] {
+  return specs
     .map((spec) => ({ spec, tools: toolsForSpec(set, spec.name) }))
     .filter(({ spec, tools }) => tools.length > 0 || spec.alwaysInclude);
 }
@@ -29,7 +29,11 @@ export function activeSpecs(set: RoleToolSet): ActiveSpec[] {
  * subAgentDescription(operatorSpec, [execShell, fsRead]);
  * // 'Runs shell commands, … and runs skills. Capabilities: command execution, file operations'
  */
-export function subAgentDescription(spec: AgentSpec, tools: readonly AnyTool[]): string {
-  const capabilities = capabilityDescription(tools);
+export function subAgentDescription(
+  spec: AgentSpec,
+  tools: readonly AnyTool[],
+  specs: readonly AgentSpec[] = agentSpecs,
+): string {
+  const capabilities = capabilityDescription(tools, specs);
   return capabilities ? `${spec.description}. Capabilities: ${capabilities}` : spec.description;
 }

@@ -2,7 +2,7 @@ import type { Agent } from '../agent/agent';
 import type { AnyTool } from '../agent/tool';
 import { activeSpecs, subAgentDescription } from './active';
 import { partitionTools } from './partition';
-import { findSpec } from './specs';
+import { agentSpecs, findSpec, type AgentSpec } from './specs';
 
 /** The delegation limit the instruction states when none is configured ("Default max rounds"). */
 export const DEFAULT_MAX_DELEGATION_ROUNDS = 5;
@@ -45,6 +45,8 @@ export interface OrchestratorInstructionOptions {
   maxDelegationRounds?: number;
   /** Tools no specialist owns, by name or as tools. */
   unmatchedTools?: ReadonlyArray<string | Pick<AnyTool, 'name'>>;
+  /** The specialist table; the node's seven by default. */
+  specs?: readonly AgentSpec[];
 }
 
 /** Keeps one line of untrusted text on one line: no control characters, no line breaks. */
@@ -70,8 +72,8 @@ function isRemote(entry: Agent | RoutingEntry): entry is Agent & { kind: 'remote
   return 'kind' in entry && entry.kind === 'remote';
 }
 
-function localSection(entry: RoutingEntry): string {
-  const spec = findSpec(entry.name);
+function localSection(entry: RoutingEntry, specs: readonly AgentSpec[]): string {
+  const spec = findSpec(entry.name, specs);
   const accepts = entry.accepts ?? spec?.accepts;
   const returns = entry.returns ?? spec?.returns;
   const cannot = entry.cannotDo ?? spec?.cannotDo ?? [];
@@ -99,11 +101,11 @@ function remoteSection(entry: RemoteRoutingEntry): string {
 }
 
 /** Routing entries of the sub-agents `tools` would create, as the tree builds them. */
-function entriesFromTools(tools: readonly AnyTool[]): RoutingEntry[] {
-  const set = partitionTools(tools);
-  return activeSpecs(set).map(({ spec, tools: owned }) => ({
+function entriesFromTools(tools: readonly AnyTool[], specs: readonly AgentSpec[]): RoutingEntry[] {
+  const set = partitionTools(tools, specs);
+  return activeSpecs(set, specs).map(({ spec, tools: owned }) => ({
     name: spec.name,
-    description: subAgentDescription(spec, owned),
+    description: subAgentDescription(spec, owned, specs),
     keywords: spec.keywords,
   }));
 }
@@ -121,7 +123,8 @@ function entriesFromTools(tools: readonly AnyTool[]): RoutingEntry[] {
  * buildOrchestratorInstruction({ tools: [execShell], maxDelegationRounds: 3 });
  */
 export function buildOrchestratorInstruction(options: OrchestratorInstructionOptions = {}): string {
-  const given = options.agents ?? entriesFromTools(options.tools ?? []);
+  const specs = options.specs ?? agentSpecs;
+  const given = options.agents ?? entriesFromTools(options.tools ?? [], specs);
   const locals: RoutingEntry[] = [];
   const remotes: RemoteRoutingEntry[] = [];
   for (const entry of given) (isRemote(entry) ? remotes : locals).push(entry);
@@ -129,14 +132,15 @@ export function buildOrchestratorInstruction(options: OrchestratorInstructionOpt
     if (!remotes.some((known) => known.name === remote.name)) remotes.push(remote);
   }
   const unmatched = (
-    options.unmatchedTools ?? (options.agents ? [] : partitionTools(options.tools ?? []).unmatched)
+    options.unmatchedTools ?? (options.agents ? [] : partitionTools(options.tools ?? [], specs).unmatched)
   ).map((tool) => (typeof tool === 'string' ? tool : tool.name));
   const rounds =
     options.maxDelegationRounds && options.maxDelegationRounds > 0
       ? Math.floor(options.maxDelegationRounds)
       : DEFAULT_MAX_DELEGATION_ROUNDS;
   const names = [...locals.map((entry) => entry.name), ...remotes.map((entry) => oneLine(entry.name))];
-  const hasPlanner = locals.some((entry) => entry.name === 'planner');
+  // A specialist's row may add a hint to the SELECT step (the planner: start complex goals with it).
+  const selectHints = locals.flatMap((entry) => findSpec(entry.name, specs)?.selectHint ?? []);
   const quoted = names.map((name) => `"${name}"`).join(', ');
 
   const parts: string[] = [];
@@ -159,7 +163,7 @@ export function buildOrchestratorInstruction(options: OrchestratorInstructionOpt
     ].join('\n'),
   );
 
-  const table = [...locals.map(localSection), ...remotes.map(remoteSection)];
+  const table = [...locals.map((entry) => localSection(entry, specs)), ...remotes.map(remoteSection)];
   parts.push(
     [
       '## Routing Table (use EXACTLY these agent names)',
@@ -172,9 +176,7 @@ export function buildOrchestratorInstruction(options: OrchestratorInstructionOpt
       '## Decision Protocol',
       '1. CLASSIFY: decide whether the request is conversational (answer directly) or needs an action, data or tools.',
       '2. MATCH: compare the request with the Keywords and Role of every agent in the routing table.',
-      hasPlanner
-        ? '3. SELECT: choose the single best-matching agent; for a complex multi-step goal, start with "planner".'
-        : '3. SELECT: choose the single best-matching agent.',
+      `3. SELECT: choose the single best-matching agent${selectHints.map((hint) => `; ${hint}`).join('')}.`,
       '4. VERIFY: check that the task is not in the agent\u2019s Cannot list and that its name is spelled exactly as in the table.',
       '5. DELEGATE: call `transfer_to_agent` with that exact `agent_name` (its only argument); the agent sees the conversation.',
     ].join('\n'),

@@ -1,66 +1,36 @@
 import type { AnyTool } from '../agent/tool';
-import { agentSpecs, type SpecName } from './specs';
+import { agentSpecs, type AgentSpec, type SpecName } from './specs';
 
 /**
  * Tools split by the specialist that owns them, plus the ones nobody owns
  * (multi-agent-orchestration.md, "RoleToolSet has seven roles plus Unmatched").
- * `planner` is always empty: the planner is LLM only.
+ * A specialist without prefixes (the planner) always has none.
  */
-export interface RoleToolSet {
-  operator: AnyTool[];
-  navigator: AnyTool[];
-  vault: AnyTool[];
-  librarian: AnyTool[];
-  automator: AnyTool[];
-  planner: AnyTool[];
-  chronicler: AnyTool[];
+export type RoleToolSet<Name extends string = SpecName> = Record<Name, AnyTool[]> & {
   /** Tools matching no prefix: adapted to no agent, listed in the orchestrator instruction. */
   unmatched: AnyTool[];
-}
+};
 
 /**
- * The order specialists' prefixes are tried in; the first match wins.
- * The librarian goes first because `save_knowledge`, `create_skill` and
- * `list_skills` would otherwise be taken by broader prefixes; the automator
- * goes before the operator so `cron_`/`bg_`/`workflow_` never land there
+ * The specialists whose prefixes are tried, in the order they are tried
+ * (each row's `matchPriority`; the first match wins). The librarian goes
+ * first because `save_knowledge`, `create_skill` and `list_skills` would
+ * otherwise be taken by broader prefixes; the automator goes before the
+ * operator so `cron_`/`bg_`/`workflow_` never land there
  * (design-subagent-redesign.md decision 3; "Tool partitioning order").
  */
-export const prefixMatchOrder: readonly SpecName[] = Object.freeze([
-  'librarian',
-  'chronicler',
-  'automator',
-  'navigator',
-  'vault',
-  'operator',
-]);
-
-/** Prefixes per specialist in match order, read from the registry (data-driven). */
-const matchTable: ReadonlyArray<{
-  name: SpecName;
-  prefixes: readonly string[];
-}> = prefixMatchOrder.map((name) => {
-  const spec = agentSpecs.find((candidate) => candidate.name === name);
-  if (!spec) throw new Error(`prefix match order names unknown spec "${name}"`);
-  return { name, prefixes: spec.prefixes };
-});
-
-/** The specialist that owns a tool name, or undefined when none does. */
-export function ownerOfTool(toolName: string): SpecName | undefined {
-  return matchTable.find(({ prefixes }) => prefixes.some((prefix) => toolName.startsWith(prefix)))?.name;
+export function prefixMatchOrder<Name extends string>(specs: readonly AgentSpec<Name>[]): readonly AgentSpec<Name>[] {
+  return specs.filter((spec) => spec.prefixes.length > 0).sort((a, b) => a.matchPriority - b.matchPriority);
 }
 
-/** An empty {@link RoleToolSet}. */
-function emptyRoleToolSet(): RoleToolSet {
-  return {
-    operator: [],
-    navigator: [],
-    vault: [],
-    librarian: [],
-    automator: [],
-    planner: [],
-    chronicler: [],
-    unmatched: [],
-  };
+/** The specialist of `order` that owns a tool name, or undefined when none does. */
+function ownerIn<Name extends string>(order: readonly AgentSpec<Name>[], toolName: string): Name | undefined {
+  return order.find((spec) => spec.prefixes.some((prefix) => toolName.startsWith(prefix)))?.name;
+}
+
+/** The specialist that owns a tool name, or undefined when none does. */
+export function ownerOfTool(toolName: string, specs: readonly AgentSpec[] = agentSpecs): string | undefined {
+  return ownerIn(prefixMatchOrder(specs), toolName);
 }
 
 /**
@@ -72,10 +42,20 @@ function emptyRoleToolSet(): RoleToolSet {
  * set.operator;  // [execShell]
  * set.unmatched; // [mysteryTool]
  */
-export function partitionTools(tools: readonly AnyTool[]): RoleToolSet {
-  const set = emptyRoleToolSet();
+export function partitionTools(tools: readonly AnyTool[]): RoleToolSet;
+export function partitionTools<Name extends string>(
+  tools: readonly AnyTool[],
+  specs: readonly AgentSpec<Name>[],
+): RoleToolSet<Name>;
+export function partitionTools(
+  tools: readonly AnyTool[],
+  specs: readonly AgentSpec[] = agentSpecs,
+): RoleToolSet<string> {
+  const set: RoleToolSet<string> = { unmatched: [] };
+  for (const spec of specs) set[spec.name] = [];
+  const order = prefixMatchOrder(specs);
   for (const tool of tools) {
-    const owner = ownerOfTool(tool.name);
+    const owner = ownerIn(order, tool.name);
     (owner ? set[owner] : set.unmatched).push(tool);
   }
   return set;
@@ -85,7 +65,7 @@ export function partitionTools(tools: readonly AnyTool[]): RoleToolSet {
  * The tools of the specialist named `name` (an empty list for an unknown
  * name or the planner).
  */
-export function toolsForSpec(set: RoleToolSet, name: string): AnyTool[] {
+export function toolsForSpec(set: RoleToolSet<string>, name: string): AnyTool[] {
   if (name === 'unmatched' || !Object.prototype.hasOwnProperty.call(set, name)) return [];
-  return set[name as SpecName];
+  return set[name];
 }

@@ -5,7 +5,7 @@ import type { Model } from '../llm/model';
 import { activeSpecs, subAgentDescription } from './active';
 import { buildOrchestratorInstruction, fenceUntrusted } from './instruction';
 import { partitionTools } from './partition';
-import { agentSpecs } from './specs';
+import { agentSpecs, type AgentSpec } from './specs';
 
 /** Root agent name in multi-agent mode. */
 export const ORCHESTRATOR_NAME = 'lango-orchestrator';
@@ -13,14 +13,13 @@ export const ORCHESTRATOR_NAME = 'lango-orchestrator';
 export const SINGLE_AGENT_NAME = 'lango-agent';
 
 /**
- * Names no remote agent may take: the two root names and the seven
- * specialists. The federation loader checks these before building the tree.
+ * Names no remote agent may take: the two root names and every specialist
+ * of the table (created now or not). The federation loader checks these
+ * before building the tree.
  */
-export const RESERVED_AGENT_NAMES: readonly string[] = Object.freeze([
-  ORCHESTRATOR_NAME,
-  SINGLE_AGENT_NAME,
-  ...agentSpecs.map((spec) => spec.name),
-]);
+export function reservedAgentNames(specs: readonly AgentSpec[] = agentSpecs): readonly string[] {
+  return [ORCHESTRATOR_NAME, SINGLE_AGENT_NAME, ...specs.map((spec) => spec.name)];
+}
 
 /**
  * Builds a sub-agent's system prompt from its spec name and default
@@ -48,6 +47,8 @@ export interface AgentTreeOptions {
   systemPrompt?: string;
   /** Orchestrator with specialists (default) or one flat agent with every tool. */
   multiAgent?: boolean;
+  /** The specialist table; the node's seven by default. */
+  specs?: readonly AgentSpec[];
 }
 
 const ORCHESTRATOR_DESCRIPTION =
@@ -61,14 +62,19 @@ function llmAgent(fields: Omit<LlmAgent, 'kind'>): LlmAgent {
 }
 
 /** Duplicate names would make routing and tool calls ambiguous: refuse them up front. */
-function assertUniqueNames(tools: readonly AnyTool[], remotes: readonly RemoteAgent[], multiAgent: boolean): void {
+function assertUniqueNames(
+  tools: readonly AnyTool[],
+  remotes: readonly RemoteAgent[],
+  multiAgent: boolean,
+  specs: readonly AgentSpec[],
+): void {
   const toolNames = new Set<string>();
   for (const tool of tools) {
     if (toolNames.has(tool.name))
       throw new LangoError(`duplicate tool name "${tool.name}": every tool needs its own name`);
     toolNames.add(tool.name);
   }
-  const agentNames = new Set<string>(multiAgent ? RESERVED_AGENT_NAMES : [SINGLE_AGENT_NAME]);
+  const agentNames = new Set<string>(multiAgent ? reservedAgentNames(specs) : [SINGLE_AGENT_NAME]);
   for (const remote of remotes) {
     if (agentNames.has(remote.name)) {
       throw new LangoError(`remote agent name "${remote.name}" clashes with another agent of this node; rename it`);
@@ -108,7 +114,8 @@ function singleAgentRemoteSection(remotes: readonly RemoteAgent[]): string {
 export function buildAgentTree(options: AgentTreeOptions): LlmAgent {
   const multiAgent = options.multiAgent ?? true;
   const remotes = options.remoteAgents ?? [];
-  assertUniqueNames(options.tools, remotes, multiAgent);
+  const specs = options.specs ?? agentSpecs;
+  assertUniqueNames(options.tools, remotes, multiAgent, specs);
 
   if (!multiAgent) {
     const base = options.systemPrompt?.trim() || SINGLE_AGENT_FALLBACK_PROMPT;
@@ -123,12 +130,12 @@ export function buildAgentTree(options: AgentTreeOptions): LlmAgent {
     });
   }
 
-  const set = partitionTools(options.tools);
+  const set = partitionTools(options.tools, specs);
   // Each tool is handed to exactly one specialist here; unmatched tools to nobody.
-  const locals: LlmAgent[] = activeSpecs(set).map(({ spec, tools }) =>
+  const locals: LlmAgent[] = activeSpecs(set, specs).map(({ spec, tools }) =>
     llmAgent({
       name: spec.name,
-      description: subAgentDescription(spec, tools),
+      description: subAgentDescription(spec, tools, specs),
       instruction: options.subAgentPrompt ? options.subAgentPrompt(spec.name, spec.instruction) : spec.instruction,
       tools: [...tools],
       subAgents: [],
@@ -145,6 +152,7 @@ export function buildAgentTree(options: AgentTreeOptions): LlmAgent {
       agents: subAgents,
       maxDelegationRounds: options.maxDelegationRounds,
       unmatchedTools: set.unmatched,
+      specs,
     }),
     tools: [],
     subAgents,

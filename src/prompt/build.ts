@@ -62,7 +62,7 @@ function loadAgentOverrides(options: SubAgentPromptOptions, logger: Logger): Map
   if (!options.promptsDir) return overrides;
   const agentsDir = path.join(path.resolve(options.promptsDir), 'agents');
   if (!fs.existsSync(agentsDir)) return overrides;
-  const known = new Set(agentSpecs.map((spec) => spec.name));
+  const known = new Set<string>(agentSpecs.map((spec) => spec.name));
   for (const entry of fs.readdirSync(agentsDir, { withFileTypes: true })) {
     if (!entry.isDirectory()) continue;
     if (!known.has(entry.name)) {

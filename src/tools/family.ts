@@ -5,14 +5,24 @@ import type { LangoConfig } from '../config/schema';
 import type { Model } from '../llm/model';
 import type { Logger } from '../log/logger';
 import type { SecretRegistry } from '../log/redact';
-import type { SqliteDatabase } from '../store/database';
+import type { PrincipalDirectory } from '../principal';
+import type { Stores } from '../store';
+import type { SecretReferences } from './secretReferences';
+import type { VaultAccess } from './vault/vault';
 
 /** What a tool family's factory may use. Built once by the composition root. */
 export interface ToolFamilyDeps {
   config: LangoConfig;
   /** Absolute data directory (`config.dataDir` resolved). */
   dataDir: string;
-  db: SqliteDatabase;
+  /** The node's stores: every row a family keeps lives in one of them. */
+  stores: Stores;
+  /** The node's vault, opened once (or why there is none). */
+  vault: VaultAccess;
+  /** Resolves `{{secret:NAME}}` references to the calling principal's secrets. */
+  secretReferences: SecretReferences;
+  /** Turns a stored principal id back into the principal (jobs run as whoever created them). */
+  principals: PrincipalDirectory;
   logger: Logger;
   /** Values to mask in every log line (vault secrets, API keys). */
   secrets: SecretRegistry;
@@ -20,30 +30,31 @@ export interface ToolFamilyDeps {
   /** The node's configured model (offline or OpenAI-compatible), for tools that condense or summarise. */
   model: Model;
   /**
-   * Runs prompts through the agent tree (cron, background jobs, workflows).
-   * Bound late: the tree is built after the tools.
-   */
-  turns: () => TurnRunner;
-  /** Names of the agents in the live tree, remote ones included. */
-  agentNames: () => string[];
-  /**
-   * Tells the node that this family's tools changed at runtime (a skill was
-   * added): the family replaces the contents of its instance's `tools` array
-   * first, then calls this so the agent tree is rebuilt.
+   * Tells the toolset that this family's tools changed at runtime (a skill
+   * was added): the family replaces the contents of its instance's `tools`
+   * array first, then calls this so the agent tree is rebuilt.
    */
   toolsChanged: () => void;
+}
+
+/** What a family's background work runs through once the agent tree exists. */
+export interface FamilyRuntime {
+  /** Runs prompts through the agent tree (cron, background jobs, workflows). */
+  runner: TurnRunner;
+  /** Names of the agents in the live tree, remote ones included. */
+  agentNames: () => string[];
 }
 
 /** A family once created: its tools, and how to release what it holds. */
 export interface ToolFamilyInstance {
   /** Read again whenever the family reports `toolsChanged`. */
   tools: AnyTool[];
-  /** Starts background work (schedulers) once the tree exists. */
-  start?: () => void | Promise<void>;
+  /** Starts background work (schedulers) once the tree and the runner exist. */
+  start?: (runtime: FamilyRuntime) => void | Promise<void>;
   close?: () => void | Promise<void>;
   /** Text for an agent's system prompt this turn (memories, a pending inquiry); combined across families. */
   contextProvider?: ContextProvider;
-  /** Called after each persisted turn, off the answer's path (memory observers). */
+  /** Called after each committed turn, off the answer's path (memory observers). */
   onTurnEnd?: TurnEndHook;
 }
 

@@ -1,5 +1,6 @@
 import type { AnyTool } from '../agent/tool';
-import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from './family';
+import { errorMessage } from '../errors';
+import type { FamilyRuntime, ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from './family';
 
 /** How one tool family came up: on (with its tools), off by config, or broken (with the reason). */
 export interface FamilyStatus {
@@ -17,6 +18,10 @@ export interface Toolset {
   instances: ToolFamilyInstance[];
   /** How each family came up, with its tools now. */
   readonly statuses: FamilyStatus[];
+  /** Calls `listener` whenever a family's tools change (a skill was added); earlier changes are not replayed. */
+  onToolsChanged(listener: () => void): void;
+  /** Starts every instance's background work, in table order, once the tree and the runner exist. */
+  start(runtime: FamilyRuntime): Promise<void>;
   /** Closes every instance, last created first; one failing close does not stop the others. */
   close(): Promise<void>;
 }
@@ -26,8 +31,15 @@ export interface Toolset {
  * is left out and reported as broken: the node starts without it (its
  * specialist then has fewer tools, or is not created at all).
  */
-export async function createToolset(families: readonly ToolFamily[], deps: ToolFamilyDeps): Promise<Toolset> {
+export async function createToolset(
+  families: readonly ToolFamily[],
+  deps: Omit<ToolFamilyDeps, 'toolsChanged'>,
+): Promise<Toolset> {
   const instances: ToolFamilyInstance[] = [];
+  const listeners: Array<() => void> = [];
+  const toolsChanged = () => {
+    for (const listener of listeners) listener();
+  };
   const created: Array<{
     family: ToolFamily;
     instance?: ToolFamilyInstance;
@@ -42,12 +54,13 @@ export async function createToolset(families: readonly ToolFamily[], deps: ToolF
     try {
       const instance = await family.create({
         ...deps,
+        toolsChanged,
         logger: deps.logger.child({ component: `tools.${family.name}` }),
       });
       instances.push(instance);
       created.push({ family, instance, state: 'on' });
     } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
+      const reason = errorMessage(err);
       deps.logger.warn('tool family unavailable; starting without it', { family: family.name, reason });
       created.push({ family, state: 'broken', reason });
     }
@@ -66,12 +79,16 @@ export async function createToolset(families: readonly ToolFamily[], deps: ToolF
         tools: instance ? instance.tools.map((t) => t.name) : [],
       }));
     },
+    onToolsChanged: (listener) => void listeners.push(listener),
+    async start(runtime) {
+      for (const instance of instances) await instance.start?.(runtime);
+    },
     async close() {
       for (const instance of [...instances].reverse()) {
         try {
           await instance.close?.();
         } catch (err) {
-          deps.logger.warn('tool family failed to close', { error: err instanceof Error ? err.message : String(err) });
+          deps.logger.warn('tool family failed to close', { error: errorMessage(err) });
         }
       }
     },

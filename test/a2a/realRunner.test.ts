@@ -4,7 +4,6 @@ import { createRunner } from '../../src/agent/runner';
 import { defineTool } from '../../src/agent/tool';
 import { createMemoryLogger } from '../../src/log/logger';
 import { buildAgentTree } from '../../src/orchestration/tree';
-import { createSessionStore } from '../../src/store/sessions';
 import { a2aClient, asTask, collect, partsText, textRequest } from '../support/a2aClient';
 import { a2aTestPeer, startA2ANode, type A2ATestNode } from '../support/a2aServer';
 import { ScriptedModel } from '../support/scriptedModel';
@@ -35,11 +34,11 @@ describe('the A2A server with the real runner, tree and session store', () => {
     // The runner keeps its sessions in the node's database, as in the composition root.
     node = await startA2ANode({
       root: () => tree,
-      runner: (db) => {
+      runner: (storage) => {
         const logger = createMemoryLogger();
         return createRunner({
-          root: () => tree,
-          sessions: createSessionStore({ db, logger, clock: () => new Date() }),
+          tree: { current: () => tree },
+          sessions: storage.stores.sessions,
           logger,
           maxDelegationRounds: 5,
           maxTurnsPerAgent: 10,

@@ -11,7 +11,8 @@ import { RESULT_ONLY_KEY } from '../../src/a2a/callFlags';
 import { applyEvent, ResultOnlySend } from '../../src/a2a/resultOnlySend';
 import { createA2AStores } from '../../src/a2a/taskStore';
 import { createMemoryLogger } from '../../src/log/logger';
-import { openDatabase } from '../../src/store/database';
+import { openDatabase } from '../../src/store/sqlite/database';
+import { createGroupCommit } from '../../src/store/sqlite/groupCommit';
 import { statusUpdate, textPart } from '../../src/a2a/messages';
 import { a2aClient, asTask, findWorkingTask, partsText, textRequest } from '../support/a2aClient';
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
@@ -207,7 +208,7 @@ describe('the direct path with executors that misbehave', () => {
       const db = openDatabase(path.join(dir, 'lango.db'));
       try {
         const logger = createMemoryLogger();
-        const stores = createA2AStores({ db, logger, clock: () => new Date() });
+        const stores = createA2AStores({ db, group: createGroupCommit(db), logger, clock: () => new Date() });
         const buses = new DefaultExecutionEventBusManager();
         const direct = new ResultOnlySend({
           executor: new HalfExecutor(after),

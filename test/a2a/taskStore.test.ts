@@ -6,10 +6,11 @@ import { ServerCallContext } from '@a2a-js/sdk/server';
 import { CredentialUser } from '../../src/a2a/auth';
 import { createA2AStores, parseDuration, type A2AStores } from '../../src/a2a/taskStore';
 import { RESULT_ONLY_KEY } from '../../src/a2a/callFlags';
-import { createSessionStore } from '../../src/store/sessions';
 import { textPart } from '../../src/a2a/messages';
 import { createMemoryLogger } from '../../src/log/logger';
-import { openDatabase, type SqliteDatabase } from '../../src/store/database';
+import { OWNER } from '../../src/principal';
+import type { SqliteDatabase } from '../../src/store/sqlite/database';
+import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/storage';
 
 const as = (name: string) => new ServerCallContext({ user: new CredentialUser(name), requestedVersion: '1.0' });
 
@@ -45,16 +46,22 @@ function task(id: string, state: TaskState, at: number, contextId = 'ctx-1'): Ta
 
 describe('the SQLite task and push stores', () => {
   let dir: string;
+  let storage: SqliteStorage;
   let db: SqliteDatabase;
   let stores: A2AStores;
   const now = Date.parse('2026-01-01T00:00:00Z');
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-a2a-store-'));
-    db = openDatabase(path.join(dir, 'lango.db'));
-    stores = createA2AStores({ db, logger: createMemoryLogger(), clock: () => new Date(now) });
+    storage = openSqliteStorage({
+      file: path.join(dir, 'lango.db'),
+      logger: createMemoryLogger(),
+      clock: () => new Date(now),
+    });
+    db = storage.db;
+    stores = createA2AStores({ db, group: storage.group, logger: createMemoryLogger(), clock: () => new Date(now) });
   });
-  afterEach(() => {
-    db.close();
+  afterEach(async () => {
+    await storage.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
@@ -170,7 +177,7 @@ describe('the SQLite task and push stores', () => {
   });
 
   it('group-commits the task and session writes of one event-loop turn in one transaction', async () => {
-    const sessions = createSessionStore({ db, logger: createMemoryLogger(), clock: () => new Date(now) });
+    const { sessions } = storage.stores;
     const commits: string[] = [];
     const trace = db as unknown as { transaction: SqliteDatabase['transaction'] };
     const original = trace.transaction.bind(db);
@@ -179,17 +186,14 @@ describe('the SQLite task and push stores', () => {
       return original(fn);
     }) as SqliteDatabase['transaction'];
     const saved = stores.tasks.save(task('t1', TaskState.TASK_STATE_SUBMITTED, now), as('alice'));
-    sessions.commitTurn(
-      's1',
-      [{ role: 'user', content: 'hi', visible: true }],
-      { remoteState: {} },
-      { newSession: true },
-    );
-    await saved;
+    const turn = sessions.commitTurn(OWNER, 's1', [{ role: 'user', content: 'hi', visible: true }], {
+      remoteState: {},
+    });
+    await Promise.all([saved, turn]);
     trace.transaction = original;
     // One outer transaction, one savepoint per store.
     expect(commits).toHaveLength(3);
-    expect(sessions.messages('s1').map((m) => m.seq)).toEqual([1]);
+    expect((await sessions.messages(OWNER, 's1')).map((m) => m.seq)).toEqual([1]);
     expect((await stores.tasks.load('t1', as('alice')))?.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
   });
 

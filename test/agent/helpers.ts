@@ -1,15 +1,11 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Agent, LlmAgent } from '../../src/agent/agent';
 import type { AnyTool } from '../../src/agent/tool';
 import type { RunEvent } from '../../src/agent/events';
 import type { TurnInput, TurnResult, TurnRunner } from '../../src/agent/turn';
 import { createRunner, type RunnerOptions } from '../../src/agent/runner';
 import type { Model } from '../../src/llm/model';
-import { openDatabase, type SqliteDatabase } from '../../src/store/database';
-import { createSessionStore, type SessionStore } from '../../src/store/sessions';
-import { createMemoryLogger } from '../../src/log/logger';
+import type { SessionStore } from '../../src/store/sessions';
+import { openTestStorage } from '../support/storage';
 
 /** A hand-made LLM agent (the runtime only needs the contract's fields). */
 export function makeAgent(fields: {
@@ -35,31 +31,20 @@ export function makeAgent(fields: {
 
 /** A session store on a real database file in a fresh temp dir; `reopen` closes and opens the same file again. */
 export function openStore() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-agent-'));
-  const file = path.join(dir, 'lango.db');
-  const logger = createMemoryLogger();
-  let db: SqliteDatabase = openDatabase(file);
-  let sessions: SessionStore = createSessionStore({ db, logger, clock: () => new Date() });
+  const test = openTestStorage();
   return {
-    logger,
+    logger: test.logger,
     get db() {
-      return db;
+      return test.db;
     },
-    get sessions() {
-      return sessions;
+    get sessions(): SessionStore {
+      return test.stores.sessions;
     },
-    reopen() {
-      // As the node does at shutdown: queued turns are written before the file closes.
-      sessions.flush();
-      db.close();
-      db = openDatabase(file);
-      sessions = createSessionStore({ db, logger, clock: () => new Date() });
+    get storage() {
+      return test.storage;
     },
-    close() {
-      sessions.flush();
-      db.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
+    reopen: () => test.reopen(),
+    close: () => test.close(),
   };
 }
 
@@ -84,7 +69,7 @@ export function runnerFor(
   more: Partial<RunnerOptions> = {},
 ): TurnRunner {
   return createRunner({
-    root,
+    tree: { current: root },
     sessions: store.sessions,
     logger: store.logger,
     maxDelegationRounds: 5,

@@ -5,6 +5,7 @@ import { createOfflineModel } from '../../src/llm/offline';
 import { buildAgentTree } from '../../src/orchestration/tree';
 import { toEvents } from '../../src/store/sessionEvents';
 import { collect, openStore } from './helpers';
+import { OWNER } from '../../src/principal';
 
 describe('runtime with the real agent tree and the offline model', () => {
   let store: ReturnType<typeof openStore>;
@@ -33,23 +34,27 @@ describe('runtime with the real agent tree and the offline model', () => {
   it('answers "hello" at the orchestrator and sends a named exec_shell call to the operator', async () => {
     const root = buildAgentTree({ tools, model: createOfflineModel() });
     const runner = createRunner({
-      root: () => root,
+      tree: { current: () => root },
       sessions: store.sessions,
       logger: store.logger,
       maxDelegationRounds: 5,
       maxTurnsPerAgent: 10,
     });
 
-    const greeting = await collect(runner, { sessionId: 'a2a:1', text: 'hello' });
+    const greeting = await collect(runner, { principal: OWNER, sessionId: 'a2a:1', text: 'hello' });
     expect(greeting.result).toMatchObject({ status: 'completed', author: 'lango-orchestrator' });
     expect(greeting.events.some((e) => e.type === 'transfer')).toBe(false);
 
-    const task = await collect(runner, { sessionId: 'a2a:1', text: 'exec_shell {"command": "echo hi"}' });
+    const task = await collect(runner, {
+      principal: OWNER,
+      sessionId: 'a2a:1',
+      text: 'exec_shell {"command": "echo hi"}',
+    });
     expect(task.events).toContainEqual({ type: 'transfer', from: 'lango-orchestrator', to: 'operator' });
     expect(task.result).toMatchObject({ status: 'completed', author: 'operator' });
     expect(commands).toEqual(['echo hi']);
 
-    const visible = toEvents(store.sessions.messages('a2a:1', { visibleOnly: true }), root.name);
+    const visible = toEvents(await await store.sessions.messages(OWNER, 'a2a:1', { visibleOnly: true }), root.name);
     expect(visible.map((e) => e.author)).toEqual(['user', 'lango-orchestrator', 'user', 'operator']);
   });
 });

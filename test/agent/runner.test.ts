@@ -6,6 +6,7 @@ import { defineTool } from '../../src/agent/tool';
 import type { LlmAgent } from '../../src/agent/agent';
 import { ScriptedModel, say, callTool, transferTo } from '../support/scriptedModel';
 import { collect, makeAgent, openStore, runnerFor } from './helpers';
+import { OWNER } from '../../src/principal';
 
 const echo = defineTool({
   name: 'exec_echo',
@@ -31,9 +32,9 @@ describe('runner: tools and delegation', () => {
   it('starts the turn at the agent the input names (a workflow step) and at the root for an unknown name', async () => {
     const model = new ScriptedModel([callTool('exec_echo', { text: 'step' }), say('Step done.'), say('Root here.')]);
     const run = runner(model);
-    const step = await collect(run, { sessionId: 'wf:1', text: 'echo step', startAgent: 'operator' });
+    const step = await collect(run, { principal: OWNER, sessionId: 'wf:1', text: 'echo step', startAgent: 'operator' });
     expect(step.result).toEqual({ status: 'completed', text: 'Step done.', author: 'operator' });
-    const unknown = await collect(run, { sessionId: 'wf:2', text: 'hi', startAgent: 'nobody' });
+    const unknown = await collect(run, { principal: OWNER, sessionId: 'wf:2', text: 'hi', startAgent: 'nobody' });
     expect(unknown.result.author).toBe('lango-orchestrator');
     expect(model.agents).toEqual(['operator', 'operator', 'lango-orchestrator']);
   });
@@ -41,8 +42,8 @@ describe('runner: tools and delegation', () => {
   it('reads no history for a turn its caller marks as the first of a new session', async () => {
     const model = new ScriptedModel([say('first'), say('fresh start')]);
     const run = runner(model);
-    await collect(run, { sessionId: 'n1', text: 'remember me' });
-    await collect(run, { sessionId: 'n1', text: 'who am I?', newSession: true });
+    await collect(run, { principal: OWNER, sessionId: 'n1', text: 'remember me' });
+    await collect(run, { principal: OWNER, sessionId: 'n1', text: 'who am I?', newSession: true });
     expect(model.requests[1]!.messages).toEqual([{ role: 'user', content: 'who am I?' }]);
   });
 
@@ -52,7 +53,7 @@ describe('runner: tools and delegation', () => {
       callTool('exec_echo', { text: 'hi' }),
       say('It said hi.'),
     ]);
-    const { events, result } = await collect(runner(model), { sessionId: 's1', text: 'run echo hi' });
+    const { events, result } = await collect(runner(model), { principal: OWNER, sessionId: 's1', text: 'run echo hi' });
 
     expect(result).toEqual({ status: 'completed', text: 'It said hi.', author: 'operator' });
     expect(model.agents).toEqual(['lango-orchestrator', 'operator', 'operator']);
@@ -72,7 +73,7 @@ describe('runner: tools and delegation', () => {
 
   it('offers transfer_to_agent with the one argument agent_name to agents with sub-agents or a parent', async () => {
     const model = new ScriptedModel([transferTo('operator'), say('done')]);
-    await collect(runner(model), { sessionId: 's1', text: 'run' });
+    await collect(runner(model), { principal: OWNER, sessionId: 's1', text: 'run' });
     const [orchestrator, operator] = model.requests;
     const transfer = orchestrator!.tools.find((t) => t.name === 'transfer_to_agent');
     expect(transfer?.parameters).toMatchObject({
@@ -88,7 +89,7 @@ describe('runner: tools and delegation', () => {
     const model = new ScriptedModel([say('hello')]);
     const single = makeAgent({ name: 'lango-agent', model, tools: [echo] });
     const r = runnerFor(store, () => single);
-    const { result } = await collect(r, { sessionId: 's1', text: 'hi' });
+    const { result } = await collect(r, { principal: OWNER, sessionId: 's1', text: 'hi' });
     expect(result.author).toBe('lango-agent');
     expect(model.requests[0]!.tools.map((t) => t.name)).toEqual(['exec_echo']);
   });
@@ -99,7 +100,11 @@ describe('runner: tools and delegation', () => {
       transferTo('lango-orchestrator'),
       say('I will answer myself.'),
     ]);
-    const { events, result } = await collect(runner(model), { sessionId: 's1', text: 'tell me a joke' });
+    const { events, result } = await collect(runner(model), {
+      principal: OWNER,
+      sessionId: 's1',
+      text: 'tell me a joke',
+    });
     expect(result).toEqual({ status: 'completed', text: 'I will answer myself.', author: 'lango-orchestrator' });
     expect(events.filter((e) => e.type === 'transfer')).toEqual([
       { type: 'transfer', from: 'lango-orchestrator', to: 'operator' },
@@ -113,7 +118,11 @@ describe('runner: tools and delegation', () => {
       transferTo('lango-orchestrator'),
       say('Here is what I have.'),
     ]);
-    const { events, result } = await collect(runner(model, { maxDelegationRounds: 1 }), { sessionId: 's1', text: 'x' });
+    const { events, result } = await collect(runner(model, { maxDelegationRounds: 1 }), {
+      principal: OWNER,
+      sessionId: 's1',
+      text: 'x',
+    });
     expect(result).toEqual({ status: 'completed', text: 'Here is what I have.', author: 'operator' });
     expect(events).toContainEqual(
       expect.objectContaining({ type: 'transfer_refused', from: 'operator', to: 'lango-orchestrator' }),
@@ -130,7 +139,11 @@ describe('runner: tools and delegation', () => {
       transferTo('lango-orchestrator'),
       transferTo('lango-orchestrator'),
     ]);
-    const { result } = await collect(runner(model, { maxDelegationRounds: 1 }), { sessionId: 's1', text: 'x' });
+    const { result } = await collect(runner(model, { maxDelegationRounds: 1 }), {
+      principal: OWNER,
+      sessionId: 's1',
+      text: 'x',
+    });
     expect(result.status).toBe('completed');
     expect(result.author).toBe('operator');
     expect(result.text).toMatch(/within the limit of 1 delegation rounds/);
@@ -139,7 +152,7 @@ describe('runner: tools and delegation', () => {
 
   it('answers a transfer to an unknown agent with the valid names and lets the model try again', async () => {
     const model = new ScriptedModel([transferTo('executor'), transferTo('operator'), say('ok')]);
-    const { result } = await collect(runner(model), { sessionId: 's1', text: 'run' });
+    const { result } = await collect(runner(model), { principal: OWNER, sessionId: 's1', text: 'run' });
     expect(result.author).toBe('operator');
     expect(model.requests[1]!.messages.at(-1)).toMatchObject({
       role: 'tool',
@@ -154,7 +167,11 @@ describe('runner: tools and delegation', () => {
       transferTo('navigator'),
       say('The page title is Example.'),
     ]);
-    const { events, result } = await collect(runner(model), { sessionId: 's1', text: 'open example.com' });
+    const { events, result } = await collect(runner(model), {
+      principal: OWNER,
+      sessionId: 's1',
+      text: 'open example.com',
+    });
     expect(result).toEqual({ status: 'completed', text: 'The page title is Example.', author: 'navigator' });
     expect(events).toContainEqual(expect.objectContaining({ type: 'rejected', agent: 'operator' }));
     expect(model.agents).toEqual(['lango-orchestrator', 'operator', 'lango-orchestrator', 'navigator']);
@@ -187,7 +204,7 @@ describe('runner: tools and delegation', () => {
     ]);
     const solo = makeAgent({ name: 'lango-agent', model, tools: [echo, boom] });
     const r = runnerFor(store, () => solo);
-    const { events, result } = await collect(r, { sessionId: 's1', text: 'x' });
+    const { events, result } = await collect(r, { principal: OWNER, sessionId: 's1', text: 'x' });
     expect(result.status).toBe('completed');
     const results = model.requests[1]!.messages.filter((m) => m.role === 'tool').map((m) => m.content);
     expect(results[0]).toMatch(/^tool exec_echo failed: invalid arguments: text: /);
@@ -207,7 +224,7 @@ describe('runner: tools and delegation', () => {
     const model = new ScriptedModel([callTool('fs_big'), say('ok')]);
     const solo = makeAgent({ name: 'lango-agent', model, tools: [big] });
     const r = runnerFor(store, () => solo, { maxToolResultChars: 100 });
-    await collect(r, { sessionId: 's1', text: 'x' });
+    await collect(r, { principal: OWNER, sessionId: 's1', text: 'x' });
     expect(model.requests[1]!.messages.at(-1)!.content).toMatch(/^x{100}\n…\[truncated 400 characters\]$/);
   });
 
@@ -215,7 +232,7 @@ describe('runner: tools and delegation', () => {
     const model = new ScriptedModel([callTool('exec_echo', { text: 'a' }), callTool('exec_echo', { text: 'b' })]);
     const solo = makeAgent({ name: 'lango-agent', model, tools: [echo] });
     const r = runnerFor(store, () => solo, { maxTurnsPerAgent: 2 });
-    const { result } = await collect(r, { sessionId: 's1', text: 'x' });
+    const { result } = await collect(r, { principal: OWNER, sessionId: 's1', text: 'x' });
     expect(result).toEqual({
       status: 'failed',
       text: 'lango-agent made 2 model calls in this turn without answering; stopped.',
@@ -225,13 +242,13 @@ describe('runner: tools and delegation', () => {
 
   it('never hands the user an empty answer', async () => {
     const model = new ScriptedModel([transferTo('navigator'), say('  ')]);
-    const { result } = await collect(runner(model), { sessionId: 's1', text: 'browse' });
+    const { result } = await collect(runner(model), { principal: OWNER, sessionId: 's1', text: 'browse' });
     expect(result).toEqual({ status: 'completed', text: '(navigator returned an empty answer)', author: 'navigator' });
   });
 
   it('ends the turn as failed with a readable reason when the model errors', async () => {
     const model = new ScriptedModel([{ error: 'model request failed: 503 overloaded' }]);
-    const { result } = await collect(runner(model), { sessionId: 's1', text: 'x' });
+    const { result } = await collect(runner(model), { principal: OWNER, sessionId: 's1', text: 'x' });
     expect(result).toEqual({
       status: 'failed',
       text: 'the model failed: model request failed: 503 overloaded',
@@ -249,8 +266,8 @@ describe('runner: sessions and memory hooks', () => {
   it('shows every agent the earlier conversation (user messages and authored answers) plus this turn', async () => {
     const model = new ScriptedModel([transferTo('operator'), say('first answer'), say('second answer')]);
     const r = runnerFor(store, () => tree(model));
-    await collect(r, { sessionId: 's1', text: 'first' });
-    await collect(r, { sessionId: 's1', text: 'second' });
+    await collect(r, { principal: OWNER, sessionId: 's1', text: 'first' });
+    await collect(r, { principal: OWNER, sessionId: 's1', text: 'second' });
     expect(model.requests[2]!.messages).toEqual([
       { role: 'user', content: 'first' },
       { role: 'assistant', content: 'first answer', author: 'operator' },
@@ -261,8 +278,9 @@ describe('runner: sessions and memory hooks', () => {
   it('has the turn persisted when the final event arrives, so a reader may stop there', async () => {
     const model = new ScriptedModel([say('done')]);
     const r = runnerFor(store, () => makeAgent({ name: 'lango-agent', model }));
-    for await (const event of r.run({ sessionId: 's1', text: 'go' })) if (event.type === 'final') break;
-    expect(store.sessions.messages('s1').map((m) => [m.role, m.content, m.author])).toEqual([
+    for await (const event of r.run({ principal: OWNER, sessionId: 's1', text: 'go' }))
+      if (event.type === 'final') break;
+    expect(await (await store.sessions.messages(OWNER, 's1')).map((m) => [m.role, m.content, m.author])).toEqual([
       ['user', 'go', undefined],
       ['assistant', 'done', 'lango-agent'],
     ]);
@@ -282,10 +300,10 @@ describe('runner: sessions and memory hooks', () => {
         hooks.push({ visible: messages.map((m) => m.content), turn: turnMessages.map((m) => m.role) });
       },
     });
-    await collect(r, { sessionId: 's1', text: 'hello' });
+    await collect(r, { principal: OWNER, sessionId: 's1', text: 'hello' });
     // The hook runs after the turn's group commit, before anything later is due.
     await new Promise((resolve) => setImmediate(resolve));
-    await collect(r, { sessionId: 's1', text: 'more' });
+    await collect(r, { principal: OWNER, sessionId: 's1', text: 'more' });
     await new Promise((resolve) => setImmediate(resolve));
 
     // Fetched once per agent per turn, though the agent was called twice in the first turn.
@@ -308,7 +326,7 @@ describe('runner: sessions and memory hooks', () => {
         throw new Error('observer broke');
       },
     });
-    const { result } = await collect(r, { sessionId: 's1', text: 'hello' });
+    const { result } = await collect(r, { principal: OWNER, sessionId: 's1', text: 'hello' });
     expect(result.status).toBe('completed');
     expect(model.requests[0]!.instruction).toBe('Base.');
     await new Promise((resolve) => setImmediate(resolve));
@@ -331,12 +349,15 @@ describe('combineContextProviders', () => {
       ],
       logger,
     );
-    expect(await combined({ sessionId: 's', text: 'x', agentName: 'operator' })).toBe(
+    expect(await combined({ principal: OWNER, sessionId: 's', text: 'x', agentName: 'operator' })).toBe(
       'Memory: likes tea.\n\nKnowledge for operator.',
     );
     expect(logger.records.map((r) => r.message)).toEqual(['context provider failed']);
     expect(
-      await combineContextProviders([async () => '  '], logger)({ sessionId: 's', text: 'x', agentName: 'a' }),
+      await combineContextProviders(
+        [async () => '  '],
+        logger,
+      )({ principal: OWNER, sessionId: 's', text: 'x', agentName: 'a' }),
     ).toBeUndefined();
   });
 });

@@ -4,6 +4,7 @@ import { RunEvents } from '../../src/agent/events';
 import type { LlmAgent, RemoteAgent, RemoteInvocation, RemoteOutcome } from '../../src/agent/agent';
 import { ScriptedModel, say, callTool, transferTo } from '../support/scriptedModel';
 import { collect, makeAgent, openStore, runnerFor } from './helpers';
+import { OWNER } from '../../src/principal';
 
 /** A remote agent that plays scripted outcomes and records each invocation (with a copy of its state). */
 function scriptedRemote(outcomes: Array<RemoteOutcome | Error>, onInvoke?: (inv: RemoteInvocation) => void) {
@@ -18,6 +19,7 @@ function scriptedRemote(outcomes: Array<RemoteOutcome | Error>, onInvoke?: (inv:
       calls.push({
         text: inv.text,
         context: inv.context,
+        principal: inv.principal,
         sessionId: inv.sessionId,
         state: { ...inv.state },
         metadata: inv.metadata,
@@ -61,7 +63,7 @@ describe('runner: approval across turns', () => {
 
   it('asks, persists the pending call, and runs it approved in the next turn after the database is reopened', async () => {
     const first = new ScriptedModel([transferTo('operator'), callTool('exec_danger', { command: 'rm junk' })]);
-    const asked = await collect(approvalRunner(first), { sessionId: 's1', text: 'delete the junk' });
+    const asked = await collect(approvalRunner(first), { principal: OWNER, sessionId: 's1', text: 'delete the junk' });
     expect(asked.result).toEqual({
       status: 'input-required',
       text: 'Run "rm junk"? Reply yes to approve.',
@@ -74,13 +76,13 @@ describe('runner: approval across turns', () => {
     });
     expect(runs).toEqual([]);
 
-    store.reopen();
-    expect(store.sessions.state('s1').pendingApproval).toMatchObject({
+    await store.reopen();
+    expect(await (await store.sessions.state(OWNER, 's1')).pendingApproval).toMatchObject({
       agentName: 'operator',
       call: { name: 'exec_danger' },
     });
     const second = new ScriptedModel([say('Deleted the junk.')]);
-    const done = await collect(approvalRunner(second), { sessionId: 's1', text: 'Yes' });
+    const done = await collect(approvalRunner(second), { principal: OWNER, sessionId: 's1', text: 'Yes' });
 
     expect(done.result).toEqual({ status: 'completed', text: 'Deleted the junk.', author: 'operator' });
     expect(runs).toEqual([{ command: 'rm junk', approved: true }]);
@@ -96,14 +98,14 @@ describe('runner: approval across turns', () => {
       },
       expect.objectContaining({ role: 'tool', name: 'exec_danger', content: 'ran rm junk' }),
     ]);
-    expect(store.sessions.state('s1').pendingApproval).toBeUndefined();
+    expect(await (await store.sessions.state(OWNER, 's1')).pendingApproval).toBeUndefined();
   });
 
   it('tells the model the user declined when the reply is not an approval', async () => {
     const first = new ScriptedModel([transferTo('operator'), callTool('exec_danger', { command: 'rm junk' })]);
-    await collect(approvalRunner(first), { sessionId: 's1', text: 'delete the junk' });
+    await collect(approvalRunner(first), { principal: OWNER, sessionId: 's1', text: 'delete the junk' });
     const second = new ScriptedModel([say('Okay, I left it alone.')]);
-    const done = await collect(approvalRunner(second), { sessionId: 's1', text: 'no, keep it' });
+    const done = await collect(approvalRunner(second), { principal: OWNER, sessionId: 's1', text: 'no, keep it' });
     expect(done.result.text).toBe('Okay, I left it alone.');
     expect(runs).toEqual([]);
     expect(second.requests[0]!.messages.at(-1)).toMatchObject({
@@ -127,13 +129,14 @@ describe('runner: remote sub-agents', () => {
     const { remote, calls } = scriptedRemote([{ status: 'completed', text: 'remote says hi' }]);
     const model = new ScriptedModel([transferTo('peer')]);
     const { events, result } = await collect(runnerWith(model, remote), {
+      principal: OWNER,
       sessionId: 's1',
       text: 'ask the peer',
       metadata: { hops: ['a'] },
     });
     expect(result).toEqual({ status: 'completed', text: 'remote says hi', author: 'peer' });
     expect(calls).toEqual([
-      { text: 'ask the peer', context: [], sessionId: 's1', state: {}, metadata: { hops: ['a'] } },
+      { text: 'ask the peer', context: [], principal: OWNER, sessionId: 's1', state: {}, metadata: { hops: ['a'] } },
     ]);
     expect(events).toContainEqual({ type: 'remote_call', agent: 'peer', status: 'working' });
     expect(events.at(-1)).toEqual({ type: 'final', agent: 'peer', text: 'remote says hi' });
@@ -142,8 +145,8 @@ describe('runner: remote sub-agents', () => {
   it('gives the remote the earlier conversation as context, speakers named', async () => {
     const { remote, calls } = scriptedRemote([{ status: 'completed', text: 'Sunny in Lyon.' }]);
     const model = new ScriptedModel([say('Noted: you live in Lyon.'), transferTo('peer')]);
-    await collect(runnerWith(model, remote), { sessionId: 'ctx', text: 'I live in Lyon' });
-    await collect(runnerWith(model, remote), { sessionId: 'ctx', text: 'weather there tomorrow?' });
+    await collect(runnerWith(model, remote), { principal: OWNER, sessionId: 'ctx', text: 'I live in Lyon' });
+    await collect(runnerWith(model, remote), { principal: OWNER, sessionId: 'ctx', text: 'weather there tomorrow?' });
     expect(calls[0]).toMatchObject({
       text: 'weather there tomorrow?',
       context: ['user: I live in Lyon', 'lango-orchestrator: Noted: you live in Lyon.'],
@@ -159,11 +162,11 @@ describe('runner: remote sub-agents', () => {
       (inv) => (inv.state.taskId = 'task-1'),
     );
     const model = new ScriptedModel([transferTo('peer')]);
-    const asked = await collect(runnerWith(model, remote), { sessionId: 's1', text: 'weather?' });
+    const asked = await collect(runnerWith(model, remote), { principal: OWNER, sessionId: 's1', text: 'weather?' });
     expect(asked.result).toEqual({ status: 'input-required', text: 'Which city?', author: 'peer' });
 
-    store.reopen();
-    const done = await collect(runnerWith(model, remote), { sessionId: 's1', text: 'Paris' });
+    await store.reopen();
+    const done = await collect(runnerWith(model, remote), { principal: OWNER, sessionId: 's1', text: 'Paris' });
     expect(done.result).toEqual({ status: 'completed', text: 'Sunny in Paris.', author: 'peer' });
     expect(model.requests).toHaveLength(1); // the second turn never asked the orchestrator
     expect(calls[1]).toMatchObject({ text: 'Paris', state: { taskId: 'task-1' } });
@@ -172,7 +175,11 @@ describe('runner: remote sub-agents', () => {
   it('hands a failed remote call back to the orchestrator with a note so it can answer itself', async () => {
     const { remote } = scriptedRemote([{ status: 'failed', reason: 'peer returned HTTP 502' }]);
     const model = new ScriptedModel([transferTo('peer'), say('The peer is down; here is my own answer.')]);
-    const { events, result } = await collect(runnerWith(model, remote), { sessionId: 's1', text: 'ask the peer' });
+    const { events, result } = await collect(runnerWith(model, remote), {
+      principal: OWNER,
+      sessionId: 's1',
+      text: 'ask the peer',
+    });
     expect(result).toEqual({
       status: 'completed',
       text: 'The peer is down; here is my own answer.',
@@ -193,7 +200,7 @@ describe('runner: remote sub-agents', () => {
   it('treats a remote that throws as failed', async () => {
     const { remote } = scriptedRemote([new Error('connection refused')]);
     const model = new ScriptedModel([transferTo('peer'), transferTo('operator'), say('operator handled it')]);
-    const { result } = await collect(runnerWith(model, remote), { sessionId: 's1', text: 'x' });
+    const { result } = await collect(runnerWith(model, remote), { principal: OWNER, sessionId: 's1', text: 'x' });
     expect(result).toEqual({ status: 'completed', text: 'operator handled it', author: 'operator' });
   });
 });
@@ -220,24 +227,24 @@ describe('runner: cancellation', () => {
     const model = new ScriptedModel([callTool('exec_stuck')]);
     const runner = runnerFor(store, () => makeAgent({ name: 'lango-agent', model, tools: [stuck] }));
     const controller = new AbortController();
-    const running = collect(runner, { sessionId: 's1', text: 'x', signal: controller.signal });
+    const running = collect(runner, { principal: OWNER, sessionId: 's1', text: 'x', signal: controller.signal });
     await toolStarted;
     controller.abort();
     await expect(running).rejects.toMatchObject({ name: 'AbortError' });
     expect(toolSignal?.aborted).toBe(true);
-    expect(store.sessions.messages('s1')).toEqual([]);
+    expect(await await store.sessions.messages(OWNER, 's1')).toEqual([]);
   });
 
   it('aborts mid-model-stream and persists nothing', async () => {
     const model = new ScriptedModel([{ hang: true, chunks: ['Partial ans'] }]);
     const runner = runnerFor(store, () => makeAgent({ name: 'lango-agent', model }));
     const controller = new AbortController();
-    const turn = runner.run({ sessionId: 's1', text: 'x', signal: controller.signal });
+    const turn = runner.run({ principal: OWNER, sessionId: 's1', text: 'x', signal: controller.signal });
     expect((await turn.next()).value).toEqual({ type: 'agent_start', agent: 'lango-agent' });
     expect((await turn.next()).value).toEqual({ type: 'text_delta', agent: 'lango-agent', delta: 'Partial ans' });
     controller.abort();
     await expect(turn.next()).rejects.toMatchObject({ name: 'AbortError' });
-    expect(store.sessions.messages('s1')).toEqual([]);
+    expect(await await store.sessions.messages(OWNER, 's1')).toEqual([]);
   });
 
   it('aborts a remote call that ignores its signal', async () => {
@@ -257,20 +264,22 @@ describe('runner: cancellation', () => {
     const controller = new AbortController();
     const events: string[] = [];
     const running = (async () => {
-      for await (const e of runner.run({ sessionId: 's1', text: 'x', signal: controller.signal })) {
+      for await (const e of runner.run({ principal: OWNER, sessionId: 's1', text: 'x', signal: controller.signal })) {
         events.push(e.type);
         if (e.type === 'remote_call') setTimeout(() => controller.abort(), 10);
       }
     })();
     await expect(running).rejects.toMatchObject({ name: 'AbortError' });
     expect(events).toContain('remote_call');
-    expect(store.sessions.messages('s1')).toEqual([]);
+    expect(await await store.sessions.messages(OWNER, 's1')).toEqual([]);
   });
 
   it('throws AbortError before doing anything when the signal is already aborted', async () => {
     const model = new ScriptedModel([]);
     const runner = runnerFor(store, () => makeAgent({ name: 'lango-agent', model }));
-    await expect(collect(runner, { sessionId: 's1', text: 'x', signal: AbortSignal.abort() })).rejects.toMatchObject({
+    await expect(
+      collect(runner, { principal: OWNER, sessionId: 's1', text: 'x', signal: AbortSignal.abort() }),
+    ).rejects.toMatchObject({
       name: 'AbortError',
     });
     expect(model.requests).toEqual([]);

@@ -6,6 +6,7 @@ import { runToEnd } from '../../src/agent/turn';
 import { createApp, type LangoApp } from '../../src/app';
 import { resolveConfig } from '../../src/config/load';
 import { createMemoryLogger } from '../../src/log/logger';
+import { OWNER } from '../../src/principal';
 
 async function until(check: () => boolean, ms = 5000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -37,6 +38,7 @@ describe('skills at runtime', () => {
   it('gives the operator a skill the librarian creates, without a restart, and runs it', async () => {
     expect(operatorTools(app)).not.toContain('skill_shout');
     const created = await runToEnd(app.runner, {
+      principal: OWNER,
       sessionId: 'skills',
       text:
         'create_skill {"name":"shout","description":"Shouts a word.","type":"script",' +
@@ -46,7 +48,11 @@ describe('skills at runtime', () => {
     expect(created).toMatchObject({ status: 'completed', author: 'librarian' });
     await until(() => operatorTools(app).includes('skill_shout'));
 
-    const ran = await runToEnd(app.runner, { sessionId: 'skills', text: 'skill_shout {"word":"lango"}' });
+    const ran = await runToEnd(app.runner, {
+      principal: OWNER,
+      sessionId: 'skills',
+      text: 'skill_shout {"word":"lango"}',
+    });
     expect(ran).toMatchObject({ status: 'completed', author: 'operator' });
     expect(ran.text).toContain('LANGO');
     expect(app.families.find((f) => f.name === 'skills')?.tools).toEqual(['skill_shout']);

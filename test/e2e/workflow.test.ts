@@ -5,6 +5,7 @@ import { runToEnd } from '../../src/agent/turn';
 import { createApp, type LangoApp } from '../../src/app';
 import { resolveConfig } from '../../src/config/load';
 import { createMemoryLogger } from '../../src/log/logger';
+import { OWNER } from '../../src/principal';
 
 /**
  * A workflow in a whole node (the real runner, the offline model): its steps
@@ -26,7 +27,7 @@ describe('a workflow across specialists in a whole node', () => {
   });
 
   const call = async (text: string) => {
-    const result = await runToEnd(app.runner, { sessionId: 'wf', text });
+    const result = await runToEnd(app.runner, { principal: OWNER, sessionId: 'wf', text });
     expect(result.status).toBe('completed');
     if (!result.text.includes('{')) throw new Error(result.text);
     return JSON.parse(result.text.slice(result.text.indexOf('{'))) as Record<string, unknown>;

@@ -5,6 +5,7 @@ import { defineTool, toolJsonSchema, type AnyTool } from '../../src/agent/tool';
 import { createRunner } from '../../src/agent/runner';
 import type { RemoteAgent } from '../../src/agent/agent';
 import { collect, makeAgent, openStore } from '../agent/helpers';
+import { OWNER } from '../../src/principal';
 
 const model = createOfflineModel();
 const shellRuns: string[] = [];
@@ -101,7 +102,7 @@ describe('offline model in the runtime', () => {
   afterEach(() => store.close());
   const runner = (extra: RemoteAgent[] = []) =>
     createRunner({
-      root: () => tree(extra),
+      tree: { current: () => tree(extra) },
       sessions: store.sessions,
       logger: store.logger,
       maxDelegationRounds: 5,
@@ -109,14 +110,18 @@ describe('offline model in the runtime', () => {
     });
 
   it('answers a greeting at the orchestrator without delegating, naming what it routes', async () => {
-    const { events, result } = await collect(runner(), { sessionId: 's', text: 'hello' });
+    const { events, result } = await collect(runner(), { principal: OWNER, sessionId: 's', text: 'hello' });
     expect(result.author).toBe('lango-orchestrator');
     expect(result.text).toMatch(/^Hello! I'm lango-orchestrator\. .*operator \(command execution, file operations\)/);
     expect(events.some((e) => e.type === 'transfer')).toBe(false);
   });
 
   it('routes a named tool to its owner, which runs it and answers with the result', async () => {
-    const { events, result } = await collect(runner(), { sessionId: 's', text: 'exec_shell {"command": "echo hi"}' });
+    const { events, result } = await collect(runner(), {
+      principal: OWNER,
+      sessionId: 's',
+      text: 'exec_shell {"command": "echo hi"}',
+    });
     expect(events).toContainEqual({ type: 'transfer', from: 'lango-orchestrator', to: 'operator' });
     expect(shellRuns).toEqual(['echo hi']);
     expect(result).toEqual({
@@ -137,13 +142,14 @@ describe('offline model in the runtime', () => {
     const automator = makeAgent({ name: 'automator', model, tools: [schedule], keywords: ['schedule'] });
     const root = makeAgent({ name: 'lango-orchestrator', model, subAgents: [tree().subAgents[0]!, automator] });
     const run = createRunner({
-      root: () => root,
+      tree: { current: () => root },
       sessions: store.sessions,
       logger: store.logger,
       maxDelegationRounds: 5,
       maxTurnsPerAgent: 10,
     });
     const { result } = await collect(run, {
+      principal: OWNER,
       sessionId: 's',
       text: 'cron_add {"prompt": "exec_shell {\\"command\\": \\"df -h\\"}"}',
     });
@@ -153,7 +159,7 @@ describe('offline model in the runtime', () => {
   });
 
   it('routes by keywords and has the specialist explain its tools and syntax when none is named', async () => {
-    const { result } = await collect(runner(), { sessionId: 's', text: 'please read a file for me' });
+    const { result } = await collect(runner(), { principal: OWNER, sessionId: 's', text: 'please read a file for me' });
     expect(result.author).toBe('operator');
     expect(result.text).toContain(
       'My tools: exec_shell (Runs a shell command.); fs_read (Reads a file in the workspace.)',
@@ -162,12 +168,20 @@ describe('offline model in the runtime', () => {
   });
 
   it('passes unreadable JSON on so the user sees what was wrong', async () => {
-    const { result } = await collect(runner(), { sessionId: 's', text: 'exec_shell {"command": "echo hi"' });
+    const { result } = await collect(runner(), {
+      principal: OWNER,
+      sessionId: 's',
+      text: 'exec_shell {"command": "echo hi"',
+    });
     expect(result.text).toBe('tool exec_shell failed: arguments are not valid JSON');
   });
 
   it('answers itself and lists its routes when nothing matches', async () => {
-    const { events, result } = await collect(runner(), { sessionId: 's', text: 'what is the capital of France' });
+    const { events, result } = await collect(runner(), {
+      principal: OWNER,
+      sessionId: 's',
+      text: 'what is the capital of France',
+    });
     expect(result.author).toBe('lango-orchestrator');
     expect(result.text).toMatch(/^Nothing in your message matched an agent I route to\./);
     expect(result.text).toContain('navigator (web browsing)');
@@ -186,7 +200,11 @@ describe('offline model in the runtime', () => {
         return { status: 'failed', reason: 'peer unreachable' };
       },
     };
-    const { events, result } = await collect(runner([remote]), { sessionId: 's', text: 'weather forecast for Paris' });
+    const { events, result } = await collect(runner([remote]), {
+      principal: OWNER,
+      sessionId: 's',
+      text: 'weather forecast for Paris',
+    });
     expect(events.filter((e) => e.type === 'transfer')).toHaveLength(1);
     expect(result.author).toBe('lango-orchestrator');
     expect(result.text).toContain('The remote agent weather failed: peer unreachable.');
@@ -195,16 +213,16 @@ describe('offline model in the runtime', () => {
   it('works as a single flat agent: greeting and a key=value tool call', async () => {
     const single = makeAgent({ name: 'lango-agent', model, tools: [shell, fsRead] });
     const r = createRunner({
-      root: () => single,
+      tree: { current: () => single },
       sessions: store.sessions,
       logger: store.logger,
       maxDelegationRounds: 5,
       maxTurnsPerAgent: 10,
     });
-    expect((await collect(r, { sessionId: 's', text: 'hi' })).result.text).toMatch(
+    expect((await collect(r, { principal: OWNER, sessionId: 's', text: 'hi' })).result.text).toMatch(
       /^Hello! I'm lango-agent\. .*My tools: exec_shell/,
     );
-    const { result } = await collect(r, { sessionId: 's', text: 'fs_read path=notes.txt' });
+    const { result } = await collect(r, { principal: OWNER, sessionId: 's', text: 'fs_read path=notes.txt' });
     expect(result).toEqual({
       status: 'completed',
       author: 'lango-agent',

@@ -8,6 +8,7 @@ import { createRunner } from '../../src/agent/runner';
 import { runToEnd } from '../../src/agent/turn';
 import { startOpenAIServer, type OpenAIServer } from '../support/openaiServer';
 import { makeAgent, openStore } from '../agent/helpers';
+import { OWNER } from '../../src/principal';
 
 const API_KEY = 'sk-test-abcdefghijklmnop1234';
 
@@ -162,19 +163,19 @@ describe('openai provider against a scripted OpenAI-compatible server', () => {
         { text: 'The command printed hi.' },
       );
       const runner = createRunner({
-        root: () => root,
+        tree: { current: () => root },
         sessions: store.sessions,
         logger: store.logger,
         maxDelegationRounds: 5,
         maxTurnsPerAgent: 10,
       });
-      const result = await runToEnd(runner, { sessionId: 's1', text: 'run echo hi' });
+      const result = await runToEnd(runner, { principal: OWNER, sessionId: 's1', text: 'run echo hi' });
       expect(result).toEqual({ status: 'completed', text: 'The command printed hi.', author: 'operator' });
       const last = server.requests[2]!.body.messages.at(-1);
       expect(last).toMatchObject({ role: 'tool', content: '{"exitCode":0,"stdout":"hi\\n"}' });
       expect(server.requests[1]!.body.tools!.map((t) => t.function.name)).toEqual(['exec_shell', 'transfer_to_agent']);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 

@@ -1,6 +1,3 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { z } from 'zod';
 import type { RunEvent } from '../../src/agent/events';
 import { createRunner } from '../../src/agent/runner';
@@ -10,10 +7,10 @@ import type { ModelRequest } from '../../src/llm/model';
 import { createMemoryLogger } from '../../src/log/logger';
 import { buildAgentTree } from '../../src/orchestration/tree';
 import { buildOrchestratorSystemPrompt, createSubAgentPrompt, loadPromptSections } from '../../src/prompt';
-import { openDatabase, type SqliteDatabase } from '../../src/store/database';
-import { createSessionStore } from '../../src/store/sessions';
+import { openTestStorage } from '../support/storage';
 import { ScriptedModel, callTool, say, transferTo, type ScriptedTurn } from '../support/scriptedModel';
 import { orchestrationTools } from '../support/orchestrationTools';
+import { OWNER } from '../../src/principal';
 
 /**
  * The orchestrator's model in these tests does what the instruction asks of a
@@ -38,8 +35,7 @@ function followRoutingTable(request: ModelRequest): ScriptedTurn {
 }
 
 describe('delegation through the built tree and the runtime', () => {
-  let dir: string;
-  let db: SqliteDatabase;
+  let test: ReturnType<typeof openTestStorage>;
   const logger = createMemoryLogger();
   const shellCalls: Array<{ command: string; agent: string }> = [];
   const execShell = defineTool({
@@ -61,13 +57,18 @@ describe('delegation through the built tree and the runtime', () => {
       systemPrompt: buildOrchestratorSystemPrompt(sections),
       subAgentPrompt: createSubAgentPrompt({ sections }),
     });
-    const sessions = createSessionStore({ db, logger, clock: () => new Date() });
-    return createRunner({ root: () => root, sessions, logger, maxDelegationRounds: 5, maxTurnsPerAgent: 5 });
+    return createRunner({
+      tree: { current: () => root },
+      sessions: test.stores.sessions,
+      logger,
+      maxDelegationRounds: 5,
+      maxTurnsPerAgent: 5,
+    });
   }
 
   async function run(runner: TurnRunner, text: string) {
     const events: RunEvent[] = [];
-    const turn = runner.run({ sessionId: `test:${text}`, text });
+    const turn = runner.run({ principal: OWNER, sessionId: `test:${text}`, text });
     for (;;) {
       const step = await turn.next();
       if (step.done) return { events, result: step.value };
@@ -76,13 +77,9 @@ describe('delegation through the built tree and the runtime', () => {
   }
 
   beforeAll(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-orch-'));
-    db = openDatabase(path.join(dir, 'lango.db'));
+    test = openTestStorage();
   });
-  afterAll(() => {
-    db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => test.close());
 
   it('answers a greeting from the orchestrator without delegating', async () => {
     const model = new ScriptedModel([followRoutingTable]);

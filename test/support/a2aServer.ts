@@ -12,7 +12,8 @@ import { LangoConfig, type LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
 import { buildAgentTree } from '../../src/orchestration/tree';
 import { createA2AServer, type A2AServer, type A2AServerOptions } from '../../src/a2a/server';
-import { openDatabase, type SqliteDatabase } from '../../src/store/database';
+import type { SqliteDatabase } from '../../src/store/sqlite/database';
+import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/storage';
 import { ScriptedA2ARunner } from './a2aRunner';
 
 /** Tools the test tree is built from: real tool objects, never executed by the scripted runner. */
@@ -83,8 +84,8 @@ export interface A2ATestNode {
 /** Options for {@link startA2ANode}. */
 export interface StartOptions {
   config?: LangoConfigInput;
-  /** The runner, or a factory given the node's database (a real runner keeps its sessions there). */
-  runner?: TurnRunner | ((db: SqliteDatabase) => TurnRunner);
+  /** The runner, or a factory given the node's storage (a real runner keeps its sessions there). */
+  runner?: TurnRunner | ((storage: SqliteStorage) => TurnRunner);
   root?: () => LlmAgent;
   /** Reuse a directory (restart tests). */
   dir?: string;
@@ -98,10 +99,11 @@ export interface StartOptions {
 export async function startA2ANode(options: StartOptions = {}): Promise<A2ATestNode> {
   const dir = options.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'lango-a2a-'));
   const dbFile = path.join(dir, 'lango.db');
-  const db = openDatabase(dbFile);
   const logger = createMemoryLogger();
+  const storage = openSqliteStorage({ file: dbFile, logger, clock: () => new Date() });
+  const { db } = storage;
   const runner =
-    typeof options.runner === 'function' ? options.runner(db) : (options.runner ?? new ScriptedA2ARunner());
+    typeof options.runner === 'function' ? options.runner(storage) : (options.runner ?? new ScriptedA2ARunner());
   const tree = a2aTestTree();
   const config = LangoConfig.parse({
     server: { host: '127.0.0.1', port: 0 },
@@ -115,13 +117,14 @@ export async function startA2ANode(options: StartOptions = {}): Promise<A2ATestN
       root: options.root ?? (() => tree),
       runner,
       db,
+      group: storage.group,
       logger,
       clock: () => new Date(),
       push: { baseDelayMs: 20, timeoutMs: 2000 },
       ...options.extra,
     });
   } catch (err) {
-    db.close();
+    await storage.close();
     if (!options.dir) fs.rmSync(dir, { recursive: true, force: true });
     throw err;
   }
@@ -136,7 +139,7 @@ export async function startA2ANode(options: StartOptions = {}): Promise<A2ATestN
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await a2a.close();
-    db.close();
+    await storage.close();
   };
   return {
     url,

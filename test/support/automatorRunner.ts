@@ -5,11 +5,11 @@ import { RunEvents } from '../../src/agent/events';
 import type { ToolContext } from '../../src/agent/tool';
 import type { TurnInput, TurnResult, TurnRunner } from '../../src/agent/turn';
 import { LangoConfig } from '../../src/config/schema';
-import type { Model } from '../../src/llm/model';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
-import { SecretRegistry } from '../../src/log/redact';
-import { openDatabase, type SqliteDatabase } from '../../src/store/database';
+import { OWNER, type Principal } from '../../src/principal';
+import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/storage';
 import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../../src/tools/family';
+import { testFamilyDeps } from './familyDeps';
 
 /** What a scripted turn answers: a text (completed) or a whole TurnResult. */
 export type ScriptedAnswer = string | TurnResult;
@@ -103,70 +103,64 @@ export function useTempDb(): { readonly file: string; onCleanup(cleanup: () => P
   };
 }
 
-const unusedModel: Model = {
-  name: 'unused',
-  stream: () => {
-    throw new Error('the automator tests never call the model');
-  },
-};
-
-/** Family dependencies around a real database and a given runner. */
-export function automatorDeps(options: {
-  db: SqliteDatabase;
-  runner: TurnRunner;
-  clock?: () => Date;
-  agentNames?: string[];
-  config?: Parameters<typeof LangoConfig.parse>[0];
-  logger?: MemoryLogger;
-}): ToolFamilyDeps {
-  return {
-    config: LangoConfig.parse(options.config ?? {}),
-    dataDir: os.tmpdir(),
-    db: options.db,
-    logger: options.logger ?? createMemoryLogger(),
-    secrets: new SecretRegistry(),
-    clock: options.clock ?? (() => new Date()),
-    model: unusedModel,
-    turns: () => options.runner,
-    toolsChanged: () => {},
-    agentNames: () =>
-      options.agentNames ?? ['lango-orchestrator', 'operator', 'navigator', 'vault', 'librarian', 'automator'],
-  };
+/** The node's storage on `file` (a test's own temp file). */
+export function openStorage(file: string): SqliteStorage {
+  return openSqliteStorage({ file, logger: createMemoryLogger(), clock: () => new Date() });
 }
 
-/** An opened family and a way to call its tools as the runtime would (arguments parsed first). */
-export async function openFamily(family: ToolFamily, deps: ToolFamilyDeps) {
+/** Family dependencies around a real storage, as the composition root builds them. */
+export function automatorDeps(options: {
+  storage: SqliteStorage;
+  clock?: () => Date;
+  config?: Parameters<typeof LangoConfig.parse>[0];
+  logger?: MemoryLogger;
+}): Promise<ToolFamilyDeps> {
+  return testFamilyDeps({
+    storage: options.storage,
+    dataDir: os.tmpdir(),
+    config: { ...(options.config as object), security: { enabled: false } },
+    logger: options.logger,
+    clock: options.clock,
+  });
+}
+
+/** The agents a workflow step may name in these tests. */
+const DEFAULT_AGENTS = ['lango-orchestrator', 'operator', 'navigator', 'vault', 'librarian', 'automator'];
+
+/** A created family (not started yet) and a way to call its tools as the runtime would (arguments parsed first). */
+export async function createFamily(family: ToolFamily, deps: ToolFamilyDeps, principal: Principal = OWNER) {
   const instance: ToolFamilyInstance = await family.create(deps);
-  await instance.start?.();
   const ctx: ToolContext = {
     signal: new AbortController().signal,
     logger: deps.logger,
+    principal,
     sessionId: 'test',
     agentName: 'automator',
     approved: false,
   };
-
-  const call = async (name: string, args: Record<string, unknown> = {}): Promise<any> => {
+  const call = async (name: string, args: Record<string, unknown> = {}, as?: Principal): Promise<any> => {
     const tool = instance.tools.find((t) => t.name === name);
     if (!tool) throw new Error(`no tool ${name}`);
-    return tool.execute(tool.parameters.parse(args), ctx);
+    return tool.execute(tool.parameters.parse(args), as ? { ...ctx, principal: as } : ctx);
   };
-  return { instance, call, close: async () => instance.close?.() };
+  return {
+    instance,
+    call,
+    start: async (runtime: { runner: TurnRunner; agentNames?: string[] }) =>
+      instance.start?.({ runner: runtime.runner, agentNames: () => runtime.agentNames ?? DEFAULT_AGENTS }),
+    close: async () => instance.close?.(),
+  };
 }
 
-/** Polls `check` every 20 ms until it returns a truthy value or `timeoutMs` passes. */
-export async function waitFor<T>(
-  check: () => T | Promise<T>,
-  timeoutMs = 5000,
-  what = 'condition',
-): Promise<Exclude<T, false | null | undefined | 0 | ''>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as Exclude<T, false | null | undefined | 0 | ''>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** A family created and started on `runtime`, as the node does once its tree exists. */
+export async function openFamily(
+  family: ToolFamily,
+  deps: ToolFamilyDeps,
+  runtime: { runner: TurnRunner; agentNames?: string[] },
+) {
+  const created = await createFamily(family, deps);
+  await created.start(runtime);
+  return created;
 }
 
-export { openDatabase };
+export { waitFor } from './waitFor';

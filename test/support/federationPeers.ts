@@ -11,6 +11,7 @@ import * as v03server from '@a2a-js/sdk-v03/server';
 import * as v03express from '@a2a-js/sdk-v03/server/express';
 import type { RemoteAgent } from '../../src/agent/agent';
 import { checkInboundHops } from '../../src/federation/hops';
+import { OWNER } from '../../src/principal';
 
 /**
  * Real A2A peers on 127.0.0.1 port 0 for federation tests: SDK 1.3 servers
@@ -202,6 +203,7 @@ async function play(
       const run = onward.agent.invoke({
         text: input.text,
         context: [],
+        principal: OWNER,
         sessionId: 's',
         signal: new AbortController().signal,
         state: {},

@@ -6,6 +6,7 @@ import type { RunEvent } from '../../src/agent/events';
 import type { RemoteAgentEntry } from '../../src/config/schema';
 import { LangoConfig } from '../../src/config/schema';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
+import { OWNER } from '../../src/principal';
 
 /** Runs one delegated call to the end: the events it streamed and how it ended (or what it threw). */
 export async function drain(
@@ -22,6 +23,7 @@ export async function drain(
   const run = agent.invoke({
     text: input.text,
     context: input.context ?? [],
+    principal: OWNER,
     sessionId: 'session-1',
     signal: input.signal ?? new AbortController().signal,
     state: input.state ?? {},

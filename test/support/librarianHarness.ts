@@ -4,30 +4,35 @@ import path from 'node:path';
 import type { AnyTool, ToolContext } from '../../src/agent/tool';
 import { LangoConfig, type LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger } from '../../src/log/logger';
-import { openDatabase, type SqliteDatabase } from '../../src/store/database';
+import { OWNER, type Principal } from '../../src/principal';
+import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/storage';
 
-/** A temp data dir with a real database file in it; `cleanup` closes and removes both. */
-export function tempNode(prefix: string): {
-  dataDir: string;
-  dbFile: string;
-  db: SqliteDatabase;
-  reopen: () => SqliteDatabase;
-  cleanup: () => void;
-} {
+/** A temp data dir with a real storage in it; `reopen` closes and opens the same file, `cleanup` closes and removes both. */
+export function tempNode(prefix: string, options: { clock?: () => Date } = {}) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `lango-${prefix}-`));
   const dbFile = path.join(dataDir, 'lango.db');
-  const opened: SqliteDatabase[] = [openDatabase(dbFile)];
+  const open = () =>
+    openSqliteStorage({ file: dbFile, logger: createMemoryLogger(), clock: options.clock ?? (() => new Date()) });
+  let storage: SqliteStorage = open();
   return {
     dataDir,
     dbFile,
-    db: opened[0],
-    reopen: () => {
-      const db = openDatabase(dbFile);
-      opened.push(db);
-      return db;
+    get storage() {
+      return storage;
     },
-    cleanup: () => {
-      for (const db of opened) if (db.open) db.close();
+    get stores() {
+      return storage.stores;
+    },
+    get db() {
+      return storage.db;
+    },
+    async reopen(): Promise<SqliteStorage> {
+      await storage.close();
+      storage = open();
+      return storage;
+    },
+    async cleanup() {
+      await storage.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -39,8 +44,19 @@ export function configOf(input: LangoConfigInput = {}): LangoConfig {
 }
 
 /** A tool context for `sessionId`, as the runtime would build it. */
-export function toolContext(sessionId = 'session-1', agentName = 'librarian'): ToolContext {
-  return { signal: new AbortController().signal, logger: createMemoryLogger(), sessionId, agentName, approved: false };
+export function toolContext(
+  sessionId = 'session-1',
+  agentName = 'librarian',
+  principal: Principal = OWNER,
+): ToolContext {
+  return {
+    signal: new AbortController().signal,
+    logger: createMemoryLogger(),
+    principal,
+    sessionId,
+    agentName,
+    approved: false,
+  };
 }
 
 /** Calls tool `name` the way the runtime does: arguments parsed by its schema first. */

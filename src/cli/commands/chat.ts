@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { assertNever, type RunEvent } from '../../agent/events';
 import { runToEnd, type TurnResult } from '../../agent/turn';
 import type { LangoApp } from '../../app';
+import { OWNER } from '../../principal';
 import { ExitCode, type CliIO } from '../io';
 import { appFor, configFor, type CliContext, type GlobalOptions } from '../context';
 
@@ -76,7 +77,8 @@ async function runTurn(
   signal: AbortSignal,
 ): Promise<TurnResult> {
   const renderer = createTurnRenderer(io);
-  const result = await runToEnd(app.runner, { sessionId, text, signal }, renderer.onEvent);
+  // The CLI is the node's owner.
+  const result = await runToEnd(app.runner, { principal: OWNER, sessionId, text, signal }, renderer.onEvent);
   renderer.end(result);
   return result;
 }

@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { TurnRunner } from '../../agent/turn';
-import { InputError } from '../../errors';
+import { errorMessage, InputError } from '../../errors';
 import type { Logger } from '../../log/logger';
-import { BgStore, type BgJob } from './bgStore';
+import type { Principal, PrincipalDirectory } from '../../principal';
+import type { BackgroundJob, BackgroundJobStore } from '../../store/jobs';
 import { runPrompt } from './runPrompt';
 
 /** What the queue needs; one named options object. */
 export interface BackgroundQueueOptions {
-  store: BgStore;
-  turns: () => TurnRunner;
+  store: BackgroundJobStore;
+  /** Who a stored job runs as: the principal that submitted it. */
+  principals: PrincipalDirectory;
   clock: () => Date;
   logger: Logger;
   /** Jobs running at once (`background.concurrency`). */
@@ -16,8 +18,9 @@ export interface BackgroundQueueOptions {
 }
 
 /**
- * Runs submitted prompts in the background through the agent tree, each in
- * session `bg:<id>`, at most `concurrency` at a time, oldest first.
+ * Runs submitted prompts in the background through the agent tree, each as
+ * the principal that submitted it in session `bg:<id>`, at most
+ * `concurrency` at a time, oldest first.
  *
  * Restart rule: jobs that were running when the process died are marked
  * failed ("node restarted") at start, since a half-done turn cannot be
@@ -25,57 +28,66 @@ export interface BackgroundQueueOptions {
  * Jobs interrupted by {@link BackgroundQueue.close} are failed the same way.
  */
 export class BackgroundQueue {
-  private readonly queue: string[] = [];
+  private readonly queue: BackgroundJob[] = [];
   private readonly running = new Map<string, AbortController>();
   private readonly inflight = new Set<Promise<void>>();
-  private started = false;
+  /** Set by {@link start}: jobs run only once the agent tree exists. */
+  private runner: TurnRunner | undefined;
   private closed = false;
 
   constructor(private readonly options: BackgroundQueueOptions) {}
 
-  /** Fails interrupted jobs, then runs what is queued. */
-  start(): void {
-    if (this.started || this.closed) return;
-    this.started = true;
-    const interrupted = this.options.store.failInterrupted(this.now());
+  /** Fails interrupted jobs, then runs what is queued through `runner`. */
+  async start(runner: TurnRunner): Promise<void> {
+    if (this.runner || this.closed) return;
+    this.runner = runner;
+    const interrupted = await this.options.store.failInterrupted(this.now());
     if (interrupted > 0)
       this.options.logger.warn('background jobs interrupted by a restart marked failed', { count: interrupted });
-    this.queue.push(...this.options.store.queuedIds().filter((id) => !this.queue.includes(id)));
+    const known = new Set(this.queue.map((job) => job.id));
+    this.queue.push(...(await this.options.store.queued()).filter((job) => !known.has(job.id)));
     this.pump();
   }
 
-  /** Queues a prompt; it starts as soon as a slot is free (after {@link start}). */
-  submit(input: { prompt: string; label?: string }): BgJob {
+  /** Queues the principal's prompt; it starts as soon as a slot is free (after {@link start}). */
+  async submit(principal: Principal, input: { prompt: string; label?: string }): Promise<BackgroundJob> {
     if (this.closed) throw new InputError('the background queue is shut down');
     const id = `bg-${randomUUID().slice(0, 8)}`;
-    this.options.store.insert({ id, label: input.label ?? null, prompt: input.prompt, createdAt: this.now() });
-    this.queue.push(id);
+    await this.options.store.insert(principal, {
+      id,
+      label: input.label ?? null,
+      prompt: input.prompt,
+      createdAt: this.now(),
+    });
+    const job = await this.require(principal, id);
+    this.queue.push(job);
     this.pump();
-    return this.require(id);
+    return job;
   }
 
-  /** Cancels a queued or running job. @throws InputError when it is unknown or already finished. */
-  cancel(id: string): BgJob {
-    const job = this.require(id);
-    if (job.status === 'queued') {
-      this.queue.splice(this.queue.indexOf(id), 1);
-      this.options.store.finish(id, {
+  /** Cancels a queued or running job the principal can see. @throws InputError when it is unknown or already finished. */
+  async cancel(principal: Principal, id: string): Promise<BackgroundJob> {
+    const job = await this.require(principal, id);
+    const queued = this.queue.findIndex((entry) => entry.id === id);
+    if (job.status === 'queued' && queued >= 0) {
+      this.queue.splice(queued, 1);
+      await this.options.store.finish(id, {
         status: 'cancelled',
         finishedAt: this.now(),
         result: 'cancelled before it started',
         author: null,
       });
-    } else if (job.status === 'running') {
+    } else if (job.status === 'running' || job.status === 'queued') {
       this.running.get(id)?.abort(new Error('cancelled by request'));
     } else {
       throw new InputError(`background job ${id} already finished (${job.status})`);
     }
-    return this.require(id);
+    return this.require(principal, id);
   }
 
-  /** Looks a job up. @throws InputError when it is unknown. */
-  require(id: string): BgJob {
-    const job = this.options.store.get(id);
+  /** A job the principal can see. @throws InputError when there is none. */
+  async require(principal: Principal, id: string): Promise<BackgroundJob> {
+    const job = await this.options.store.get(principal, id);
     if (!job) throw new InputError(`no background job with id "${id}"`);
     return job;
   }
@@ -92,34 +104,41 @@ export class BackgroundQueue {
   }
 
   private pump(): void {
-    while (this.started && !this.closed && this.running.size < this.options.concurrency && this.queue.length > 0) {
-      const id = this.queue.shift() as string;
-      const run = this.execute(id).finally(() => {
-        this.inflight.delete(run);
-        this.pump();
-      });
+    const runner = this.runner;
+    while (runner && !this.closed && this.running.size < this.options.concurrency && this.queue.length > 0) {
+      const job = this.queue.shift() as BackgroundJob;
+      const controller = new AbortController();
+      // Claimed before the first await, so the slot is counted at once.
+      this.running.set(job.id, controller);
+      const run = this.execute(runner, job, controller)
+        .catch((err: unknown) =>
+          this.options.logger.error('background job could not be recorded', { id: job.id, error: errorMessage(err) }),
+        )
+        .finally(() => {
+          this.running.delete(job.id);
+          this.inflight.delete(run);
+          this.pump();
+        });
       this.inflight.add(run);
     }
   }
 
-  private async execute(id: string): Promise<void> {
-    const { store, logger, turns } = this.options;
-    const controller = new AbortController();
-    this.running.set(id, controller);
-    try {
-      const job = this.require(id);
-      store.markRunning(id, this.now());
-      const outcome = await runPrompt(turns, { sessionId: `bg:${id}`, text: job.prompt, signal: controller.signal });
-      const shutDown = outcome.status === 'cancelled' && this.closed;
-      store.finish(id, {
-        status: shutDown ? 'failed' : outcome.status,
-        finishedAt: this.now(),
-        result: shutDown ? 'node shut down while the job was running' : outcome.text,
-        author: outcome.author,
-      });
-      logger.info('background job finished', { id, status: shutDown ? 'failed' : outcome.status });
-    } finally {
-      this.running.delete(id);
-    }
+  private async execute(runner: TurnRunner, job: BackgroundJob, controller: AbortController): Promise<void> {
+    const { store, logger } = this.options;
+    await store.markRunning(job.id, this.now());
+    const outcome = await runPrompt(runner, {
+      principal: this.options.principals.byId(job.owner),
+      sessionId: `bg:${job.id}`,
+      text: job.prompt,
+      signal: controller.signal,
+    });
+    const shutDown = outcome.status === 'cancelled' && this.closed;
+    await store.finish(job.id, {
+      status: shutDown ? 'failed' : outcome.status,
+      finishedAt: this.now(),
+      result: shutDown ? 'node shut down while the job was running' : outcome.text,
+      author: outcome.author,
+    });
+    logger.info('background job finished', { id: job.id, status: shutDown ? 'failed' : outcome.status });
   }
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../agent/tool';
+import type { BackgroundJob, BackgroundJobStore } from '../../store/jobs';
 import type { BackgroundQueue } from './bgQueue';
-import type { BgJob, BgStore } from './bgStore';
 
 const JobId = z.string().min(1).max(64).describe('The id returned by bg_submit (bg-xxxxxxxx).');
 const BgStatusFilter = z.enum(['queued', 'running', 'completed', 'input-required', 'failed', 'cancelled']);
@@ -11,7 +11,7 @@ const BgStatusFilter = z.enum(['queued', 'running', 'completed', 'input-required
  * @example
  * const tools = createBackgroundTools({ queue, store });
  */
-export function createBackgroundTools(options: { queue: BackgroundQueue; store: BgStore }): AnyTool[] {
+export function createBackgroundTools(options: { queue: BackgroundQueue; store: BackgroundJobStore }): AnyTool[] {
   const { queue, store } = options;
   return [
     defineTool({
@@ -23,28 +23,28 @@ export function createBackgroundTools(options: { queue: BackgroundQueue; store: 
         prompt: z.string().min(1).max(8000),
         label: z.string().max(200).optional().describe('A short name to recognise the job by.'),
       }),
-      execute: async (args) => status(queue.submit(args)),
+      execute: async (args, ctx) => status(await queue.submit(ctx.principal, args)),
     }),
     defineTool({
       name: 'bg_status',
       description:
         'Shows a background job: status (queued, running, completed, input-required, failed, cancelled) and times.',
       parameters: z.object({ id: JobId }),
-      execute: async ({ id }) => status(queue.require(id)),
+      execute: async ({ id }, ctx) => status(await queue.require(ctx.principal, id)),
     }),
     defineTool({
       name: 'bg_list',
       description: 'Lists background jobs, most recent first, optionally only those with one status.',
       parameters: z.object({ status: BgStatusFilter.optional(), limit: z.number().int().min(1).max(100).default(20) }),
-      execute: async (args) => store.list(args).map(status),
+      execute: async (args, ctx) => (await store.list(ctx.principal, args)).map(status),
     }),
     defineTool({
       name: 'bg_result',
       description:
         "Gives a finished background job's answer (or its failure reason); says so if it is not finished yet.",
       parameters: z.object({ id: JobId }),
-      execute: async ({ id }) => {
-        const job = queue.require(id);
+      execute: async ({ id }, ctx) => {
+        const job = await queue.require(ctx.principal, id);
         if (job.status === 'queued' || job.status === 'running')
           return { id, status: job.status, result: null, note: 'not finished yet' };
         return { id, status: job.status, result: job.result, author: job.author };
@@ -54,12 +54,12 @@ export function createBackgroundTools(options: { queue: BackgroundQueue; store: 
       name: 'bg_cancel',
       description: 'Cancels a queued or running background job.',
       parameters: z.object({ id: JobId }),
-      execute: async ({ id }) => status(queue.cancel(id)),
+      execute: async ({ id }, ctx) => status(await queue.cancel(ctx.principal, id)),
     }),
   ];
 }
 
-function status(job: BgJob) {
-  const { id, label, status: state, createdAt, startedAt, finishedAt } = job;
-  return { id, label, status: state, createdAt, startedAt, finishedAt };
+function status(job: BackgroundJob) {
+  const { id, owner, label, status: state, createdAt, startedAt, finishedAt } = job;
+  return { id, owner, label, status: state, createdAt, startedAt, finishedAt };
 }

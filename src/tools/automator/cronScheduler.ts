@@ -1,7 +1,8 @@
 import type { TurnRunner } from '../../agent/turn';
-import { InputError } from '../../errors';
+import { errorMessage, InputError } from '../../errors';
 import type { Logger } from '../../log/logger';
-import { CronStore, type CronJob, type CronTrigger } from './cronStore';
+import type { Principal, PrincipalDirectory } from '../../principal';
+import type { CronJob, CronStore, CronTrigger } from '../../store/jobs';
 import { runPrompt } from './runPrompt';
 import { parseSchedule } from './schedule';
 
@@ -12,16 +13,21 @@ const JOB_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$/;
 /** What the scheduler needs; one named options object. */
 export interface CronSchedulerOptions {
   store: CronStore;
-  turns: () => TurnRunner;
+  /** Who a stored job runs as: the principal that created it. */
+  principals: PrincipalDirectory;
   clock: () => Date;
   logger: Logger;
 }
 
+/** A job's key among every principal's jobs (names are unique within one principal's). */
+const keyOf = (job: Pick<CronJob, 'owner' | 'name'>) => `${job.owner}\u0000${job.name}`;
+
 /**
- * Fires persisted cron jobs through the agent tree, one session per job
- * (`cron:<name>`). The database is the source of truth; timers are only a
- * wake-up call, re-read the job when they fire, and are all cleared by
- * {@link CronScheduler.close}.
+ * Fires persisted cron jobs through the agent tree, each as the principal
+ * that created it, one session per job (`cron:<name>` within that
+ * principal's conversations). The store is the source of truth; timers are
+ * only a wake-up call, re-read the job when they fire, and are all cleared
+ * by {@link CronScheduler.close}.
  *
  * Missed runs (documented rule): when the scheduler starts, an active job
  * whose next run time passed while the node was down gets exactly ONE
@@ -36,37 +42,38 @@ export class CronScheduler {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly running = new Map<string, AbortController>();
   private readonly inflight = new Set<Promise<void>>();
-  private started = false;
+  /** Set by {@link start}: jobs run only once the agent tree exists. */
+  private runner: TurnRunner | undefined;
   private closed = false;
 
   constructor(private readonly options: CronSchedulerOptions) {}
 
-  /** Fails interrupted runs, catches up missed jobs once each and arms the rest. */
-  start(): void {
-    if (this.started || this.closed) return;
-    this.started = true;
+  /** Fails interrupted runs, catches up missed jobs once each and arms the rest; jobs run through `runner`. */
+  async start(runner: TurnRunner): Promise<void> {
+    if (this.runner || this.closed) return;
+    this.runner = runner;
     const now = this.now();
-    const interrupted = this.options.store.failInterruptedRuns(now.toISOString());
+    const interrupted = await this.options.store.failInterruptedRuns(now.toISOString());
     if (interrupted > 0)
       this.options.logger.warn('cron runs interrupted by a restart marked failed', { count: interrupted });
-    for (const job of this.options.store.list()) {
+    for (const job of await this.options.store.all()) {
       if (job.status !== 'active' || !job.nextRunAt) continue;
-      if (Date.parse(job.nextRunAt) <= now.getTime()) this.fire(job, 'catch-up');
+      if (Date.parse(job.nextRunAt) <= now.getTime()) await this.fire(job, 'catch-up');
       else this.arm(job);
     }
   }
 
-  /** Adds and arms a job. @throws InputError for a bad name, a duplicate or a bad schedule. */
-  add(input: { name: string; schedule: string; prompt: string }): CronJob {
+  /** Adds the principal's job and arms it. @throws InputError for a bad name, a duplicate or a bad schedule. */
+  async add(principal: Principal, input: { name: string; schedule: string; prompt: string }): Promise<CronJob> {
     if (!JOB_NAME.test(input.name)) {
       throw new InputError(`invalid job name "${input.name}": letters, digits, _ . and - only, at most 64`);
     }
-    if (this.options.store.get(input.name)) throw new InputError(`a cron job named "${input.name}" already exists`);
     const now = this.now();
     const schedule = parseSchedule(input.schedule, now);
     const next = schedule.next(now);
     if (!next) throw new InputError(`invalid schedule "${input.schedule}": that time has already passed`);
     const job: CronJob = {
+      owner: principal.id,
       name: input.name,
       kind: schedule.kind,
       schedule: schedule.text,
@@ -77,50 +84,56 @@ export class CronScheduler {
       lastRunAt: null,
       createdAt: now.toISOString(),
     };
-    this.options.store.insert(job);
-    if (this.started) this.arm(job);
+    const { owner: _owner, ...row } = job;
+    if (!(await this.options.store.insert(principal, row)))
+      throw new InputError(`a cron job named "${input.name}" already exists`);
+    if (this.runner) this.arm(job);
     return job;
   }
 
-  /** Stops firing a job until {@link resume}; a run under way finishes. */
-  pause(name: string): CronJob {
-    const job = this.require(name);
+  /** Stops firing the principal's job until {@link resume}; a run under way finishes. */
+  async pause(principal: Principal, name: string): Promise<CronJob> {
+    const job = await this.require(principal, name);
     if (job.status === 'active') {
-      this.disarm(name);
-      this.options.store.update(name, { status: 'paused', nextRunAt: null });
+      this.disarm(job);
+      await this.options.store.update(principal, name, { status: 'paused', nextRunAt: null });
     }
-    return this.require(name);
+    return this.require(principal, name);
   }
 
   /** Resumes a paused job from the current time (runs missed while paused are skipped). */
-  resume(name: string): CronJob {
-    const job = this.require(name);
+  async resume(principal: Principal, name: string): Promise<CronJob> {
+    const job = await this.require(principal, name);
     if (job.status !== 'paused') return job;
     const next = parseSchedule(job.schedule, new Date(job.anchorAt)).next(this.now());
-    this.options.store.update(name, { status: next ? 'active' : 'done', nextRunAt: next?.toISOString() ?? null });
-    const resumed = this.require(name);
-    if (next && this.started) this.arm(resumed);
+    await this.options.store.update(principal, name, {
+      status: next ? 'active' : 'done',
+      nextRunAt: next?.toISOString() ?? null,
+    });
+    const resumed = await this.require(principal, name);
+    if (next && this.runner) this.arm(resumed);
     return resumed;
   }
 
-  /** Removes a job and its history, cancelling a run under way. */
-  remove(name: string): void {
-    this.require(name);
-    this.disarm(name);
-    this.running.get(name)?.abort(new Error('job removed'));
-    this.options.store.remove(name);
+  /** Removes the principal's job and its history, cancelling a run under way. */
+  async remove(principal: Principal, name: string): Promise<void> {
+    const job = await this.require(principal, name);
+    this.disarm(job);
+    this.running.get(keyOf(job))?.abort(new Error('job removed'));
+    await this.options.store.remove(principal, name);
   }
 
   /** Clears every timer, cancels runs under way and waits for them to be recorded. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const name of [...this.timers.keys()]) this.disarm(name);
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
     for (const controller of this.running.values()) controller.abort(new Error('node shutting down'));
     await Promise.allSettled([...this.inflight]);
   }
 
-  private require(name: string): CronJob {
-    const job = this.options.store.get(name);
+  private async require(principal: Principal, name: string): Promise<CronJob> {
+    const job = await this.options.store.get(principal, name);
     if (!job) throw new InputError(`no cron job named "${name}"`);
     return job;
   }
@@ -130,72 +143,89 @@ export class CronScheduler {
   }
 
   private arm(job: CronJob): void {
-    this.disarm(job.name);
+    this.disarm(job);
     if (this.closed || !job.nextRunAt) return;
     const delay = Math.min(Math.max(Date.parse(job.nextRunAt) - this.now().getTime(), 0), MAX_TIMER_MS);
-    const timer = setTimeout(() => this.onTimer(job.name), delay);
+    const timer = setTimeout(() => {
+      this.timers.delete(keyOf(job));
+      this.onTimer(job).catch((err: unknown) =>
+        this.options.logger.error('cron job could not fire', { job: job.name, error: errorMessage(err) }),
+      );
+    }, delay);
     timer.unref();
-    this.timers.set(job.name, timer);
+    this.timers.set(keyOf(job), timer);
   }
 
-  private disarm(name: string): void {
-    clearTimeout(this.timers.get(name));
-    this.timers.delete(name);
+  private disarm(job: Pick<CronJob, 'owner' | 'name'>): void {
+    const key = keyOf(job);
+    clearTimeout(this.timers.get(key));
+    this.timers.delete(key);
   }
 
-  private onTimer(name: string): void {
-    this.timers.delete(name);
-    const job = this.options.store.get(name);
+  private async onTimer(armed: CronJob): Promise<void> {
+    const job = await this.options.store.get(this.options.principals.byId(armed.owner), armed.name);
     if (this.closed || !job || job.status !== 'active' || !job.nextRunAt) return;
     // A timer clamped to MAX_TIMER_MS (or an early wake-up) only re-arms.
     if (Date.parse(job.nextRunAt) > this.now().getTime()) this.arm(job);
-    else this.fire(job, 'schedule');
+    else await this.fire(job, 'schedule');
   }
 
   /** Records the run, moves the job to its next time, then runs the prompt. */
-  private fire(job: CronJob, trigger: CronTrigger): void {
+  private async fire(job: CronJob, trigger: CronTrigger): Promise<void> {
+    const runner = this.runner;
+    if (!runner) return;
+    const principal = this.options.principals.byId(job.owner);
     const now = this.now();
     const next = parseSchedule(job.schedule, new Date(job.anchorAt)).next(now);
-    this.options.store.update(job.name, {
+    await this.options.store.update(principal, job.name, {
       status: next ? 'active' : 'done',
       nextRunAt: next?.toISOString() ?? null,
       lastRunAt: now.toISOString(),
     });
-    const updated = this.options.store.get(job.name);
+    const updated = await this.options.store.get(principal, job.name);
     if (updated && next) this.arm(updated);
-    if (this.running.has(job.name)) {
+    if (this.running.has(keyOf(job))) {
       this.options.logger.warn('cron run skipped: the previous run is still going', { job: job.name });
       return;
     }
-    const run = this.execute(job, trigger, now).finally(() => this.inflight.delete(run));
+    const run = this.execute(runner, principal, job, trigger, now).finally(() => this.inflight.delete(run));
     this.inflight.add(run);
   }
 
-  private async execute(job: CronJob, trigger: CronTrigger, startedAt: Date): Promise<void> {
-    const { store, logger, turns } = this.options;
+  private async execute(
+    runner: TurnRunner,
+    principal: Principal,
+    job: CronJob,
+    trigger: CronTrigger,
+    startedAt: Date,
+  ): Promise<void> {
+    const { store, logger } = this.options;
     const controller = new AbortController();
-    this.running.set(job.name, controller);
-    const runId = store.startRun({
-      jobName: job.name,
-      trigger,
-      scheduledFor: job.nextRunAt ?? startedAt.toISOString(),
-      startedAt: startedAt.toISOString(),
-    });
+    this.running.set(keyOf(job), controller);
     try {
-      const outcome = await runPrompt(turns, {
+      const runId = await store.startRun(principal, {
+        jobName: job.name,
+        trigger,
+        scheduledFor: job.nextRunAt ?? startedAt.toISOString(),
+        startedAt: startedAt.toISOString(),
+      });
+      const outcome = await runPrompt(runner, {
+        principal,
         sessionId: `cron:${job.name}`,
         text: job.prompt,
         signal: controller.signal,
       });
-      store.finishRun(runId, {
+      await store.finishRun(runId, {
         status: outcome.status,
         result: outcome.text,
         author: outcome.author,
         finishedAt: this.now().toISOString(),
       });
       logger.info('cron job ran', { job: job.name, trigger, status: outcome.status });
+    } catch (err) {
+      logger.error('cron run could not be recorded', { job: job.name, error: errorMessage(err) });
     } finally {
-      this.running.delete(job.name);
+      this.running.delete(keyOf(job));
     }
   }
 }

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../agent/tool';
 import { InputError } from '../../errors';
+import type { CronStore } from '../../store/jobs';
 import type { CronScheduler } from './cronScheduler';
-import type { CronStore } from './cronStore';
 
 const JobName = z.string().min(1).max(64).describe('The job name, as given to cron_add.');
 
@@ -25,8 +25,8 @@ export function createCronTools(options: { scheduler: CronScheduler; store: Cron
         schedule: z.string().min(1).max(200),
         prompt: z.string().min(1).max(8000).describe('What the agents should do on each run.'),
       }),
-      execute: async (args) => {
-        const job = scheduler.add(args);
+      execute: async (args, ctx) => {
+        const job = await scheduler.add(ctx.principal, args);
         return { added: job.name, kind: job.kind, schedule: job.schedule, nextRunAt: job.nextRunAt };
       },
     }),
@@ -34,35 +34,38 @@ export function createCronTools(options: { scheduler: CronScheduler; store: Cron
       name: 'cron_list',
       description: 'Lists the cron jobs with their schedule, status and next run time.',
       parameters: z.object({}),
-      execute: async () =>
-        store.list().map(({ name, kind, schedule, status, nextRunAt, lastRunAt, prompt }) => ({
-          name,
-          kind,
-          schedule,
-          status,
-          nextRunAt,
-          lastRunAt,
-          prompt,
-        })),
+      execute: async (_args, ctx) =>
+        (await store.list(ctx.principal)).map(
+          ({ owner, name, kind, schedule, status, nextRunAt, lastRunAt, prompt }) => ({
+            owner,
+            name,
+            kind,
+            schedule,
+            status,
+            nextRunAt,
+            lastRunAt,
+            prompt,
+          }),
+        ),
     }),
     defineTool({
       name: 'cron_pause',
       description: 'Pauses a cron job; it keeps its history and can be resumed.',
       parameters: z.object({ name: JobName }),
-      execute: async ({ name }) => summary(scheduler.pause(name)),
+      execute: async ({ name }, ctx) => summary(await scheduler.pause(ctx.principal, name)),
     }),
     defineTool({
       name: 'cron_resume',
       description: 'Resumes a paused cron job from now on (runs missed while paused are skipped).',
       parameters: z.object({ name: JobName }),
-      execute: async ({ name }) => summary(scheduler.resume(name)),
+      execute: async ({ name }, ctx) => summary(await scheduler.resume(ctx.principal, name)),
     }),
     defineTool({
       name: 'cron_remove',
       description: 'Removes a cron job and its run history, cancelling a run under way.',
       parameters: z.object({ name: JobName }),
-      execute: async ({ name }) => {
-        scheduler.remove(name);
+      execute: async ({ name }, ctx) => {
+        await scheduler.remove(ctx.principal, name);
         return { removed: name };
       },
     }),
@@ -70,9 +73,9 @@ export function createCronTools(options: { scheduler: CronScheduler; store: Cron
       name: 'cron_history',
       description: 'Shows the most recent runs of a cron job: when, why (schedule or catch-up), status and result.',
       parameters: z.object({ name: JobName, limit: z.number().int().min(1).max(100).default(10) }),
-      execute: async ({ name, limit }) => {
-        if (!store.get(name)) throw new InputError(`no cron job named "${name}"`);
-        return store.history(name, limit);
+      execute: async ({ name, limit }, ctx) => {
+        if (!(await store.get(ctx.principal, name))) throw new InputError(`no cron job named "${name}"`);
+        return store.history(ctx.principal, name, limit);
       },
     }),
   ];

@@ -1,23 +1,20 @@
 import type { ToolFamily } from '../family';
 import { BackgroundQueue } from './bgQueue';
-import { BgStore } from './bgStore';
 import { createBackgroundTools } from './bgTools';
 import { CronScheduler } from './cronScheduler';
-import { CronStore } from './cronStore';
 import { createCronTools } from './cronTools';
 import { WorkflowEngine } from './workflowEngine';
-import { WorkflowStore } from './workflowStore';
 import { createWorkflowTools } from './workflowTools';
 
 /**
  * The automator's three tool families, one per config switch
- * (`cron.enabled`, `background.enabled`, `workflow.enabled`). Each persists
- * in the node database, does its background work between `start()` (once the
- * agent tree exists: the runner is fetched through `deps.turns()` only when
- * a job runs) and `close()`, which leaves no timer or run behind.
+ * (`cron.enabled`, `background.enabled`, `workflow.enabled`). Each keeps its
+ * rows in the node's stores and does its background work between `start()`
+ * (once the agent tree exists: it brings the runner jobs run through) and
+ * `close()`, which leaves no timer or run behind.
  * @example
  * const cron = await cronFamily.create(deps);
- * await cron.start?.();
+ * await cron.start?.({ runner, agentNames: () => tree.agentNames() });
  * // … later
  * await cron.close?.();
  */
@@ -26,16 +23,16 @@ export const cronFamily: ToolFamily = {
   agent: 'automator',
   enabled: (config) => config.cron.enabled,
   create: (deps) => {
-    const store = new CronStore(deps.db);
+    const store = deps.stores.cron;
     const scheduler = new CronScheduler({
       store,
-      turns: deps.turns,
+      principals: deps.principals,
       clock: deps.clock,
       logger: deps.logger.child({ component: 'cron' }),
     });
     return {
       tools: createCronTools({ scheduler, store }),
-      start: () => scheduler.start(),
+      start: ({ runner }) => scheduler.start(runner),
       close: () => scheduler.close(),
     };
   },
@@ -47,15 +44,19 @@ export const backgroundFamily: ToolFamily = {
   agent: 'automator',
   enabled: (config) => config.background.enabled,
   create: (deps) => {
-    const store = new BgStore(deps.db);
+    const store = deps.stores.background;
     const queue = new BackgroundQueue({
       store,
-      turns: deps.turns,
+      principals: deps.principals,
       clock: deps.clock,
       logger: deps.logger.child({ component: 'background' }),
       concurrency: deps.config.background.concurrency,
     });
-    return { tools: createBackgroundTools({ queue, store }), start: () => queue.start(), close: () => queue.close() };
+    return {
+      tools: createBackgroundTools({ queue, store }),
+      start: ({ runner }) => queue.start(runner),
+      close: () => queue.close(),
+    };
   },
 };
 
@@ -65,14 +66,16 @@ export const workflowFamily: ToolFamily = {
   agent: 'automator',
   enabled: (config) => config.workflow.enabled,
   create: (deps) => {
-    const store = new WorkflowStore(deps.db);
+    const store = deps.stores.workflows;
     const engine = new WorkflowEngine({
       store,
-      turns: deps.turns,
-      agentNames: deps.agentNames,
       clock: deps.clock,
       logger: deps.logger.child({ component: 'workflow' }),
     });
-    return { tools: createWorkflowTools({ engine, store }), start: () => engine.start(), close: () => engine.close() };
+    return {
+      tools: createWorkflowTools({ engine, store }),
+      start: (runtime) => engine.start(runtime),
+      close: () => engine.close(),
+    };
   },
 };

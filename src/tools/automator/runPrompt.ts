@@ -1,10 +1,13 @@
 import { runToEnd, type TurnResult, type TurnRunner } from '../../agent/turn';
+import { errorMessage } from '../../errors';
+import type { Principal } from '../../principal';
 
 /** Longest result text kept in the database; longer answers are cut with a marker. */
 export const MAX_STORED_RESULT = 16_000;
 
-/** What the automator runs: one prompt through the agent tree. */
+/** What the automator runs: one prompt through the agent tree, as the principal that created the job. */
 export interface PromptRun {
+  principal: Principal;
   sessionId: string;
   text: string;
   signal: AbortSignal;
@@ -21,12 +24,13 @@ export type PromptOutcome =
 /**
  * Runs one prompt to its end through the runner and never throws for a
  * failed or cancelled turn: cron, background and workflow records always get
- * an outcome. The runner is fetched per call because it is bound late.
+ * an outcome.
  */
-export async function runPrompt(turns: () => TurnRunner, run: PromptRun): Promise<PromptOutcome> {
+export async function runPrompt(runner: TurnRunner, run: PromptRun): Promise<PromptOutcome> {
   if (run.signal.aborted) return cancelled(run.signal);
   try {
-    const result = await runToEnd(turns(), {
+    const result = await runToEnd(runner, {
+      principal: run.principal,
       sessionId: run.sessionId,
       text: run.text,
       signal: run.signal,
@@ -37,8 +41,7 @@ export async function runPrompt(turns: () => TurnRunner, run: PromptRun): Promis
     return { status: result.status, text: clip(result.text), author: result.author };
   } catch (error) {
     if (run.signal.aborted) return cancelled(run.signal);
-    const message = error instanceof Error ? error.message : String(error);
-    return { status: 'failed', text: clip(message), author: 'automator' };
+    return { status: 'failed', text: clip(errorMessage(error)), author: 'automator' };
   }
 }
 

@@ -1,9 +1,7 @@
 import { Cron } from 'croner';
 import { InputError } from '../../errors';
 import { parseDuration } from './duration';
-
-/** How a cron job's fire times are defined. */
-export type ScheduleKind = 'cron' | 'every' | 'at';
+import type { ScheduleKind } from '../../store/jobs';
 
 /**
  * A parsed schedule: `next(after)` gives the first fire time strictly after

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { TurnRunner } from '../../agent/turn';
-import { InputError } from '../../errors';
+import { errorMessage, InputError } from '../../errors';
 import type { Logger } from '../../log/logger';
+import type { Principal } from '../../principal';
+import type { WorkflowRunStatus, WorkflowStepStatus, WorkflowStore } from '../../store/jobs';
+import type { FamilyRuntime } from '../family';
 import { parseDuration } from './duration';
 import { runPrompt } from './runPrompt';
 import { checkAgents, parseWorkflow, renderPrompt, type WorkflowDefinition, type WorkflowStep } from './workflowSpec';
-import type { WorkflowRunStatus, WorkflowStepStatus, WorkflowStore } from './workflowStore';
 
 /** A step with no `timeout` fails after this long. */
 export const DEFAULT_STEP_TIMEOUT_MS = 10 * 60_000;
@@ -13,15 +15,13 @@ export const DEFAULT_STEP_TIMEOUT_MS = 10 * 60_000;
 /** What the engine needs; one named options object. */
 export interface WorkflowEngineOptions {
   store: WorkflowStore;
-  turns: () => TurnRunner;
-  /** Live agent names (remote ones included); steps' `agent` must be one of them. */
-  agentNames: () => string[];
   clock: () => Date;
   logger: Logger;
 }
 
 /**
- * Runs workflows: each step is a turn through the agent tree in session
+ * Runs workflows: each step is a turn through the agent tree, as the
+ * principal that started the run, in session
  * `workflow:<runId>:<stepId>`, started at the step's agent by passing
  * `startAgent` to the runner. A step starts as soon as every step
  * it depends on has completed, so independent steps run in parallel. A step
@@ -31,20 +31,23 @@ export interface WorkflowEngineOptions {
  */
 export class WorkflowEngine {
   private readonly runs = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  /** Set by {@link start}: runs start only once the agent tree exists. */
+  private runtime: FamilyRuntime | undefined;
   private closed = false;
 
   constructor(private readonly options: WorkflowEngineOptions) {}
 
-  /** Fails runs interrupted by a restart. */
-  start(): void {
-    const failed = this.options.store.failInterrupted(this.now());
+  /** Fails runs interrupted by a restart; runs then go through the runtime's runner. */
+  async start(runtime: FamilyRuntime): Promise<void> {
+    this.runtime = runtime;
+    const failed = await this.options.store.failInterrupted(this.now());
     if (failed > 0) this.options.logger.warn('workflow runs interrupted by a restart marked failed', { count: failed });
   }
 
-  /** Validates and saves a definition under its `name`. @throws InputError naming what is wrong. */
-  save(yaml: string): WorkflowDefinition {
-    const workflow = parseWorkflow(yaml, this.options.agentNames());
-    this.options.store.save({
+  /** Validates and saves the principal's definition under its `name`. @throws InputError naming what is wrong. */
+  async save(principal: Principal, yaml: string): Promise<WorkflowDefinition> {
+    const workflow = parseWorkflow(yaml, this.live().agentNames());
+    await this.options.store.save(principal, {
       name: workflow.name,
       description: workflow.description ?? null,
       yaml,
@@ -53,38 +56,49 @@ export class WorkflowEngine {
     return workflow;
   }
 
-  /** Starts a run of a saved workflow (`name`) or of inline `yaml`; returns the run id at once. */
-  run(input: { name?: string; yaml?: string }): { runId: string; workflow: WorkflowDefinition } {
+  /**
+   * Starts a run, as the principal, of its saved workflow (`name`) or of
+   * inline `yaml`; resolves with the run id once the run is recorded.
+   */
+  async run(
+    principal: Principal,
+    input: { name?: string; yaml?: string },
+  ): Promise<{ runId: string; workflow: WorkflowDefinition }> {
     if (this.closed) throw new InputError('the workflow engine is shut down');
-    const yaml = this.resolveYaml(input);
+    const { runner, agentNames } = this.live();
+    const yaml = await this.resolveYaml(principal, input);
     const workflow = parseWorkflow(yaml);
-    checkAgents(workflow, this.options.agentNames());
+    checkAgents(workflow, agentNames());
     const runId = `wf-${randomUUID().slice(0, 8)}`;
-    this.options.store.createRun(
+    await this.options.store.createRun(
+      principal,
       { id: runId, workflowName: workflow.name, yaml, startedAt: this.now() },
       workflow.steps,
     );
     const controller = new AbortController();
-    const done = this.execute(runId, workflow, controller.signal)
-      .catch((error: unknown) => {
-        this.options.logger.error('workflow run crashed', {
-          runId,
-          error: error instanceof Error ? error.message : String(error),
+    const done = this.execute(runner, principal, runId, workflow, controller.signal)
+      .catch(async (error: unknown) => {
+        this.options.logger.error('workflow run crashed', { runId, error: errorMessage(error) });
+        await this.options.store.finishRun(runId, {
+          status: 'failed',
+          finishedAt: this.now(),
+          error: 'internal error',
         });
-        this.options.store.finishRun(runId, { status: 'failed', finishedAt: this.now(), error: 'internal error' });
       })
+      .catch((error: unknown) =>
+        this.options.logger.error('workflow run end not recorded', { runId, error: errorMessage(error) }),
+      )
       .finally(() => this.runs.delete(runId));
     this.runs.set(runId, { controller, done });
     return { runId, workflow };
   }
 
-  /** Cancels a running run: steps under way are aborted, pending ones never start. */
-  cancel(runId: string): boolean {
+  /** Cancels a running run the principal can see: steps under way are aborted, pending ones never start. */
+  async cancel(principal: Principal, runId: string): Promise<boolean> {
+    if (!(await this.options.store.getRun(principal, runId)))
+      throw new InputError(`no workflow run with id "${runId}"`);
     const run = this.runs.get(runId);
-    if (!run) {
-      if (!this.options.store.getRun(runId)) throw new InputError(`no workflow run with id "${runId}"`);
-      return false;
-    }
+    if (!run) return false;
     run.controller.abort(new Error('cancelled by request'));
     return true;
   }
@@ -97,12 +111,18 @@ export class WorkflowEngine {
     await Promise.allSettled(runs.map((run) => run.done));
   }
 
-  private resolveYaml(input: { name?: string; yaml?: string }): string {
+  /** The runner and tree, once {@link start} has run. */
+  private live(): FamilyRuntime {
+    if (!this.runtime) throw new InputError('workflows are not running yet: the node is still starting');
+    return this.runtime;
+  }
+
+  private async resolveYaml(principal: Principal, input: { name?: string; yaml?: string }): Promise<string> {
     if (input.yaml !== undefined && input.name !== undefined)
       throw new InputError('give either name or yaml, not both');
     if (input.yaml !== undefined) return input.yaml;
     if (input.name === undefined) throw new InputError('give the name of a saved workflow or its yaml');
-    const saved = this.options.store.getSaved(input.name);
+    const saved = await this.options.store.getSaved(principal, input.name);
     if (!saved) throw new InputError(`no saved workflow named "${input.name}"`);
     return saved.yaml;
   }
@@ -111,7 +131,13 @@ export class WorkflowEngine {
     return this.options.clock().toISOString();
   }
 
-  private async execute(runId: string, workflow: WorkflowDefinition, signal: AbortSignal): Promise<void> {
+  private async execute(
+    runner: TurnRunner,
+    principal: Principal,
+    runId: string,
+    workflow: WorkflowDefinition,
+    signal: AbortSignal,
+  ): Promise<void> {
     const status = new Map<string, WorkflowStepStatus>(workflow.steps.map((step) => [step.id, 'pending']));
     const results = new Map<string, string>();
     const active = new Map<string, Promise<void>>();
@@ -123,12 +149,12 @@ export class WorkflowEngine {
           if (status.get(step.id) !== 'pending') continue;
           const deps = step.depends_on.map((dep) => status.get(dep));
           if (signal.aborted) {
-            this.settleStep(runId, step.id, status, 'cancelled', 'the run was cancelled first');
+            await this.settleStep(runId, step.id, status, 'cancelled', 'the run was cancelled first');
           } else if (deps.some((s) => s === 'failed' || s === 'skipped' || s === 'cancelled')) {
-            this.settleStep(runId, step.id, status, 'skipped', 'a step it depends on did not complete');
+            await this.settleStep(runId, step.id, status, 'skipped', 'a step it depends on did not complete');
           } else if (deps.every((s) => s === 'completed')) {
             status.set(step.id, 'running');
-            const task = this.runStep(runId, step, results, signal).then((final) => {
+            const task = this.runStep(runner, principal, runId, step, results, signal).then((final) => {
               status.set(step.id, final);
               active.delete(step.id);
             });
@@ -155,35 +181,43 @@ export class WorkflowEngine {
         : runStatus === 'cancelled'
           ? String((signal.reason as Error)?.message ?? 'cancelled')
           : null;
-    this.options.store.finishRun(runId, { status: runStatus, finishedAt: this.now(), error });
+    await this.options.store.finishRun(runId, { status: runStatus, finishedAt: this.now(), error });
     this.options.logger.info('workflow run finished', { runId, workflow: workflow.name, status: runStatus });
   }
 
-  private settleStep(
+  private async settleStep(
     runId: string,
     stepId: string,
     status: Map<string, WorkflowStepStatus>,
     final: WorkflowStepStatus,
     why: string,
-  ): void {
+  ): Promise<void> {
     status.set(stepId, final);
-    this.options.store.finishStep(runId, stepId, { status: final, finishedAt: this.now(), result: why, author: null });
+    await this.options.store.finishStep(runId, stepId, {
+      status: final,
+      finishedAt: this.now(),
+      result: why,
+      author: null,
+    });
   }
 
-  /** Runs one step to a final status, recording it; never throws. */
+  /** Runs one step to a final status, recording it. */
   private async runStep(
+    runner: TurnRunner,
+    principal: Principal,
     runId: string,
     step: WorkflowStep,
     results: Map<string, string>,
     runSignal: AbortSignal,
   ): Promise<WorkflowStepStatus> {
-    const { store, turns } = this.options;
+    const { store } = this.options;
     const timeoutMs = step.timeout ? parseDuration(step.timeout, 'timeout') : DEFAULT_STEP_TIMEOUT_MS;
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(new Error(`timed out after ${step.timeout ?? '10m'}`)), timeoutMs);
-    store.startStep(runId, step.id, this.now());
     try {
-      const outcome = await runPrompt(turns, {
+      await store.startStep(runId, step.id, this.now());
+      const outcome = await runPrompt(runner, {
+        principal,
         sessionId: `workflow:${runId}:${step.id}`,
         text: renderPrompt(step.prompt, results),
         signal: AbortSignal.any([runSignal, timeout.signal]),
@@ -203,7 +237,12 @@ export class WorkflowEngine {
       } else {
         final = 'failed';
       }
-      store.finishStep(runId, step.id, { status: final, finishedAt: this.now(), result: text, author: outcome.author });
+      await store.finishStep(runId, step.id, {
+        status: final,
+        finishedAt: this.now(),
+        result: text,
+        author: outcome.author,
+      });
       return final;
     } finally {
       clearTimeout(timer);

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../agent/tool';
 import { InputError } from '../../errors';
+import type { WorkflowStore } from '../../store/jobs';
 import type { WorkflowEngine } from './workflowEngine';
-import type { WorkflowStore } from './workflowStore';
 
 const RunId = z.string().min(1).max(64).describe('The run id returned by workflow_run (wf-xxxxxxxx).');
 
@@ -25,8 +25,8 @@ export function createWorkflowTools(options: { engine: WorkflowEngine; store: Wo
         name: z.string().min(1).max(64).optional().describe('A workflow saved with workflow_save.'),
         yaml: z.string().min(1).max(64_000).optional(),
       }),
-      execute: async (args) => {
-        const { runId, workflow } = engine.run(args);
+      execute: async (args, ctx) => {
+        const { runId, workflow } = await engine.run(ctx.principal, args);
         return { runId, workflow: workflow.name, steps: workflow.steps.map((step) => step.id), status: 'running' };
       },
     }),
@@ -34,38 +34,43 @@ export function createWorkflowTools(options: { engine: WorkflowEngine; store: Wo
       name: 'workflow_status',
       description: "Shows a workflow run's status and each step's status, agent and result.",
       parameters: z.object({ runId: RunId }),
-      execute: async ({ runId }) => {
-        const run = store.getRun(runId);
+      execute: async ({ runId }, ctx) => {
+        const run = await store.getRun(ctx.principal, runId);
         if (!run) throw new InputError(`no workflow run with id "${runId}"`);
-        return { ...run, steps: store.steps(runId) };
+        return { ...run, steps: await store.steps(ctx.principal, runId) };
       },
     }),
     defineTool({
       name: 'workflow_list',
       description: 'Lists saved workflows and the most recent runs.',
       parameters: z.object({ limit: z.number().int().min(1).max(100).default(20) }),
-      execute: async ({ limit }) => ({
-        saved: store.listSaved().map(({ name, description, savedAt }) => ({ name, description, savedAt })),
-        runs: store.listRuns(limit),
+      execute: async ({ limit }, ctx) => ({
+        saved: (await store.listSaved(ctx.principal)).map(({ owner, name, description, savedAt }) => ({
+          owner,
+          name,
+          description,
+          savedAt,
+        })),
+        runs: await store.listRuns(ctx.principal, limit),
       }),
     }),
     defineTool({
       name: 'workflow_cancel',
       description: 'Cancels a running workflow: steps under way are aborted and pending ones never start.',
       parameters: z.object({ runId: RunId }),
-      execute: async ({ runId }) => {
-        const cancelling = engine.cancel(runId);
+      execute: async ({ runId }, ctx) => {
+        const cancelling = await engine.cancel(ctx.principal, runId);
         return cancelling
           ? { runId, status: 'cancelling' }
-          : { runId, status: store.getRun(runId)?.status, note: 'not running' };
+          : { runId, status: (await store.getRun(ctx.principal, runId))?.status, note: 'not running' };
       },
     }),
     defineTool({
       name: 'workflow_save',
       description: `Validates and saves a workflow under its name, replacing one of the same name. ${YAML_SHAPE}`,
       parameters: z.object({ yaml: z.string().min(1).max(64_000) }),
-      execute: async ({ yaml }) => {
-        const workflow = engine.save(yaml);
+      execute: async ({ yaml }, ctx) => {
+        const workflow = await engine.save(ctx.principal, yaml);
         return { saved: workflow.name, steps: workflow.steps.map((step) => step.id) };
       },
     }),

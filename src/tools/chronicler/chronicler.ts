@@ -1,9 +1,10 @@
+import type { ContextRequest } from '../../agent/turnState';
 import type { LangoConfig } from '../../config/schema';
 import type { Model } from '../../llm/model';
 import type { Logger } from '../../log/logger';
-import type { SqliteDatabase } from '../../store/database';
+import type { Principal } from '../../principal';
+import type { MemoryStore, Observation, Reflection } from '../../store/memory';
 import { condenseWithModel, estimateTokens, extractiveSummary } from './condense';
-import { MemoryStore, type Observation, type Reflection } from './memoryStore';
 
 /** One persisted message of a session, as the runner hands it over after a turn. */
 export interface SessionMessage {
@@ -15,10 +16,9 @@ export interface SessionMessage {
 
 /** Options of {@link Chronicler}. */
 export interface ChroniclerOptions {
-  db: SqliteDatabase;
+  store: MemoryStore;
   model: Model;
   logger: Logger;
-  clock: () => Date;
   settings: LangoConfig['observationalMemory'];
   /** Upper bound of one observer or reflector model call. */
   requestTimeoutMs?: number;
@@ -40,6 +40,7 @@ stable facts, the user's preferences, decisions and unfinished work. Write only 
  * reflector condenses them into a reflection. Both run through the node's
  * model and fall back to an extractive summary when its answer is unusable.
  * The work is queued per session and runs after the turn has answered.
+ * Every memory belongs to the principal whose conversation it came from.
  */
 export class Chronicler {
   readonly store: MemoryStore;
@@ -52,7 +53,7 @@ export class Chronicler {
   private closed = false;
 
   constructor(options: ChroniclerOptions) {
-    this.store = new MemoryStore({ db: options.db, clock: options.clock });
+    this.store = options.store;
     this.model = options.model;
     this.logger = options.logger;
     this.settings = options.settings;
@@ -60,18 +61,19 @@ export class Chronicler {
   }
 
   /**
-   * The runner's hook after each persisted turn: returns at once; observing
+   * The runner's hook after each committed turn: returns at once; observing
    * (and maybe reflecting) happens afterwards, one job at a time per session.
    */
-  onTurnEnd(turn: { sessionId: string; messages: SessionMessage[] }): void {
+  onTurnEnd(turn: { principal: Principal; sessionId: string; messages: SessionMessage[] }): void {
+    const { principal, sessionId } = turn;
     const messages = turn.messages.slice();
-    this.enqueue(turn.sessionId, () => this.observeIfDue(turn.sessionId, messages));
+    this.enqueue(principal, sessionId, () => this.observeIfDue(principal, sessionId, messages));
   }
 
-  /** Records one observation now (observe_event). */
-  recordEvent(sessionId: string, content: string): Observation {
-    const [observation] = this.store.addObservations(sessionId, [content], 'event');
-    this.enqueue(sessionId, () => this.reflectIfDue(sessionId));
+  /** Records one observation of the principal's session now (observe_event). */
+  async recordEvent(principal: Principal, sessionId: string, content: string): Promise<Observation> {
+    const [observation] = await this.store.addObservations(principal, sessionId, [content], 'event');
+    void this.enqueue(principal, sessionId, () => this.reflectIfDue(principal, sessionId));
     return observation;
   }
 
@@ -79,20 +81,22 @@ export class Chronicler {
    * Condenses the session's unreflected observations into a reflection now,
    * after any queued work of the session; `undefined` when there is none.
    */
-  reflectNow(sessionId: string): Promise<Reflection | undefined> {
+  reflectNow(principal: Principal, sessionId: string): Promise<Reflection | undefined> {
     let result: Reflection | undefined;
-    return this.enqueue(sessionId, async () => {
-      result = await this.reflect(sessionId);
+    return this.enqueue(principal, sessionId, async () => {
+      result = await this.reflect(principal, sessionId);
     }).then(() => result);
   }
 
   /**
-   * Memories relevant to `text` (reflections and observations of any
-   * session, best first), as a prompt section within
-   * `recallBudgetTokens`; `undefined` when nothing is relevant.
+   * The principal's own memories relevant to `text` (reflections and
+   * observations of any of its sessions, best first), as a prompt section
+   * within `recallBudgetTokens`; `undefined` when nothing is relevant. Only
+   * the principal's own, even for the owner: what one caller told the node
+   * never reaches another's prompt.
    */
-  async contextProvider(request: { sessionId: string; text: string; agentName: string }): Promise<string | undefined> {
-    const memories = this.store.recall(request.text, { limit: 20 });
+  async contextProvider(request: ContextRequest): Promise<string | undefined> {
+    const memories = await this.store.recall(request.principal, request.text, { limit: 20, ownOnly: true });
     const header = 'Relevant memories from earlier conversations (observational memory):';
     let budget = this.settings.recallBudgetTokens - estimateTokens(header);
     const lines: string[] = [];
@@ -121,28 +125,30 @@ export class Chronicler {
     await this.idle();
   }
 
-  private enqueue(sessionId: string, job: () => Promise<void>): Promise<void> {
+  /** Runs `job` after the session's earlier jobs; sessions are keyed by principal and id. */
+  private enqueue(principal: Principal, sessionId: string, job: () => Promise<void>): Promise<void> {
     if (this.closed) return Promise.resolve();
-    const previous = this.queues.get(sessionId) ?? Promise.resolve();
+    const key = `${principal.id}\u0000${sessionId}`;
+    const previous = this.queues.get(key) ?? Promise.resolve();
     const next = previous
-      // Let the answer go out first: the job starts on a later event-loop turn.
+      // Yield first, so the answer's remaining work (sending it) is not held up by the model call that follows.
       .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
       .then(() => (this.closed ? undefined : job()))
       .catch((error: unknown) => this.logger.warn('observational memory job failed', { sessionId, error }))
       .finally(() => {
-        if (this.queues.get(sessionId) === next) this.queues.delete(sessionId);
+        if (this.queues.get(key) === next) this.queues.delete(key);
       });
-    this.queues.set(sessionId, next);
+    this.queues.set(key, next);
     return next;
   }
 
-  private async observeIfDue(sessionId: string, messages: SessionMessage[]): Promise<void> {
+  private async observeIfDue(principal: Principal, sessionId: string, messages: SessionMessage[]): Promise<void> {
     const worthObserving = (m: SessionMessage) => m.content.trim() && (m.role === 'user' || m.role === 'assistant');
     const tokensOf = (list: SessionMessage[]) =>
       list.reduce((n, m) => (worthObserving(m) ? n + estimateTokens(m.content) : n), 0);
     // Fewer tokens in the whole session than the threshold: nothing can be due, and no progress row is read.
     if (tokensOf(messages) < this.settings.observeAfterTokens) return;
-    let observed = this.store.observedMessages(sessionId);
+    let observed = await this.store.observedMessages(principal, sessionId);
     // A shorter history than recorded means the session was reset: observe it afresh.
     if (observed > messages.length) observed = 0;
     const fresh = messages.slice(observed).filter(worthObserving);
@@ -157,18 +163,19 @@ export class Chronicler {
         Math.min(8, Math.max(2, Math.ceil(fresh.length / 2))),
       );
     if (this.closed) return;
-    this.store.addObservations(sessionId, lines, 'observer');
-    this.store.setObservedMessages(sessionId, messages.length);
+    await this.store.addObservations(principal, sessionId, lines, 'observer');
+    await this.store.setObservedMessages(principal, sessionId, messages.length);
     this.logger.debug('observed session', { sessionId, messages: fresh.length, observations: lines.length });
-    await this.reflectIfDue(sessionId);
+    await this.reflectIfDue(principal, sessionId);
   }
 
-  private async reflectIfDue(sessionId: string): Promise<void> {
-    if (this.store.countUnreflected(sessionId) >= this.settings.reflectAfterObservations) await this.reflect(sessionId);
+  private async reflectIfDue(principal: Principal, sessionId: string): Promise<void> {
+    if ((await this.store.countUnreflected(principal, sessionId)) >= this.settings.reflectAfterObservations)
+      await this.reflect(principal, sessionId);
   }
 
-  private async reflect(sessionId: string): Promise<Reflection | undefined> {
-    const observations = this.store.observations({ sessionId, limit: 200, unreflectedOnly: true });
+  private async reflect(principal: Principal, sessionId: string): Promise<Reflection | undefined> {
+    const observations = await this.store.observations(principal, { sessionId, limit: 200, unreflectedOnly: true });
     if (observations.length === 0) return undefined;
     const text = observations.map((o) => `- ${o.content}`).join('\n');
     const lines =
@@ -178,7 +185,8 @@ export class Chronicler {
         Math.min(4, Math.max(1, Math.ceil(observations.length / 3))),
       );
     if (this.closed) return undefined;
-    const reflection = this.store.addReflection(
+    const reflection = await this.store.addReflection(
+      principal,
       sessionId,
       lines.join('\n'),
       observations.map((o) => o.id),

@@ -1,3 +1,5 @@
+import type { ContextRequest } from '../../agent/turnState';
+import type { Principal } from '../../principal';
 import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../family';
 import { Chronicler, type SessionMessage } from './chronicler';
 import { createChroniclerTools } from './tools';
@@ -5,27 +7,26 @@ import { createChroniclerTools } from './tools';
 /** The chronicler family once created: its tools plus the hooks the composition root wires. */
 export interface ChroniclerInstance extends ToolFamilyInstance {
   chronicler: Chronicler;
-  /** Call after each persisted turn with the session's messages; returns at once. */
-  onTurnEnd(turn: { sessionId: string; messages: SessionMessage[] }): void;
-  /** Relevant memories for a turn's prompt, within `observationalMemory.recallBudgetTokens`. */
-  contextProvider(request: { sessionId: string; text: string; agentName: string }): Promise<string | undefined>;
+  /** Call after each committed turn with the session's messages; returns at once. */
+  onTurnEnd(turn: { principal: Principal; sessionId: string; messages: SessionMessage[] }): void;
+  /** The principal's relevant memories for a turn's prompt, within `observationalMemory.recallBudgetTokens`. */
+  contextProvider(request: ContextRequest): Promise<string | undefined>;
 }
 
 /**
- * Builds observational memory on the node's database and model.
+ * Builds observational memory on the node's memory store and model.
  * @example
  * const memory = createChronicler(deps);
- * runner.onTurnEnd = memory.onTurnEnd;           // after each persisted turn
+ * runner.onTurnEnd = memory.onTurnEnd;           // after each committed turn
  * prompt.contextProviders.push(memory.contextProvider);
  */
 export function createChronicler(
-  deps: Pick<ToolFamilyDeps, 'config' | 'db' | 'logger' | 'clock' | 'model'>,
+  deps: Pick<ToolFamilyDeps, 'config' | 'stores' | 'logger' | 'model'>,
 ): ChroniclerInstance {
   const chronicler = new Chronicler({
-    db: deps.db,
+    store: deps.stores.memory,
     model: deps.model,
     logger: deps.logger.child({ component: 'chronicler' }),
-    clock: deps.clock,
     settings: deps.config.observationalMemory,
     requestTimeoutMs: deps.config.agent.requestTimeoutMs,
   });

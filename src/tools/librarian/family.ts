@@ -1,25 +1,17 @@
 import path from 'node:path';
 import type { AnyTool } from '../../agent/tool';
+import type { ContextRequest } from '../../agent/turnState';
 import { createEmbeddingProvider } from '../../llm/embeddings';
 import type { EmbeddingProvider } from '../../llm/embeddings/provider';
+import type { GraphStore } from '../../store/graph';
+import type { InquiryStore, KnowledgeStore } from '../../store/knowledge';
 import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../family';
-import { GraphStore } from './graphStore';
 import { createGraphTools } from './graphTools';
-import { InquiryStore } from './inquiryStore';
 import { createKnowledgeTools } from './knowledgeTools';
-import { KnowledgeStore } from './knowledgeStore';
-import { pendingRows, RagService } from './rag';
+import { RagService } from './rag';
 import { createRagTools } from './ragTools';
 import { SkillLibrary } from './skills';
 import { createSkillTools } from './skillTools';
-
-/** What a turn's prompt builder passes to a context provider. */
-export interface ContextRequest {
-  sessionId: string;
-  /** The user's message for this turn. */
-  text: string;
-  agentName: string;
-}
 
 /** The librarian family once created: its tools plus the stores behind them and its prompt hook. */
 export interface LibrarianInstance extends ToolFamilyInstance {
@@ -30,15 +22,15 @@ export interface LibrarianInstance extends ToolFamilyInstance {
   /** Absent with `embedding.provider: none`. */
   rag?: RagService;
   /**
-   * For the librarian's instruction ("Proactive Behavior"): the oldest
-   * pending inquiry, phrased for the agent to weave into its answer;
+   * For the librarian's instruction ("Proactive Behavior"): the principal's
+   * oldest pending inquiry, phrased for the agent to weave into its answer;
    * `undefined` for other agents or when no inquiry is pending.
    */
   contextProvider(request: ContextRequest): Promise<string | undefined>;
 }
 
 /** Options of {@link createLibrarian}: the family deps, plus test hooks. */
-export type LibrarianOptions = Pick<ToolFamilyDeps, 'config' | 'dataDir' | 'db' | 'logger' | 'clock'> & {
+export type LibrarianOptions = Pick<ToolFamilyDeps, 'config' | 'dataDir' | 'stores' | 'logger'> & {
   /** Overrides the provider built from `config.embedding` (tests, benchmarks). */
   embeddings?: EmbeddingProvider;
   /** Collection size from which rag_retrieve also builds an HNSW index. */
@@ -48,51 +40,30 @@ export type LibrarianOptions = Pick<ToolFamilyDeps, 'config' | 'dataDir' | 'db' 
 };
 
 /**
- * Builds the librarian's stores and tools on the node's database. Tools are
+ * Builds the librarian's tools over the node's knowledge stores. Tools are
  * gated as the spec says: `graph_*` only with `graph.enabled`,
  * `rag_retrieve` only with an embedding provider, `create_skill` /
  * `list_skills` with `tools.skills.enabled`.
  * @example
- * const librarian = createLibrarian({ config, dataDir, db, logger, clock: () => new Date() });
- * librarian.start?.(); // embeds rows saved while the node was down
+ * const librarian = createLibrarian({ config, dataDir, stores, logger });
+ * librarian.start?.(runtime); // embeds rows saved while the node was down
  */
 export function createLibrarian(options: LibrarianOptions): LibrarianInstance {
-  const { config, db, clock } = options;
+  const { config, stores } = options;
   const logger = options.logger.child({ component: 'librarian' });
-  const knowledge = new KnowledgeStore({ db, clock });
-  const inquiries = new InquiryStore({ db, clock });
-  const graph = config.graph.enabled ? new GraphStore({ db, clock }) : undefined;
+  const knowledge = stores.knowledge;
+  const inquiries = stores.inquiries;
+  const graph = config.graph.enabled ? stores.graph : undefined;
   const provider =
     options.embeddings ?? createEmbeddingProvider(config.embedding, { timeoutMs: config.agent.requestTimeoutMs });
   const rag = provider
     ? new RagService({
-        db,
+        knowledge,
+        vectors: stores.vectors,
         provider,
         logger,
         annThreshold: options.annThreshold,
         retryMs: options.embeddingRetryMs,
-        collections: [
-          {
-            name: 'knowledge',
-            pending: pendingRows(db, 'knowledge', 'knowledge', `t.kind || ': ' || t.content || ' ' || t.tags`),
-            describe: (ids) => {
-              const rows = knowledge.knowledgeByIds(ids);
-              return new Map(
-                [...rows].map(([id, k]) => [id, { kind: k.kind, content: k.content, source: k.source, tags: k.tags }]),
-              );
-            },
-          },
-          {
-            name: 'learnings',
-            pending: pendingRows(db, 'learnings', 'learnings', `t.error_pattern || ' ' || t.diagnosis || ' ' || t.fix`),
-            describe: (ids) => {
-              const rows = knowledge.learningsByIds(ids);
-              return new Map(
-                [...rows].map(([id, l]) => [id, { errorPattern: l.errorPattern, diagnosis: l.diagnosis, fix: l.fix }]),
-              );
-            },
-          },
-        ],
       })
     : undefined;
 
@@ -117,9 +88,9 @@ export function createLibrarian(options: LibrarianOptions): LibrarianInstance {
       rag?.close();
       await rag?.whenIdle();
     },
-    contextProvider: async ({ agentName }) => {
+    contextProvider: async ({ principal, agentName }) => {
       if (agentName !== 'librarian') return undefined;
-      const [inquiry] = inquiries.pending(1);
+      const [inquiry] = await inquiries.pending(principal, 1, { ownOnly: true });
       if (!inquiry) return undefined;
       return (
         `Pending knowledge inquiry #${inquiry.id}: "${inquiry.question}" (nothing saved answers it yet). ` +

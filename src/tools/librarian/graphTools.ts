@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../agent/tool';
-import { Triple, type GraphStore } from './graphStore';
+import { traverseGraph, Triple, type GraphStore } from '../../store/graph';
 
 const Term = z.string().trim().min(1).max(500);
 
@@ -12,7 +12,10 @@ export function createGraphTools(options: { graph: GraphStore }): AnyTool[] {
       name: 'graph_add',
       description: 'Adds subject-predicate-object triples to the knowledge graph (existing ones are kept once).',
       parameters: z.object({ triples: z.array(Triple).min(1).max(100), source: z.string().trim().max(500).optional() }),
-      execute: async ({ triples, source }) => ({ added: graph.add(triples, source), given: triples.length }),
+      execute: async ({ triples, source }, ctx) => ({
+        added: await graph.add(ctx.principal, triples, source),
+        given: triples.length,
+      }),
     }),
     defineTool({
       name: 'graph_query',
@@ -24,7 +27,7 @@ export function createGraphTools(options: { graph: GraphStore }): AnyTool[] {
         object: Term.optional(),
         limit: z.number().int().min(1).max(500).default(50),
       }),
-      execute: async ({ limit, ...pattern }) => ({ triples: graph.query(pattern, limit) }),
+      execute: async ({ limit, ...pattern }, ctx) => ({ triples: await graph.query(ctx.principal, pattern, limit) }),
     }),
     defineTool({
       name: 'graph_traverse',
@@ -37,7 +40,7 @@ export function createGraphTools(options: { graph: GraphStore }): AnyTool[] {
         direction: z.enum(['out', 'both']).default('out'),
         limit: z.number().int().min(1).max(500).default(100),
       }),
-      execute: async (args) => ({ start: args.start, edges: graph.traverse(args) }),
+      execute: async (args, ctx) => ({ start: args.start, edges: await traverseGraph(graph, ctx.principal, args) }),
     }),
   ];
 }

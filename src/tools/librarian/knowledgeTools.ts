@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../agent/tool';
 import { ToolExecutionError } from '../../errors';
-import type { GraphStore } from './graphStore';
-import { Triple } from './graphStore';
-import type { InquiryStore } from './inquiryStore';
-import { KnowledgeKind, type KnowledgeStore } from './knowledgeStore';
+import type { Principal } from '../../principal';
+import { Triple, type GraphStore } from '../../store/graph';
+import { KnowledgeKind, type InquiryStore, type KnowledgeStore } from '../../store/knowledge';
 
 /** What the knowledge tools work on. `graph` is absent with `graph.enabled: false`; `onSaved` starts background embedding. */
 export interface KnowledgeToolsOptions {
@@ -16,6 +15,11 @@ export interface KnowledgeToolsOptions {
 
 const Tags = z.array(z.string().trim().min(1).max(64)).max(20).default([]);
 const Limit = z.number().int().min(1).max(50).default(5);
+/** A row id as the tools returned it; a model may send it back as a number. */
+const RowId = z
+  .union([z.string().trim().min(1).max(64), z.number().int().nonnegative()])
+  .transform(String)
+  .describe('the id as returned');
 
 /**
  * `save_knowledge`, `save_learning`, `search_knowledge`, `search_learnings`,
@@ -24,8 +28,8 @@ const Limit = z.number().int().min(1).max(50).default(5);
  */
 export function createKnowledgeTools(options: KnowledgeToolsOptions): AnyTool[] {
   const { knowledge, inquiries, graph, onSaved } = options;
-  const gap = (query: string, origin: string, sessionId: string) => {
-    const inquiry = inquiries.raise({ question: query, origin, sessionId });
+  const gap = async (principal: Principal, query: string, origin: string, sessionId: string) => {
+    const inquiry = await inquiries.raise(principal, { question: query, origin, sessionId });
     return {
       results: [],
       inquiry: { id: inquiry.id, question: inquiry.question },
@@ -45,11 +49,11 @@ export function createKnowledgeTools(options: KnowledgeToolsOptions): AnyTool[] 
         triples: z.array(Triple).max(50).optional().describe('statements for the knowledge graph'),
       }),
       execute: async (args, ctx) => {
-        const entry = knowledge.saveKnowledge({ ...args, sessionId: ctx.sessionId });
+        const entry = await knowledge.saveKnowledge(ctx.principal, { ...args, sessionId: ctx.sessionId });
         let triplesAdded: number | undefined;
         let note: string | undefined;
         if (args.triples?.length) {
-          if (graph) triplesAdded = graph.add(args.triples, `knowledge:${entry.id}`);
+          if (graph) triplesAdded = await graph.add(ctx.principal, args.triples, `knowledge:${entry.id}`);
           else note = 'the knowledge graph is disabled (graph.enabled: false); triples were not stored';
         }
         onSaved();
@@ -67,7 +71,7 @@ export function createKnowledgeTools(options: KnowledgeToolsOptions): AnyTool[] 
         tags: Tags,
       }),
       execute: async (args, ctx) => {
-        const entry = knowledge.saveLearning({ ...args, sessionId: ctx.sessionId });
+        const entry = await knowledge.saveLearning(ctx.principal, { ...args, sessionId: ctx.sessionId });
         onSaved();
         return { saved: entry };
       },
@@ -82,8 +86,8 @@ export function createKnowledgeTools(options: KnowledgeToolsOptions): AnyTool[] 
         kinds: z.array(KnowledgeKind).optional(),
       }),
       execute: async ({ query, limit, kinds }, ctx) => {
-        const results = knowledge.searchKnowledge(query, { limit, kinds });
-        return results.length ? { results } : gap(query, 'search_knowledge', ctx.sessionId);
+        const results = await knowledge.searchKnowledge(ctx.principal, query, { limit, kinds });
+        return results.length ? { results } : gap(ctx.principal, query, 'search_knowledge', ctx.sessionId);
       },
     }),
     defineTool({
@@ -92,22 +96,22 @@ export function createKnowledgeTools(options: KnowledgeToolsOptions): AnyTool[] 
         'Full-text search over saved learnings (error pattern, diagnosis, fix), ranked by relevance with scores.',
       parameters: z.object({ query: z.string().trim().min(1).max(1000), limit: Limit }),
       execute: async ({ query, limit }, ctx) => {
-        const results = knowledge.searchLearnings(query, { limit });
-        return results.length ? { results } : gap(query, 'search_learnings', ctx.sessionId);
+        const results = await knowledge.searchLearnings(ctx.principal, query, { limit });
+        return results.length ? { results } : gap(ctx.principal, query, 'search_learnings', ctx.sessionId);
       },
     }),
     defineTool({
       name: 'librarian_pending_inquiries',
       description: 'Lists pending knowledge inquiries: questions searches could not answer, oldest first.',
       parameters: z.object({ limit: z.number().int().min(1).max(100).default(10) }),
-      execute: async ({ limit }) => ({ inquiries: inquiries.pending(limit) }),
+      execute: async ({ limit }, ctx) => ({ inquiries: await inquiries.pending(ctx.principal, limit) }),
     }),
     defineTool({
       name: 'librarian_dismiss_inquiry',
       description: 'Dismisses a pending knowledge inquiry (answered, or no longer relevant), with an optional reason.',
-      parameters: z.object({ id: z.number().int().positive(), reason: z.string().trim().max(500).optional() }),
-      execute: async ({ id, reason }) => {
-        const dismissed = inquiries.dismiss(id, reason);
+      parameters: z.object({ id: RowId, reason: z.string().trim().max(500).optional() }),
+      execute: async ({ id, reason }, ctx) => {
+        const dismissed = await inquiries.dismiss(ctx.principal, id, reason);
         if (!dismissed) throw new ToolExecutionError(`no pending inquiry #${id}`);
         return { dismissed };
       },

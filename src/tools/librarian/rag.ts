@@ -1,35 +1,24 @@
-import type { Statement } from 'better-sqlite3';
 import type { EmbeddingProvider } from '../../llm/embeddings/provider';
-import { blobToVector, vectorToBlob } from '../../llm/embeddings/vector';
 import type { Logger } from '../../log/logger';
-import type { SqliteDatabase } from '../../store/database';
-import { migrate } from '../../store/database';
+import type { Principal } from '../../principal';
+import { visibleOwner } from '../../principal';
+import type { EmbeddedCollection, KnowledgeStore } from '../../store/knowledge';
+import type { VectorStore } from '../../store/vectors';
 import { VectorIndex } from './vectorIndex';
-
-/**
- * A table whose rows are embedded for retrieval. `pending` lists rows after
- * id `afterId` that have no vector from the current provider yet, by id; `describe` turns hit ids
- * back into what the model reads.
- */
-export interface RagCollection {
-  name: string;
-  pending(providerId: string, afterId: number, limit: number): { id: number; text: string }[];
-  describe(ids: number[]): Map<number, Record<string, unknown>>;
-}
 
 /** One retrieved row. */
 export interface RagHit {
   collection: string;
-  id: number;
+  id: string;
   score: number;
   [field: string]: unknown;
 }
 
 /** Options of {@link RagService}. */
 export interface RagServiceOptions {
-  db: SqliteDatabase;
+  knowledge: KnowledgeStore;
+  vectors: VectorStore;
   provider: EmbeddingProvider;
-  collections: RagCollection[];
   logger: Logger;
   annThreshold?: number;
   /** Rows embedded per provider call. */
@@ -38,33 +27,61 @@ export interface RagServiceOptions {
   retryMs?: number;
 }
 
-const STEPS = [
-  `CREATE TABLE rag_vectors (
-     collection TEXT NOT NULL, ref_id INTEGER NOT NULL, provider TEXT NOT NULL, vector BLOB NOT NULL,
-     PRIMARY KEY (collection, ref_id));`,
+/** The embedded collections, in retrieval order, and what the model reads of each hit. */
+const COLLECTIONS: ReadonlyArray<{
+  name: EmbeddedCollection;
+  describe: (
+    knowledge: KnowledgeStore,
+    principal: Principal,
+    ids: string[],
+  ) => Promise<Map<string, Record<string, unknown>>>;
+}> = [
+  {
+    name: 'knowledge',
+    describe: async (knowledge, principal, ids) =>
+      new Map(
+        [...(await knowledge.knowledgeByIds(principal, ids))].map(([id, k]) => [
+          id,
+          { kind: k.kind, content: k.content, source: k.source, tags: k.tags },
+        ]),
+      ),
+  },
+  {
+    name: 'learnings',
+    describe: async (knowledge, principal, ids) =>
+      new Map(
+        [...(await knowledge.learningsByIds(principal, ids))].map(([id, l]) => [
+          id,
+          { errorPattern: l.errorPattern, diagnosis: l.diagnosis, fix: l.fix },
+        ]),
+      ),
+  },
 ];
 
 /**
- * Retrieval over embedded rows. Saving a row only calls {@link schedule};
- * embedding happens afterwards, in batches, off the tool's path, and the
- * vectors go to `rag_vectors` (Float32 BLOBs keyed by collection and row id)
- * and to an in-memory {@link VectorIndex} per collection, loaded on first use.
+ * Retrieval over embedded knowledge and learnings. Saving a row only calls
+ * {@link schedule}; embedding happens afterwards, in batches, off the tool's
+ * path, and the vectors go to the vector store and to an in-memory
+ * {@link VectorIndex} per collection, loaded on first use. A search sees
+ * only the rows of the principal that asks (the owner: everyone's).
  */
 export class RagService {
   readonly provider: EmbeddingProvider;
-  private readonly db: SqliteDatabase;
-  private readonly collections: Map<string, RagCollection>;
+  private readonly knowledge: KnowledgeStore;
+  private readonly vectors: VectorStore;
   private readonly logger: Logger;
   private readonly annThreshold?: number;
   private readonly batchSize: number;
   private readonly retryMs: number;
-  private readonly indexes = new Map<string, VectorIndex>();
+  private readonly indexes = new Map<string, Promise<VectorIndex>>();
+  /** Whose row each indexed id is, per collection: searches filter by it. */
+  private readonly owners = new Map<string, Map<string, string>>();
   /**
    * Per collection, an id up to which every row has a vector: drains resume
    * there instead of re-checking the whole table (at 100k rows that check,
    * repeated per batch, made embedding quadratic). Row ids only grow.
    */
-  private readonly cursors = new Map<string, number>();
+  private readonly cursors = new Map<string, string>();
   private draining: Promise<void> | undefined;
   private again = false;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -72,19 +89,18 @@ export class RagService {
   private readonly abort = new AbortController();
 
   constructor(options: RagServiceOptions) {
-    this.db = options.db;
+    this.knowledge = options.knowledge;
+    this.vectors = options.vectors;
     this.provider = options.provider;
-    this.collections = new Map(options.collections.map((c) => [c.name, c]));
     this.logger = options.logger;
     this.annThreshold = options.annThreshold;
     this.batchSize = options.batchSize ?? 64;
     this.retryMs = options.retryMs ?? 30_000;
-    migrate(this.db, 'librarian_rag', STEPS);
   }
 
   /** Names of the collections `retrieve` can search. */
   get collectionNames(): string[] {
-    return [...this.collections.keys()];
+    return COLLECTIONS.map((c) => c.name);
   }
 
   /** Asks for unembedded rows to be embedded soon; returns at once. */
@@ -96,6 +112,7 @@ export class RagService {
     }
     this.draining = new Promise<void>((resolve) => setImmediate(resolve))
       .then(() => this.drain())
+      .catch((error: unknown) => this.logger.warn('embedding stopped', { error }))
       .finally(() => {
         this.draining = undefined;
         if (this.again) {
@@ -110,31 +127,39 @@ export class RagService {
     while (this.draining) await this.draining;
   }
 
-  /** The `limit` rows most similar to `query` across `collections` (all by default). */
+  /** The `limit` rows of the principal's most similar to `query` across `collections` (all by default). */
   async retrieve(
+    principal: Principal,
     query: string,
     options: { limit: number; collections?: string[] },
   ): Promise<{ hits: RagHit[]; method: string }> {
     const names = options.collections?.length ? options.collections : this.collectionNames;
-    const unknown = names.filter((n) => !this.collections.has(n));
+    const unknown = names.filter((n) => !this.collectionNames.includes(n));
     if (unknown.length)
       throw new RangeError(`unknown collection ${unknown.join(', ')}; known: ${this.collectionNames.join(', ')}`);
     const [vector] = await this.provider.embed([query], this.abort.signal);
-    const scored: { collection: string; id: number; score: number }[] = [];
+    const owner = visibleOwner(principal);
+    const scored: { collection: string; id: string; score: number }[] = [];
     const methods = new Set<string>();
     for (const name of names) {
-      const index = this.index(name, vector.length);
+      const index = await this.index(name, vector.length);
       if (index.size === 0) continue;
-      const { hits, method } = index.search(vector, options.limit);
+      const owners = this.ownersOf(name);
+      const accept = owner === undefined ? undefined : (id: string) => owners.get(id) === owner;
+      const { hits, method } = index.search(vector, options.limit, accept);
       methods.add(method);
       for (const h of hits) scored.push({ collection: name, ...h });
     }
     scored.sort((a, b) => b.score - a.score);
     const top = scored.slice(0, options.limit);
     const hits: RagHit[] = [];
-    for (const name of names) {
+    for (const { name, describe } of COLLECTIONS.filter((c) => names.includes(c.name))) {
       const mine = top.filter((h) => h.collection === name);
-      const rows = this.collections.get(name)!.describe(mine.map((h) => h.id));
+      const rows = await describe(
+        this.knowledge,
+        principal,
+        mine.map((h) => h.id),
+      );
       for (const h of mine) {
         const row = rows.get(h.id);
         if (row) hits.push({ ...row, collection: name, id: h.id, score: Math.round(h.score * 1000) / 1000 });
@@ -145,19 +170,24 @@ export class RagService {
   }
 
   /** The in-memory index of `collection`, loading stored vectors of this provider on first use. */
-  index(collection: string, dimensions: number): VectorIndex {
-    let index = this.indexes.get(collection);
-    if (index) return index;
-    index = new VectorIndex({ dimensions, logger: this.logger, annThreshold: this.annThreshold });
-    const rows = this.db
-      .prepare('SELECT ref_id, vector FROM rag_vectors WHERE collection = ? AND provider = ?')
-      .iterate(collection, this.provider.id) as Iterable<{ ref_id: number; vector: Buffer }>;
-    for (const row of rows) {
-      const v = blobToVector(row.vector);
-      if (v.length === dimensions) index.upsert(row.ref_id, v);
+  index(collection: string, dimensions: number): Promise<VectorIndex> {
+    let loading = this.indexes.get(collection);
+    if (!loading) {
+      loading = this.vectors.load(collection, this.provider.id).then((rows) => {
+        const index = new VectorIndex({ dimensions, logger: this.logger, annThreshold: this.annThreshold });
+        const owners = this.ownersOf(collection);
+        for (const row of rows) {
+          if (row.vector.length !== dimensions) continue;
+          index.upsert(row.id, row.vector);
+          owners.set(row.id, row.owner);
+        }
+        return index;
+      });
+      this.indexes.set(collection, loading);
+      // A failed load is tried again by the next search.
+      loading.catch(() => this.indexes.delete(collection));
     }
-    this.indexes.set(collection, index);
-    return index;
+    return loading;
   }
 
   /** Stops embedding; work in flight is abandoned and picked up again on the next start. */
@@ -165,15 +195,24 @@ export class RagService {
     this.closed = true;
     this.abort.abort();
     if (this.retryTimer) clearTimeout(this.retryTimer);
-    for (const index of this.indexes.values()) index.close();
+    for (const loading of this.indexes.values())
+      void loading.then(
+        (index) => index.close(),
+        () => {},
+      );
+  }
+
+  private ownersOf(collection: string): Map<string, string> {
+    let owners = this.owners.get(collection);
+    if (!owners) this.owners.set(collection, (owners = new Map()));
+    return owners;
   }
 
   private async drain(): Promise<void> {
-    for (const collection of this.collections.values()) {
+    for (const { name } of COLLECTIONS) {
       for (;;) {
         if (this.closed) return;
-        const after = this.cursors.get(collection.name) ?? 0;
-        const batch = collection.pending(this.provider.id, after, this.batchSize);
+        const batch = await this.knowledge.unembedded(name, this.provider.id, this.cursors.get(name), this.batchSize);
         if (batch.length === 0) break;
         let vectors: Float32Array[];
         try {
@@ -183,47 +222,23 @@ export class RagService {
           );
         } catch (error) {
           if (this.closed) return;
-          this.logger.warn('embedding failed; will retry', {
-            collection: collection.name,
-            error,
-            retryMs: this.retryMs,
-          });
+          this.logger.warn('embedding failed; will retry', { collection: name, error, retryMs: this.retryMs });
           this.retryTimer = setTimeout(() => this.schedule(), this.retryMs);
           this.retryTimer.unref();
           return;
         }
         if (this.closed) return;
-        const store = this.db.prepare(
-          'INSERT OR REPLACE INTO rag_vectors (collection, ref_id, provider, vector) VALUES (?, ?, ?, ?)',
-        );
-        this.db.transaction(() => {
-          batch.forEach((b, i) => store.run(collection.name, b.id, this.provider.id, vectorToBlob(vectors[i])));
-        })();
-        const index = this.index(collection.name, vectors[0].length);
-        batch.forEach((b, i) => index.upsert(b.id, vectors[i]));
-        this.cursors.set(collection.name, batch[batch.length - 1].id);
-        this.logger.debug('embedded rows', { collection: collection.name, count: batch.length });
+        const rows = batch.map((b, i) => ({ id: b.id, owner: b.owner, vector: vectors[i] }));
+        await this.vectors.put(name, this.provider.id, rows);
+        const index = await this.index(name, vectors[0].length);
+        const owners = this.ownersOf(name);
+        for (const row of rows) {
+          index.upsert(row.id, row.vector);
+          owners.set(row.id, row.owner);
+        }
+        this.cursors.set(name, batch[batch.length - 1].id);
+        this.logger.debug('embedded rows', { collection: name, count: batch.length });
       }
     }
   }
-}
-
-/** The `pending` query for a table: rows after `afterId` with no vector from `providerId`, oldest first. */
-export function pendingRows(
-  db: SqliteDatabase,
-  collection: string,
-  table: string,
-  textSql: string,
-): RagCollection['pending'] {
-  // Prepared on first use: `rag_vectors` exists only once the RagService has migrated.
-  let statement: Statement<[number, string, string, number], { id: number; text: string }> | undefined;
-  return (providerId, afterId, limit) => {
-    statement ??= db.prepare<[number, string, string, number], { id: number; text: string }>(
-      `SELECT t.id AS id, ${textSql} AS text FROM ${table} t
-       WHERE t.id > ?
-         AND NOT EXISTS (SELECT 1 FROM rag_vectors v WHERE v.collection = ? AND v.ref_id = t.id AND v.provider = ?)
-       ORDER BY t.id LIMIT ?`,
-    );
-    return statement.all(afterId, collection, providerId, limit);
-  };
 }

@@ -15,9 +15,9 @@ export function createRagTools(options: { rag: RagService }): AnyTool[] {
         limit: z.number().int().min(1).max(50).default(5),
         collections: z.array(z.string()).max(10).optional(),
       }),
-      execute: async ({ query, limit, collections }) => {
+      execute: async ({ query, limit, collections }, ctx) => {
         try {
-          const { hits, method } = await rag.retrieve(query, { limit, collections });
+          const { hits, method } = await rag.retrieve(ctx.principal, query, { limit, collections });
           return { results: hits, method, provider: rag.provider.id };
         } catch (error) {
           if (error instanceof RangeError) throw new ToolExecutionError(error.message);

@@ -5,9 +5,12 @@ import { dot } from '../../llm/embeddings/vector';
 
 /** One nearest neighbour: the row id and its cosine similarity to the query. */
 export interface VectorHit {
-  id: number;
+  id: string;
   score: number;
 }
+
+/** Which rows a search may return (a principal's own); every row when absent. */
+export type VectorFilter = (id: string) => boolean;
 
 /** Options of {@link VectorIndex}. */
 export interface VectorIndexOptions {
@@ -69,8 +72,12 @@ export class VectorIndex {
   private readonly buildSliceMs: number;
   private readonly m: number;
   private readonly efConstruction: number;
-  private ids: number[] = [];
-  private readonly slotOf = new Map<number, number>();
+  private ids: string[] = [];
+  private readonly slotOf = new Map<string, number>();
+  /** The HNSW graph labels rows by number: one label per id, never reused. */
+  private readonly labelOf = new Map<string, number>();
+  private readonly idOfLabel = new Map<number, string>();
+  private nextLabel = 0;
   private matrix: Float32Array;
   private ann: HierarchicalNSW | undefined;
   private annCapacity = 0;
@@ -99,7 +106,7 @@ export class VectorIndex {
   }
 
   /** Adds or replaces the vector of row `id`. */
-  upsert(id: number, vector: Float32Array): void {
+  upsert(id: string, vector: Float32Array): void {
     if (vector.length !== this.dimensions) {
       throw new RangeError(`vector has ${vector.length} dimensions, the index ${this.dimensions}`);
     }
@@ -120,14 +127,14 @@ export class VectorIndex {
         this.annCapacity *= 2;
         this.ann.resizeIndex(this.annCapacity);
       }
-      this.ann.addPoint(Array.from(vector), id);
+      this.ann.addPoint(Array.from(vector), this.label(id));
     } else if (this.ids.length >= this.annThreshold) {
       void this.buildAnn();
     }
   }
 
   /** Removes row `id`; a graph being built starts over. */
-  remove(id: number): void {
+  remove(id: string): void {
     const slot = this.slotOf.get(id);
     if (slot === undefined) return;
     const last = this.ids.length - 1;
@@ -137,27 +144,33 @@ export class VectorIndex {
     this.slotOf.set(lastId, slot);
     this.ids.pop();
     this.slotOf.delete(id);
-    if (this.ann) this.ann.markDelete(id);
+    const label = this.labelOf.get(id);
+    if (this.ann && label !== undefined) this.ann.markDelete(label);
     this.generation++;
   }
 
-  /** The `k` most similar rows, through the HNSW graph when it is ready. */
-  search(query: Float32Array, k: number): { hits: VectorHit[]; method: 'exact' | 'hnsw' } {
+  /** The `k` most similar rows that `accept` lets through, through the HNSW graph when it is ready. */
+  search(query: Float32Array, k: number, accept?: VectorFilter): { hits: VectorHit[]; method: 'exact' | 'hnsw' } {
     if (this.ann && this.size > 0) {
       const n = Math.min(k, this.size);
       this.ann.setEf(Math.max(this.efSearch, n));
-      const found = this.ann.searchKnn(Array.from(query), n);
-      const hits = found.neighbors.map((id, i) => ({ id, score: 1 - found.distances[i] }));
+      const byLabel = accept ? (label: number) => accept(this.idOfLabel.get(label) as string) : undefined;
+      const found = this.ann.searchKnn(Array.from(query), n, byLabel);
+      const hits = found.neighbors.map((label, i) => ({
+        id: this.idOfLabel.get(label) as string,
+        score: 1 - found.distances[i],
+      }));
       return { hits, method: 'hnsw' };
     }
-    return { hits: this.searchExact(query, k), method: 'exact' };
+    return { hits: this.searchExact(query, k, accept), method: 'exact' };
   }
 
   /** The `k` most similar rows by scanning every vector: the ground truth for recall. */
-  searchExact(query: Float32Array, k: number): VectorHit[] {
+  searchExact(query: Float32Array, k: number, accept?: VectorFilter): VectorHit[] {
     const d = this.dimensions;
     const top: VectorHit[] = [];
     for (let slot = 0; slot < this.ids.length; slot++) {
+      if (accept && !accept(this.ids[slot])) continue;
       const base = slot * d;
       let s = 0;
       for (let i = 0; i < d; i++) s += this.matrix[base + i] * query[i];
@@ -178,7 +191,7 @@ export class VectorIndex {
   }
 
   /** Cosine similarity of the stored vector of `id` and `query`, if stored. */
-  similarity(id: number, query: Float32Array): number | undefined {
+  similarity(id: string, query: Float32Array): number | undefined {
     const slot = this.slotOf.get(id);
     if (slot === undefined) return undefined;
     return dot(this.matrix.subarray(slot * this.dimensions, (slot + 1) * this.dimensions), query);
@@ -203,6 +216,17 @@ export class VectorIndex {
     this.generation++;
   }
 
+  /** The HNSW label of row `id`, given on first need. */
+  private label(id: string): number {
+    let label = this.labelOf.get(id);
+    if (label === undefined) {
+      label = this.nextLabel++;
+      this.labelOf.set(id, label);
+      this.idOfLabel.set(label, id);
+    }
+    return label;
+  }
+
   private async runBuild(): Promise<void> {
     for (;;) {
       if (this.closed) return;
@@ -225,7 +249,7 @@ export class VectorIndex {
         const sliceEnd = performance.now() + this.buildSliceMs;
         for (; slot < this.ids.length && slot < capacity && performance.now() < sliceEnd; slot++) {
           const base = slot * this.dimensions;
-          graph.addPoint(Array.from(this.matrix.subarray(base, base + this.dimensions)), this.ids[slot]);
+          graph.addPoint(Array.from(this.matrix.subarray(base, base + this.dimensions)), this.label(this.ids[slot]));
         }
         await new Promise<void>((resolve) => setImmediate(resolve));
       }

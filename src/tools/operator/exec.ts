@@ -1,20 +1,12 @@
 import fs from 'node:fs';
 import { z } from 'zod';
-import { defineTool, type AnyTool } from '../../agent/tool';
+import { defineTool, type AnyTool, type ToolContext } from '../../agent/tool';
 import { ToolExecutionError } from '../../errors';
 import type { Logger } from '../../log/logger';
+import type { SecretReferences } from '../secretReferences';
 import { checkExecPolicy, type ExecPolicy } from './policy';
 import { baseShellEnv, runShell } from './shell';
 import type { Workspace } from './workspace';
-
-/**
- * Binds `{{secret:NAME}}` references in a command to environment variables
- * for this one run, so a secret's value reaches the process but never the
- * command text the model wrote or sees. Supplied by the vault.
- */
-export interface CommandSecretBinder {
-  bind(command: string): { command: string; env: Record<string, string> };
-}
 
 /** Options for {@link createExecShellTool}. */
 export interface ExecToolsOptions {
@@ -27,7 +19,12 @@ export interface ExecToolsOptions {
   logger: Logger;
   /** Masks known secret values in the output before the model sees it. */
   redact: (text: string) => string;
-  secrets?: CommandSecretBinder;
+  /**
+   * Binds `{{secret:NAME}}` references to the calling principal's secrets
+   * (environment variables for this one run: the value reaches the process,
+   * never the command text the model wrote or sees).
+   */
+  secrets?: SecretReferences;
 }
 
 /** Longest timeout a model may ask for, whatever the default. */
@@ -39,18 +36,20 @@ export const ExecArgs = z.object({
   cwd: z.string().optional().describe('Working directory relative to the workspace; the workspace root when omitted'),
 });
 
-/** Everything a command needs before it starts: policy checked, cwd confined, secrets bound. */
-export function prepareCommand(
+/** Everything a command needs before it starts: policy checked, cwd confined, the principal's secrets bound. */
+export async function prepareCommand(
   options: Pick<ExecToolsOptions, 'workspace' | 'policy' | 'secrets'>,
   args: { command: string; cwd?: string },
-  approved: boolean,
-): { command: string; cwd: string; env: Record<string, string> } {
-  checkExecPolicy(options.policy, args.command, approved);
+  ctx: Pick<ToolContext, 'approved' | 'principal'>,
+): Promise<{ command: string; cwd: string; env: Record<string, string> }> {
+  checkExecPolicy(options.policy, args.command, ctx.approved);
   const cwd = options.workspace.resolve(args.cwd ?? '.');
   if (!fs.existsSync(cwd) || !fs.statSync(cwd).isDirectory()) {
     throw new ToolExecutionError(`working directory "${args.cwd}" is not a folder in the workspace`);
   }
-  const bound = options.secrets ? options.secrets.bind(args.command) : { command: args.command, env: {} };
+  const bound = options.secrets
+    ? await options.secrets.bind(ctx.principal, args.command)
+    : { command: args.command, env: {} };
   if (!options.secrets && /\{\{secret:[^}]+\}\}/.test(args.command)) {
     throw new ToolExecutionError('the command references a secret but the vault is not enabled (security.enabled)');
   }
@@ -80,7 +79,7 @@ export function createExecShellTool(options: ExecToolsOptions): AnyTool {
         .describe(`Timeout in milliseconds (default ${options.timeoutMs})`),
     }),
     execute: async (args, ctx) => {
-      const prepared = prepareCommand(options, args, ctx.approved);
+      const prepared = await prepareCommand(options, args, ctx);
       options.logger.info('exec_shell', {
         command: options.redact(args.command),
         cwd: options.workspace.display(prepared.cwd),

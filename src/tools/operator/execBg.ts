@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../agent/tool';
 import { ExecArgs, prepareCommand, type ExecToolsOptions } from './exec';
+import type { Principal } from '../../principal';
 import type { JobManager } from './jobs';
 
 /** Options for {@link createExecBgTools}: the exec options plus the job manager. */
@@ -13,13 +14,13 @@ export interface ExecBgToolsOptions extends ExecToolsOptions {
  * background, under the same policy and workspace as `exec_shell`, their
  * output kept in a file per job and shown (tail, secret-masked) on request.
  * @example
- * const tools = createExecBgTools({ ...execOptions, jobs: createJobManager({ db, outputDir, logger, clock }) });
+ * const tools = createExecBgTools({ ...execOptions, jobs: createJobManager({ store, outputDir, logger, clock }) });
  */
 export function createExecBgTools(options: ExecBgToolsOptions): AnyTool[] {
   const { jobs, workspace, redact } = options;
-  const withOutput = (id: string) => {
-    const info = jobs.get(id);
-    const tail = jobs.tail(id, options.maxOutputBytes);
+  const withOutput = async (principal: Principal, id: string) => {
+    const info = await jobs.get(principal, id);
+    const tail = await jobs.tail(principal, id, options.maxOutputBytes);
     return { ...info, command: redact(info.command), output: redact(tail.text), outputTruncated: tail.truncated };
   };
   return [
@@ -30,8 +31,8 @@ export function createExecBgTools(options: ExecBgToolsOptions): AnyTool[] {
         'check it with exec_status, end it with exec_stop.',
       parameters: ExecArgs,
       execute: async (args, ctx) => {
-        const prepared = prepareCommand(options, args, ctx.approved);
-        const info = jobs.start({
+        const prepared = await prepareCommand(options, args, ctx);
+        const info = await jobs.run(ctx.principal, {
           ...prepared,
           shownCommand: args.command,
           shownCwd: workspace.display(prepared.cwd),
@@ -44,16 +45,18 @@ export function createExecBgTools(options: ExecBgToolsOptions): AnyTool[] {
       description:
         "With an id: a background job's status, exit code and the tail of its output. Without: the recent jobs.",
       parameters: z.object({ id: z.string().optional() }),
-      execute: async ({ id }) =>
-        id ? withOutput(id) : { jobs: jobs.list().map((job) => ({ ...job, command: redact(job.command) })) },
+      execute: async ({ id }, ctx) =>
+        id
+          ? withOutput(ctx.principal, id)
+          : { jobs: (await jobs.list(ctx.principal)).map((job) => ({ ...job, command: redact(job.command) })) },
     }),
     defineTool({
       name: 'exec_stop',
       description: 'Stops a background job (SIGTERM, then SIGKILL) and returns its final status and output tail.',
       parameters: z.object({ id: z.string() }),
-      execute: async ({ id }) => {
-        await jobs.stop(id);
-        return withOutput(id);
+      execute: async ({ id }, ctx) => {
+        await jobs.stop(ctx.principal, id);
+        return withOutput(ctx.principal, id);
       },
     }),
   ];

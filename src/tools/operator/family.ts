@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { LangoConfig } from '../../config/schema';
 import type { ToolFamily, ToolFamilyDeps } from '../family';
-import { createVaultSecretResolver } from '../vault/family';
 import { createExecShellTool } from './exec';
 import { createExecBgTools } from './execBg';
 import { createFsTools } from './fs';
@@ -31,7 +30,7 @@ export const execFamily: ToolFamily = {
   name: 'exec',
   agent: 'operator',
   enabled: (config) => config.tools.exec.enabled,
-  create: (deps) => {
+  create: async (deps) => {
     const exec = deps.config.tools.exec;
     const logger = deps.logger.child({ component: 'exec' });
     const options = {
@@ -41,14 +40,15 @@ export const execFamily: ToolFamily = {
       maxOutputBytes: exec.maxOutputBytes,
       logger,
       redact: (text: string) => deps.secrets.redactText(text),
-      secrets: createVaultSecretResolver(deps),
+      secrets: deps.secretReferences,
     };
     const jobs = createJobManager({
-      db: deps.db,
+      store: deps.stores.execJobs,
       outputDir: path.join(deps.dataDir, 'exec-jobs'),
       logger,
       clock: deps.clock,
     });
+    await jobs.start();
     return {
       tools: [createExecShellTool(options), ...createExecBgTools({ ...options, jobs })],
       close: () => jobs.close(),
@@ -94,7 +94,6 @@ export const skillsFamily: ToolFamily = {
     const logger = deps.logger.child({ component: 'skills' });
     const dir = skillsDir(deps.dataDir);
     const workspace = workspaceFor(deps);
-    const resolver = createVaultSecretResolver(deps);
     const scanTools = () => {
       const scan = loadSkills(dir);
       for (const error of scan.errors) logger.warn('skill skipped', { dir: error.dir, reason: error.reason });
@@ -108,7 +107,7 @@ export const skillsFamily: ToolFamily = {
             maxOutputBytes: exec.maxOutputBytes,
             logger,
             redact: (text) => deps.secrets.redactText(text),
-            resolveSecretReferences: (text) => resolver.resolveSecretReferences(text),
+            secrets: deps.secretReferences,
           }),
         );
       logger.info('skills loaded', { dir, active: tools.length, skipped: scan.errors.length });

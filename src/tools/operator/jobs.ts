@@ -2,38 +2,19 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ToolExecutionError } from '../../errors';
+import { errorMessage, ToolExecutionError } from '../../errors';
 import type { Logger } from '../../log/logger';
-import { migrate, type SqliteDatabase } from '../../store/database';
+import type { Principal } from '../../principal';
+import type { ExecJob, ExecJobStatus, ExecJobStore } from '../../store/jobs';
 import { KILL_GRACE_MS, killTree } from './shell';
 
-const MIGRATIONS = [
-  `CREATE TABLE exec_jobs (
-     id TEXT PRIMARY KEY, command TEXT NOT NULL, cwd TEXT NOT NULL, pid INTEGER,
-     status TEXT NOT NULL, exit_code INTEGER, signal TEXT,
-     started_at TEXT NOT NULL, ended_at TEXT, output_bytes INTEGER NOT NULL DEFAULT 0)`,
-];
-
-/** A background command's state: `lost` when the node restarted while it ran. */
-export type JobStatus = 'running' | 'exited' | 'stopped' | 'failed' | 'lost';
-
 /** One background command as `exec_status` reports it. */
-export interface JobInfo {
-  id: string;
-  command: string;
-  cwd: string;
-  pid: number | null;
-  status: JobStatus;
-  exitCode: number | null;
-  signal: string | null;
-  startedAt: string;
-  endedAt: string | null;
-  outputBytes: number;
-}
+export type JobInfo = ExecJob;
 
 /** Options for {@link createJobManager}. */
 export interface JobManagerOptions {
-  db: SqliteDatabase;
+  /** Where the commands' rows live. */
+  store: ExecJobStore;
   /** Folder for the jobs' output files (`<dataDir>/exec-jobs`). */
   outputDir: string;
   logger: Logger;
@@ -44,62 +25,50 @@ export interface JobManagerOptions {
   maxOutputBytes?: number;
 }
 
-/** Starts, tracks and stops background commands; their output is kept in a file per job. */
+/**
+ * Starts, tracks and stops background commands; their output is kept in a
+ * file per job. Each command belongs to the principal that started it: only
+ * it (and the owner) can see, read or stop it.
+ */
 export interface JobManager {
-  /** Starts `command` (already policy-checked, secrets bound) and returns its id at once. */
-  start(args: {
-    command: string;
-    shownCommand: string;
-    cwd: string;
-    shownCwd: string;
-    env: Record<string, string>;
-  }): JobInfo;
-  get(id: string): JobInfo;
-  list(limit?: number): JobInfo[];
-  /** The last `bytes` of a job's output. */
-  tail(id: string, bytes: number): { text: string; truncated: boolean };
+  /** Marks commands an earlier process left running as `lost` (their pipes died with it). */
+  start(): Promise<void>;
+  /** Starts `command` (already policy-checked, secrets bound) for the principal; resolves with its row. */
+  run(
+    principal: Principal,
+    args: { command: string; shownCommand: string; cwd: string; shownCwd: string; env: Record<string, string> },
+  ): Promise<JobInfo>;
+  get(principal: Principal, id: string): Promise<JobInfo>;
+  list(principal: Principal, limit?: number): Promise<JobInfo[]>;
+  /** The last `bytes` of the output of a command the principal can see. */
+  tail(principal: Principal, id: string, bytes: number): Promise<{ text: string; truncated: boolean }>;
   /** SIGTERM, then SIGKILL after a grace period; resolves once the job ended. */
-  stop(id: string): Promise<JobInfo>;
+  stop(principal: Principal, id: string): Promise<JobInfo>;
   /** Stops every running job (node shutdown). */
   close(): Promise<void>;
 }
 
 /**
- * Creates the job manager. Jobs still marked running from an earlier process
- * are marked `lost`: their pipes died with that process.
+ * Creates the job manager.
  * @example
- * const jobs = createJobManager({ db, outputDir: path.join(dataDir, 'exec-jobs'), logger, clock });
+ * const jobs = createJobManager({ store: stores.execJobs, outputDir: path.join(dataDir, 'exec-jobs'), logger, clock });
+ * await jobs.start();
  */
 export function createJobManager(options: JobManagerOptions): JobManager {
-  const { db, outputDir, logger, clock } = options;
+  const { store, outputDir, logger, clock } = options;
   const maxRunning = options.maxRunning ?? 8;
   const maxOutput = options.maxOutputBytes ?? 10 * 1024 * 1024;
-  migrate(db, 'exec_jobs', MIGRATIONS);
   fs.mkdirSync(outputDir, { recursive: true });
-  db.prepare(`UPDATE exec_jobs SET status = 'lost', ended_at = ? WHERE status = 'running'`).run(clock().toISOString());
 
   const children = new Map<string, { child: ChildProcess; done: Promise<void>; stopping: boolean }>();
   const outputFile = (id: string) => path.join(outputDir, `${id}.log`);
-  const select = db.prepare('SELECT * FROM exec_jobs WHERE id = ?');
-  const toInfo = (row: Record<string, unknown>): JobInfo => ({
-    id: row.id as string,
-    command: row.command as string,
-    cwd: row.cwd as string,
-    pid: (row.pid as number | null) ?? null,
-    status: row.status as JobStatus,
-    exitCode: (row.exit_code as number | null) ?? null,
-    signal: (row.signal as string | null) ?? null,
-    startedAt: row.started_at as string,
-    endedAt: (row.ended_at as string | null) ?? null,
-    outputBytes: row.output_bytes as number,
-  });
-  const get = (id: string): JobInfo => {
-    const row = select.get(id) as Record<string, unknown> | undefined;
-    if (!row) throw new ToolExecutionError(`no background job "${id}" (see exec_status without an id)`);
-    return toInfo(row);
+  const get = async (principal: Principal, id: string): Promise<JobInfo> => {
+    const job = await store.get(principal, id);
+    if (!job) throw new ToolExecutionError(`no background job "${id}" (see exec_status without an id)`);
+    return job;
   };
 
-  function start(args: Parameters<JobManager['start']>[0]): JobInfo {
+  async function run(principal: Principal, args: Parameters<JobManager['run']>[1]): Promise<JobInfo> {
     if (children.size >= maxRunning) {
       throw new ToolExecutionError(`${maxRunning} background jobs are already running; stop one with exec_stop first`);
     }
@@ -121,20 +90,26 @@ export function createJobManager(options: JobManagerOptions): JobManager {
     };
     child.stdout?.on('data', write);
     child.stderr?.on('data', write);
-    db.prepare(
-      `INSERT INTO exec_jobs (id, command, cwd, pid, status, started_at) VALUES (?, ?, ?, ?, 'running', ?)`,
-    ).run(id, args.shownCommand, args.shownCwd, child.pid ?? null, clock().toISOString());
+    // Recorded before the command can end, so its end always finds the row.
+    const recorded = store.insert(principal, {
+      id,
+      command: args.shownCommand,
+      cwd: args.shownCwd,
+      pid: child.pid ?? null,
+      startedAt: clock().toISOString(),
+    });
     const entry = { child, stopping: false, done: Promise.resolve() };
     entry.done = new Promise<void>((resolve) => {
-      const finish = (status: JobStatus, code: number | null, signal: string | null): void => {
+      const finish = (status: ExecJobStatus, code: number | null, signal: string | null): void => {
         if (!children.has(id)) return;
         children.delete(id);
         fs.closeSync(out);
-        db.prepare(
-          'UPDATE exec_jobs SET status = ?, exit_code = ?, signal = ?, ended_at = ?, output_bytes = ? WHERE id = ?',
-        ).run(status, code, signal, clock().toISOString(), written, id);
+        const ended = { status, exitCode: code, signal, endedAt: clock().toISOString(), outputBytes: written };
+        recorded
+          .then(() => store.finish(id, ended))
+          .catch((err: unknown) => logger.error('background job end not recorded', { id, error: errorMessage(err) }))
+          .finally(resolve);
         logger.info('background job ended', { id, status, exitCode: code, signal });
-        resolve();
       };
       child.on('error', (error) => {
         write(Buffer.from(`\n[failed to start: ${error.message}]\n`));
@@ -144,11 +119,12 @@ export function createJobManager(options: JobManagerOptions): JobManager {
     });
     children.set(id, entry);
     logger.info('background job started', { id, command: args.shownCommand, pid: child.pid });
-    return get(id);
+    await recorded;
+    return get(principal, id);
   }
 
-  async function stop(id: string): Promise<JobInfo> {
-    const info = get(id);
+  async function stop(principal: Principal, id: string): Promise<JobInfo> {
+    const info = await get(principal, id);
     const entry = children.get(id);
     if (!entry) return info;
     entry.stopping = true;
@@ -156,25 +132,23 @@ export function createJobManager(options: JobManagerOptions): JobManager {
     const kill = setTimeout(() => killTree(entry.child, 'SIGKILL'), KILL_GRACE_MS);
     await entry.done;
     clearTimeout(kill);
-    return get(id);
+    return get(principal, id);
   }
 
   return {
-    start,
-    get: (id) => {
-      const info = get(id);
+    async start() {
+      const lost = await store.markLost(clock().toISOString());
+      if (lost > 0) logger.warn('background commands lost with a restart', { count: lost });
+    },
+    run,
+    async get(principal, id) {
+      const info = await get(principal, id);
       const entry = children.get(id);
       return entry ? { ...info, outputBytes: fs.statSync(outputFile(id)).size } : info;
     },
-    list: (limit = 50) =>
-      (
-        db.prepare('SELECT * FROM exec_jobs ORDER BY started_at DESC, rowid DESC LIMIT ?').all(limit) as Record<
-          string,
-          unknown
-        >[]
-      ).map(toInfo),
-    tail(id, bytes) {
-      get(id);
+    list: (principal, limit = 50) => store.list(principal, limit),
+    async tail(principal, id, bytes) {
+      await get(principal, id);
       let size: number;
       try {
         size = fs.statSync(outputFile(id)).size;
@@ -193,7 +167,15 @@ export function createJobManager(options: JobManagerOptions): JobManager {
     },
     stop,
     close: async () => {
-      await Promise.all([...children.keys()].map((id) => stop(id)));
+      await Promise.all(
+        [...children.values()].map(async (entry) => {
+          entry.stopping = true;
+          killTree(entry.child, 'SIGTERM');
+          const kill = setTimeout(() => killTree(entry.child, 'SIGKILL'), KILL_GRACE_MS);
+          await entry.done;
+          clearTimeout(kill);
+        }),
+      );
     },
   };
 }

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../agent/tool';
 import { ToolExecutionError } from '../../errors';
-import { listKeys, NODE_KEY, nodeSigningKey } from './keys';
+import { NODE_KEY, nodeSigningKey } from './keys';
 import type { Vault } from './vault';
 
 const HASHES = ['sha256', 'sha512', 'sha3-256', 'sha3-512', 'sha1', 'md5'] as const;
@@ -12,7 +12,7 @@ const HASHES = ['sha256', 'sha512', 'sha3-256', 'sha3-512', 'sha1', 'md5'] as co
  * `crypto_decrypt` (AES-256-GCM under a key derived from the master key),
  * `crypto_sign`, `crypto_verify` (the node's Ed25519 key) and `crypto_keys`.
  * @example
- * const tools = createCryptoTools({ vault: openVault({ db, dataDir, secrets, clock, logger }) });
+ * const tools = createCryptoTools({ vault: await openVault({ store: stores.vault, dataDir, secrets, clock, logger }) });
  */
 export function createCryptoTools(options: { vault: Vault }): AnyTool[] {
   const { vault } = options;
@@ -47,7 +47,7 @@ export function createCryptoTools(options: { vault: Vault }): AnyTool[] {
       description: "Signs text (UTF-8) with the node's Ed25519 key; returns a base64 signature and the public key.",
       parameters: z.object({ message: z.string() }),
       execute: async ({ message }) => {
-        const key = nodeSigningKey(vault);
+        const key = await nodeSigningKey(vault);
         return {
           algorithm: 'Ed25519',
           keyName: NODE_KEY,
@@ -67,7 +67,7 @@ export function createCryptoTools(options: { vault: Vault }): AnyTool[] {
       execute: async ({ message, signature, publicKey }) => {
         let key: crypto.KeyObject;
         try {
-          key = publicKey ? crypto.createPublicKey(publicKey) : nodeSigningKey(vault).publicKey;
+          key = publicKey ? crypto.createPublicKey(publicKey) : (await nodeSigningKey(vault)).publicKey;
         } catch {
           throw new ToolExecutionError('publicKey is not a valid PEM public key');
         }
@@ -81,8 +81,8 @@ export function createCryptoTools(options: { vault: Vault }): AnyTool[] {
       description: 'Lists the keys the vault holds (public halves only), creating the node signing key if needed.',
       parameters: z.object({}),
       execute: async () => {
-        nodeSigningKey(vault);
-        return { keys: listKeys(vault) };
+        await nodeSigningKey(vault);
+        return { keys: await vault.listKeys() };
       },
     }),
   ];

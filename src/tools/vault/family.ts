@@ -1,76 +1,18 @@
 import { getAddress, isAddress } from 'viem';
-import { ConfigError, ToolExecutionError } from '../../errors';
-import type { ToolFamily, ToolFamilyDeps } from '../family';
+import { ConfigError } from '../../errors';
+import type { ToolFamily } from '../family';
 import { createCryptoTools } from './cryptoTools';
 import { BASE_RPC_URL, BASE_USDC, createTokenChain, walletAccount } from './payment/chain';
-import { createPaymentLedger } from './payment/ledger';
 import { createPaymentTools } from './payment/tools';
-import { createSecretResolver, hasSecretReferences, type SecretResolver } from './references';
 import { createSecretsTools } from './secretsTools';
-import { openVault, type Vault } from './vault';
-
-/** Vaults opened per database: the crypto, secrets, payment and skills families share one. */
-const openVaults = new WeakMap<ToolFamilyDeps['db'], { key: string; vault: Vault }>();
-
-/**
- * The vault for a family's deps (`security.masterKey`, else the key file in
- * dataDir), opened once per database and key: opening checks the key and
- * decrypts every secret to register it for masking, work the families would
- * otherwise each repeat at start.
- */
-export function openVaultFromDeps(
-  deps: Pick<ToolFamilyDeps, 'config' | 'dataDir' | 'db' | 'secrets' | 'clock' | 'logger'>,
-): Vault {
-  const key = JSON.stringify([deps.dataDir, deps.config.security.masterKey ?? null]);
-  const opened = openVaults.get(deps.db);
-  if (opened?.key === key) return opened.vault;
-  const vault = openVault({
-    db: deps.db,
-    dataDir: deps.dataDir,
-    masterKey: deps.config.security.masterKey,
-    secrets: deps.secrets,
-    clock: deps.clock,
-    logger: deps.logger.child({ component: 'vault' }),
-  });
-  openVaults.set(deps.db, { key, vault });
-  return vault;
-}
-
-/**
- * A {@link SecretResolver} that opens the vault only when a text actually
- * holds a reference, so exec and federation work (without secrets) even when
- * the vault is off or its key is missing. Hand it to federation for outbound
- * headers and to the exec family for command environments.
- * @example
- * const resolver = createVaultSecretResolver(deps);
- * const header = resolver.resolveSecretReferences('Bearer {{secret:PEER_TOKEN}}');
- */
-export function createVaultSecretResolver(
-  deps: Pick<ToolFamilyDeps, 'config' | 'dataDir' | 'db' | 'secrets' | 'clock' | 'logger'>,
-): SecretResolver {
-  let resolver: SecretResolver | undefined;
-  const get = (): SecretResolver => {
-    if (!deps.config.security.enabled) {
-      throw new ToolExecutionError('secret references need the vault, which is off (security.enabled: false)');
-    }
-    if (!resolver) {
-      const vault = openVaultFromDeps(deps);
-      resolver = createSecretResolver({ lookup: (name) => vault.secretValue(name) });
-    }
-    return resolver;
-  };
-  return {
-    resolveSecretReferences: (text) => (hasSecretReferences(text) ? get().resolveSecretReferences(text) : text),
-    bind: (command) => (hasSecretReferences(command) ? get().bind(command) : { command, env: {} }),
-  };
-}
+import { requireVault } from './vault';
 
 /** `crypto_*`: hashing, encryption and Ed25519 signing with the node key; gated by `security.enabled`. */
 export const cryptoFamily: ToolFamily = {
   name: 'crypto',
   agent: 'vault',
   enabled: (config) => config.security.enabled,
-  create: (deps) => ({ tools: createCryptoTools({ vault: openVaultFromDeps(deps) }) }),
+  create: (deps) => ({ tools: createCryptoTools({ vault: requireVault(deps.vault) }) }),
 };
 
 /** `secrets_*`: the encrypted secret store, values never shown; gated by `security.enabled`. */
@@ -79,7 +21,7 @@ export const secretsFamily: ToolFamily = {
   agent: 'vault',
   enabled: (config) => config.security.enabled,
   create: (deps) => ({
-    tools: createSecretsTools({ vault: openVaultFromDeps(deps), logger: deps.logger.child({ component: 'secrets' }) }),
+    tools: createSecretsTools({ vault: requireVault(deps.vault), logger: deps.logger.child({ component: 'secrets' }) }),
   }),
 };
 
@@ -93,7 +35,7 @@ export const paymentFamily: ToolFamily = {
   name: 'payment',
   agent: 'vault',
   enabled: (config) => config.payment.enabled,
-  create: (deps) => {
+  create: async (deps) => {
     const payment = deps.config.payment;
     if (!deps.config.security.enabled)
       throw new ConfigError('payment needs the vault for its wallet key: set security.enabled');
@@ -104,13 +46,12 @@ export const paymentFamily: ToolFamily = {
     if (!tokenAddress || !isAddress(tokenAddress, { strict: false })) {
       throw new ConfigError(`payment.usdcAddress must be the token's address on chain ${payment.chainId}`);
     }
-    const vault = openVaultFromDeps(deps);
-    const account = walletAccount(vault, (secret) => deps.secrets.add(secret));
+    const account = await walletAccount(requireVault(deps.vault), (secret) => deps.secrets.add(secret));
     const token = getAddress(tokenAddress);
     return {
       tools: createPaymentTools({
         chain: createTokenChain({ rpcUrl, chainId: payment.chainId, token, account }),
-        ledger: createPaymentLedger(deps.db),
+        ledger: deps.stores.ledger,
         wallet: account.address,
         token,
         chainId: payment.chainId,

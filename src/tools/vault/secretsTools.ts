@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../agent/tool';
 import { ToolExecutionError } from '../../errors';
 import type { Logger } from '../../log/logger';
-import { secretReference, secretEnvName } from './references';
+import { secretReference, secretEnvName } from '../secretReferences';
 import type { Vault } from './vault';
 
 const Name = z.string().min(1).max(64).describe('Secret name: letters, digits, _ and -, starting with a letter');
@@ -25,8 +25,8 @@ export function createSecretsTools(options: { vault: Vault; logger: Logger }): A
       name: 'secrets_store',
       description: 'Stores (or replaces) a secret in the encrypted vault. The value is never shown again.',
       parameters: z.object({ name: Name, value: z.string().min(1) }),
-      execute: async ({ name, value }) => {
-        const { created } = vault.storeSecret(name, value);
+      execute: async ({ name, value }, ctx) => {
+        const { created } = await vault.storeSecret(ctx.principal, name, value);
         logger.info('secret stored', { name, created });
         return { name, stored: true, created, reference: secretReference(name), usage: usage(name) };
       },
@@ -37,8 +37,8 @@ export function createSecretsTools(options: { vault: Vault; logger: Logger }): A
         'Gets a reference to a stored secret ({{secret:NAME}}), to put in exec commands; the value is resolved ' +
         'only while the tool runs and never returned.',
       parameters: z.object({ name: Name }),
-      execute: async ({ name }) => {
-        if (vault.secretValue(name) === undefined)
+      execute: async ({ name }, ctx) => {
+        if ((await vault.secretValue(ctx.principal, name)) === undefined)
           throw new ToolExecutionError(`unknown secret "${name}" (see secrets_list)`);
         return { name, reference: secretReference(name), usage: usage(name) };
       },
@@ -47,14 +47,15 @@ export function createSecretsTools(options: { vault: Vault; logger: Logger }): A
       name: 'secrets_list',
       description: 'Lists the names of the stored secrets (never their values).',
       parameters: z.object({}),
-      execute: async () => ({ secrets: vault.listSecrets() }),
+      execute: async (_args, ctx) => ({ secrets: await vault.listSecrets(ctx.principal) }),
     }),
     defineTool({
       name: 'secrets_delete',
       description: 'Deletes a stored secret.',
       parameters: z.object({ name: Name }),
-      execute: async ({ name }) => {
-        if (!vault.deleteSecret(name)) throw new ToolExecutionError(`unknown secret "${name}" (see secrets_list)`);
+      execute: async ({ name }, ctx) => {
+        if (!(await vault.deleteSecret(ctx.principal, name)))
+          throw new ToolExecutionError(`unknown secret "${name}" (see secrets_list)`);
         logger.info('secret deleted', { name });
         return { name, deleted: true };
       },

@@ -1,33 +1,18 @@
 import crypto from 'node:crypto';
-import { migrate, type SqliteDatabase } from '../../store/database';
 import { ConfigError, ToolExecutionError } from '../../errors';
 import type { Logger } from '../../log/logger';
 import type { SecretRegistry } from '../../log/redact';
+import { OWNER_ID, type Principal } from '../../principal';
+import type { SecretInfo, StoredKey, VaultStore } from '../../store/vault';
 import { deriveKey, open, seal } from './cipher';
 import { loadMasterKey, type MasterKeySource } from './masterKey';
-
-const MIGRATIONS = [
-  `CREATE TABLE vault_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-   CREATE TABLE vault_secrets (
-     name TEXT PRIMARY KEY, value TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
-   CREATE TABLE vault_keys (
-     name TEXT PRIMARY KEY, algorithm TEXT NOT NULL, public_key TEXT NOT NULL,
-     private_key TEXT NOT NULL, created_at TEXT NOT NULL);`,
-];
 
 /** A secret name: letters, digits, `_` and `-`, starting with a letter (it also names an env variable). */
 export const SECRET_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
-/** What `secrets_list` shows about a secret: never its value. */
-export interface SecretInfo {
-  name: string;
-  createdAt: string;
-  updatedAt: string;
-}
-
 /** Options for {@link openVault}. */
 export interface VaultOptions {
-  db: SqliteDatabase;
+  store: VaultStore;
   dataDir: string;
   /** `security.masterKey`; a key file in dataDir when unset. */
   masterKey?: string;
@@ -38,25 +23,47 @@ export interface VaultOptions {
 }
 
 /**
- * The node's vault: secrets and keys in SQLite, each value sealed with
- * AES-256-GCM under a key derived from the master key. Values only leave it
- * through {@link Vault.secretValue}, which tools call while executing.
+ * The node's vault: secrets (each principal's own) and the node's keys in
+ * its store, each value sealed with AES-256-GCM under a key derived from the
+ * master key. Values only leave it through {@link Vault.secretValue}, which
+ * tools call while executing.
  */
 export interface Vault {
   readonly keySource: MasterKeySource;
-  storeSecret(name: string, value: string): { created: boolean };
-  /** The plain value, for tool execution only; undefined when unknown. */
-  secretValue(name: string): string | undefined;
-  listSecrets(): SecretInfo[];
-  deleteSecret(name: string): boolean;
+  storeSecret(principal: Principal, name: string, value: string): Promise<{ created: boolean }>;
+  /** The principal's own plain value, for tool execution only; undefined when unknown. */
+  secretValue(principal: Principal, name: string): Promise<string | undefined>;
+  /** Secrets the principal can see (the owner: everyone's). */
+  listSecrets(principal: Principal): Promise<SecretInfo[]>;
+  deleteSecret(principal: Principal, name: string): Promise<boolean>;
   /** Seals data for `crypto_encrypt` (its own derived key). */
   encrypt(plaintext: string): string;
   decrypt(sealed: string): string;
-  /** Key material for `vault_keys` rows (node signing keys). */
-  sealPrivate(name: string, data: string): string;
-  openPrivate(name: string, sealed: string): string;
-  readonly db: SqliteDatabase;
-  readonly clock: () => Date;
+  /**
+   * The node's key pair `name`, generated with `generate` on first use and
+   * kept with its private half sealed; two callers racing get the same pair.
+   */
+  ensureKey(
+    name: string,
+    algorithm: string,
+    generate: () => { publicKey: string; privateKey: string },
+  ): Promise<{ publicKey: string; privateKey: string }>;
+  /** The node's keys, public halves only. */
+  listKeys(): Promise<Omit<StoredKey, 'sealedPrivateKey'>[]>;
+}
+
+/**
+ * The vault as the composition root opened it, once: the vault, or why the
+ * node has none (`security.enabled: false`, a master key that does not match).
+ * Families that need it fail with that reason; the node starts without them.
+ */
+export type VaultAccess =
+  { readonly ok: true; readonly vault: Vault } | { readonly ok: false; readonly reason: string };
+
+/** The vault of `access`, or a ConfigError saying why there is none. */
+export function requireVault(access: VaultAccess): Vault {
+  if (!access.ok) throw new ConfigError(access.reason);
+  return access.vault;
 }
 
 function checkName(name: string): void {
@@ -68,16 +75,22 @@ function checkName(name: string): void {
 }
 
 /**
- * Opens the vault over the node database, creating its tables and checking
- * the master key against the one the vault was first sealed with (a changed
- * key is a clear error, not garbage).
- * @example
- * const vault = openVault({ db, dataDir, masterKey: config.security.masterKey, secrets, clock, logger });
- * vault.storeSecret('GITHUB_TOKEN', 'ghp_…');
+ * What a secret's seal is bound to: the owner's secrets by name (as they
+ * were sealed before principals existed), a caller's by owner and name, so a
+ * sealed value copied to another principal's row does not open.
  */
-export function openVault(options: VaultOptions): Vault {
-  const { db, secrets, clock } = options;
-  migrate(db, 'vault', MIGRATIONS);
+const secretContext = (owner: string, name: string) => (owner === OWNER_ID ? name : `${owner}/${name}`);
+
+/**
+ * Opens the vault over its store, checking the master key against the one
+ * the vault was first sealed with (a changed key is a clear error, not
+ * garbage), and registering every stored value for masking.
+ * @example
+ * const vault = await openVault({ store: stores.vault, dataDir, masterKey: config.security.masterKey, secrets, clock, logger });
+ * await vault.storeSecret(OWNER, 'GITHUB_TOKEN', 'ghp_…');
+ */
+export async function openVault(options: VaultOptions): Promise<Vault> {
+  const { store, secrets, clock } = options;
   const { key: master, source } = loadMasterKey({ masterKey: options.masterKey, dataDir: options.dataDir });
   const secretKey = deriveKey(master, 'secrets');
   const dataKey = deriveKey(master, 'crypto-tool');
@@ -85,64 +98,57 @@ export function openVault(options: VaultOptions): Vault {
   master.fill(0);
   secrets.add(options.masterKey);
 
-  const check = db.prepare('SELECT value FROM vault_meta WHERE key = ?').get('check') as { value: string } | undefined;
-  if (!check) {
-    db.prepare('INSERT INTO vault_meta (key, value) VALUES (?, ?)').run(
-      'check',
-      seal(secretKey, crypto.randomBytes(16), 'check'),
-    );
-  } else {
-    try {
-      open(secretKey, check.value, 'check');
-    } catch {
-      throw new ConfigError('the vault master key does not match the one this vault was created with');
-    }
+  const check = await store.initMeta('check', seal(secretKey, crypto.randomBytes(16), 'check'));
+  try {
+    open(secretKey, check, 'check');
+  } catch {
+    throw new ConfigError('the vault master key does not match the one this vault was created with');
   }
-  const rows = db.prepare('SELECT name, value FROM vault_secrets').all() as { name: string; value: string }[];
-  for (const row of rows) secrets.add(open(secretKey, row.value, row.name).toString('utf8'));
-  options.logger.info('vault opened', { keySource: source, entries: rows.length });
+  const all = await store.allSecrets();
+  for (const row of all) secrets.add(open(secretKey, row.sealed, secretContext(row.owner, row.name)).toString('utf8'));
+  options.logger.info('vault opened', { keySource: source, entries: all.length });
 
-  const get = db.prepare('SELECT value FROM vault_secrets WHERE name = ?');
-  const secretValue = (name: string): string | undefined => {
-    const row = get.get(name) as { value: string } | undefined;
-    return row ? open(secretKey, row.value, name).toString('utf8') : undefined;
+  const secretValue = async (principal: Principal, name: string): Promise<string | undefined> => {
+    const sealed = await store.sealedSecret(principal, name);
+    return sealed === undefined
+      ? undefined
+      : open(secretKey, sealed, secretContext(principal.id, name)).toString('utf8');
   };
 
   return {
     keySource: source,
-    db,
-    clock,
-    storeSecret(name, value) {
+    async storeSecret(principal, name, value) {
       checkName(name);
       if (value.length === 0) throw new ToolExecutionError('a secret value cannot be empty');
       secrets.add(value);
-      const previous = secretValue(name);
-      const now = clock().toISOString();
-      db.prepare(
-        `INSERT INTO vault_secrets (name, value, created_at, updated_at) VALUES (?, ?, ?, ?)
-         ON CONFLICT(name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-      ).run(name, seal(secretKey, value, name), now, now);
-      return { created: previous === undefined };
+      const sealed = seal(secretKey, value, secretContext(principal.id, name));
+      return store.putSecret(principal, name, sealed, clock().toISOString());
     },
     secretValue,
-    listSecrets: () =>
-      (
-        db.prepare('SELECT name, created_at, updated_at FROM vault_secrets ORDER BY name').all() as {
-          name: string;
-          created_at: string;
-          updated_at: string;
-        }[]
-      ).map((r) => ({ name: r.name, createdAt: r.created_at, updatedAt: r.updated_at })),
-    deleteSecret(name) {
-      const value = secretValue(name);
-      if (value === undefined) return false;
-      db.prepare('DELETE FROM vault_secrets WHERE name = ?').run(name);
-      // Keep masking the old value: it may still sit in earlier output of this process.
-      return true;
-    },
+    listSecrets: (principal) => store.listSecrets(principal),
+    // The old value stays masked: it may still sit in earlier output of this process.
+    deleteSecret: (principal, name) => store.deleteSecret(principal, name),
     encrypt: (plaintext) => seal(dataKey, plaintext, 'crypto_encrypt'),
     decrypt: (sealed) => open(dataKey, sealed, 'crypto_encrypt').toString('utf8'),
-    sealPrivate: (name, data) => seal(privateKey, data, `key:${name}`),
-    openPrivate: (name, sealed) => open(privateKey, sealed, `key:${name}`).toString('utf8'),
+    async ensureKey(name, algorithm, generate) {
+      const existing = await store.key(name);
+      const kept =
+        existing ??
+        (await (async () => {
+          const pair = generate();
+          return store.addKey({
+            name,
+            algorithm,
+            publicKey: pair.publicKey,
+            sealedPrivateKey: seal(privateKey, pair.privateKey, `key:${name}`),
+            createdAt: clock().toISOString(),
+          });
+        })());
+      return {
+        publicKey: kept.publicKey,
+        privateKey: open(privateKey, kept.sealedPrivateKey, `key:${name}`).toString('utf8'),
+      };
+    },
+    listKeys: async () => (await store.listKeys()).map(({ sealedPrivateKey: _sealed, ...key }) => key),
   };
 }

@@ -1,12 +1,12 @@
-import { BgStore } from '../../../src/tools/automator/bgStore';
+import { OWNER } from '../../../src/principal';
 import { backgroundFamily } from '../../../src/tools/automator/families';
 import type { TurnInput } from '../../../src/agent/turn';
 import {
   automatorDeps,
   createGate,
   createRecordingRunner,
-  openDatabase,
   openFamily,
+  openStorage,
   useTempDb,
   waitFor,
 } from '../../support/automatorRunner';
@@ -16,17 +16,18 @@ describe('background family', () => {
 
   async function open(respond: (input: TurnInput) => string | Promise<string>, concurrency = 2) {
     const runner = createRecordingRunner(respond);
-    const db = openDatabase(temp.file);
+    const storage = openStorage(temp.file);
     const family = await openFamily(
       backgroundFamily,
-      automatorDeps({ db, runner: runner.runner, config: { background: { concurrency } } }),
+      await automatorDeps({ storage, config: { background: { concurrency } } }),
+      { runner: runner.runner },
     );
     let closed = false;
     const close = async () => {
       if (closed) return;
       closed = true;
       await family.close();
-      db.close();
+      await storage.close();
     };
     temp.onCleanup(close);
     return { ...family, runner, close };
@@ -149,13 +150,13 @@ describe('background family', () => {
   });
 
   it('marks jobs running when the node died as failed "node restarted" and runs the queued ones', async () => {
-    const db = openDatabase(temp.file);
-    const store = new BgStore(db);
+    const storage = openStorage(temp.file);
+    const store = storage.stores.background;
     const now = new Date().toISOString();
-    store.insert({ id: 'bg-dead0001', label: null, prompt: 'was running', createdAt: now });
-    store.markRunning('bg-dead0001', now);
-    store.insert({ id: 'bg-wait0001', label: null, prompt: 'was queued', createdAt: now });
-    db.close();
+    await store.insert(OWNER, { id: 'bg-dead0001', label: null, prompt: 'was running', createdAt: now });
+    await store.markRunning('bg-dead0001', now);
+    await store.insert(OWNER, { id: 'bg-wait0001', label: null, prompt: 'was queued', createdAt: now });
+    await storage.close();
 
     const bg = await open((input) => `ok ${input.text}`);
     expect(await bg.call('bg_result', { id: 'bg-dead0001' })).toMatchObject({

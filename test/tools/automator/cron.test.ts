@@ -1,11 +1,11 @@
 import { cronFamily } from '../../../src/tools/automator/families';
-import { CronStore } from '../../../src/tools/automator/cronStore';
+import { OWNER } from '../../../src/principal';
 import {
   automatorDeps,
   createGate,
   createRecordingRunner,
-  openDatabase,
   openFamily,
+  openStorage,
   useTempDb,
   waitFor,
 } from '../../support/automatorRunner';
@@ -16,17 +16,17 @@ describe('cron family', () => {
   const temp = useTempDb();
 
   async function open(runner = createRecordingRunner((input) => `ran: ${input.text}`), clock?: () => Date) {
-    const db = openDatabase(temp.file);
-    const family = await openFamily(cronFamily, automatorDeps({ db, runner: runner.runner, clock }));
+    const storage = openStorage(temp.file);
+    const family = await openFamily(cronFamily, await automatorDeps({ storage, clock }), { runner: runner.runner });
     let closed = false;
     const close = async () => {
       if (closed) return;
       closed = true;
       await family.close();
-      db.close();
+      await storage.close();
     };
     temp.onCleanup(close);
-    return { ...family, runner, db, close };
+    return { ...family, runner, storage, close };
   }
 
   const historyOf = async (cron: Opened, name: string) =>
@@ -200,10 +200,10 @@ describe('cron family', () => {
   });
 
   it('marks a run left running by a crashed process as failed "node restarted" at start', async () => {
-    const db = openDatabase(temp.file);
-    const store = new CronStore(db);
+    const storage = openStorage(temp.file);
+    const store = storage.stores.cron;
     const at = new Date(Date.now() + 3_600_000).toISOString();
-    store.insert({
+    await store.insert(OWNER, {
       name: 'crashed',
       kind: 'every',
       schedule: 'every 1h',
@@ -214,8 +214,13 @@ describe('cron family', () => {
       lastRunAt: null,
       createdAt: new Date().toISOString(),
     });
-    store.startRun({ jobName: 'crashed', trigger: 'schedule', scheduledFor: at, startedAt: new Date().toISOString() });
-    db.close();
+    await store.startRun(OWNER, {
+      jobName: 'crashed',
+      trigger: 'schedule',
+      scheduledFor: at,
+      startedAt: new Date().toISOString(),
+    });
+    await storage.close();
 
     const cron = await open();
     expect(await historyOf(cron, 'crashed')).toEqual([

@@ -1,7 +1,7 @@
 import { LangoConfig } from '../../../src/config/schema';
 import { toolFamilies } from '../../../src/tools/families';
 import { backgroundFamily, cronFamily, workflowFamily } from '../../../src/tools/automator/families';
-import { automatorDeps, createRecordingRunner, openDatabase, tempDbFile } from '../../support/automatorRunner';
+import { automatorDeps, openStorage, tempDbFile } from '../../support/automatorRunner';
 
 describe('automator families', () => {
   it('are registered in the tool family table for the automator', () => {
@@ -29,9 +29,9 @@ describe('automator families', () => {
 
   it('give tools whose names carry the prefixes that route them to the automator', async () => {
     const temp = tempDbFile();
-    const db = openDatabase(temp.file);
+    const storage = openStorage(temp.file);
     try {
-      const deps = automatorDeps({ db, runner: createRecordingRunner(() => 'x').runner });
+      const deps = await automatorDeps({ storage });
       const names = [];
       for (const family of [cronFamily, backgroundFamily, workflowFamily]) {
         const instance = await family.create(deps);
@@ -57,7 +57,7 @@ describe('automator families', () => {
         'workflow_save',
       ]);
     } finally {
-      db.close();
+      await storage.close();
       temp.cleanup();
     }
   });

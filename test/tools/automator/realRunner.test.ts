@@ -3,13 +3,15 @@ import { createRunner } from '../../../src/agent/runner';
 import { runToEnd, type TurnRunner } from '../../../src/agent/turn';
 import { backgroundFamily, cronFamily } from '../../../src/tools/automator/families';
 import { makeAgent, openStore } from '../../agent/helpers';
-import { automatorDeps, openFamily, waitFor } from '../../support/automatorRunner';
+import { OWNER } from '../../../src/principal';
+import { automatorDeps, createFamily, waitFor } from '../../support/automatorRunner';
 import { ScriptedModel, callTool, say, transferTo } from '../../support/scriptedModel';
 
 /**
  * The automator against the real runner (B's createRunner) and a hand-made
  * tree: the family's tools sit on the automator specialist, and the jobs
- * they start run back through the same runner, bound late as in the node.
+ * they start run back through the same runner, handed to the family when it
+ * starts, as in the node.
  */
 describe('automator through the real runner', () => {
   let store: ReturnType<typeof openStore>;
@@ -21,17 +23,14 @@ describe('automator through the real runner', () => {
 
   afterEach(async () => {
     for (const close of closers.splice(0).reverse()) await close();
-    store.close();
+    await store.close();
   });
 
   async function node(
     family: typeof cronFamily,
     models: { orchestrator: ScriptedModel; operator: ScriptedModel; automator: ScriptedModel },
   ) {
-    let runner: TurnRunner | undefined;
-    // The tree needs the family's tools and the family needs the runner: bound late, as in the node.
-    const lateRunner: TurnRunner = { run: (input) => (runner as TurnRunner).run(input) };
-    const opened = await openFamily(family, automatorDeps({ db: store.db, runner: lateRunner }));
+    const opened = await createFamily(family, await automatorDeps({ storage: store.storage }));
     closers.push(opened.close);
     const tree: LlmAgent = makeAgent({
       name: 'lango-orchestrator',
@@ -41,13 +40,15 @@ describe('automator through the real runner', () => {
         makeAgent({ name: 'automator', model: models.automator, tools: opened.instance.tools, keywords: ['schedule'] }),
       ],
     });
-    runner = createRunner({
-      root: () => tree,
+    // The tree is built from the family's tools; the family's jobs then run through the runner over that tree.
+    const runner: TurnRunner = createRunner({
+      tree: { current: () => tree },
       sessions: store.sessions,
       logger: store.logger,
       maxDelegationRounds: 5,
       maxTurnsPerAgent: 10,
     });
+    await opened.start({ runner });
     return { runner, ...opened };
   }
 
@@ -63,7 +64,7 @@ describe('automator through the real runner', () => {
     };
     const { runner, call } = await node(cronFamily, models);
 
-    const chat = await runToEnd(runner, { sessionId: 'cli:1', text: 'schedule a disk check' });
+    const chat = await runToEnd(runner, { principal: OWNER, sessionId: 'cli:1', text: 'schedule a disk check' });
     expect(chat).toEqual({ status: 'completed', text: 'Scheduled the disk check.', author: 'automator' });
     expect(models.automator.requests[1]?.messages.at(-1)).toMatchObject({
       role: 'tool',
@@ -88,7 +89,8 @@ describe('automator through the real runner', () => {
       role: 'user',
       content: 'How full is the disk?',
     });
-    expect(store.sessions.messages('cron:disk', { visibleOnly: true }).map((m) => [m.role, m.content])).toEqual([
+    const messages = await store.sessions.messages(OWNER, 'cron:disk', { visibleOnly: true });
+    expect(messages.map((m) => [m.role, m.content])).toEqual([
       ['user', 'How full is the disk?'],
       ['assistant', 'The disk is 42% full.'],
     ]);

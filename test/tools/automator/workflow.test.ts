@@ -1,12 +1,12 @@
 import type { TurnInput } from '../../../src/agent/turn';
 import { workflowFamily } from '../../../src/tools/automator/families';
-import { WorkflowStore } from '../../../src/tools/automator/workflowStore';
+import { OWNER } from '../../../src/principal';
 import {
   automatorDeps,
   createGate,
   createRecordingRunner,
-  openDatabase,
   openFamily,
+  openStorage,
   useTempDb,
   waitFor,
   type ScriptedAnswer,
@@ -33,11 +33,14 @@ describe('workflow family', () => {
 
   async function open(respond: (input: TurnInput) => ScriptedAnswer | Promise<ScriptedAnswer>) {
     const runner = createRecordingRunner(respond);
-    const db = openDatabase(temp.file);
-    const family = await openFamily(workflowFamily, automatorDeps({ db, runner: runner.runner, agentNames: AGENTS }));
+    const storage = openStorage(temp.file);
+    const family = await openFamily(workflowFamily, await automatorDeps({ storage }), {
+      runner: runner.runner,
+      agentNames: AGENTS,
+    });
     temp.onCleanup(async () => {
       await family.close();
-      db.close();
+      await storage.close();
     });
     return { ...family, runner };
   }
@@ -246,14 +249,15 @@ describe('workflow family', () => {
   });
 
   it('marks runs left running by a dead process as failed "node restarted" at start', async () => {
-    const db = openDatabase(temp.file);
-    const store = new WorkflowStore(db);
-    store.createRun({ id: 'wf-dead0001', workflowName: 'old', yaml: 'x', startedAt: new Date().toISOString() }, [
-      { id: 'a' },
-      { id: 'b' },
-    ]);
-    store.startStep('wf-dead0001', 'a', new Date().toISOString());
-    db.close();
+    const storage = openStorage(temp.file);
+    const store = storage.stores.workflows;
+    await store.createRun(
+      OWNER,
+      { id: 'wf-dead0001', workflowName: 'old', yaml: 'x', startedAt: new Date().toISOString() },
+      [{ id: 'a' }, { id: 'b' }],
+    );
+    await store.startStep('wf-dead0001', 'a', new Date().toISOString());
+    await storage.close();
 
     const wf = await open(() => 'x');
     const run = await status(wf, 'wf-dead0001');

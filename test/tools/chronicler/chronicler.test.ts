@@ -1,6 +1,7 @@
 import { createOfflineModel } from '../../../src/llm/offline';
 import type { Model } from '../../../src/llm/model';
 import { createMemoryLogger } from '../../../src/log/logger';
+import { namedCaller, OWNER } from '../../../src/principal';
 import { chroniclerFamily, createChronicler, type ChroniclerInstance } from '../../../src/tools/chronicler/family';
 import type { SessionMessage } from '../../../src/tools/chronicler/chronicler';
 import { callTool, configOf, tempNode, toolContext } from '../../support/librarianHarness';
@@ -41,19 +42,18 @@ describe('chronicler observational memory', () => {
   let node: ReturnType<typeof tempNode>;
   const opened: ChroniclerInstance[] = [];
   beforeEach(() => {
-    node = tempNode('chronicler');
+    node = tempNode('chronicler', { clock: () => new Date('2026-11-21T12:00:00Z') });
   });
   afterEach(async () => {
     for (const c of opened.splice(0)) await c.close?.();
-    node.cleanup();
+    await node.cleanup();
   });
 
-  const open = (model: Model, overrides: Partial<typeof settings> = {}, db = node.db) => {
+  const open = (model: Model, overrides: Partial<typeof settings> = {}) => {
     const memory = createChronicler({
       config: configOf({ observationalMemory: { ...settings, ...overrides } }),
-      db,
+      stores: node.stores,
       logger: createMemoryLogger(),
-      clock: () => new Date('2026-11-21T12:00:00Z'),
       model,
     });
     opened.push(memory);
@@ -80,7 +80,7 @@ describe('chronicler observational memory', () => {
     ]);
     const memory = open(model);
     const started = Date.now();
-    expect(memory.onTurnEnd({ sessionId: 'ctx-lisbon', messages: SESSION })).toBeUndefined();
+    expect(memory.onTurnEnd({ principal: OWNER, sessionId: 'ctx-lisbon', messages: SESSION })).toBeUndefined();
     expect(Date.now() - started).toBeLessThan(50);
     expect(model.requests).toHaveLength(0); // nothing ran on the caller's path
     await memory.chronicler.idle();
@@ -114,9 +114,9 @@ describe('chronicler observational memory', () => {
 
   it('condenses extractively with the offline model, whose answers are no summary', async () => {
     const memory = open(createOfflineModel(), { reflectAfterObservations: 2 });
-    memory.onTurnEnd({ sessionId: 'ctx-offline', messages: SESSION });
+    memory.onTurnEnd({ principal: OWNER, sessionId: 'ctx-offline', messages: SESSION });
     await memory.chronicler.idle();
-    const observations = memory.chronicler.store.observations({ sessionId: 'ctx-offline', limit: 50 });
+    const observations = await memory.chronicler.store.observations(OWNER, { sessionId: 'ctx-offline', limit: 50 });
     expect(observations.length).toBeGreaterThanOrEqual(2);
     expect(observations.length).toBeLessThanOrEqual(8);
     const transcript = SESSION.map((m) => m.content).join(' ');
@@ -125,7 +125,7 @@ describe('chronicler observational memory', () => {
       expect(sentence).toBeDefined();
       expect(transcript).toContain(sentence); // extracted, not invented
     }
-    const reflections = memory.chronicler.store.reflections({ sessionId: 'ctx-offline', limit: 5 });
+    const reflections = await memory.chronicler.store.reflections(OWNER, { sessionId: 'ctx-offline', limit: 5 });
     expect(reflections).toHaveLength(1);
     expect(reflections[0].content.length).toBeGreaterThan(0);
   });
@@ -136,13 +136,13 @@ describe('chronicler observational memory', () => {
       { text: '- The user prefers a venue near Alfama with a terrace.' },
     ]);
     const memory = open(model, { observeAfterTokens: 40, reflectAfterObservations: 50 });
-    memory.onTurnEnd({ sessionId: 's', messages: SESSION.slice(0, 1) });
+    memory.onTurnEnd({ principal: OWNER, sessionId: 's', messages: SESSION.slice(0, 1) });
     await memory.chronicler.idle();
     expect(model.requests).toHaveLength(0);
-    memory.onTurnEnd({ sessionId: 's', messages: SESSION.slice(0, 4) });
+    memory.onTurnEnd({ principal: OWNER, sessionId: 's', messages: SESSION.slice(0, 4) });
     await memory.chronicler.idle();
     expect(model.requests).toHaveLength(1);
-    memory.onTurnEnd({ sessionId: 's', messages: SESSION });
+    memory.onTurnEnd({ principal: OWNER, sessionId: 's', messages: SESSION });
     await memory.chronicler.idle();
     expect(model.requests).toHaveLength(2);
     expect(model.requests[1].messages[0].content).not.toContain('Lisbon offsite for the data team');
@@ -152,13 +152,13 @@ describe('chronicler observational memory', () => {
   it('never holds up the turn: a hanging model is cancelled on close', async () => {
     const model = new ScriptedModel([{ hang: true }]);
     const memory = open(model);
-    memory.onTurnEnd({ sessionId: 'slow', messages: SESSION });
+    memory.onTurnEnd({ principal: OWNER, sessionId: 'slow', messages: SESSION });
     for (let i = 0; i < 100 && model.requests.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(model.requests).toHaveLength(1);
     expect(model.requests[0].signal.aborted).toBe(false);
     await memory.close?.();
     expect(model.requests[0].signal.aborted).toBe(true);
-    expect(memory.chronicler.store.observations({ limit: 10 })).toEqual([]);
+    expect(await memory.chronicler.store.observations(OWNER, { limit: 10 })).toEqual([]);
   });
 
   it('records events, reflects on demand, recalls by keyword and offers relevant memories within the budget', async () => {
@@ -188,6 +188,7 @@ describe('chronicler observational memory', () => {
     expect(recalled.memories[0].score).toBeGreaterThan(0);
 
     const context = await memory.contextProvider({
+      principal: OWNER,
       sessionId: 'another',
       text: 'Remind me about the offsite venue',
       agentName: 'planner',
@@ -196,16 +197,30 @@ describe('chronicler observational memory', () => {
     expect(context).toContain('Porto');
     expect(Math.ceil(context!.length / 4)).toBeLessThanOrEqual(40);
     expect(
-      await memory.contextProvider({ sessionId: 'another', text: 'quantum chromodynamics', agentName: 'planner' }),
+      await memory.contextProvider({
+        principal: OWNER,
+        sessionId: 'another',
+        text: 'quantum chromodynamics',
+        agentName: 'planner',
+      }),
+    ).toBeUndefined();
+    // What the owner's conversations left in memory never reaches another caller's prompt.
+    expect(
+      await memory.contextProvider({
+        principal: namedCaller('bearer:peer'),
+        sessionId: 'another',
+        text: 'Remind me about the offsite venue',
+        agentName: 'planner',
+      }),
     ).toBeUndefined();
   });
 
   it('keeps memories in the database across restarts', async () => {
     const first = open(new ScriptedModel());
-    first.chronicler.recordEvent('persist', 'The deploy freeze starts on December 20.');
+    await first.chronicler.recordEvent(OWNER, 'persist', 'The deploy freeze starts on December 20.');
     await first.close?.();
-    node.db.close();
-    const second = open(new ScriptedModel(), {}, node.reopen());
+    await node.reopen();
+    const second = open(new ScriptedModel());
     const listed = await callTool(second.tools, 'memory_list_observations', { scope: 'all' });
     expect(listed.observations.map((o: { content: string }) => o.content)).toEqual([
       'The deploy freeze starts on December 20.',

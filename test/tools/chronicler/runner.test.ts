@@ -5,6 +5,7 @@ import { createChronicler } from '../../../src/tools/chronicler/family';
 import { makeAgent, openStore } from '../../agent/helpers';
 import { configOf } from '../../support/librarianHarness';
 import { ScriptedModel } from '../../support/scriptedModel';
+import { OWNER } from '../../../src/principal';
 
 describe('chronicler wired to the real runner', () => {
   it('observes persisted turns after they answer and offers the memories to a later turn', async () => {
@@ -14,11 +15,13 @@ describe('chronicler wired to the real runner', () => {
     ]);
     const memory = createChronicler({
       config: configOf({ observationalMemory: { observeAfterTokens: 30, reflectAfterObservations: 10 } }),
-      db: store.db,
+      stores: store.storage.stores,
       logger: createMemoryLogger(),
-      clock: () => new Date(),
       model: observer,
     });
+    // The hook runs once the turn is committed, after the answer: this promise says it ran.
+    let turnEnded!: () => void;
+    const firstTurnEnded = new Promise<void>((resolve) => (turnEnded = resolve));
     const agentModel = new ScriptedModel([
       { text: 'Noted, no peanuts. I will book dinner for Friday at 19:30.' },
       (request) => ({
@@ -26,31 +29,36 @@ describe('chronicler wired to the real runner', () => {
       }),
     ]);
     const runner = createRunner({
-      root: () => makeAgent({ name: 'lango-orchestrator', model: agentModel }),
+      tree: { current: () => makeAgent({ name: 'lango-orchestrator', model: agentModel }) },
       sessions: store.sessions,
       logger: createMemoryLogger(),
       maxDelegationRounds: 3,
       maxTurnsPerAgent: 3,
       contextProvider: memory.contextProvider,
-      onTurnEnd: memory.onTurnEnd,
+      onTurnEnd: (turn) => {
+        memory.onTurnEnd(turn);
+        turnEnded();
+      },
     });
     try {
       const first = await runToEnd(runner, {
+        principal: OWNER,
         sessionId: 'ctx-dinner',
         text: 'Please book dinner for Friday at 19:30. I am allergic to peanuts, so the restaurant must know.',
       });
       expect(first.text).toBe('Noted, no peanuts. I will book dinner for Friday at 19:30.');
-      for (let i = 0; i < 200 && memory.chronicler.store.observations({ limit: 5 }).length === 0; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await firstTurnEnded;
       await memory.chronicler.idle();
       expect(observer.requests[0].messages[0].content).toContain('user: Please book dinner for Friday');
       expect(observer.requests[0].messages[0].content).toContain('assistant (lango-orchestrator): Noted, no peanuts.');
-      expect(memory.chronicler.store.observations({ sessionId: 'ctx-dinner', limit: 5 }).map((o) => o.content)).toEqual(
-        ['The user is allergic to peanuts.', 'The user wants a dinner booking for Friday at 19:30.'],
-      );
+      const observations = await memory.chronicler.store.observations(OWNER, { sessionId: 'ctx-dinner', limit: 5 });
+      expect(observations.map((o) => o.content)).toEqual([
+        'The user is allergic to peanuts.',
+        'The user wants a dinner booking for Friday at 19:30.',
+      ]);
 
       const second = await runToEnd(runner, {
+        principal: OWNER,
         sessionId: 'ctx-lunch',
         text: 'Any food allergies I should tell the caterer about?',
       });
@@ -58,7 +66,7 @@ describe('chronicler wired to the real runner', () => {
       expect(agentModel.requests[1].instruction).toContain('[observation] The user is allergic to peanuts.');
     } finally {
       await memory.close?.();
-      store.close();
+      await store.close();
     }
   });
 });

@@ -1,4 +1,5 @@
 import { createMemoryLogger } from '../../../src/log/logger';
+import { OWNER } from '../../../src/principal';
 import { createLibrarian } from '../../../src/tools/librarian/family';
 import { callTool, configOf, tempNode } from '../../support/librarianHarness';
 
@@ -7,7 +8,7 @@ const clock = () => new Date('2026-11-21T12:00:00Z');
 describe('librarian knowledge graph', () => {
   let node: ReturnType<typeof tempNode>;
   beforeEach(() => {
-    node = tempNode('graph');
+    node = tempNode('graph', { clock });
   });
   afterEach(() => node.cleanup());
 
@@ -15,9 +16,8 @@ describe('librarian knowledge graph', () => {
     createLibrarian({
       config: configOf({ graph: { enabled: graphEnabled }, embedding: { provider: 'none' } }),
       dataDir: node.dataDir,
-      db: node.db,
+      stores: node.stores,
       logger: createMemoryLogger(),
-      clock,
     });
 
   it('keeps triples with SPO, POS and OSP indexes and answers subject, predicate and object patterns', async () => {
@@ -99,7 +99,6 @@ describe('librarian knowledge graph', () => {
     });
     expect(saved.note).toMatch(/graph is disabled/);
     expect(saved.triplesAdded).toBeUndefined();
-    const tables = node.db.prepare(`SELECT name FROM sqlite_master WHERE name = 'graph_triples'`).all();
-    expect(tables).toEqual([]);
+    expect(await node.stores.graph.query(OWNER, {}, 10)).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { createLibrarian, librarianFamily } from '../../../src/tools/librarian/family';
 import { createMemoryLogger } from '../../../src/log/logger';
+import { namedCaller, OWNER } from '../../../src/principal';
 import { callTool, configOf, tempNode, toolContext } from '../../support/librarianHarness';
 
 const clock = () => new Date('2026-11-21T12:00:00Z');
@@ -7,17 +8,16 @@ const clock = () => new Date('2026-11-21T12:00:00Z');
 describe('librarian knowledge and learnings', () => {
   let node: ReturnType<typeof tempNode>;
   beforeEach(() => {
-    node = tempNode('librarian');
+    node = tempNode('librarian', { clock });
   });
   afterEach(() => node.cleanup());
 
-  const librarianOn = (db = node.db) =>
+  const librarianOn = () =>
     createLibrarian({
       config: configOf({ embedding: { provider: 'none' } }),
       dataDir: node.dataDir,
-      db,
+      stores: node.stores,
       logger: createMemoryLogger(),
-      clock,
     });
 
   it('finds saved knowledge again by keyword, ranked with scores, after the database is reopened', async () => {
@@ -39,9 +39,9 @@ describe('librarian knowledge and learnings', () => {
       content: 'The user prefers answers in British English.',
     });
     await first.close?.();
-    node.db.close();
+    await node.reopen();
 
-    const again = librarianOn(node.reopen());
+    const again = librarianOn();
     const found = await callTool(again.tools, 'search_knowledge', { query: 'which cluster do we deploy to staging?' });
     expect(found.results.map((r: { content: string }) => r.content)).toEqual([
       'The staging cluster runs on three nodes in eu-west and is redeployed every night.',
@@ -86,7 +86,7 @@ describe('librarian knowledge and learnings', () => {
       toolContext('s-7'),
     );
     expect(empty.results).toEqual([]);
-    expect(empty.inquiry).toEqual({ id: expect.any(Number), question: 'Who owns the billing service?' });
+    expect(empty.inquiry).toEqual({ id: expect.any(String), question: 'Who owns the billing service?' });
     // The same gap asked again is one inquiry, not two.
     const again = await callTool(tools, 'search_knowledge', { query: 'who owns the BILLING service' });
     expect(again.inquiry.id).toBe(empty.inquiry.id);
@@ -103,9 +103,14 @@ describe('librarian knowledge and learnings', () => {
       ['Who owns the billing service?', 'search_knowledge', 's-7'],
       ['kafka rebalance storm', 'search_learnings', 'session-1'],
     ]);
-    const hint = await librarian.contextProvider({ sessionId: 's-8', text: 'hi', agentName: 'librarian' });
+    const asked = { principal: OWNER, sessionId: 's-8', text: 'hi' };
+    const hint = await librarian.contextProvider({ ...asked, agentName: 'librarian' });
     expect(hint).toContain('Who owns the billing service?');
-    expect(await librarian.contextProvider({ sessionId: 's-8', text: 'hi', agentName: 'operator' })).toBeUndefined();
+    expect(await librarian.contextProvider({ ...asked, agentName: 'operator' })).toBeUndefined();
+    // Another caller's pending inquiries never reach this caller's prompt.
+    expect(
+      await librarian.contextProvider({ ...asked, principal: namedCaller('bearer:peer'), agentName: 'librarian' }),
+    ).toBeUndefined();
 
     const dismissed = await callTool(tools, 'librarian_dismiss_inquiry', {
       id: empty.inquiry.id,
@@ -131,9 +136,8 @@ describe('librarian knowledge and learnings', () => {
       createLibrarian({
         config: configOf(input),
         dataDir: node.dataDir,
-        db: node.db,
+        stores: node.stores,
         logger: createMemoryLogger(),
-        clock,
       }).tools.map((t) => t.name);
     const all = names({});
     expect(all).toEqual(

@@ -5,6 +5,7 @@ import { createApp, type LangoApp } from '../../../src/app';
 import { runToEnd } from '../../../src/agent/turn';
 import { resolveConfig } from '../../../src/config/load';
 import { createMemoryLogger } from '../../../src/log/logger';
+import { OWNER } from '../../../src/principal';
 
 /**
  * The librarian and the chronicler inside a whole node on the offline model:
@@ -36,7 +37,7 @@ describe('librarian and chronicler in a node on the offline model', () => {
       expect.objectContaining({ name: 'librarian', state: 'on' }),
       expect.objectContaining({ name: 'chronicler', state: 'on' }),
     ]);
-    const ask = (text: string) => runToEnd(app.runner, { sessionId: 'ctx-lib', text });
+    const ask = (text: string) => runToEnd(app.runner, { principal: OWNER, sessionId: 'ctx-lib', text });
 
     const saved = await ask(
       'save_knowledge {"kind": "fact", "content": "The release train leaves every second Tuesday.", "tags": ["release"]}',

@@ -16,9 +16,8 @@ describe('librarian skills', () => {
     createLibrarian({
       config: configOf({ embedding: { provider: 'none' } }),
       dataDir: node.dataDir,
-      db: node.db,
+      stores: node.stores,
       logger: createMemoryLogger(),
-      clock: () => new Date(),
     }).tools;
 
   it('writes a SKILL.md the operator loads, under dataDir/skills, and lists it', async () => {

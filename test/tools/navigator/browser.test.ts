@@ -12,6 +12,7 @@ import {
   createHostPolicy,
   type BrowserSessions,
 } from '../../../src/tools/navigator';
+import { OWNER } from '../../../src/principal';
 
 /**
  * Real Chromium (Debian's /usr/bin/chromium, installed by .ci/apt-packages)
@@ -113,7 +114,7 @@ describe('navigator tools in real Chromium', () => {
   });
 
   function ctx(sessionId = 'session-a', signal = new AbortController().signal): ToolContext {
-    return { signal, logger, sessionId, agentName: 'navigator', approved: false };
+    return { signal, logger, principal: OWNER, sessionId, agentName: 'navigator', approved: false };
   }
   /** Parses the arguments as the runtime does, then runs the tool. */
   async function call(name: string, args: Record<string, unknown>, context = ctx()): Promise<Record<string, unknown>> {

@@ -7,7 +7,8 @@ import { resolveConfig } from '../../../src/config/load';
 import type { LangoConfigInput } from '../../../src/config/schema';
 import { createMemoryLogger, type MemoryLogger } from '../../../src/log/logger';
 import { SecretRegistry } from '../../../src/log/redact';
-import { openDatabase } from '../../../src/store/database';
+import { OWNER } from '../../../src/principal';
+import { openSqliteStorage } from '../../../src/store/sqlite/storage';
 import { openVault } from '../../../src/tools/vault/vault';
 import { a2aClient, asTask, partsText, textRequest } from '../../support/a2aClient';
 import { startOpenAIServer, type OpenAIServer } from '../../support/openaiServer';
@@ -76,15 +77,20 @@ describe('operator and vault tools over A2A', () => {
 
   it('lets the model use a secret by reference: the command gets the value, prompts, task history and logs never do', async () => {
     const value = `sk-live-${crypto.randomBytes(12).toString('hex')}`;
-    const db = openDatabase(path.join(dir, 'lango.db'));
-    openVault({
-      db,
+    const storage = openSqliteStorage({
+      file: path.join(dir, 'lango.db'),
+      logger: createMemoryLogger(),
+      clock: () => new Date(),
+    });
+    const vault = await openVault({
+      store: storage.stores.vault,
       dataDir: dir,
       secrets: new SecretRegistry(),
       clock: () => new Date(),
       logger: createMemoryLogger(),
-    }).storeSecret('DEPLOY_TOKEN', value);
-    db.close();
+    });
+    await vault.storeSecret(OWNER, 'DEPLOY_TOKEN', value);
+    await storage.close();
 
     const url = await start();
     model.push(

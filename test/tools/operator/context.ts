@@ -3,12 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ToolContext, AnyTool } from '../../../src/agent/tool';
 import { createMemoryLogger, type MemoryLogger } from '../../../src/log/logger';
+import { OWNER } from '../../../src/principal';
 
 /** A tool context for direct tool calls in tests. */
 export function toolContext(overrides: Partial<ToolContext> = {}): ToolContext {
   return {
     signal: new AbortController().signal,
     logger: createMemoryLogger(),
+    principal: OWNER,
     sessionId: 'test-session',
     agentName: 'operator',
     approved: false,

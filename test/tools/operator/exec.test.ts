@@ -14,12 +14,12 @@ describe('exec_shell', () => {
 
   beforeEach(async () => {
     ({ dir, cleanup } = tempDir());
-    const deps = familyDeps(dir, { tools: { exec: { maxOutputBytes: 100, timeoutMs: 5000 } } });
+    const deps = await familyDeps(dir, { tools: { exec: { maxOutputBytes: 100, timeoutMs: 5000 } } });
     close = deps.close;
     shell = byName((await execFamily.create(deps)).tools, 'exec_shell');
     ws = path.join(dir, 'workspace');
   });
-  afterEach(() => {
+  afterEach(async () => {
     close();
     cleanup();
   });
@@ -72,14 +72,14 @@ describe('exec_shell', () => {
 
   it('masks registered secret values in the output', async () => {
     const { dir: d2, cleanup: c2 } = tempDir();
-    const deps = familyDeps(d2);
+    const deps = await familyDeps(d2);
     try {
       deps.secrets.add('hunter2-value');
       const tool = byName((await execFamily.create(deps)).tools, 'exec_shell');
       const result = await callTool(tool, { command: 'echo hunter2-value' });
       expect(result.stdout).toBe('[REDACTED]\n');
     } finally {
-      deps.close();
+      await deps.close();
       c2();
     }
   });
@@ -88,7 +88,7 @@ describe('exec_shell', () => {
 describe('tools.exec.policy', () => {
   async function shellWith(policy: 'allow' | 'deny' | 'ask', allow: string[]) {
     const { dir, cleanup } = tempDir();
-    const deps = familyDeps(dir, { tools: { exec: { policy, allow } } });
+    const deps = await familyDeps(dir, { tools: { exec: { policy, allow } } });
     const tool = byName((await execFamily.create(deps)).tools, 'exec_shell');
     return { tool, dir, done: () => (deps.close(), cleanup()) };
   }
@@ -125,7 +125,7 @@ describe('tools.exec.policy', () => {
 describe('exec_shell working directory', () => {
   it('names a working directory that does not exist or is a file', async () => {
     const { dir, cleanup } = tempDir();
-    const deps = familyDeps(dir);
+    const deps = await familyDeps(dir);
     try {
       const shell = byName((await execFamily.create(deps)).tools, 'exec_shell');
       fs.writeFileSync(path.join(dir, 'workspace', 'file.txt'), 'x');
@@ -134,7 +134,7 @@ describe('exec_shell working directory', () => {
       );
       await expect(callTool(shell, { command: 'pwd', cwd: 'file.txt' })).rejects.toThrow('is not a folder');
     } finally {
-      deps.close();
+      await deps.close();
       cleanup();
     }
   });

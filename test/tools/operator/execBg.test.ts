@@ -18,19 +18,19 @@ async function waitFor<T>(probe: () => Promise<T>, done: (value: T) => boolean, 
 describe('exec_bg, exec_status, exec_stop', () => {
   let dir: string;
   let cleanup: () => void;
-  let deps: ReturnType<typeof familyDeps>;
+  let deps: Awaited<ReturnType<typeof familyDeps>>;
   let family: ToolFamilyInstance;
   let tool: (name: string) => AnyTool;
 
   beforeEach(async () => {
     ({ dir, cleanup } = tempDir());
-    deps = familyDeps(dir, { tools: { exec: { policy: 'ask', allow: ['echo', 'sleep', 'sh'] } } });
+    deps = await familyDeps(dir, { tools: { exec: { policy: 'ask', allow: ['echo', 'sleep', 'sh'] } } });
     family = await execFamily.create(deps);
     tool = (name) => byName(family.tools, name);
   });
   afterEach(async () => {
     await family.close?.();
-    deps.close();
+    await deps.close();
     cleanup();
   });
 

@@ -14,12 +14,12 @@ describe('fs tools confined to the workspace', () => {
 
   beforeEach(async () => {
     ({ dir, cleanup } = tempDir());
-    const deps = familyDeps(path.join(dir, 'data'), { tools: { fs: { maxReadBytes: 64 } } });
+    const deps = await familyDeps(path.join(dir, 'data'), { tools: { fs: { maxReadBytes: 64 } } });
     close = deps.close;
     tools = (await fsFamily.create(deps)).tools;
     ws = path.join(dir, 'data', 'workspace');
   });
-  afterEach(() => {
+  afterEach(async () => {
     close();
     cleanup();
   });
@@ -100,7 +100,7 @@ describe('fs tools with the root configured around the data directory', () => {
   it('never reaches the data directory, even though it lies inside the root', async () => {
     const { dir, cleanup } = tempDir();
     const dataDir = path.join(dir, '.lango');
-    const deps = familyDeps(dataDir, { tools: { fs: { root: dir } } });
+    const deps = await familyDeps(dataDir, { tools: { fs: { root: dir } } });
     try {
       const tools = (await fsFamily.create(deps)).tools;
       fs.writeFileSync(path.join(dataDir, 'master.key'), 'k');
@@ -121,7 +121,7 @@ describe('fs tools with the root configured around the data directory', () => {
         "inside the node's data directory",
       );
     } finally {
-      deps.close();
+      await deps.close();
       cleanup();
     }
   });
@@ -129,7 +129,7 @@ describe('fs tools with the root configured around the data directory', () => {
   it('refuses to delete a folder that holds the data directory', async () => {
     const { dir, cleanup } = tempDir();
     const dataDir = path.join(dir, 'node', '.lango');
-    const deps = familyDeps(dataDir, { tools: { fs: { root: dir } } });
+    const deps = await familyDeps(dataDir, { tools: { fs: { root: dir } } });
     try {
       const tools = (await fsFamily.create(deps)).tools;
       await expect(callTool(byName(tools, 'fs_delete'), { path: 'node', recursive: true })).rejects.toThrow(
@@ -137,18 +137,18 @@ describe('fs tools with the root configured around the data directory', () => {
       );
       expect(fs.existsSync(dataDir)).toBe(true);
     } finally {
-      deps.close();
+      await deps.close();
       cleanup();
     }
   });
 
   it('marks the family broken when the root is the data directory itself', async () => {
     const { dir, cleanup } = tempDir();
-    const deps = familyDeps(dir, { tools: { fs: { root: dir } } });
+    const deps = await familyDeps(dir, { tools: { fs: { root: dir } } });
     try {
       expect(() => fsFamily.create(deps)).toThrow('must not be the data directory itself');
     } finally {
-      deps.close();
+      await deps.close();
       cleanup();
     }
   });

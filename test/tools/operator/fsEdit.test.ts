@@ -15,13 +15,13 @@ describe('fs_edit, fs_mkdir, fs_delete', () => {
 
   beforeEach(async () => {
     ({ dir, cleanup } = tempDir());
-    const deps = familyDeps(dir);
+    const deps = await familyDeps(dir);
     close = deps.close;
     tools = (await fsFamily.create(deps)).tools;
     ws = path.join(dir, 'workspace');
     fs.writeFileSync(file(), 'one\ntwo\nthree\n');
   });
-  afterEach(() => {
+  afterEach(async () => {
     close();
     cleanup();
   });

@@ -81,7 +81,7 @@ describe('SKILL.md parser', () => {
 describe('skill_<name> tools', () => {
   let dir: string;
   let cleanup: () => void;
-  beforeEach(() => {
+  beforeEach(async () => {
     ({ dir, cleanup } = tempDir());
     writeSkill(dir, 'greet', GREET);
     writeSkill(dir, 'count', COUNT);
@@ -96,7 +96,7 @@ describe('skill_<name> tools', () => {
   afterEach(() => cleanup());
 
   it('offers each active skill as a tool and reports the broken ones', async () => {
-    const deps = familyDeps(dir);
+    const deps = await familyDeps(dir);
     try {
       const { tools } = await skillsFamily.create(deps);
       expect(tools.map((t) => t.name).sort()).toEqual(['skill_add', 'skill_count-lines', 'skill_greet']);
@@ -106,12 +106,12 @@ describe('skill_<name> tools', () => {
       expect(rendered).toEqual({ skill: 'greet', kind: 'prompt', instructions: 'Write a warm greeting for Ada.\n' });
       await expect(callTool(byName(tools, 'skill_greet'), {})).rejects.toThrow('bad arguments');
     } finally {
-      deps.close();
+      await deps.close();
     }
   });
 
   it('runs script skills in the workspace with arguments in the environment', async () => {
-    const deps = familyDeps(dir);
+    const deps = await familyDeps(dir);
     try {
       const { tools } = await skillsFamily.create(deps);
       fs.writeFileSync(path.join(dir, 'workspace', 'three.txt'), 'a\nb\nc\n');
@@ -120,12 +120,12 @@ describe('skill_<name> tools', () => {
       const added = await callTool(byName(tools, 'skill_add'), { a: 2, b: 40 });
       expect(added).toMatchObject({ exitCode: 0, stdout: '42\n' });
     } finally {
-      deps.close();
+      await deps.close();
     }
   });
 
   it('passes a secret reference argument to the script as its value and masks it in the output', async () => {
-    const deps = familyDeps(dir);
+    const deps = await familyDeps(dir);
     try {
       await callTool(byName((await secretsFamily.create(deps)).tools, 'secrets_store'), {
         name: 'TOKEN',
@@ -142,12 +142,12 @@ describe('skill_<name> tools', () => {
       expect(fs.readFileSync(path.join(dir, 'workspace', 'got.txt'), 'utf8')).toBe('skill-secret-4711');
       expect(JSON.stringify(deps.logger.records)).not.toContain('skill-secret-4711');
     } finally {
-      deps.close();
+      await deps.close();
     }
   });
 
   it('holds script skills to the exec policy, prompt skills not', async () => {
-    const deps = familyDeps(dir, { tools: { exec: { policy: 'ask', allow: ['skill_add'] } } });
+    const deps = await familyDeps(dir, { tools: { exec: { policy: 'ask', allow: ['skill_add'] } } });
     try {
       const { tools } = await skillsFamily.create(deps);
       expect((await callTool(byName(tools, 'skill_add'), { a: 1, b: 1 })).stdout).toBe('2\n');
@@ -163,16 +163,16 @@ describe('skill_<name> tools', () => {
       expect(approved.stdout).toBe('1\n');
       expect((await callTool(byName(tools, 'skill_greet'), { who: 'Bo' })).kind).toBe('prompt');
     } finally {
-      deps.close();
+      await deps.close();
     }
   });
 
-  it('is off when tools.skills.enabled is false', () => {
-    const deps = familyDeps(dir, { tools: { skills: { enabled: false } } });
+  it('is off when tools.skills.enabled is false', async () => {
+    const deps = await familyDeps(dir, { tools: { skills: { enabled: false } } });
     try {
       expect(skillsFamily.enabled(deps.config)).toBe(false);
     } finally {
-      deps.close();
+      await deps.close();
     }
   });
 });

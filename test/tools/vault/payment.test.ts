@@ -1,6 +1,7 @@
 import { getAddress, type Address } from 'viem';
 import { ApprovalRequired, type AnyTool } from '../../../src/agent/tool';
-import { openVaultFromDeps, paymentFamily } from '../../../src/tools/vault/family';
+import { paymentFamily } from '../../../src/tools/vault/family';
+import { requireVault } from '../../../src/tools/vault/vault';
 import { byName, callTool, tempDir, toolContext } from '../operator/context';
 import { familyDeps } from '../operator/deps';
 import { startTestChain, type TestChain } from './evmChain';
@@ -11,7 +12,7 @@ describe('payment tools against a real local EVM node with a test USDC', () => {
   let chain: TestChain;
   let dir: string;
   let cleanup: () => void;
-  let deps: ReturnType<typeof familyDeps>;
+  let deps: Awaited<ReturnType<typeof familyDeps>>;
   let tools: AnyTool[];
   let now: Date;
   let wallet: Address;
@@ -26,7 +27,7 @@ describe('payment tools against a real local EVM node with a test USDC', () => {
 
   beforeEach(async () => {
     ({ dir, cleanup } = tempDir());
-    deps = familyDeps(dir, {
+    deps = await familyDeps(dir, {
       payment: {
         enabled: true,
         rpcUrl: chain.rpcUrl,
@@ -44,8 +45,8 @@ describe('payment tools against a real local EVM node with a test USDC', () => {
     await chain.fundEth(wallet, '1');
     await chain.mint(wallet, '20');
   });
-  afterEach(() => {
-    deps.close();
+  afterEach(async () => {
+    await deps.close();
     cleanup();
   });
 
@@ -58,12 +59,12 @@ describe('payment tools against a real local EVM node with a test USDC', () => {
       symbol: 'USDC',
       decimals: 6,
     });
-    const row = deps.db.prepare(`SELECT private_key FROM vault_keys WHERE name = 'wallet'`).get() as {
+    const row = deps.storage.db.prepare(`SELECT private_key FROM vault_keys WHERE name = 'wallet'`).get() as {
       private_key: string;
     };
     expect(row.private_key).toMatch(/^v1\./);
-    deps.close();
-    deps = familyDeps(dir, { payment: { enabled: true, rpcUrl: chain.rpcUrl, usdcAddress: chain.usdc } });
+    await deps.close();
+    deps = await familyDeps(dir, { payment: { enabled: true, rpcUrl: chain.rpcUrl, usdcAddress: chain.usdc } });
     const again = (await paymentFamily.create(deps)).tools;
     expect((await callTool(byName(again, 'payment_wallet_info'), {})).address).toBe(wallet);
   });
@@ -147,10 +148,9 @@ describe('payment tools against a real local EVM node with a test USDC', () => {
   });
 
   it('never puts the wallet key in results or logs, and registers it for masking', async () => {
-    const row = deps.db.prepare(`SELECT private_key FROM vault_keys WHERE name = 'wallet'`).get() as {
-      private_key: string;
-    };
-    const privateKey = openVaultFromDeps(deps).openPrivate('wallet', row.private_key);
+    const { privateKey } = await requireVault(deps.vault).ensureKey('wallet', 'secp256k1', () => {
+      throw new Error('the wallet key exists already');
+    });
     expect(privateKey).toMatch(/^0x[0-9a-f]{64}$/);
     const results = JSON.stringify([
       await callTool(tool('payment_wallet_info'), {}),
@@ -165,18 +165,20 @@ describe('payment tools against a real local EVM node with a test USDC', () => {
 });
 
 describe('payment gating', () => {
-  it('is off by default and broken without the vault or an address for a non-Base chain', () => {
+  it('is off by default and broken without the vault or an address for a non-Base chain', async () => {
     const { dir, cleanup } = tempDir();
     try {
-      const plain = familyDeps(dir);
+      const plain = await familyDeps(dir);
       expect(paymentFamily.enabled(plain.config)).toBe(false);
-      plain.close();
-      const noVault = familyDeps(dir, { payment: { enabled: true }, security: { enabled: false } });
-      expect(() => paymentFamily.create(noVault)).toThrow('payment needs the vault');
-      noVault.close();
-      const otherChain = familyDeps(dir, { payment: { enabled: true, chainId: 10, rpcUrl: 'http://127.0.0.1:1' } });
-      expect(() => paymentFamily.create(otherChain)).toThrow('payment.usdcAddress must be');
-      otherChain.close();
+      await plain.close();
+      const noVault = await familyDeps(dir, { payment: { enabled: true }, security: { enabled: false } });
+      await expect(paymentFamily.create(noVault)).rejects.toThrow('payment needs the vault');
+      await noVault.close();
+      const otherChain = await familyDeps(dir, {
+        payment: { enabled: true, chainId: 10, rpcUrl: 'http://127.0.0.1:1' },
+      });
+      await expect(paymentFamily.create(otherChain)).rejects.toThrow('payment.usdcAddress must be');
+      await otherChain.close();
     } finally {
       cleanup();
     }
@@ -185,7 +187,7 @@ describe('payment gating', () => {
   it('refuses to send when the RPC serves another chain than configured', async () => {
     const other = await startTestChain(1337);
     const { dir, cleanup } = tempDir();
-    const deps = familyDeps(dir, {
+    const deps = await familyDeps(dir, {
       payment: { enabled: true, rpcUrl: other.rpcUrl, usdcAddress: other.usdc, chainId: 8453 },
     });
     try {
@@ -195,7 +197,7 @@ describe('payment gating', () => {
       );
       expect((await callTool(byName(tools, 'payment_history'), {})).payments).toEqual([]);
     } finally {
-      deps.close();
+      await deps.close();
       cleanup();
       await other.close();
     }

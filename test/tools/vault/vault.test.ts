@@ -56,13 +56,13 @@ describe('vault master key', () => {
   it('marks the vault broken when the master key changed since the vault was created', async () => {
     const { dir, cleanup } = tempDir();
     try {
-      const deps = familyDeps(dir, { security: { masterKey: 'first passphrase' } });
+      const deps = await familyDeps(dir, { security: { masterKey: 'first passphrase' } });
       await secretsFamily.create(deps);
       expect(deps.secrets.redactText('key: first passphrase')).toBe('key: [REDACTED]');
-      deps.close();
-      const again = familyDeps(dir, { security: { masterKey: 'second passphrase' } });
+      await deps.close();
+      const again = await familyDeps(dir, { security: { masterKey: 'second passphrase' } });
       expect(() => secretsFamily.create(again)).toThrow('does not match');
-      again.close();
+      await again.close();
     } finally {
       cleanup();
     }
@@ -72,13 +72,13 @@ describe('vault master key', () => {
 describe('crypto tools', () => {
   let dir: string;
   let cleanup: () => void;
-  let deps: ReturnType<typeof familyDeps>;
-  beforeEach(() => {
+  let deps: Awaited<ReturnType<typeof familyDeps>>;
+  beforeEach(async () => {
     ({ dir, cleanup } = tempDir());
-    deps = familyDeps(dir);
+    deps = await familyDeps(dir);
   });
-  afterEach(() => {
-    deps.close();
+  afterEach(async () => {
+    await deps.close();
     cleanup();
   });
 
@@ -97,8 +97,8 @@ describe('crypto tools', () => {
     const { ciphertext } = await callTool(byName(tools, 'crypto_encrypt'), { text: 'meet at noon' });
     expect(ciphertext).toMatch(/^v1\./);
     expect(ciphertext).not.toContain('noon');
-    deps.close();
-    deps = familyDeps(dir);
+    await deps.close();
+    deps = await familyDeps(dir);
     const reopened = (await cryptoFamily.create(deps)).tools;
     expect(await callTool(byName(reopened, 'crypto_decrypt'), { ciphertext })).toEqual({ text: 'meet at noon' });
     const raw = Buffer.from(ciphertext.slice(3), 'base64');
@@ -115,8 +115,8 @@ describe('crypto tools', () => {
     expect(crypto.verify(null, Buffer.from('hello'), signed.publicKey, Buffer.from(signed.signature, 'base64'))).toBe(
       true,
     );
-    deps.close();
-    deps = familyDeps(dir);
+    await deps.close();
+    deps = await familyDeps(dir);
     const again = (await cryptoFamily.create(deps)).tools;
     const verify = byName(again, 'crypto_verify');
     expect(await callTool(verify, { message: 'hello', signature: signed.signature })).toEqual({
@@ -140,7 +140,7 @@ describe('crypto tools', () => {
     expect(keys).toHaveLength(1);
     expect(keys[0]).toMatchObject({ name: 'node', algorithm: 'Ed25519' });
     expect(JSON.stringify(keys)).not.toContain('PRIVATE');
-    const row = deps.db.prepare('SELECT private_key FROM vault_keys').get() as { private_key: string };
+    const row = deps.storage.db.prepare('SELECT private_key FROM vault_keys').get() as { private_key: string };
     expect(row.private_key).toMatch(/^v1\./);
   });
 });
@@ -148,13 +148,13 @@ describe('crypto tools', () => {
 describe('secrets tools', () => {
   let dir: string;
   let cleanup: () => void;
-  let deps: ReturnType<typeof familyDeps>;
-  beforeEach(() => {
+  let deps: Awaited<ReturnType<typeof familyDeps>>;
+  beforeEach(async () => {
     ({ dir, cleanup } = tempDir());
-    deps = familyDeps(dir);
+    deps = await familyDeps(dir);
   });
-  afterEach(() => {
-    deps.close();
+  afterEach(async () => {
+    await deps.close();
     cleanup();
   });
 
@@ -174,7 +174,7 @@ describe('secrets tools', () => {
     expect(results[1]).toMatchObject({ name: 'API_TOKEN', reference: '{{secret:API_TOKEN}}' });
     expect(results[2].secrets.map((s: { name: string }) => s.name)).toEqual(['API_TOKEN']);
     expect(JSON.stringify(results)).not.toContain(SECRET);
-    deps.db.pragma('wal_checkpoint(TRUNCATE)');
+    deps.storage.db.pragma('wal_checkpoint(TRUNCATE)');
     for (const file of fs.readdirSync(dir).filter((f) => f.startsWith('lango.db'))) {
       expect(fs.readFileSync(path.join(dir, file)).includes(SECRET)).toBe(false);
     }
@@ -202,8 +202,8 @@ describe('secrets tools', () => {
       name: 'API_TOKEN',
       value: SECRET,
     });
-    deps.close();
-    deps = familyDeps(dir);
+    await deps.close();
+    deps = await familyDeps(dir);
     await secretsFamily.create(deps);
     expect(deps.secrets.redactText(`header ${SECRET}`)).toBe('header [REDACTED]');
   });
@@ -221,14 +221,14 @@ describe('secrets tools', () => {
   });
 
   it('refuses secret references in exec when the vault is off', async () => {
-    const off = familyDeps(tempDir().dir, { security: { enabled: false } });
+    const off = await familyDeps(tempDir().dir, { security: { enabled: false } });
     try {
       const shell = byName((await execFamily.create(off)).tools, 'exec_shell');
       await expect(callTool(shell, { command: 'echo {{secret:X}}' })).rejects.toThrow('security.enabled: false');
       expect(secretsFamily.enabled(off.config)).toBe(false);
       expect(cryptoFamily.enabled(off.config)).toBe(false);
     } finally {
-      off.close();
+      await off.close();
       fs.rmSync(off.dataDir, { recursive: true, force: true });
     }
   });

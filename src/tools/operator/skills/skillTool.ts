@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../../agent/tool';
 import { ToolExecutionError } from '../../../errors';
+import { hasSecretReferences } from '../../secretReferences';
 import type { ExecToolsOptions } from '../exec';
 import { checkExecPolicy } from '../policy';
 import { baseShellEnv, runShell } from '../shell';
@@ -9,13 +10,10 @@ import type { SkillInterpreter, SkillParameter } from './skillFile';
 
 /**
  * Options for {@link createSkillTool}: those of `exec_shell` (script skills run under the exec policy:
- * `skill_<name>` on the allow-list counts as allowed), with secret references resolved in argument values
- * instead of bound into the command.
+ * `skill_<name>` on the allow-list counts as allowed); secret references are resolved in argument values
+ * instead of bound into the command, and refused when `secrets` is absent.
  */
-export interface SkillToolOptions extends Omit<ExecToolsOptions, 'secrets'> {
-  /** Resolves `{{secret:NAME}}` in argument values (vault); refused when absent. */
-  resolveSecretReferences?: (text: string) => string;
-}
+export type SkillToolOptions = ExecToolsOptions;
 
 /** The code goes in through `$SKILL_CODE`, so it is never re-parsed by the shell. */
 const LAUNCH: Record<SkillInterpreter, string> = {
@@ -72,16 +70,15 @@ export function createSkillTool(skill: LoadedSkill, options: SkillToolOptions): 
         SKILL_DIR: skill.dir,
         SKILL_CODE: skill.script.code,
       };
-      const resolve = (text: string): string => {
-        if (!/\{\{secret:/.test(text)) return text;
-        if (!options.resolveSecretReferences)
-          throw new ToolExecutionError('secret references need the vault (security.enabled)');
-        return options.resolveSecretReferences(text);
+      const resolve = async (text: string): Promise<string> => {
+        if (!hasSecretReferences(text)) return text;
+        if (!options.secrets) throw new ToolExecutionError('secret references need the vault (security.enabled)');
+        return options.secrets.resolve(ctx.principal, text);
       };
       const values: Record<string, unknown> = {};
       for (const [name, value] of Object.entries(args)) {
         if (value === undefined) continue;
-        values[name] = typeof value === 'string' ? resolve(value) : value;
+        values[name] = typeof value === 'string' ? await resolve(value) : value;
         env[`SKILL_ARG_${name.toUpperCase()}`] = String(values[name]);
       }
       env.SKILL_ARGS = JSON.stringify(values);

@@ -1,6 +1,5 @@
 import { createPublicClient, createWalletClient, defineChain, erc20Abi, http, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { ensureKey } from '../keys';
 import type { Vault } from '../vault';
 
 /** USDC on Base mainnet, used when `payment.usdcAddress` is unset and the chain is Base (8453). */
@@ -14,8 +13,8 @@ export const WALLET_KEY = 'wallet';
  * The node's wallet: a secp256k1 key generated on first use and kept sealed
  * in the vault (never in config, never shown).
  */
-export function walletAccount(vault: Vault, register: (secret: string) => void): PrivateKeyAccount {
-  const pair = ensureKey(vault, WALLET_KEY, 'secp256k1', () => {
+export async function walletAccount(vault: Vault, register: (secret: string) => void): Promise<PrivateKeyAccount> {
+  const pair = await vault.ensureKey(WALLET_KEY, 'secp256k1', () => {
     const privateKey = generatePrivateKey();
     return { publicKey: privateKeyToAccount(privateKey).address, privateKey };
   });

@@ -12,7 +12,7 @@ import { ApprovalRequired, defineTool, type AnyTool } from '../../../agent/tool'
 import { ToolExecutionError } from '../../../errors';
 import type { Logger } from '../../../log/logger';
 import type { TokenChain } from './chain';
-import { utcDay, type PaymentLedger } from './ledger';
+import { utcDay, type PaymentLedger } from '../../../store/ledger';
 
 /** `payment.*` limits, in USDC. */
 export interface PaymentLimits {
@@ -82,7 +82,7 @@ export function createPaymentTools(options: PaymentToolsOptions): AnyTool[] {
   };
 
   const limitsReport = async () => {
-    const spent = ledger.spentOn(utcDay(clock()));
+    const spent = await ledger.spentOn(utcDay(clock()));
     const daily = await unitsOf(limits.dailyLimit);
     return {
       perTransactionLimit: String(limits.perTransactionLimit),
@@ -136,36 +136,31 @@ export function createPaymentTools(options: PaymentToolsOptions): AnyTool[] {
             `payment.rpcUrl serves chain ${onChain}, not the configured chain ${chainId}; nothing was sent`,
           );
         }
-        // From the daily check to the ledger entry nothing awaits, so two sends
-        // at once cannot both fit under the same remaining allowance.
         const now = clock();
-        const spent = ledger.spentOn(utcDay(now));
-        if (spent + units > dailyUnits) {
-          throw new ToolExecutionError(
+        const overLimit = async (spent: bigint) =>
+          new ToolExecutionError(
             `sending ${amount} USDC would pass the daily limit of ${limits.dailyLimit} USDC (${formatUnits(spent, await decimals())} already sent today)`,
           );
-        }
+        // Checked here so nobody is asked to approve a send that cannot go; the ledger checks again as it records.
+        const spent = await ledger.spentOn(utcDay(now));
+        if (spent + units > dailyUnits) throw await overLimit(spent);
         if (units > thresholdUnits && !ctx.approved) {
           throw new ApprovalRequired(
             `May I send ${amount} USDC to ${recipient}${memo ? ` (${memo})` : ''}? Answer yes to send it.`,
           );
         }
-        const id = ledger.begin({
-          at: now,
-          chainId,
-          token,
-          from: wallet,
-          to: recipient,
-          amount,
-          units,
-          memo,
-          sessionId: ctx.sessionId,
-        });
+        const recorded = await ledger.begin(
+          ctx.principal,
+          { at: now, chainId, token, from: wallet, to: recipient, amount, units, memo, sessionId: ctx.sessionId },
+          dailyUnits,
+        );
+        if (!recorded.ok) throw await overLimit(recorded.spent);
+        const { id } = recorded;
         logger.info('payment sending', { id, to: recipient, amount });
         try {
           const sent = await chain.transfer(recipient, units);
           const status = sent.status === 'success' ? 'confirmed' : 'failed';
-          ledger.settle(id, {
+          await ledger.settle(id, {
             status,
             txHash: sent.hash,
             error: status === 'failed' ? 'transaction reverted' : undefined,
@@ -177,7 +172,7 @@ export function createPaymentTools(options: PaymentToolsOptions): AnyTool[] {
         } catch (error) {
           if (error instanceof ToolExecutionError) throw error;
           const reason = chainErrorReason(error);
-          ledger.settle(id, { status: 'failed', error: reason, at: clock() });
+          await ledger.settle(id, { status: 'failed', error: reason, at: clock() });
           logger.warn('payment failed', { id, reason });
           throw new ToolExecutionError(`payment failed: ${reason}`);
         }
@@ -187,7 +182,7 @@ export function createPaymentTools(options: PaymentToolsOptions): AnyTool[] {
       name: 'payment_history',
       description: 'Recent payments from the node wallet, newest first, with their status and transaction hash.',
       parameters: z.object({ limit: z.number().int().min(1).max(200).optional() }),
-      execute: async ({ limit }) => ({ payments: ledger.history(limit ?? 20) }),
+      execute: async ({ limit }, ctx) => ({ payments: await ledger.history(ctx.principal, limit ?? 20) }),
     }),
     defineTool({
       name: 'payment_limits',

@@ -22,28 +22,22 @@ export interface GroupCommit {
   flush(): void;
 }
 
-const groups = new WeakMap<SqliteDatabase, GroupCommit>();
-
-/**
- * The group commit of `db`: one per database handle, shared by its stores.
- * @example
- * const group = groupCommitFor(db);
- * queue.push(row);
- * await group.schedule(writeQueuedRows);
- */
-export function groupCommitFor(db: SqliteDatabase): GroupCommit {
-  let group = groups.get(db);
-  if (!group) groups.set(db, (group = createGroupCommit(db)));
-  return group;
-}
-
 interface Scheduled {
   promise: Promise<void>;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
 
-function createGroupCommit(db: SqliteDatabase): GroupCommit {
+/**
+ * Creates the group commit of `db`. The composition root makes one per
+ * database handle and hands it to every store on that database; two on one
+ * handle would commit apart and lose the point.
+ * @example
+ * const group = createGroupCommit(db);
+ * queue.push(row);
+ * await group.schedule(writeQueuedRows);
+ */
+export function createGroupCommit(db: SqliteDatabase): GroupCommit {
   let scheduled = new Map<QueuedWriter, Scheduled>();
   let timerSet = false;
 

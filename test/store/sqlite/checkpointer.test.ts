@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createMemoryLogger } from '../../src/log/logger';
-import { startBackgroundCheckpoints } from '../../src/store/checkpointer';
-import { openDatabase, type SqliteDatabase } from '../../src/store/database';
+import { createMemoryLogger } from '../../../src/log/logger';
+import { startBackgroundCheckpoints } from '../../../src/store/sqlite/checkpointer';
+import { openDatabase, type SqliteDatabase } from '../../../src/store/sqlite/database';
 
 describe('background WAL checkpoints', () => {
   let dir: string;

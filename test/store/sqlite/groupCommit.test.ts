@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openDatabase, type SqliteDatabase } from '../../src/store/database';
-import { groupCommitFor } from '../../src/store/groupCommit';
+import { openDatabase, type SqliteDatabase } from '../../../src/store/sqlite/database';
+import { createGroupCommit } from '../../../src/store/sqlite/groupCommit';
 
 describe('the group commit shared by the stores of one database', () => {
   let dir: string;
@@ -20,8 +20,7 @@ describe('the group commit shared by the stores of one database', () => {
   const rows = () => db.prepare('SELECT store, value FROM rows ORDER BY store, value').all();
 
   it('runs every writer scheduled in one event-loop turn once, in one transaction', async () => {
-    const group = groupCommitFor(db);
-    expect(groupCommitFor(db)).toBe(group);
+    const group = createGroupCommit(db);
     const seen: boolean[] = [];
     const insert = db.prepare('INSERT INTO rows VALUES (?, ?)');
     const tasks = () => {
@@ -42,7 +41,7 @@ describe('the group commit shared by the stores of one database', () => {
   });
 
   it("keeps one writer's rows when another writer fails, and tells only the failed one", async () => {
-    const group = groupCommitFor(db);
+    const group = createGroupCommit(db);
     const insert = db.prepare('INSERT INTO rows VALUES (?, ?)');
     const broken = group.schedule(() => {
       insert.run('broken', 1); // rolled back with its savepoint
@@ -55,7 +54,7 @@ describe('the group commit shared by the stores of one database', () => {
   });
 
   it('writes at once on flush, so a read right after sees the rows', () => {
-    const group = groupCommitFor(db);
+    const group = createGroupCommit(db);
     const insert = db.prepare('INSERT INTO rows VALUES (?, ?)');
     void group.schedule(() => insert.run('now', 1));
     group.flush();
@@ -63,7 +62,7 @@ describe('the group commit shared by the stores of one database', () => {
   });
 
   it('fails the writers scheduled when the database is already closed, rather than leave them waiting', async () => {
-    const group = groupCommitFor(db);
+    const group = createGroupCommit(db);
     const late = group.schedule(() => undefined);
     db.close();
     await expect(late).rejects.toThrow(/not open/);

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { Logger } from '../log/logger';
+import type { Logger } from '../../log/logger';
 import type { SqliteDatabase } from './database';
 
 /** SQLite's own default: checkpoint once the WAL holds this many pages. */

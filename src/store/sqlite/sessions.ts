@@ -1,0 +1,244 @@
+import { z } from 'zod';
+import type { Logger } from '../../log/logger';
+import { errorMessage } from '../../errors';
+import { visibleOwner } from '../../principal';
+import {
+  emptySessionState,
+  SessionState,
+  type NewSessionMessage,
+  type SessionStore,
+  type StoredMessage,
+} from '../sessions';
+import { migrate, type SqliteDatabase } from './database';
+import type { GroupCommit } from './groupCommit';
+import { safeJson } from './rows';
+
+const STEPS = [
+  `CREATE TABLE sessions (
+     id TEXT PRIMARY KEY,
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL,
+     state TEXT NOT NULL DEFAULT '{}'
+   )`,
+  `CREATE TABLE session_messages (
+     session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+     seq INTEGER NOT NULL,
+     role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool')),
+     content TEXT NOT NULL,
+     tool_calls TEXT,
+     tool_call_id TEXT,
+     tool_name TEXT,
+     author TEXT,
+     visible INTEGER NOT NULL DEFAULT 1,
+     created_at TEXT NOT NULL,
+     PRIMARY KEY (session_id, seq)
+   )`,
+  // Conversations are keyed by (principal, session id). Sessions stored before principals existed are the owner's.
+  `CREATE TABLE sessions_by_owner (
+     owner TEXT NOT NULL, id TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+     state TEXT NOT NULL DEFAULT '{}', PRIMARY KEY (owner, id));
+   INSERT INTO sessions_by_owner (owner, id, created_at, updated_at, state)
+     SELECT 'owner', id, created_at, updated_at, state FROM sessions;
+   CREATE TABLE session_messages_by_owner (
+     owner TEXT NOT NULL, session_id TEXT NOT NULL, seq INTEGER NOT NULL,
+     role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool')), content TEXT NOT NULL,
+     tool_calls TEXT, tool_call_id TEXT, tool_name TEXT, author TEXT, visible INTEGER NOT NULL DEFAULT 1,
+     created_at TEXT NOT NULL, PRIMARY KEY (owner, session_id, seq),
+     FOREIGN KEY (owner, session_id) REFERENCES sessions_by_owner (owner, id) ON DELETE CASCADE);
+   INSERT INTO session_messages_by_owner
+     SELECT 'owner', session_id, seq, role, content, tool_calls, tool_call_id, tool_name, author, visible, created_at
+     FROM session_messages;
+   DROP TABLE session_messages;
+   DROP TABLE sessions;
+   ALTER TABLE sessions_by_owner RENAME TO sessions;
+   ALTER TABLE session_messages_by_owner RENAME TO session_messages;
+   CREATE INDEX sessions_by_updated ON sessions (updated_at);`,
+];
+
+interface MessageRow {
+  session_id: string;
+  seq: number;
+  role: NewSessionMessage['role'];
+  content: string;
+  tool_calls: string | null;
+  tool_call_id: string | null;
+  tool_name: string | null;
+  author: string | null;
+  visible: number;
+  created_at: string;
+}
+
+const ToolCalls = z.array(z.object({ id: z.string(), name: z.string(), arguments: z.string() }));
+
+/** Options of {@link createSqliteSessionStore}. */
+export interface SqliteSessionStoreOptions {
+  db: SqliteDatabase;
+  /** The database's one group commit: turns are written with the other stores' rows. */
+  group: GroupCommit;
+  logger: Logger;
+  clock: () => Date;
+  /**
+   * Applied to every message text and tool-call argument before it is stored
+   * (the node passes its secret registry's masking): a secret value the model
+   * handled, e.g. in `secrets_store`, never lands in session history.
+   */
+  redact?: (text: string) => string;
+}
+
+/** A queued turn, written by the next group commit. */
+interface QueuedTurn {
+  owner: string;
+  sessionId: string;
+  state: string;
+  now: string;
+  rows: Record<string, unknown>[];
+}
+
+/**
+ * The {@link SessionStore} in SQLite. Turns are group-committed: `commitTurn`
+ * numbers and queues its rows and resolves once the group transaction holding
+ * them has committed. A read of a session with queued turns writes the queue
+ * first, so every read sees every turn handed to the store.
+ * @example
+ * const sessions = createSqliteSessionStore({ db, group: createGroupCommit(db), logger, clock: () => new Date() });
+ * await sessions.commitTurn(OWNER, 'cli:1', [{ role: 'user', content: 'hello', visible: true }], { remoteState: {} });
+ */
+export function createSqliteSessionStore(options: SqliteSessionStoreOptions): SessionStore {
+  const { db, group, clock } = options;
+  const redact = options.redact ?? ((text: string) => text);
+  const logger = options.logger.child({ component: 'sessions' });
+  migrate(db, 'sessions', STEPS);
+
+  const upsertSession = db.prepare(
+    `INSERT INTO sessions (owner, id, created_at, updated_at, state) VALUES (@owner, @id, @now, @now, @state)
+     ON CONFLICT(owner, id) DO UPDATE SET updated_at = @now, state = @state`,
+  );
+  const insertMessage = db.prepare(
+    `INSERT INTO session_messages (owner, session_id, seq, role, content, tool_calls, tool_call_id, tool_name, author, visible, created_at)
+     VALUES (@owner, @session_id, @seq, @role, @content, @tool_calls, @tool_call_id, @tool_name, @author, @visible, @created_at)`,
+  );
+  const lastSeq = db.prepare(
+    'SELECT COALESCE(MAX(seq), 0) AS seq FROM session_messages WHERE owner = ? AND session_id = ?',
+  );
+  const selectState = db.prepare('SELECT state FROM sessions WHERE owner = ? AND id = ?');
+
+  const queue: QueuedTurn[] = [];
+  /** Last sequence number handed out per session with queued turns (the table lags until the flush). */
+  const queuedSeq = new Map<string, number>();
+  const keyOf = (owner: string, sessionId: string) => `${owner}\u0000${sessionId}`;
+  const writeQueued = () => {
+    const items = queue.splice(0);
+    queuedSeq.clear();
+    for (const item of items) {
+      upsertSession.run({ owner: item.owner, id: item.sessionId, now: item.now, state: item.state });
+      for (const row of item.rows) insertMessage.run(row);
+    }
+  };
+  /** Runs `read` after writing the queue, when it holds turns of the session (any turn, for a read of all sessions). */
+  const flushed = <T>(read: () => T, key?: string): T => {
+    if (key === undefined ? queue.length > 0 : queuedSeq.has(key)) group.flush();
+    return read();
+  };
+
+  const readState = (owner: string, sessionId: string): SessionState => {
+    const row = selectState.get(owner, sessionId) as { state: string } | undefined;
+    if (!row) return emptySessionState();
+    const parsed = SessionState.safeParse(safeJson(row.state));
+    if (parsed.success) return parsed.data;
+    // A state written by a newer or broken version must not make the session unusable.
+    logger.warn('session state unreadable; starting from an empty state', { sessionId });
+    return emptySessionState();
+  };
+
+  return {
+    async commitTurn(principal, sessionId, messages, state) {
+      const owner = principal.id;
+      const key = keyOf(owner, sessionId);
+      const now = clock().toISOString();
+      let seq = queuedSeq.get(key) ?? (lastSeq.get(owner, sessionId) as { seq: number }).seq;
+      const rows: Record<string, unknown>[] = [];
+      const stored = messages.map((original): StoredMessage => {
+        const m: NewSessionMessage = {
+          ...original,
+          content: redact(original.content),
+          ...(original.toolCalls
+            ? { toolCalls: original.toolCalls.map((c) => ({ ...c, arguments: redact(c.arguments) })) }
+            : {}),
+        };
+        seq += 1;
+        rows.push({
+          owner,
+          session_id: sessionId,
+          seq,
+          role: m.role,
+          content: m.content,
+          tool_calls: m.toolCalls?.length ? JSON.stringify(m.toolCalls) : null,
+          tool_call_id: m.toolCallId ?? null,
+          tool_name: m.toolName ?? null,
+          author: m.author ?? null,
+          visible: m.visible ? 1 : 0,
+          created_at: now,
+        });
+        return { ...m, sessionId, seq, createdAt: now };
+      });
+      queue.push({ owner, sessionId, now, state: JSON.stringify(SessionState.parse(state)), rows });
+      queuedSeq.set(key, seq);
+      try {
+        await group.schedule(writeQueued);
+      } catch (err) {
+        logger.error('session write failed', { error: errorMessage(err) });
+        throw err;
+      }
+      return stored;
+    },
+    messages: async (principal, sessionId, { visibleOnly = false, limit } = {}) =>
+      flushed(
+        () => {
+          const where = visibleOnly ? 'owner = ? AND session_id = ? AND visible = 1' : 'owner = ? AND session_id = ?';
+          const sql = limit
+            ? `SELECT * FROM (SELECT * FROM session_messages WHERE ${where} ORDER BY seq DESC LIMIT ${Math.max(1, Math.floor(limit))}) ORDER BY seq`
+            : `SELECT * FROM session_messages WHERE ${where} ORDER BY seq`;
+          return (db.prepare(sql).all(principal.id, sessionId) as MessageRow[]).map(fromRow);
+        },
+        keyOf(principal.id, sessionId),
+      ),
+    state: async (principal, sessionId) =>
+      flushed(() => readState(principal.id, sessionId), keyOf(principal.id, sessionId)),
+    list: async (principal, limit = 100) =>
+      flushed(() =>
+        (
+          db
+            .prepare(
+              `SELECT owner, id, updated_at FROM sessions WHERE (@owner IS NULL OR owner = @owner)
+               ORDER BY updated_at DESC LIMIT @limit`,
+            )
+            .all({ owner: visibleOwner(principal) ?? null, limit }) as {
+            owner: string;
+            id: string;
+            updated_at: string;
+          }[]
+        ).map((r) => ({ owner: r.owner, id: r.id, updatedAt: r.updated_at })),
+      ),
+    delete: async (principal, sessionId) =>
+      flushed(
+        () => db.prepare('DELETE FROM sessions WHERE owner = ? AND id = ?').run(principal.id, sessionId).changes > 0,
+        keyOf(principal.id, sessionId),
+      ),
+  };
+}
+
+function fromRow(row: MessageRow): StoredMessage {
+  const calls = row.tool_calls ? ToolCalls.safeParse(safeJson(row.tool_calls)) : undefined;
+  return {
+    sessionId: row.session_id,
+    seq: row.seq,
+    role: row.role,
+    content: row.content,
+    ...(calls?.success ? { toolCalls: calls.data } : {}),
+    ...(row.tool_call_id ? { toolCallId: row.tool_call_id } : {}),
+    ...(row.tool_name ? { toolName: row.tool_name } : {}),
+    ...(row.author ? { author: row.author } : {}),
+    visible: row.visible === 1,
+    createdAt: row.created_at,
+  };
+}

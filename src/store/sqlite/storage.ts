@@ -1,0 +1,93 @@
+import type { Logger } from '../../log/logger';
+import type { Storage, Stores } from '../index';
+import { createSqliteBackgroundJobStore } from './background';
+import { startBackgroundCheckpoints } from './checkpointer';
+import { createSqliteCronStore } from './cron';
+import { openDatabase, type SqliteDatabase } from './database';
+import { createSqliteExecJobStore } from './execJobs';
+import { createSqliteGraphStore } from './graph';
+import { createGroupCommit, type GroupCommit } from './groupCommit';
+import { createSqliteInquiryStore, createSqliteKnowledgeStore } from './knowledge';
+import { createSqlitePaymentLedger } from './ledger';
+import { createSqliteMemoryStore } from './memory';
+import { createSqliteNodeIdentityStore } from './nodeIdentity';
+import { createSqliteSessionStore } from './sessions';
+import { createSqliteVaultStore } from './vault';
+import { createSqliteVectorStore } from './vectors';
+import { createSqliteWorkflowStore } from './workflows';
+
+/** The embedded storage: one SQLite file, its group commit and every store on it. */
+export interface SqliteStorage extends Storage {
+  /** The handle, for the A2A task rows (their own store) and health checks. */
+  readonly db: SqliteDatabase;
+  /** The one group commit of `db`, shared with the A2A task rows. */
+  readonly group: GroupCommit;
+}
+
+/** Options of {@link openSqliteStorage}. */
+export interface SqliteStorageOptions {
+  /** The database file (`<dataDir>/lango.db`), or `:memory:`. */
+  file: string;
+  logger: Logger;
+  clock: () => Date;
+  /** Masks secret values in session messages before they are stored. */
+  redact?: (text: string) => string;
+  /** Checkpoints the WAL from a worker thread (the node: yes; a short-lived tool: no need). */
+  backgroundCheckpoints?: boolean;
+}
+
+/**
+ * Opens the node's SQLite file (creating it), applies every store's schema
+ * once and builds the stores on one handle and one group commit.
+ * @example
+ * const storage = openSqliteStorage({ file: path.join(dataDir, 'lango.db'), logger, clock: () => new Date() });
+ * await storage.stores.sessions.list(OWNER);
+ * await storage.close();
+ */
+export function openSqliteStorage(options: SqliteStorageOptions): SqliteStorage {
+  const { logger, clock } = options;
+  const db = openDatabase(options.file);
+  try {
+    const group = createGroupCommit(db);
+    const stopCheckpoints =
+      options.backgroundCheckpoints && options.file !== ':memory:'
+        ? startBackgroundCheckpoints({ db, file: options.file, logger })
+        : undefined;
+    // Vectors first: the knowledge store's embedding backlog reads `rag_vectors`.
+    const vectors = createSqliteVectorStore({ db });
+    const stores: Stores = {
+      node: createSqliteNodeIdentityStore({ db }),
+      sessions: createSqliteSessionStore({ db, group, logger, clock, redact: options.redact }),
+      memory: createSqliteMemoryStore({ db, clock }),
+      knowledge: createSqliteKnowledgeStore({ db, clock }),
+      inquiries: createSqliteInquiryStore({ db, clock }),
+      graph: createSqliteGraphStore({ db, clock }),
+      vectors,
+      vault: createSqliteVaultStore({ db }),
+      ledger: createSqlitePaymentLedger({ db }),
+      cron: createSqliteCronStore({ db }),
+      background: createSqliteBackgroundJobStore({ db }),
+      workflows: createSqliteWorkflowStore({ db }),
+      execJobs: createSqliteExecJobStore({ db }),
+    };
+    let closed = false;
+    return {
+      db,
+      group,
+      stores,
+      async close() {
+        if (closed) return;
+        closed = true;
+        try {
+          group.flush();
+        } finally {
+          await stopCheckpoints?.();
+          db.close();
+        }
+      },
+    };
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}

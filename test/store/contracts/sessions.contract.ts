@@ -1,0 +1,137 @@
+import { namedCaller, OWNER } from '../../../src/principal';
+import type { NewSessionMessage } from '../../../src/store/sessions';
+import { useStores, type StoresFactory } from './factory';
+
+const user = (content: string): NewSessionMessage => ({ role: 'user', content, visible: true });
+const empty = { remoteState: {} };
+
+/** What every {@link SessionStore} must do, whatever database is behind it. */
+export function sessionStoreContract(factory: StoresFactory): void {
+  describe(`session store (${factory.name})`, () => {
+    const clock = () => new Date('2026-01-02T03:04:05.000Z');
+    const opened = useStores(factory, { clock });
+    const sessions = () => opened().stores.sessions;
+
+    it('keeps messages, tool calls, authors and state across a restart', async () => {
+      await sessions().commitTurn(
+        OWNER,
+        'a2a:ctx-1',
+        [
+          user('list files'),
+          {
+            role: 'assistant',
+            content: '',
+            toolCalls: [{ id: 'c1', name: 'fs_list', arguments: '{}' }],
+            author: 'operator',
+            visible: false,
+          },
+          {
+            role: 'tool',
+            content: '["a.txt"]',
+            toolCallId: 'c1',
+            toolName: 'fs_list',
+            author: 'operator',
+            visible: false,
+          },
+          { role: 'assistant', content: 'There is a.txt.', author: 'operator', visible: true },
+        ],
+        { activeAgent: 'peer', remoteState: { peer: { taskId: 't-9' } } },
+      );
+      const reopened = (await opened().reopen()).sessions;
+      const messages = await reopened.messages(OWNER, 'a2a:ctx-1');
+      expect(messages.map((m) => [m.seq, m.role, m.author])).toEqual([
+        [1, 'user', undefined],
+        [2, 'assistant', 'operator'],
+        [3, 'tool', 'operator'],
+        [4, 'assistant', 'operator'],
+      ]);
+      expect(messages[1]!.toolCalls).toEqual([{ id: 'c1', name: 'fs_list', arguments: '{}' }]);
+      expect(messages[2]).toMatchObject({
+        toolCallId: 'c1',
+        toolName: 'fs_list',
+        createdAt: '2026-01-02T03:04:05.000Z',
+      });
+      expect(await reopened.state(OWNER, 'a2a:ctx-1')).toEqual({
+        activeAgent: 'peer',
+        remoteState: { peer: { taskId: 't-9' } },
+      });
+      expect(await reopened.list(OWNER)).toEqual([
+        { owner: 'owner', id: 'a2a:ctx-1', updatedAt: '2026-01-02T03:04:05.000Z' },
+      ]);
+    });
+
+    it('continues the numbering over turns and filters what the user saw, keeping the last N', async () => {
+      await sessions().commitTurn(
+        OWNER,
+        's',
+        [user('one'), { role: 'assistant', content: 'r1', author: 'x', visible: true }],
+        empty,
+      );
+      const second = await sessions().commitTurn(
+        OWNER,
+        's',
+        [
+          user('two'),
+          { role: 'user', content: 'note', author: 'runtime', visible: false },
+          { role: 'assistant', content: 'r2', visible: true },
+        ],
+        empty,
+      );
+      expect(second.map((m) => m.seq)).toEqual([3, 4, 5]);
+      expect((await sessions().messages(OWNER, 's')).map((m) => m.seq)).toEqual([1, 2, 3, 4, 5]);
+      const last = await sessions().messages(OWNER, 's', { visibleOnly: true, limit: 3 });
+      expect(last.map((m) => m.content)).toEqual(['r1', 'two', 'r2']);
+    });
+
+    it('numbers turns of one session committed at once without a clash', async () => {
+      const turns = await Promise.all(
+        ['a', 'b', 'c'].map((text) => sessions().commitTurn(OWNER, 'busy', [user(text), user(`${text}2`)], empty)),
+      );
+      expect(
+        turns
+          .flat()
+          .map((m) => m.seq)
+          .sort((x, y) => x - y),
+      ).toEqual([1, 2, 3, 4, 5, 6]);
+      expect((await sessions().messages(OWNER, 'busy')).map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    });
+
+    it('gives an unknown session an empty state and forgets a deleted session', async () => {
+      expect(await sessions().state(OWNER, 'nobody')).toEqual({ remoteState: {} });
+      await sessions().commitTurn(OWNER, 's', [user('hi')], empty);
+      expect(await sessions().delete(OWNER, 's')).toBe(true);
+      expect(await sessions().delete(OWNER, 's')).toBe(false);
+      expect(await sessions().messages(OWNER, 's')).toEqual([]);
+      expect(await sessions().list(OWNER)).toEqual([]);
+    });
+
+    it('keys conversations by principal: the same id from two callers is two conversations', async () => {
+      const alice = namedCaller('bearer:alice');
+      const bob = namedCaller('bearer:bob');
+      const pending = {
+        remoteState: {},
+        activeAgent: 'operator',
+        pendingApproval: {
+          agentName: 'operator',
+          call: { id: 'c1', name: 'exec_shell', arguments: '{"command":"rm -rf build"}' },
+          question: 'May I run rm -rf build?',
+        },
+      };
+      await sessions().commitTurn(alice, 'ctx-1', [user('alice asks')], pending);
+      await sessions().commitTurn(bob, 'ctx-1', [user('bob asks')], empty);
+      expect((await sessions().messages(alice, 'ctx-1')).map((m) => [m.seq, m.content])).toEqual([[1, 'alice asks']]);
+      expect((await sessions().messages(bob, 'ctx-1')).map((m) => [m.seq, m.content])).toEqual([[1, 'bob asks']]);
+      // Alice's pending approval lives with her conversation: Bob's same contextId cannot answer it.
+      expect((await sessions().state(alice, 'ctx-1')).pendingApproval?.question).toBe('May I run rm -rf build?');
+      expect((await sessions().state(bob, 'ctx-1')).pendingApproval).toBeUndefined();
+      expect(await sessions().delete(bob, 'ctx-1')).toBe(true);
+      expect(await sessions().messages(alice, 'ctx-1')).toHaveLength(1);
+      // A listing shows a caller its own; the owner sees everyone's.
+      expect((await sessions().list(alice)).map((s) => [s.owner, s.id])).toEqual([['bearer:alice', 'ctx-1']]);
+      expect((await sessions().list(bob)).map((s) => s.id)).toEqual([]);
+      expect((await sessions().list(OWNER)).map((s) => [s.owner, s.id])).toEqual([['bearer:alice', 'ctx-1']]);
+      // The owner's own ctx-1 is a third conversation.
+      expect(await sessions().messages(OWNER, 'ctx-1')).toEqual([]);
+    });
+  });
+}

@@ -1,0 +1,49 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createMemoryLogger } from '../../src/log/logger';
+import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/storage';
+import type { StoresFactory } from './contracts/factory';
+import { graphStoreContract } from './contracts/graph.contract';
+import { jobStoresContract } from './contracts/jobs.contract';
+import { knowledgeStoreContract } from './contracts/knowledge.contract';
+import { ledgerContract } from './contracts/ledger.contract';
+import { memoryStoreContract } from './contracts/memory.contract';
+import { sessionStoreContract } from './contracts/sessions.contract';
+import { vaultStoreContract } from './contracts/vault.contract';
+import { vectorStoreContract } from './contracts/vectors.contract';
+
+/** The embedded SQLite storage, a fresh file per test. */
+const sqlite: StoresFactory = {
+  name: 'SQLite',
+  async open(options = {}) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-contract-'));
+    const file = path.join(dir, 'lango.db');
+    const open = () =>
+      openSqliteStorage({ file, logger: createMemoryLogger(), clock: options.clock ?? (() => new Date()) });
+    let storage: SqliteStorage = open();
+    return {
+      get stores() {
+        return storage.stores;
+      },
+      async reopen() {
+        await storage.close();
+        storage = open();
+        return storage.stores;
+      },
+      async close() {
+        await storage.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+
+sessionStoreContract(sqlite);
+memoryStoreContract(sqlite);
+knowledgeStoreContract(sqlite);
+graphStoreContract(sqlite);
+vectorStoreContract(sqlite);
+vaultStoreContract(sqlite);
+ledgerContract(sqlite);
+jobStoresContract(sqlite);
