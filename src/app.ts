@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type express from 'express';
 import type { LlmAgent } from './agent/agent';
 import { createRunner } from './agent/runner';
+import { routesOf } from './agent/transfer';
 import type { TurnRunner } from './agent/turn';
 import { combineContextProviders } from './agent/turnState';
 import { assertSafeExposure } from './a2a/auth';
@@ -13,7 +14,7 @@ import { errorMessage } from './errors';
 import { createFederation, type Federation } from './federation/federation';
 import { checkInboundHops } from './federation/hops';
 import type { PeerStatus } from './federation/health';
-import type { Model } from './llm/model';
+import type { Model, ModelRoute } from './llm/model';
 import { createOfflineModel } from './llm/offline';
 import { createOpenAIModel } from './llm/openai';
 import type { Logger } from './log/logger';
@@ -134,7 +135,6 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     cleanups.push(() => storage.close());
     const { stores } = storage;
     const nodeId = await stores.node.nodeId();
-    const model = deps.model ?? createConfiguredModel(config, logger.child({ component: 'llm' }));
     const vault = await openNodeVault(config, { stores, dataDir, secrets, clock, logger });
     const secretReferences = createSecretReferences({
       lookup: (principal, name) => requireVault(vault).secretValue(principal, name),
@@ -150,13 +150,13 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       logger,
       secrets,
       clock,
-      model,
     });
     cleanups.push(() => toolset.close());
 
+    // The tree holds no model: the runner gives every agent the node's model, which the offline model
+    // needs the tree for (it routes by the keywords and tools of the agent it speaks for).
     const tree = createAgentTreeHolder({
       tools: () => toolset.tools,
-      model,
       multiAgent: config.agent.multiAgent,
       maxDelegationRounds: config.agent.maxDelegationRounds,
       systemPrompt,
@@ -166,6 +166,12 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       tree.rebuild();
       logger.info('agent tree rebuilt', { component: 'tools', tools: toolset.tools.length });
     });
+    const model =
+      deps.model ??
+      createConfiguredModel(config, {
+        logger: logger.child({ component: 'llm' }),
+        routes: (agentName) => routesOf(tree.current(), agentName),
+      });
 
     const federation = createNodeFederation(config, {
       logger,
@@ -189,6 +195,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     const turnEndHooks = toolset.instances.flatMap((i) => (i.onTurnEnd ? [i.onTurnEnd] : []));
     const runner = createRunner({
       tree,
+      model,
       sessions: stores.sessions,
       logger: runtimeLogger,
       maxDelegationRounds: config.agent.maxDelegationRounds,
@@ -220,7 +227,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     });
     // Before the tool families close: running turns are failed first, then the tools they use go away.
     cleanups.push(() => a2a.close());
-    await toolset.start({ runner, agentNames: () => tree.agentNames() });
+    await toolset.start({ runner, model, agentNames: () => tree.agentNames() });
 
     let server: http.Server | undefined;
     return {
@@ -295,8 +302,12 @@ async function openNodeVault(
 }
 
 /** The model `config.agent` asks for: an OpenAI-compatible endpoint, or the embedded offline model. */
-function createConfiguredModel(config: LangoConfig, logger: Logger): Model {
-  if (config.agent.provider !== 'openai') return createOfflineModel();
+function createConfiguredModel(
+  config: LangoConfig,
+  options: { logger: Logger; routes: (agentName: string) => ModelRoute[] },
+): Model {
+  const { logger } = options;
+  if (config.agent.provider !== 'openai') return createOfflineModel({ routes: options.routes });
   return createOpenAIModel({
     apiKey: config.agent.apiKey ?? 'none',
     baseURL: config.agent.baseUrl,

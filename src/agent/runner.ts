@@ -9,7 +9,7 @@ import { executeToolCall, DEFAULT_MAX_TOOL_RESULT_CHARS } from './toolCall';
 import { indexTree, routesFor, transferTarget, transferToolSpec, TRANSFER_TOOL } from './transfer';
 import { resumePendingApproval } from './resume';
 import { historyMessages, toolContext, TurnState, type ContextProvider, type TurnEndHook } from './turnState';
-import type { ModelMessage, ModelToolCall } from '../llm/model';
+import type { Model, ModelMessage, ModelToolCall } from '../llm/model';
 import type { Logger } from '../log/logger';
 import { emptySessionState, type PendingApproval, type SessionStore } from '../store/sessions';
 
@@ -17,6 +17,8 @@ import { emptySessionState, type PendingApproval, type SessionStore } from '../s
 export interface RunnerOptions {
   /** The live agent tree; each turn runs on the tree current when it starts (peers join and leave). */
   tree: { current(): LlmAgent };
+  /** The model of every agent that has none of its own (the node's configured model). */
+  model?: Model;
   sessions: SessionStore;
   logger: Logger;
   /** Transfers accepted per turn; further ones are refused and the agent must answer. */
@@ -139,20 +141,20 @@ export function createRunner(options: RunnerOptions): TurnRunner {
       };
     }
     turn.modelCalls.set(agent.name, calls + 1);
-    if (!agent.model) return { type: 'failed', reason: `agent ${agent.name} has no model configured` };
+    const model = agent.model ?? options.model;
+    if (!model) return { type: 'failed', reason: `agent ${agent.name} has no model configured` };
 
     const routes = routesFor(agent, turn.tree);
     const tools = agent.tools.map((t) => ({ name: t.name, description: t.description, parameters: toolJsonSchema(t) }));
     if (routes.length) tools.push(transferToolSpec(routes));
     const context = await agentContext(turn, agent);
     const reply = yield* callModel(
-      agent.model,
+      model,
       {
         agentName: agent.name,
         instruction: context ? `${agent.instruction}\n\n${context}` : agent.instruction,
         messages: turn.messages(),
         tools,
-        routes,
         signal: turn.signal,
       },
       turn.log,

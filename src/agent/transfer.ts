@@ -43,6 +43,16 @@ export function routesFor(agent: LlmAgent, tree: TreeIndex): ModelRoute[] {
   return routes;
 }
 
+/**
+ * The routes of the agent named `agentName` in the tree under `root`
+ * (empty for an unknown or remote agent): what the offline model routes by.
+ */
+export function routesOf(root: LlmAgent, agentName: string): ModelRoute[] {
+  const tree = indexTree(root);
+  const agent = tree.get(agentName);
+  return agent?.kind === 'llm' ? routesFor(agent, tree) : [];
+}
+
 /** The `transfer_to_agent` function as offered to the model, listing the names it may use. */
 export function transferToolSpec(routes: ModelRoute[]): ModelToolSpec {
   const names = routes.map((r) => r.name).join(', ');
@@ -51,7 +61,9 @@ export function transferToolSpec(routes: ModelRoute[]): ModelToolSpec {
     description: `Hand the conversation to another agent, which then answers the user. Valid agent names: ${names}.`,
     parameters: {
       type: 'object',
-      properties: { agent_name: { type: 'string', description: `One of: ${names}.` } },
+      properties: {
+        agent_name: { type: 'string', enum: routes.map((r) => r.name), description: `One of: ${names}.` },
+      },
       required: ['agent_name'],
       additionalProperties: false,
     },

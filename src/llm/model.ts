@@ -27,7 +27,12 @@ export interface ModelToolSpec {
   parameters: Record<string, unknown>;
 }
 
-/** One sub-agent the current agent may transfer to, with its routing keywords. */
+/**
+ * One agent an agent may transfer to, with its routing keywords: what the
+ * offline model routes by. Real models read the routing table in the
+ * instruction; the offline model is given a lookup of these by the
+ * composition root (`createOfflineModel({ routes })`).
+ */
 export interface ModelRoute {
   name: string;
   description: string;
@@ -46,12 +51,6 @@ export interface ModelRequest {
   instruction: string;
   messages: ModelMessage[];
   tools: ModelToolSpec[];
-  /**
-   * The agents `transfer_to_agent` may name, with their routing keywords.
-   * Real models read the routing table in the instruction; the offline model
-   * routes by these keywords.
-   */
-  routes: ModelRoute[];
   signal: AbortSignal;
 }
 

@@ -3,6 +3,16 @@ import { findToolName, exampleCall, isGreeting, parseToolCall, routeScore } from
 
 const TRANSFER = 'transfer_to_agent';
 
+/** Options of {@link createOfflineModel}. */
+export interface OfflineModelOptions {
+  /**
+   * The agents the named agent may transfer to, with their keywords and
+   * tools: the offline model routes by these. The composition root reads
+   * them from the live agent tree; without it the model routes nowhere.
+   */
+  routes?: (agentName: string) => ModelRoute[];
+}
+
 /**
  * The embedded default model: deterministic, no network, no API key. It is
  * not a language model; it follows fixed rules so a fresh node works end to
@@ -35,16 +45,16 @@ const TRANSFER = 'transfer_to_agent';
  * For real conversations configure an OpenAI-compatible endpoint
  * (`agent.provider: openai`, `agent.apiKey`, `agent.baseUrl`).
  * @example
- * const model = createOfflineModel();
- * const tree = buildAgentTree({ tools, model });
+ * const tree = createAgentTreeHolder({ tools: () => tools });
+ * const model = createOfflineModel({ routes: (agentName) => routesOf(tree.current(), agentName) });
  */
-export function createOfflineModel(): Model {
+export function createOfflineModel(options: OfflineModelOptions = {}): Model {
   return {
     name: 'offline',
     async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
       if (request.signal.aborted)
         throw Object.assign(new Error('the model call was cancelled'), { name: 'AbortError' });
-      const decision = decide(request);
+      const decision = decide(request, options.routes?.(request.agentName) ?? []);
       if (decision.type === 'text') {
         yield { type: 'text_delta', delta: decision.text };
       } else {
@@ -59,7 +69,7 @@ export function createOfflineModel(): Model {
 
 type Decision = { type: 'text'; text: string } | { type: 'call'; name: string; arguments: string };
 
-function decide(request: ModelRequest): Decision {
+function decide(request: ModelRequest, routes: ModelRoute[]): Decision {
   const { agentName, messages } = request;
   const userIndex = findLastIndex(messages, (m) => m.role === 'user' && !m.runtimeNote);
   const text = userIndex >= 0 ? messages[userIndex]!.content : '';
@@ -80,7 +90,7 @@ function decide(request: ModelRequest): Decision {
   const call = ownTools.length && !answered ? parseToolCall(text, ownTools) : undefined;
   if (call) return { type: 'call', ...call };
 
-  const subRoutes = request.routes.filter((r) => !r.parent);
+  const subRoutes = routes.filter((r) => !r.parent);
   if (isGreeting(text)) return say(`Hello! I'm ${agentName}. ${abilities(agentName, subRoutes, ownTools)}`);
 
   if (canTransfer && !answered) {

@@ -27,8 +27,6 @@ export interface ToolFamilyDeps {
   /** Values to mask in every log line (vault secrets, API keys). */
   secrets: SecretRegistry;
   clock: () => Date;
-  /** The node's configured model (offline or OpenAI-compatible), for tools that condense or summarise. */
-  model: Model;
   /**
    * Tells the toolset that this family's tools changed at runtime (a skill
    * was added): the family replaces the contents of its instance's `tools`
@@ -41,6 +39,8 @@ export interface ToolFamilyDeps {
 export interface FamilyRuntime {
   /** Runs prompts through the agent tree (cron, background jobs, workflows). */
   runner: TurnRunner;
+  /** The node's configured model (offline or OpenAI-compatible), for work that condenses or summarises. */
+  model: Model;
   /** Names of the agents in the live tree, remote ones included. */
   agentNames: () => string[];
 }

@@ -3,6 +3,7 @@ import { createRunner } from '../../src/agent/runner';
 import { defineTool } from '../../src/agent/tool';
 import { createOfflineModel } from '../../src/llm/offline';
 import { buildAgentTree } from '../../src/orchestration/tree';
+import { routesOf } from '../../src/agent/transfer';
 import { toEvents } from '../../src/store/sessionEvents';
 import { collect, openStore } from './helpers';
 import { OWNER } from '../../src/principal';
@@ -32,9 +33,10 @@ describe('runtime with the real agent tree and the offline model', () => {
   ];
 
   it('answers "hello" at the orchestrator and sends a named exec_shell call to the operator', async () => {
-    const root = buildAgentTree({ tools, model: createOfflineModel() });
+    const root = buildAgentTree({ tools });
     const runner = createRunner({
       tree: { current: () => root },
+      model: createOfflineModel({ routes: (agentName) => routesOf(root, agentName) }),
       sessions: store.sessions,
       logger: store.logger,
       maxDelegationRounds: 5,

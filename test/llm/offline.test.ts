@@ -3,6 +3,7 @@ import { createOfflineModel } from '../../src/llm/offline';
 import { parseToolCall, routeScore, isGreeting } from '../../src/llm/offlineSyntax';
 import { defineTool, toolJsonSchema, type AnyTool } from '../../src/agent/tool';
 import { createRunner } from '../../src/agent/runner';
+import { routesOf } from '../../src/agent/transfer';
 import type { RemoteAgent } from '../../src/agent/agent';
 import { collect, makeAgent, openStore } from '../agent/helpers';
 import { OWNER } from '../../src/principal';
@@ -29,24 +30,21 @@ const spec = (tool: AnyTool) => ({ name: tool.name, description: tool.descriptio
 function tree(extra: RemoteAgent[] = []) {
   const operator = makeAgent({
     name: 'operator',
-    model,
     tools: [shell, fsRead],
     keywords: ['run', 'execute', 'command', 'shell', 'file', 'read'],
     description: 'command execution, file operations',
   });
   const navigator = makeAgent({
     name: 'navigator',
-    model,
     keywords: ['browse', 'web', 'url', 'page', 'website'],
     description: 'web browsing',
   });
   const planner = makeAgent({
     name: 'planner',
-    model,
     keywords: ['plan', 'steps', 'how to', 'break down'],
     description: 'planning',
   });
-  return makeAgent({ name: 'lango-orchestrator', model, subAgents: [operator, navigator, planner, ...extra] });
+  return makeAgent({ name: 'lango-orchestrator', subAgents: [operator, navigator, planner, ...extra] });
 }
 
 describe('offline model tool syntax', () => {
@@ -100,14 +98,18 @@ describe('offline model in the runtime', () => {
     shellRuns.length = 0;
   });
   afterEach(() => store.close());
-  const runner = (extra: RemoteAgent[] = []) =>
-    createRunner({
-      tree: { current: () => tree(extra) },
+  /** A runner over the test tree with the offline model, which routes by that tree (as the node wires it). */
+  const runner = (extra: RemoteAgent[] = []) => {
+    const root = tree(extra);
+    return createRunner({
+      tree: { current: () => root },
+      model: createOfflineModel({ routes: (agentName) => routesOf(root, agentName) }),
       sessions: store.sessions,
       logger: store.logger,
       maxDelegationRounds: 5,
       maxTurnsPerAgent: 10,
     });
+  };
 
   it('answers a greeting at the orchestrator without delegating, naming what it routes', async () => {
     const { events, result } = await collect(runner(), { principal: OWNER, sessionId: 's', text: 'hello' });
@@ -139,10 +141,11 @@ describe('offline model in the runtime', () => {
       parameters: z.object({ prompt: z.string() }),
       execute: async ({ prompt }) => void scheduled.push(prompt),
     });
-    const automator = makeAgent({ name: 'automator', model, tools: [schedule], keywords: ['schedule'] });
-    const root = makeAgent({ name: 'lango-orchestrator', model, subAgents: [tree().subAgents[0]!, automator] });
+    const automator = makeAgent({ name: 'automator', tools: [schedule], keywords: ['schedule'] });
+    const root = makeAgent({ name: 'lango-orchestrator', subAgents: [tree().subAgents[0]!, automator] });
     const run = createRunner({
       tree: { current: () => root },
+      model: createOfflineModel({ routes: (agentName) => routesOf(root, agentName) }),
       sessions: store.sessions,
       logger: store.logger,
       maxDelegationRounds: 5,

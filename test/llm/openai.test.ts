@@ -19,7 +19,6 @@ async function drain(model: Model, request: Partial<ModelRequest> = {}): Promise
     instruction: 'You are terse.',
     messages: [{ role: 'user', content: 'hi' }],
     tools: [],
-    routes: [],
     signal: new AbortController().signal,
     ...request,
   })) {

@@ -108,7 +108,8 @@ describe('delegation through the built tree and the runtime', () => {
     await run(runnerFor(model), 'hi there');
     const request = model.requests[0];
     expect(request.tools.map((t) => t.name)).toEqual(['transfer_to_agent']);
-    expect(request.routes.map((r) => r.name)).toEqual(['operator', 'navigator', 'planner', 'chronicler']);
+    const transfer = request.tools[0].parameters as { properties: { agent_name: { enum: string[] } } };
+    expect(transfer.properties.agent_name.enum).toEqual(['operator', 'navigator', 'planner', 'chronicler']);
   });
 
   it('offers each specialist only its own tools and its assembled prompt', async () => {

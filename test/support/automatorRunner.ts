@@ -9,7 +9,7 @@ import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
 import { OWNER, type Principal } from '../../src/principal';
 import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/storage';
 import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../../src/tools/family';
-import { testFamilyDeps } from './familyDeps';
+import { testFamilyDeps, unusedModel } from './familyDeps';
 
 /** What a scripted turn answers: a text (completed) or a whole TurnResult. */
 export type ScriptedAnswer = string | TurnResult;
@@ -147,7 +147,11 @@ export async function createFamily(family: ToolFamily, deps: ToolFamilyDeps, pri
     instance,
     call,
     start: async (runtime: { runner: TurnRunner; agentNames?: string[] }) =>
-      instance.start?.({ runner: runtime.runner, agentNames: () => runtime.agentNames ?? DEFAULT_AGENTS }),
+      instance.start?.({
+        runner: runtime.runner,
+        model: unusedModel,
+        agentNames: () => runtime.agentNames ?? DEFAULT_AGENTS,
+      }),
     close: async () => instance.close?.(),
   };
 }

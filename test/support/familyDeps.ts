@@ -28,7 +28,6 @@ export async function testFamilyDeps(options: {
   config?: Omit<LangoConfigInput, 'dataDir'>;
   logger?: MemoryLogger;
   clock?: () => Date;
-  model?: Model;
   secrets?: SecretRegistry;
 }): Promise<ToolFamilyDeps & { logger: MemoryLogger; toolChanges: { count: number } }> {
   const config = LangoConfig.parse({ ...options.config, dataDir: options.dataDir });
@@ -66,7 +65,6 @@ export async function testFamilyDeps(options: {
     logger,
     secrets,
     clock,
-    model: options.model ?? unusedModel,
     toolChanges,
     toolsChanged: () => void (toolChanges.count += 1),
   };

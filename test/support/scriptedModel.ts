@@ -57,7 +57,6 @@ export class ScriptedModel implements Model {
       ...request,
       messages: [...request.messages],
       tools: [...request.tools],
-      routes: [...request.routes],
     });
     const next = this.queue.shift();
     if (next === undefined) {

@@ -17,7 +17,8 @@ export interface SessionMessage {
 /** Options of {@link Chronicler}. */
 export interface ChroniclerOptions {
   store: MemoryStore;
-  model: Model;
+  /** The model that condenses; the node's, given when the family starts (until then: extractive summaries). */
+  model?: Model;
   logger: Logger;
   settings: LangoConfig['observationalMemory'];
   /** Upper bound of one observer or reflector model call. */
@@ -44,7 +45,7 @@ stable facts, the user's preferences, decisions and unfinished work. Write only 
  */
 export class Chronicler {
   readonly store: MemoryStore;
-  private readonly model: Model;
+  private model: Model | undefined;
   private readonly logger: Logger;
   private readonly settings: LangoConfig['observationalMemory'];
   private readonly requestTimeoutMs: number;
@@ -116,6 +117,11 @@ export class Chronicler {
   /** Resolves once every queued job has finished (tests, shutdown). */
   async idle(): Promise<void> {
     while (this.queues.size > 0) await Promise.all([...this.queues.values()]);
+  }
+
+  /** Condenses through `model` from now on (the node's model, once it exists). */
+  useModel(model: Model): void {
+    this.model = model;
   }
 
   /** Cancels model calls in flight and refuses new work. */
@@ -197,6 +203,7 @@ export class Chronicler {
 
   private condense(instruction: string, text: string, maxLines: number): Promise<string[] | undefined> {
     const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.requestTimeoutMs)]);
+    if (!this.model) return Promise.resolve(undefined);
     return condenseWithModel({ model: this.model, instruction, text, signal, maxLines });
   }
 }

@@ -73,7 +73,6 @@ export async function condenseWithModel(options: {
       instruction: options.instruction,
       messages: [{ role: 'user', content: options.text }],
       tools: [],
-      routes: [],
       signal: options.signal,
     })) {
       if (event.type === 'text_delta') answer += event.delta;

@@ -1,4 +1,5 @@
 import type { ContextRequest } from '../../agent/turnState';
+import type { Model } from '../../llm/model';
 import type { Principal } from '../../principal';
 import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../family';
 import { Chronicler, type SessionMessage } from './chronicler';
@@ -14,14 +15,15 @@ export interface ChroniclerInstance extends ToolFamilyInstance {
 }
 
 /**
- * Builds observational memory on the node's memory store and model.
+ * Builds observational memory on the node's memory store; it condenses with
+ * `model` (a test's), else with the node's model from `start`.
  * @example
- * const memory = createChronicler(deps);
+ * const memory = createChronicler({ ...deps, model });
  * runner.onTurnEnd = memory.onTurnEnd;           // after each committed turn
  * prompt.contextProviders.push(memory.contextProvider);
  */
 export function createChronicler(
-  deps: Pick<ToolFamilyDeps, 'config' | 'stores' | 'logger' | 'model'>,
+  deps: Pick<ToolFamilyDeps, 'config' | 'stores' | 'logger'> & { model?: Model },
 ): ChroniclerInstance {
   const chronicler = new Chronicler({
     store: deps.stores.memory,
@@ -33,6 +35,9 @@ export function createChronicler(
   return {
     tools: createChroniclerTools({ chronicler }),
     chronicler,
+    start: ({ model }) => {
+      if (!deps.model) chronicler.useModel(model);
+    },
     onTurnEnd: (turn) => chronicler.onTurnEnd(turn),
     contextProvider: (request) => chronicler.contextProvider(request),
     close: () => chronicler.close(),

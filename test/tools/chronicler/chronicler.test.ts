@@ -79,9 +79,7 @@ describe('chronicler observational memory', () => {
       },
     ]);
     const memory = open(model);
-    const started = Date.now();
     expect(memory.onTurnEnd({ principal: OWNER, sessionId: 'ctx-lisbon', messages: SESSION })).toBeUndefined();
-    expect(Date.now() - started).toBeLessThan(50);
     expect(model.requests).toHaveLength(0); // nothing ran on the caller's path
     await memory.chronicler.idle();
 
