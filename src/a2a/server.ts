@@ -20,7 +20,8 @@ import { CheckedPushStore, RetryingPushSender } from './pushNotifications';
 import { GuardedRequestHandler } from './requestHandler';
 import { ResultOnlySend } from './resultOnlySend';
 import { createCardSigner } from './signing';
-import { createA2AStores, parseDuration } from './taskStore';
+import { parseDuration } from '../duration';
+import { createA2AStores } from './taskStore';
 
 /** Dependencies of {@link createA2AServer}. */
 export interface A2AServerOptions {
@@ -79,7 +80,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
 
   const stores = createA2AStores({ db, group, logger, clock });
   stores.failInterrupted(RESTART_REASON);
-  const retentionMs = parseDuration(config.a2a.taskRetention);
+  const retentionMs = parseDuration(config.a2a.taskRetention, 'a2a.taskRetention');
   const purge = () => {
     try {
       stores.purgeFinished(new Date(clock().getTime() - retentionMs));

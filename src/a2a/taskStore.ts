@@ -38,14 +38,6 @@ const FINISHED = FINISHED_STATES.map(taskStateToJSON);
 /** States a live executor owns, as stored; after a restart nobody does. */
 const IN_FLIGHT = RUNNING_STATES.map(taskStateToJSON);
 
-/** Parses `30s`, `15m`, `12h`, `7d` (the `a2a.taskRetention` format) into milliseconds. */
-export function parseDuration(text: string): number {
-  const match = /^(\d+)([smhd])$/.exec(text);
-  if (!match) throw new Error(`not a duration: ${text}`);
-  const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd'];
-  return Number(match[1]) * unit;
-}
-
 /** The two SDK stores over our database, plus the lifecycle chores. */
 export interface A2AStores {
   readonly tasks: SqliteTaskStore;

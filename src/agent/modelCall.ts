@@ -1,7 +1,7 @@
 import type { ModelRequest, ModelToolCall, Model } from '../llm/model';
 import type { Logger } from '../log/logger';
 import { RunEvents, type RunEvent } from './events';
-import { AbortError, raceAbort } from '../errors';
+import { errorMessage, AbortError, raceAbort } from '../errors';
 
 /** What one model call produced: its text and the tool calls it asked for, or why it failed. */
 export type ModelReply = { ok: true; text: string; toolCalls: ModelToolCall[] } | { ok: false; reason: string };
@@ -48,7 +48,7 @@ export async function* callModel(
     }
   } catch (err) {
     if (request.signal.aborted) throw new AbortError();
-    const reason = err instanceof Error ? err.message : String(err);
+    const reason = errorMessage(err);
     logger.warn('model call failed', { agent: request.agentName, model: model.name, error: reason });
     return { ok: false, reason: `the model failed: ${reason}` };
   }

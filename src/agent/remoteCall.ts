@@ -1,7 +1,7 @@
 import type { RemoteAgent, RemoteInvocation, RemoteOutcome } from './agent';
 import type { Logger } from '../log/logger';
 import { RunEvents, type RunEvent } from './events';
-import { AbortError, raceAbort } from '../errors';
+import { errorMessage, AbortError, raceAbort } from '../errors';
 
 /**
  * Calls a remote A2A agent for one request, relaying the events it yields.
@@ -31,7 +31,7 @@ export async function* callRemote(
     }
   } catch (err) {
     if (invocation.signal.aborted) throw new AbortError();
-    const reason = err instanceof Error ? err.message : String(err);
+    const reason = errorMessage(err);
     logger.warn('remote agent call failed', { agent: remote.name, error: reason });
     yield RunEvents.remoteCall(remote.name, 'failed', reason);
     return { status: 'failed', reason };

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { ApprovalRequired, type AnyTool, type ToolContext } from './tool';
-import { AbortError, raceAbort } from '../errors';
+import { errorMessage, AbortError, raceAbort } from '../errors';
 
 /** How one tool call ended, as the loop needs to know it. */
 export type ToolCallOutcome = { type: 'result'; ok: boolean; content: string } | { type: 'approval'; question: string };
@@ -43,8 +43,8 @@ export async function executeToolCall(
     if (err instanceof ApprovalRequired) return { type: 'approval', question: err.question };
     // Only the turn's own cancellation aborts the turn; a tool's internal abort is its failure.
     if (ctx.signal.aborted) throw new AbortError();
-    ctx.logger.warn('tool failed', { tool: tool.name, error: err instanceof Error ? err.message : String(err) });
-    return failed(err instanceof Error ? err.message : String(err));
+    ctx.logger.warn('tool failed', { tool: tool.name, error: errorMessage(err) });
+    return failed(errorMessage(err));
   }
 }
 

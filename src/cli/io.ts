@@ -1,4 +1,4 @@
-import { ConfigError, InputError, LangoError } from '../errors';
+import { errorMessage, ConfigError, InputError, LangoError } from '../errors';
 
 /** Exit codes of the `lango` CLI. */
 export const ExitCode = { ok: 0, failure: 1, badInput: 2 } as const;
@@ -30,7 +30,7 @@ export function reportError(err: unknown, io: CliIO, debug = false): number {
     io.err(`lango: ${err.message}\n`);
     return ExitCode.badInput;
   }
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   io.err(`lango: ${err instanceof LangoError ? '' : 'failed: '}${message}\n`);
   if (debug && err instanceof Error && err.stack) io.err(err.stack + '\n');
   return ExitCode.failure;

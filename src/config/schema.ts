@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DURATION_FORMS, isDuration } from '../duration';
 
 /**
  * The configuration schema: the single source of truth for every key, its
@@ -74,10 +75,7 @@ const A2a = z
     agentDescription: z.string().min(1).optional(),
     remoteAgents: z.array(RemoteAgentEntry).default([]),
     legacyCompat: z.boolean().default(true),
-    taskRetention: z
-      .string()
-      .regex(/^\d+[smhd]$/, 'a duration such as 30s, 15m, 12h or 7d')
-      .default('7d'),
+    taskRetention: z.string().refine(isDuration, DURATION_FORMS).default('7d'),
     auth: A2aAuth.optional(),
     allowUnauthenticated: z.boolean().default(false),
     signingKey: z.string().optional(),

@@ -1,5 +1,5 @@
 import { request, type Dispatcher } from 'undici';
-import { RemoteAgentError } from '../errors';
+import { errorMessage, RemoteAgentError } from '../errors';
 
 /**
  * Fetches a peer's agent card (or a pinned JWKS) over HTTP with undici: one
@@ -74,18 +74,6 @@ export async function fetchJson(url: string, options: FetchJsonOptions): Promise
     if (options.signal?.aborted) throw new RemoteAgentError('aborted', { cause: error });
     throw new RemoteAgentError(`unreachable: ${describeNetworkError(error)}`, { cause: error });
   }
-}
-
-/**
- * The message of anything thrown. Duck-typed rather than `instanceof Error`:
- * errors from undici or the SDK may come from another realm (a vm context,
- * jest's sandbox) where `instanceof` fails.
- */
-export function errorMessage(error: unknown): string {
-  if (error && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string') {
-    return (error as { message: string }).message;
-  }
-  return String(error);
 }
 
 /** A short, secret-free description of a network error (`ECONNREFUSED`, `socket hang up`, …). */

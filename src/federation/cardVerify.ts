@@ -2,8 +2,8 @@ import { constants, createPublicKey, verify as cryptoVerify, type KeyObject } fr
 import { canonicalizeAgentCard, type AgentCard } from '@a2a-js/sdk';
 import type { Dispatcher } from 'undici';
 import type { ParsedAgentCard } from '../protocol/cardSchema';
-import { RemoteAgentError } from '../errors';
-import { errorMessage, fetchJson } from './cardFetch';
+import { errorMessage, RemoteAgentError } from '../errors';
+import { fetchJson } from './cardFetch';
 
 /**
  * Signed agent cards (A2A §8.4): a JWS over the JCS-canonical card. Keys are

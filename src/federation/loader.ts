@@ -5,9 +5,9 @@ import type { AgentCard } from '@a2a-js/sdk';
 import type { Dispatcher } from 'undici';
 import { parseAgentCard, type ParsedAgentCard } from '../protocol/cardSchema';
 import type { RemoteAgentEntry } from '../config/schema';
-import { RemoteAgentError } from '../errors';
+import { errorMessage, RemoteAgentError } from '../errors';
 import type { Logger } from '../log/logger';
-import { errorMessage, fetchJson } from './cardFetch';
+import { fetchJson } from './cardFetch';
 import { verifyCard, type VerifyCardsMode } from './cardVerify';
 import {
   pinInterfaces,
@@ -105,7 +105,7 @@ export async function loadPeer(entry: RemoteAgentEntry, options: PeerLoadOptions
   try {
     headers = await outboundHeaders(entry, options.resolveSecret);
   } catch (error) {
-    return skip(messageOf(error), false);
+    return skip(errorMessage(error), false);
   }
   let raw: unknown;
   let origin: string | undefined;
@@ -120,7 +120,7 @@ export async function loadPeer(entry: RemoteAgentEntry, options: PeerLoadOptions
       origin = new URL(fetched.url).origin;
     }
   } catch (error) {
-    return skip(`card ${messageOf(error)}`, !entry.cardFile);
+    return skip(`card ${errorMessage(error)}`, !entry.cardFile);
   }
   const parsed = parseAgentCard(raw);
   if (!parsed.ok) return skip(`malformed card: ${parsed.issues.join('; ')}`, true);
@@ -158,7 +158,7 @@ export async function loadPeer(entry: RemoteAgentEntry, options: PeerLoadOptions
       },
     };
   } catch (error) {
-    return skip(messageOf(error), true);
+    return skip(errorMessage(error), true);
   }
 }
 
@@ -235,9 +235,4 @@ async function readCardFile(file: string, options: PeerLoadOptions): Promise<unk
 
 function withSlash(url: string): string {
   return url.endsWith('/') ? url : `${url}/`;
-}
-
-/** The message of an error, for log lines and skip reasons. */
-export function messageOf(error: unknown): string {
-  return errorMessage(error);
 }

@@ -2,6 +2,7 @@ import { AgentCard } from '@a2a-js/sdk';
 import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import type { ParsedAgentCard } from '../protocol/cardSchema';
 import { RemoteAgentError } from '../errors';
+import { STOPWORDS } from '../stopwords';
 
 /**
  * Turns a validated (still untrusted) card into what the node uses: the
@@ -14,11 +15,6 @@ export const MAX_DESCRIPTION = 300;
 const MAX_KEYWORDS = 24;
 /** Bindings the SDK client speaks over HTTP. */
 const HTTP_BINDINGS = new Set(['JSONRPC', 'HTTP+JSON']);
-const STOPWORDS = new Set(
-  'the and for with from that this what which into about your you our are was were can will would could should please some any all how who why when where then than them they its it'.split(
-    ' ',
-  ),
-);
 
 /** Reads a v1.0 or v0.3 card as the SDK client's in-memory v1.0 card (v0.3 interfaces stamped `0.3`). */
 export function toSdkCard(parsed: ParsedAgentCard, raw: Record<string, unknown>): AgentCard {

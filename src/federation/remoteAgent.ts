@@ -5,7 +5,8 @@ import type { RemoteAgent, RemoteInvocation, RemoteOutcome } from '../agent/agen
 import { RunEvents, type RunEvent } from '../agent/events';
 import { isSettled } from '../protocol/taskStates';
 import type { Logger } from '../log/logger';
-import { describeNetworkError, errorMessage } from './cardFetch';
+import { errorMessage } from '../errors';
+import { describeNetworkError } from './cardFetch';
 import { TRACEPARENT_KEY, childTraceparent } from '../log/traceContext';
 import { nextHop, resolveNodeId, type NodeId } from './hops';
 import type { LoadedPeer } from './loader';

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { AbortError, LangoError } from '../errors';
+import { errorMessage, AbortError, LangoError } from '../errors';
 import type { Logger } from '../log/logger';
 import type { Model, ModelEvent, ModelMessage, ModelRequest, ModelToolCall } from './model';
 
@@ -125,7 +125,7 @@ function describeError(err: unknown, endpoint: string, apiKey: string): string {
   else if (err instanceof OpenAI.APIError && err.status !== undefined) {
     const detail = (err.error as { message?: unknown } | undefined)?.message;
     text = `the model endpoint answered HTTP ${err.status}: ${typeof detail === 'string' && detail ? detail : err.message}`;
-  } else text = err instanceof Error ? err.message : String(err);
+  } else text = errorMessage(err);
   if (apiKey) text = text.split(apiKey).join('[REDACTED]');
   return text.replace(/\bsk-[A-Za-z0-9_*-]{6,}/g, 'sk-[REDACTED]');
 }

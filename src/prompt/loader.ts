@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from '../errors';
+import { errorMessage, ConfigError } from '../errors';
 import type { Logger } from '../log/logger';
 import type { SecretRegistry } from '../log/redact';
 import { defaultPromptSections } from './defaults';
@@ -28,7 +28,7 @@ export function readPromptFile(file: string, secrets?: SecretRegistry, logger?: 
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    const reason = (err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.message : String(err));
+    const reason = (err as NodeJS.ErrnoException).code ?? errorMessage(err);
     throw new ConfigError(`cannot read prompt file ${file}: ${reason}`, [
       `agent.promptsDir: cannot read ${file} (${reason})`,
     ]);

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import { CredentialUser } from '../../src/a2a/auth';
-import { createA2AStores, parseDuration, type A2AStores } from '../../src/a2a/taskStore';
+import { createA2AStores, type A2AStores } from '../../src/a2a/taskStore';
+import { parseDuration } from '../../src/duration';
 import { RESULT_ONLY_KEY } from '../../src/a2a/callFlags';
 import { textPart } from '../../src/a2a/messages';
 import { createMemoryLogger } from '../../src/log/logger';
@@ -251,8 +252,8 @@ describe('the SQLite task and push stores', () => {
   });
 
   it('parses retention durations', () => {
-    expect(parseDuration('30s')).toBe(30_000);
-    expect(parseDuration('7d')).toBe(7 * 86_400_000);
-    expect(() => parseDuration('7 days')).toThrow();
+    expect(parseDuration('30s', 'a2a.taskRetention')).toBe(30_000);
+    expect(parseDuration('7d', 'a2a.taskRetention')).toBe(7 * 86_400_000);
+    expect(() => parseDuration('7 days', 'a2a.taskRetention')).toThrow('invalid a2a.taskRetention');
   });
 });

@@ -19,7 +19,7 @@ describe('local embeddings', () => {
     expect(a).toHaveLength(256);
     expect(norm(a)).toBeCloseTo(1, 5);
     expect(Array.from(a)).toEqual(Array.from(b));
-    expect(local.id).toBe('local:hash-256');
+    expect(local.id).toBe('local:hash-256-v2');
   });
 
   it('ranks the text sharing words, inflections or misspellings with a query first', () => {
@@ -93,7 +93,7 @@ describe('openai-compatible embeddings', () => {
 
 describe('createEmbeddingProvider', () => {
   it('builds local by default, none for provider none, openai from its keys', () => {
-    expect(createEmbeddingProvider(LangoConfig.parse({}).embedding)?.id).toBe('local:hash-512');
+    expect(createEmbeddingProvider(LangoConfig.parse({}).embedding)?.id).toBe('local:hash-512-v2');
     expect(createEmbeddingProvider(LangoConfig.parse({ embedding: { provider: 'none' } }).embedding)).toBeUndefined();
     const openai = createEmbeddingProvider(
       LangoConfig.parse({

@@ -1,15 +1,9 @@
 import type { EmbeddingProvider } from './provider';
 import { normalize } from './vector';
+import { STOPWORDS } from '../../stopwords';
 
 /** Default dimensionality of {@link createLocalEmbeddings}. */
 export const LOCAL_EMBEDDING_DIMENSIONS = 512;
-
-const STOPWORDS = new Set(
-  (
-    'a an and are as at be but by can did do does for from had has have how i if in into is it its me my of on or our ' +
-    'so that the their them then there these they this to was we were what when where which who why will with you your'
-  ).split(' '),
-);
 
 /** Strips common English suffixes so "deploying", "deployed" and "deploys" share a feature. */
 function stem(word: string): string {
@@ -75,7 +69,8 @@ export function embedLocally(text: string, dimensions = LOCAL_EMBEDDING_DIMENSIO
 export function createLocalEmbeddings(options: { dimensions?: number } = {}): EmbeddingProvider {
   const dimensions = options.dimensions ?? LOCAL_EMBEDDING_DIMENSIONS;
   return {
-    id: `local:hash-${dimensions}`,
+    // v2: the node's one stopword list; vectors of the first version are embedded again.
+    id: `local:hash-${dimensions}-v2`,
     dimensions: () => dimensions,
     embed: async (texts) => texts.map((t) => embedLocally(t, dimensions)),
   };

@@ -5,7 +5,7 @@
  * `rag_retrieve` tool.
  */
 export interface EmbeddingProvider {
-  /** `local:hash-512`, `openai:text-embedding-3-small`: stored with every vector so a model change re-embeds. */
+  /** `local:hash-512-v2`, `openai:text-embedding-3-small`: stored with every vector so a model change re-embeds. */
   readonly id: string;
   /** Length of every vector this provider returns; known after the first call for remote providers. */
   dimensions(): number | undefined;

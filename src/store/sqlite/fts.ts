@@ -1,3 +1,5 @@
+import { STOPWORDS } from '../../stopwords';
+
 /**
  * Turns free text into an FTS5 MATCH expression: every word becomes a quoted
  * term (so `-`, `:` or `AND` typed by a user or a model are words, not
@@ -27,11 +29,3 @@ export function bm25Score(rank: number): number {
   // Four significant digits: bm25 of a term found in half of a tiny table is near 1e-6, not 0.
   return Number((-rank).toPrecision(4));
 }
-
-const STOPWORDS = new Set(
-  (
-    'a an and are as at be but by can did do does for from had has have how i if in into is it its me my of on or our ' +
-    'so that the their them then there these they this to was we were what when where which who whom why will with ' +
-    'you your'
-  ).split(' '),
-);

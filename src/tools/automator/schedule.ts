@@ -1,6 +1,6 @@
 import { Cron } from 'croner';
-import { InputError } from '../../errors';
-import { parseDuration } from './duration';
+import { errorMessage, InputError } from '../../errors';
+import { parseDuration } from '../../duration';
 import type { ScheduleKind } from '../../store/jobs';
 
 /**
@@ -57,7 +57,7 @@ export function parseSchedule(text: string, anchor: Date): Schedule {
     // No callback: croner only computes dates and never starts a timer of its own.
     pattern = new Cron(trimmed);
   } catch (error) {
-    const reason = error instanceof Error ? error.message.replace(/^CronPattern: /, '') : String(error);
+    const reason = errorMessage(error).replace(/^CronPattern: /, '');
     throw new InputError(
       `invalid schedule "${trimmed}": not a cron expression (${reason}), an interval such as "every 5m", or an ISO date`,
     );

@@ -1,7 +1,7 @@
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { InputError } from '../../errors';
-import { parseDuration } from './duration';
+import { errorMessage, InputError } from '../../errors';
+import { parseDuration } from '../../duration';
 
 const STEP_ID = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 /** `{{steps.<id>.result}}`: how a step quotes an earlier step's answer. */
@@ -47,7 +47,7 @@ export function parseWorkflow(text: string, agentNames?: string[]): WorkflowDefi
   try {
     raw = parseYaml(text);
   } catch (error) {
-    const message = error instanceof Error ? error.message.split('\n')[0].replace(/:\s*$/, '') : String(error);
+    const message = errorMessage(error).split('\n')[0].replace(/:\s*$/, '');
     throw new InputError(`invalid workflow YAML: ${message}`);
   }
   const parsed = WorkflowDefinition.safeParse(raw);
@@ -99,7 +99,7 @@ function graphIssues(steps: WorkflowStep[]): { path: PropertyKey[]; message: str
       try {
         parseDuration(step.timeout, `timeout of step "${step.id}"`);
       } catch (error) {
-        issues.push({ path: ['steps', index, 'timeout'], message: (error as Error).message });
+        issues.push({ path: ['steps', index, 'timeout'], message: errorMessage(error) });
       }
     }
   });

@@ -1,17 +1,10 @@
 import type { Model } from '../../llm/model';
+import { STOPWORDS } from '../../stopwords';
 
 /** Rough token count (4 characters a token): budgets here are soft, a tokenizer is not worth its weight. */
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
-
-const STOPWORDS = new Set(
-  (
-    'a an and are as at be but by can could did do does for from had has have how i if in into is it its just me my no ' +
-    'not of on or our so that the their them then there these they this to too was we were what when where which who ' +
-    'why will with would you your yes ok okay please thanks thank'
-  ).split(' '),
-);
 
 /** Splits text into sentences, keeping each under `max` characters. */
 export function sentences(text: string, max = 300): string[] {

@@ -8,6 +8,7 @@ import { createFsTools } from './fs';
 import { createJobManager } from './jobs';
 import { createSkillTool, loadSkills } from './skills';
 import { createWorkspace, type Workspace } from './workspace';
+import { errorMessage } from '../../errors';
 
 /**
  * The workspace root the config asks for: `tools.fs.root` (resolved against
@@ -134,7 +135,7 @@ export const skillsFamily: ToolFamily = {
       });
       watcher.on('error', (err) => logger.warn('skills folder watch stopped', { dir, error: err.message }));
     } catch (err) {
-      logger.warn('skills folder not watched; new skills need a restart', { dir, error: (err as Error).message });
+      logger.warn('skills folder not watched; new skills need a restart', { dir, error: errorMessage(err) });
     }
     return {
       tools,

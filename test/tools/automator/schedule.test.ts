@@ -1,4 +1,4 @@
-import { parseDuration } from '../../../src/tools/automator/duration';
+import { parseDuration } from '../../../src/duration';
 import { parseSchedule } from '../../../src/tools/automator/schedule';
 
 const anchor = new Date('2026-01-01T00:00:00.000Z');

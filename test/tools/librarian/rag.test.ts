@@ -53,7 +53,7 @@ describe('rag_retrieve', () => {
       .prepare('SELECT collection, provider, length(vector) AS bytes FROM rag_vectors ORDER BY collection, ref_id')
       .all();
     expect(rows).toHaveLength(5);
-    expect(rows[0]).toEqual({ collection: 'knowledge', provider: 'local:hash-512', bytes: 512 * 4 });
+    expect(rows[0]).toEqual({ collection: 'knowledge', provider: 'local:hash-512-v2', bytes: 512 * 4 });
 
     const found = await callTool(librarian.tools, 'rag_retrieve', {
       query: 'when does the deploymnt pipelne run',

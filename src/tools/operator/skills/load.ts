@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseSkillMarkdown, type SkillDefinition } from './skillFile';
+import { errorMessage } from '../../../errors';
 
 /** A skill found on disk, with the folder it lives in. */
 export interface LoadedSkill extends SkillDefinition {
@@ -38,7 +39,7 @@ export function loadSkills(skillsDir: string): SkillScan {
       seen.add(skill.name);
       scan.skills.push({ ...skill, dir });
     } catch (error) {
-      scan.errors.push({ dir, reason: (error as Error).message });
+      scan.errors.push({ dir, reason: errorMessage(error) });
     }
   }
   return scan;

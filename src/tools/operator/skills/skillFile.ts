@@ -1,6 +1,6 @@
 import YAML from 'yaml';
 import { z } from 'zod';
-import { LangoError } from '../../../errors';
+import { errorMessage, LangoError } from '../../../errors';
 
 /** A SKILL.md that cannot be used; `message` names the file and what is wrong. */
 export class SkillParseError extends LangoError {}
@@ -104,7 +104,7 @@ export function parseSkillMarkdown(text: string, source = 'SKILL.md'): SkillDefi
   try {
     raw = YAML.parse(match[1]);
   } catch (error) {
-    throw new SkillParseError(`${source}: front matter is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+    throw new SkillParseError(`${source}: front matter is not valid YAML: ${errorMessage(error).split('\n')[0]}`);
   }
   const parsed = SkillFrontMatter.safeParse(raw ?? {});
   if (!parsed.success) {

@@ -9,7 +9,7 @@ import {
 } from 'viem';
 import { z } from 'zod';
 import { ApprovalRequired, defineTool, type AnyTool } from '../../../agent/tool';
-import { ToolExecutionError } from '../../../errors';
+import { errorMessage, ToolExecutionError } from '../../../errors';
 import type { Logger } from '../../../log/logger';
 import type { TokenChain } from './chain';
 import { utcDay, type PaymentLedger } from '../../../store/ledger';
@@ -53,7 +53,7 @@ export function chainErrorReason(error: unknown): string {
     const details = error.details && error.details !== error.shortMessage ? ` (${error.details})` : '';
     return `${error.shortMessage}${details}`.split('\n').join(' ');
   }
-  return (error as Error).message.split('\n')[0];
+  return errorMessage(error).split('\n')[0];
 }
 
 function checkedAddress(value: string, what: string): Address {
