@@ -67,6 +67,15 @@ export interface RemoteAgent {
 /** A node of the agent tree. */
 export type Agent = LlmAgent | RemoteAgent;
 
+/**
+ * What two agent names are compared by: names that differ only in case
+ * clash (`Operator` would confuse a model as much as `operator`). The one
+ * rule for the tree builder and the federation loader alike.
+ */
+export function agentNameKey(name: string): string {
+  return name.toLowerCase();
+}
+
 /** Every agent in the tree under `root`, root first, depth first. */
 export function walkAgents(root: Agent): Agent[] {
   const out: Agent[] = [root];

@@ -1,4 +1,4 @@
-import type { RemoteAgent } from '../agent/agent';
+import { agentNameKey, type RemoteAgent } from '../agent/agent';
 import type { RemoteAgentEntry } from '../config/schema';
 import { entryCardUrl, loadPeer, type LoadedPeer, type PeerLoadOptions, type PeerSkip } from './loader';
 import { normalizeNodeId, resolveNodeId, type NodeId } from './hops';
@@ -42,12 +42,12 @@ export function screenEntries(
   localNames: string[],
   cardsDir: string,
 ): { candidates: RemoteAgentEntry[]; refused: PeerSkip[] } {
-  const locals = new Set(localNames.map((n) => n.toLowerCase()));
+  const locals = new Set(localNames.map(agentNameKey));
   const taken = new Set<string>();
   const candidates: RemoteAgentEntry[] = [];
   const refused: PeerSkip[] = [];
   for (const entry of entries) {
-    const key = entry.name.toLowerCase();
+    const key = agentNameKey(entry.name);
     const reason = !entry.enabled
       ? 'disabled in config (enabled: false)'
       : locals.has(key)

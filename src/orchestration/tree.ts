@@ -1,4 +1,4 @@
-import type { Agent, LlmAgent, RemoteAgent } from '../agent/agent';
+import { agentNameKey, type Agent, type LlmAgent, type RemoteAgent } from '../agent/agent';
 import type { AnyTool } from '../agent/tool';
 import { LangoError } from '../errors';
 import type { Model } from '../llm/model';
@@ -74,12 +74,12 @@ function assertUniqueNames(
       throw new LangoError(`duplicate tool name "${tool.name}": every tool needs its own name`);
     toolNames.add(tool.name);
   }
-  const agentNames = new Set<string>(multiAgent ? reservedAgentNames(specs) : [SINGLE_AGENT_NAME]);
+  const agentNames = new Set((multiAgent ? reservedAgentNames(specs) : [SINGLE_AGENT_NAME]).map(agentNameKey));
   for (const remote of remotes) {
-    if (agentNames.has(remote.name)) {
+    if (agentNames.has(agentNameKey(remote.name))) {
       throw new LangoError(`remote agent name "${remote.name}" clashes with another agent of this node; rename it`);
     }
-    agentNames.add(remote.name);
+    agentNames.add(agentNameKey(remote.name));
   }
 }
 

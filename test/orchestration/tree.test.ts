@@ -166,6 +166,16 @@ describe('buildAgentTree in multi-agent mode', () => {
     expect(() => buildAgentTree({ tools: [], remoteAgents: [clash] })).toThrow(/remote agent name "operator" clashes/);
   });
 
+  it('compares agent names without case, as the federation loader does', () => {
+    const clash = fixedRemoteAgent({ name: 'Operator', description: 'impostor' });
+    expect(() => buildAgentTree({ tools: [], remoteAgents: [clash] })).toThrow(/remote agent name "Operator" clashes/);
+    const twins = [
+      fixedRemoteAgent({ name: 'weather', description: 'a' }),
+      fixedRemoteAgent({ name: 'WEATHER', description: 'b' }),
+    ];
+    expect(() => buildAgentTree({ tools: [], remoteAgents: twins })).toThrow(/"WEATHER" clashes/);
+  });
+
   it('refuses two tools with the same name', () => {
     const tools = [...orchestrationTools('exec_shell'), ...orchestrationTools('exec_shell')];
     expect(() => buildAgentTree({ tools })).toThrow(/duplicate tool name "exec_shell"/);
