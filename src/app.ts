@@ -29,9 +29,9 @@ import type { Stores } from './store';
 import type { SqliteDatabase } from './store/sqlite/database';
 import { openSqliteStorage } from './store/sqlite/storage';
 import { toolFamilies } from './tools/families';
-import { createSecretReferences } from './tools/secretReferences';
+import { createSecretReferences } from './vault/references';
 import { createToolset, type FamilyStatus } from './tools/toolset';
-import { openVault, requireVault, type VaultAccess } from './tools/vault/vault';
+import { openVault, requireVault, type VaultAccess } from './vault/vault';
 
 export type { FamilyStatus } from './tools/toolset';
 

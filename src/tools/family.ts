@@ -7,8 +7,8 @@ import type { Logger } from '../log/logger';
 import type { SecretRegistry } from '../log/redact';
 import type { PrincipalDirectory } from '../principal';
 import type { Stores } from '../store';
-import type { SecretReferences } from './secretReferences';
-import type { VaultAccess } from './vault/vault';
+import type { SecretReferences } from '../vault/references';
+import type { VaultAccess } from '../vault/vault';
 
 /** What a tool family's factory may use. Built once by the composition root. */
 export interface ToolFamilyDeps {

@@ -5,8 +5,8 @@ import { SecretRegistry } from '../../src/log/redact';
 import { defaultPrincipals } from '../../src/principal';
 import type { SqliteStorage } from '../../src/store/sqlite/storage';
 import type { ToolFamilyDeps } from '../../src/tools/family';
-import { createSecretReferences } from '../../src/tools/secretReferences';
-import { openVault, requireVault, type VaultAccess } from '../../src/tools/vault/vault';
+import { createSecretReferences } from '../../src/vault/references';
+import { openVault, requireVault, type VaultAccess } from '../../src/vault/vault';
 
 /** A model for families that must not call one: any call fails the test loudly. */
 export const unusedModel: Model = {

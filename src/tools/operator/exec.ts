@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineTool, type AnyTool, type ToolContext } from '../../agent/tool';
 import { ToolExecutionError } from '../../errors';
 import type { Logger } from '../../log/logger';
-import type { SecretReferences } from '../secretReferences';
+import type { SecretReferences } from '../../vault/references';
 import { checkExecPolicy, type ExecPolicy } from './policy';
 import { baseShellEnv, runShell } from './shell';
 import type { Workspace } from './workspace';

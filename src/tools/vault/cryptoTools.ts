@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../agent/tool';
 import { ToolExecutionError } from '../../errors';
 import { NODE_KEY, nodeSigningKey } from './keys';
-import type { Vault } from './vault';
+import type { Vault } from '../../vault/vault';
 
 const HASHES = ['sha256', 'sha512', 'sha3-256', 'sha3-512', 'sha1', 'md5'] as const;
 

@@ -5,7 +5,7 @@ import { createCryptoTools } from './cryptoTools';
 import { BASE_RPC_URL, BASE_USDC, createTokenChain, walletAccount } from './payment/chain';
 import { createPaymentTools } from './payment/tools';
 import { createSecretsTools } from './secretsTools';
-import { requireVault } from './vault';
+import { requireVault } from '../../vault/vault';
 
 /** `crypto_*`: hashing, encryption and Ed25519 signing with the node key; gated by `security.enabled`. */
 export const cryptoFamily: ToolFamily = {

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { Vault } from './vault';
+import type { Vault } from '../../vault/vault';
 
 /** The name of the node's own Ed25519 signing key. */
 export const NODE_KEY = 'node';

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../agent/tool';
 import { ToolExecutionError } from '../../errors';
 import type { Logger } from '../../log/logger';
-import { secretReference, secretEnvName } from '../secretReferences';
-import type { Vault } from './vault';
+import { secretReference, secretEnvName } from '../../vault/references';
+import type { Vault } from '../../vault/vault';
 
 const Name = z.string().min(1).max(64).describe('Secret name: letters, digits, _ and -, starting with a letter');
 

@@ -9,7 +9,7 @@ import { createMemoryLogger, type MemoryLogger } from '../../../src/log/logger';
 import { SecretRegistry } from '../../../src/log/redact';
 import { OWNER } from '../../../src/principal';
 import { openSqliteStorage } from '../../../src/store/sqlite/storage';
-import { openVault } from '../../../src/tools/vault/vault';
+import { openVault } from '../../../src/vault/vault';
 import { a2aClient, asTask, partsText, textRequest } from '../../support/a2aClient';
 import { startOpenAIServer, type OpenAIServer } from '../../support/openaiServer';
 import { tempDir } from './context';

@@ -1,7 +1,7 @@
 import { getAddress, type Address } from 'viem';
 import { ApprovalRequired, type AnyTool } from '../../../src/agent/tool';
 import { paymentFamily } from '../../../src/tools/vault/family';
-import { requireVault } from '../../../src/tools/vault/vault';
+import { requireVault } from '../../../src/vault/vault';
 import { byName, callTool, tempDir, toolContext } from '../operator/context';
 import { familyDeps } from '../operator/deps';
 import { startTestChain, type TestChain } from './evmChain';

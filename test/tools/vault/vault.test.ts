@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { cryptoFamily, secretsFamily } from '../../../src/tools/vault/family';
 import { execFamily } from '../../../src/tools/operator/family';
-import { loadMasterKey, MASTER_KEY_FILE } from '../../../src/tools/vault/masterKey';
+import { loadMasterKey, MASTER_KEY_FILE } from '../../../src/vault/masterKey';
 import { byName, callTool, tempDir } from '../operator/context';
 import { familyDeps } from '../operator/deps';
 

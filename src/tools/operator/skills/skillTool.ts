@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../../agent/tool';
 import { ToolExecutionError } from '../../../errors';
-import { hasSecretReferences } from '../../secretReferences';
+import { hasSecretReferences } from '../../../vault/references';
 import type { ExecToolsOptions } from '../exec';
 import { checkExecPolicy } from '../policy';
 import { baseShellEnv, runShell } from '../shell';

@@ -1,6 +1,6 @@
 import { createPublicClient, createWalletClient, defineChain, erc20Abi, http, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import type { Vault } from '../vault';
+import type { Vault } from '../../../vault/vault';
 
 /** USDC on Base mainnet, used when `payment.usdcAddress` is unset and the chain is Base (8453). */
 export const BASE_USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';

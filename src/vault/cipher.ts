@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { ToolExecutionError } from '../../errors';
+import { ToolExecutionError } from '../errors';
 
 /** Prefix of every sealed value: the format version, so it can change later. */
 const VERSION = 'v1';

@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
-import { ConfigError, ToolExecutionError } from '../../errors';
-import type { Logger } from '../../log/logger';
-import type { SecretRegistry } from '../../log/redact';
-import { OWNER_ID, type Principal } from '../../principal';
-import type { SecretInfo, StoredKey, VaultStore } from '../../store/vault';
+import { ConfigError, ToolExecutionError } from '../errors';
+import type { Logger } from '../log/logger';
+import type { SecretRegistry } from '../log/redact';
+import { OWNER_ID, type Principal } from '../principal';
+import type { SecretInfo, StoredKey, VaultStore } from '../store/vault';
 import { deriveKey, open, seal } from './cipher';
 import { loadMasterKey, type MasterKeySource } from './masterKey';
 

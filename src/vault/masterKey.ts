@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from '../../errors';
+import { ConfigError } from '../errors';
 
 /** File name of the generated master key inside the data directory. */
 export const MASTER_KEY_FILE = 'master.key';
