@@ -7,14 +7,7 @@ import { createApp, type LangoApp } from '../../src/app';
 import { resolveConfig } from '../../src/config/load';
 import { createMemoryLogger } from '../../src/log/logger';
 import { OWNER } from '../../src/principal';
-
-async function until(check: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { waitFor } from '../support/waitFor';
 
 const operatorTools = (app: LangoApp) => {
   const operator = walkAgents(app.root()).find((a) => a.name === 'operator');
@@ -46,7 +39,8 @@ describe('skills at runtime', () => {
         '"body":"```sh\\necho \\"$SKILL_ARG_WORD\\" | tr a-z A-Z\\n```"}',
     });
     expect(created).toMatchObject({ status: 'completed', author: 'librarian' });
-    await until(() => operatorTools(app).includes('skill_shout'));
+    // The skills folder is watched (debounced): the rebuilt tree shows the new tool.
+    await waitFor(() => operatorTools(app).includes('skill_shout'), 5000, 'skill_shout in the tree');
 
     const ran = await runToEnd(app.runner, {
       principal: OWNER,

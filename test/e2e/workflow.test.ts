@@ -6,6 +6,7 @@ import { createApp, type LangoApp } from '../../src/app';
 import { resolveConfig } from '../../src/config/load';
 import { createMemoryLogger } from '../../src/log/logger';
 import { OWNER } from '../../src/principal';
+import { waitFor } from '../support/waitFor';
 
 /**
  * A workflow in a whole node (the real runner, the offline model): its steps
@@ -48,15 +49,18 @@ describe('a workflow across specialists in a whole node', () => {
     const started = await call(`workflow_run ${JSON.stringify({ yaml })}`);
     const runId = String(started.runId);
 
-    let status: {
+    type RunStatus = {
       status: string;
       steps: { stepId: string; agent: string; status: string; author: string; result: string }[];
     };
-    const deadline = Date.now() + 15_000;
-    do {
-      await new Promise((r) => setTimeout(r, 100));
-      status = (await call(`workflow_status ${JSON.stringify({ runId })}`)) as typeof status;
-    } while (status.status === 'running' && Date.now() < deadline);
+    const status = await waitFor(
+      async () => {
+        const run = (await call(`workflow_status ${JSON.stringify({ runId })}`)) as RunStatus;
+        return run.status !== 'running' && run;
+      },
+      15_000,
+      'the workflow run to finish',
+    );
 
     expect(status.status).toBe('completed');
     expect(status.steps.map((s) => [s.stepId, s.agent, s.status, s.author])).toEqual([

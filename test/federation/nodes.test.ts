@@ -10,6 +10,7 @@ import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
 import { a2aClient, asTask, partsText, textRequest } from '../support/a2aClient';
 import { deadPort } from '../support/federationPeers';
 import { logged } from '../support/federationRun';
+import { waitFor } from '../support/waitFor';
 
 /**
  * Whole lango nodes on loopback (createApp, offline model): a hub whose
@@ -118,8 +119,7 @@ describe('a hub node federating a peer node', () => {
       expect.arrayContaining(['remote call', 'remote call settled']),
     );
     // The peer continued the same trace: its turn's log lines (the runner's, the A2A task's) carry the id.
-    await new Promise((r) => setTimeout(r, 50));
-    expect(traced(peer.logger).length).toBeGreaterThan(0);
+    await waitFor(() => traced(peer.logger).length > 0, 5000, "the peer's log lines of the trace");
     // A request without a traceparent starts a trace of its own on the hub, continued at the peer.
     const client = await a2aClient(hub.url, 'JSONRPC');
     await client.sendMessage(textRequest('peer-one: plan my month'));
@@ -135,8 +135,7 @@ describe('a hub node federating a peer node', () => {
     const a = await node('node-a', { remoteAgents: [{ name: 'node-b', baseUrl: `http://127.0.0.1:${portB}` }] }, portA);
     const b = await node('node-b', { remoteAgents: [{ name: 'node-a', baseUrl: `http://127.0.0.1:${portA}` }] }, portB);
     expect(b.app.peers()[0]).toMatchObject({ name: 'node-a', state: 'healthy' });
-    const deadline = Date.now() + 15_000;
-    while (a.app.peers()[0]?.state !== 'healthy' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => a.app.peers()[0]?.state === 'healthy', 15_000, "A's background probe to let B in");
     expect(a.app.peers()[0]).toMatchObject({ name: 'node-b', state: 'healthy' });
 
     // Naming both nodes makes each orchestrator (offline model) route to the other one.

@@ -7,6 +7,7 @@ import { TaskState, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { a2aClient, asTask, findWorkingTask, listTasksIn, partsText, textRequest } from '../support/a2aClient';
 import { freePort, spawnServe, type ServeProcess } from '../support/reliabilityProcess';
+import { waitFor } from '../support/waitFor';
 
 const SECRET = 's3cr3t-value-for-the-crash-test';
 
@@ -87,8 +88,7 @@ describe('kill -9 in the middle of streamed tasks, then restart on the same data
       }
     });
     const until = Date.now() + 15_000;
-    while (running.length < 3 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-    expect(running).toHaveLength(3);
+    await waitFor(() => running.length === 3, 15_000, 'three streamed tasks working');
     // Blocking calls in flight too: one another client has listed (so it is on disk), one nobody has seen.
     const blocking = (text: string) =>
       client.sendMessage(textRequest(text)).then(

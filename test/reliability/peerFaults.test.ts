@@ -1,5 +1,6 @@
 import { createRelayModel, startFaultyPeer, type FaultyPeer } from '../support/reliabilityPeer';
 import { rpc, sendMessageBody, startReliabilityNode, type ReliabilityNode } from '../support/reliabilityNode';
+import { waitFor } from '../support/waitFor';
 
 const CALL_TIMEOUT_MS = 1_500;
 /** A delegated call must be answered within its deadline plus this slack. */
@@ -37,15 +38,6 @@ async function peerState(node: ReliabilityNode): Promise<string> {
   const doc = (await res.json()) as { agents: { name: string; kind: string; health?: { state: string } }[] };
   const peer = doc.agents.find((a) => a.name === 'faulty');
   return peer ? (peer.health?.state ?? 'unknown') : 'absent';
-}
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return check();
 }
 
 /** A failure the caller can read: says the peer failed, and how. */
@@ -115,7 +107,7 @@ describe('faults in a remote peer during delegated tasks', () => {
 
     await peer.restart();
     // The circuit re-probes after its backoff (5 s by default) and closes on success.
-    expect(await waitFor(async () => (await peerState(node)) === 'healthy', 20_000)).toBe(true);
+    await waitFor(async () => (await peerState(node)) === 'healthy', 20_000, 'the peer to be healthy again');
     const back = await ask(node, 'ping back');
     expect(back.state).toBe('TASK_STATE_COMPLETED');
     expect(back.text).toContain('pong: ping back');

@@ -15,8 +15,11 @@ export interface EmbeddingsServer {
   requests: { model: string; input: string[]; headers: http.IncomingHttpHeaders }[];
   /** Makes the next `count` requests fail with HTTP `status`. */
   failNext(count: number, status?: number): void;
-  /** Holds every response until `release` is called (to show work happens off a tool's path). */
-  hold(): { release: () => void };
+  /**
+   * Holds every response until `release` is called (to show work happens off
+   * a tool's path); `arrived` resolves once a request is being held.
+   */
+  hold(): { release: () => void; arrived: Promise<void> };
   close(): Promise<void>;
 }
 
@@ -47,6 +50,7 @@ export async function startEmbeddingsServer(options: { apiKey?: string } = {}): 
   const requests: EmbeddingsServer['requests'] = [];
   let failures: { count: number; status: number } = { count: 0, status: 500 };
   let gate: Promise<void> | undefined;
+  let onHeld: (() => void) | undefined;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -62,7 +66,10 @@ export async function startEmbeddingsServer(options: { apiKey?: string } = {}): 
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model: string; input: string | string[] };
       const input = Array.isArray(body.input) ? body.input : [body.input];
       requests.push({ model: body.model, input, headers: req.headers });
-      if (gate) await gate;
+      if (gate) {
+        onHeld?.();
+        await gate;
+      }
       if (failures.count > 0) {
         failures.count--;
         return send(failures.status, { error: { message: 'scripted failure', type: 'server_error' } });
@@ -85,7 +92,9 @@ export async function startEmbeddingsServer(options: { apiKey?: string } = {}): 
     hold: () => {
       let release!: () => void;
       gate = new Promise<void>((resolve) => (release = resolve));
+      const arrived = new Promise<void>((resolve) => (onHeld = resolve));
       return {
+        arrived,
         release: () => {
           gate = undefined;
           release();

@@ -30,6 +30,8 @@ export class ScriptedModel implements Model {
   readonly requests: ModelRequest[] = [];
   private readonly queue: ScriptedTurn[];
   private callCount = 0;
+  /** Who waits for the n-th request, by n. */
+  private readonly waiting = new Map<number, Array<(request: ModelRequest) => void>>();
 
   constructor(turns: ScriptedTurn[] = []) {
     this.queue = [...turns];
@@ -46,6 +48,13 @@ export class ScriptedModel implements Model {
     return this.queue.length;
   }
 
+  /** Resolves with the `count`-th request (1 = the first) once it has arrived: a call made off the test's path. */
+  requested(count = 1): Promise<ModelRequest> {
+    const arrived = this.requests[count - 1];
+    if (arrived) return Promise.resolve(arrived);
+    return new Promise((resolve) => this.waiting.set(count, [...(this.waiting.get(count) ?? []), resolve]));
+  }
+
   /** The agents the model was called for, in order. */
   get agents(): string[] {
     return this.requests.map((r) => r.agentName);
@@ -53,11 +62,10 @@ export class ScriptedModel implements Model {
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
     this.callCount += 1;
-    this.requests.push({
-      ...request,
-      messages: [...request.messages],
-      tools: [...request.tools],
-    });
+    const recorded = { ...request, messages: [...request.messages], tools: [...request.tools] };
+    this.requests.push(recorded);
+    for (const resolve of this.waiting.get(this.requests.length) ?? []) resolve(recorded);
+    this.waiting.delete(this.requests.length);
     const next = this.queue.shift();
     if (next === undefined) {
       throw new Error(

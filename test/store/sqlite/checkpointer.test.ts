@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createMemoryLogger } from '../../../src/log/logger';
 import { startBackgroundCheckpoints } from '../../../src/store/sqlite/checkpointer';
 import { openDatabase, type SqliteDatabase } from '../../../src/store/sqlite/database';
+import { waitFor } from '../../support/waitFor';
 
 describe('background WAL checkpoints', () => {
   let dir: string;
@@ -32,11 +33,7 @@ describe('background WAL checkpoints', () => {
     const before = fs.statSync(file).size;
     write(200); // about 100 pages: far below the connection's own threshold, so only the worker copies them
     // Copied pages land in the database file itself (until then they live only in the WAL).
-    const deadline = Date.now() + 5_000;
-    while (fs.statSync(file).size < before + 200 * 2000 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(fs.statSync(file).size).toBeGreaterThanOrEqual(before + 200 * 2000);
+    await waitFor(() => fs.statSync(file).size >= before + 200 * 2000, 5000, 'the worker to copy the WAL');
     await stop();
     expect(pragma('wal_autocheckpoint')).toBe(1000);
     db.close();
@@ -48,11 +45,7 @@ describe('background WAL checkpoints', () => {
   it('gives checkpoints back to the connection when the worker cannot run', async () => {
     const logger = createMemoryLogger();
     const stop = startBackgroundCheckpoints({ db, file: path.join(dir, 'missing.db'), logger, intervalMs: 20 });
-    const deadline = Date.now() + 5_000;
-    while (pragma('wal_autocheckpoint') !== 1000 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(pragma('wal_autocheckpoint')).toBe(1000);
+    await waitFor(() => pragma('wal_autocheckpoint') === 1000, 5000, 'the connection to checkpoint on commit again');
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(logger.records.filter((r) => /background checkpoints stopped/.test(r.message))).toHaveLength(1);
     await stop();

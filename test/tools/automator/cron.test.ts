@@ -1,4 +1,5 @@
 import { cronFamily } from '../../../src/tools/automator/families';
+import { createMemoryLogger } from '../../../src/log/logger';
 import { OWNER } from '../../../src/principal';
 import {
   automatorDeps,
@@ -17,7 +18,10 @@ describe('cron family', () => {
 
   async function open(runner = createRecordingRunner((input) => `ran: ${input.text}`), clock?: () => Date) {
     const storage = openStorage(temp.file);
-    const family = await openFamily(cronFamily, await automatorDeps({ storage, clock }), { runner: runner.runner });
+    const logger = createMemoryLogger();
+    const family = await openFamily(cronFamily, await automatorDeps({ storage, clock, logger }), {
+      runner: runner.runner,
+    });
     let closed = false;
     const close = async () => {
       if (closed) return;
@@ -26,7 +30,7 @@ describe('cron family', () => {
       await storage.close();
     };
     temp.onCleanup(close);
-    return { ...family, runner, storage, close };
+    return { ...family, runner, storage, logger, close };
   }
 
   const historyOf = async (cron: Opened, name: string) =>
@@ -192,7 +196,11 @@ describe('cron family', () => {
     );
     await cron.call('cron_add', { name: 'overlap', schedule: 'every 100ms', prompt: 'slow work' });
     await waitFor(() => cron.runner.active === 1, 10_000, 'the run to start');
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await waitFor(
+      () => cron.logger.records.some((r) => r.message === 'cron run skipped: the previous run is still going'),
+      10_000,
+      'a fire time to come and be skipped',
+    );
 
     expect(cron.runner.maxActive).toBe(1);
     expect(cron.runner.inputs).toHaveLength(1);

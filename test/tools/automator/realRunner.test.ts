@@ -106,7 +106,7 @@ describe('automator through the real runner', () => {
     const { call } = await node(backgroundFamily, models);
 
     const job = await call('bg_submit', { prompt: 'Clean the disk slowly.' });
-    await waitFor(() => models.operator.requests.length === 1, 10_000, 'the operator model call');
+    await models.operator.requested(1);
     await call('bg_cancel', { id: job.id });
 
     await waitFor(async () => (await call('bg_status', { id: job.id })).status === 'cancelled', 10_000, 'cancellation');

@@ -122,7 +122,17 @@ describe('workflow family', () => {
     expect([...gates.keys()].sort()).toEqual(['balance', 'forecast', 'news']);
     gates.get('news')?.open();
     gates.get('balance')?.open();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Two of its three inputs are done: the digest step still waits for the third.
+    await waitFor(
+      async () =>
+        (await status(wf, runId)).steps
+          .filter((s) => s.status === 'completed')
+          .map((s) => s.stepId)
+          .sort()
+          .join() === 'balance,news',
+      10_000,
+      'news and balance to complete',
+    );
     expect(gates.has('digest')).toBe(false);
 
     gates.get('forecast')?.open();

@@ -151,7 +151,7 @@ describe('chronicler observational memory', () => {
     const model = new ScriptedModel([{ hang: true }]);
     const memory = open(model);
     memory.onTurnEnd({ principal: OWNER, sessionId: 'slow', messages: SESSION });
-    for (let i = 0; i < 100 && model.requests.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    await model.requested(1);
     expect(model.requests).toHaveLength(1);
     expect(model.requests[0].signal.aborted).toBe(false);
     await memory.close?.();

@@ -6,6 +6,7 @@ import { runToEnd } from '../../../src/agent/turn';
 import { resolveConfig } from '../../../src/config/load';
 import { createMemoryLogger } from '../../../src/log/logger';
 import { OWNER } from '../../../src/principal';
+import { waitFor } from '../../support/waitFor';
 
 /**
  * The librarian and the chronicler inside a whole node on the offline model:
@@ -48,12 +49,12 @@ describe('librarian and chronicler in a node on the offline model', () => {
     const keyword = await ask('search_knowledge {"query": "release train"}');
     expect(keyword.text).toContain('The release train leaves every second Tuesday.');
 
-    // Embedding is in the background: wait until the vector is there.
-    for (let i = 0; i < 200; i++) {
-      const { n } = app.db.prepare('SELECT count(*) AS n FROM rag_vectors').get() as { n: number };
-      if (n > 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    // Embedding is in the background, after the tool answered: wait until the vector is stored.
+    await waitFor(
+      async () => (await app.stores.vectors.load('knowledge', 'local:hash-512-v2')).length > 0,
+      5000,
+      'the knowledge vector',
+    );
     const meaning = await ask('rag_retrieve {"query": "when does the relase trian leave"}');
     expect(meaning.text).toContain('The release train leaves every second Tuesday.');
 
@@ -62,17 +63,15 @@ describe('librarian and chronicler in a node on the offline model', () => {
     const pending = await ask('librarian_pending_inquiries {}');
     expect(pending.text).toContain('who approves hotfixes');
 
-    // The chronicler observed the session after those turns.
-    for (let i = 0; i < 300; i++) {
-      const { n } = app.db.prepare('SELECT count(*) AS n FROM memory_observations').get() as { n: number };
-      if (n > 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    const observations = app.db.prepare('SELECT session_id, content FROM memory_observations').all() as {
-      session_id: string;
-      content: string;
-    }[];
-    expect(observations.length).toBeGreaterThan(0);
-    expect(observations.every((o) => o.session_id === 'ctx-lib')).toBe(true);
+    // The chronicler observes the session after those turns have answered.
+    const observations = await waitFor(
+      async () => {
+        const found = await app.stores.memory.observations(OWNER, { limit: 50 });
+        return found.length > 0 && found;
+      },
+      5000,
+      'observations of the session',
+    );
+    expect(observations.every((o) => o.sessionId === 'ctx-lib' && o.owner === 'owner')).toBe(true);
   });
 });

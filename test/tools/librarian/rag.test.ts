@@ -4,6 +4,7 @@ import { createLibrarian, type LibrarianInstance } from '../../../src/tools/libr
 import { VectorIndex } from '../../../src/tools/librarian/vectorIndex';
 import { startEmbeddingsServer, type EmbeddingsServer } from '../../support/embeddingsServer';
 import { callTool, configOf, tempNode } from '../../support/librarianHarness';
+import { waitFor } from '../../support/waitFor';
 
 const clock = () => new Date('2026-11-21T12:00:00Z');
 
@@ -96,8 +97,7 @@ describe('rag_retrieve', () => {
         content: 'The clinician on call this week is Dr. Osei.',
       });
       // The tools answered; the embedding request reaches the endpoint afterwards and is held there.
-      for (let i = 0; i < 200 && server.requests.length === 0; i++)
-        await new Promise((resolve) => setTimeout(resolve, 10));
+      await held.arrived;
       expect(server.requests).toHaveLength(1);
       expect(node.db.prepare('SELECT count(*) AS n FROM rag_vectors').get()).toEqual({ n: 0 });
       held.release();
@@ -124,13 +124,15 @@ describe('rag_retrieve', () => {
       await librarian.rag!.whenIdle();
       expect(logger.records.some((r) => r.level === 'warn' && r.message === 'embedding failed; will retry')).toBe(true);
       expect(JSON.stringify(logger.records)).not.toContain('sk-embed-test');
-      for (
-        let i = 0;
-        i < 300 && (node.db.prepare('SELECT count(*) AS n FROM rag_vectors').get() as { n: number }).n === 0;
-        i++
-      ) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      // The retry runs on a timer after the failed drain: wait until its drain has stored the vector.
+      await waitFor(
+        async () => {
+          await librarian.rag!.whenIdle();
+          return (node.db.prepare('SELECT count(*) AS n FROM rag_vectors').get() as { n: number }).n > 0;
+        },
+        6000,
+        'the retried embedding',
+      );
       const found = await callTool(librarian.tools, 'rag_retrieve', { query: 'feline name' });
       expect(found.results[0].content).toBe('The kitten is called Pixel.');
     });

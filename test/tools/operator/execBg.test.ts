@@ -5,15 +5,19 @@ import type { ToolFamilyInstance } from '../../../src/tools/family';
 import { execFamily } from '../../../src/tools/operator/family';
 import { byName, callTool, tempDir, toolContext } from './context';
 import { familyDeps } from './deps';
+import { namedCaller } from '../../../src/principal';
+import { waitFor } from '../../support/waitFor';
 
-async function waitFor<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (done(value) || Date.now() > until) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** The job's status once it is no longer running (the command ends on its own time). */
+const ended = <T extends { status: string }>(status: () => Promise<T>) =>
+  waitFor(
+    async () => {
+      const s = await status();
+      return s.status !== 'running' && s;
+    },
+    5000,
+    'the job to end',
+  );
 
 describe('exec_bg, exec_status, exec_stop', () => {
   let dir: string;
@@ -41,11 +45,13 @@ describe('exec_bg, exec_status, exec_stop', () => {
     expect(started.id).toMatch(/^job-[0-9a-f]{8}$/);
     const running = await callTool(tool('exec_status'), { id: started.id });
     expect(running.status).toBe('running');
-    const ended = await waitFor(
-      () => callTool(tool('exec_status'), { id: started.id }),
-      (s) => s.status !== 'running',
-    );
-    expect(ended).toMatchObject({ status: 'exited', exitCode: 4, output: 'first\nsecond\n', outputTruncated: false });
+    const finished = await ended(() => callTool(tool('exec_status'), { id: started.id }));
+    expect(finished).toMatchObject({
+      status: 'exited',
+      exitCode: 4,
+      output: 'first\nsecond\n',
+      outputTruncated: false,
+    });
     expect(fs.readFileSync(path.join(dir, 'exec-jobs', `${started.id}.log`), 'utf8')).toBe('first\nsecond\n');
     const listed = await callTool(tool('exec_status'), {});
     expect(listed.jobs.map((j: { id: string }) => j.id)).toEqual([started.id]);
@@ -62,21 +68,29 @@ describe('exec_bg, exec_status, exec_stop', () => {
     await expect(callTool(tool('exec_bg'), { command: 'touch x' })).rejects.toBeInstanceOf(ApprovalRequired);
     expect(fs.readdirSync(path.join(dir, 'exec-jobs'))).toEqual([]);
     const started = await callTool(tool('exec_bg'), { command: 'touch x' }, toolContext({ approved: true }));
-    await waitFor(
-      () => callTool(tool('exec_status'), { id: started.id }),
-      (s) => s.status !== 'running',
-    );
+    await ended(() => callTool(tool('exec_status'), { id: started.id }));
     expect(fs.existsSync(path.join(dir, 'workspace', 'x'))).toBe(true);
   });
 
   it('masks secret values in kept output', async () => {
     deps.secrets.add('bg-secret-value-123');
     const started = await callTool(tool('exec_bg'), { command: 'echo bg-secret-value-123' });
-    const ended = await waitFor(
-      () => callTool(tool('exec_status'), { id: started.id }),
-      (s) => s.status !== 'running',
-    );
-    expect(ended.output).toBe('[REDACTED]\n');
+    const finished = await ended(() => callTool(tool('exec_status'), { id: started.id }));
+    expect(finished.output).toBe('[REDACTED]\n');
+  });
+
+  it("keeps a caller's jobs from other callers: they can neither list, read nor stop them; the owner can", async () => {
+    const alice = toolContext({ principal: namedCaller('bearer:alice') });
+    const bob = toolContext({ principal: namedCaller('bearer:bob') });
+    const started = await callTool(tool('exec_bg'), { command: 'sleep 30' }, alice);
+    expect((await callTool(tool('exec_status'), {}, bob)).jobs).toEqual([]);
+    await expect(callTool(tool('exec_status'), { id: started.id }, bob)).rejects.toThrow(/no background job/);
+    await expect(callTool(tool('exec_stop'), { id: started.id }, bob)).rejects.toThrow(/no background job/);
+    expect((await callTool(tool('exec_status'), { id: started.id }, alice)).status).toBe('running');
+    expect((await callTool(tool('exec_status'), {})).jobs.map((j: { owner: string }) => j.owner)).toEqual([
+      'bearer:alice',
+    ]);
+    expect(await callTool(tool('exec_stop'), { id: started.id })).toMatchObject({ status: 'stopped' });
   });
 
   it('marks jobs that were running when the node restarted as lost, and names unknown ids', async () => {
