@@ -1,40 +1,29 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { AnyTool, ToolContext } from '../../src/agent/tool';
 import { LangoConfig, type LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger } from '../../src/log/logger';
 import { OWNER, type Principal } from '../../src/principal';
-import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/storage';
+import { openTestStorage } from './storage';
 
-/** A temp data dir with a real storage in it; `reopen` closes and opens the same file, `cleanup` closes and removes both. */
+/** A temp data dir with a real storage in it (see {@link openTestStorage}); `cleanup` closes and removes both. */
 export function tempNode(prefix: string, options: { clock?: () => Date } = {}) {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `lango-${prefix}-`));
-  const dbFile = path.join(dataDir, 'lango.db');
-  const open = () =>
-    openSqliteStorage({ file: dbFile, logger: createMemoryLogger(), clock: options.clock ?? (() => new Date()) });
-  let storage: SqliteStorage = open();
+  const test = openTestStorage({ clock: options.clock, prefix: `lango-${prefix}-` });
   return {
-    dataDir,
-    dbFile,
+    dataDir: test.dir,
+    dbFile: test.file,
     get storage() {
-      return storage;
+      return test.storage;
     },
     get stores() {
-      return storage.stores;
+      return test.stores;
     },
     get db() {
-      return storage.db;
+      return test.db;
     },
-    async reopen(): Promise<SqliteStorage> {
-      await storage.close();
-      storage = open();
-      return storage;
+    reopen: async () => {
+      await test.reopen();
+      return test.storage;
     },
-    async cleanup() {
-      await storage.close();
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
+    cleanup: () => test.close(),
   };
 }
 

@@ -6,9 +6,9 @@ import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/st
 
 /** A real SQLite storage in a fresh temp dir: `reopen` closes it and opens the same file again; `close` removes it. */
 export function openTestStorage(
-  options: { clock?: () => Date; logger?: MemoryLogger; redact?: (text: string) => string } = {},
+  options: { clock?: () => Date; logger?: MemoryLogger; redact?: (text: string) => string; prefix?: string } = {},
 ) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-store-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), options.prefix ?? 'lango-store-'));
   const file = path.join(dir, 'lango.db');
   const logger = options.logger ?? createMemoryLogger();
   const open = () =>
