@@ -170,6 +170,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       cwd,
       localNames: walkAgents(buildTree([])).map((a) => a.name),
       resolveSecret: (name) => vaultSecrets.resolveSecretReferences(`{{secret:${name}}}`),
+      secrets,
     });
     if (federation) {
       cleanups.push(() => federation.close());
@@ -280,7 +281,14 @@ function createConfiguredModel(config: LangoConfig, logger: Logger): Model {
 /** The federation for `a2a.remoteAgents`, or undefined when there is nothing to federate. */
 function createNodeFederation(
   config: LangoConfig,
-  options: { logger: Logger; nodeId: string; cwd: string; localNames: string[]; resolveSecret: SecretResolver },
+  options: {
+    logger: Logger;
+    nodeId: string;
+    cwd: string;
+    localNames: string[];
+    resolveSecret: SecretResolver;
+    secrets: SecretRegistry;
+  },
 ): Federation | undefined {
   const entries = config.a2a.remoteAgents;
   if (!config.a2a.enabled || entries.length === 0) return undefined;
@@ -295,7 +303,8 @@ function createNodeFederation(
     verifyCards: config.a2a.verifyCards,
     cardFetchTimeoutMs: config.a2a.cardFetchTimeoutMs,
     resolveSecret: options.resolveSecret,
-    callTimeoutMs: config.agent.requestTimeoutMs,
+    secrets: options.secrets,
+    limits: config.a2a.peerLimits,
   });
 }
 

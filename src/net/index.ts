@@ -23,4 +23,4 @@ export {
   type PinnedAgentOptions,
   type OutboundFetchOptions,
 } from './dispatcher';
-export { readBody, discardBody, quietBody, capBody, BodyTooLargeError } from './body';
+export { readBody, readWebBody, discardBody, quietBody, capBody, BodyTooLargeError } from './body';

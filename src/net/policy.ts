@@ -36,8 +36,12 @@ export interface OutboundPolicyOptions {
   allowPrivateNetworks?: boolean;
   /** Addresses or CIDRs, any spelling, opened whichever name leads to them. */
   allowAddresses?: string[];
-  /** Host names whose addresses may be non-public: exact, or globs with `*` (`*.corp.example`). */
-  allowHosts?: string[];
+  /**
+   * Hosts whose addresses may be non-public: names exact or as globs with
+   * `*` (`*.corp.example`), or a predicate over the canonical host (the
+   * lower-case name, or the formatted address of a literal).
+   */
+  allowHosts?: string[] | ((host: string) => boolean);
   /** The configuration key a refusal points to, so the operator knows how to open an address. */
   setting: string;
   lookup?: Lookup;
@@ -84,7 +88,9 @@ export function createOutboundPolicy(options: OutboundPolicyOptions): OutboundPo
     if (!cidr) throw new LangoError(`${options.setting}: "${text}" is neither an IP address nor a CIDR network`);
     return cidr;
   });
-  const hosts = (options.allowHosts ?? []).map(hostGlob);
+  const globs = typeof options.allowHosts === 'function' ? [] : (options.allowHosts ?? []).map(hostGlob);
+  const hostOpened =
+    typeof options.allowHosts === 'function' ? options.allowHosts : (host: string) => globs.some((g) => g.test(host));
   const lookup = options.lookup ?? systemLookup;
   const lookupTimeoutMs = options.lookupTimeoutMs ?? 5_000;
 
@@ -94,7 +100,7 @@ export function createOutboundPolicy(options: OutboundPolicyOptions): OutboundPo
     const verdict = classifyAddress(ip);
     if (verdict.scope === 'public') return undefined;
     const never = verdict.scope === 'unspecified' || verdict.scope === 'multicast';
-    if (!never && (options.allowPrivateNetworks || hosts.some((h) => h.test(host)))) return undefined;
+    if (!never && (options.allowPrivateNetworks || hostOpened(host))) return undefined;
     const what = host === formatIp(ip) ? describeAddress(ip, verdict) : `${host} -> ${describeAddress(ip, verdict)}`;
     return `${what} is not a public address (${options.setting} can open it)`;
   }
