@@ -16,6 +16,7 @@ import type { PeerStatus } from './federation/health';
 import type { Model } from './llm/model';
 import { createOfflineModel } from './llm/offline';
 import { createOpenAIModel } from './llm/openai';
+import { createEndpointFetch } from './net/endpoint';
 import type { Logger } from './log/logger';
 import { SecretRegistry } from './log/redact';
 import { createWinstonLogger } from './log/winston';
@@ -275,6 +276,8 @@ function createConfiguredModel(config: LangoConfig, logger: Logger): Model {
     model: config.agent.model,
     timeoutMs: config.agent.requestTimeoutMs,
     logger,
+    // The model endpoint goes through the outbound address policy too: its configured host opened, pinned, no redirects.
+    fetch: createEndpointFetch({ baseUrl: config.agent.baseUrl, setting: 'agent.baseUrl' }),
   });
 }
 

@@ -75,7 +75,7 @@ export function createPeerNetwork(options: { entries: RemoteAgentEntry[]; lookup
     for (const url of entryUrls(entry)) open(url, entry.allowPrivateNetwork);
   }
   const policy = createOutboundPolicy({
-    setting: 'an a2a.remoteAgents entry naming this host (allowPrivateNetwork for a host name)',
+    setting: 'an a2a.remoteAgents entry naming this host (with allowPrivateNetwork: true for a host name)',
     allowHosts: (host) => opened.has(host),
     lookup: options.lookup,
   });

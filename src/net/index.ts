@@ -4,7 +4,7 @@
  * dispatcher every outbound request goes through, and bounded body reads.
  */
 export { parseIp, formatIp, parseCidr, cidrContains, unmapIPv4, type IpAddress, type Cidr } from './address';
-export { classifyAddress, describeAddress, type AddressClass, type AddressScope } from './ranges';
+export { classifyAddress, scopePhrase, type AddressClass, type AddressScope } from './ranges';
 export { parseHost, isLoopbackHost, isLocalhostName, type ParsedHost } from './host';
 export {
   createOutboundPolicy,
@@ -24,3 +24,4 @@ export {
   type OutboundFetchOptions,
 } from './dispatcher';
 export { readBody, readWebBody, discardBody, quietBody, capBody, BodyTooLargeError } from './body';
+export { createEndpointFetch, type EndpointFetchOptions } from './endpoint';

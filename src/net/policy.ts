@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { LangoError } from '../errors';
 import { cidrContains, formatIp, parseCidr, parseIp, type Cidr, type IpAddress } from './address';
 import { isLocalhostName, parseHost } from './host';
-import { classifyAddress, describeAddress } from './ranges';
+import { classifyAddress, scopePhrase } from './ranges';
 
 /**
  * The outbound address policy: every request the node makes (card fetches,
@@ -101,8 +101,8 @@ export function createOutboundPolicy(options: OutboundPolicyOptions): OutboundPo
     if (verdict.scope === 'public') return undefined;
     const never = verdict.scope === 'unspecified' || verdict.scope === 'multicast';
     if (!never && (options.allowPrivateNetworks || hostOpened(host))) return undefined;
-    const what = host === formatIp(ip) ? describeAddress(ip, verdict) : `${host} -> ${describeAddress(ip, verdict)}`;
-    return `${what} is not a public address (${options.setting} can open it)`;
+    const what = host === formatIp(ip) ? `${host} is` : `${host} resolves to ${formatIp(ip)},`;
+    return `${what} ${scopePhrase(verdict)}, not public; open it with ${options.setting}`;
   }
 
   function judge(host: string, addresses: IpAddress[], partial: boolean): OutboundDecision {
@@ -159,11 +159,7 @@ export function createOutboundPolicy(options: OutboundPolicyOptions): OutboundPo
       try {
         addresses = await resolveName(parsed.name, signal);
       } catch (error) {
-        const code = (error as { code?: unknown }).code;
-        return {
-          ok: false,
-          reason: `cannot resolve ${parsed.name}: ${typeof code === 'string' ? code : (error as Error).message}`,
-        };
+        return { ok: false, reason: `cannot resolve host ${parsed.name}: ${(error as Error).message}` };
       }
       return judge(parsed.name, addresses, false);
     },

@@ -108,8 +108,11 @@ export function classifyAddress(ip: IpAddress): AddressClass {
   return { scope: 'public', range: 'public' };
 }
 
-/** A short phrase for refusals and logs: `169.254.169.254 (link-local, 169.254.0.0/16)`. */
-export function describeAddress(ip: IpAddress, verdict: AddressClass = classifyAddress(ip)): string {
+/** What an address is, for refusals: `a link-local address (169.254.0.0/16, IPv4-mapped 169.254.169.254)`. */
+export function scopePhrase(verdict: AddressClass): string {
+  const article = /^[aeiou]/.test(verdict.scope) ? 'an' : 'a';
   const via = verdict.embedded ? `, ${verdict.embedded.via} ${formatIp(verdict.embedded.ipv4)}` : '';
-  return `${formatIp(ip)} (${verdict.scope}${verdict.scope === 'public' ? '' : `, ${verdict.range}`}${via})`;
+  const range = verdict.scope === 'public' ? '' : verdict.range;
+  const detail = [range, via.slice(2)].filter(Boolean).join(', ');
+  return `${article} ${verdict.scope} address${detail ? ` (${detail})` : ''}`;
 }

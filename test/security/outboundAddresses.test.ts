@@ -168,7 +168,7 @@ describe('the outbound address policy on every spelling of an address', () => {
     expect(decision).toEqual({
       ok: false,
       reason:
-        '::ffff:a9fe:a9fe (link-local, 169.254.0.0/16, IPv4-mapped 169.254.169.254) is not a public address (test.setting can open it)',
+        '::ffff:a9fe:a9fe is a link-local address (169.254.0.0/16, IPv4-mapped 169.254.169.254), not public; open it with test.setting',
     });
   });
 
