@@ -65,7 +65,9 @@ export async function fetchJson(url: string, options: FetchJsonOptions): Promise
         throw new RemoteAgentError(`body too large: more than ${options.maxBytes} bytes${decoded}`);
       }
       if (error instanceof LangoError) throw new RemoteAgentError(`body unreadable: ${error.message}`);
-      throw error;
+      if (timeout.aborted || options.signal?.aborted) throw error;
+      // The server answered, then broke off: not "unreachable" (issue 12 names faults by what happened).
+      throw new RemoteAgentError(`body cut off: ${describeNetworkError(error)}`, { cause: error });
     }
     let body: unknown;
     try {

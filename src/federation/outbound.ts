@@ -18,7 +18,7 @@ import { createOutboundPolicy, type Lookup } from '../net/policy';
  */
 
 /** The names of this machine that a loopback peer may use interchangeably (issue 12). */
-const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
+export const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
 
 /** The canonical text a host is compared by: the formatted address for literals, the lower-case name otherwise. */
 export function canonicalHost(host: string): string | undefined {

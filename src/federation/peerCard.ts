@@ -2,7 +2,7 @@ import { AgentCard } from '@a2a-js/sdk';
 import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import type { ParsedAgentCard } from '../protocol/cardSchema';
 import { RemoteAgentError } from '../errors';
-import { isLoopbackHost } from '../net/host';
+import { canonicalHost, LOOPBACK_NAMES } from './outbound';
 
 /**
  * Turns a validated (still untrusted) card into what the node uses: the
@@ -75,7 +75,10 @@ export function pinInterfaces(
   return { ...card, supportedInterfaces: kept };
 }
 
-/** Both loopback, same scheme, same port: `http://localhost:4101` and `http://127.0.0.1:4101`. */
+/** The three names of this machine (issue 12); another loopback address may be another service. */
+const THIS_MACHINE = new Set(LOOPBACK_NAMES);
+
+/** Same scheme and port, both hosts among `localhost`, `127.0.0.1`, `::1` (in any spelling). */
 function sameLoopbackOrigin(url: URL, origin: string): boolean {
   let other: URL;
   try {
@@ -83,12 +86,8 @@ function sameLoopbackOrigin(url: URL, origin: string): boolean {
   } catch {
     return false;
   }
-  return (
-    url.protocol === other.protocol &&
-    url.port === other.port &&
-    isLoopbackHost(url.hostname) &&
-    isLoopbackHost(other.hostname)
-  );
+  const machine = (host: string) => THIS_MACHINE.has(canonicalHost(host) ?? '');
+  return url.protocol === other.protocol && url.port === other.port && machine(url.hostname) && machine(other.hostname);
 }
 
 /** The origin a `cardFile` card is pinned to: that of its first (preferred) interface. */
