@@ -28,7 +28,9 @@ export type Misbehaviour =
   | 'no-kind'
   | 'echo-auth'
   | 'heartbeats'
-  | 'big-chunks';
+  | 'big-chunks'
+  | 'ambiguous'
+  | 'a2a-error';
 
 /** What a running misbehaving peer offers the test. */
 export interface MisbehavingPeer {
@@ -242,6 +244,17 @@ export async function startMisbehavingPeer(options: MisbehavingPeerOptions): Pro
             },
           };
     const streaming = /stream/i.test(method);
+    if (mode === 'a2a-error') {
+      const error = { code: -32001, message: 'Task not found: nope' };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, error }));
+      return;
+    }
+    if (mode === 'ambiguous') {
+      // A task and a status update at once: no kind can be inferred.
+      const result = { id: 'task-1', taskId: 'task-1', contextId, status: { state: 'completed' } };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(rpc(result));
+      return;
+    }
     if (!streaming) {
       if (mode === 'no-kind') {
         const task = completed(reply) as Record<string, unknown>;
