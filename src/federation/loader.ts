@@ -255,7 +255,13 @@ function registerPeerSecrets(
     if (CREDENTIAL_HEADER.test(name) || value.includes('{{secret:')) secrets.add(headers[name]);
   try {
     const url = new URL(cardUrl);
-    secrets.add(decodeURIComponent(url.password));
+    if (url.password) {
+      secrets.add(decodeURIComponent(url.password));
+      // As it travels (Basic auth), in case a peer echoes the header.
+      secrets.add(
+        Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64'),
+      );
+    }
     for (const value of url.searchParams.values()) secrets.add(value);
   } catch {
     // a file: or unparsable URL carries no credential

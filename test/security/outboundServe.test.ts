@@ -43,6 +43,7 @@ const CARD_FAULTS = [
 const NODE_TOKEN = 'node-owner-token-5150';
 const PEER_TOKEN = 'peer-token-SECRET-7781';
 const QUERY_SECRET = 'card-query-secret-2718';
+const USERINFO_SECRET = 'card-userinfo-secret-1618';
 
 interface AgentsDoc {
   agents: Array<{ name: string; kind: string; cardUrl?: string; health?: { state: string; reason?: string } }>;
@@ -89,6 +90,7 @@ describe('lango serve with peers that fail at start-up and while running', () =>
             agentCardUrl: `${echo.cardUrl}?key=${QUERY_SECRET}`,
             auth: { type: 'bearer', token: PEER_TOKEN },
           },
+          { name: 'basic', agentCardUrl: echo.cardUrl.replace('http://', `http://carduser:${USERINFO_SECRET}@`) },
         ],
       },
     };
@@ -186,6 +188,9 @@ describe('lango serve with peers that fail at start-up and while running', () =>
     const shown = doc.agents.find((a) => a.name === 'echoer');
     expect(shown?.cardUrl).toBe(`${echo.cardUrl}?key=***`);
     expect(JSON.stringify(doc)).not.toContain(QUERY_SECRET);
+    const basic = doc.agents.find((a) => a.name === 'basic');
+    expect(basic?.cardUrl).toBe(echo.cardUrl);
+    expect(JSON.stringify(doc)).not.toContain(USERINFO_SECRET);
     const extended = await fetch(`${serve!.url}/`, {
       method: 'POST',
       headers: { ...auth, 'content-type': 'application/json', 'a2a-version': '1.0' },
@@ -194,8 +199,12 @@ describe('lango serve with peers that fail at start-up and while running', () =>
     const card = await extended.text();
     expect(card).toContain('echoer');
     expect(card).not.toContain(QUERY_SECRET);
+    expect(card).not.toContain(USERINFO_SECRET);
     expect(serve!.output()).not.toContain(QUERY_SECRET);
-    // The peer itself did receive the credential it asked for.
+    expect(serve!.output()).not.toContain(USERINFO_SECRET);
+    // The peer itself did receive the credentials it asked for: in the query, and as Basic auth.
     expect(echo.seen.some((s) => s.includes(`key=${QUERY_SECRET}`))).toBe(true);
+    const basicAuth = `Basic ${Buffer.from(`carduser:${USERINFO_SECRET}`).toString('base64')}`;
+    expect(echo.seen.some((s) => s.endsWith(basicAuth))).toBe(true);
   });
 });

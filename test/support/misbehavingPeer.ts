@@ -39,7 +39,7 @@ export interface MisbehavingPeer {
   /** How every card route answers; `ok` lets `/cards/<mode>` paths answer their own way. */
   card: Misbehaviour;
   call: Misbehaviour;
-  /** Requests received, `METHOD path` each. */
+  /** Requests received, `METHOD path` each (and the header, when Basic credentials came with it). */
   readonly seen: string[];
   /** The JSON-RPC bodies received on the A2A endpoint. */
   readonly bodies: Array<Record<string, unknown>>;
@@ -86,7 +86,9 @@ export async function startMisbehavingPeer(options: MisbehavingPeerOptions): Pro
     timers.add(timer);
   };
   const server = http.createServer((req, res) => {
-    seen.push(`${req.method} ${req.url}`);
+    seen.push(
+      `${req.method} ${req.url}${/^Basic /.test(req.headers.authorization ?? '') ? ` ${req.headers.authorization}` : ''}`,
+    );
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
