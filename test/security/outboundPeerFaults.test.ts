@@ -3,7 +3,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createRelayModel } from '../support/reliabilityPeer';
-import { rpc, sendMessageBody, startReliabilityNode, type ReliabilityNode } from '../support/reliabilityNode';
+import { askNode, startReliabilityNode, type ReliabilityNode } from '../support/reliabilityNode';
 import { startMisbehavingPeer, type MisbehavingPeer, type Misbehaviour } from '../support/misbehavingPeer';
 
 /**
@@ -15,28 +15,7 @@ import { startMisbehavingPeer, type MisbehavingPeer, type Misbehaviour } from '.
  * closed, so each fault is seen on its own.
  */
 
-const LIMITS = { maxAnswerBytes: 64 * 1024, maxEvents: 40, maxDurationMs: 2_000 };
-
-interface Outcome {
-  state: string;
-  text: string;
-}
-
-async function ask(node: ReliabilityNode, text: string): Promise<Outcome> {
-  const { json } = await rpc(node.url, sendMessageBody(text));
-  const error = json.error as { message?: string } | undefined;
-  if (error) return { state: 'rpc-error', text: String(error.message) };
-  const task = (
-    json.result as {
-      task: {
-        status: { state: string; message?: { parts: { text?: string }[] } };
-        artifacts?: { parts: { text?: string }[] }[];
-      };
-    }
-  ).task;
-  const texts = [...(task.artifacts ?? []).flatMap((a) => a.parts), ...(task.status.message?.parts ?? [])];
-  return { state: task.status.state, text: texts.map((p) => p.text ?? '').join('\n') };
-}
+const LIMITS = { maxAnswerBytes: 64 * 1024, maxEvents: 40, maxDurationMs: 3_000 };
 
 async function stillServing(node: ReliabilityNode): Promise<void> {
   const health = await fetch(`${node.url}/healthz`);
@@ -92,7 +71,7 @@ describe.each([
     ['garbage', 'garbage', /weird invalid answer: not JSON \(starts "\{"jsonrpc":"2\.0","id":1,"result":<<<garb…"\)/],
     ['a huge body', 'huge', /weird invalid answer: larger than a2a\.peerLimits\.maxAnswerBytes \(65536 bytes\)/],
     ['a gzip bomb', 'gzip-bomb', /weird invalid answer: larger than a2a\.peerLimits\.maxAnswerBytes/],
-    ['no answer at all', 'slow', /weird timed out after 2000 ms \(a2a\.peerLimits\.maxDurationMs\)/],
+    ['no answer at all', 'slow', /weird timed out after 3000 ms \(a2a\.peerLimits\.maxDurationMs\)/],
   ];
   const streamFaults: Array<[string, Misbehaviour, RegExp]> = [
     [
@@ -105,12 +84,12 @@ describe.each([
       'big-chunks',
       /weird invalid answer: answer larger than a2a\.peerLimits\.maxAnswerBytes/,
     ],
-    ['a stream that never ends', 'heartbeats', /weird timed out after 2000 ms \(a2a\.peerLimits\.maxDurationMs\)/],
+    ['a stream that never ends', 'heartbeats', /weird timed out after 3000 ms \(a2a\.peerLimits\.maxDurationMs\)/],
   ];
 
   it('relays a healthy answer', async () => {
     peer.call = 'ok';
-    const outcome = await ask(node, 'ping');
+    const outcome = await askNode(node, 'ping');
     expect(outcome.text).toContain('pong: ping');
   });
 
@@ -119,14 +98,14 @@ describe.each([
     async (_what, mode, expected) => {
       peer.call = mode;
       const started = Date.now();
-      const failed = await ask(node, `try ${String(mode)}`);
+      const failed = await askNode(node, `try ${String(mode)}`);
       expect(Date.now() - started).toBeLessThan(LIMITS.maxDurationMs + 4_000);
       expect(failed.text).toMatch(expected);
       expect(failed.text).not.toMatch(/xxxxxxxx|yyyyyyyy|aaaaaaaa|zzzzzzzz|<<<garbage>>>[^"]/);
       expect(failed.text.length).toBeLessThan(2_000);
       await stillServing(node);
       peer.call = 'ok';
-      expect((await ask(node, `after ${String(mode)}`)).text).toContain(`pong: after ${String(mode)}`);
+      expect((await askNode(node, `after ${String(mode)}`)).text).toContain(`pong: after ${String(mode)}`);
       expect(canaryHits).toBe(0);
     },
     20_000,

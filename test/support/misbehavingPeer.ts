@@ -63,6 +63,10 @@ export interface MisbehavingPeerOptions {
 }
 
 const HUGE = 5 * 1024 * 1024;
+/** 5 MiB of JSON that gzip makes a few KiB: built once, on first use. */
+let gzipBomb: Buffer | undefined;
+const bomb = () =>
+  (gzipBomb ??= gzipSync(Buffer.concat([Buffer.from('{"padding":"'), Buffer.alloc(HUGE, 'a'), Buffer.from('"}')])));
 
 /**
  * Starts a misbehaving peer; both routes answer `ok` until told otherwise.
@@ -163,8 +167,9 @@ export async function startMisbehavingPeer(options: MisbehavingPeerOptions): Pro
       case 'slow':
         return true; // never answers; the caller's deadline must end it
       case 'huge':
+        // A first megabyte at once (past every cap whatever the machine's load), then more without end.
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.write('{"padding":"');
+        res.write(`{"padding":"${'x'.repeat(1024 * 1024)}`);
         every(1, () => {
           if (res.destroyed) return false;
           res.write('x'.repeat(64 * 1024));
@@ -176,9 +181,7 @@ export async function startMisbehavingPeer(options: MisbehavingPeerOptions): Pro
         res.write('{');
         return true;
       case 'gzip-bomb':
-        res
-          .writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
-          .end(gzipSync(Buffer.concat([Buffer.from('{"padding":"'), Buffer.alloc(HUGE * 4, 'a'), Buffer.from('"}')])));
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(bomb());
         return true;
       case 'garbage':
         res
@@ -276,7 +279,7 @@ export async function startMisbehavingPeer(options: MisbehavingPeerOptions): Pro
     switch (mode) {
       case 'endless':
       case 'heartbeats':
-        every(mode === 'endless' ? 1 : 50, () => {
+        every(mode === 'endless' ? 1 : 200, () => {
           if (res.destroyed) return false;
           send(working);
           return true;
