@@ -2,6 +2,9 @@ import { Agent } from 'undici';
 import { createMemoryLogger } from '../../src/log/logger';
 import { loadRemoteAgents } from '../../src/federation/loadRemoteAgents';
 import { startPeer, type TestPeer } from '../support/federationPeers';
+import { startMisbehavingPeer } from '../support/misbehavingPeer';
+import { createRelayModel } from '../support/reliabilityPeer';
+import { rpc, sendMessageBody, startReliabilityNode } from '../support/reliabilityNode';
 import { baseOptions, drain, entries } from '../support/federationRun';
 
 /**
@@ -78,5 +81,25 @@ describe('follow-ups to a remote agent', () => {
     await drain(agents[0], { text: 'fresh start', context: ['user: hi', 'operator: hello'], state: {} });
     const message = peer.requests[count].params.message as { parts: Array<{ text?: string }> };
     expect(message.parts[0].text).toMatch(/^Conversation so far/);
+  });
+
+  it('through a running node: the second turn of a conversation sends the peer only the new request', async () => {
+    const weird = await startMisbehavingPeer({ name: 'weird' });
+    const node = await startReliabilityNode({
+      config: { a2a: { remoteAgents: [{ name: 'weird', agentCardUrl: weird.cardUrl }] } },
+      model: createRelayModel('weird'),
+    });
+    try {
+      const first = await rpc(node.url, sendMessageBody('first question', 1));
+      const contextId = (first.json.result as { task: { contextId: string } }).task.contextId;
+      await rpc(node.url, sendMessageBody('second question', 2, { contextId }));
+      const parts = weird.bodies.map((b) =>
+        ((b.params as { message: { parts: Array<{ text?: string }> } }).message.parts ?? []).map((p) => p.text),
+      );
+      expect(parts).toEqual([['first question'], ['second question']]);
+    } finally {
+      await node.close();
+      await weird.close();
+    }
   });
 });

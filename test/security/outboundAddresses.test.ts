@@ -1,6 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
+import { assertSafeExposure } from '../../src/a2a/auth';
+import { LangoConfig } from '../../src/config/schema';
+import { ConfigError } from '../../src/errors';
 import {
   createOutboundPolicy,
   createPinnedAgent,
@@ -238,6 +241,20 @@ describe('the outbound address policy on every spelling of an address', () => {
       'example.com',
     ])
       expect([host, isLoopbackHost(host)]).toEqual([host, false]);
+  });
+});
+
+describe('the exposure rule', () => {
+  const serving = (host: string) => () => assertSafeExposure(LangoConfig.parse({ server: { host } }));
+
+  it('serves without auth on loopback in any spelling', () => {
+    for (const host of ['127.0.0.1', '127.0.0.2', '::1', 'localhost', '::ffff:127.0.0.1'])
+      expect(serving(host)).not.toThrow();
+  });
+
+  it('refuses names that only look like loopback, and every other address, without auth', () => {
+    for (const host of ['127.example.com', '127.0.0.1.nip.io', '0.0.0.0', '::', '10.0.0.1'])
+      expect(serving(host)).toThrow(ConfigError);
   });
 });
 
