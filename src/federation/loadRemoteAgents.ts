@@ -23,7 +23,7 @@ export interface LoadRemoteAgentsOptions extends PeerLoadOptions {
   maxHops: number;
   /** `a2a.peerLimits`: bounds on what one delegated call may receive. */
   limits?: Partial<PeerLimits>;
-  /** Receives each call's transport outcome, by remote name (the federation's circuit breakers). */
+  /** Receives each call's outcome for peer health, by remote name (the federation's circuit breakers). */
   onReport?: (name: string, report: CallReport) => void;
 }
 

@@ -65,7 +65,7 @@ export interface RemoteAgentOptions {
   limits?: Partial<PeerLimits>;
   /** Masks registered secrets (peer tokens among them) in anything the peer sent before it reaches a caller. */
   redact?: (text: string) => string;
-  /** Told the transport-level outcome of each call: the circuit breaker listens here. */
+  /** Told what each call says about the peer's health: the circuit breaker listens here. */
   onReport?: (report: CallReport) => void;
 }
 
