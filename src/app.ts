@@ -13,10 +13,12 @@ import type { LangoConfig } from './config/schema';
 import { errorMessage } from './errors';
 import { createFederation, type Federation } from './federation/federation';
 import { checkInboundHops } from './federation/hops';
+import type { SecretResolver } from './federation/loader';
 import type { PeerStatus } from './federation/health';
 import type { Model, ModelRoute } from './llm/model';
 import { createOfflineModel } from './llm/offline';
 import { createOpenAIModel } from './llm/openai';
+import { createEndpointFetch } from './net/endpoint';
 import type { Logger } from './log/logger';
 import { SecretRegistry } from './log/redact';
 import { createWinstonLogger } from './log/winston';
@@ -180,6 +182,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       localNames: tree.agentNames(),
       // Outbound credentials for peers may be `{{secret:NAME}}` references into the owner's vault.
       resolveSecret: (name) => requireVault(vault).secretValue(OWNER, name),
+      secrets,
     });
     if (federation) {
       cleanups.push(() => federation.close());
@@ -314,6 +317,8 @@ function createConfiguredModel(
     model: config.agent.model,
     timeoutMs: config.agent.requestTimeoutMs,
     logger,
+    // The model endpoint goes through the outbound address policy too: its configured host opened, pinned, no redirects.
+    fetch: createEndpointFetch({ baseUrl: config.agent.baseUrl, setting: 'agent.baseUrl' }),
   });
 }
 
@@ -325,7 +330,8 @@ function createNodeFederation(
     nodeId: string;
     cwd: string;
     localNames: string[];
-    resolveSecret: (name: string) => Promise<string | undefined>;
+    resolveSecret: SecretResolver;
+    secrets: SecretRegistry;
   },
 ): Federation | undefined {
   const entries = config.a2a.remoteAgents;
@@ -341,7 +347,8 @@ function createNodeFederation(
     verifyCards: config.a2a.verifyCards,
     cardFetchTimeoutMs: config.a2a.cardFetchTimeoutMs,
     resolveSecret: options.resolveSecret,
-    callTimeoutMs: config.agent.requestTimeoutMs,
+    secrets: options.secrets,
+    limits: config.a2a.peerLimits,
   });
 }
 

@@ -8,7 +8,7 @@ import ts from 'typescript';
  * module's layer. Keep this list and ARCHITECTURE.md in step.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['errors.ts', 'principal.ts', 'duration.ts', 'stopwords.ts', 'log/', 'protocol/'],
+  ['errors.ts', 'principal.ts', 'duration.ts', 'stopwords.ts', 'log/', 'protocol/', 'net/'],
   ['config/'],
   ['llm/'],
   ['store/'],
