@@ -22,6 +22,7 @@ export {
 } from './agent/agent';
 export { RunEvents, assertNever, type RunEvent } from './agent/events';
 export { runToEnd, type TurnInput, type TurnResult, type TurnRunner } from './agent/turn';
+export { routesOf } from './agent/transfer';
 export { createRunner, type RunnerOptions } from './agent/runner';
 export { combineContextProviders, type ContextProvider, type TurnEndHook } from './agent/turnState';
 
@@ -36,7 +37,7 @@ export type {
   ModelToolSpec,
 } from './llm/model';
 export { createOpenAIModel, ModelRequestError, type OpenAIModelOptions } from './llm/openai';
-export { createOfflineModel } from './llm/offline';
+export { createOfflineModel, type OfflineModelOptions } from './llm/offline';
 
 // Orchestration and prompts
 export { agentSpecs, defineSpecs, specRows, type AgentSpec, type SpecRow, type SpecName } from './orchestration/specs';
