@@ -3,7 +3,8 @@ import { createLocalEmbeddings, embedLocally } from '../../../src/llm/embeddings
 import { createLibrarian, type LibrarianInstance } from '../../../src/tools/librarian/family';
 import { VectorIndex } from '../../../src/tools/librarian/vectorIndex';
 import { startEmbeddingsServer, type EmbeddingsServer } from '../../support/embeddingsServer';
-import { callTool, configOf, tempNode } from '../../support/librarianHarness';
+import { namedCaller } from '../../../src/principal';
+import { callTool, configOf, tempNode, toolContext } from '../../support/librarianHarness';
 import { waitFor } from '../../support/waitFor';
 
 const clock = () => new Date('2026-11-21T12:00:00Z');
@@ -73,6 +74,27 @@ describe('rag_retrieve', () => {
     await expect(callTool(librarian.tools, 'rag_retrieve', { query: 'x', collections: ['nope'] })).rejects.toThrow(
       /unknown collection nope/,
     );
+  });
+
+  it("retrieves a caller's rows for that caller only, exactly and through the HNSW graph; the owner finds all", async () => {
+    const librarian = open({ annThreshold: 1_000_000 });
+    const as = (id: string) => toolContext('s', 'librarian', namedCaller(id));
+    await callTool(librarian.tools, 'save_knowledge', { kind: 'fact', content: FACTS[0] }, as('bearer:alice'));
+    await callTool(librarian.tools, 'save_knowledge', { kind: 'fact', content: FACTS[1] }, as('bearer:bob'));
+    await librarian.rag!.whenIdle();
+    const query = { query: 'when does the deployment pipeline publish containers', limit: 5 };
+    const contents = async (ctx?: ReturnType<typeof as>) =>
+      (await callTool(librarian.tools, 'rag_retrieve', query, ctx)).results.map((r: { content: string }) => r.content);
+    const check = async () => {
+      expect(await contents(as('bearer:alice'))).toEqual([FACTS[0]]);
+      expect(await contents(as('bearer:bob'))).toEqual([FACTS[1]]);
+      expect(await contents(as('bearer:carol'))).toEqual([]);
+      expect((await contents()).sort()).toEqual([FACTS[0], FACTS[1]].sort());
+    };
+    await check();
+    await (await librarian.rag!.index('knowledge', 512)).buildAnn();
+    expect((await callTool(librarian.tools, 'rag_retrieve', query, as('bearer:alice'))).method).toBe('hnsw');
+    await check();
   });
 
   describe('with an OpenAI-compatible embeddings endpoint', () => {
