@@ -61,6 +61,8 @@ export { toEvents, type SessionEvent } from './store/sessionEvents';
 export { toolFamilies } from './tools/families';
 export type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from './tools/family';
 export { createToolset, type Toolset } from './tools/toolset';
+export { checkCommandSandbox } from './tools/operator/family';
+export { describeSandbox, type SandboxStatus } from './tools/operator/sandbox';
 
 // A2A and federation
 export { createA2AServer, type A2AServer, type A2AServerOptions } from './a2a/server';

@@ -1,11 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ToolExecutionError } from '../../errors';
 import type { Logger } from '../../log/logger';
 import { migrate, type SqliteDatabase } from '../../store/database';
-import { KILL_GRACE_MS, killTree } from './shell';
+import type { Sandbox } from './sandbox';
+import { KILL_GRACE_MS, killTree, spawnShell } from './shell';
 
 const MIGRATIONS = [
   `CREATE TABLE exec_jobs (
@@ -38,6 +39,8 @@ export interface JobManagerOptions {
   outputDir: string;
   logger: Logger;
   clock: () => Date;
+  /** Where the jobs run (the same sandbox as `exec_shell`). */
+  sandbox: Sandbox;
   /** Running jobs at most. */
   maxRunning?: number;
   /** Output bytes kept per job; beyond that the file stops growing. */
@@ -68,7 +71,7 @@ export interface JobManager {
  * Creates the job manager. Jobs still marked running from an earlier process
  * are marked `lost`: their pipes died with that process.
  * @example
- * const jobs = createJobManager({ db, outputDir: path.join(dataDir, 'exec-jobs'), logger, clock });
+ * const jobs = createJobManager({ db, outputDir: path.join(dataDir, 'exec-jobs'), logger, clock, sandbox });
  */
 export function createJobManager(options: JobManagerOptions): JobManager {
   const { db, outputDir, logger, clock } = options;
@@ -105,12 +108,7 @@ export function createJobManager(options: JobManagerOptions): JobManager {
     }
     const id = `job-${crypto.randomBytes(4).toString('hex')}`;
     const out = fs.openSync(outputFile(id), 'a', 0o600);
-    const child = spawn('/bin/sh', ['-c', args.command], {
-      cwd: args.cwd,
-      env: args.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnShell({ command: args.command, cwd: args.cwd, env: args.env, sandbox: options.sandbox });
     let written = 0;
     const write = (chunk: Buffer): void => {
       const room = maxOutput - written;
@@ -119,8 +117,8 @@ export function createJobManager(options: JobManagerOptions): JobManager {
       fs.writeSync(out, part);
       written += part.length;
     };
-    child.stdout?.on('data', write);
-    child.stderr?.on('data', write);
+    child.stdout.on('data', write);
+    child.stderr.on('data', write);
     db.prepare(
       `INSERT INTO exec_jobs (id, command, cwd, pid, status, started_at) VALUES (?, ?, ?, ?, 'running', ?)`,
     ).run(id, args.shownCommand, args.shownCwd, child.pid ?? null, clock().toISOString());

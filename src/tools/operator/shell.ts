@@ -1,5 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
+import type { Sandbox } from './sandbox';
 
 /** A command's outcome as the model sees it. */
 export interface ShellResult {
@@ -18,6 +20,10 @@ export interface ShellResult {
 export interface RunShellOptions {
   command: string;
   cwd: string;
+  /** Where the command runs (confined by bubblewrap, or as is). */
+  sandbox: Sandbox;
+  /** Folders the command may read besides the system's and the workspace (a skill's own folder). */
+  readOnly?: string[];
   env: Record<string, string>;
   timeoutMs: number;
   /** Bytes kept per stream; beyond it the head and tail are kept. */
@@ -84,7 +90,12 @@ export class CappedBuffer {
   }
 }
 
-/** Stops a detached child and everything it started (its process group). */
+/**
+ * Stops a detached child and everything it started (its process group).
+ * For a confined command the group is bubblewrap's: once it dies, the kernel
+ * kills every process left in the command's PID namespace, including ones
+ * that started sessions of their own.
+ */
 export function killTree(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined) return;
   try {
@@ -99,19 +110,35 @@ export function killTree(child: ChildProcess, signal: NodeJS.Signals): void {
 }
 
 /**
- * Runs `command` with `/bin/sh -c` in its own process group, waiting for it to
- * end, time out (SIGTERM, then SIGKILL after {@link KILL_GRACE_MS}) or be
- * aborted. Never rejects for a failing command: a non-zero exit is a result.
+ * Starts `command` with `/bin/sh -c` in the sandbox, in its own process group
+ * with no stdin. Confined, the group's leader is bubblewrap: stopping it
+ * takes down every process of the command's namespace.
+ */
+export function spawnShell(
+  options: Pick<RunShellOptions, 'command' | 'cwd' | 'env' | 'sandbox' | 'readOnly'>,
+): ChildProcessByStdio<null, Readable, Readable> {
+  const run = options.sandbox.command({
+    argv: ['/bin/sh', '-c', options.command],
+    cwd: options.cwd,
+    readOnly: options.readOnly,
+  });
+  return spawn(run.file, run.args, {
+    cwd: run.cwd,
+    env: options.env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/**
+ * Runs `command` with `/bin/sh -c` in the sandbox, waiting for it to end,
+ * time out (SIGTERM, then SIGKILL after {@link KILL_GRACE_MS}) or be aborted.
+ * Never rejects for a failing command: a non-zero exit is a result.
  */
 export function runShell(options: RunShellOptions): Promise<ShellResult> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', options.command], {
-      cwd: options.cwd,
-      env: options.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnShell(options);
     const stdout = new CappedBuffer(options.maxOutputBytes);
     const stderr = new CappedBuffer(options.maxOutputBytes);
     child.stdout.on('data', (c: Buffer) => stdout.push(c));
