@@ -202,6 +202,25 @@ describe('commands run in a bubblewrap sandbox', () => {
     expect(await eventually(() => processesWith(`sleep ${marker}`).length === 0)).toBe(true);
   });
 
+  it('leaves nothing behind when a job is stopped in its first milliseconds', async () => {
+    await setUp();
+    const family = await execFamily.create(deps);
+    const previous = closeFamily;
+    closeFamily = async () => {
+      await family.close?.();
+      await previous();
+    };
+    const marker = `5${Math.floor(Math.random() * 1e6)}.5`;
+    for (let i = 0; i < 20; i += 1) {
+      const job = await callTool(byName(family.tools, 'exec_bg'), {
+        command: `setsid sleep ${marker} & sleep ${marker}`,
+      });
+      const stopped = await callTool(byName(family.tools, 'exec_stop'), { id: job.id });
+      expect(stopped.status).toBe('stopped');
+    }
+    expect(await eventually(() => processesWith(`sleep ${marker}`).length === 0)).toBe(true);
+  });
+
   it('hides the data directory when tools.fs.root is configured around it', async () => {
     const root = path.join(dir, 'project');
     const dataDir = path.join(root, '.lango');

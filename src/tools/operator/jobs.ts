@@ -1,12 +1,11 @@
-import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ToolExecutionError } from '../../errors';
 import type { Logger } from '../../log/logger';
 import { migrate, type SqliteDatabase } from '../../store/database';
-import type { Sandbox } from './sandbox';
-import { KILL_GRACE_MS, killTree, spawnShell } from './shell';
+import type { CommandProcess, Sandbox } from './sandbox';
+import { KILL_GRACE_MS } from './shell';
 
 const MIGRATIONS = [
   `CREATE TABLE exec_jobs (
@@ -81,7 +80,7 @@ export function createJobManager(options: JobManagerOptions): JobManager {
   fs.mkdirSync(outputDir, { recursive: true });
   db.prepare(`UPDATE exec_jobs SET status = 'lost', ended_at = ? WHERE status = 'running'`).run(clock().toISOString());
 
-  const children = new Map<string, { child: ChildProcess; done: Promise<void>; stopping: boolean }>();
+  const children = new Map<string, { command: CommandProcess; done: Promise<void>; stopping: boolean }>();
   const outputFile = (id: string) => path.join(outputDir, `${id}.log`);
   const select = db.prepare('SELECT * FROM exec_jobs WHERE id = ?');
   const toInfo = (row: Record<string, unknown>): JobInfo => ({
@@ -108,7 +107,8 @@ export function createJobManager(options: JobManagerOptions): JobManager {
     }
     const id = `job-${crypto.randomBytes(4).toString('hex')}`;
     const out = fs.openSync(outputFile(id), 'a', 0o600);
-    const child = spawnShell({ command: args.command, cwd: args.cwd, env: args.env, sandbox: options.sandbox });
+    const command = options.sandbox.spawn({ argv: ['/bin/sh', '-c', args.command], cwd: args.cwd, env: args.env });
+    const { child } = command;
     let written = 0;
     const write = (chunk: Buffer): void => {
       const room = maxOutput - written;
@@ -122,7 +122,7 @@ export function createJobManager(options: JobManagerOptions): JobManager {
     db.prepare(
       `INSERT INTO exec_jobs (id, command, cwd, pid, status, started_at) VALUES (?, ?, ?, ?, 'running', ?)`,
     ).run(id, args.shownCommand, args.shownCwd, child.pid ?? null, clock().toISOString());
-    const entry = { child, stopping: false, done: Promise.resolve() };
+    const entry = { command, stopping: false, done: Promise.resolve() };
     entry.done = new Promise<void>((resolve) => {
       const finish = (status: JobStatus, code: number | null, signal: string | null): void => {
         if (!children.has(id)) return;
@@ -150,8 +150,8 @@ export function createJobManager(options: JobManagerOptions): JobManager {
     const entry = children.get(id);
     if (!entry) return info;
     entry.stopping = true;
-    killTree(entry.child, 'SIGTERM');
-    const kill = setTimeout(() => killTree(entry.child, 'SIGKILL'), KILL_GRACE_MS);
+    entry.command.stop('SIGTERM');
+    const kill = setTimeout(() => entry.command.stop('SIGKILL'), KILL_GRACE_MS);
     await entry.done;
     clearTimeout(kill);
     return get(id);

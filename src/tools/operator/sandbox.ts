@@ -1,6 +1,7 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { LangoError } from '../../errors';
 import { isWithin } from './workspace';
 
@@ -31,26 +32,112 @@ export type SandboxStatus =
   | { confined: true; kind: 'bwrap'; network: boolean }
   | { confined: false; reason: string; commands: 'ask' | 'refused' };
 
-/** How to start one command: the program, its arguments and the host-side working directory. */
-export interface SandboxedCommand {
-  file: string;
-  args: string[];
+/** What a command needs to start: its argv, working directory (a folder of the workspace) and environment. */
+export interface CommandSpec {
+  argv: string[];
   cwd: string;
+  env: Record<string, string>;
+  /** Folders the command may read besides the system's and the workspace (a skill's own folder). */
+  readOnly?: string[];
+}
+
+/** A started command: its process (no stdin, piped output) and how to end it with everything it started. */
+export interface CommandProcess {
+  readonly child: ChildProcessByStdio<null, Readable, Readable>;
+  /**
+   * Ends the command and its descendants. Unconfined, `signal` goes to its
+   * process group; confined, the whole sandbox is killed at once (its PID
+   * namespace dies with its first process), whatever `signal` says.
+   */
+  stop(signal: NodeJS.Signals): void;
 }
 
 /**
  * Where commands run. `exec_*`, background jobs and script skills all start
- * their process through {@link Sandbox.command}, so one place decides what a
- * command can see.
+ * their process through {@link Sandbox.spawn}, so one place decides what a
+ * command can see and how it is stopped.
  */
 export interface Sandbox {
   readonly status: SandboxStatus;
-  /**
-   * Wraps `argv` (run in `cwd`, a folder of the workspace) so it starts
-   * confined; `readOnly` adds folders the command may read (a skill's own
-   * folder). Unconfined, it returns `argv` as is.
-   */
-  command(run: { argv: string[]; cwd: string; readOnly?: string[] }): SandboxedCommand;
+  /** Starts a command, confined when the sandbox confines, in a process group of its own. */
+  spawn(command: CommandSpec): CommandProcess;
+}
+
+/** Signals a detached child's process group (the child alone if the group is gone). */
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    try {
+      child.kill(signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/**
+ * Starts bubblewrap with `--info-fd 3`, which reports the host PID of the
+ * sandbox's first process. Stopping SIGKILLs that process, and the kernel
+ * then kills every process of the namespace, including ones in sessions of
+ * their own. Signalling only bubblewrap is not enough: in the first
+ * milliseconds, before its child has asked to die with it, the child would
+ * outlive it holding the output pipes; so a stop asked for before the PID
+ * is known waits for it.
+ */
+function spawnConfined(file: string, args: string[], command: CommandSpec): CommandProcess {
+  const child = spawn(file, ['--info-fd', '3', ...args], {
+    cwd: command.cwd,
+    env: command.env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+  }) as ChildProcess as ChildProcessByStdio<null, Readable, Readable>;
+  let firstPid: number | undefined;
+  let stopping: NodeJS.Signals | undefined;
+  let killed = false;
+  const killSandbox = () => {
+    if (killed || firstPid === undefined || stopping === undefined) return;
+    killed = true;
+    signalGroup(child, stopping);
+    try {
+      process.kill(firstPid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  };
+  let info = '';
+  const infoPipe = child.stdio[3] as Readable;
+  infoPipe.on('data', (chunk: Buffer) => {
+    if (firstPid !== undefined) return;
+    info += chunk.toString('utf8');
+    const found = /"child-pid"\s*:\s*(\d+)/.exec(info);
+    if (!found) return;
+    firstPid = Number(found[1]);
+    killSandbox();
+  });
+  infoPipe.on('error', () => {});
+  return {
+    child,
+    stop(signal) {
+      stopping = signal;
+      // Before the PID is known bubblewrap is left alone (killing it could orphan its child): the info is
+      // milliseconds away, or never comes because bubblewrap failed and exits by itself. SIGKILL does not wait.
+      if (firstPid !== undefined) killSandbox();
+      else if (signal === 'SIGKILL') signalGroup(child, signal);
+    },
+  };
+}
+
+/** Starts a command as it is, in a process group of its own. */
+function spawnUnconfined(command: CommandSpec): CommandProcess {
+  const child = spawn(command.argv[0], command.argv.slice(1), {
+    cwd: command.cwd,
+    env: command.env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return { child, stop: (signal) => signalGroup(child, signal) };
 }
 
 /** `tools.exec.sandbox: bwrap` and bubblewrap cannot run: the exec and skills families refuse to start. */
@@ -195,19 +282,15 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
       throw new SandboxUnavailableError(`tools.exec.sandbox is bwrap but bubblewrap is unusable: ${reason}`);
     }
   }
-  if (reason) {
-    return {
-      status: { confined: false, reason, commands: 'ask' },
-      command: ({ argv, cwd }) => ({ file: argv[0], args: argv.slice(1), cwd }),
-    };
-  }
+  if (reason) return { status: { confined: false, reason, commands: 'ask' }, spawn: spawnUnconfined };
   return {
     status: { confined: true, kind: 'bwrap', network: options.network },
-    command: ({ argv, cwd, readOnly }) => ({
-      file: options.bwrapPath,
-      args: [...bwrapArguments({ ...base, cwd, readOnly }), '--', ...argv],
-      cwd,
-    }),
+    spawn: (command) =>
+      spawnConfined(
+        options.bwrapPath,
+        [...bwrapArguments({ ...base, cwd: command.cwd, readOnly: command.readOnly }), '--', ...command.argv],
+        command,
+      ),
   };
 }
 

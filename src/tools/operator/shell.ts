@@ -1,6 +1,4 @@
-import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import type { Sandbox } from './sandbox';
 
 /** A command's outcome as the model sees it. */
@@ -91,46 +89,6 @@ export class CappedBuffer {
 }
 
 /**
- * Stops a detached child and everything it started (its process group).
- * For a confined command the group is bubblewrap's: once it dies, the kernel
- * kills every process left in the command's PID namespace, including ones
- * that started sessions of their own.
- */
-export function killTree(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    try {
-      child.kill(signal);
-    } catch {
-      // already gone
-    }
-  }
-}
-
-/**
- * Starts `command` with `/bin/sh -c` in the sandbox, in its own process group
- * with no stdin. Confined, the group's leader is bubblewrap: stopping it
- * takes down every process of the command's namespace.
- */
-export function spawnShell(
-  options: Pick<RunShellOptions, 'command' | 'cwd' | 'env' | 'sandbox' | 'readOnly'>,
-): ChildProcessByStdio<null, Readable, Readable> {
-  const run = options.sandbox.command({
-    argv: ['/bin/sh', '-c', options.command],
-    cwd: options.cwd,
-    readOnly: options.readOnly,
-  });
-  return spawn(run.file, run.args, {
-    cwd: run.cwd,
-    env: options.env,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
-
-/**
  * Runs `command` with `/bin/sh -c` in the sandbox, waiting for it to end,
  * time out (SIGTERM, then SIGKILL after {@link KILL_GRACE_MS}) or be aborted.
  * Never rejects for a failing command: a non-zero exit is a result.
@@ -138,7 +96,12 @@ export function spawnShell(
 export function runShell(options: RunShellOptions): Promise<ShellResult> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawnShell(options);
+    const { child, stop: stopCommand } = options.sandbox.spawn({
+      argv: ['/bin/sh', '-c', options.command],
+      cwd: options.cwd,
+      env: options.env,
+      readOnly: options.readOnly,
+    });
     const stdout = new CappedBuffer(options.maxOutputBytes);
     const stderr = new CappedBuffer(options.maxOutputBytes);
     child.stdout.on('data', (c: Buffer) => stdout.push(c));
@@ -148,8 +111,8 @@ export function runShell(options: RunShellOptions): Promise<ShellResult> {
     let killTimer: NodeJS.Timeout | undefined;
     let drainTimer: NodeJS.Timeout | undefined;
     const stop = (): void => {
-      killTree(child, 'SIGTERM');
-      killTimer = setTimeout(() => killTree(child, 'SIGKILL'), KILL_GRACE_MS);
+      stopCommand('SIGTERM');
+      killTimer = setTimeout(() => stopCommand('SIGKILL'), KILL_GRACE_MS);
     };
     const timer = setTimeout(() => {
       timedOut = true;
