@@ -5,6 +5,7 @@ import { UnauthenticatedUser } from '@a2a-js/sdk/server';
 import type { LangoConfig } from '../config/schema';
 import { ConfigError } from '../errors';
 import { authConfigured } from './card';
+import { isLoopbackHost } from './hostGuard';
 
 /**
  * Caller authentication for the A2A endpoints: bearer tokens and/or API keys
@@ -107,16 +108,15 @@ export function requireAuth(auth: Authenticator): RequestHandler {
 export const userFromRequest = async (req: Request): Promise<User> =>
   (req as WithUser)[USER] ?? new UnauthenticatedUser();
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost', '::ffff:127.0.0.1']);
-
 /**
  * Fails closed: a node reachable from other hosts must authenticate its
  * callers unless the operator says otherwise (`a2a.allowUnauthenticated`).
+ * Loopback means a loopback literal or `localhost`; any other name (even
+ * `127.example.com`) goes wherever DNS says, so it needs credentials too.
  */
 export function assertSafeExposure(config: LangoConfig): void {
   const host = config.server.host;
-  const loopback = LOOPBACK.has(host) || /^127\./.test(host);
-  if (loopback || authConfigured(config) || config.a2a.allowUnauthenticated) return;
+  if (isLoopbackHost(host) || authConfigured(config) || config.a2a.allowUnauthenticated) return;
   throw new ConfigError(`refusing to serve A2A on ${host} without authentication`, [
     `server.host: ${host} is not a loopback address; configure a2a.auth or set a2a.allowUnauthenticated: true`,
   ]);

@@ -6,13 +6,14 @@ import type { TurnRunner } from '../agent/turn';
 import type { LangoConfig } from '../config/schema';
 import type { Logger } from '../log/logger';
 import type { SqliteDatabase } from '../store/database';
-import { assertSafeExposure, createAuthenticator, requireAuth, userFromRequest } from './auth';
+import { createAuthenticator, requireAuth, userFromRequest } from './auth';
 import { authConfigured, buildAgentCard, publicBaseUrl } from './card';
 import { CardService, cardFastPath, cardRoutes } from './cardRoutes';
 import { discoveryRoutes, healthRoutes } from './discovery';
 import type { PeerStatus } from '../federation/health';
 import { bodyLimit, jsonErrors, notFound } from './errors';
 import { LangoExecutor } from './executor';
+import { hostGuard } from './hostGuard';
 import { jsonRpcEnvelope } from './jsonRpcEnvelope';
 import { restMessageGuard } from './messageSchema';
 import { CheckedPushStore, RetryingPushSender } from './pushNotifications';
@@ -64,7 +65,8 @@ export const RESTART_REASON = 'node restarted';
  * HTTP+JSON transports through `@a2a-js/sdk` with the v0.3 compatibility
  * layer, durable tasks and push configs in `db`, push delivery, caller
  * authentication and per-caller task scoping, discovery and health.
- * Throws ConfigError when the node would be exposed without authentication.
+ * Where it listens is the caller's choice: `createApp` checks the exposure
+ * rule (`assertSafeExposure`) before it opens anything.
  * @example
  * const a2a = createA2AServer({ config, root: () => root, runner, db, logger, clock: () => new Date() });
  * const server = http.createServer(a2a.app).listen(port, host, () => a2a.setPublicUrl(`http://${host}:${port}`));
@@ -72,7 +74,6 @@ export const RESTART_REASON = 'node restarted';
 export function createA2AServer(options: A2AServerOptions): A2AServer {
   const { config, root, runner, db, clock } = options;
   const logger = options.logger;
-  if (config.a2a.enabled) assertSafeExposure(config);
 
   const stores = createA2AStores({ db, logger, clock });
   stores.failInterrupted(RESTART_REASON);
@@ -138,6 +139,9 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Before every route: without credentials, only requests addressed to this node from its own origins.
+  const guard = hostGuard(config);
+  if (guard) app.use(guard);
   const a2aEnabled = config.a2a.enabled;
   if (a2aEnabled) app.use(cardFastPath({ cards, legacyCompat: config.a2a.legacyCompat }));
   app.use(bodyLimit(config.a2a.maxBodyBytes));

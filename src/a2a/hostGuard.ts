@@ -1,0 +1,117 @@
+import { BlockList, isIP } from 'node:net';
+import type { RequestHandler, Response } from 'express';
+import type { LangoConfig } from '../config/schema';
+import { authConfigured, publicBaseUrl } from './card';
+
+/**
+ * DNS-rebinding and cross-site defence for a node without credentials. A web
+ * page can make a browser send requests to 127.0.0.1 under a host name the
+ * page's owner controls (rebinding it to 127.0.0.1), or post to the node from
+ * another origin. Without `a2a.auth` nothing else stands between such a page
+ * and `exec_shell`, so the node answers only requests addressed to it by a
+ * loopback literal, `localhost` or its configured public host, and refuses
+ * state-changing requests a browser sends from any other origin.
+ *
+ * IP literals are checked with `node:net` (`isIP`, `BlockList`), which accept
+ * only canonical spellings: what a browser puts in `Host` and `Origin` after
+ * normalising a URL.
+ */
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** True for an IP literal (no brackets) in 127.0.0.0/8 or `::1`, IPv4-mapped spellings included. */
+export function isLoopbackAddress(address: string): boolean {
+  const family = isIP(address);
+  return family !== 0 && LOOPBACK.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/**
+ * True for a host that can only mean this machine: a loopback literal or
+ * `localhost`. A name such as `127.example.com` is not one: DNS decides where
+ * it goes.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  return bare.toLowerCase() === 'localhost' || isLoopbackAddress(bare);
+}
+
+/** The host name of a `Host` header (`name`, `name:port`, `[v6]`, `[v6]:port`), lower-cased; undefined when malformed. */
+export function hostOfHeader(header: string): string | undefined {
+  if (header.startsWith('[')) {
+    const end = header.indexOf(']');
+    if (end < 0 || !/^(:\d{1,5})?$/.test(header.slice(end + 1))) return undefined;
+    return header.slice(1, end).toLowerCase();
+  }
+  const colon = header.indexOf(':');
+  if (colon < 0) return header.toLowerCase() || undefined;
+  if (!/^\d{1,5}$/.test(header.slice(colon + 1))) return undefined;
+  return header.slice(0, colon).toLowerCase() || undefined;
+}
+
+/** Methods a browser may send cross-site without changing anything. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+function refuse(res: Response, method: string, path: string, status: 421 | 403, message: string): void {
+  if (status === 421) res.setHeader('Connection', 'close');
+  if (method === 'POST' && path === '/') {
+    res.status(status).json({ jsonrpc: '2.0', id: null, error: { code: -32600, message } });
+  } else {
+    res.status(status).json({ error: { code: status, message } });
+  }
+}
+
+/**
+ * The guard for `config`, or undefined when credentials are configured (then
+ * every request must present one, and `Host` is not restricted). Mount it
+ * before every route.
+ * @example
+ * const guard = hostGuard(config);
+ * if (guard) app.use(guard);
+ */
+export function hostGuard(config: LangoConfig): RequestHandler | undefined {
+  if (authConfigured(config)) return undefined;
+  const publicHost = hostOfHeader(new URL(publicBaseUrl(config)).host);
+  const allowed = (host: string | undefined): host is string =>
+    host !== undefined && (host === publicHost || isLoopbackHost(host));
+  const served = `without a2a.auth only loopback addresses, localhost${publicHost ? ` and ${publicHost}` : ''} are served`;
+
+  return (req, res, next) => {
+    const hostHeader = req.headers.host;
+    if (!allowed(hostOfHeader(hostHeader ?? ''))) {
+      refuse(
+        res,
+        req.method,
+        req.path,
+        421,
+        `misdirected request: Host ${hostHeader === undefined ? 'is missing' : `"${hostHeader}" is not this node`}; ` +
+          `${served} (set a2a.baseUrl to the public address, or configure a2a.auth)`,
+      );
+      return;
+    }
+    if (!SAFE_METHODS.has(req.method)) {
+      const origin = req.headers.origin;
+      let crossOrigin = req.headers['sec-fetch-site'] === 'cross-site';
+      if (!crossOrigin && origin !== undefined) {
+        try {
+          crossOrigin = !allowed(hostOfHeader(new URL(origin).host));
+        } catch {
+          crossOrigin = true; // `null` (sandboxed frames, files) or garbage
+        }
+      }
+      if (crossOrigin) {
+        refuse(
+          res,
+          req.method,
+          req.path,
+          403,
+          `cross-origin request refused${origin ? ` (Origin "${origin}")` : ''}: ${served}; configure a2a.auth ` +
+            'to accept callers from elsewhere',
+        );
+        return;
+      }
+    }
+    next();
+  };
+}
