@@ -1,5 +1,5 @@
 import express from 'express';
-import { DefaultExecutionEventBusManager, DefaultRequestHandler } from '@a2a-js/sdk/server';
+import { DefaultRequestHandler } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import type { LlmAgent } from '../agent/agent';
 import type { TurnRunner } from '../agent/turn';
@@ -12,6 +12,7 @@ import { CardService, cardFastPath, cardRoutes } from './cardRoutes';
 import { discoveryRoutes, healthRoutes } from './discovery';
 import type { PeerStatus } from '../federation/health';
 import { bodyLimit, jsonErrors, notFound } from './errors';
+import { NodeEventBuses } from './eventBuses';
 import { LangoExecutor } from './executor';
 import { hostGuard } from './hostGuard';
 import { jsonRpcEnvelope } from './jsonRpcEnvelope';
@@ -110,7 +111,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     maxAttempts,
     ...options.push,
   });
-  const buses = new DefaultExecutionEventBusManager();
+  const buses = new NodeEventBuses();
   const sdkHandler = new DefaultRequestHandler(
     buildAgentCard({ config, root: root(), baseUrl: publicUrl, version }),
     stores.tasks,
