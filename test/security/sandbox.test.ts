@@ -50,6 +50,7 @@ describe('commands run in a bubblewrap sandbox', () => {
   let cleanup: () => void;
   let deps: Deps;
   let shell: AnyTool;
+  let execTools: AnyTool[];
   let ws: string;
   let closeFamily: () => unknown;
 
@@ -62,6 +63,7 @@ describe('commands run in a bubblewrap sandbox', () => {
     });
     const family = await execFamily.create(deps);
     closeFamily = () => family.close?.();
+    execTools = family.tools;
     shell = byName(family.tools, 'exec_shell');
     ws = fs.realpathSync(path.join(dataDir, 'workspace'));
   }
@@ -183,13 +185,7 @@ describe('commands run in a bubblewrap sandbox', () => {
 
   it('confines background jobs the same way, and exec_stop ends their whole tree', async () => {
     await setUp();
-    const family = await execFamily.create(deps);
-    const previous = closeFamily;
-    closeFamily = async () => {
-      await family.close?.();
-      await previous();
-    };
-    const tools = family.tools;
+    const tools = execTools;
     const marker = `4${Math.floor(Math.random() * 1e6)}.5`;
     const job = await callTool(byName(tools, 'exec_bg'), {
       command: `cat ${path.join(dir, MASTER_KEY_FILE)}; touch ${dir}/bg-probe; setsid sleep ${marker} & sleep ${marker}`,
@@ -204,18 +200,12 @@ describe('commands run in a bubblewrap sandbox', () => {
 
   it('leaves nothing behind when a job is stopped in its first milliseconds', async () => {
     await setUp();
-    const family = await execFamily.create(deps);
-    const previous = closeFamily;
-    closeFamily = async () => {
-      await family.close?.();
-      await previous();
-    };
     const marker = `5${Math.floor(Math.random() * 1e6)}.5`;
     for (let i = 0; i < 20; i += 1) {
-      const job = await callTool(byName(family.tools, 'exec_bg'), {
+      const job = await callTool(byName(execTools, 'exec_bg'), {
         command: `setsid sleep ${marker} & sleep ${marker}`,
       });
-      const stopped = await callTool(byName(family.tools, 'exec_stop'), { id: job.id });
+      const stopped = await callTool(byName(execTools, 'exec_stop'), { id: job.id });
       expect(stopped.status).toBe('stopped');
     }
     expect(await eventually(() => processesWith(`sleep ${marker}`).length === 0)).toBe(true);
