@@ -55,8 +55,6 @@ export interface Workspace {
    * exist. For a command's working directory; files go through the methods below.
    */
   resolve(relative: string): string;
-  /** True when deleting `absolute` would take the node's data directory with it. */
-  holdsDataDir(absolute: string): boolean;
   /** The path as the model should see it: relative to the root (`.` for the root). */
   display(absolute: string): string;
   /** Opens a regular file; `write`, `append` create it (and its folders); `write` truncates it. */
@@ -211,11 +209,11 @@ export function createWorkspace(options: WorkspaceOptions): Workspace {
   }
 
   /**
-   * Walks to the folder holding the last component of `given` and returns it
-   * open (the caller closes it) with that component's name (`undefined` for
-   * the root itself). Links in the middle are followed while they stay
-   * inside; `create` makes missing folders. `final` handles the last
-   * component and may return the components of a link to walk instead.
+   * Walks to the folder holding the last component of `given` and hands it,
+   * open, to `final` with that component's name (`undefined` for the root
+   * itself); the folder is closed once `final` returns. Links in the middle
+   * are followed while they stay inside; `create` makes missing folders.
+   * `final` returns its result, or the components of a link to walk instead.
    */
   function walk<T>(
     given: string,
@@ -427,7 +425,6 @@ export function createWorkspace(options: WorkspaceOptions): Workspace {
   return {
     root,
     resolve,
-    holdsDataDir: (absolute) => fenceDataDir && isWithin(absolute, dataDir),
     display,
     openFile,
     mkdir,
