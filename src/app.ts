@@ -17,6 +17,7 @@ import type { PeerStatus } from './federation/health';
 import type { Model } from './llm/model';
 import { createOfflineModel } from './llm/offline';
 import { createOpenAIModel } from './llm/openai';
+import { createEndpointFetch } from './net/endpoint';
 import type { Logger } from './log/logger';
 import { SecretRegistry } from './log/redact';
 import { createWinstonLogger } from './log/winston';
@@ -171,6 +172,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       cwd,
       localNames: walkAgents(buildTree([])).map((a) => a.name),
       resolveSecret: (name) => vaultSecrets.resolveSecretReferences(`{{secret:${name}}}`),
+      secrets,
     });
     if (federation) {
       cleanups.push(() => federation.close());
@@ -279,13 +281,22 @@ function createConfiguredModel(config: LangoConfig, logger: Logger): Model {
     model: config.agent.model,
     timeoutMs: config.agent.requestTimeoutMs,
     logger,
+    // The model endpoint goes through the outbound address policy too: its configured host opened, pinned, no redirects.
+    fetch: createEndpointFetch({ baseUrl: config.agent.baseUrl, setting: 'agent.baseUrl' }),
   });
 }
 
 /** The federation for `a2a.remoteAgents`, or undefined when there is nothing to federate. */
 function createNodeFederation(
   config: LangoConfig,
-  options: { logger: Logger; nodeId: string; cwd: string; localNames: string[]; resolveSecret: SecretResolver },
+  options: {
+    logger: Logger;
+    nodeId: string;
+    cwd: string;
+    localNames: string[];
+    resolveSecret: SecretResolver;
+    secrets: SecretRegistry;
+  },
 ): Federation | undefined {
   const entries = config.a2a.remoteAgents;
   if (!config.a2a.enabled || entries.length === 0) return undefined;
@@ -300,7 +311,8 @@ function createNodeFederation(
     verifyCards: config.a2a.verifyCards,
     cardFetchTimeoutMs: config.a2a.cardFetchTimeoutMs,
     resolveSecret: options.resolveSecret,
-    callTimeoutMs: config.agent.requestTimeoutMs,
+    secrets: options.secrets,
+    limits: config.a2a.peerLimits,
   });
 }
 

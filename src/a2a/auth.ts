@@ -5,7 +5,7 @@ import { UnauthenticatedUser } from '@a2a-js/sdk/server';
 import type { LangoConfig } from '../config/schema';
 import { ConfigError } from '../errors';
 import { authConfigured } from './card';
-import { isLoopbackHost } from './hostGuard';
+import { isLoopbackHost } from '../net/host';
 
 /**
  * Caller authentication for the A2A endpoints: bearer tokens and/or API keys
@@ -111,11 +111,10 @@ export const userFromRequest = async (req: Request): Promise<User> =>
 /**
  * Fails closed: a node reachable from other hosts must authenticate its
  * callers unless the operator says otherwise (`a2a.allowUnauthenticated`).
- * Loopback means a loopback literal or `localhost`; any other name (even
- * `127.example.com`) goes wherever DNS says, so it needs credentials too.
  */
 export function assertSafeExposure(config: LangoConfig): void {
   const host = config.server.host;
+  // By address, in any spelling: `127.example.com` is a name, not loopback (src/net).
   if (isLoopbackHost(host) || authConfigured(config) || config.a2a.allowUnauthenticated) return;
   throw new ConfigError(`refusing to serve A2A on ${host} without authentication`, [
     `server.host: ${host} is not a loopback address; configure a2a.auth or set a2a.allowUnauthenticated: true`,

@@ -1,6 +1,6 @@
-import { BlockList, isIP } from 'node:net';
 import type { RequestHandler, Response } from 'express';
 import type { LangoConfig } from '../config/schema';
+import { isLoopbackHost } from '../net/host';
 import { authConfigured, publicBaseUrl } from './card';
 
 /**
@@ -12,30 +12,10 @@ import { authConfigured, publicBaseUrl } from './card';
  * loopback literal, `localhost` or its configured public host, and refuses
  * state-changing requests a browser sends from any other origin.
  *
- * IP literals are checked with `node:net` (`isIP`, `BlockList`), which accept
- * only canonical spellings: what a browser puts in `Host` and `Origin` after
- * normalising a URL.
+ * Loopback is judged by `src/net` (the outbound policy's parser): a literal
+ * in any spelling, or `localhost`. None of those can be an attacker's name;
+ * `127.example.com` can, and is refused.
  */
-
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6');
-
-/** True for an IP literal (no brackets) in 127.0.0.0/8 or `::1`, IPv4-mapped spellings included. */
-export function isLoopbackAddress(address: string): boolean {
-  const family = isIP(address);
-  return family !== 0 && LOOPBACK.check(address, family === 4 ? 'ipv4' : 'ipv6');
-}
-
-/**
- * True for a host that can only mean this machine: a loopback literal or
- * `localhost`. A name such as `127.example.com` is not one: DNS decides where
- * it goes.
- */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  return bare.toLowerCase() === 'localhost' || isLoopbackAddress(bare);
-}
 
 /** The host name of a `Host` header (`name`, `name:port`, `[v6]`, `[v6]:port`), lower-cased; undefined when malformed. */
 export function hostOfHeader(header: string): string | undefined {

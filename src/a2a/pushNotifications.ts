@@ -1,6 +1,4 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
 import type { StreamResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import {
@@ -12,40 +10,42 @@ import {
   type StoredPushNotificationConfig,
 } from '@a2a-js/sdk/server';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
+import { fetch as undiciFetch, type Agent } from 'undici';
 import type { Logger } from '../log/logger';
+import { parseIp } from '../net/address';
+import { createPinnedAgent } from '../net/dispatcher';
+import { createOutboundPolicy, OutboundRefusedError, type Lookup, type OutboundPolicy } from '../net/policy';
+import { classifyAddress } from '../net/ranges';
 
 /**
  * Push notifications: webhook URLs are checked when registered and again
- * (after DNS) when delivered, so a caller cannot aim the node at its own
- * network; deliveries are retried with backoff; each carries the caller's
+ * when delivered, through the outbound address policy (src/net): the
+ * connection goes to the very address that was checked, so a caller cannot
+ * aim the node at its own network, by any spelling or by DNS rebinding; deliveries are retried with backoff; each carries the caller's
  * token (or `authentication`) and an HMAC signature of the body keyed by
  * that token, which the receiver can check.
  */
 
-/** Whether an IP address is loopback, private, link-local or otherwise not on the public internet. */
+/** Whether an IP address (any spelling) is anything but public: the outbound policy's classification (src/net). */
 export function isPrivateAddress(ip: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return isPrivateAddress(mapped[1]);
-  if (isIP(ip) === 4) {
-    const [a, b] = ip.split('.').map(Number);
-    return (
-      a === 0 ||
-      a === 10 ||
-      a === 127 ||
-      (a === 169 && b === 254) ||
-      (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) ||
-      (a === 100 && b >= 64 && b <= 127) ||
-      a >= 224
-    );
-  }
-  const lower = ip.toLowerCase();
-  return lower === '::' || lower === '::1' || /^f[cd]/.test(lower) || /^fe[89ab]/.test(lower) || /^ff/.test(lower);
+  const parsed = parseIp(ip);
+  return !parsed || classifyAddress(parsed).scope !== 'public';
+}
+
+/** The outbound address policy for webhooks: public addresses only, unless `allowPrivateNetworks` opens the rest. */
+export function pushPolicy(allowPrivateNetworks: boolean, lookup?: Lookup): OutboundPolicy {
+  return createOutboundPolicy({
+    allowPrivateNetworks,
+    setting: 'a2a.pushNotifications.allowPrivateNetworks',
+    lookup,
+  });
 }
 
 /**
  * Checks a webhook URL as registered; throws the SDK's RequestMalformedError
- * (-32602 / HTTP 400) naming what is wrong.
+ * (-32602 / HTTP 400) naming what is wrong. Literal addresses in every
+ * spelling (`[::ffff:7f00:1]`, `0x7f.1`) and `localhost` are judged now;
+ * names are judged again on the resolved addresses at each delivery.
  */
 export function checkPushUrl(raw: string, allowPrivateNetworks: boolean): URL {
   let url: URL;
@@ -59,12 +59,11 @@ export function checkPushUrl(raw: string, allowPrivateNetworks: boolean): URL {
   }
   if (url.username || url.password)
     throw new RequestMalformedError('pushNotificationConfig.url must not carry credentials');
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (
-    !allowPrivateNetworks &&
-    (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && isPrivateAddress(host)))
-  ) {
-    throw new RequestMalformedError(`pushNotificationConfig.url points at a private or loopback address (${host})`);
+  const verdict = pushPolicy(allowPrivateNetworks).checkLiteral(url.hostname);
+  if (!verdict.ok) {
+    throw new RequestMalformedError(
+      `pushNotificationConfig.url points at a private or loopback address: ${verdict.reason}`,
+    );
   }
   return url;
 }
@@ -101,7 +100,8 @@ export interface PushSenderOptions {
   /** First retry delay; doubles per attempt (capped at 30 s). */
   baseDelayMs?: number;
   timeoutMs?: number;
-  fetch?: typeof fetch;
+  /** The resolver behind the outbound address policy; injected in tests (no real DNS). */
+  lookup?: Lookup;
 }
 
 /** Header carrying `sha256=<hex HMAC of the body keyed by the config's token>`. */
@@ -123,7 +123,12 @@ export class RetryingPushSender implements PushNotificationSender {
     '0.3': new V03PushNotificationSerializer(),
   };
 
-  constructor(private readonly options: PushSenderOptions) {}
+  /** Every delivery connects through the outbound address policy, to the very addresses it checked. */
+  private readonly dispatcher: Agent;
+
+  constructor(private readonly options: PushSenderOptions) {
+    this.dispatcher = createPinnedAgent({ policy: pushPolicy(options.allowPrivateNetworks, options.lookup) });
+  }
 
   async send(streamResponse: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
     const taskId = taskIdOf(streamResponse);
@@ -144,6 +149,7 @@ export class RetryingPushSender implements PushNotificationSender {
   async close(abort = true): Promise<void> {
     if (abort) this.stop.abort();
     await Promise.all([...this.chains.values()]);
+    if (abort) await this.dispatcher.destroy();
   }
 
   private async deliverAll(taskId: string, event: StreamResponse, context: ServerCallContext, task?: Task) {
@@ -160,9 +166,7 @@ export class RetryingPushSender implements PushNotificationSender {
 
   private async deliver(config: TaskPushNotificationConfig, body: string, contentType: string): Promise<void> {
     const { logger, maxAttempts, baseDelayMs = 200, timeoutMs = 5000 } = this.options;
-    const doFetch = this.options.fetch ?? fetch;
     const url = checkPushUrl(config.url, this.options.allowPrivateNetworks);
-    if (!this.options.allowPrivateNetworks) await this.assertPublicHost(url);
     const headers: Record<string, string> = { 'Content-Type': contentType, 'X-Lango-Delivery': randomUUID() };
     if (config.authentication?.scheme) {
       headers.Authorization = `${config.authentication.scheme} ${config.authentication.credentials}`.trim();
@@ -174,14 +178,16 @@ export class RetryingPushSender implements PushNotificationSender {
     for (let attempt = 1; attempt <= maxAttempts && !this.stop.signal.aborted; attempt++) {
       let outcome: string;
       try {
-        const response = await doFetch(url, {
+        const response = await undiciFetch(url, {
           method: 'POST',
           headers,
           body,
           redirect: 'manual',
+          dispatcher: this.dispatcher,
           signal: AbortSignal.any([this.stop.signal, AbortSignal.timeout(timeoutMs)]),
         });
-        await response.arrayBuffer().catch(() => undefined);
+        // The receiver's answer is not needed: never read it (it could be endless).
+        await response.body?.cancel().catch(() => undefined);
         if (response.ok) return;
         outcome = `HTTP ${response.status}`;
         // Refused (4xx) or redirected (not followed: the target was never checked): retrying will not help.
@@ -190,6 +196,14 @@ export class RetryingPushSender implements PushNotificationSender {
           return;
         }
       } catch (err) {
+        const refused = (err as { cause?: unknown }).cause;
+        if (refused instanceof OutboundRefusedError) {
+          logger.warn('push notification refused by the outbound address policy', {
+            url: url.origin,
+            reason: refused.message,
+          });
+          return;
+        }
         outcome = err instanceof Error ? err.message : String(err);
       }
       if (attempt === maxAttempts) {
@@ -198,13 +212,6 @@ export class RetryingPushSender implements PushNotificationSender {
       }
       await sleep(Math.min(baseDelayMs * 2 ** (attempt - 1), 30_000), this.stop.signal);
     }
-  }
-
-  /** Resolves the host now, so a name that later points inside the network is still refused. */
-  private async assertPublicHost(url: URL): Promise<void> {
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
-    if (addresses.some(isPrivateAddress)) throw new Error(`${host} resolves to a private address`);
   }
 }
 

@@ -49,6 +49,8 @@ const RemoteAgentEntry = z
     enabled: z.boolean().default(true),
     /** Allow interface URLs on another origin than the card's. */
     allowCrossOrigin: z.boolean().default(false),
+    /** The entry's host name may resolve to loopback, private or link-local addresses (a peer on the LAN by name). */
+    allowPrivateNetwork: z.boolean().default(false),
     /** Pinned verification key for signed cards: JWKS URL/JSON or PEM. */
     publicKey: z.string().optional(),
   })
@@ -89,6 +91,22 @@ const A2a = z
       .int()
       .positive()
       .default(100 * 1024),
+    /** Bounds on what one delegated call may receive from a peer (issue 11, F). */
+    peerLimits: z
+      .object({
+        /** Largest single response or stream event, and largest answer kept from one call. */
+        maxAnswerBytes: z
+          .number()
+          .int()
+          .min(1024)
+          .default(1024 * 1024),
+        /** Most stream events one call may receive. */
+        maxEvents: z.number().int().min(1).default(10_000),
+        /** Longest one call may last, streamed or polled; an entry's timeoutMs may shorten it. */
+        maxDurationMs: z.number().int().positive().default(120_000),
+      })
+      .strict()
+      .prefault({}),
     pushNotifications: z
       .object({
         allowPrivateNetworks: z.boolean().default(false),

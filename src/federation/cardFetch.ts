@@ -1,11 +1,15 @@
 import { request, type Dispatcher } from 'undici';
-import { RemoteAgentError } from '../errors';
+import { LangoError, RemoteAgentError } from '../errors';
+import { BodyTooLargeError, discardBody, readBody } from '../net/body';
+import { OutboundRefusedError } from '../net/policy';
 
 /**
  * Fetches a peer's agent card (or a pinned JWKS) over HTTP with undici: one
  * deadline covering connect, headers and body, a byte cap enforced while the
- * body streams (a peer cannot make us buffer a gigabyte), no redirects (a
- * redirect could move the card to another origin). Failures are
+ * body streams and again after decoding (a peer cannot make us buffer a
+ * gigabyte, chunked or compressed), no redirects (a redirect could move the
+ * card to another origin), connections through the federation's pinned
+ * dispatcher (the outbound address policy). Failures are
  * {@link RemoteAgentError}s whose message names what went wrong.
  */
 
@@ -37,33 +41,37 @@ export async function fetchJson(url: string, options: FetchJsonOptions): Promise
   try {
     const response = await request(url, {
       method: 'GET',
-      headers: { accept: 'application/json', ...options.headers },
+      headers: { accept: 'application/json', 'accept-encoding': 'identity', ...options.headers },
       signal,
       dispatcher: options.dispatcher,
     });
     if (response.statusCode >= 300) {
-      response.body.destroy();
+      // Not read, but never left unheard: an undici body destroyed early emits 'error' (issue 11, item 1).
+      discardBody(response.body);
       const what = response.statusCode < 400 ? 'a redirect (not followed)' : 'an error';
       throw new RemoteAgentError(`HTTP ${response.statusCode}: the server answered with ${what}`);
     }
     const declared = Number(response.headers['content-length']);
     if (Number.isFinite(declared) && declared > options.maxBytes) {
-      response.body.destroy();
+      discardBody(response.body);
       throw new RemoteAgentError(`body too large: ${declared} bytes declared, limit ${options.maxBytes}`);
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response.body) {
-      size += (chunk as Buffer).length;
-      if (size > options.maxBytes) {
-        response.body.destroy();
-        throw new RemoteAgentError(`body too large: more than ${options.maxBytes} bytes`);
+    let bytes: Buffer;
+    try {
+      bytes = await readBody(response.body, options.maxBytes, response.headers['content-encoding']);
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) {
+        const decoded = error.message.startsWith('decoded') ? ' once decoded' : '';
+        throw new RemoteAgentError(`body too large: more than ${options.maxBytes} bytes${decoded}`);
       }
-      chunks.push(chunk as Buffer);
+      if (error instanceof LangoError) throw new RemoteAgentError(`body unreadable: ${error.message}`);
+      if (timeout.aborted || options.signal?.aborted) throw error;
+      // The server answered, then broke off: not "unreachable" (issue 12 names faults by what happened).
+      throw new RemoteAgentError(`body cut off: ${describeNetworkError(error)}`, { cause: error });
     }
     let body: unknown;
     try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      body = JSON.parse(bytes.toString('utf8'));
     } catch {
       throw new RemoteAgentError('body is not valid JSON');
     }
@@ -72,6 +80,7 @@ export async function fetchJson(url: string, options: FetchJsonOptions): Promise
     if (error instanceof RemoteAgentError) throw error;
     if (timeout.aborted) throw new RemoteAgentError(`timed out after ${options.timeoutMs} ms`, { cause: error });
     if (options.signal?.aborted) throw new RemoteAgentError('aborted', { cause: error });
+    if (error instanceof OutboundRefusedError) throw new RemoteAgentError(error.message, { cause: error });
     throw new RemoteAgentError(`unreachable: ${describeNetworkError(error)}`, { cause: error });
   }
 }

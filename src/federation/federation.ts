@@ -1,10 +1,12 @@
-import { Agent as UndiciAgent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { RemoteAgent } from '../agent/agent';
 import { AgentCard } from '@a2a-js/sdk';
 import { DEFAULT_CIRCUIT, PeerCircuit, nextBackoff, type CircuitOptions, type PeerStatus } from './health';
 import type { LoadedPeer, PeerSkip } from './loader';
-import { loadRemoteAgents, loadScreenedPeer, type LoadRemoteAgentsOptions } from './loadRemoteAgents';
-import { createRemoteAgent, type CallReport } from './remoteAgent';
+import { loadRemoteAgents, loadScreenedPeer, remoteAgentFor, type LoadRemoteAgentsOptions } from './loadRemoteAgents';
+import type { Lookup } from '../net/policy';
+import { createPeerNetwork, type PeerNetwork } from './outbound';
+import type { CallReport } from './remoteAgent';
 
 /**
  * The node's set of remote agents over time: loads them at start, keeps a
@@ -16,7 +18,11 @@ import { createRemoteAgent, type CallReport } from './remoteAgent';
  */
 
 /** Options of {@link createFederation}: those of `loadRemoteAgents` plus health tuning. */
-export interface FederationOptions extends Omit<LoadRemoteAgentsOptions, 'onReport' | 'signal'> {
+export interface FederationOptions extends Omit<LoadRemoteAgentsOptions, 'onReport' | 'signal' | 'dispatcher'> {
+  /** Replaces the pinned dispatcher built from the entries (outbound.ts); tests only. */
+  dispatcher?: Dispatcher;
+  /** The resolver behind the outbound address policy; injected in tests (no real DNS). */
+  lookup?: Lookup;
   circuit?: Partial<CircuitOptions>;
   /** Wall clock for status times; injectable for tests. */
   clock?: { now(): number };
@@ -67,8 +73,11 @@ export function createFederation(options: FederationOptions): Federation {
   const log = options.logger.child({ component: 'federation' });
   const clock = options.clock ?? { now: () => Date.now() };
   const circuitOptions: CircuitOptions = { ...DEFAULT_CIRCUIT, ...options.circuit };
-  const ownDispatcher = options.dispatcher ? undefined : new UndiciAgent();
-  const dispatcher: Dispatcher | undefined = options.dispatcher ?? ownDispatcher;
+  const network = options.dispatcher
+    ? undefined
+    : createPeerNetwork({ entries: options.entries, lookup: options.lookup });
+  const dispatcher: Dispatcher = options.dispatcher ?? (network as PeerNetwork).dispatcher;
+  const loadOptions = { ...options, dispatcher, openHost: network?.open };
   const closing = new AbortController();
   const records = new Map<string, PeerRecord>();
   const listeners = new Set<FederationListener>();
@@ -98,15 +107,7 @@ export function createFederation(options: FederationOptions): Federation {
   };
 
   const makeAgent = (peer: LoadedPeer): RemoteAgent =>
-    createRemoteAgent({
-      peer,
-      selfId: options.selfId,
-      maxHops: options.maxHops,
-      logger: log,
-      dispatcher,
-      callTimeoutMs: options.callTimeoutMs,
-      onReport: (r) => report(peer.name, r),
-    });
+    remoteAgentFor(peer, loadOptions, log, (r) => report(peer.name, r));
 
   function publish(): void {
     const now = [...records.values()].filter((r) => r.agent && r.status.state === 'healthy').map((r) => r.status.name);
@@ -140,7 +141,7 @@ export function createFederation(options: FederationOptions): Federation {
       record.status.state = 'half-open';
     }
     const entry = options.entries[record.entryIndex];
-    const result = await loadScreenedPeer(entry, { ...options, logger: log, dispatcher, signal: closing.signal });
+    const result = await loadScreenedPeer(entry, { ...loadOptions, logger: log, signal: closing.signal });
     if (closing.signal.aborted) return;
     if (result.ok) {
       record.circuit.recordSuccess();
@@ -185,9 +186,8 @@ export function createFederation(options: FederationOptions): Federation {
   const federation: Federation = {
     async start() {
       const loaded = await loadRemoteAgents({
-        ...options,
+        ...loadOptions,
         logger: options.logger,
-        dispatcher,
         signal: closing.signal,
         onReport: report,
       });
@@ -234,7 +234,7 @@ export function createFederation(options: FederationOptions): Federation {
         record.status.nextProbeAt = undefined;
       }
       listeners.clear();
-      await ownDispatcher?.destroy();
+      await network?.close();
     },
     agents() {
       return [...records.values()]

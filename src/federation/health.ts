@@ -1,7 +1,9 @@
 /**
  * Per-peer health (issue 4, "Staying healthy"): a circuit breaker over the
- * transport-level outcome of delegated calls, and the backoff schedule for
- * probing peers that are down or were skipped at start-up.
+ * outcome of delegated calls — unreachable, timed out and invalid answers
+ * count, a peer's own A2A errors do not (agent-cards/README.md says why) —
+ * and the backoff schedule for probing peers that are down or were
+ * skipped at start-up.
  */
 
 /** What `GET /agents` and `lango agents --check` show for a remote agent. */
@@ -20,7 +22,7 @@ export interface PeerStatus {
   latencyMs?: number;
   /** Wire protocol spoken with the peer, once its card is loaded. */
   protocolVersion?: '1.0' | '0.3';
-  /** Consecutive transport failures counted by the circuit. */
+  /** Consecutive counted failures (unreachable, timed out, invalid answer). */
   failures: number;
   /** When the next background probe runs (ISO time), if one is scheduled. */
   nextProbeAt?: string;
@@ -78,7 +80,7 @@ export class PeerCircuit {
     this.backoff = this.options.baseBackoffMs;
   }
 
-  /** A call failed at the transport level; true when this failure opened the circuit. */
+  /** A call failed in a way that counts; true when this failure opened the circuit. */
   recordFailure(): boolean {
     this.consecutive += 1;
     if (this.state === 'closed' && this.consecutive >= this.options.failureThreshold) {

@@ -5,7 +5,9 @@
  */
 export { createFederation, type Federation, type FederationOptions, type FederationListener } from './federation';
 export { loadRemoteAgents, type LoadRemoteAgentsOptions, type LoadedRemoteAgents } from './loadRemoteAgents';
-export { createRemoteAgent, DEFAULT_CALL_TIMEOUT_MS, type RemoteAgentOptions, type CallReport } from './remoteAgent';
+export { createRemoteAgent, type RemoteAgentOptions, type CallReport } from './remoteAgent';
+export { DEFAULT_PEER_LIMITS, type PeerLimits } from './peerFetch';
+export { createPeerNetwork, type PeerNetwork } from './outbound';
 export { DEFAULT_CIRCUIT, type PeerState, type PeerStatus, type CircuitOptions } from './health';
 export { DEFAULT_CARD_TIMEOUT_MS, DEFAULT_MAX_CARD_BYTES, type SecretResolver, type PeerSkip } from './loader';
 export type { VerifyCardsMode } from './cardVerify';

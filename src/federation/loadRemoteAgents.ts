@@ -1,7 +1,9 @@
 import type { RemoteAgent } from '../agent/agent';
 import type { RemoteAgentEntry } from '../config/schema';
+import type { Logger } from '../log/logger';
 import { entryCardUrl, loadPeer, type LoadedPeer, type PeerLoadOptions, type PeerSkip } from './loader';
 import { normalizeNodeId, resolveNodeId, type NodeId } from './hops';
+import type { PeerLimits } from './peerFetch';
 import { createRemoteAgent, type CallReport } from './remoteAgent';
 
 /**
@@ -19,9 +21,9 @@ export interface LoadRemoteAgentsOptions extends PeerLoadOptions {
   /** This node's id on hop paths: its public A2A base URL (a function when known only after listen). */
   selfId: NodeId;
   maxHops: number;
-  /** Deadline of one delegated call when an entry sets no `timeoutMs`. */
-  callTimeoutMs?: number;
-  /** Receives each call's transport outcome, by remote name (the federation's circuit breakers). */
+  /** `a2a.peerLimits`: bounds on what one delegated call may receive. */
+  limits?: Partial<PeerLimits>;
+  /** Receives each call's outcome for peer health, by remote name (the federation's circuit breakers). */
   onReport?: (name: string, report: CallReport) => void;
 }
 
@@ -115,15 +117,32 @@ export async function loadRemoteAgents(options: LoadRemoteAgentsOptions): Promis
     });
   }
   const agents = peers.map((peer) =>
-    createRemoteAgent({
+    remoteAgentFor(
       peer,
-      selfId: options.selfId,
-      maxHops: options.maxHops,
-      logger: log,
-      dispatcher: options.dispatcher,
-      callTimeoutMs: options.callTimeoutMs,
-      onReport: options.onReport ? (report) => options.onReport?.(peer.name, report) : undefined,
-    }),
+      options,
+      log,
+      options.onReport ? (report) => options.onReport?.(peer.name, report) : undefined,
+    ),
   );
   return { agents, peers, skipped };
+}
+
+/** The {@link RemoteAgent} for a loaded peer, with the federation's dispatcher, limits and redactor. */
+export function remoteAgentFor(
+  peer: LoadedPeer,
+  options: Pick<LoadRemoteAgentsOptions, 'selfId' | 'maxHops' | 'dispatcher' | 'limits' | 'secrets'>,
+  logger: Logger,
+  onReport?: (report: CallReport) => void,
+): RemoteAgent {
+  const secrets = options.secrets;
+  return createRemoteAgent({
+    peer,
+    selfId: options.selfId,
+    maxHops: options.maxHops,
+    logger,
+    dispatcher: options.dispatcher,
+    limits: options.limits,
+    redact: secrets ? (text) => secrets.redactText(text) : undefined,
+    onReport,
+  });
 }

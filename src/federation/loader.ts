@@ -33,6 +33,12 @@ export const DEFAULT_MAX_CARD_BYTES = 256 * 1024;
 /** Where the SDK serves v1.0 cards, relative to a base URL; then where v0.2/v0.3 nodes did. */
 const WELL_KNOWN = ['.well-known/agent-card.json', '.well-known/agent.json'];
 
+/** The node's `SecretRegistry` as the federation uses it: registers peer credentials, masks them in peer text. */
+export interface SecretSink {
+  add(value: string | undefined): void;
+  redactText(text: string): string;
+}
+
 /** Looks up `{{secret:NAME}}` references (the vault's secrets store); `undefined` when unknown. */
 export type SecretResolver = (name: string) => string | undefined | Promise<string | undefined>;
 
@@ -43,8 +49,13 @@ export interface PeerLoadOptions {
   verifyCards: VerifyCardsMode;
   cardFetchTimeoutMs?: number;
   maxCardBytes?: number;
-  dispatcher?: Dispatcher;
+  /** The federation's pinned dispatcher (outbound.ts): card and JWKS fetches go through the address policy. */
+  dispatcher: Dispatcher;
+  /** Opens a host named by the operator (a `cardFile` card's own interface host) in that policy. */
+  openHost?: (url: string, allowPrivateNetwork: boolean) => void;
   resolveSecret?: SecretResolver;
+  /** Where peer credentials are registered, so the log redactor masks them (a peer echoing its token). */
+  secrets?: SecretSink;
   logger: Logger;
   /** Aborts in-flight fetches (the federation closing). */
   signal?: AbortSignal;
@@ -54,7 +65,7 @@ export interface PeerLoadOptions {
 export interface LoadedPeer {
   name: string;
   entry: RemoteAgentEntry;
-  /** Where the card came from: its URL, or a file: URL for `cardFile`. */
+  /** Where the card came from, fit to show: its URL without credentials (userinfo dropped, query values masked), or a file: URL. */
   cardUrl: string;
   parsed: ParsedAgentCard;
   /** The SDK card the client is built from (pinned interfaces only). */
@@ -79,11 +90,42 @@ export interface PeerSkip {
 /** Outcome of loading one entry. */
 export type PeerLoadResult = { ok: true; peer: LoadedPeer } | ({ ok: false } & PeerSkip);
 
-/** Where an entry's card lives: the URL (or file: URL) shown in status and logs. */
-export function entryCardUrl(entry: RemoteAgentEntry, cardsDir: string): string {
+/** Where an entry's card lives, as configured (credentials included): what is fetched, never what is shown. */
+function configuredCardUrl(entry: RemoteAgentEntry, cardsDir: string): string {
   if (entry.agentCardUrl) return entry.agentCardUrl;
   if (entry.baseUrl) return new URL(WELL_KNOWN[0], withSlash(entry.baseUrl)).href;
   return pathToFileURL(path.resolve(cardsDir, entry.cardFile ?? '')).href;
+}
+
+/** Where an entry's card lives as shown in status, `/agents`, the extended card and logs (see {@link displayUrl}). */
+export function entryCardUrl(entry: RemoteAgentEntry, cardsDir: string): string {
+  return displayUrl(configuredCardUrl(entry, cardsDir));
+}
+
+/**
+ * A URL fit to show: userinfo dropped, every query value masked, fragment
+ * dropped. A card URL may carry a credential (`?key=…`, `user:pass@`);
+ * `/agents` and the extended card must not (issue 11, G).
+ * @example
+ * displayUrl('https://u:p@peer.example/card.json?key=abc'); // 'https://peer.example/card.json?key=***'
+ */
+export function displayUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return raw;
+  }
+  url.username = '';
+  url.password = '';
+  url.hash = '';
+  const query = url.search
+    .slice(1)
+    .split('&')
+    .filter(Boolean)
+    .map((pair) => (pair.includes('=') ? `${pair.slice(0, pair.indexOf('='))}=***` : pair));
+  url.search = '';
+  return `${url.href}${query.length ? `?${query.join('&')}` : ''}`;
 }
 
 /**
@@ -93,7 +135,8 @@ export function entryCardUrl(entry: RemoteAgentEntry, cardsDir: string): string 
  * if (!result.ok) logger.warn('remote agent skipped', result);
  */
 export async function loadPeer(entry: RemoteAgentEntry, options: PeerLoadOptions): Promise<PeerLoadResult> {
-  const cardUrl = entryCardUrl(entry, options.cardsDir);
+  const configuredUrl = configuredCardUrl(entry, options.cardsDir);
+  const cardUrl = displayUrl(configuredUrl);
   const skip = (reason: string, retry: boolean): PeerLoadResult => ({
     ok: false,
     name: entry.name,
@@ -107,6 +150,7 @@ export async function loadPeer(entry: RemoteAgentEntry, options: PeerLoadOptions
   } catch (error) {
     return skip(messageOf(error), false);
   }
+  registerPeerSecrets(entry, headers, configuredUrl, options.secrets);
   let raw: unknown;
   let origin: string | undefined;
   let latencyMs: number | undefined;
@@ -114,7 +158,7 @@ export async function loadPeer(entry: RemoteAgentEntry, options: PeerLoadOptions
     if (entry.cardFile) {
       raw = await readCardFile(entry.cardFile, options);
     } else {
-      const fetched = await fetchCard(entry, cardUrl, headers, options);
+      const fetched = await fetchCard(entry, configuredUrl, headers, options);
       raw = fetched.body;
       latencyMs = fetched.latencyMs;
       origin = new URL(fetched.url).origin;
@@ -122,10 +166,20 @@ export async function loadPeer(entry: RemoteAgentEntry, options: PeerLoadOptions
   } catch (error) {
     return skip(`card ${messageOf(error)}`, !entry.cardFile);
   }
-  const parsed = parseAgentCard(raw);
+  // Liberal where it costs nothing (issue 12): the entry's description stands in for a card without one.
+  const described = withEntryDescription(raw, entry);
+  if (described !== raw) {
+    options.logger.warn('remote agent card deviates from the A2A spec; tolerated', {
+      name: entry.name,
+      url: cardUrl,
+      deviation: 'the card has no description; the entry description is used',
+    });
+  }
+  const parsed = parseAgentCard(described);
   if (!parsed.ok) return skip(`malformed card: ${parsed.issues.join('; ')}`, true);
   const rawCard = raw as Record<string, unknown>;
   try {
+    // The signature covers the card as served, never our completed copy.
     const verification = await verifyCard(parsed, rawCard, {
       mode: options.verifyCards,
       publicKey: entry.publicKey,
@@ -139,8 +193,17 @@ export async function loadPeer(entry: RemoteAgentEntry, options: PeerLoadOptions
         reason: verification.reason,
       });
     }
-    const sdkCard = toSdkCard(parsed, rawCard);
-    const pinned = pinInterfaces(sdkCard, origin ?? preferredOrigin(sdkCard), entry.allowCrossOrigin);
+    const sdkCard = toSdkCard(parsed, described as Record<string, unknown>);
+    const pinOrigin = origin ?? preferredOrigin(sdkCard);
+    // A cardFile card is the operator's own file: its preferred interface host counts as configured.
+    if (entry.cardFile) options.openHost?.(pinOrigin, entry.allowPrivateNetwork);
+    const pinned = pinInterfaces(sdkCard, pinOrigin, entry.allowCrossOrigin, (deviation) =>
+      options.logger.warn('remote agent card deviates from the A2A spec; tolerated', {
+        name: entry.name,
+        url: cardUrl,
+        deviation,
+      }),
+    );
     return {
       ok: true,
       peer: {
@@ -159,6 +222,49 @@ export async function loadPeer(entry: RemoteAgentEntry, options: PeerLoadOptions
     };
   } catch (error) {
     return skip(messageOf(error), true);
+  }
+}
+
+/** The raw card with the entry's description when the card has none (a copy; `raw` itself when nothing is missing). */
+function withEntryDescription(raw: unknown, entry: RemoteAgentEntry): unknown {
+  if (!entry.description || !raw || typeof raw !== 'object' || Array.isArray(raw)) return raw;
+  const card = raw as Record<string, unknown>;
+  if (typeof card.description === 'string' && card.description.trim()) return raw;
+  return { ...card, description: entry.description };
+}
+
+/** Header names whose values are credentials. */
+const CREDENTIAL_HEADER = /(authorization|api[-_]?key|token|secret|password|cookie|credential|signature)/i;
+
+/**
+ * Registers everything secret an entry sends (its auth token or key,
+ * credential-named or vault-resolved header values, query values and
+ * userinfo of its card URL) with the redactor, so a peer echoing one
+ * back never puts it in a log line or an answer.
+ */
+function registerPeerSecrets(
+  entry: RemoteAgentEntry,
+  headers: Record<string, string>,
+  cardUrl: string,
+  secrets?: SecretSink,
+): void {
+  if (!secrets) return;
+  if (entry.auth?.type === 'bearer') secrets.add(headers.authorization?.replace(/^Bearer /, ''));
+  if (entry.auth?.type === 'apiKey') secrets.add(headers[entry.auth.header]);
+  for (const [name, value] of Object.entries(entry.headers ?? {}))
+    if (CREDENTIAL_HEADER.test(name) || value.includes('{{secret:')) secrets.add(headers[name]);
+  try {
+    const url = new URL(cardUrl);
+    if (url.password) {
+      secrets.add(decodeURIComponent(url.password));
+      // As it travels (Basic auth), in case a peer echoes the header.
+      secrets.add(
+        Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64'),
+      );
+    }
+    for (const value of url.searchParams.values()) secrets.add(value);
+  } catch {
+    // a file: or unparsable URL carries no credential
   }
 }
 
@@ -205,17 +311,32 @@ async function fetchCard(
     try {
       // One deadline for all candidate paths: a well-known fallback never doubles start-up time.
       const remaining = Math.max(1, deadline - Date.now());
-      const fetched = await fetchJson(urls[i], {
+      const { url, basic } = withoutUserinfo(urls[i]);
+      const fetched = await fetchJson(url, {
         ...common,
         timeoutMs: remaining,
-        headers: { ...headers, 'A2A-Version': '1.0' },
+        headers: {
+          ...(basic && !headers.authorization ? { authorization: basic } : {}),
+          ...headers,
+          'A2A-Version': '1.0',
+        },
       });
-      return { ...fetched, url: urls[i] };
+      return { ...fetched, url };
     } catch (error) {
       const notFound = error instanceof RemoteAgentError && /^HTTP 404/.test(error.message);
       if (!notFound || i + 1 >= urls.length) throw error;
     }
   }
+}
+
+/** A URL's `user:password@` as a Basic authorization header, and the URL without it (undici refuses userinfo). */
+function withoutUserinfo(raw: string): { url: string; basic?: string } {
+  const url = new URL(raw);
+  if (!url.username && !url.password) return { url: raw };
+  const user = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  url.username = '';
+  url.password = '';
+  return { url: url.href, basic: `Basic ${Buffer.from(user).toString('base64')}` };
 }
 
 async function readCardFile(file: string, options: PeerLoadOptions): Promise<unknown> {

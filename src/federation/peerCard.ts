@@ -2,6 +2,7 @@ import { AgentCard } from '@a2a-js/sdk';
 import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import type { ParsedAgentCard } from '../protocol/cardSchema';
 import { RemoteAgentError } from '../errors';
+import { canonicalHost, LOOPBACK_NAMES } from './outbound';
 
 /**
  * Turns a validated (still untrusted) card into what the node uses: the
@@ -31,11 +32,20 @@ export function toSdkCard(parsed: ParsedAgentCard, raw: Record<string, unknown>)
 /**
  * Keeps the card's HTTP interfaces whose origin is `origin` (every HTTP
  * interface when `allowCrossOrigin`), so a card served from one host cannot
- * send our requests — and our credentials — to another. Throws naming the
- * offending URLs when nothing usable is left.
+ * send our requests — and our credentials — to another. `localhost`,
+ * `127.0.0.1` and `::1` are one machine: a card fetched from one of them
+ * may name its interfaces on another (same scheme and port), with a
+ * warning through `onDeviation`. Throws naming the offending URLs when
+ * nothing usable is left.
  */
-export function pinInterfaces(card: AgentCard, origin: string, allowCrossOrigin: boolean): AgentCard {
+export function pinInterfaces(
+  card: AgentCard,
+  origin: string,
+  allowCrossOrigin: boolean,
+  onDeviation: (deviation: string) => void = () => undefined,
+): AgentCard {
   const offered = card.supportedInterfaces ?? [];
+  let aliased: string | undefined;
   const kept = offered.filter((i) => {
     if (!HTTP_BINDINGS.has(i.protocolBinding.toUpperCase())) return false;
     let url: URL;
@@ -45,7 +55,12 @@ export function pinInterfaces(card: AgentCard, origin: string, allowCrossOrigin:
       return false;
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
-    return allowCrossOrigin || url.origin === origin;
+    if (allowCrossOrigin || url.origin === origin) return true;
+    if (sameLoopbackOrigin(url, origin)) {
+      aliased ??= url.origin;
+      return true;
+    }
+    return false;
   });
   if (kept.length === 0) {
     const listed = offered.map((i) => `${i.protocolBinding} ${i.url}`).join(', ') || 'none';
@@ -55,7 +70,24 @@ export function pinInterfaces(card: AgentCard, origin: string, allowCrossOrigin:
         : `card offers no interface on its own origin ${origin} (listed: ${listed}; set allowCrossOrigin to permit)`,
     );
   }
+  if (aliased)
+    onDeviation(`the card names its interface on ${aliased} but was fetched from ${origin}: same machine, accepted`);
   return { ...card, supportedInterfaces: kept };
+}
+
+/** The three names of this machine (issue 12); another loopback address may be another service. */
+const THIS_MACHINE = new Set(LOOPBACK_NAMES);
+
+/** Same scheme and port, both hosts among `localhost`, `127.0.0.1`, `::1` (in any spelling). */
+function sameLoopbackOrigin(url: URL, origin: string): boolean {
+  let other: URL;
+  try {
+    other = new URL(origin);
+  } catch {
+    return false;
+  }
+  const machine = (host: string) => THIS_MACHINE.has(canonicalHost(host) ?? '');
+  return url.protocol === other.protocol && url.port === other.port && machine(url.hostname) && machine(other.hostname);
 }
 
 /** The origin a `cardFile` card is pinned to: that of its first (preferred) interface. */

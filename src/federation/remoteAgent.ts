@@ -9,6 +9,10 @@ import { describeNetworkError, errorMessage } from './cardFetch';
 import { TRACEPARENT_KEY, childTraceparent } from '../log/traceContext';
 import { nextHop, resolveNodeId, type NodeId } from './hops';
 import type { LoadedPeer } from './loader';
+import { OutboundRefusedError } from '../net/policy';
+import { rememberSeen, unseenContext, type PeerSessionState } from './peerContext';
+import { sanitizeCardText } from './peerCard';
+import { createPeerFetch, DEFAULT_PEER_LIMITS, PeerCallMeter, type PeerLimits } from './peerFetch';
 import {
   ArtifactText,
   asTask,
@@ -24,18 +28,24 @@ import {
  * request to the peer (streaming when its card says so, otherwise a
  * non-blocking send and polling) and turns whatever happens into progress
  * events and a {@link RemoteOutcome}. Errors, timeouts and refusals become
- * `failed` with a note naming what failed; only cancellation throws.
+ * `failed` with a note naming what failed; only cancellation throws. What
+ * the peer sends is bounded by `a2a.peerLimits` (peerFetch.ts) and masked
+ * by the secret registry before anyone sees it.
  */
 
-/** Default deadline for one delegated call when the entry sets no `timeoutMs`. */
-export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
 const CANCEL_TIMEOUT_MS = 2_000;
 /** After a cancel, how long the request may run on to learn the remote task id (so CancelTask can name it). */
 const CANCEL_GRACE_MS = 1_000;
 const POLL_MIN_MS = 100;
 const POLL_MAX_MS = 1_000;
+/** Longest peer text carried in one progress event (the answer itself is bounded by `maxAnswerBytes`). */
+const MAX_PROGRESS_TEXT = 200;
 
-/** What a call did to the peer's health: transport failures count, A2A answers (even refusals) do not. */
+/**
+ * What a call did to the peer's health. `ok: false` counts against the
+ * circuit breaker: the peer was unreachable, timed out or gave an invalid
+ * answer. An A2A error (the peer refusing properly) is `ok: true`.
+ */
 export interface CallReport {
   ok: boolean;
   error?: string;
@@ -49,22 +59,20 @@ export interface RemoteAgentOptions {
   selfId: NodeId;
   maxHops: number;
   logger: Logger;
-  dispatcher?: Dispatcher;
-  callTimeoutMs?: number;
-  /** Told the transport-level outcome of each call: the circuit breaker listens here. */
+  /** The federation's pinned dispatcher: every request to the peer goes through the outbound address policy. */
+  dispatcher: Dispatcher;
+  /** `a2a.peerLimits`; the defaults when absent. */
+  limits?: Partial<PeerLimits>;
+  /** Masks registered secrets (peer tokens among them) in anything the peer sent before it reaches a caller. */
+  redact?: (text: string) => string;
+  /** Told what each call says about the peer's health: the circuit breaker listens here. */
   onReport?: (report: CallReport) => void;
-}
-
-/** Remote task ids kept per session so an `input-required` task is continued, not restarted. */
-interface PeerSessionState {
-  taskId?: string;
-  contextId?: string;
 }
 
 /**
  * Wraps a loaded peer as a {@link RemoteAgent}.
  * @example
- * const agent = createRemoteAgent({ peer, selfId: 'http://127.0.0.1:4000', maxHops: 4, logger });
+ * const agent = createRemoteAgent({ peer, selfId: 'http://127.0.0.1:4000', maxHops: 4, logger, dispatcher });
  * const outcome = await drain(agent.invoke({ text, sessionId, signal, state: {}, metadata: {} }));
  */
 export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
@@ -72,9 +80,33 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   const log = options.logger.child({ remote: peer.name });
   const stateKey = `a2a:${peer.name}`;
   const targetOrigin = new URL(peer.sdkCard.supportedInterfaces[0].url).origin;
-  let client: Promise<Client> | undefined;
-  const getClient = () =>
-    (client ??= createPeerClient(peer.sdkCard, { dispatcher: options.dispatcher, polling: !peer.streaming }));
+  const limits: PeerLimits = { ...DEFAULT_PEER_LIMITS, ...options.limits };
+  const redact = options.redact ?? ((text: string) => text);
+  const warned = new Set<string>();
+  const onDeviation = (deviation: string) => {
+    if (warned.has(deviation)) return;
+    warned.add(deviation);
+    log.warn('remote agent deviates from the A2A spec; tolerated', { deviation });
+  };
+  /** A client for one call: its own meter, so the call's failure is named by what this call saw. */
+  const clientFor = (meter: PeerCallMeter) =>
+    createPeerClient(peer.sdkCard, {
+      fetchImpl: createPeerFetch({
+        dispatcher: options.dispatcher,
+        limits,
+        meter,
+        legacy: peer.protocolVersion === '0.3',
+        onDeviation,
+      }),
+      polling: !peer.streaming,
+    });
+  /** The answer kept from one call is bounded like each response. */
+  const checkAnswerSize = (meter: PeerCallMeter, artifacts: ArtifactText, text: string) => {
+    if (artifacts.bytes + Buffer.byteLength(text) > limits.maxAnswerBytes)
+      throw meter.fail(`answer larger than a2a.peerLimits.maxAnswerBytes (${limits.maxAnswerBytes} bytes)`);
+  };
+  const progress = (text: string | undefined) =>
+    text ? sanitizeCardText(redact(text), MAX_PROGRESS_TEXT) || undefined : undefined;
 
   async function* invoke(invocation: RemoteInvocation): AsyncGenerator<RunEvent, RemoteOutcome> {
     const hop = nextHop(invocation.metadata, resolveNodeId(options.selfId), options.maxHops, targetOrigin);
@@ -87,7 +119,8 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     const session = ((invocation.state[stateKey] as PeerSessionState | undefined) ??= {});
     // Only our own hop/trace metadata and the configured per-peer headers leave this node: inbound credentials never do.
     const metadata = { ...hop.metadata, [TRACEPARENT_KEY]: trace.traceparent };
-    const timeoutMs = peer.entry.timeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+    const limitedByConfig = peer.entry.timeoutMs === undefined || peer.entry.timeoutMs > limits.maxDurationMs;
+    const timeoutMs = limitedByConfig ? limits.maxDurationMs : (peer.entry.timeoutMs as number);
     const timeout = AbortSignal.timeout(timeoutMs);
     // A cancel before the peer has named its task lets the request run on briefly, so the task can be cancelled by id.
     const requestAbort = new AbortController();
@@ -110,17 +143,24 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       signal,
       serviceParameters: { ...peer.headers, [TRACEPARENT_KEY]: trace.traceparent },
     };
+    const meter = new PeerCallMeter();
     const started = Date.now();
+    const context = unseenContext(invocation.context, session, peer.name);
     yield RunEvents.remoteCall(peer.name, 'sending', peer.cardUrl);
-    callLog.info('remote call', { continuing: Boolean(session.taskId), streaming: peer.streaming });
+    callLog.info('remote call', {
+      continuing: Boolean(session.taskId),
+      streaming: peer.streaming,
+      contextLines: context.length,
+    });
     try {
-      const c = await getClient();
-      const message = userMessage(invocation.text, metadata, session, invocation.context);
+      const c = await clientFor(meter);
+      const message = userMessage(invocation.text, metadata, session, context);
       const params = { tenant: '', message, configuration: undefined, metadata };
       const task = peer.streaming
-        ? yield* streamCall(c, params, request, seen)
-        : yield* pollCall(c, params, request, seen);
+        ? yield* streamCall(c, params, request, seen, meter)
+        : yield* pollCall(c, params, request, seen, meter);
       options.onReport?.({ ok: true, latencyMs: Date.now() - started });
+      rememberSeen(session, invocation.context, invocation.text);
       return settle(task, session, callLog);
     } catch (error) {
       if (invocation.signal.aborted) {
@@ -129,23 +169,18 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
         throw abortError(invocation.signal);
       }
       delete invocation.state[stateKey];
-      if (timeout.aborted) {
-        await cancelRemote(seen.taskId, callLog);
-        const reason = `timed out after ${timeoutMs} ms`;
-        options.onReport?.({ ok: false, error: reason, latencyMs: Date.now() - started });
-        callLog.warn('remote call failed', { reason });
-        return { status: 'failed', reason: `remote agent ${peer.name} ${reason}` };
-      }
-      const protocol = isProtocolError(error);
-      const reason = protocol
-        ? `rejected the request: ${describe(error)}`
-        : isHttpError(error)
-          ? `answered with ${describe(error)}`
-          : `unreachable: ${describeNetworkError(error)}`;
+      if (timeout.aborted) await cancelRemote(seen.taskId, callLog);
+      const fault = timeout.aborted
+        ? {
+            reason: `timed out after ${timeoutMs} ms${limitedByConfig ? ' (a2a.peerLimits.maxDurationMs)' : ''}`,
+            counts: true,
+          }
+        : nameFault(error, meter);
+      const reason = redact(fault.reason);
       options.onReport?.(
-        protocol
-          ? { ok: true, latencyMs: Date.now() - started }
-          : { ok: false, error: reason, latencyMs: Date.now() - started },
+        fault.counts
+          ? { ok: false, error: reason, latencyMs: Date.now() - started }
+          : { ok: true, latencyMs: Date.now() - started },
       );
       callLog.warn('remote call failed', { reason });
       return { status: 'failed', reason: `remote agent ${peer.name} ${reason}` };
@@ -155,12 +190,13 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     }
   }
 
-  /** Streams `SendStreamingMessage`, relaying status updates as progress, and returns the task as it last stood. */
+  /** Streams `SendStreamingMessage`, relaying status changes as progress, and returns the task as it last stood. */
   async function* streamCall(
     c: Client,
     params: Parameters<Client['sendMessageStream']>[0],
     request: RequestOptions,
     seen: TaskTracker,
+    meter: PeerCallMeter,
   ) {
     const artifacts = new ArtifactText();
     let task: SettledTask = { state: undefined, text: '', artifacts };
@@ -175,20 +211,26 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
         case 'statusUpdate': {
           seen.saw(payload.value.taskId);
           const text = partsText(payload.value.status?.message?.parts);
+          const state = payload.value.status?.state;
+          const changed = state !== task.state || (text && text !== task.text);
           task = {
             ...task,
             id: payload.value.taskId,
             contextId: payload.value.contextId,
-            state: payload.value.status?.state,
+            state,
             text: text || task.text,
           };
-          yield RunEvents.remoteCall(peer.name, stateName(task.state), text || undefined);
+          // Repeated identical updates (heartbeats) are not relayed: each relayed event reaches the caller.
+          if (changed) yield RunEvents.remoteCall(peer.name, stateName(state), progress(text));
           break;
         }
-        case 'artifactUpdate':
+        case 'artifactUpdate': {
+          const first = !payload.value.append;
           artifacts.add(payload.value.artifact, payload.value.append);
-          yield RunEvents.remoteCall(peer.name, 'artifact', payload.value.artifact?.name || undefined);
+          // One progress event per artifact, not one per streamed chunk.
+          if (first) yield RunEvents.remoteCall(peer.name, 'artifact', progress(payload.value.artifact?.name));
           break;
+        }
         case 'message':
           return {
             state: TaskState.TASK_STATE_COMPLETED,
@@ -199,10 +241,11 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
         default:
           break;
       }
+      checkAnswerSize(meter, artifacts, task.text);
       // No break on a settled state: a continued task's first snapshot still shows input-required.
       // The peer ends the stream once the task is final or interrupted.
     }
-    if (!isSettled(task.state)) throw new Error(`stream ended while the remote task was ${stateName(task.state)}`);
+    if (!isSettled(task.state)) throw meter.fail(`the stream ended while the remote task was ${stateName(task.state)}`);
     return task;
   }
 
@@ -212,6 +255,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     params: Parameters<Client['sendMessage']>[0],
     request: RequestOptions,
     seen: TaskTracker,
+    meter: PeerCallMeter,
   ) {
     const artifacts = new ArtifactText();
     const result = await c.sendMessage(params, request);
@@ -241,13 +285,15 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       current = await c.getTask({ tenant: '', id: first.id, historyLength: 0 }, request);
     }
     artifacts.addAll(current.artifacts);
-    return fromTask(current, artifacts);
+    const settled = fromTask(current, artifacts);
+    checkAnswerSize(meter, artifacts, settled.text);
+    return settled;
   }
 
   /** Maps the settled task to an outcome and keeps (or drops) the remote ids for the session. */
   function settle(task: SettledTask, session: PeerSessionState, callLog: Logger): RemoteOutcome {
     const state = stateName(task.state);
-    const text = task.artifacts.text() || task.text;
+    const text = redact(task.artifacts.text() || task.text);
     if (task.contextId) session.contextId = task.contextId;
     session.taskId = task.state === TaskState.TASK_STATE_INPUT_REQUIRED ? task.id : undefined;
     callLog.info('remote call settled', { state });
@@ -255,7 +301,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       case TaskState.TASK_STATE_COMPLETED:
         return { status: 'completed', text: text || '(the remote agent answered with no text)' };
       case TaskState.TASK_STATE_INPUT_REQUIRED:
-        return { status: 'input-required', text: task.text || text || 'The remote agent needs more input.' };
+        return { status: 'input-required', text: redact(task.text) || text || 'The remote agent needs more input.' };
       default:
         return {
           status: 'failed',
@@ -268,7 +314,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   async function cancelRemote(taskId: string | undefined, callLog: Logger): Promise<void> {
     if (!taskId) return;
     try {
-      const c = await getClient();
+      const c = await clientFor(new PeerCallMeter());
       await c.cancelTask(
         { tenant: '', id: taskId, metadata: undefined },
         {
@@ -278,7 +324,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       );
       callLog.info('remote task cancelled', { taskId });
     } catch (error) {
-      callLog.warn('remote task cancel failed', { taskId, reason: describe(error) });
+      callLog.warn('remote task cancel failed', { taskId, reason: redact(describe(error)) });
     }
   }
 
@@ -318,9 +364,42 @@ function fromTask(task: Task, artifacts: ArtifactText): SettledTask {
   };
 }
 
-/** The SDK's message for a non-2xx answer that is not an A2A error (401 from a proxy, 502…): the peer is up but unusable. */
-function isHttpError(error: unknown): boolean {
-  return /^HTTP error/.test(errorMessage(error));
+/**
+ * Names why a call failed from what its meter saw (issue 12): the peer's
+ * own A2A error is a rejection (it is alive and does not count against the
+ * circuit); a policy refusal or a failure before any answer is
+ * "unreachable"; anything the peer answered that could not be used is an
+ * "invalid answer", whatever the SDK made of it.
+ */
+export function nameFault(error: unknown, meter: PeerCallMeter): { reason: string; counts: boolean } {
+  if (meter.invalid) return { reason: `invalid answer: ${meter.invalid}`, counts: true };
+  if (meter.rejected) {
+    return {
+      reason: `rejected the request: ${isProtocolError(error) ? describe(error) : meter.rejected}`,
+      counts: false,
+    };
+  }
+  const refused = causeChain(error).find((e) => e instanceof OutboundRefusedError);
+  if (refused) return { reason: `unreachable: ${errorMessage(refused)}`, counts: true };
+  if (!meter.responded) return { reason: `unreachable: ${describeNetworkError(error)}`, counts: true };
+  if (isNetworkError(error))
+    return { reason: `invalid answer: cut off (${describeNetworkError(error)})`, counts: true };
+  return { reason: `invalid answer: ${describe(error)}`, counts: true };
+}
+
+function causeChain(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let e = error; e && typeof e === 'object' && chain.length < 8; e = (e as { cause?: unknown }).cause)
+    chain.push(e);
+  return chain;
+}
+
+/** A socket-level failure (reset, closed mid-body), as undici reports it. */
+function isNetworkError(error: unknown): boolean {
+  return causeChain(error).some((e) => {
+    const code = (e as { code?: unknown }).code;
+    return (typeof code === 'string' && /^(UND_ERR_|E[A-Z]+)/.test(code)) || errorMessage(e) === 'terminated';
+  });
 }
 
 function describe(error: unknown): string {

@@ -8,7 +8,6 @@ import {
   type Client,
 } from '@a2a-js/sdk/client';
 import { A2AError } from '@a2a-js/sdk/errors';
-import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import { RemoteAgentError } from '../errors';
 
 /**
@@ -18,14 +17,16 @@ import { RemoteAgentError } from '../errors';
  * tasks, artifacts and messages.
  */
 
-/** Builds an SDK client for an already validated and pinned card; `polling` for peers that do not stream. */
+/**
+ * Builds an SDK client for an already validated and pinned card; `polling`
+ * for peers that do not stream. `fetchImpl` is the call's bounded peer
+ * fetch (see peerFetch.ts): every byte the client reads passes through it.
+ */
 export async function createPeerClient(
   card: AgentCard,
-  options: { dispatcher?: Dispatcher; polling: boolean },
+  options: { fetchImpl: typeof fetch; polling: boolean },
 ): Promise<Client> {
-  const dispatcher = options.dispatcher;
-  const fetchImpl = ((input: string | URL, init?: RequestInit) =>
-    undiciFetch(input, { ...(init as object), ...(dispatcher ? { dispatcher } : {}) })) as unknown as typeof fetch;
+  const { fetchImpl } = options;
   // The card was normalized and pinned by the loader: the resolver must not re-interpret it.
   const cardResolver: AgentCardResolver = {
     resolve: () => Promise.reject(new RemoteAgentError('cards are loaded by the federation, not the client')),
@@ -43,10 +44,11 @@ export async function createPeerClient(
 }
 
 /**
- * A user message carrying `text`, continuing `taskId`/`contextId` when set.
- * A new task also gets the conversation so far as a first text part, so the
- * peer can resolve references ("there", "that file"); a continued task
- * already has it.
+ * A user message carrying `text`, continuing `taskId`/`contextId` when set,
+ * preceded by `context` (conversation lines the peer has not seen) as a
+ * first text part, so the peer can resolve references ("there", "that
+ * file"). The heading says which: the whole transcript for a new remote
+ * context, only what happened since the peer's last reply when it continues.
  */
 export function userMessage(
   text: string,
@@ -54,15 +56,18 @@ export function userMessage(
   ids: { taskId?: string; contextId?: string },
   context: string[] = [],
 ): Message {
-  const withContext = !ids.taskId && context.length > 0;
+  const heading = ids.contextId
+    ? 'Conversation since your last reply (context, oldest first):'
+    : 'Conversation so far (context, oldest first):';
   return {
     messageId: randomUUID(),
     contextId: ids.contextId ?? '',
     taskId: ids.taskId ?? '',
     role: Role.ROLE_USER,
-    parts: withContext
-      ? [textPart(`Conversation so far (context, oldest first):\n${context.join('\n')}\n\nRequest:`), textPart(text)]
-      : [textPart(text)],
+    parts:
+      context.length > 0
+        ? [textPart(`${heading}\n${context.join('\n')}\n\nRequest:`), textPart(text)]
+        : [textPart(text)],
     metadata,
     extensions: [],
     referenceTaskIds: [],
@@ -92,23 +97,39 @@ export function partsText(parts: Part[] | undefined): string {
     .join('\n');
 }
 
-/** Collects artifact text by artifact id, honouring `append` chunks. */
+/** Collects artifact text by artifact id, honouring `append` chunks, and keeps count of its size. */
 export class ArtifactText {
-  private readonly byId = new Map<string, string>();
+  private readonly byId = new Map<string, { text: string; bytes: number }>();
+  private total = 0;
 
   add(artifact: Artifact | undefined, append = false): void {
     if (!artifact) return;
     const text = partsText(artifact.parts);
-    const before = append ? (this.byId.get(artifact.artifactId) ?? '') : '';
-    this.byId.set(artifact.artifactId, before + text);
+    const bytes = Buffer.byteLength(text);
+    const before = this.byId.get(artifact.artifactId);
+    if (append && before) {
+      this.byId.set(artifact.artifactId, { text: before.text + text, bytes: before.bytes + bytes });
+    } else {
+      this.total -= before?.bytes ?? 0;
+      this.byId.set(artifact.artifactId, { text, bytes });
+    }
+    this.total += bytes;
   }
 
   addAll(artifacts: Artifact[] | undefined): void {
     for (const a of artifacts ?? []) this.add(a);
   }
 
+  /** UTF-8 bytes held, for the answer cap. */
+  get bytes(): number {
+    return this.total;
+  }
+
   text(): string {
-    return [...this.byId.values()].filter(Boolean).join('\n');
+    return [...this.byId.values()]
+      .map((a) => a.text)
+      .filter(Boolean)
+      .join('\n');
   }
 }
 

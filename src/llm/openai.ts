@@ -18,6 +18,8 @@ export interface OpenAIModelOptions {
   timeoutMs: number;
   /** Retries of connection errors, 408/409/429 and 5xx (the `openai` client's default is 2). */
   maxRetries?: number;
+  /** The `fetch` the client uses: the composition root passes the outbound address policy's (src/net/endpoint.ts). */
+  fetch?: typeof fetch;
 }
 
 /**
@@ -33,6 +35,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
     baseURL: options.baseURL,
     timeout: options.timeoutMs,
     maxRetries: options.maxRetries ?? 2,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   const logger = options.logger.child({ component: 'llm', provider: 'openai', model: options.model });
   const endpoint = options.baseURL ?? 'https://api.openai.com/v1';

@@ -23,7 +23,12 @@ describe('remote agent calls over real A2A peers', () => {
     return p;
   };
   const load = (logger = createMemoryLogger(), ...list: Array<Record<string, unknown>>) =>
-    loadRemoteAgents({ ...baseOptions(logger), dispatcher, entries: entries(...list), callTimeoutMs: 5000 });
+    loadRemoteAgents({
+      ...baseOptions(logger),
+      dispatcher,
+      entries: entries(...list),
+      limits: { maxDurationMs: 5000 },
+    });
 
   it('loads a reachable v1.0 peer and streams a delegated request to completion', async () => {
     const p = await peer({ name: 'Weather', behaviour: 'echo' });
@@ -189,8 +194,13 @@ describe('remote agent calls over real A2A peers', () => {
 
 describe('remote agent calls refused by the peer', () => {
   const open: Array<{ close(): Promise<void> }> = [];
+  let dispatcher: Agent;
+  beforeEach(() => {
+    dispatcher = new Agent();
+  });
   afterEach(async () => {
     while (open.length) await open.pop()!.close();
+    await dispatcher.destroy();
   });
 
   it('reports an A2A error (continuing a task the peer does not know) as a rejection, not as the peer being down', async () => {
@@ -199,6 +209,7 @@ describe('remote agent calls refused by the peer', () => {
     const reports: Array<{ ok: boolean }> = [];
     const { agents } = await loadRemoteAgents({
       ...baseOptions(),
+      dispatcher,
       entries: entries({ name: 'strict', baseUrl: p.url }),
       onReport: (_name, report) => reports.push(report),
     });
@@ -212,7 +223,7 @@ describe('remote agent calls refused by the peer', () => {
     expect(state['a2a:strict']).toBeUndefined();
   });
 
-  it('names the HTTP status when a proxy in front of the peer refuses the call, and counts it against the peer', async () => {
+  it('names the HTTP status as an invalid answer when a proxy in front of the peer refuses the call, and counts it against the peer', async () => {
     const proxy = await startRawServer((_req, res) => {
       res.statusCode = 401;
       res.end('authentication required');
@@ -232,13 +243,14 @@ describe('remote agent calls refused by the peer', () => {
     const reports: Array<{ ok: boolean; error?: string }> = [];
     const behind = await loadRemoteAgents({
       ...options,
+      dispatcher,
       entries: entries({ name: 'behind', cardFile: 'proxy.json' }),
       onReport: (_n, r) => reports.push(r),
     });
     const { outcome } = await drain(behind.agents[0], { text: 'hello?' });
     expect(outcome).toEqual({
       status: 'failed',
-      reason: expect.stringMatching(/^remote agent behind answered with HTTP error for SendMessage! Status: 401/),
+      reason: 'remote agent behind invalid answer: HTTP 401 (starts "authentication required")',
     });
     expect(reports).toEqual([expect.objectContaining({ ok: false })]);
   });

@@ -1,36 +1,9 @@
 import { createRelayModel, startFaultyPeer, type FaultyPeer } from '../support/reliabilityPeer';
-import { rpc, sendMessageBody, startReliabilityNode, type ReliabilityNode } from '../support/reliabilityNode';
+import { askNode, startReliabilityNode, type NodeAnswer, type ReliabilityNode } from '../support/reliabilityNode';
 
 const CALL_TIMEOUT_MS = 1_500;
 /** A delegated call must be answered within its deadline plus this slack. */
 const SLACK_MS = 4_000;
-
-interface Outcome {
-  ms: number;
-  state: string;
-  text: string;
-}
-
-/** Sends one message to the node and reads the final state and every text it carries (artifacts, status message, error). */
-async function ask(node: ReliabilityNode, text: string): Promise<Outcome> {
-  const t0 = Date.now();
-  const { json } = await rpc(node.url, sendMessageBody(text));
-  const ms = Date.now() - t0;
-  const error = json.error as { message?: string } | undefined;
-  if (error) return { ms, state: 'rpc-error', text: String(error.message) };
-  const task = (
-    json.result as {
-      task: {
-        status: { state: string; message?: { parts: { text?: string }[] } };
-        artifacts?: { parts: { text?: string }[] }[];
-      };
-    }
-  ).task;
-  const texts = [...(task.artifacts ?? []).flatMap((a) => a.parts), ...(task.status.message?.parts ?? [])].map(
-    (p) => p.text ?? '',
-  );
-  return { ms, state: task.status.state, text: texts.join('\n') };
-}
 
 async function peerState(node: ReliabilityNode): Promise<string> {
   const res = await fetch(`${node.url}/agents`);
@@ -70,7 +43,7 @@ describe('faults in a remote peer during delegated tasks', () => {
   });
 
   it('relays a healthy peer answer', async () => {
-    const outcome = await ask(node, 'ping 1');
+    const outcome = await askNode(node, 'ping 1');
     expect(outcome.state).toBe('TASK_STATE_COMPLETED');
     expect(outcome.text).toContain('pong: ping 1');
     expect(await peerState(node)).toBe('healthy');
@@ -78,29 +51,29 @@ describe('faults in a remote peer during delegated tasks', () => {
 
   it('answers with a clear failure within the deadline when the peer is slower than its timeout, then recovers', async () => {
     peer.mode = 'slow';
-    const slow = await ask(node, 'ping slow');
+    const slow = await askNode(node, 'ping slow');
     expect(slow.ms).toBeLessThan(CALL_TIMEOUT_MS + SLACK_MS);
     expect(slow.text).toMatch(CLEAR_FAILURE);
     expect(slow.text).not.toContain('pong');
     peer.mode = 'ok';
-    const after = await ask(node, 'ping 2');
+    const after = await askNode(node, 'ping 2');
     expect(after.text).toContain('pong: ping 2');
   });
 
   it('answers with a clear failure when the peer answers garbage, then recovers', async () => {
     peer.mode = 'garbage';
-    const garbage = await ask(node, 'ping garbage');
+    const garbage = await askNode(node, 'ping garbage');
     expect(garbage.ms).toBeLessThan(CALL_TIMEOUT_MS + SLACK_MS);
     expect(garbage.text).toMatch(CLEAR_FAILURE);
     expect(garbage.text).not.toContain('<<<garbage>>>');
     peer.mode = 'ok';
-    expect((await ask(node, 'ping 3')).text).toContain('pong: ping 3');
+    expect((await askNode(node, 'ping 3')).text).toContain('pong: ping 3');
   });
 
   it('opens the circuit when the peer is killed, answers every caller meanwhile, and closes it once the peer is back', async () => {
     await peer.kill();
-    const outcomes: Outcome[] = [];
-    for (let i = 0; i < 4; i++) outcomes.push(await ask(node, `ping dead ${i}`));
+    const outcomes: NodeAnswer[] = [];
+    for (let i = 0; i < 4; i++) outcomes.push(await askNode(node, `ping dead ${i}`));
     for (const outcome of outcomes) {
       expect(outcome.ms).toBeLessThan(CALL_TIMEOUT_MS + SLACK_MS);
       expect(outcome.text).toMatch(CLEAR_FAILURE);
@@ -109,14 +82,14 @@ describe('faults in a remote peer during delegated tasks', () => {
     // Three failures open the circuit: the peer leaves the tree, so the fourth call is refused at once.
     expect(outcomes[3].text).toMatch(/no agent named "faulty"/);
     expect(['open', 'absent']).toContain(await peerState(node));
-    const whileOpen = await ask(node, 'ping while open');
+    const whileOpen = await askNode(node, 'ping while open');
     expect(whileOpen.ms).toBeLessThan(SLACK_MS);
     expect(whileOpen.text).not.toContain('pong');
 
     await peer.restart();
     // The circuit re-probes after its backoff (5 s by default) and closes on success.
     expect(await waitFor(async () => (await peerState(node)) === 'healthy', 20_000)).toBe(true);
-    const back = await ask(node, 'ping back');
+    const back = await askNode(node, 'ping back');
     expect(back.state).toBe('TASK_STATE_COMPLETED');
     expect(back.text).toContain('pong: ping back');
   }, 60_000);

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createApp, type LangoApp } from '../../src/app';
-import { hostOfHeader, isLoopbackHost } from '../../src/a2a/hostGuard';
+import { hostOfHeader } from '../../src/a2a/hostGuard';
 import { LangoConfig, type LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger } from '../../src/log/logger';
 
@@ -104,6 +104,13 @@ const SERVED_HOSTS = (port: number) => [
   'LocalHost',
   `[::1]:${port}`,
   '[::ffff:127.0.0.1]',
+  // Other spellings of loopback: no attacker's name can produce them.
+  '127.1',
+  '2130706433:80',
+  '0x7f.0.0.1',
+  'localhost.',
+  '127.0.0.1.',
+  'app.localhost',
   PUBLIC_HOST,
   `${PUBLIC_HOST.toUpperCase()}:443`,
 ];
@@ -113,10 +120,8 @@ const REFUSED_HOSTS: Array<string | null> = [
   '127.example.com',
   '127.0.0.1.nip.io',
   'localhost.evil.com',
-  'localhost.',
-  '2130706433',
-  '0x7f.0.0.1',
-  '127.1',
+  'localhost.example.com.',
+  '1.2.3.300',
   '[::2]',
   '10.0.0.8:4000',
   `sub.${PUBLIC_HOST}`,
@@ -246,16 +251,7 @@ describe('Host and Origin with credentials', () => {
   });
 });
 
-describe('loopback and Host parsing', () => {
-  it('knows loopback hosts by their literal, never by a name', () => {
-    expect(
-      ['127.0.0.1', '127.255.0.3', '::1', '[::1]', '::ffff:127.0.0.1', 'localhost', 'LOCALHOST'].map(isLoopbackHost),
-    ).toEqual(Array(7).fill(true));
-    expect(['127.example.com', '127.1', '0x7f000001', 'localhost.', '::2', '10.0.0.1', ''].map(isLoopbackHost)).toEqual(
-      Array(7).fill(false),
-    );
-  });
-
+describe('Host header parsing', () => {
   it('reads a Host header and refuses malformed ones', () => {
     expect(hostOfHeader('Example.COM:8080')).toBe('example.com');
     expect(hostOfHeader('[::1]:4000')).toBe('::1');

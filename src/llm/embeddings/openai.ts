@@ -1,5 +1,7 @@
 import OpenAI from 'openai';
 import { LangoError } from '../../errors';
+import { createEndpointFetch } from '../../net/endpoint';
+import type { Lookup } from '../../net/policy';
 import type { EmbeddingProvider } from './provider';
 import { normalize } from './vector';
 
@@ -14,12 +16,19 @@ export interface OpenAIEmbeddingsOptions {
   timeoutMs?: number;
   /** Texts per request; endpoints cap the batch size. */
   batchSize?: number;
+  /** The resolver behind the outbound address policy; injected in tests (no real DNS). */
+  lookup?: Lookup;
 }
+
+/** Largest embeddings response read: 128 texts of 3,072 floats as JSON is about 8 MB. */
+const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 /**
  * Embeddings from any OpenAI-compatible `/embeddings` endpoint through the
  * `openai` client. Vectors are re-normalised, since not every compatible
- * server returns unit vectors.
+ * server returns unit vectors. Requests go through the outbound address
+ * policy (the configured endpoint's host opened, connections pinned,
+ * redirects refused, responses bounded).
  * @example
  * const provider = createOpenAIEmbeddings({ model: 'text-embedding-3-small', apiKey });
  * const [v] = await provider.embed(['hello']);
@@ -31,6 +40,12 @@ export function createOpenAIEmbeddings(options: OpenAIEmbeddingsOptions): Embedd
     baseURL: options.baseUrl,
     timeout: options.timeoutMs ?? 30_000,
     maxRetries: 2,
+    fetch: createEndpointFetch({
+      baseUrl: options.baseUrl,
+      setting: 'embedding.baseUrl',
+      lookup: options.lookup,
+      maxResponseBytes: MAX_RESPONSE_BYTES,
+    }),
   });
   const batchSize = options.batchSize ?? 128;
   let dimensions = options.dimensions;

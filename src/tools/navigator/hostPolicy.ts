@@ -1,9 +1,11 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
 import { ConfigError } from '../../errors';
+import { cidrContains, formatIp, parseCidr, parseIp, unmapIPv4, type Cidr, type IpAddress } from '../../net/address';
+import { parseHost } from '../../net/host';
+import { createOutboundPolicy, hostGlob, type Lookup } from '../../net/policy';
+import { classifyAddress } from '../../net/ranges';
 
-/** Resolves a hostname to every address it has (`dns.lookup` with `all: true` by default). */
-export type LookupFn = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
+/** Resolves a hostname to every address it has: the outbound policy's resolver type. */
+export type LookupFn = Lookup;
 
 /** The verdict on one host: where to connect when allowed, why not otherwise. */
 export type HostDecision = { ok: true; address: string; family: 4 | 6 } | { ok: false; reason: string };
@@ -21,10 +23,13 @@ export interface HostPolicyOptions {
 }
 
 /**
- * Decides which hosts the browser may reach. Checked by `browser_navigate`
- * before a page load and by the guard proxy for every request the browser
- * makes (redirects, frames, subresources), always on the resolved addresses
- * so a public name pointing at a private address is caught.
+ * Decides which hosts the browser may reach, on top of the node's outbound
+ * address policy (src/net): that policy parses every spelling of an
+ * address, resolves names and judges every address; this adds the
+ * navigator's deny list and its allow-only mode. Checked by
+ * `browser_navigate` before a page load and by the guard proxy for every
+ * request the browser makes (redirects, frames, subresources); the proxy
+ * then connects to the very address approved.
  */
 export interface HostPolicy {
   /** Checks a bare hostname or IP literal (brackets allowed for IPv6). */
@@ -33,68 +38,17 @@ export interface HostPolicy {
   checkUrl(url: string): Promise<HostDecision>;
 }
 
-/**
- * Loopback, private, link-local, CGNAT, multicast and reserved ranges: the
- * addresses a page must not pull the browser onto unless explicitly allowed.
- */
-function privateRanges(): BlockList {
-  const list = new BlockList();
-  const v4: Array<[string, number]> = [
-    ['0.0.0.0', 8],
-    ['10.0.0.0', 8],
-    ['100.64.0.0', 10],
-    ['127.0.0.0', 8],
-    ['169.254.0.0', 16],
-    ['172.16.0.0', 12],
-    ['192.0.0.0', 24],
-    ['192.168.0.0', 16],
-    ['198.18.0.0', 15],
-    ['224.0.0.0', 4],
-    ['240.0.0.0', 4],
-  ];
-  for (const [net, prefix] of v4) list.addSubnet(net, prefix, 'ipv4');
-  const v6: Array<[string, number]> = [
-    ['::', 128],
-    ['::1', 128],
-    ['::', 96], // IPv4-compatible (deprecated): ::127.0.0.1
-    ['64:ff9b::', 96],
-    ['64:ff9b:1::', 48],
-    ['100::', 64],
-    ['fec0::', 10],
-    ['fc00::', 7],
-    ['fe80::', 10],
-    ['ff00::', 8],
-  ];
-  for (const [net, prefix] of v6) list.addSubnet(net, prefix, 'ipv6');
-  return list;
-}
-
-const PRIVATE = privateRanges();
-
-/** An IPv4-mapped IPv6 address (`::ffff:127.0.0.1`) is judged as the IPv4 it carries. */
-function unmap(address: string): string {
-  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (dotted) return dotted[1];
-  // The URL parser writes `[::ffff:127.0.0.1]` as `[::ffff:7f00:1]`.
-  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (!hex) return address;
-  const [high, low] = [parseInt(hex[1], 16), parseInt(hex[2], 16)];
-  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
-}
-
-/** True for loopback, private, link-local and other non-public addresses. */
+/** True for loopback, private, link-local and other non-public addresses (the outbound policy's classification). */
 export function isPrivateAddress(address: string): boolean {
-  const plain = unmap(address);
-  const family = isIP(plain);
-  if (family === 0) return false;
-  return PRIVATE.check(plain, family === 4 ? 'ipv4' : 'ipv6');
+  const ip = parseIp(address);
+  return ip !== undefined && classifyAddress(ip).scope !== 'public';
 }
 
-/** One allow/deny entry compiled: a CIDR, or a case-insensitive glob over host names and IP text. */
+/** One allow/deny entry compiled: a CIDR (or one address), or a case-insensitive glob over host names. */
 interface Pattern {
   source: string;
-  matchesHost(host: string): boolean;
-  matchesAddress(address: string): boolean;
+  cidr?: Cidr;
+  glob?: RegExp;
 }
 
 function compilePattern(source: string): Pattern {
@@ -102,53 +56,17 @@ function compilePattern(source: string): Pattern {
     .trim()
     .toLowerCase()
     .replace(/^\[|\]$/g, '');
-  const slash = text.indexOf('/');
-  if (slash > 0) {
-    const net = text.slice(0, slash);
-    const prefix = Number(text.slice(slash + 1));
-    const family = isIP(net);
-    const list = new BlockList();
-    try {
-      if (family === 0 || !Number.isInteger(prefix)) throw new Error('bad network or prefix');
-      list.addSubnet(net, prefix, family === 4 ? 'ipv4' : 'ipv6');
-    } catch {
-      throw new ConfigError(`tools.browser allow/deny entry "${source}" is not a valid CIDR`);
-    }
-    const inNet = (address: string): boolean => {
-      const plain = unmap(address);
-      const f = isIP(plain);
-      return f !== 0 && list.check(plain, f === 4 ? 'ipv4' : 'ipv6');
-    };
-    return { source, matchesHost: inNet, matchesAddress: inNet };
+  if (text.includes('/')) {
+    const cidr = parseCidr(text);
+    if (!cidr) throw new ConfigError(`tools.browser allow/deny entry "${source}" is not a valid CIDR`);
+    return { source, cidr };
   }
-  const regex = new RegExp(`^${text.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
-  const test = (value: string): boolean => regex.test(value);
-  return {
-    source,
-    matchesHost: test,
-    matchesAddress: (address) => test(unmap(address)),
-  };
+  const ip = parseIp(text);
+  return ip ? { source, cidr: parseCidr(text) } : { source, glob: hostGlob(text) };
 }
 
-function normalizeHost(hostname: string): string {
-  return hostname
-    .trim()
-    .toLowerCase()
-    .replace(/^\[|\]$/g, '')
-    .replace(/\.$/, '');
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const matchesHost = (p: Pattern, host: string) => p.glob?.test(host) ?? false;
+const matchesAddress = (p: Pattern, ip: IpAddress) => (p.cidr ? cidrContains(p.cidr, ip) : false);
 
 /**
  * Builds the browser's host policy. Order: `deny` (host or any address)
@@ -158,71 +76,43 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Pr
  * @example
  * const policy = createHostPolicy({ allow: ['127.0.0.1'], deny: ['*.ads.example'] });
  * await policy.checkUrl('http://127.0.0.1:8080/'); // { ok: true, address: '127.0.0.1', family: 4 }
- * await policy.checkUrl('http://localhost/');      // { ok: false, reason: '… loopback or private …' }
+ * await policy.checkUrl('http://localhost/');      // { ok: false, reason: 'localhost is a loopback address (127.0.0.0/8), not public; …' }
  */
 export function createHostPolicy(options: HostPolicyOptions): HostPolicy {
   const allow = options.allow.map(compilePattern);
   const deny = options.deny.map(compilePattern);
-  const lookup: LookupFn = options.lookup ?? ((host) => dnsLookup(host, { all: true, verbatim: true }));
-  const lookupTimeoutMs = options.lookupTimeoutMs ?? 5_000;
-
-  async function resolve(host: string): Promise<Array<{ address: string; family: number }>> {
-    const family = isIP(host);
-    if (family !== 0) return [{ address: host, family }];
-    return withTimeout(lookup(host), lookupTimeoutMs, `resolving ${host}`);
-  }
+  // The catch-all `*` opens every public host, never a private one: only entries naming one do.
+  const opening = allow.filter((p) => p.source.trim() !== '*');
+  const outbound = createOutboundPolicy({
+    setting: 'tools.browser.allow',
+    allowAddresses: opening.flatMap((p) => (p.cidr ? [p.source.trim().replace(/^\[|\]$/g, '')] : [])),
+    allowHosts: opening.flatMap((p) => (p.glob ? [p.source] : [])),
+    lookup: options.lookup,
+    lookupTimeoutMs: options.lookupTimeoutMs,
+  });
 
   async function checkHost(hostname: string): Promise<HostDecision> {
-    const host = normalizeHost(hostname);
-    if (!host) return { ok: false, reason: 'the URL has no host' };
-    const deniedBy = deny.find((p) => p.matchesHost(host));
-    if (deniedBy)
-      return {
-        ok: false,
-        reason: `host ${host} is denied by tools.browser.deny ("${deniedBy.source}")`,
-      };
+    const parsed = parseHost(hostname.trim().replace(/^\[|\]$/g, ''));
+    if (parsed.kind === 'invalid') return { ok: false, reason: parsed.reason };
+    const host = parsed.kind === 'ip' ? formatIp(parsed.ip) : parsed.name;
+    const deniedBy = deny.find((p) => matchesHost(p, host));
+    if (deniedBy) return { ok: false, reason: `host ${host} is denied by tools.browser.deny ("${deniedBy.source}")` };
 
-    let addresses: Array<{ address: string; family: number }>;
-    try {
-      addresses = await resolve(host);
-    } catch (error) {
-      return {
-        ok: false,
-        reason: `cannot resolve host ${host}: ${(error as Error).message}`,
-      };
-    }
-    if (addresses.length === 0) return { ok: false, reason: `host ${host} has no addresses` };
-
-    for (const { address } of addresses) {
-      const denied = deny.find((p) => p.matchesAddress(address));
+    const decision = await outbound.resolve(host);
+    if (!decision.ok) return decision;
+    for (const ip of decision.addresses) {
+      const denied = deny.find((p) => matchesAddress(p, ip));
       if (denied) {
         return {
           ok: false,
-          reason: `host ${host} (${address}) is denied by tools.browser.deny ("${denied.source}")`,
+          reason: `host ${host} (${formatIp(ip)}) is denied by tools.browser.deny ("${denied.source}")`,
         };
       }
-      const allowedBy = allow.filter((p) => p.matchesHost(host) || p.matchesAddress(address));
-      if (allow.length > 0 && allowedBy.length === 0) {
-        return {
-          ok: false,
-          reason: `host ${host} is not in tools.browser.allow`,
-        };
-      }
-      if (isPrivateAddress(address) && !allowedBy.some((p) => p.source.trim() !== '*')) {
-        return {
-          ok: false,
-          reason:
-            `host ${host} resolves to the loopback or private address ${address}; ` +
-            'add it to tools.browser.allow to browse it',
-        };
-      }
+      const allowed = allow.some((p) => p.source.trim() === '*' || matchesHost(p, host) || matchesAddress(p, ip));
+      if (allow.length > 0 && !allowed) return { ok: false, reason: `host ${host} is not in tools.browser.allow` };
     }
-    const first = addresses[0];
-    return {
-      ok: true,
-      address: first.address,
-      family: first.family === 6 ? 6 : 4,
-    };
+    const first = unmapIPv4(decision.addresses[0]);
+    return { ok: true, address: formatIp(first), family: first.family };
   }
 
   async function checkUrl(url: string): Promise<HostDecision> {

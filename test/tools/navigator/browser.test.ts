@@ -229,7 +229,7 @@ describe('navigator tools in real Chromium', () => {
       'navigation refused: host denied.test is denied by tools.browser.deny ("denied.test")',
     );
     await expect(call('browser_navigate', { url: `http://127.0.0.2:${port}/page` })).rejects.toThrow(
-      /navigation refused: host 127\.0\.0\.2 resolves to the loopback or private address 127\.0\.0\.2/,
+      /navigation refused: 127\.0\.0\.2 is a loopback address \(127\.0\.0\.0\/8\), not public; open it with tools\.browser\.allow/,
     );
   });
 
@@ -245,7 +245,7 @@ describe('navigator tools in real Chromium', () => {
   it('refuses a redirect onto a loopback address that is not allowed', async () => {
     const before = hits.length;
     await expect(call('browser_navigate', { url: `${origin}/redirect-loopback` })).rejects.toThrow(
-      /navigation refused: host 127\.0\.0\.2 resolves to the loopback or private address/,
+      /navigation refused: 127\.0\.0\.2 is a loopback address/,
     );
     expect(hits.slice(before)).toEqual(['/redirect-loopback']);
   });

@@ -43,7 +43,9 @@ describe('host policy', () => {
     for (const url of ['http://127.0.0.1:8080/', 'http://[::1]/', 'http://10.0.0.1/', 'http://169.254.169.254/']) {
       const decision = await policy.checkUrl(url);
       expect(decision.ok).toBe(false);
-      expect(!decision.ok && decision.reason).toMatch(/loopback or private address .*add it to tools.browser.allow/);
+      expect(!decision.ok && decision.reason).toMatch(
+        /is an? (loopback|private|link-local) address .*not public; open it with tools.browser.allow/,
+      );
     }
   });
 
@@ -52,8 +54,8 @@ describe('host policy', () => {
     await expect(policy.checkUrl('http://rebind.example.net/')).resolves.toEqual({
       ok: false,
       reason:
-        'host rebind.example.net resolves to the loopback or private address 10.1.2.3; ' +
-        'add it to tools.browser.allow to browse it',
+        'rebind.example.net resolves to 10.1.2.3, a private address (10.0.0.0/8), not public; ' +
+        'open it with tools.browser.allow',
     });
     await expect(policy.checkUrl('http://mixed.example.net/')).resolves.toMatchObject({ ok: false });
   });

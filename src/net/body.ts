@@ -1,0 +1,112 @@
+import type { Readable } from 'node:stream';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import { LangoError } from '../errors';
+
+/**
+ * Reading what a remote server sends, within a byte cap and without ever
+ * leaving an `'error'` event unheard: an undici response body emits one
+ * when destroyed before its end (a redirect or error status we do not
+ * read, a cap reached), and with no listener that event ends the process.
+ */
+
+/** A body larger than the cap it was read under. */
+export class BodyTooLargeError extends LangoError {
+  constructor(
+    readonly limit: number,
+    what = 'body',
+  ) {
+    super(`${what} larger than ${limit} bytes`);
+  }
+}
+
+/** Gives a node-stream body a permanent error listener, so destroying it early can never crash the process. */
+export function quietBody(body: Readable): Readable {
+  if (!body.listenerCount('error')) body.on('error', () => undefined);
+  return body;
+}
+
+/** Discards a body we will not read (a redirect, an error page) without letting it throw. */
+export function discardBody(body: Readable): void {
+  quietBody(body).destroy();
+}
+
+/**
+ * Reads a node-stream body (undici `request`) to the end, at most `maxBytes`,
+ * decoding `gzip`, `deflate` and `br` when the server sent them anyway; the
+ * decoded size is capped too, so a compression bomb stops at the cap.
+ * @example
+ * const bytes = await readBody(response.body, 262144, response.headers['content-encoding']);
+ */
+export async function readBody(body: Readable, maxBytes: number, contentEncoding?: string | string[]): Promise<Buffer> {
+  quietBody(body);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      size += (chunk as Buffer).length;
+      if (size > maxBytes) throw new BodyTooLargeError(maxBytes);
+      chunks.push(chunk as Buffer);
+    }
+  } finally {
+    if (!body.readableEnded) body.destroy();
+  }
+  return decode(Buffer.concat(chunks), maxBytes, contentEncoding);
+}
+
+function decode(raw: Buffer, maxBytes: number, contentEncoding?: string | string[]): Buffer {
+  const encoding = String(contentEncoding ?? '')
+    .toLowerCase()
+    .trim();
+  if (encoding === '' || encoding === 'identity') return raw;
+  const options = { maxOutputLength: maxBytes };
+  try {
+    if (encoding === 'gzip' || encoding === 'x-gzip') return gunzipSync(raw, options);
+    if (encoding === 'deflate') return inflateSync(raw, options);
+    if (encoding === 'br') return brotliDecompressSync(raw, options);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE')
+      throw new BodyTooLargeError(maxBytes, 'decoded body');
+    throw new LangoError(`body is not valid ${encoding}`, { cause: error });
+  }
+  throw new LangoError(`unsupported content-encoding ${encoding.slice(0, 40)}`);
+}
+
+/**
+ * A web stream that passes `body` through and errors with
+ * {@link BodyTooLargeError} once more than `maxBytes` went by (the source
+ * is cancelled then, so its connection is released).
+ */
+export function capBody(body: ReadableStream<Uint8Array>, maxBytes: number): ReadableStream<Uint8Array> {
+  let size = 0;
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        size += chunk.byteLength;
+        if (size > maxBytes) controller.error(new BodyTooLargeError(maxBytes));
+        else controller.enqueue(chunk);
+      },
+    }),
+  );
+}
+
+/**
+ * Reads a web-stream body (`fetch`) to the end as text, at most `maxBytes`;
+ * past the cap the source is cancelled and {@link BodyTooLargeError} thrown.
+ */
+export async function readWebBody(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<string> {
+  if (!body) return '';
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let size = 0;
+  let text = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw new BodyTooLargeError(maxBytes);
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+}

@@ -1,0 +1,97 @@
+import { Agent, buildConnector, fetch as undiciFetch, type Dispatcher } from 'undici';
+import { formatIp } from './address';
+import { capBody } from './body';
+import { OutboundRefusedError, type OutboundPolicy } from './policy';
+
+/**
+ * Connections pinned to checked addresses. The undici agent built here
+ * resolves every new connection's host through the policy and connects to
+ * exactly the addresses the policy approved (in the resolver's order, the
+ * next on a connection error), so a name cannot resolve to one address for
+ * the check and another for the connection. Redirects are new requests,
+ * and a new origin is a new connection: each one is checked the same way.
+ */
+
+/** Options of {@link createPinnedAgent}. */
+export interface PinnedAgentOptions {
+  policy: OutboundPolicy;
+  /** Per-address connect deadline. */
+  connectTimeoutMs?: number;
+  /** Other undici agent settings (keep-alive, pipelining…). */
+  agent?: Omit<Agent.Options, 'connect'>;
+}
+
+/**
+ * An undici `Agent` whose every connection is checked and pinned by `policy`.
+ * @example
+ * const dispatcher = createPinnedAgent({ policy });
+ * await request('http://peer.example/.well-known/agent-card.json', { dispatcher });
+ */
+export function createPinnedAgent(options: PinnedAgentOptions): Agent {
+  const direct = buildConnector({ timeout: options.connectTimeoutMs ?? 10_000 });
+  const connect: buildConnector.connector = (target, callback) => {
+    options.policy.resolve(target.hostname).then(
+      (decision) => {
+        if (!decision.ok) {
+          callback(new OutboundRefusedError(`refused by the outbound address policy: ${decision.reason}`), null);
+          return;
+        }
+        const attempt = (index: number, lastError?: Error): void => {
+          const address = decision.addresses[index];
+          if (!address) {
+            callback(lastError ?? new OutboundRefusedError(`${target.hostname} has no usable address`), null);
+            return;
+          }
+          // `host` (with the name) stays as it was, so TLS still checks the certificate for the name.
+          direct({ ...target, hostname: formatIp(address) }, (error, socket) => {
+            if (error) attempt(index + 1, error);
+            else callback(null, socket);
+          });
+        };
+        attempt(0);
+      },
+      (error: Error) => callback(error, null),
+    );
+  };
+  return new Agent({ ...options.agent, connect });
+}
+
+/** Options of {@link createOutboundFetch}. */
+export interface OutboundFetchOptions {
+  dispatcher: Dispatcher;
+  /** Largest response body read; past it the body errors (a peer or endpoint cannot make us buffer without end). */
+  maxResponseBytes?: number;
+}
+
+/**
+ * A `fetch` for endpoints that need no redirect (model and embeddings
+ * APIs, webhooks): connections through a pinned dispatcher, a redirect
+ * answered with an {@link OutboundRefusedError} instead of followed, the
+ * body optionally capped.
+ * @example
+ * const fetch = createOutboundFetch({ dispatcher: createPinnedAgent({ policy }) });
+ * new OpenAI({ apiKey, baseURL, fetch });
+ */
+export function createOutboundFetch(options: OutboundFetchOptions): typeof fetch {
+  const outbound = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const response = await undiciFetch(input as string, {
+      ...(init as object),
+      redirect: 'manual',
+      dispatcher: options.dispatcher,
+    });
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel().catch(() => undefined);
+      const location = response.headers.get('location') ?? '(no location)';
+      throw new OutboundRefusedError(
+        `HTTP ${response.status} redirect to ${location.slice(0, 200)} refused: this endpoint needs none`,
+      );
+    }
+    if (options.maxResponseBytes === undefined || !response.body) return response as unknown as Response;
+    return new Response(capBody(response.body, options.maxResponseBytes), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers as unknown as Headers,
+    });
+  };
+  return outbound as typeof fetch;
+}
