@@ -57,9 +57,18 @@ export function hostGuard(config: LangoConfig): RequestHandler | undefined {
     host !== undefined && (host === publicHost || isLoopbackHost(host));
   const served = `without a2a.auth only loopback addresses, localhost${publicHost ? ` and ${publicHost}` : ''} are served`;
 
+  // Clients send the same Host again and again: the last one let through is not parsed twice.
+  let lastServed: string | undefined;
+  const servedHeader = (header: string | undefined): boolean => {
+    if (header === undefined) return false;
+    if (header === lastServed) return true;
+    if (!allowed(hostOfHeader(header))) return false;
+    lastServed = header;
+    return true;
+  };
   return (req, res, next) => {
     const hostHeader = req.headers.host;
-    if (!allowed(hostOfHeader(hostHeader ?? ''))) {
+    if (!servedHeader(hostHeader)) {
       refuse(
         res,
         req.method,

@@ -288,6 +288,7 @@ withChromium('a real browser against a node without credentials', () => {
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
+    attacker?.closeAllConnections();
     await new Promise((resolve) => attacker?.close(resolve));
     await node?.app.close();
     if (node) fs.rmSync(node.dir, { recursive: true, force: true });
