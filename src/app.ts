@@ -10,7 +10,7 @@ import { combineContextProviders } from './agent/turnState';
 import { assertSafeExposure } from './a2a/auth';
 import { createA2AServer } from './a2a/server';
 import type { LangoConfig } from './config/schema';
-import { errorMessage } from './errors';
+import { errorMessage, LangoError } from './errors';
 import { createFederation, type Federation } from './federation/federation';
 import { checkInboundHops } from './federation/hops';
 import type { SecretResolver } from './federation/loader';
@@ -253,8 +253,12 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       listen: () =>
         new Promise<string>((resolve, reject) => {
           const listening = http.createServer(a2a.app);
-          listening.once('error', reject);
+          const failed = (err: Error) => reject(listenError(err, config.server.host, config.server.port));
+          listening.once('error', failed);
           listening.listen(config.server.port, config.server.host, () => {
+            // From now on a server error (say, out of descriptors on accept) is logged, never thrown.
+            listening.off('error', failed);
+            listening.on('error', (err) => logger.error('http server error', { error: err.message }));
             server = listening;
             cleanups.push(() => closeServer(listening));
             const { port } = listening.address() as AddressInfo;
@@ -350,6 +354,19 @@ function createNodeFederation(
     secrets: options.secrets,
     limits: config.a2a.peerLimits,
   });
+}
+
+/** Why the node could not listen, as one line naming the setting to change. */
+function listenError(err: NodeJS.ErrnoException, host: string, port: number): LangoError {
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const why: Record<string, string | undefined> = {
+    EADDRINUSE: 'the port is already in use by another process (change server.port or PORT)',
+    EACCES: 'permission denied (ports below 1024 need privileges; change server.port)',
+    EADDRNOTAVAIL: 'the address is not one of this machine (server.host)',
+    ENOTFOUND: 'the host name does not resolve (server.host)',
+    EAI_AGAIN: 'the host name could not be resolved now (server.host)',
+  };
+  return new LangoError(`cannot listen on ${where}: ${why[err.code ?? ''] ?? err.message}`, { cause: err });
 }
 
 /** Stops accepting connections and ends idle and active ones, so close never waits on a keep-alive client. */

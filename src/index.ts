@@ -69,6 +69,8 @@ export { openDatabase, migrate, type SqliteDatabase } from './store/sqlite/datab
 export { toolFamilies } from './tools/families';
 export type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from './tools/family';
 export { createToolset, type Toolset } from './tools/toolset';
+export { checkCommandSandbox } from './tools/operator/family';
+export { describeSandbox, type SandboxStatus } from './tools/operator/sandbox';
 
 // A2A and federation
 export { createA2AServer, type A2AServer, type A2AServerOptions } from './a2a/server';

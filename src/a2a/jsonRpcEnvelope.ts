@@ -1,4 +1,5 @@
 import express, { type RequestHandler } from 'express';
+import { nestingProblem } from './jsonDepth';
 import { MESSAGE_METHODS, messageProblem } from './messageSchema';
 
 /**
@@ -27,7 +28,8 @@ const checkEnvelope: RequestHandler = (req, res, next) => {
   if (!problem) {
     const request = body as { id?: string | number | null; method: string; params?: unknown };
     const schema = MESSAGE_METHODS.get(request.method);
-    const invalid = schema && messageProblem(schema, request.params ?? {}, 'params');
+    const invalid =
+      nestingProblem(request.params, 'params') ?? (schema && messageProblem(schema, request.params ?? {}, 'params'));
     if (!invalid) {
       next();
       return;

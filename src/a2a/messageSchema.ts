@@ -2,6 +2,7 @@ import express, { type RequestHandler } from 'express';
 import { A2A_VERSION_HEADER } from '@a2a-js/sdk';
 import { RequestMalformedError, toRestErrorBody } from '@a2a-js/sdk/errors';
 import { z } from 'zod';
+import { nestingProblem } from './jsonDepth';
 
 /**
  * The shape of an inbound message as sent on the wire, checked before the
@@ -128,9 +129,8 @@ export function restMessageGuard(maxBodyBytes: number): RequestHandler[] {
       // v0.3 REST speaks another shape (the compat layer reads it); only its envelope is checked here.
       const problem = !isObject
         ? 'the request body must be a JSON object with a message'
-        : req.header(A2A_VERSION_HEADER) === '1.0'
-          ? messageProblem(SendMessageParamsV1, body, '')
-          : undefined;
+        : (nestingProblem(body, 'the request body') ??
+          (req.header(A2A_VERSION_HEADER) === '1.0' ? messageProblem(SendMessageParamsV1, body, '') : undefined));
       if (!problem) {
         next();
         return;

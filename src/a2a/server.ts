@@ -1,5 +1,5 @@
 import express from 'express';
-import { DefaultExecutionEventBusManager, DefaultRequestHandler } from '@a2a-js/sdk/server';
+import { DefaultRequestHandler } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import type { LlmAgent } from '../agent/agent';
 import type { TurnRunner } from '../agent/turn';
@@ -7,13 +7,15 @@ import type { LangoConfig } from '../config/schema';
 import type { Logger } from '../log/logger';
 import type { SqliteDatabase } from '../store/sqlite/database';
 import type { GroupCommit } from '../store/sqlite/groupCommit';
-import { assertSafeExposure, createAuthenticator, requireAuth, userFromRequest } from './auth';
+import { createAuthenticator, requireAuth, userFromRequest } from './auth';
 import { authConfigured, buildAgentCard, publicBaseUrl } from './card';
 import { CardService, cardFastPath, cardRoutes } from './cardRoutes';
 import { discoveryRoutes, healthRoutes } from './discovery';
 import type { PeerStatus } from '../federation/health';
 import { bodyLimit, jsonErrors, notFound } from './errors';
+import { NodeEventBuses } from './eventBuses';
 import { LangoExecutor } from './executor';
+import { hostGuard } from './hostGuard';
 import { jsonRpcEnvelope } from './jsonRpcEnvelope';
 import { restMessageGuard } from './messageSchema';
 import { CheckedPushStore, RetryingPushSender } from './pushNotifications';
@@ -68,7 +70,8 @@ export const RESTART_REASON = 'node restarted';
  * HTTP+JSON transports through `@a2a-js/sdk` with the v0.3 compatibility
  * layer, durable tasks and push configs in `db`, push delivery, caller
  * authentication and per-caller task scoping, discovery and health.
- * Throws ConfigError when the node would be exposed without authentication.
+ * Where it listens is the caller's choice: `createApp` checks the exposure
+ * rule (`assertSafeExposure`) before it opens anything.
  * @example
  * const a2a = createA2AServer({ config, root: () => tree.current(), runner, db, group, logger, clock: () => new Date() });
  * const server = http.createServer(a2a.app).listen(port, host, () => a2a.setPublicUrl(`http://${host}:${port}`));
@@ -76,7 +79,6 @@ export const RESTART_REASON = 'node restarted';
 export function createA2AServer(options: A2AServerOptions): A2AServer {
   const { config, root, runner, db, group, clock } = options;
   const logger = options.logger;
-  if (config.a2a.enabled) assertSafeExposure(config);
 
   const stores = createA2AStores({ db, group, logger, clock });
   stores.failInterrupted(RESTART_REASON);
@@ -113,7 +115,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     maxAttempts,
     ...options.push,
   });
-  const buses = new DefaultExecutionEventBusManager();
+  const buses = new NodeEventBuses();
   const sdkHandler = new DefaultRequestHandler(
     buildAgentCard({ config, root: root(), baseUrl: publicUrl, version }),
     stores.tasks,
@@ -142,6 +144,9 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Before every route: without credentials, only requests addressed to this node from its own origins.
+  const guard = hostGuard(config);
+  if (guard) app.use(guard);
   const a2aEnabled = config.a2a.enabled;
   if (a2aEnabled) app.use(cardFastPath({ cards, legacyCompat: config.a2a.legacyCompat }));
   app.use(bodyLimit(config.a2a.maxBodyBytes));

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import os from 'node:os';
 import { Command, CommanderError } from 'commander';
 import { ExitCode, processIO, reportError, type CliIO } from './io';
 import type { CliContext } from './context';
@@ -24,11 +25,12 @@ export interface RunCliOptions {
 export async function runCli(argv: string[], options: RunCliOptions = {}): Promise<number> {
   const io = options.io ?? processIO;
   const env = options.env ?? process.env;
+  const signals = options.stopSignal ? undefined : listenForStop();
   const ctx: CliContext = {
     io,
     env,
     cwd: options.cwd ?? process.cwd(),
-    stopSignal: options.stopSignal ?? stopRequested(),
+    stopSignal: options.stopSignal ?? (signals as { stop: Promise<void> }).stop,
   };
   let exitCode: number = ExitCode.ok;
   const done = (code: number) => {
@@ -55,18 +57,44 @@ export async function runCli(argv: string[], options: RunCliOptions = {}): Promi
       return err.exitCode === 0 ? ExitCode.ok : ExitCode.badInput;
     }
     return reportError(err, io, Boolean(env.LANGO_DEBUG));
+  } finally {
+    // The command is over: a signal from now on has its default effect and ends the process.
+    signals?.release();
   }
 }
 
-function stopRequested(): Promise<void> {
-  return new Promise((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  });
+/**
+ * The first SIGINT or SIGTERM asks the running command to stop (`serve`
+ * closes the node); a second one ends the process at once, so a shutdown
+ * that hangs never keeps it alive.
+ */
+function listenForStop(): { stop: Promise<void>; release: () => void } {
+  let requested: () => void = () => {};
+  const stop = new Promise<void>((resolve) => (requested = resolve));
+  let received = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    received += 1;
+    if (received === 1) requested();
+    else process.exit(128 + (os.constants.signals[signal] ?? 15));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    stop,
+    release: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
 }
+
+/** How long the process may take to drain after the command ended before it exits anyway (a leaked handle). */
+const EXIT_DRAIN_MS = 3000;
 
 if (require.main === module) {
   void runCli(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
+    // Normally nothing is left and the process ends now; if something still holds it, it ends anyway.
+    setTimeout(() => process.exit(code), EXIT_DRAIN_MS).unref();
   });
 }

@@ -132,6 +132,11 @@ const Tools = z
         enabled: z.boolean().default(true),
         policy: z.enum(['allow', 'deny', 'ask']).default('allow'),
         allow: z.array(z.string()).default([]),
+        /** `auto`: bubblewrap when it works, else every command asks; `bwrap`: bubblewrap or no commands; `off`: never confined (every command asks). */
+        sandbox: z.enum(['auto', 'bwrap', 'off']).default('auto'),
+        bwrapPath: z.string().min(1).default('/usr/bin/bwrap'),
+        /** Whether confined commands may use the network. */
+        network: z.boolean().default(false),
         timeoutMs: z.number().int().positive().default(30_000),
         maxOutputBytes: z
           .number()

@@ -1,4 +1,9 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createApp } from '../../src/app';
 import { LangoConfig } from '../../src/config/schema';
+import { createMemoryLogger } from '../../src/log/logger';
 import { assertSafeExposure } from '../../src/a2a/auth';
 import { ConfigError } from '../../src/errors';
 import { a2aClient, asTask, textRequest } from '../support/a2aClient';
@@ -108,7 +113,30 @@ describe('failing closed on exposure', () => {
     ).not.toThrow();
   });
 
-  it('makes createA2AServer itself refuse to start', async () => {
-    await expect(startA2ANode({ config: { server: { host: '0.0.0.0', port: 0 } } })).rejects.toThrow(ConfigError);
+  it('treats only loopback literals and localhost as loopback, never a name that merely starts with 127', () => {
+    for (const host of ['127.0.0.2', '127.1', 'localhost', '::ffff:127.0.0.1', '0:0:0:0:0:0:0:1']) {
+      expect(() => assertSafeExposure(config({ server: { host } }))).not.toThrow();
+    }
+    for (const host of ['127.example.com', '127.0.0.1.nip.io', 'localhost.evil.com', '128.0.0.1', '::2']) {
+      expect(() => assertSafeExposure(config({ server: { host } }))).toThrow(/without authentication/);
+    }
+  });
+
+  it('makes createApp refuse before it opens the database or contacts a peer', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-exposure-'));
+    try {
+      const refused = createApp(
+        config({
+          dataDir: path.join(dir, 'data'),
+          server: { host: '0.0.0.0', port: 0 },
+          a2a: { remoteAgents: [{ name: 'peer', baseUrl: 'http://127.0.0.1:9' }] },
+        }),
+        { logger: createMemoryLogger() },
+      );
+      await expect(refused).rejects.toThrow(ConfigError);
+      expect(fs.readdirSync(dir)).toEqual([]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -20,8 +20,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['federation/'],
   ['a2a/'],
   ['app.ts'],
-  ['cli/'],
   ['index.ts'],
+  ['cli/'],
 ];
 
 const SRC = path.resolve(__dirname, '../../src');

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { ExitCode } from '../io';
 import { appFor, configFor, type CliContext, type GlobalOptions } from '../context';
+import { checkCommandSandbox, describeSandbox } from '../../index';
 
 /** `lango doctor`: each tool family on, off or broken (with the reason), and the model provider. */
 export function registerDoctorCommand(program: Command, ctx: CliContext, done: (code: number) => void): void {
@@ -13,16 +14,16 @@ export function registerDoctorCommand(program: Command, ctx: CliContext, done: (
       const app = await appFor(config, ctx, 'error');
       try {
         const broken = app.families.filter((f) => f.state === 'broken');
+        const sandbox = await checkCommandSandbox(config, app.dataDir);
         if (options.json) {
-          ctx.io.out(
-            JSON.stringify({ config: file ?? null, provider: config.agent.provider, families: app.families }, null, 2) +
-              '\n',
-          );
+          const report = { config: file ?? null, provider: config.agent.provider, sandbox, families: app.families };
+          ctx.io.out(JSON.stringify(report, null, 2) + '\n');
         } else {
           const lines = [
             `config: ${file ?? 'embedded defaults'}`,
             `model: ${config.agent.provider}${config.agent.provider === 'openai' ? ` (${config.agent.model})` : ''}`,
             `data: ${app.dataDir}`,
+            `sandbox: ${describeSandbox(sandbox)}`,
             ...app.families.map(
               (f) =>
                 `${f.state.padEnd(6)} ${f.name.padEnd(12)} → ${f.agent.padEnd(10)} ` +

@@ -2,7 +2,11 @@ import type { Command } from 'commander';
 import { ExitCode } from '../io';
 import { appFor, configFor, type CliContext, type GlobalOptions } from '../context';
 
-/** `lango serve`: the node on `server.host:server.port` until SIGINT/SIGTERM. */
+/**
+ * `lango serve`: the node on `server.host:server.port` until SIGINT/SIGTERM.
+ * A failed listen closes everything and ends with exit code 1 and one line;
+ * while serving, an unhandled rejection is logged and does not end the process.
+ */
 export function registerServeCommand(program: Command, ctx: CliContext, done: (code: number) => void): void {
   program
     .command('serve')
@@ -11,7 +15,14 @@ export function registerServeCommand(program: Command, ctx: CliContext, done: (c
       const { config, file } = configFor(program.opts<GlobalOptions>(), ctx);
       const app = await appFor(config, ctx, config.logLevel);
       const log = app.logger.child({ component: 'cli' });
-      const url = await app.listen();
+      let url: string;
+      try {
+        url = await app.listen();
+      } catch (err) {
+        // Nothing may outlive a failed start: the database, tools, peers and timers close before the error is told.
+        await app.close();
+        throw err;
+      }
       log.info('lango node listening', {
         url,
         card: `${url}/.well-known/agent-card.json`,
@@ -19,9 +30,19 @@ export function registerServeCommand(program: Command, ctx: CliContext, done: (c
         config: file ?? 'embedded defaults',
         agents: app.root().subAgents.map((a) => a.name),
       });
-      await ctx.stopSignal;
-      log.info('stopping');
-      await app.close();
+      // Last line of defence: a rejection nobody handled (a defect) is logged, never the end of a node strangers use.
+      const onRejection = (reason: unknown) =>
+        log.error('unhandled rejection (a defect; the node keeps serving)', {
+          error: reason instanceof Error ? reason.message : String(reason),
+        });
+      process.on('unhandledRejection', onRejection);
+      try {
+        await ctx.stopSignal;
+        log.info('stopping');
+        await app.close();
+      } finally {
+        process.off('unhandledRejection', onRejection);
+      }
       done(ExitCode.ok);
     });
 }

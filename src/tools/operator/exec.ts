@@ -5,12 +5,15 @@ import { ToolExecutionError } from '../../errors';
 import type { Logger } from '../../log/logger';
 import type { SecretReferences } from '../../vault/references';
 import { checkExecPolicy, type ExecPolicy } from './policy';
+import type { Sandbox } from './sandbox';
 import { baseShellEnv, runShell } from './shell';
 import type { Workspace } from './workspace';
 
 /** Options for {@link createExecShellTool}. */
 export interface ExecToolsOptions {
   workspace: Workspace;
+  /** Where commands run; the policy must carry `unconfined` when this does not confine. */
+  sandbox: Sandbox;
   policy: ExecPolicy;
   /** Default and maximum-by-default timeout (`tools.exec.timeoutMs`). */
   timeoutMs: number;
@@ -60,7 +63,7 @@ export async function prepareCommand(
  * `exec_shell`: runs a command in the foreground inside the workspace and
  * returns its exit code and (capped, secret-masked) output.
  * @example
- * const shell = createExecShellTool({ workspace, policy: { policy: 'allow', allow: [] }, timeoutMs: 30_000,
+ * const shell = createExecShellTool({ workspace, sandbox, policy: { policy: 'allow', allow: [] }, timeoutMs: 30_000,
  *   maxOutputBytes: 65_536, logger, redact: (t) => secrets.redactText(t) });
  */
 export function createExecShellTool(options: ExecToolsOptions): AnyTool {
@@ -86,6 +89,7 @@ export function createExecShellTool(options: ExecToolsOptions): AnyTool {
       });
       const result = await runShell({
         ...prepared,
+        sandbox: options.sandbox,
         timeoutMs: args.timeoutMs ?? options.timeoutMs,
         maxOutputBytes: options.maxOutputBytes,
         signal: ctx.signal,

@@ -14,7 +14,7 @@ export interface ExecBgToolsOptions extends ExecToolsOptions {
  * background, under the same policy and workspace as `exec_shell`, their
  * output kept in a file per job and shown (tail, secret-masked) on request.
  * @example
- * const tools = createExecBgTools({ ...execOptions, jobs: createJobManager({ store, outputDir, logger, clock }) });
+ * const tools = createExecBgTools({ ...execOptions, jobs: createJobManager({ store, outputDir, logger, clock, sandbox }) });
  */
 export function createExecBgTools(options: ExecBgToolsOptions): AnyTool[] {
   const { jobs, workspace, redact } = options;

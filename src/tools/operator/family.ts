@@ -6,6 +6,8 @@ import { createExecShellTool } from './exec';
 import { createExecBgTools } from './execBg';
 import { createFsTools } from './fs';
 import { createJobManager } from './jobs';
+import type { ExecPolicy } from './policy';
+import { createSandbox, describeSandbox, type Sandbox, type SandboxStatus } from './sandbox';
 import { createSkillTool, loadSkills } from './skills';
 import { createWorkspace, type Workspace } from './workspace';
 import { errorMessage } from '../../errors';
@@ -24,8 +26,45 @@ export function workspaceFor(deps: Pick<ToolFamilyDeps, 'config' | 'dataDir'>): 
 }
 
 /**
+ * The sandbox commands run in, as `tools.exec` asks (`sandbox`, `bwrapPath`,
+ * `network`), checked once by running bubblewrap; `lango doctor` reports it.
+ * Throws when `tools.exec.sandbox` is `bwrap` and bubblewrap cannot run.
+ */
+export function sandboxFor(deps: Pick<ToolFamilyDeps, 'config' | 'dataDir'>, workspace: Workspace): Promise<Sandbox> {
+  const exec = deps.config.tools.exec;
+  return createSandbox({
+    mode: exec.sandbox,
+    bwrapPath: exec.bwrapPath,
+    network: exec.network,
+    workspace: workspace.root,
+    dataDir: deps.dataDir,
+  });
+}
+
+/**
+ * Whether commands (`exec_*`, background jobs, script skills) would run
+ * confined under `config`, and if not, why: what `lango doctor` reports.
+ */
+export async function checkCommandSandbox(config: LangoConfig, dataDir: string): Promise<SandboxStatus> {
+  try {
+    return (await sandboxFor({ config, dataDir }, workspaceFor({ config, dataDir }))).status;
+  } catch (err) {
+    return { confined: false, reason: errorMessage(err), commands: 'refused' };
+  }
+}
+
+/** `tools.exec.policy` and its allow-list, with every command held for approval when `sandbox` does not confine. */
+function execPolicyFor(deps: Pick<ToolFamilyDeps, 'config' | 'logger'>, sandbox: Sandbox): ExecPolicy {
+  const { policy, allow } = deps.config.tools.exec;
+  if (sandbox.status.confined) return { policy, allow };
+  deps.logger.warn('commands are not sandboxed', { sandbox: describeSandbox(sandbox.status) });
+  return { policy, allow, unconfined: sandbox.status.reason };
+}
+
+/**
  * `exec_*`: shell commands in the workspace (foreground and background),
- * gated by `tools.exec.enabled`; `close` stops the background jobs.
+ * confined by the sandbox and gated by `tools.exec.enabled`; `close` stops
+ * the background jobs.
  */
 export const execFamily: ToolFamily = {
   name: 'exec',
@@ -34,9 +73,12 @@ export const execFamily: ToolFamily = {
   create: async (deps) => {
     const exec = deps.config.tools.exec;
     const logger = deps.logger.child({ component: 'exec' });
+    const workspace = workspaceFor(deps);
+    const sandbox = await sandboxFor(deps, workspace);
     const options = {
-      workspace: workspaceFor(deps),
-      policy: { policy: exec.policy, allow: exec.allow },
+      workspace,
+      sandbox,
+      policy: execPolicyFor({ config: deps.config, logger }, sandbox),
       timeoutMs: exec.timeoutMs,
       maxOutputBytes: exec.maxOutputBytes,
       logger,
@@ -48,6 +90,7 @@ export const execFamily: ToolFamily = {
       outputDir: path.join(deps.dataDir, 'exec-jobs'),
       logger,
       clock: deps.clock,
+      sandbox,
     });
     await jobs.start();
     return {
@@ -81,7 +124,7 @@ const SKILLS_RELOAD_DEBOUNCE_MS = 200;
 
 /**
  * `skill_*`: one tool per active skill, gated by `tools.skills.enabled`.
- * Script skills obey the exec policy; a folder whose SKILL.md does not parse
+ * Script skills run in the same sandbox as `exec_*` and obey the exec policy; a folder whose SKILL.md does not parse
  * is skipped with a warning naming the reason. The folder is watched: a skill
  * written by the librarian's `create_skill` (or by hand) becomes a tool
  * without a restart.
@@ -90,11 +133,13 @@ export const skillsFamily: ToolFamily = {
   name: 'skills',
   agent: 'operator',
   enabled: (config) => config.tools.skills.enabled,
-  create: (deps) => {
+  create: async (deps) => {
     const exec = deps.config.tools.exec;
     const logger = deps.logger.child({ component: 'skills' });
     const dir = skillsDir(deps.dataDir);
     const workspace = workspaceFor(deps);
+    const sandbox = await sandboxFor(deps, workspace);
+    const policy = execPolicyFor({ config: deps.config, logger }, sandbox);
     const scanTools = () => {
       const scan = loadSkills(dir);
       for (const error of scan.errors) logger.warn('skill skipped', { dir: error.dir, reason: error.reason });
@@ -103,7 +148,8 @@ export const skillsFamily: ToolFamily = {
         .map((skill) =>
           createSkillTool(skill, {
             workspace,
-            policy: { policy: exec.policy, allow: exec.allow },
+            sandbox,
+            policy,
             timeoutMs: exec.timeoutMs,
             maxOutputBytes: exec.maxOutputBytes,
             logger,

@@ -1,11 +1,10 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../agent/tool';
 import { ToolExecutionError } from '../../errors';
 import type { Logger } from '../../log/logger';
 import { applyEdit, FsEditArgs } from './edit';
-import type { Workspace } from './workspace';
+import type { OpenedFile, Workspace } from './workspace';
 
 /** Options for {@link createFsTools}. */
 export interface FsToolsOptions {
@@ -19,6 +18,7 @@ export interface FsToolsOptions {
 const MAX_LIST_ENTRIES = 1000;
 
 function errnoMessage(error: unknown, shown: string): never {
+  if (error instanceof ToolExecutionError) throw error;
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') throw new ToolExecutionError(`"${shown}" does not exist`);
   if (code === 'EISDIR') throw new ToolExecutionError(`"${shown}" is a directory`);
@@ -26,19 +26,31 @@ function errnoMessage(error: unknown, shown: string): never {
   if (code === 'ENOTEMPTY') throw new ToolExecutionError(`"${shown}" is not empty (pass recursive: true)`);
   if (code === 'EEXIST') throw new ToolExecutionError(`"${shown}" already exists`);
   if (code === 'EACCES' || code === 'EPERM') throw new ToolExecutionError(`permission denied on "${shown}"`);
+  if (code === 'ELOOP') throw new ToolExecutionError(`"${shown}" was replaced by a symbolic link while being opened`);
+  if (code === 'ENXIO') throw new ToolExecutionError(`"${shown}" is not a regular file`);
   throw error;
 }
 
-/** Reads at most `max` bytes of a file. */
-function readCapped(file: string, max: number): { content: Buffer; size: number } {
-  const fd = fs.openSync(file, 'r');
+/** Runs a workspace operation, turning file-system errors into messages that name the path. */
+function attempt<T>(shown: string, operation: () => T): T {
   try {
-    const size = fs.fstatSync(fd).size;
-    const buffer = Buffer.alloc(Math.min(size, max));
-    const read = fs.readSync(fd, buffer, 0, buffer.length, 0);
-    return { content: buffer.subarray(0, read), size };
-  } finally {
-    fs.closeSync(fd);
+    return operation();
+  } catch (error) {
+    errnoMessage(error, shown);
+  }
+}
+
+/** Reads at most `max` bytes of an opened file. */
+function readCapped(file: OpenedFile, max: number): Buffer {
+  const buffer = Buffer.alloc(Math.min(file.size, max));
+  const read = fs.readSync(file.fd, buffer, 0, buffer.length, 0);
+  return buffer.subarray(0, read);
+}
+
+/** Writes all of `data` to `fd` (at `position`, or at the end for an append). */
+function writeAll(fd: number, data: Buffer, position: number | null): void {
+  for (let offset = 0; offset < data.length;) {
+    offset += fs.writeSync(fd, data, offset, data.length - offset, position === null ? null : position + offset);
   }
 }
 
@@ -56,19 +68,19 @@ export function createFsTools(options: FsToolsOptions): AnyTool[] {
     description: `Reads a text file in the workspace (at most ${maxReadBytes} bytes; longer files come back truncated).`,
     parameters: z.object({ path: z.string().describe('File path relative to the workspace') }),
     execute: async ({ path: given }) => {
-      const file = workspace.resolve(given);
-      let read: { content: Buffer; size: number };
+      const file = attempt(given, () => workspace.openFile(given, 'read'));
+      let content: Buffer;
       try {
-        read = readCapped(file, maxReadBytes);
-      } catch (error) {
-        errnoMessage(error, given);
+        content = attempt(given, () => readCapped(file, maxReadBytes));
+      } finally {
+        fs.closeSync(file.fd);
       }
-      if (read.content.includes(0)) throw new ToolExecutionError(`"${given}" is a binary file`);
+      if (content.includes(0)) throw new ToolExecutionError(`"${given}" is a binary file`);
       return {
-        path: workspace.display(file),
-        size: read.size,
-        truncated: read.size > read.content.length,
-        content: read.content.toString('utf8'),
+        path: workspace.display(file.path),
+        size: file.size,
+        truncated: file.size > content.length,
+        content: content.toString('utf8'),
       };
     },
   });
@@ -82,17 +94,15 @@ export function createFsTools(options: FsToolsOptions): AnyTool[] {
       append: z.boolean().optional().describe('Append instead of replacing'),
     }),
     execute: async ({ path: given, content, append }) => {
-      const file = workspace.resolve(given);
-      if (file === workspace.root) throw new ToolExecutionError('cannot write to the workspace root itself');
+      const file = attempt(given, () => workspace.openFile(given, append ? 'append' : 'write'));
+      const bytes = Buffer.from(content);
       try {
-        fs.mkdirSync(path.dirname(file), { recursive: true });
-        if (append) fs.appendFileSync(file, content);
-        else fs.writeFileSync(file, content);
-      } catch (error) {
-        errnoMessage(error, given);
+        attempt(given, () => writeAll(file.fd, bytes, append ? null : 0));
+      } finally {
+        fs.closeSync(file.fd);
       }
-      logger.debug('fs_write', { path: workspace.display(file), bytes: Buffer.byteLength(content) });
-      return { path: workspace.display(file), bytes: Buffer.byteLength(content), appended: Boolean(append) };
+      logger.debug('fs_write', { path: workspace.display(file.path), bytes: bytes.length });
+      return { path: workspace.display(file.path), bytes: bytes.length, appended: Boolean(append) };
     },
   });
 
@@ -103,21 +113,22 @@ export function createFsTools(options: FsToolsOptions): AnyTool[] {
       'or replaces the exact snippet oldText (which must occur exactly once) with newText.',
     parameters: FsEditArgs,
     execute: async (args) => {
-      const file = workspace.resolve(args.path);
-      let before: string;
+      const file = attempt(args.path, () => workspace.openFile(args.path, 'edit'));
       try {
-        const read = readCapped(file, maxReadBytes);
-        if (read.size > read.content.length) {
+        if (file.size > maxReadBytes) {
           throw new ToolExecutionError(`"${args.path}" is larger than ${maxReadBytes} bytes and cannot be edited`);
         }
-        before = read.content.toString('utf8');
-      } catch (error) {
-        if (error instanceof ToolExecutionError) throw error;
-        errnoMessage(error, args.path);
+        const before = attempt(args.path, () => readCapped(file, maxReadBytes)).toString('utf8');
+        const { text, summary } = applyEdit(before, args);
+        // Rewritten through the descriptor already checked: the path is not looked up a second time.
+        attempt(args.path, () => {
+          fs.ftruncateSync(file.fd, 0);
+          writeAll(file.fd, Buffer.from(text), 0);
+        });
+        return { path: workspace.display(file.path), ...summary };
+      } finally {
+        fs.closeSync(file.fd);
       }
-      const { text, summary } = applyEdit(before, args);
-      fs.writeFileSync(file, text);
-      return { path: workspace.display(file), ...summary };
     },
   });
 
@@ -128,43 +139,8 @@ export function createFsTools(options: FsToolsOptions): AnyTool[] {
       path: z.string().optional().describe('Folder relative to the workspace; the root when omitted'),
       recursive: z.boolean().optional(),
     }),
-    execute: async ({ path: given, recursive }) => {
-      const dir = workspace.resolve(given ?? '.');
-      const entries: { path: string; type: 'file' | 'directory' | 'symlink' | 'other'; size?: number }[] = [];
-      let truncated = false;
-      const walk = (folder: string): void => {
-        let names: string[];
-        try {
-          names = fs.readdirSync(folder).sort();
-        } catch (error) {
-          errnoMessage(error, workspace.display(folder));
-        }
-        for (const name of names) {
-          if (entries.length >= MAX_LIST_ENTRIES) {
-            truncated = true;
-            return;
-          }
-          const full = path.join(folder, name);
-          try {
-            workspace.resolve(full);
-          } catch {
-            continue; // the data directory, when the root was configured around it
-          }
-          const stat = fs.lstatSync(full);
-          const type = stat.isSymbolicLink()
-            ? 'symlink'
-            : stat.isDirectory()
-              ? 'directory'
-              : stat.isFile()
-                ? 'file'
-                : 'other';
-          entries.push({ path: workspace.display(full), type, ...(type === 'file' ? { size: stat.size } : {}) });
-          if (recursive && type === 'directory') walk(full);
-        }
-      };
-      walk(dir);
-      return { path: workspace.display(dir), entries, truncated };
-    },
+    execute: async ({ path: given, recursive }) =>
+      attempt(given ?? '.', () => workspace.list(given ?? '.', Boolean(recursive), MAX_LIST_ENTRIES)),
   });
 
   const fsMkdir = defineTool({
@@ -172,12 +148,7 @@ export function createFsTools(options: FsToolsOptions): AnyTool[] {
     description: 'Creates a folder (and its parents) in the workspace.',
     parameters: z.object({ path: z.string().describe('Folder relative to the workspace') }),
     execute: async ({ path: given }) => {
-      const dir = workspace.resolve(given);
-      try {
-        fs.mkdirSync(dir, { recursive: true });
-      } catch (error) {
-        errnoMessage(error, given);
-      }
+      const dir = attempt(given, () => workspace.mkdir(given));
       return { path: workspace.display(dir), created: true };
     },
   });
@@ -187,19 +158,7 @@ export function createFsTools(options: FsToolsOptions): AnyTool[] {
     description: 'Deletes a file, or a folder (non-empty ones only with recursive: true), in the workspace.',
     parameters: z.object({ path: z.string(), recursive: z.boolean().optional() }),
     execute: async ({ path: given, recursive }) => {
-      const target = workspace.resolve(given);
-      if (target === workspace.root) throw new ToolExecutionError('refusing to delete the workspace root');
-      if (workspace.holdsDataDir(target)) {
-        throw new ToolExecutionError(`refusing to delete "${given}": it holds the node's data directory`);
-      }
-      try {
-        const stat = fs.lstatSync(target);
-        if (!stat.isDirectory()) fs.unlinkSync(target);
-        else if (recursive) fs.rmSync(target, { recursive: true });
-        else fs.rmdirSync(target);
-      } catch (error) {
-        errnoMessage(error, given);
-      }
+      const target = attempt(given, () => workspace.remove(given, Boolean(recursive)));
       logger.info('fs_delete', { path: workspace.display(target) });
       return { path: workspace.display(target), deleted: true };
     },

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -6,7 +5,8 @@ import { errorMessage, ToolExecutionError } from '../../errors';
 import type { Logger } from '../../log/logger';
 import type { Principal } from '../../principal';
 import type { ExecJob, ExecJobStatus, ExecJobStore } from '../../store/jobs';
-import { KILL_GRACE_MS, killTree } from './shell';
+import type { CommandProcess, Sandbox } from './sandbox';
+import { KILL_GRACE_MS } from './shell';
 
 /** One background command as `exec_status` reports it. */
 export type JobInfo = ExecJob;
@@ -19,6 +19,8 @@ export interface JobManagerOptions {
   outputDir: string;
   logger: Logger;
   clock: () => Date;
+  /** Where the jobs run (the same sandbox as `exec_shell`). */
+  sandbox: Sandbox;
   /** Running jobs at most. */
   maxRunning?: number;
   /** Output bytes kept per job; beyond that the file stops growing. */
@@ -51,7 +53,7 @@ export interface JobManager {
 /**
  * Creates the job manager.
  * @example
- * const jobs = createJobManager({ store: stores.execJobs, outputDir: path.join(dataDir, 'exec-jobs'), logger, clock });
+ * const jobs = createJobManager({ store: stores.execJobs, outputDir: path.join(dataDir, 'exec-jobs'), logger, clock, sandbox });
  * await jobs.start();
  */
 export function createJobManager(options: JobManagerOptions): JobManager {
@@ -60,7 +62,7 @@ export function createJobManager(options: JobManagerOptions): JobManager {
   const maxOutput = options.maxOutputBytes ?? 10 * 1024 * 1024;
   fs.mkdirSync(outputDir, { recursive: true });
 
-  const children = new Map<string, { child: ChildProcess; done: Promise<void>; stopping: boolean }>();
+  const children = new Map<string, { command: CommandProcess; done: Promise<void>; stopping: boolean }>();
   const outputFile = (id: string) => path.join(outputDir, `${id}.log`);
   const get = async (principal: Principal, id: string): Promise<JobInfo> => {
     const job = await store.get(principal, id);
@@ -74,12 +76,8 @@ export function createJobManager(options: JobManagerOptions): JobManager {
     }
     const id = `job-${crypto.randomBytes(4).toString('hex')}`;
     const out = fs.openSync(outputFile(id), 'a', 0o600);
-    const child = spawn('/bin/sh', ['-c', args.command], {
-      cwd: args.cwd,
-      env: args.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const command = options.sandbox.spawn({ argv: ['/bin/sh', '-c', args.command], cwd: args.cwd, env: args.env });
+    const { child } = command;
     let written = 0;
     const write = (chunk: Buffer): void => {
       const room = maxOutput - written;
@@ -88,8 +86,8 @@ export function createJobManager(options: JobManagerOptions): JobManager {
       fs.writeSync(out, part);
       written += part.length;
     };
-    child.stdout?.on('data', write);
-    child.stderr?.on('data', write);
+    child.stdout.on('data', write);
+    child.stderr.on('data', write);
     // Recorded before the command can end, so its end always finds the row.
     const recorded = store.insert(principal, {
       id,
@@ -98,7 +96,7 @@ export function createJobManager(options: JobManagerOptions): JobManager {
       pid: child.pid ?? null,
       startedAt: clock().toISOString(),
     });
-    const entry = { child, stopping: false, done: Promise.resolve() };
+    const entry = { command, stopping: false, done: Promise.resolve() };
     entry.done = new Promise<void>((resolve) => {
       const finish = (status: ExecJobStatus, code: number | null, signal: string | null): void => {
         if (!children.has(id)) return;
@@ -128,8 +126,8 @@ export function createJobManager(options: JobManagerOptions): JobManager {
     const entry = children.get(id);
     if (!entry) return info;
     entry.stopping = true;
-    killTree(entry.child, 'SIGTERM');
-    const kill = setTimeout(() => killTree(entry.child, 'SIGKILL'), KILL_GRACE_MS);
+    entry.command.stop('SIGTERM');
+    const kill = setTimeout(() => entry.command.stop('SIGKILL'), KILL_GRACE_MS);
     await entry.done;
     clearTimeout(kill);
     return get(principal, id);
@@ -170,8 +168,8 @@ export function createJobManager(options: JobManagerOptions): JobManager {
       await Promise.all(
         [...children.values()].map(async (entry) => {
           entry.stopping = true;
-          killTree(entry.child, 'SIGTERM');
-          const kill = setTimeout(() => killTree(entry.child, 'SIGKILL'), KILL_GRACE_MS);
+          entry.command.stop('SIGTERM');
+          const kill = setTimeout(() => entry.command.stop('SIGKILL'), KILL_GRACE_MS);
           await entry.done;
           clearTimeout(kill);
         }),

@@ -10,6 +10,11 @@ export interface ExecPolicy {
    * (`git status`), or a prefix ending in `*` (`git log*`).
    */
   allow: string[];
+  /**
+   * Set when commands cannot be confined (no usable sandbox): why. Then every
+   * command, allow-listed or not, waits for the user's yes.
+   */
+  unconfined?: string;
 }
 
 /** Shell syntax that chains or redirects: a command using it is never matched by the allow-list. */
@@ -35,15 +40,23 @@ export function isAllowListed(command: string, allow: string[]): boolean {
 /**
  * Applies the exec policy before a command runs: returns when it may run,
  * throws {@link ToolExecutionError} when it is denied, and
- * {@link ApprovalRequired} when the user must say yes first (policy `ask`).
+ * {@link ApprovalRequired} when the user must say yes first (policy `ask`,
+ * or any command when there is no sandbox).
  */
 export function checkExecPolicy(policy: ExecPolicy, command: string, approved: boolean): void {
-  if (policy.policy === 'allow' || isAllowListed(command, policy.allow)) return;
-  if (policy.policy === 'deny') {
+  const listed = isAllowListed(command, policy.allow);
+  if (policy.policy === 'deny' && !listed) {
     throw new ToolExecutionError(`command refused by policy: "${command}" is not on the allow-list (tools.exec.allow)`);
   }
-  if (!approved)
+  if (approved) return;
+  if (policy.unconfined !== undefined) {
     throw new ApprovalRequired(
-      `May I run this shell command in the workspace?\n\n    ${command}\n\nAnswer yes to run it.`,
+      `May I run this shell command? There is no sandbox (${policy.unconfined}), so it would run with the ` +
+        `node's own rights, data directory included.\n\n    ${command}\n\nAnswer yes to run it.`,
     );
+  }
+  if (policy.policy === 'allow' || listed) return;
+  throw new ApprovalRequired(
+    `May I run this shell command in the workspace?\n\n    ${command}\n\nAnswer yes to run it.`,
+  );
 }

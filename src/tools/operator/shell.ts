@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import type { Sandbox } from './sandbox';
 
 /** A command's outcome as the model sees it. */
 export interface ShellResult {
@@ -18,6 +18,10 @@ export interface ShellResult {
 export interface RunShellOptions {
   command: string;
   cwd: string;
+  /** Where the command runs (confined by bubblewrap, or as is). */
+  sandbox: Sandbox;
+  /** Folders the command may read besides the system's and the workspace (a skill's own folder). */
+  readOnly?: string[];
   env: Record<string, string>;
   timeoutMs: number;
   /** Bytes kept per stream; beyond it the head and tail are kept. */
@@ -84,33 +88,19 @@ export class CappedBuffer {
   }
 }
 
-/** Stops a detached child and everything it started (its process group). */
-export function killTree(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    try {
-      child.kill(signal);
-    } catch {
-      // already gone
-    }
-  }
-}
-
 /**
- * Runs `command` with `/bin/sh -c` in its own process group, waiting for it to
- * end, time out (SIGTERM, then SIGKILL after {@link KILL_GRACE_MS}) or be
- * aborted. Never rejects for a failing command: a non-zero exit is a result.
+ * Runs `command` with `/bin/sh -c` in the sandbox, waiting for it to end,
+ * time out (SIGTERM, then SIGKILL after {@link KILL_GRACE_MS}) or be aborted.
+ * Never rejects for a failing command: a non-zero exit is a result.
  */
 export function runShell(options: RunShellOptions): Promise<ShellResult> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', options.command], {
+    const { child, stop: stopCommand } = options.sandbox.spawn({
+      argv: ['/bin/sh', '-c', options.command],
       cwd: options.cwd,
       env: options.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      readOnly: options.readOnly,
     });
     const stdout = new CappedBuffer(options.maxOutputBytes);
     const stderr = new CappedBuffer(options.maxOutputBytes);
@@ -121,8 +111,8 @@ export function runShell(options: RunShellOptions): Promise<ShellResult> {
     let killTimer: NodeJS.Timeout | undefined;
     let drainTimer: NodeJS.Timeout | undefined;
     const stop = (): void => {
-      killTree(child, 'SIGTERM');
-      killTimer = setTimeout(() => killTree(child, 'SIGKILL'), KILL_GRACE_MS);
+      stopCommand('SIGTERM');
+      killTimer = setTimeout(() => stopCommand('SIGKILL'), KILL_GRACE_MS);
     };
     const timer = setTimeout(() => {
       timedOut = true;

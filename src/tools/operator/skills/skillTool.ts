@@ -86,6 +86,9 @@ export function createSkillTool(skill: LoadedSkill, options: SkillToolOptions): 
       const result = await runShell({
         command: LAUNCH[skill.script.interpreter],
         cwd: options.workspace.root,
+        sandbox: options.sandbox,
+        // The skill's own folder (helper files beside SKILL.md), read-only; nothing else of the data directory.
+        readOnly: [skill.dir],
         env,
         timeoutMs: options.timeoutMs,
         maxOutputBytes: options.maxOutputBytes,
