@@ -50,6 +50,21 @@ export function skipWithoutPostgres(what: string): boolean {
   return true;
 }
 
+/** Empties every table of the database at `url` but `schema_migrations`, restarting its id sequences. */
+export async function emptyAllTables(url: string): Promise<void> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ name: string }>(
+      `SELECT quote_ident(tablename) AS name FROM pg_tables
+       WHERE schemaname = 'public' AND tablename <> 'schema_migrations'`,
+    );
+    if (rows.length > 0) await client.query(`TRUNCATE ${rows.map((r) => r.name).join(', ')} RESTART IDENTITY CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
 /** A running throwaway PostgreSQL server. */
 export interface TestPostgres {
   /** `postgres://postgres@127.0.0.1:<port>/postgres`: the superuser, trusted on loopback. */
@@ -85,6 +100,13 @@ function unprivileged(): { uid: number; gid: number } | undefined {
 }
 
 let databaseCount = 0;
+
+/** The name of a database made by `createDatabase`, from its URL; refuses any other. */
+function testDatabaseName(url: string): string {
+  const name = new URL(url).pathname.slice(1);
+  if (!/^lango_test_\d+_\d+$/.test(name)) throw new Error(`not a test database: ${name}`);
+  return name;
+}
 
 /**
  * Starts a throwaway PostgreSQL server: `initdb` into a temp directory, then
@@ -176,8 +198,7 @@ export async function startTestPostgres(): Promise<TestPostgres> {
         return `postgres://postgres@127.0.0.1:${port}/${name}`;
       },
       async dropDatabase(databaseUrl) {
-        const name = new URL(databaseUrl).pathname.slice(1);
-        if (!/^lango_test_\d+_\d+$/.test(name)) throw new Error(`not a test database: ${name}`);
+        const name = testDatabaseName(databaseUrl);
         await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       },
       async stop() {
