@@ -9,6 +9,8 @@ export interface Machine {
   cores: number;
   memory: string;
   loadAverage: string;
+  /** Set when the run ends. */
+  loadAverageAtEnd?: string;
   node: string;
   packages: Record<string, string>;
 }
@@ -38,7 +40,7 @@ export function describeMachine(): Machine {
     packages: {
       lango: own.version,
       ...Object.fromEntries(
-        ['@a2a-js/sdk', 'express', 'better-sqlite3', 'kysely', 'autocannon', 'undici'].map((n) => [
+        ['@a2a-js/sdk', '@google/adk', 'openai', 'express', 'better-sqlite3', 'autocannon', 'undici'].map((n) => [
           n,
           installedVersion(n),
         ]),
@@ -72,7 +74,7 @@ export function renderReport(options: {
     '',
     '## Machine',
     '',
-    `- CPU: ${machine.cpu}, ${machine.cores} cores; memory ${machine.memory}; load average at start ${machine.loadAverage}`,
+    `- CPU: ${machine.cpu}, ${machine.cores} cores; memory ${machine.memory}; load average (1 / 5 / 15 min) at start ${machine.loadAverage}, at end ${machine.loadAverageAtEnd ?? 'n/a'}`,
     `- Node ${machine.node}; ${Object.entries(machine.packages)
       .map(([n, v]) => `${n} ${v}`)
       .join(', ')}`,
