@@ -1,7 +1,10 @@
 /**
  * Streamed-answer client, run as its own process: N `SendStreamingMessage`
  * streams, all open at once (started evenly over RAMP_MS), or at most C at a
- * time when C is set. The answering model is scripts/bench/scriptedModel.ts,
+ * time when C is set. At most CONNECTING (256) requests wait for their
+ * response headers at once: a burst of thousands of new connections would
+ * overflow the server's listen backlog (Node's default is 511) and come back
+ * as ECONNRESET, which says nothing about the server once it has accepted. The answering model is scripts/bench/scriptedModel.ts,
  * whose every token is a stamp `[[c<seq>@<ms>]]` of when it was written; for
  * each stamp this client keeps the first event it arrived in, and its delivery
  * latency (arrival − stamp, both on the machine's wall clock).
@@ -22,6 +25,7 @@ const concurrency = Number(process.env.C ?? total);
 const rampMs = Number(process.env.RAMP_MS ?? 0);
 const chunks = Number(process.env.CHUNKS ?? 20);
 const text = process.env.TEXT ?? 'tell me a story';
+const connecting = Number(process.env.CONNECTING ?? 256);
 const dispatcher = new Agent({ connections: concurrency, pipelining: 1, keepAliveTimeout: 30_000 });
 const headers = { 'content-type': 'application/json', accept: 'text/event-stream', 'a2a-version': '1.0' };
 const STAMP = /\[\[c(\d+)@(\d+(?:\.\d+)?)\]\]/g;
@@ -47,7 +51,7 @@ export interface ChunkRunResult {
   laterP99: number;
   allP50: number;
   allP99: number;
-  /** Most streams open at the same moment. */
+  /** Most streams open (response headers received, not finished) at the same moment. */
   maxOpen: number;
   wallMs: number;
   sample?: string;
@@ -66,6 +70,23 @@ const events: Record<string, number> = {};
 const carriers: Record<string, number> = {};
 let openStreams = 0;
 let maxOpen = 0;
+
+/** Lanes waiting for a connecting slot, and the slots in use. */
+const slotWaiters: Array<() => void> = [];
+let slotsInUse = 0;
+
+async function connectSlot(): Promise<() => void> {
+  if (slotsInUse >= connecting) await new Promise<void>((resolve) => slotWaiters.push(resolve));
+  else slotsInUse++;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const next = slotWaiters.shift();
+    if (next) next();
+    else slotsInUse--;
+  };
+}
 
 function onEvent(data: string, seen: Set<number>, outcome: StreamOutcome, arrived: number): void {
   const match = KIND.exec(data);
@@ -96,10 +117,14 @@ async function one(i: number): Promise<StreamOutcome> {
     method: 'SendStreamingMessage',
     params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }] } },
   });
-  openStreams++;
-  maxOpen = Math.max(maxOpen, openStreams);
+  const release = await connectSlot();
+  let open = false;
   try {
     const res = await request(url, { method: 'POST', headers, body, dispatcher });
+    release();
+    open = true;
+    openStreams++;
+    maxOpen = Math.max(maxOpen, openStreams);
     let buf = '';
     let last = '';
     for await (const part of res.body) {
@@ -123,7 +148,8 @@ async function one(i: number): Promise<StreamOutcome> {
   } catch (err) {
     outcome.why = err instanceof Error ? err.message : String(err);
   } finally {
-    openStreams--;
+    release();
+    if (open) openStreams--;
   }
   return outcome;
 }
