@@ -23,6 +23,7 @@ import { createEndpointFetch } from './net/endpoint';
 import type { Logger } from './log/logger';
 import { SecretRegistry } from './log/redact';
 import { createWinstonLogger } from './log/winston';
+import { createObservability } from './observe/observability';
 import { createAgentTreeHolder, type AgentTreeHolder } from './orchestration/liveTree';
 import { ownerOfTool, partitionTools } from './orchestration/partition';
 import { defineSpecs, specRows, type AgentSpec, type SpecRow } from './orchestration/specs';
@@ -121,6 +122,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   secrets.add(config.embedding.apiKey);
   for (const token of [...(config.a2a.auth?.bearerTokens ?? []), ...(config.a2a.auth?.apiKeys ?? [])])
     secrets.add(token);
+  secrets.add(config.observability.metricsToken);
   const logger =
     deps.logger ?? createWinstonLogger({ level: config.logLevel, pretty: Boolean(process.stderr.isTTY), secrets });
   const clock = deps.clock ?? (() => new Date());
@@ -155,12 +157,21 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   };
 
   try {
+    // First, so the stores report their writes; what it shows of the rest is read when asked.
+    const observability = createObservability({
+      config,
+      logger,
+      db: () => storage.db,
+      peers: () => federation?.status() ?? [],
+    });
+    cleanups.push(() => observability.close());
     const storage = openSqliteStorage({
       file: path.join(dataDir, 'lango.db'),
       logger,
       clock,
       redact: (text) => secrets.redactText(text),
       backgroundCheckpoints: true,
+      observer: observability.observer,
     });
     // Closed last: everything else writes its final rows first.
     cleanups.push(() => storage.close());
@@ -242,6 +253,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       onTurnEnd: async (turn) => {
         await Promise.all(turnEndHooks.map((hook) => hook(turn)));
       },
+      observer: observability.observer,
     });
 
     const a2a = createA2AServer({
@@ -259,6 +271,8 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
         const hop = checkInboundHops(metadata, nodeId, config.a2a.maxHops);
         return hop.ok ? undefined : hop.reason;
       },
+      intercept: observability.intercept,
+      pages: observability.pages,
     });
     // Before the tool families close: running turns are failed first, then the tools they use go away.
     cleanups.push(() => a2a.close());
