@@ -8,6 +8,8 @@ import type { Logger } from '../log/logger';
 import type { SqliteDatabase } from '../store/sqlite/database';
 import type { GroupCommit } from '../store/sqlite/groupCommit';
 import { createAuthenticator, requireAuth, userFromRequest } from './auth';
+import { createCallers, type Callers } from './callers';
+import { NO_TOOLS } from '../principal';
 import { authConfigured, buildAgentCard, publicBaseUrl } from './card';
 import { CardService, cardFastPath, cardRoutes } from './cardRoutes';
 import { discoveryRoutes, healthRoutes } from './discovery';
@@ -46,6 +48,8 @@ export interface A2AServerOptions {
   version?: string;
   /** Push delivery tuning (tests shorten the backoff). */
   push?: { baseDelayMs?: number; timeoutMs?: number };
+  /** Who each credential is (`callers.ts`); by default `a2a.auth` as written, peers granted no tools. */
+  callers?: Callers;
 }
 
 /** The A2A surface of the node. */
@@ -136,7 +140,10 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     executor.isWorking(taskId),
   );
   const legacyCompat = { enabled: config.a2a.legacyCompat };
-  const auth = createAuthenticator(config);
+  const auth = createAuthenticator(
+    config,
+    options.callers ?? createCallers(config.a2a.auth, { defaultGrant: NO_TOOLS }),
+  );
   // Without credentials configured every caller is anonymous: no check (not even a no-op layer) on the request path.
   const gate: express.RequestHandler[] = auth.enabled ? [requireAuth(auth)] : [];
   let closing = false;

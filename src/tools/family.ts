@@ -68,6 +68,12 @@ export interface ToolFamily {
   name: string;
   /** The specialist its tools land with (by prefix); informational. */
   agent: string;
+  /**
+   * Part of the default grant of a peer caller (issue 11 A): true only for
+   * families whose every row is the caller's own (knowledge, memory, jobs).
+   * Commands, files, the browser, keys, secrets and payments need a grant.
+   */
+  grantedToPeers?: boolean;
   enabled(config: LangoConfig): boolean;
   create(deps: ToolFamilyDeps): ToolFamilyInstance | Promise<ToolFamilyInstance>;
 }
