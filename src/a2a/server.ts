@@ -48,6 +48,8 @@ export interface A2AServerOptions {
   version?: string;
   /** Push delivery tuning (tests shorten the backoff). */
   push?: { baseDelayMs?: number; timeoutMs?: number };
+  /** Masks known secret values in every task row and push payload (issue 11 G; the node's `SecretRegistry`). */
+  redact?: (text: string) => string;
   /** Who each credential is (`callers.ts`); by default `a2a.auth` as written, peers granted no tools. */
   callers?: Callers;
 }
@@ -84,7 +86,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const { config, root, runner, db, group, clock } = options;
   const logger = options.logger;
 
-  const stores = createA2AStores({ db, group, logger, clock });
+  const stores = createA2AStores({ db, group, logger, clock, redact: options.redact });
   stores.failInterrupted(RESTART_REASON);
   const retentionMs = parseDuration(config.a2a.taskRetention, 'a2a.taskRetention');
   const purge = () => {
@@ -117,6 +119,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     logger: logger.child({ component: 'a2a.push' }),
     allowPrivateNetworks,
     maxAttempts,
+    redact: options.redact,
     ...options.push,
   });
   const buses = new NodeEventBuses();
