@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+
 /**
  * v0.3 results tag every object with `kind` (`task`, `message`,
  * `status-update`, `artifact-update`; parts `text`, `file`, `data`), and
@@ -79,4 +81,30 @@ function completeResult(r: Json): boolean {
 export function completeLegacyKinds(body: unknown): boolean {
   if (!isObject(body) || !isObject(body.result)) return false;
   return completeResult(body.result);
+}
+
+/**
+ * Some v0.3 servers put a plain string where a task's status carries a
+ * message (`"status": {"state": "failed", "message": "quota exceeded"}`),
+ * which the SDK's reader refuses. A string there can only be the agent's
+ * text, so it is wrapped in an agent message (in place); true when it was.
+ * @example
+ * const body = { jsonrpc: '2.0', id: 1, result: { kind: 'task', id: 't1', status: { state: 'failed', message: 'no' } } };
+ * wrapStringStatusMessage(body); // true; body.result.status.message.parts[0].text === 'no'
+ */
+export function wrapStringStatusMessage(body: unknown): boolean {
+  if (!isObject(body) || !isObject(body.result)) return false;
+  const result = body.result;
+  const status = result.status;
+  if (!isObject(status) || typeof status.message !== 'string') return false;
+  const taskId = result.taskId ?? result.id;
+  status.message = {
+    kind: 'message',
+    role: 'agent',
+    messageId: randomUUID(),
+    parts: [{ kind: 'text', text: status.message }],
+    ...(typeof taskId === 'string' ? { taskId } : {}),
+    ...(typeof result.contextId === 'string' ? { contextId: result.contextId } : {}),
+  };
+  return true;
 }
