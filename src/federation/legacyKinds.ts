@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
  * `status-update`, `artifact-update`; parts `text`, `file`, `data`), and
  * the SDK's v0.3 reader refuses an object without one. Some peers leave it
  * out. When the shape says what the object is — a task has `id` and
- * `status` but no `taskId`, a status update `taskId` and `status` but no
+ * `status` but no other `taskId`, a status update `taskId` and `status` but no
  * `id`, and so on — the kind is filled in; an ambiguous object is left
  * alone, and the SDK refuses it as before.
  */
@@ -18,7 +18,8 @@ const has = (o: Json, key: string) => o[key] !== undefined && o[key] !== null;
 /** The kind a v0.3 result object's fields imply, or undefined when they do not say unambiguously. */
 export function inferResultKind(o: Json): string | undefined {
   const status = isObject(o.status);
-  if (status && has(o, 'id') && !has(o, 'taskId')) return 'task';
+  // A stray `taskId` equal to the task's own `id` (a2a-js 0.2's task store keys on it) still names a task.
+  if (status && has(o, 'id') && (!has(o, 'taskId') || o.taskId === o.id)) return 'task';
   if (status && has(o, 'taskId') && !has(o, 'id') && !has(o, 'artifact')) return 'status-update';
   if (isObject(o.artifact) && has(o, 'taskId') && !status) return 'artifact-update';
   if (has(o, 'messageId') && Array.isArray(o.parts) && has(o, 'role') && !status) return 'message';
@@ -107,4 +108,29 @@ export function wrapStringStatusMessage(body: unknown): boolean {
     ...(typeof result.contextId === 'string' ? { contextId: result.contextId } : {}),
   };
   return true;
+}
+
+/** A message-shaped object (role and parts) without the messageId v0.3 requires. */
+function fillMessageId(m: unknown): boolean {
+  if (!isObject(m) || has(m, 'messageId') || !has(m, 'role') || !Array.isArray(m.parts)) return false;
+  m.messageId = randomUUID();
+  return true;
+}
+
+/**
+ * Gives a made-up `messageId` to the messages of a v0.3 result that lack
+ * one (servers built on pre-0.2 data models leave it out), in place; true
+ * when it did. The id only de-duplicates: nothing the peer said is lost.
+ * @example
+ * const body = { jsonrpc: '2.0', id: 1, result: { kind: 'message', role: 'agent', parts: [] } };
+ * fillMissingMessageIds(body); // true
+ */
+export function fillMissingMessageIds(body: unknown): boolean {
+  if (!isObject(body) || !isObject(body.result)) return false;
+  const result = body.result;
+  let changed = false;
+  if (!isObject(result.status) && !isObject(result.artifact)) changed = fillMessageId(result) || changed;
+  if (isObject(result.status)) changed = fillMessageId(result.status.message) || changed;
+  for (const m of Array.isArray(result.history) ? result.history : []) changed = fillMessageId(m) || changed;
+  return changed;
 }

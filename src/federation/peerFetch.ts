@@ -2,7 +2,7 @@ import { fetch as undiciFetch, Headers as UndiciHeaders, Response as UndiciRespo
 import { RemoteAgentError } from '../errors';
 import { BodyTooLargeError, readWebBody } from '../net/body';
 import { describeNetworkError } from './cardFetch';
-import { completeLegacyKinds, wrapStringStatusMessage } from './legacyKinds';
+import { completeLegacyKinds, fillMissingMessageIds, wrapStringStatusMessage } from './legacyKinds';
 
 /**
  * The `fetch` the SDK client uses to talk to one peer for one call. Every
@@ -70,6 +70,7 @@ const LEADING_CONTROL = /^[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufeff]+/
 const CONTROL_DEVIATION = 'control characters before the JSON of an SSE data line';
 const KIND_DEVIATION = 'a v0.3 result without kind (completed from its shape)';
 const STRING_STATUS_DEVIATION = 'a status message given as a plain string (wrapped in an agent message)';
+const MESSAGE_ID_DEVIATION = 'a v0.3 message without messageId (one is made up)';
 const ID_DEVIATION =
   "a JSON-RPC response id that is not the request's (taken as the request's: one HTTP exchange, one request)";
 
@@ -214,6 +215,10 @@ function tolerate(
   if (options.legacy && !rejection) {
     if (wrapStringStatusMessage(json)) {
       options.onDeviation(STRING_STATUS_DEVIATION);
+      changed = true;
+    }
+    if (fillMissingMessageIds(json)) {
+      options.onDeviation(MESSAGE_ID_DEVIATION);
       changed = true;
     }
     if (completeLegacyKinds(json)) {
