@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
  * `status-update`, `artifact-update`; parts `text`, `file`, `data`), and
  * the SDK's v0.3 reader refuses an object without one. Some peers leave it
  * out. When the shape says what the object is — a task has `id` and
- * `status` but no other `taskId`, a status update `taskId` and `status` but no
+ * `status` but no `taskId`, a status update `taskId` and `status` but no
  * `id`, and so on — the kind is filled in; an ambiguous object is left
  * alone, and the SDK refuses it as before.
  */
@@ -18,8 +18,7 @@ const has = (o: Json, key: string) => o[key] !== undefined && o[key] !== null;
 /** The kind a v0.3 result object's fields imply, or undefined when they do not say unambiguously. */
 export function inferResultKind(o: Json): string | undefined {
   const status = isObject(o.status);
-  // A stray `taskId` equal to the task's own `id` (a2a-js 0.2's task store keys on it) still names a task.
-  if (status && has(o, 'id') && (!has(o, 'taskId') || o.taskId === o.id)) return 'task';
+  if (status && has(o, 'id') && !has(o, 'taskId')) return 'task';
   if (status && has(o, 'taskId') && !has(o, 'id') && !has(o, 'artifact')) return 'status-update';
   if (isObject(o.artifact) && has(o, 'taskId') && !status) return 'artifact-update';
   if (has(o, 'messageId') && Array.isArray(o.parts) && has(o, 'role') && !status) return 'message';

@@ -9,9 +9,8 @@ import { runChildClient, startChildPeer, type ChildPeer } from './support/childP
 /**
  * Issue 12: the community package `a2a-js` (0.2.0), an express server and a
  * fetch client of its own, both directions. Its data model predates v0.3
- * (`type` on parts, no `kind`, no messageId, no protocolVersion; its task
- * store keys tasks on a stray `taskId`), and its client still sends with
- * `tasks/send`.
+ * (`type` on parts, no `kind`, no messageId, no protocolVersion), and its
+ * client still sends with `tasks/send`.
  */
 const support = (file: string) => path.join(__dirname, 'support', file);
 

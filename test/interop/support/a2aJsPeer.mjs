@@ -21,14 +21,15 @@ class ScriptedExecutor {
     const id = randomUUID();
     const answer = { role: 'agent', parts: [{ type: 'text', text: `a2a-js: ${text}` }] };
     const task = text.includes('later')
-      ? { id, taskId: id, status: { state: 'working' } }
+      ? { id, status: { state: 'working' } }
       : {
           id,
-          taskId: id,
           status: { state: 'completed', message: answer },
           artifacts: [{ name: 'answer', parts: answer.parts, index: 0 }],
         };
     if (text.includes('later')) this.pending = { id, answer };
+    // The package's handler stores only results carrying a `taskId`, which a task has not: the executor stores its own.
+    await this.store.save(task);
     return { jsonrpc: '2.0', id: request.id, result: task };
   }
   async *onMessageStream(request) {
@@ -71,7 +72,6 @@ app.use((req, _res, next) => {
       executor.pending = undefined;
       store.save({
         id,
-        taskId: id,
         status: { state: 'completed', message: answer },
         artifacts: [{ parts: answer.parts, index: 0 }],
       });
