@@ -112,7 +112,7 @@ summary=()
 run() { # <name> <pytest args...>
   local name=$1; shift
   local status=0
-  (cd "$tck" && PYTHONPATH="$work/py" "$python" -m pytest -p no:cacheprovider -q --tb=short "$@") > "$out/$name.log" 2>&1 || status=$?
+  (cd "$tck" && PYTHONPATH="$work/py" "$python" -m pytest -p no:cacheprovider -q -rfEs --tb=short "$@") > "$out/$name.log" 2>&1 || status=$?
   local counts
   counts=$(grep -E '^(=+ )?[0-9]+ (passed|failed|skipped|deselected|error|xfailed)' "$out/$name.log" | tail -1 | sed -E 's/=+//g; s/ in [0-9.]+s.*//; s/^ +//')
   summary+=("$(printf '%-34s %s (exit %s)' "$name" "${counts:-no result}" "$status")")
@@ -121,9 +121,9 @@ run() { # <name> <pytest args...>
 if [ "$kit" = 1.0 ]; then
   for transport in ${TCK_TRANSPORTS:-jsonrpc http_json}; do
     for level in ${TCK_LEVELS:-must should}; do
-      run "1.0-$transport-$level" tests/compatibility/ --ignore=tests/compatibility/grpc -c "$work/pytest.ini" \
+      run "v1-$transport-$level" tests/compatibility/ --ignore=tests/compatibility/grpc -c "$work/pytest.ini" \
         --rootdir="$tck" --sut-host="$url" --transport="$transport" -m "$level" \
-        --compatibility-report="$out/1.0-$transport-$level"
+        --compatibility-report="$out/v1-$transport-$level-report"
     done
   done
 else
@@ -133,7 +133,7 @@ else
       transport-equivalence) args=(tests/optional/multi_transport/ -m transport_equivalence) ;;
       *) args=("tests/optional/$category/") ;;
     esac
-    run "0.3-$category" "${args[@]}" --rootdir="$tck" --sut-url="$url" --test-scope=all
+    run "v03-$category" "${args[@]}" --rootdir="$tck" --sut-url="$url" --test-scope=all
   done
 fi
 
