@@ -29,7 +29,8 @@ import { buildOrchestratorSystemPrompt, buildSystemPrompt, createSubAgentPrompt,
 import { defaultPrincipals, OWNER } from './principal';
 import type { Stores } from './store';
 import type { SqliteDatabase } from './store/sqlite/database';
-import { openSqliteStorage } from './store/sqlite/storage';
+import { openNodeStorage } from './store/open';
+import { storagePassword } from './config/cluster';
 import { toolFamilies } from './tools/families';
 import { createSecretReferences } from './vault/references';
 import { createToolset, type FamilyStatus } from './tools/toolset';
@@ -93,6 +94,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   const secrets = deps.secrets ?? new SecretRegistry();
   secrets.add(config.agent.apiKey);
   secrets.add(config.embedding.apiKey);
+  if (config.storage.url) secrets.add(storagePassword(config.storage.url));
   for (const token of [...(config.a2a.auth?.bearerTokens ?? []), ...(config.a2a.auth?.apiKeys ?? [])])
     secrets.add(token);
   const logger =
@@ -126,12 +128,12 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   };
 
   try {
-    const storage = openSqliteStorage({
-      file: path.join(dataDir, 'lango.db'),
+    const storage = await openNodeStorage({
+      url: config.storage.url,
+      dataDir,
       logger,
       clock,
       redact: (text) => secrets.redactText(text),
-      backgroundCheckpoints: true,
     });
     // Closed last: everything else writes its final rows first.
     cleanups.push(() => storage.close());

@@ -8,6 +8,7 @@ import { registerCardCommand } from './commands/card';
 import { registerChatCommand } from './commands/chat';
 import { registerConfigCommand } from './commands/configCheck';
 import { registerDoctorCommand } from './commands/doctor';
+import { registerMigrateCommand } from './commands/migrate';
 import { registerServeCommand } from './commands/serve';
 
 /** Options for {@link runCli}; the process's own streams, environment and signals by default. */
@@ -48,6 +49,7 @@ export async function runCli(argv: string[], options: RunCliOptions = {}): Promi
   registerCardCommand(program, ctx, done);
   registerConfigCommand(program, ctx, done);
   registerDoctorCommand(program, ctx, done);
+  registerMigrateCommand(program, ctx, done);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
