@@ -30,7 +30,7 @@ import { defaultPrincipals, OWNER } from './principal';
 import type { Stores } from './store';
 import type { SqliteDatabase } from './store/sqlite/database';
 import { openNodeStorage } from './store/open';
-import { storagePassword } from './config/cluster';
+import { clusterSettings, storagePassword } from './config/cluster';
 import { toolFamilies } from './tools/families';
 import { createSecretReferences } from './vault/references';
 import { createToolset, type FamilyStatus } from './tools/toolset';
@@ -130,6 +130,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   try {
     const storage = await openNodeStorage({
       url: config.storage.url,
+      cluster: clusterSettings(config),
       dataDir,
       logger,
       clock,

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { ClusterSettings } from '../config/cluster';
 import type { Logger } from '../log/logger';
 import type { Stores } from './index';
 import { openPostgresStorage } from './postgres/storage';
@@ -25,6 +26,8 @@ export interface NodeStorage {
 export interface NodeStorageOptions {
   /** `storage.url`: a postgres:// URL puts the stores on PostgreSQL; unset, everything is in the SQLite file. */
   url?: string;
+  /** This replica among others on the PostgreSQL database (unused with SQLite). */
+  cluster: ClusterSettings;
   dataDir: string;
   logger: Logger;
   clock: () => Date;
@@ -37,7 +40,7 @@ export interface NodeStorageOptions {
  * store of `Stores` in the database (schemas applied under the migration
  * lock), the A2A task rows still in the SQLite file.
  * @example
- * const storage = await openNodeStorage({ url: config.storage.url, dataDir, logger, clock: () => new Date() });
+ * const storage = await openNodeStorage({ url: config.storage.url, cluster: clusterSettings(config), dataDir, logger, clock });
  */
 export async function openNodeStorage(options: NodeStorageOptions): Promise<NodeStorage> {
   const file = path.join(options.dataDir, 'lango.db');
@@ -52,6 +55,7 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
   }
   const postgres = await openPostgresStorage({
     url: options.url,
+    cluster: options.cluster,
     logger: options.logger,
     clock: options.clock,
     redact: options.redact,
