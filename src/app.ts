@@ -34,7 +34,8 @@ import { createCallers, resolveCallerCredentials, type Callers } from './a2a/cal
 import { agentSpecs } from './orchestration/specs';
 import type { Stores } from './store';
 import type { SqliteDatabase } from './store/sqlite/database';
-import { openSqliteStorage } from './store/sqlite/storage';
+import { openNodeStorage } from './store/open';
+import { clusterSettings, storagePassword } from './config/cluster';
 import { toolFamilies } from './tools/families';
 import { createSecretReferences } from './vault/references';
 import { createToolset, type FamilyStatus } from './tools/toolset';
@@ -122,6 +123,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   const secrets = deps.secrets ?? new SecretRegistry();
   secrets.add(config.agent.apiKey);
   secrets.add(config.embedding.apiKey);
+  if (config.storage.url) secrets.add(storagePassword(config.storage.url));
   for (const token of [...(config.a2a.auth?.bearerTokens ?? []), ...(config.a2a.auth?.apiKeys ?? [])])
     secrets.add(token);
   secrets.add(config.observability.metricsToken);
@@ -168,12 +170,13 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       peers: () => federation?.status() ?? [],
     });
     cleanups.push(() => observability.close());
-    const storage = openSqliteStorage({
-      file: path.join(dataDir, 'lango.db'),
+    const storage = await openNodeStorage({
+      url: config.storage.url,
+      cluster: clusterSettings(config),
+      dataDir,
       logger,
       clock,
       redact: (text) => secrets.redactText(text),
-      backgroundCheckpoints: true,
       observer: observability.observer,
     });
     // Closed last: everything else writes its final rows first.

@@ -263,11 +263,34 @@ const Observability = z
   })
   .strict();
 
+/** Where the stores live: a `postgres://` URL, or (unset) the embedded SQLite file under dataDir. */
+const Storage = z
+  .object({
+    url: z
+      .string()
+      .regex(/^postgres(ql)?:\/\/./, 'expected a postgres:// (or postgresql://) URL')
+      .optional(),
+  })
+  .strict();
+
+/** This replica among others on one PostgreSQL database. */
+const Cluster = z
+  .object({
+    /** Names this replica in the heartbeat table and on the rows it runs; host name and pid when unset. */
+    replicaId: z.string().min(1).max(200).optional(),
+    heartbeatInterval: z.string().refine(isDuration, DURATION_FORMS).default('5s'),
+    /** A replica silent this long is lost: kept short, so a lost replica's callers hear of it quickly. */
+    lease: z.string().refine(isDuration, DURATION_FORMS).default('15s'),
+  })
+  .strict();
+
 /** The whole configuration, after defaults. */
 export const LangoConfig = z
   .object({
     server: Server.prefault({}),
     dataDir: z.string().min(1).default('./.lango'),
+    storage: Storage.prefault({}),
+    cluster: Cluster.prefault({}),
     logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
     agent: Agent.prefault({}),
     a2a: A2a.prefault({}),
