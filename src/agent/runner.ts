@@ -8,6 +8,7 @@ import { callRemote } from './remoteCall';
 import { executeToolCall, grantRefusal, DEFAULT_MAX_TOOL_RESULT_CHARS } from './toolCall';
 import { indexTree, routesFor, transferTarget, transferToolSpec, TRANSFER_TOOL } from './transfer';
 import { resumePendingApproval } from './resume';
+import { previewArguments } from './argumentPreview';
 import { historyMessages, toolContext, TurnState, type ContextProvider, type TurnEndHook } from './turnState';
 import type { Model, ModelMessage, ModelToolCall } from '../llm/model';
 import type { Logger } from '../log/logger';
@@ -42,6 +43,8 @@ export interface RunnerOptions {
   historyLimit?: number;
   /** Cap on one tool result sent to the model (default 16,000 characters). */
   maxToolResultChars?: number;
+  /** Masks registered secrets in what events show of a tool call's arguments. */
+  redact?: (text: string) => string;
 }
 
 /** What one step of the loop decided. */
@@ -68,6 +71,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   const logger = options.logger.child({ component: 'runner' });
   const maxToolChars = options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS;
   const { sessions } = options;
+  const redact = options.redact ?? ((text: string) => text);
 
   /** The loop: who acts next, what they decided, until someone answers, asks, or it fails. */
   async function* run(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
@@ -88,7 +92,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
     let agent: Agent = startingAgent(turn);
     yield RunEvents.agentStart(agent.name);
     if (state.pendingApproval && agent.kind === 'llm') {
-      yield* resumePendingApproval(turn, agent, state.pendingApproval, maxToolChars);
+      yield* resumePendingApproval(turn, agent, state.pendingApproval, { maxToolChars, redact });
     }
     // Whatever the session was waiting for, this message answers it.
     delete state.pendingApproval;
@@ -192,7 +196,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
       }
       const tool = agent.tools.find((t) => t.name === call.name);
       const refusal = options.familyOf && grantRefusal(turn.input.principal, call.name, options.familyOf(call.name));
-      yield RunEvents.toolStart(agent.name, call.name, call.id);
+      yield RunEvents.toolStart(agent.name, call.name, call.id, previewArguments(call.arguments, redact));
       const outcome = refusal
         ? ({ type: 'result', ok: false, content: refusal } as const)
         : tool
@@ -219,7 +223,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         };
       }
       turn.push({ role: 'tool', toolCallId: call.id, name: call.name, content: outcome.content });
-      yield RunEvents.toolEnd(agent.name, call.name, call.id, outcome.ok, outcome.content.slice(0, 200));
+      yield RunEvents.toolEnd(agent.name, call.name, call.id, outcome.ok, redact(outcome.content).slice(0, 200));
     }
     return { type: 'again' };
   }
