@@ -51,7 +51,7 @@ describe.each<Binding>(['JSONRPC', 'HTTP+JSON'])('the node through the @a2a-js/s
     expect(partsText(task.artifacts[0]?.parts)).toBe('echo: slow job');
   });
 
-  it('streams submitted, working with progress sentences, the artifact, then completed, in that order', async () => {
+  it('streams submitted, working with progress sentences, the text as generated, the answer, then completed', async () => {
     const client = await a2aClient(node.url, binding);
     const events = await collect(client.sendMessageStream(textRequest('stream please')));
     expect(describeStream(events)).toEqual([
@@ -59,18 +59,28 @@ describe.each<Binding>(['JSONRPC', 'HTTP+JSON'])('the node through the @a2a-js/s
       `status:${WORKING}`,
       `status:${WORKING}`,
       `status:${WORKING}`,
+      'artifact',
       `status:${WORKING}`,
       'artifact',
       `status:${COMPLETED}`,
     ]);
-    const progress = events
-      .slice(2, 5)
-      .map((e) => (e.payload?.$case === 'statusUpdate' ? partsText(e.payload.value.status?.message?.parts) : ''));
+    const progress = events.flatMap((e) =>
+      e.payload?.$case === 'statusUpdate' && e.payload.value.status?.message
+        ? [partsText(e.payload.value.status.message.parts)]
+        : [],
+    );
     expect(progress).toEqual([
       'lango-orchestrator delegated to operator',
       'operator started exec_shell',
       'operator finished exec_shell',
     ]);
+    const chunks = events.flatMap((e) => (e.payload?.$case === 'artifactUpdate' ? [e.payload.value] : []));
+    // The text streamed while the tool ran was not the answer: the closing chunk starts the artifact over.
+    expect(chunks.map((c) => [partsText(c.artifact?.parts), c.append, c.lastChunk])).toEqual([
+      ['.', false, false],
+      ['echo: stream please', false, true],
+    ]);
+    expect(new Set(chunks.map((c) => c.artifact?.artifactId)).size).toBe(1);
   });
 
   it('reports a remote call while working', async () => {
