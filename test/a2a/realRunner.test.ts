@@ -63,7 +63,7 @@ describe('the A2A server with the real runner, tree and session store', () => {
     expect(sentences).toEqual(
       expect.arrayContaining([
         'lango-orchestrator delegated to operator',
-        'operator started exec_shell',
+        'operator started exec_shell {"command":"ls"}',
         'operator finished exec_shell',
       ]),
     );
