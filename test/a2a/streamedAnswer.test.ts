@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { TaskState, type StreamResponse, type TaskArtifactUpdateEvent } from '@a2a-js/sdk';
 import { createApp, type LangoApp } from '../../src/app';
+import { NodeConversation } from '../../src/cli/nodeClient';
 import { resolveConfig } from '../../src/config/load';
 import { createMemoryLogger } from '../../src/log/logger';
 import { a2aClient, answerText, asTask, partsText, textRequest, type Binding } from '../support/a2aClient';
@@ -136,6 +137,17 @@ describe.each<Binding>(['JSONRPC', 'HTTP+JSON'])('the streamed answer over %s', 
     const stored = await client.getTask({ tenant: '', id: task.id, historyLength: 0 });
     expect(stored.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(answerText(stored)).toBe('Hello again');
+  });
+
+  it("gives the CLI's conversation with the node the whole streamed answer once", async () => {
+    model.push({ chunks: ['Streamed', ' to', ' the CLI.'] });
+    const conversation = await NodeConversation.connect(url);
+    const answers: string[] = [];
+    const outcome = await conversation.turn('hello', new AbortController().signal, (event) => {
+      if (event.type === 'answer') answers.push(event.text);
+    });
+    expect(outcome).toBe('completed');
+    expect(answers).toEqual(['Streamed to the CLI.']);
   });
 
   it('leaves the blocking call as it was: one artifact, one part, the whole answer', async () => {
