@@ -73,8 +73,17 @@ export interface ToolFamilyInstance {
 export interface ToolFamily {
   /** Config-facing name, e.g. `exec`, `fs`, `secrets`. */
   name: string;
-  /** The specialist its tools land with (by prefix); informational. */
+  /**
+   * The specialist its tools land with, whatever their names' prefixes (a
+   * tool's own `agent` wins); the toolset sets it on each tool.
+   */
   agent: string;
+  /**
+   * Part of the default grant of a peer caller (issue 11 A): true only for
+   * families whose every row is the caller's own (knowledge, memory, jobs).
+   * Commands, files, the browser, keys, secrets and payments need a grant.
+   */
+  grantedToPeers?: boolean;
   enabled(config: LangoConfig): boolean;
   create(deps: ToolFamilyDeps): ToolFamilyInstance | Promise<ToolFamilyInstance>;
 }
