@@ -7,9 +7,12 @@ import { textPart } from './messages';
  * The task's `answer` artifact, streamed while the answering agent produces
  * it: each text delta goes out as an `artifact-update` chunk (`append` after
  * the first), and the closing chunk (`lastChunk`) makes the artifact equal
- * the turn's answer. Text an agent streamed before it called a tool,
- * delegated or was refused was commentary, not the answer: the next chunk
- * starts the artifact over (`append: false`), and so does the closing chunk
+ * the turn's answer. Text while a tool runs is not the answer and is not
+ * sent. Text an agent streamed before it called a tool, delegated or was
+ * refused was commentary: the next chunk starts the artifact over
+ * (`append: false`; a client that only concatenates chunks will have shown
+ * it before the answer, as chat interfaces show such preambles), and so
+ * does the closing chunk
  * when the answer is not what was streamed (a remote's answer joined from
  * several artifacts, a masked secret, a fallback sentence).
  */
@@ -20,6 +23,8 @@ export class AnswerArtifact {
   private agent: string | undefined;
   /** Set when what was streamed turned out to be commentary: the next chunk replaces it. */
   private stale = false;
+  /** Tool calls started and not ended: text while one runs is the tool's, not the answer. */
+  private toolsRunning = 0;
 
   constructor(private readonly ids: { taskId: string; contextId: string }) {}
 
@@ -31,6 +36,7 @@ export class AnswerArtifact {
   chunkFor(event: RunEvent): TaskArtifactUpdateEvent | undefined {
     switch (event.type) {
       case 'text_delta': {
+        if (this.toolsRunning > 0) return undefined;
         const restart = this.stale || this.streamed === '' || event.agent !== this.agent;
         if (restart) this.streamed = '';
         this.stale = false;
@@ -39,7 +45,13 @@ export class AnswerArtifact {
         return this.update(event.delta, { append: !restart, lastChunk: false, agent: event.agent });
       }
       case 'tool_start':
+        this.toolsRunning += 1;
+        if (this.streamed) this.stale = true;
+        return undefined;
       case 'tool_end':
+        this.toolsRunning = Math.max(0, this.toolsRunning - 1);
+        if (this.streamed) this.stale = true;
+        return undefined;
       case 'transfer':
       case 'transfer_refused':
       case 'rejected':
