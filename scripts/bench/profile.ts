@@ -46,11 +46,17 @@ function ownerOf(url: string, functionName: string): string {
   return 'other';
 }
 
-/** Reads the newest `.cpuprofile` in `dir` and sums self time by owner and by function. */
+/**
+ * Reads the newest main-thread `.cpuprofile` in `dir` and sums self time by
+ * owner and by function. Node writes one file per thread,
+ * `CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`; thread 0 is the event
+ * loop (the node's WAL checkpointer is a worker thread with its own file).
+ */
 export function summarizeProfile(dir: string, top = 8): ProfileSummary | undefined {
   const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')) : [];
-  if (!files.length) return undefined;
-  return summarizeProfileFile(path.join(dir, files.sort().at(-1)!), top);
+  const mainThread = files.filter((f) => f.split('.')[4] === '0');
+  const chosen = (mainThread.length ? mainThread : files).sort().at(-1);
+  return chosen ? summarizeProfileFile(path.join(dir, chosen), top) : undefined;
 }
 
 /** Sums the self time of one `.cpuprofile` file by owner and by function. */
