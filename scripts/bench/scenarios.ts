@@ -682,7 +682,9 @@ export async function concurrentStreams(): Promise<ScenarioResult> {
  * First-chunk latency: the model waits 300 ms, then streams 10 chunks 20 ms
  * apart; when does each chunk reach a streaming client, against when the model
  * wrote it. 40 streams, 4 at a time. The SDK baseline's executor writes the
- * same stamps itself (what the SDK's own relay costs).
+ * same stamps itself (what the SDK's own relay costs); the model leg alone
+ * (openaiProbe.ts: the `openai` client reading the scripted model, no node)
+ * says how much of the node's figure is the model client's.
  */
 export async function firstChunk(): Promise<ScenarioResult> {
   const script = { CHUNKS: '10', FIRST_MS: '300', INTERVAL_MS: '20' };
@@ -709,27 +711,42 @@ export async function firstChunk(): Promise<ScenarioResult> {
   });
   const b = summary(runs.baseline);
   const s = summary(runs.node);
+  const modelLeg: Array<{ firstP50: number; laterP50: number; failed: number }> = [];
+  for (let round = 0; round < settings.runs; round++)
+    modelLeg.push(
+      await withServer({ script: 'scriptedModel.js', env: script }, (m) =>
+        runClient('openaiProbe.js', { BASE_URL: m.url, ...client }),
+      ),
+    );
   const describe = (x: typeof b) =>
     `first chunk +${fmt(x.first, 2)} ms p50, later chunks +${fmt(x.later, 2)} ms p50, ${fmt(x.cpu)} µs CPU/stream`;
   const line = (who: string, rs: ChunkRun[]) =>
     `${who} runs: ${rs.map((r) => `first +${r.firstP50} / p99 +${r.firstP99} ms, later +${r.laterP50} / p99 +${r.laterP99} ms, ${r.chunksSeen}/${r.chunksExpected} chunks, ${r.ok} ok / ${r.failed} failed, ${fmt(r.cpuUsPerStream)} µs CPU/stream`).join('; ')}`;
   const sample = [...runs.node, ...runs.baseline].find((r) => r.sample)?.sample;
+  const met = s.streamed && s.first <= 5 && s.later <= 2 && s.failed === 0;
+  const profile = met
+    ? undefined
+    : await profileNode((nodeArgs) =>
+        withStreamingNode(script, (node, modelUrl) => chunkRun(node, client, modelUrl), nodeArgs),
+      );
   return {
     id: 'firstChunk',
     title:
       'first answer chunk: scripted streaming model waits 300 ms, then 10 chunks 20 ms apart; 40 streams, 4 at a time',
     target: "first chunk ≤ +5 ms p50 after the model's first token, each later chunk ≤ +2 ms p50",
-    baseline: `SDK executor writing the chunks itself: ${describe(b)}`,
+    baseline: `SDK executor writing the chunks itself: ${describe(b)}; the model leg alone (\`openai\` client, no node): first +${fmt(median(modelLeg.map((r) => r.firstP50)), 2)} ms, later +${fmt(median(modelLeg.map((r) => r.laterP50)), 2)} ms p50`,
     node: s.streamed
       ? describe(s)
       : `not streamed: the answer arrives whole at the end (first chunk +${fmt(s.first)} ms p50), ${fmt(s.cpu)} µs CPU/stream`,
     ratio: s.streamed
       ? `+${fmt(s.first - b.first, 2)} ms / +${fmt(s.later - b.later, 2)} ms over the SDK's own relay`
       : 'n/a',
-    met: s.streamed && s.first <= 5 && s.later <= 2 && s.failed === 0,
+    met,
+    ...(profile ? { profile } : {}),
     notes: [
       line('baseline', runs.baseline),
       line('node', runs.node),
+      `model leg alone runs: ${modelLeg.map((r) => `first +${r.firstP50} / later +${r.laterP50} ms p50 (${r.failed} failed)`).join('; ')}`,
       `node events seen (last run): ${chunkCarriers(runs.node.at(-1)!)}`,
       ...(sample ? [`first failed stream: ${sample}`] : []),
     ],
