@@ -70,7 +70,10 @@ async function main(): Promise<void> {
     // Profiles are summarized again, so a change to the owner table applies to the kept profiles.
     for (const result of last.results) {
       if (result.profile && fs.existsSync(result.profile.file))
-        result.profile = { ...summarizeProfileFile(result.profile.file), file: result.profile.file };
+        result.profile = {
+          ...summarizeProfileFile(result.profile.file, result.profile.skippedMs),
+          file: result.profile.file,
+        };
     }
     writeReport(withAnalysis(renderReport({ ...last, startedAt: new Date(last.startedAt) })));
     process.stdout.write('re-rendered docs/benchmarks.md from the last run\n');

@@ -106,13 +106,15 @@ async function alternate<K extends string, T>(sides: Record<K, () => Promise<T>>
 
 /**
  * One extra profiled node run (`--cpu-prof`) to say where the time goes when
- * a target is missed: `run` gets the node arguments that write the profile.
+ * a target is missed: `run` gets the node arguments that write the profile and
+ * resolves to the node's spawn → ready milliseconds, left out of the summary
+ * (module loading would otherwise crowd out the request path).
  */
-async function profileNode(run: (nodeArgs: string[]) => Promise<unknown>): Promise<ProfileSummary | undefined> {
+async function profileNode(run: (nodeArgs: string[]) => Promise<number>): Promise<ProfileSummary | undefined> {
   if (!settings.profileMisses) return undefined;
   const dir = tempDir('lango-prof-');
-  await run(['--cpu-prof', `--cpu-prof-dir=${dir}`]);
-  const summary = summarizeProfile(dir);
+  const startupMs = await run(['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+  const summary = summarizeProfile(dir, startupMs);
   if (summary) {
     const keep = path.resolve('scripts/bench/.build/profiles');
     fs.mkdirSync(keep, { recursive: true });
@@ -194,7 +196,10 @@ async function throughput(options: {
   }
   if (!met)
     result.profile = await profileNode((nodeArgs) =>
-      withServer(nodeSpec(options.nodeEnv, nodeArgs), (server) => load(server, options.loadEnv)),
+      withServer(nodeSpec(options.nodeEnv, nodeArgs), async (server) => {
+        await load(server, options.loadEnv);
+        return server.spawnToReadyMs;
+      }),
     );
   return result;
 }
@@ -647,7 +652,14 @@ export async function concurrentStreams(): Promise<ScenarioResult> {
   const profile = met
     ? undefined
     : await profileNode((nodeArgs) =>
-        withStreamingNode(script, (node, modelUrl) => chunkRun(node, client, modelUrl), nodeArgs),
+        withStreamingNode(
+          script,
+          async (node, modelUrl) => {
+            await chunkRun(node, client, modelUrl);
+            return node.spawnToReadyMs;
+          },
+          nodeArgs,
+        ),
       );
   return {
     id: 'concurrentStreams',
@@ -727,7 +739,14 @@ export async function firstChunk(): Promise<ScenarioResult> {
   const profile = met
     ? undefined
     : await profileNode((nodeArgs) =>
-        withStreamingNode(script, (node, modelUrl) => chunkRun(node, client, modelUrl), nodeArgs),
+        withStreamingNode(
+          script,
+          async (node, modelUrl) => {
+            await chunkRun(node, client, modelUrl);
+            return node.spawnToReadyMs;
+          },
+          nodeArgs,
+        ),
       );
   return {
     id: 'firstChunk',
