@@ -134,6 +134,8 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       logger,
       db: () => storage.db,
       peers: () => federation?.status() ?? [],
+      redact: (text) => secrets.redactText(text),
+      clock,
     });
     cleanups.push(() => observability.close());
     const storage = openSqliteStorage({
