@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type express from 'express';
 import type { LlmAgent } from './agent/agent';
+import type { AnyTool } from './agent/tool';
 import { createRunner } from './agent/runner';
 import { routesOf } from './agent/transfer';
 import type { TurnRunner } from './agent/turn';
@@ -24,13 +25,17 @@ import { SecretRegistry } from './log/redact';
 import { createWinstonLogger } from './log/winston';
 import { createObservability } from './observe/observability';
 import { createAgentTreeHolder, type AgentTreeHolder } from './orchestration/liveTree';
-import { partitionTools } from './orchestration/partition';
+import { ownerOfTool, partitionTools } from './orchestration/partition';
+import { defineSpecs, specRows, type AgentSpec, type SpecRow } from './orchestration/specs';
 import { reservedAgentNames } from './orchestration/tree';
 import { buildOrchestratorSystemPrompt, buildSystemPrompt, createSubAgentPrompt, loadPromptSections } from './prompt';
-import { defaultPrincipals, OWNER } from './principal';
+import { OWNER, type Grant } from './principal';
+import { createCallers, resolveCallerCredentials, type Callers } from './a2a/callers';
+import { agentSpecs } from './orchestration/specs';
 import type { Stores } from './store';
 import type { SqliteDatabase } from './store/sqlite/database';
-import { openSqliteStorage } from './store/sqlite/storage';
+import { openNodeStorage } from './store/open';
+import { clusterSettings, storagePassword } from './config/cluster';
 import { toolFamilies } from './tools/families';
 import { createSecretReferences } from './vault/references';
 import { createToolset, type FamilyStatus } from './tools/toolset';
@@ -47,6 +52,26 @@ export interface AppDeps {
   /** Resolves a relative `dataDir` and `agent-cards/`; defaults to the process's working directory. */
   cwd?: string;
   secrets?: SecretRegistry;
+  /**
+   * False for a short-lived process on the data folder (a one-shot CLI
+   * command): cron jobs and queued background prompts are kept for the node
+   * that serves it instead of starting here. Default true.
+   */
+  runJobs?: boolean;
+  /**
+   * The embedder's own tools (made with `defineTool`), added to the node's:
+   * each lands with the specialist its `agent` names, else the one its name's
+   * prefix routes it to.
+   */
+  tools?: readonly AnyTool[];
+  /** More specialists: rows appended to the table of seven (`specRows`), each one spec object. */
+  specialists?: readonly SpecRow[];
+}
+
+/** A tool of the node and the specialist it lands with (undefined: unmatched, or the single agent's). */
+export interface OwnedTool {
+  tool: AnyTool;
+  owner?: string;
 }
 
 /** A built node: the agent tree, the runner, the A2A HTTP surface and their lifecycle. */
@@ -66,7 +91,11 @@ export interface LangoApp {
   readonly tree: AgentTreeHolder;
   /** The current tree root. */
   root(): LlmAgent;
-  /** Tools no specialist owns (by prefix); listed in the orchestrator's instruction. */
+  /** The specialist table: the seven rows and any the embedder added. */
+  readonly specs: readonly AgentSpec[];
+  /** Every tool of the node now, in registration order, with its specialist. */
+  tools(): OwnedTool[];
+  /** Tools no specialist owns (by `agent` or prefix); listed in the orchestrator's instruction. */
   unmatchedTools(): string[];
   /** Health of each configured remote agent (empty without `a2a.remoteAgents`). */
   peers(): PeerStatus[];
@@ -94,6 +123,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   const secrets = deps.secrets ?? new SecretRegistry();
   secrets.add(config.agent.apiKey);
   secrets.add(config.embedding.apiKey);
+  if (config.storage.url) secrets.add(storagePassword(config.storage.url));
   for (const token of [...(config.a2a.auth?.bearerTokens ?? []), ...(config.a2a.auth?.apiKeys ?? [])])
     secrets.add(token);
   secrets.add(config.observability.metricsToken);
@@ -102,6 +132,9 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   const clock = deps.clock ?? (() => new Date());
   const cwd = deps.cwd ?? process.cwd();
   const dataDir = path.resolve(cwd, config.dataDir);
+  const specs = defineSpecs<string>([...specRows, ...(deps.specialists ?? [])]);
+  const extraTools = [...(deps.tools ?? [])];
+  assertToolAgents(extraTools, specs);
 
   // Checks that need no I/O come first, so a refused start writes nothing: the
   // exposure rule (no public bind without auth), then the prompts directory.
@@ -133,17 +166,19 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       config,
       logger,
       db: () => storage.db,
+      callers: () => callers,
       peers: () => federation?.status() ?? [],
       redact: (text) => secrets.redactText(text),
       clock,
     });
     cleanups.push(() => observability.close());
-    const storage = openSqliteStorage({
-      file: path.join(dataDir, 'lango.db'),
+    const storage = await openNodeStorage({
+      url: config.storage.url,
+      cluster: clusterSettings(config),
+      dataDir,
       logger,
       clock,
       redact: (text) => secrets.redactText(text),
-      backgroundCheckpoints: true,
       observer: observability.observer,
     });
     // Closed last: everything else writes its final rows first.
@@ -154,6 +189,8 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     const secretReferences = createSecretReferences({
       lookup: (principal, name) => requireVault(vault).secretValue(principal, name),
     });
+    const callers = await nodeCallers(config, { resolve: (text) => secretReferences.resolve(OWNER, text) });
+    for (const credential of callers.credentials) secrets.add(credential.value);
 
     const toolset = await createToolset(toolFamilies, {
       config,
@@ -161,7 +198,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       stores,
       vault,
       secretReferences,
-      principals: defaultPrincipals,
+      principals: callers,
       logger,
       secrets,
       clock,
@@ -170,8 +207,11 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
 
     // The tree holds no model: the runner gives every agent the node's model, which the offline model
     // needs the tree for (it routes by the keywords and tools of the agent it speaks for).
+    const nodeTools = () => [...toolset.tools, ...extraTools];
     const tree = createAgentTreeHolder({
-      tools: () => toolset.tools,
+      tools: nodeTools,
+      specs,
+      familyOf: (toolName) => toolset.familyOf(toolName),
       multiAgent: config.agent.multiAgent,
       maxDelegationRounds: config.agent.maxDelegationRounds,
       systemPrompt,
@@ -192,7 +232,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       logger,
       nodeId,
       cwd,
-      localNames: tree.agentNames(),
+      localNames: [...tree.agentNames(), ...reservedAgentNames(specs)],
       // Outbound credentials for peers may be `{{secret:NAME}}` references into the owner's vault.
       resolveSecret: (name) => requireVault(vault).secretValue(OWNER, name),
       secrets,
@@ -213,9 +253,11 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       tree,
       model,
       sessions: stores.sessions,
+      familyOf: (toolName) => toolset.familyOf(toolName),
       logger: runtimeLogger,
       maxDelegationRounds: config.agent.maxDelegationRounds,
       maxTurnsPerAgent: config.agent.maxTurnsPerAgent,
+      redact: (text) => secrets.redactText(text),
       contextProvider: combineContextProviders(
         toolset.instances.flatMap((i) => (i.contextProvider ? [i.contextProvider] : [])),
         runtimeLogger,
@@ -230,6 +272,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       config,
       root: () => tree.current(),
       runner,
+      callers,
       db: storage.db,
       group: storage.group,
       logger: logger.child({ component: 'a2a' }),
@@ -246,7 +289,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     });
     // Before the tool families close: running turns are failed first, then the tools they use go away.
     cleanups.push(() => a2a.close());
-    await toolset.start({ runner, model, agentNames: () => tree.agentNames() });
+    await toolset.start({ runner, model, agentNames: () => tree.agentNames(), runsJobs: deps.runJobs ?? true });
 
     let server: http.Server | undefined;
     return {
@@ -262,7 +305,10 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       },
       tree,
       root: () => tree.current(),
-      unmatchedTools: () => partitionTools(toolset.tools).unmatched.map((t) => t.name),
+      specs,
+      tools: () =>
+        nodeTools().map((tool) => ({ tool, owner: config.agent.multiAgent ? ownerOfTool(tool, specs) : undefined })),
+      unmatchedTools: () => partitionTools(nodeTools(), specs).unmatched.map((t) => t.name),
       peers: () => federation?.status() ?? [],
       http: a2a.app,
       agentCard: () => a2a.card(),
@@ -324,6 +370,33 @@ async function openNodeVault(
   }
 }
 
+/**
+ * The default grant of a peer caller: every specialist and remote agent, and
+ * the tool families whose rows are the caller's own (`grantedToPeers` in the
+ * family table).
+ */
+export const DEFAULT_PEER_GRANT: Grant = Object.freeze({
+  specialists: 'all',
+  remoteAgents: 'all',
+  toolFamilies: toolFamilies.filter((family) => family.grantedToPeers).map((family) => family.name),
+});
+
+/** The node's callers: `a2a.auth` with its secret references resolved and every grant checked against the node. */
+async function nodeCallers(
+  config: LangoConfig,
+  options: { resolve: (text: string) => Promise<string> },
+): Promise<Callers> {
+  const auth = await resolveCallerCredentials(config.a2a.auth, options.resolve);
+  return createCallers(auth, {
+    defaultGrant: DEFAULT_PEER_GRANT,
+    known: {
+      specialists: agentSpecs.map((spec) => spec.name),
+      remoteAgents: config.a2a.remoteAgents.map((entry) => entry.name),
+      toolFamilies: toolFamilies.map((family) => family.name),
+    },
+  });
+}
+
 /** The model `config.agent` asks for: an OpenAI-compatible endpoint, or the embedded offline model. */
 function createConfiguredModel(
   config: LangoConfig,
@@ -359,7 +432,7 @@ function createNodeFederation(
   return createFederation({
     entries,
     // Names no remote may take: the local tree's, every specialist's (even one not created now) and the roots'.
-    localNames: [...new Set([...options.localNames, ...reservedAgentNames()])],
+    localNames: [...new Set(options.localNames)],
     logger: options.logger,
     cardsDir: path.resolve(options.cwd, 'agent-cards'),
     selfId: options.nodeId,
@@ -370,6 +443,17 @@ function createNodeFederation(
     secrets: options.secrets,
     limits: config.a2a.peerLimits,
   });
+}
+
+/** An embedder's tool that names no specialist would be silently unmatched: refuse it, naming the choices. */
+function assertToolAgents(tools: readonly AnyTool[], specs: readonly AgentSpec[]): void {
+  for (const tool of tools) {
+    if (tool.agent !== undefined && !specs.some((spec) => spec.name === tool.agent)) {
+      throw new LangoError(
+        `tool "${tool.name}" names agent "${tool.agent}", which is not a specialist of this node (${specs.map((s) => s.name).join(', ')})`,
+      );
+    }
+  }
 }
 
 /** Why the node could not listen, as one line naming the setting to change. */

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
-import { ApprovalRequired, type AnyTool, type ToolContext } from './tool';
+import { ApprovalRequired, describeToolFields, type AnyTool, type ToolContext } from './tool';
 import { errorMessage, AbortError, raceAbort } from '../errors';
+import { mayUseToolOf, type Principal } from '../principal';
 
 /** How one tool call ended, as the loop needs to know it. */
 export type ToolCallOutcome = { type: 'result'; ok: boolean; content: string } | { type: 'approval'; question: string };
@@ -34,7 +35,11 @@ export async function executeToolCall(
   const parsed = (tool.parameters as z.ZodObject).safeParse(json);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : 'arguments'}: ${i.message}`);
-    return failed(`invalid arguments: ${issues.join('; ')}`);
+    // Name what the tool takes, so a caller who guessed a key (`data` for `text`) can correct it.
+    const unknown = unknownKeys(tool, json).map((key) => `"${key}" is not an argument`);
+    return failed(
+      `invalid arguments: ${[...issues, ...unknown].join('; ')}; expected fields: ${describeToolFields(tool)}`,
+    );
   }
   try {
     const result = await raceAbort(tool.execute(parsed.data, ctx), ctx.signal);
@@ -46,6 +51,27 @@ export async function executeToolCall(
     ctx.logger.warn('tool failed', { tool: tool.name, error: errorMessage(err) });
     return failed(errorMessage(err));
   }
+}
+
+/** Top-level keys of `json` the tool's schema does not declare (zod drops them silently). */
+function unknownKeys(tool: AnyTool, json: unknown): string[] {
+  if (!json || typeof json !== 'object' || Array.isArray(json)) return [];
+  const shape = (tool.parameters as z.ZodObject).shape as Record<string, unknown>;
+  return Object.keys(json).filter((key) => !Object.prototype.hasOwnProperty.call(shape, key));
+}
+
+/**
+ * The note a caller gets instead of a tool's result when the tool's family
+ * is outside its grant (issue 11 A): the call never runs. Undefined when
+ * the principal may use the tool.
+ */
+export function grantRefusal(principal: Principal, toolName: string, family: string | undefined): string | undefined {
+  if (mayUseToolOf(principal, family)) return undefined;
+  const what = family ? `the "${family}" tool family` : 'tools outside the families';
+  return (
+    `tool ${toolName} refused: the caller "${principal.id}" is not granted ${what}; it was not run. ` +
+    'Tell the user this node does not allow it for them (the owner grants it in a2a.auth.callers).'
+  );
 }
 
 /** A tool's return value as text: strings as they are, everything else as JSON. */

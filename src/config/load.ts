@@ -4,6 +4,7 @@ import YAML from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../errors';
 import { LangoConfig } from './schema';
+import { clusterProblems } from './cluster';
 
 /** Where {@link loadConfig} looks, in order, when no path is given. */
 export const DEFAULT_CONFIG_FILES = ['lango.config.yaml', 'lango.config.yml', 'lango.config.json'];
@@ -205,6 +206,7 @@ function finalize(config: LangoConfig, problems: string[]): LangoConfig {
       'agent.apiKey: required when agent.provider is "openai" (or set agent.baseUrl for a keyless local endpoint)',
     );
   }
+  problems.push(...clusterProblems(config));
   return { ...config, agent: { ...config.agent, provider } };
 }
 

@@ -43,6 +43,13 @@ export interface FamilyRuntime {
   model: Model;
   /** Names of the agents in the live tree, remote ones included. */
   agentNames: () => string[];
+  /**
+   * Whether this process runs stored jobs (cron fires, queued background
+   * prompts): true for the node serving the data folder (the default),
+   * false for a short CLI command, whose jobs wait for the node so none is
+   * started only to be cut off when the command ends.
+   */
+  runsJobs?: boolean;
 }
 
 /** A family once created: its tools, and how to release what it holds. */
@@ -66,8 +73,17 @@ export interface ToolFamilyInstance {
 export interface ToolFamily {
   /** Config-facing name, e.g. `exec`, `fs`, `secrets`. */
   name: string;
-  /** The specialist its tools land with (by prefix); informational. */
+  /**
+   * The specialist its tools land with, whatever their names' prefixes (a
+   * tool's own `agent` wins); the toolset sets it on each tool.
+   */
   agent: string;
+  /**
+   * Part of the default grant of a peer caller (issue 11 A): true only for
+   * families whose every row is the caller's own (knowledge, memory, jobs).
+   * Commands, files, the browser, keys, secrets and payments need a grant.
+   */
+  grantedToPeers?: boolean;
   enabled(config: LangoConfig): boolean;
   create(deps: ToolFamilyDeps): ToolFamilyInstance | Promise<ToolFamilyInstance>;
 }

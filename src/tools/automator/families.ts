@@ -21,6 +21,7 @@ import { createWorkflowTools } from './workflowTools';
 export const cronFamily: ToolFamily = {
   name: 'cron',
   agent: 'automator',
+  grantedToPeers: true,
   enabled: (config) => config.cron.enabled,
   create: (deps) => {
     const store = deps.stores.cron;
@@ -32,7 +33,8 @@ export const cronFamily: ToolFamily = {
     });
     return {
       tools: createCronTools({ scheduler, store }),
-      start: ({ runner }) => scheduler.start(runner),
+      // A job added while the scheduler is not started is kept, unarmed, for the node that runs jobs.
+      start: ({ runner, runsJobs }) => (runsJobs === false ? undefined : scheduler.start(runner)),
       close: () => scheduler.close(),
     };
   },
@@ -42,6 +44,7 @@ export const cronFamily: ToolFamily = {
 export const backgroundFamily: ToolFamily = {
   name: 'background',
   agent: 'automator',
+  grantedToPeers: true,
   enabled: (config) => config.background.enabled,
   create: (deps) => {
     const store = deps.stores.background;
@@ -54,7 +57,8 @@ export const backgroundFamily: ToolFamily = {
     });
     return {
       tools: createBackgroundTools({ queue, store }),
-      start: ({ runner }) => queue.start(runner),
+      // A prompt submitted while the queue is not started stays queued for the node that runs jobs.
+      start: ({ runner, runsJobs }) => (runsJobs === false ? undefined : queue.start(runner)),
       close: () => queue.close(),
     };
   },
@@ -64,6 +68,7 @@ export const backgroundFamily: ToolFamily = {
 export const workflowFamily: ToolFamily = {
   name: 'workflow',
   agent: 'automator',
+  grantedToPeers: true,
   enabled: (config) => config.workflow.enabled,
   create: (deps) => {
     const store = deps.stores.workflows;
