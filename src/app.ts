@@ -167,6 +167,8 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       db: () => storage.db,
       callers: () => callers,
       peers: () => federation?.status() ?? [],
+      redact: (text) => secrets.redactText(text),
+      clock,
     });
     cleanups.push(() => observability.close());
     const storage = await openNodeStorage({
