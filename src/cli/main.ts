@@ -11,6 +11,7 @@ import { registerChatCommand } from './commands/chat';
 import { registerConfigCommand } from './commands/configCheck';
 import { registerDoctorCommand } from './commands/doctor';
 import { registerServeCommand } from './commands/serve';
+import { registerToolsCommand } from './commands/tools';
 
 /** Options for {@link runCli}; the process's own streams, environment and signals by default. */
 export interface RunCliOptions {
@@ -58,6 +59,7 @@ export async function runCli(argv: string[], options: RunCliOptions = {}): Promi
   registerCardCommand(program, ctx, done);
   registerConfigCommand(program, ctx, done);
   registerDoctorCommand(program, ctx, done);
+  registerToolsCommand(program, ctx, done);
   addVersion(program, packageVersion());
   try {
     await program.parseAsync(argv, { from: 'user' });

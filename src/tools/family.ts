@@ -73,7 +73,10 @@ export interface ToolFamilyInstance {
 export interface ToolFamily {
   /** Config-facing name, e.g. `exec`, `fs`, `secrets`. */
   name: string;
-  /** The specialist its tools land with (by prefix); informational. */
+  /**
+   * The specialist its tools land with, whatever their names' prefixes (a
+   * tool's own `agent` wins); the toolset sets it on each tool.
+   */
   agent: string;
   enabled(config: LangoConfig): boolean;
   create(deps: ToolFamilyDeps): ToolFamilyInstance | Promise<ToolFamilyInstance>;

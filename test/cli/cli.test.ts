@@ -212,10 +212,10 @@ describe('npm start (the built CLI: lango serve)', () => {
         }),
       });
       const body = (await reply.json()) as {
-        result: { task: { status: { state: string; message: { parts: { text: string }[] } } } };
+        result: { task: { status: { state: string }; artifacts: { parts: { text: string }[] }[] } };
       };
       expect(body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
-      expect(body.result.task.status.message.parts[0].text).toMatch(/^Hello!/);
+      expect(body.result.task.artifacts[0].parts[0].text).toMatch(/^Hello!/);
     } finally {
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       child.kill('SIGTERM');
