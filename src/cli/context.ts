@@ -3,6 +3,7 @@ import type { LangoConfig } from '../config/schema';
 import { createApp, type LangoApp } from '../app';
 import { SecretRegistry } from '../log/redact';
 import { createWinstonLogger } from '../log/winston';
+import { reservedAgentNames } from '../index';
 import type { CliIO } from './io';
 
 /** Options every command accepts. */
@@ -19,9 +20,9 @@ export interface CliContext {
   stopSignal: Promise<void>;
 }
 
-/** Loads the configuration for a command (throws ConfigError → exit 2). */
+/** Loads the configuration for a command (throws ConfigError → exit 2); no remote may take a local agent's name. */
 export function configFor(options: GlobalOptions, ctx: CliContext): LoadedConfig {
-  return loadConfig({ path: options.config, env: ctx.env, cwd: ctx.cwd });
+  return loadConfig({ path: options.config, env: ctx.env, cwd: ctx.cwd, reservedAgentNames: reservedAgentNames() });
 }
 
 /**
