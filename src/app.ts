@@ -49,6 +49,12 @@ export interface AppDeps {
   cwd?: string;
   secrets?: SecretRegistry;
   /**
+   * False for a short-lived process on the data folder (a one-shot CLI
+   * command): cron jobs and queued background prompts are kept for the node
+   * that serves it instead of starting here. Default true.
+   */
+  runJobs?: boolean;
+  /**
    * The embedder's own tools (made with `defineTool`), added to the node's:
    * each lands with the specialist its `agent` names, else the one its name's
    * prefix routes it to.
@@ -228,6 +234,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       logger: runtimeLogger,
       maxDelegationRounds: config.agent.maxDelegationRounds,
       maxTurnsPerAgent: config.agent.maxTurnsPerAgent,
+      redact: (text) => secrets.redactText(text),
       contextProvider: combineContextProviders(
         toolset.instances.flatMap((i) => (i.contextProvider ? [i.contextProvider] : [])),
         runtimeLogger,
@@ -255,7 +262,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     });
     // Before the tool families close: running turns are failed first, then the tools they use go away.
     cleanups.push(() => a2a.close());
-    await toolset.start({ runner, model, agentNames: () => tree.agentNames() });
+    await toolset.start({ runner, model, agentNames: () => tree.agentNames(), runsJobs: deps.runJobs ?? true });
 
     let server: http.Server | undefined;
     return {

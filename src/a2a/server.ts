@@ -20,6 +20,7 @@ import { jsonRpcEnvelope } from './jsonRpcEnvelope';
 import { restMessageGuard } from './messageSchema';
 import { CheckedPushStore, RetryingPushSender } from './pushNotifications';
 import { GuardedRequestHandler } from './requestHandler';
+import { restResponses } from './restResponses';
 import { ResultOnlySend } from './resultOnlySend';
 import { createCardSigner } from './signing';
 import { parseDuration } from '../duration';
@@ -167,6 +168,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     if (gate.length > 0) app.use('/agents', ...gate);
     app.use(discoveryRoutes({ root, peerStatus: options.peerStatus, remoteCard: options.remoteCard }));
     app.use(
+      restResponses(),
       ...gate,
       ...restMessageGuard(config.a2a.maxBodyBytes),
       restHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }),

@@ -8,6 +8,7 @@ import { callRemote } from './remoteCall';
 import { executeToolCall, DEFAULT_MAX_TOOL_RESULT_CHARS } from './toolCall';
 import { indexTree, routesFor, transferTarget, transferToolSpec, TRANSFER_TOOL } from './transfer';
 import { resumePendingApproval } from './resume';
+import { previewArguments } from './argumentPreview';
 import { historyMessages, toolContext, TurnState, type ContextProvider, type TurnEndHook } from './turnState';
 import type { Model, ModelMessage, ModelToolCall } from '../llm/model';
 import type { Logger } from '../log/logger';
@@ -33,6 +34,8 @@ export interface RunnerOptions {
   historyLimit?: number;
   /** Cap on one tool result sent to the model (default 16,000 characters). */
   maxToolResultChars?: number;
+  /** Masks registered secrets in what events show of a tool call's arguments. */
+  redact?: (text: string) => string;
 }
 
 /** What one step of the loop decided. */
@@ -59,6 +62,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   const logger = options.logger.child({ component: 'runner' });
   const maxToolChars = options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS;
   const { sessions } = options;
+  const redact = options.redact ?? ((text: string) => text);
 
   /** The loop: who acts next, what they decided, until someone answers, asks, or it fails. */
   async function* run(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
@@ -79,7 +83,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
     let agent: Agent = startingAgent(turn);
     yield RunEvents.agentStart(agent.name);
     if (state.pendingApproval && agent.kind === 'llm') {
-      yield* resumePendingApproval(turn, agent, state.pendingApproval, maxToolChars);
+      yield* resumePendingApproval(turn, agent, state.pendingApproval, { maxToolChars, redact });
     }
     // Whatever the session was waiting for, this message answers it.
     delete state.pendingApproval;
@@ -182,7 +186,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         continue;
       }
       const tool = agent.tools.find((t) => t.name === call.name);
-      yield RunEvents.toolStart(agent.name, call.name, call.id);
+      yield RunEvents.toolStart(agent.name, call.name, call.id, previewArguments(call.arguments, redact));
       const outcome = tool
         ? await executeToolCall(tool, call.arguments, toolContext(turn, agent, call, false), maxToolChars)
         : ({
@@ -206,7 +210,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         };
       }
       turn.push({ role: 'tool', toolCallId: call.id, name: call.name, content: outcome.content });
-      yield RunEvents.toolEnd(agent.name, call.name, call.id, outcome.ok, outcome.content.slice(0, 200));
+      yield RunEvents.toolEnd(agent.name, call.name, call.id, outcome.ok, redact(outcome.content).slice(0, 200));
     }
     return { type: 'again' };
   }

@@ -80,7 +80,9 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   const { peer } = options;
   const log = options.logger.child({ remote: peer.name });
   const stateKey = `a2a:${peer.name}`;
-  const targetOrigin = new URL(peer.sdkCard.supportedInterfaces[0].url).origin;
+  // The interface the client talks to first: where requests go, which a person watching wants to see (not the card URL).
+  const endpoint = peer.sdkCard.supportedInterfaces[0].url;
+  const targetOrigin = new URL(endpoint).origin;
   const limits: PeerLimits = { ...DEFAULT_PEER_LIMITS, ...options.limits };
   const redact = options.redact ?? ((text: string) => text);
   const warned = new Set<string>();
@@ -147,7 +149,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     const meter = new PeerCallMeter();
     const started = Date.now();
     const context = unseenContext(invocation.context, session, peer.name);
-    yield RunEvents.remoteCall(peer.name, 'sending', peer.cardUrl);
+    yield RunEvents.remoteCall(peer.name, 'sending', undefined, endpoint);
     callLog.info('remote call', {
       continuing: Boolean(session.taskId),
       streaming: peer.streaming,

@@ -43,6 +43,13 @@ export interface FamilyRuntime {
   model: Model;
   /** Names of the agents in the live tree, remote ones included. */
   agentNames: () => string[];
+  /**
+   * Whether this process runs stored jobs (cron fires, queued background
+   * prompts): true for the node serving the data folder (the default),
+   * false for a short CLI command, whose jobs wait for the node so none is
+   * started only to be cut off when the command ends.
+   */
+  runsJobs?: boolean;
 }
 
 /** A family once created: its tools, and how to release what it holds. */

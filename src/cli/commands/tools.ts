@@ -39,7 +39,7 @@ export function registerToolsCommand(program: Command, ctx: CliContext, done: (c
     .addHelpText('after', '\nExamples:\n  lango tools\n  lango tools crypto_hash\n  lango tools --json')
     .action(async (name: string | undefined, options: { json?: boolean }) => {
       const { config } = configFor(program.opts<GlobalOptions>(), ctx);
-      const app = await appFor(config, ctx);
+      const app = await appFor(config, ctx, { runJobs: false });
       try {
         const all = app.tools();
         const chosen = name === undefined ? all : all.filter(({ tool }) => tool.name === name);

@@ -1,0 +1,70 @@
+import type { RequestHandler, Response } from 'express';
+
+/**
+ * HTTP+JSON answers as the A2A v1.0 specification gives them (§5.4 error
+ * code mappings, §11.1 media type), where the SDK's REST transport differs:
+ * it answers ContentTypeNotSupported 400, TaskNotCancelable 400 and
+ * InvalidAgentResponse 500, and labels every body `application/a2a+json`.
+ */
+
+/** The A2A media type a client may ask for in `Accept`; without it responses are `application/json` (§11.1). */
+export const A2A_MEDIA_TYPE = 'application/a2a+json';
+const JSON_MEDIA_TYPE = 'application/json';
+
+/**
+ * Each A2A error by its `google.rpc.ErrorInfo` reason (§11.6): the HTTP
+ * status and the `google.rpc.Code` name of the v1.0 table (§5.4).
+ */
+export const SPEC_REST_ERRORS: Readonly<Record<string, { status: number; name: string }>> = Object.freeze({
+  TASK_NOT_FOUND: { status: 404, name: 'NOT_FOUND' },
+  TASK_NOT_CANCELABLE: { status: 409, name: 'FAILED_PRECONDITION' },
+  PUSH_NOTIFICATION_NOT_SUPPORTED: { status: 400, name: 'UNIMPLEMENTED' },
+  UNSUPPORTED_OPERATION: { status: 400, name: 'UNIMPLEMENTED' },
+  CONTENT_TYPE_NOT_SUPPORTED: { status: 415, name: 'INVALID_ARGUMENT' },
+  INVALID_AGENT_RESPONSE: { status: 502, name: 'INTERNAL' },
+  EXTENDED_AGENT_CARD_NOT_CONFIGURED: { status: 400, name: 'FAILED_PRECONDITION' },
+  EXTENSION_SUPPORT_REQUIRED: { status: 400, name: 'FAILED_PRECONDITION' },
+  VERSION_NOT_SUPPORTED: { status: 400, name: 'UNIMPLEMENTED' },
+});
+
+const ERROR_INFO_TYPE = 'type.googleapis.com/google.rpc.ErrorInfo';
+const A2A_ERROR_DOMAIN = 'a2a-protocol.org';
+
+interface RestErrorBody {
+  error: { code?: number; status?: string; details?: Array<Record<string, unknown>> };
+}
+
+/** The A2A error reason a REST error body carries, if it is one. */
+function reasonOf(body: unknown): string | undefined {
+  const details = (body as Partial<RestErrorBody> | undefined)?.error?.details;
+  if (!Array.isArray(details)) return undefined;
+  const info = details.find((d) => d?.['@type'] === ERROR_INFO_TYPE && d?.domain === A2A_ERROR_DOMAIN);
+  return typeof info?.reason === 'string' ? info.reason : undefined;
+}
+
+/**
+ * Mounted in front of the SDK's REST handler: every JSON body it sends goes
+ * out as `application/json` unless the caller's `Accept` prefers
+ * `application/a2a+json`, and every A2A error body gets the status of the
+ * spec's table (in the HTTP status line and `error.code` / `error.status`).
+ * Server-sent event streams and empty answers pass untouched.
+ */
+export function restResponses(): RequestHandler {
+  return (req, res, next) => {
+    const mediaType =
+      req.accepts([JSON_MEDIA_TYPE, A2A_MEDIA_TYPE]) === A2A_MEDIA_TYPE ? A2A_MEDIA_TYPE : JSON_MEDIA_TYPE;
+    const json = res.json.bind(res) as Response['json'];
+    res.json = (body?: unknown) => {
+      const mapped = SPEC_REST_ERRORS[reasonOf(body) ?? ''];
+      if (mapped && res.statusCode >= 400) {
+        const error = (body as RestErrorBody).error;
+        error.code = mapped.status;
+        error.status = mapped.name;
+        res.status(mapped.status);
+      }
+      res.setHeader('Content-Type', `${mediaType}; charset=utf-8`);
+      return json(body);
+    };
+    next();
+  };
+}

@@ -1,0 +1,176 @@
+import type { Principal } from '../../principal';
+import { visibleOwner } from '../../principal';
+import type { Memory, MemoryScope, MemoryStore, Observation, Reflection } from '../memory';
+import { rowIds, rows, transaction, type PgDatabase, type PgSchema } from './database';
+import { rankScore, tsQuery } from './fts';
+
+/** Observations and reflections, each with a generated tsvector under a GIN index (SQLite: FTS5 twins). */
+export const MEMORY_SCHEMA: PgSchema = {
+  store: 'chronicler_memory',
+  steps: [
+    `CREATE TABLE memory_observations (
+       id BIGSERIAL PRIMARY KEY, owner TEXT NOT NULL, session_id TEXT NOT NULL, content TEXT NOT NULL,
+       origin TEXT NOT NULL, reflection_id BIGINT, created_at TEXT NOT NULL,
+       search TSVECTOR GENERATED ALWAYS AS (to_tsvector('english', content)) STORED);
+     CREATE INDEX memory_observations_session ON memory_observations (owner, session_id, id);
+     CREATE INDEX memory_observations_search ON memory_observations USING GIN (search);
+     CREATE TABLE memory_reflections (
+       id BIGSERIAL PRIMARY KEY, owner TEXT NOT NULL, session_id TEXT NOT NULL, content TEXT NOT NULL,
+       observation_count INTEGER NOT NULL, created_at TEXT NOT NULL,
+       search TSVECTOR GENERATED ALWAYS AS (to_tsvector('english', content)) STORED);
+     CREATE INDEX memory_reflections_session ON memory_reflections (owner, session_id, id);
+     CREATE INDEX memory_reflections_search ON memory_reflections USING GIN (search);
+     CREATE TABLE memory_progress (
+       owner TEXT NOT NULL, session_id TEXT NOT NULL, observed_messages INTEGER NOT NULL,
+       PRIMARY KEY (owner, session_id));`,
+  ],
+};
+
+const OBSERVATION_COLUMNS = 'id, owner, session_id, content, origin, reflection_id, created_at';
+const REFLECTION_COLUMNS = 'id, owner, session_id, content, observation_count, created_at';
+
+interface ObservationRow {
+  id: string;
+  owner: string;
+  session_id: string;
+  content: string;
+  origin: 'observer' | 'event';
+  reflection_id: string | null;
+  created_at: string;
+}
+interface ReflectionRow {
+  id: string;
+  owner: string;
+  session_id: string;
+  content: string;
+  observation_count: number;
+  created_at: string;
+}
+
+const toObservation = (r: ObservationRow): Observation => ({
+  id: String(r.id),
+  owner: r.owner,
+  sessionId: r.session_id,
+  content: r.content,
+  origin: r.origin,
+  reflectionId: r.reflection_id === null ? null : String(r.reflection_id),
+  createdAt: r.created_at,
+});
+const toReflection = (r: ReflectionRow): Reflection => ({
+  id: String(r.id),
+  owner: r.owner,
+  sessionId: r.session_id,
+  content: r.content,
+  observationCount: r.observation_count,
+  createdAt: r.created_at,
+});
+
+/** The owner and session a read is limited to ($1, $2; null: no limit). */
+function scopeParams(principal: Principal, scope: MemoryScope): [string | null, string | null] {
+  const own = scope.sessionId !== undefined || scope.ownOnly === true;
+  return [own ? principal.id : (visibleOwner(principal) ?? null), scope.sessionId ?? null];
+}
+const SCOPE_SQL = '($1::text IS NULL OR owner = $1) AND ($2::text IS NULL OR session_id = $2)';
+
+/** The {@link MemoryStore} on PostgreSQL: recall ranks with ts_rank over the GIN-indexed tsvectors. */
+export function createPgMemoryStore(options: { db: PgDatabase; clock: () => Date }): MemoryStore {
+  const { db, clock } = options;
+  return {
+    async addObservations(principal, sessionId, contents, origin) {
+      if (contents.length === 0) return [];
+      const inserted = await rows<ObservationRow>(
+        db,
+        `INSERT INTO memory_observations (owner, session_id, content, origin, created_at)
+         SELECT $1, $2, c, $3, $4 FROM unnest($5::text[]) WITH ORDINALITY AS t(c, n) ORDER BY n
+         RETURNING ${OBSERVATION_COLUMNS}`,
+        [principal.id, sessionId, origin, clock().toISOString(), contents],
+      );
+      return inserted.sort((a, b) => Number(a.id) - Number(b.id)).map(toObservation);
+    },
+    async addReflection(principal, sessionId, content, observationIds) {
+      return transaction(db, async (client) => {
+        const [row] = await rows<ReflectionRow>(
+          client,
+          `INSERT INTO memory_reflections (owner, session_id, content, observation_count, created_at)
+           VALUES ($1, $2, $3, $4, $5) RETURNING ${REFLECTION_COLUMNS}`,
+          [principal.id, sessionId, content, observationIds.length, clock().toISOString()],
+        );
+        const ids = rowIds(observationIds);
+        if (ids.length > 0) {
+          await client.query(
+            'UPDATE memory_observations SET reflection_id = $1 WHERE owner = $2 AND id = ANY($3::bigint[])',
+            [row.id, principal.id, ids],
+          );
+        }
+        return toReflection(row);
+      });
+    },
+    async observations(principal, options) {
+      const found = await rows<ObservationRow>(
+        db,
+        `SELECT * FROM (SELECT ${OBSERVATION_COLUMNS} FROM memory_observations WHERE ${SCOPE_SQL}
+           AND (NOT $3 OR reflection_id IS NULL) ORDER BY id DESC LIMIT $4) o ORDER BY id`,
+        [...scopeParams(principal, options), options.unreflectedOnly === true, options.limit],
+      );
+      return found.map(toObservation);
+    },
+    async reflections(principal, options) {
+      const found = await rows<ReflectionRow>(
+        db,
+        `SELECT * FROM (SELECT ${REFLECTION_COLUMNS} FROM memory_reflections WHERE ${SCOPE_SQL}
+           ORDER BY id DESC LIMIT $3) r ORDER BY id`,
+        [...scopeParams(principal, options), options.limit],
+      );
+      return found.map(toReflection);
+    },
+    async countUnreflected(principal, sessionId) {
+      const [row] = await rows<{ n: string }>(
+        db,
+        'SELECT count(*) AS n FROM memory_observations WHERE owner = $1 AND session_id = $2 AND reflection_id IS NULL',
+        [principal.id, sessionId],
+      );
+      return Number(row.n);
+    },
+    async recall(principal, query, options) {
+      const match = tsQuery(query, { prefixes: true });
+      if (!match) return [];
+      const params = [...scopeParams(principal, options), match, options.limit];
+      const search = <Row>(table: 'memory_observations' | 'memory_reflections', columns: string) =>
+        rows<Row & { rank: number }>(
+          db,
+          `SELECT ${columns}, ts_rank(search, q) AS rank FROM ${table}, to_tsquery('english', $3) q
+           WHERE search @@ q AND ${SCOPE_SQL} ORDER BY rank DESC, id LIMIT $4`,
+          params,
+        );
+      const [observations, reflections] = await Promise.all([
+        search<ObservationRow>('memory_observations', OBSERVATION_COLUMNS),
+        search<ReflectionRow>('memory_reflections', REFLECTION_COLUMNS),
+      ]);
+      const memories: Memory[] = [
+        ...observations.map((r) => ({ type: 'observation' as const, score: rankScore(r.rank), ...toObservation(r) })),
+        // Reflections weigh a little more: they are what many observations agreed on.
+        ...reflections.map((r) => ({
+          type: 'reflection' as const,
+          score: rankScore(r.rank * 1.2),
+          ...toReflection(r),
+        })),
+      ];
+      return memories.sort((a, b) => b.score - a.score).slice(0, options.limit);
+    },
+    async observedMessages(principal, sessionId) {
+      const [row] = await rows<{ observed_messages: number }>(
+        db,
+        'SELECT observed_messages FROM memory_progress WHERE owner = $1 AND session_id = $2',
+        [principal.id, sessionId],
+      );
+      return row?.observed_messages ?? 0;
+    },
+    async setObservedMessages(principal, sessionId, count) {
+      await db.query(
+        `INSERT INTO memory_progress (owner, session_id, observed_messages) VALUES ($1, $2, $3)
+         ON CONFLICT (owner, session_id) DO UPDATE SET observed_messages = EXCLUDED.observed_messages`,
+        [principal.id, sessionId, count],
+      );
+    },
+  };
+}

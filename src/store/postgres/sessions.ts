@@ -1,0 +1,225 @@
+import type { PoolClient } from 'pg';
+import { z } from 'zod';
+import type { Logger } from '../../log/logger';
+import { errorMessage } from '../../errors';
+import { visibleOwner } from '../../principal';
+import {
+  emptySessionState,
+  SessionState,
+  type NewSessionMessage,
+  type SessionStore,
+  type StoredMessage,
+} from '../sessions';
+import { rows, type PgDatabase, type PgSchema } from './database';
+import type { PgGroupCommit } from './groupCommit';
+import { safeJson } from '../sqlite/rows';
+
+/** The sessions' tables; `last_seq` is the session's message counter, advanced under the session row's lock. */
+export const SESSION_SCHEMA: PgSchema = {
+  store: 'sessions',
+  steps: [
+    `CREATE TABLE sessions (
+       owner TEXT NOT NULL, id TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+       state TEXT NOT NULL DEFAULT '{}', last_seq INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (owner, id));
+     CREATE INDEX sessions_by_updated ON sessions (updated_at);
+     CREATE TABLE session_messages (
+       owner TEXT NOT NULL, session_id TEXT NOT NULL, seq INTEGER NOT NULL,
+       role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool')), content TEXT NOT NULL,
+       tool_calls TEXT, tool_call_id TEXT, tool_name TEXT, author TEXT, visible BOOLEAN NOT NULL DEFAULT TRUE,
+       created_at TEXT NOT NULL, PRIMARY KEY (owner, session_id, seq),
+       FOREIGN KEY (owner, session_id) REFERENCES sessions (owner, id) ON DELETE CASCADE);`,
+  ],
+};
+
+interface MessageRow {
+  session_id: string;
+  seq: number;
+  role: NewSessionMessage['role'];
+  content: string;
+  tool_calls: string | null;
+  tool_call_id: string | null;
+  tool_name: string | null;
+  author: string | null;
+  visible: boolean;
+  created_at: string;
+}
+
+const ToolCalls = z.array(z.object({ id: z.string(), name: z.string(), arguments: z.string() }));
+
+/** A queued turn: its messages are numbered when written, under the session row's lock. */
+interface QueuedTurn {
+  owner: string;
+  sessionId: string;
+  state: string;
+  now: string;
+  messages: NewSessionMessage[];
+  /** Filled by the writer: the stored messages with their numbers. */
+  stored?: StoredMessage[];
+}
+
+/** Options of {@link createPgSessionStore}. */
+export interface PgSessionStoreOptions {
+  db: PgDatabase;
+  group: PgGroupCommit;
+  logger: Logger;
+  clock: () => Date;
+  /** Applied to every message text and tool-call argument before it is stored (as in SQLite). */
+  redact?: (text: string) => string;
+}
+
+/**
+ * The {@link SessionStore} on PostgreSQL. Turns are group-committed; each
+ * turn advances its session's `last_seq` with an upsert that locks the
+ * session row until the group commits, so two replicas appending to one
+ * conversation take turns and never reuse a number. A read of a session
+ * with turns still queued waits for them first.
+ */
+export function createPgSessionStore(options: PgSessionStoreOptions): SessionStore {
+  const { db, group, clock } = options;
+  const redact = options.redact ?? ((text: string) => text);
+  const logger = options.logger.child({ component: 'sessions' });
+  let queue: QueuedTurn[] = [];
+  /** Turns handed to the store and not yet committed, per session. */
+  const unwritten = new Map<string, number>();
+  const keyOf = (owner: string, sessionId: string) => `${owner}\u0000${sessionId}`;
+
+  const takeQueued = () => {
+    const turns = queue;
+    queue = [];
+    return async (client: PoolClient) => {
+      for (const turn of turns) {
+        const [{ last_seq: last }] = await rows<{ last_seq: number }>(
+          client,
+          `INSERT INTO sessions (owner, id, created_at, updated_at, state, last_seq) VALUES ($1, $2, $3, $3, $4, $5)
+           ON CONFLICT (owner, id) DO UPDATE SET updated_at = EXCLUDED.updated_at, state = EXCLUDED.state,
+             last_seq = sessions.last_seq + EXCLUDED.last_seq
+           RETURNING last_seq`,
+          [turn.owner, turn.sessionId, turn.now, turn.state, turn.messages.length],
+        );
+        const first = last - turn.messages.length + 1;
+        const stored = turn.messages.map((m, i): StoredMessage => ({
+          ...m,
+          sessionId: turn.sessionId,
+          seq: first + i,
+          createdAt: turn.now,
+        }));
+        if (stored.length > 0) {
+          await client.query(
+            `INSERT INTO session_messages
+               (owner, session_id, seq, role, content, tool_calls, tool_call_id, tool_name, author, visible, created_at)
+             SELECT $1, $2, m.* , $3 FROM unnest($4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+               $10::text[], $11::boolean[]) AS m`,
+            [
+              turn.owner,
+              turn.sessionId,
+              turn.now,
+              stored.map((m) => m.seq),
+              stored.map((m) => m.role),
+              stored.map((m) => m.content),
+              stored.map((m) => (m.toolCalls?.length ? JSON.stringify(m.toolCalls) : null)),
+              stored.map((m) => m.toolCallId ?? null),
+              stored.map((m) => m.toolName ?? null),
+              stored.map((m) => m.author ?? null),
+              stored.map((m) => m.visible),
+            ],
+          );
+        }
+        turn.stored = stored;
+      }
+    };
+  };
+
+  /** Waits for the queued turns of the session (of any session, for a read of all) to commit. */
+  const written = async (key?: string) => {
+    if (key === undefined ? unwritten.size > 0 : unwritten.has(key)) await group.flush();
+  };
+
+  const readState = async (owner: string, sessionId: string): Promise<SessionState> => {
+    const [row] = await rows<{ state: string }>(db, 'SELECT state FROM sessions WHERE owner = $1 AND id = $2', [
+      owner,
+      sessionId,
+    ]);
+    if (!row) return emptySessionState();
+    const parsed = SessionState.safeParse(safeJson(row.state));
+    if (parsed.success) return parsed.data;
+    logger.warn('session state unreadable; starting from an empty state', { sessionId });
+    return emptySessionState();
+  };
+
+  return {
+    async commitTurn(principal, sessionId, messages, state) {
+      const owner = principal.id;
+      const key = keyOf(owner, sessionId);
+      const turn: QueuedTurn = {
+        owner,
+        sessionId,
+        now: clock().toISOString(),
+        state: JSON.stringify(SessionState.parse(state)),
+        messages: messages.map((original) => ({
+          ...original,
+          content: redact(original.content),
+          ...(original.toolCalls
+            ? { toolCalls: original.toolCalls.map((c) => ({ ...c, arguments: redact(c.arguments) })) }
+            : {}),
+        })),
+      };
+      queue.push(turn);
+      unwritten.set(key, (unwritten.get(key) ?? 0) + 1);
+      try {
+        await group.schedule(takeQueued);
+      } catch (err) {
+        logger.error('session write failed', { error: errorMessage(err) });
+        throw err;
+      } finally {
+        const left = (unwritten.get(key) ?? 1) - 1;
+        if (left > 0) unwritten.set(key, left);
+        else unwritten.delete(key);
+      }
+      return turn.stored ?? [];
+    },
+    async messages(principal, sessionId, { visibleOnly = false, limit } = {}) {
+      await written(keyOf(principal.id, sessionId));
+      const where = `owner = $1 AND session_id = $2${visibleOnly ? ' AND visible' : ''}`;
+      const sql = limit
+        ? `SELECT * FROM (SELECT * FROM session_messages WHERE ${where} ORDER BY seq DESC LIMIT ${Math.max(1, Math.floor(limit))}) m ORDER BY seq`
+        : `SELECT * FROM session_messages WHERE ${where} ORDER BY seq`;
+      return (await rows<MessageRow>(db, sql, [principal.id, sessionId])).map(fromRow);
+    },
+    async state(principal, sessionId) {
+      await written(keyOf(principal.id, sessionId));
+      return readState(principal.id, sessionId);
+    },
+    async list(principal, limit = 100) {
+      await written();
+      return (
+        await rows<{ owner: string; id: string; updated_at: string }>(
+          db,
+          `SELECT owner, id, updated_at FROM sessions WHERE ($1::text IS NULL OR owner = $1)
+           ORDER BY updated_at DESC LIMIT $2`,
+          [visibleOwner(principal) ?? null, limit],
+        )
+      ).map((r) => ({ owner: r.owner, id: r.id, updatedAt: r.updated_at }));
+    },
+    async delete(principal, sessionId) {
+      await written(keyOf(principal.id, sessionId));
+      const result = await db.query('DELETE FROM sessions WHERE owner = $1 AND id = $2', [principal.id, sessionId]);
+      return (result.rowCount ?? 0) > 0;
+    },
+  };
+}
+
+function fromRow(row: MessageRow): StoredMessage {
+  const calls = row.tool_calls ? ToolCalls.safeParse(safeJson(row.tool_calls)) : undefined;
+  return {
+    sessionId: row.session_id,
+    seq: row.seq,
+    role: row.role,
+    content: row.content,
+    ...(calls?.success ? { toolCalls: calls.data } : {}),
+    ...(row.tool_call_id ? { toolCallId: row.tool_call_id } : {}),
+    ...(row.tool_name ? { toolName: row.tool_name } : {}),
+    ...(row.author ? { author: row.author } : {}),
+    visible: row.visible,
+    createdAt: row.created_at,
+  };
+}

@@ -1,0 +1,122 @@
+import type { Logger } from '../../log/logger';
+import type { Storage, Stores } from '../index';
+import { migrate, openPgDatabase, type PgDatabase, type PgSchema } from './database';
+import { createPgGroupCommit, type PgGroupCommit } from './groupCommit';
+import {
+  BACKGROUND_SCHEMA,
+  createPgBackgroundJobStore,
+  createPgCronStore,
+  createPgExecJobStore,
+  createPgWorkflowStore,
+  CRON_SCHEMA,
+  EXEC_JOB_SCHEMA,
+  WORKFLOW_SCHEMA,
+} from './jobs';
+import { createPgInquiryStore, createPgKnowledgeStore, INQUIRY_SCHEMA, KNOWLEDGE_SCHEMA } from './knowledge';
+import { createPgGraphStore, GRAPH_SCHEMA } from './graph';
+import { createPgPaymentLedger, LEDGER_SCHEMA } from './ledger';
+import { createPgMemoryStore, MEMORY_SCHEMA } from './memory';
+import { createPgNodeIdentityStore, NODE_SCHEMA } from './nodeIdentity';
+import { createPgSessionStore, SESSION_SCHEMA } from './sessions';
+import { createPgVaultStore, VAULT_SCHEMA } from './vault';
+import { createPgVectorStore, VECTOR_SCHEMA } from './vectors';
+
+/** Every store's schema, in the order they are applied. */
+export const POSTGRES_SCHEMAS: readonly PgSchema[] = [
+  NODE_SCHEMA,
+  SESSION_SCHEMA,
+  MEMORY_SCHEMA,
+  VECTOR_SCHEMA,
+  KNOWLEDGE_SCHEMA,
+  INQUIRY_SCHEMA,
+  GRAPH_SCHEMA,
+  VAULT_SCHEMA,
+  LEDGER_SCHEMA,
+  CRON_SCHEMA,
+  BACKGROUND_SCHEMA,
+  WORKFLOW_SCHEMA,
+  EXEC_JOB_SCHEMA,
+];
+
+/** The PostgreSQL storage: one pool, its group commit and every store on it. */
+export interface PostgresStorage extends Storage {
+  readonly db: PgDatabase;
+  readonly group: PgGroupCommit;
+}
+
+/** Options of {@link openPostgresStorage}. */
+export interface PostgresStorageOptions {
+  /** `storage.url`: `postgres://user:password@host:port/database`. */
+  url: string;
+  logger: Logger;
+  clock: () => Date;
+  /** Masks secret values in session messages before they are stored. */
+  redact?: (text: string) => string;
+  /** Connections in the pool (10 when unset). */
+  maxConnections?: number;
+}
+
+/**
+ * Applies every store's schema on `url` under the migration advisory lock
+ * (`lango migrate`; also the first thing {@link openPostgresStorage} does).
+ * Resolves with how many steps ran.
+ */
+export async function migratePostgres(url: string): Promise<number> {
+  const db = openPgDatabase(url, { max: 1 });
+  try {
+    return await migrate(db, [...POSTGRES_SCHEMAS]);
+  } finally {
+    await db.end();
+  }
+}
+
+/**
+ * Connects to PostgreSQL, applies the schemas (replicas starting together
+ * take turns) and builds the stores on one pool and one group commit.
+ * @example
+ * const storage = await openPostgresStorage({ url: 'postgres://lango@db/lango', logger, clock: () => new Date() });
+ * await storage.stores.sessions.list(OWNER);
+ * await storage.close();
+ */
+export async function openPostgresStorage(options: PostgresStorageOptions): Promise<PostgresStorage> {
+  const { clock, logger } = options;
+  const db = openPgDatabase(options.url, { max: options.maxConnections });
+  try {
+    await migrate(db, [...POSTGRES_SCHEMAS]);
+  } catch (err) {
+    await db.end().catch(() => {});
+    throw err;
+  }
+  const group = createPgGroupCommit(db);
+  const stores: Stores = {
+    node: createPgNodeIdentityStore({ db }),
+    sessions: createPgSessionStore({ db, group, logger, clock, redact: options.redact }),
+    memory: createPgMemoryStore({ db, clock }),
+    knowledge: createPgKnowledgeStore({ db, clock }),
+    inquiries: createPgInquiryStore({ db, clock }),
+    graph: createPgGraphStore({ db, clock }),
+    vectors: createPgVectorStore({ db }),
+    vault: createPgVaultStore({ db }),
+    ledger: createPgPaymentLedger({ db }),
+    cron: createPgCronStore({ db }),
+    background: createPgBackgroundJobStore({ db }),
+    workflows: createPgWorkflowStore({ db }),
+    execJobs: createPgExecJobStore({ db }),
+  };
+  let closed: Promise<void> | undefined;
+  return {
+    db,
+    group,
+    stores,
+    close() {
+      closed ??= (async () => {
+        try {
+          await group.flush();
+        } finally {
+          await db.end();
+        }
+      })();
+      return closed;
+    },
+  };
+}

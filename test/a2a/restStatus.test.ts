@@ -1,0 +1,183 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import {
+  ContentTypeNotSupportedError,
+  ExtendedAgentCardNotConfiguredError,
+  ExtensionSupportRequiredError,
+  InvalidAgentResponseError,
+  PushNotificationNotSupportedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+  VersionNotSupportedError,
+  type A2AError,
+} from '@a2a-js/sdk/errors';
+import type { A2ARequestHandler } from '@a2a-js/sdk/server';
+import { restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { restResponses } from '../../src/a2a/restResponses';
+import { a2aClient, asTask, textRequest } from '../support/a2aClient';
+import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
+
+const V1 = { 'A2A-Version': '1.0' };
+const reasonOf = (body: unknown) => (body as { error: { details: Array<{ reason: string }> } }).error.details[0].reason;
+
+/** Every A2A error with the HTTP status and reason of the v1.0 specification's table (§5.4, §11.6). */
+const table: Array<{ error: () => A2AError; status: number; reason: string; grpc: string }> = [
+  { error: () => new TaskNotFoundError(), status: 404, reason: 'TASK_NOT_FOUND', grpc: 'NOT_FOUND' },
+  {
+    error: () => new TaskNotCancelableError(),
+    status: 409,
+    reason: 'TASK_NOT_CANCELABLE',
+    grpc: 'FAILED_PRECONDITION',
+  },
+  {
+    error: () => new PushNotificationNotSupportedError(),
+    status: 400,
+    reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED',
+    grpc: 'UNIMPLEMENTED',
+  },
+  { error: () => new UnsupportedOperationError(), status: 400, reason: 'UNSUPPORTED_OPERATION', grpc: 'UNIMPLEMENTED' },
+  {
+    error: () => new ContentTypeNotSupportedError(),
+    status: 415,
+    reason: 'CONTENT_TYPE_NOT_SUPPORTED',
+    grpc: 'INVALID_ARGUMENT',
+  },
+  { error: () => new InvalidAgentResponseError(), status: 502, reason: 'INVALID_AGENT_RESPONSE', grpc: 'INTERNAL' },
+  {
+    error: () => new ExtendedAgentCardNotConfiguredError(),
+    status: 400,
+    reason: 'EXTENDED_AGENT_CARD_NOT_CONFIGURED',
+    grpc: 'FAILED_PRECONDITION',
+  },
+  {
+    error: () => new ExtensionSupportRequiredError(),
+    status: 400,
+    reason: 'EXTENSION_SUPPORT_REQUIRED',
+    grpc: 'FAILED_PRECONDITION',
+  },
+  { error: () => new VersionNotSupportedError(), status: 400, reason: 'VERSION_NOT_SUPPORTED', grpc: 'UNIMPLEMENTED' },
+];
+
+/** A request handler whose GetTask throws the error named by the task id (the table's reason). */
+function throwingHandler(): A2ARequestHandler {
+  const card = {
+    name: 'errors',
+    supportedInterfaces: [{ url: 'http://127.0.0.1/', protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' }],
+  };
+  const refuse = () => Promise.reject(new UnsupportedOperationError());
+  return new Proxy({} as A2ARequestHandler, {
+    get: (_target, name) => {
+      if (name === 'getAgentCard') return async () => card;
+      if (name === 'getTask')
+        return async (params: { id: string }) => {
+          const row = table.find((t) => t.reason === params.id);
+          throw row ? row.error() : new TaskNotFoundError();
+        };
+      return refuse;
+    },
+  });
+}
+
+async function listen(app: express.Express): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('HTTP+JSON errors carry the status of the specification, not the SDK table', () => {
+  let server: { url: string; close: () => Promise<void> };
+  beforeAll(async () => {
+    const app = express();
+    app.use(
+      restResponses(),
+      restHandler({ requestHandler: throwingHandler(), userBuilder: UserBuilder.noAuthentication }),
+    );
+    server = await listen(app);
+  });
+  afterAll(() => server.close());
+
+  it.each(table)('answers $reason with HTTP $status', async ({ status, reason, grpc }) => {
+    const response = await fetch(`${server.url}/tasks/${reason}`, { headers: V1 });
+    expect(response.status).toBe(status);
+    const body = (await response.json()) as any;
+    expect(body.error.code).toBe(status);
+    expect(body.error.status).toBe(grpc);
+    expect(body.error.details[0]).toMatchObject({ reason, domain: 'a2a-protocol.org' });
+  });
+});
+
+describe('the node over HTTP+JSON', () => {
+  let node: A2ATestNode;
+  let completedTaskId = '';
+  beforeAll(async () => {
+    node = await startA2ANode();
+    const client = await a2aClient(node.url, 'JSONRPC');
+    completedTaskId = asTask(await client.sendMessage(textRequest('done already'))).id;
+  });
+  afterAll(() => node.close());
+
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    fetch(`${node.url}${path}`, { headers: { ...V1, ...headers } });
+  const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+    fetch(`${node.url}${path}`, {
+      method: 'POST',
+      headers: { ...V1, 'Content-Type': 'application/json', ...headers },
+      body,
+    });
+
+  it('answers a task it does not know with 404 TASK_NOT_FOUND', async () => {
+    const response = await get('/tasks/no-such-task');
+    expect(response.status).toBe(404);
+    expect(reasonOf(await response.json())).toBe('TASK_NOT_FOUND');
+  });
+
+  it('answers a cancel of a completed task with 409 TASK_NOT_CANCELABLE', async () => {
+    const response = await post(`/tasks/${completedTaskId}:cancel`, '{}');
+    expect(response.status).toBe(409);
+    expect(reasonOf(await response.json())).toBe('TASK_NOT_CANCELABLE');
+  });
+
+  it('answers a text/plain body with 415 CONTENT_TYPE_NOT_SUPPORTED', async () => {
+    const response = await post('/message:send', 'hello', { 'Content-Type': 'text/plain' });
+    expect(response.status).toBe(415);
+    expect(reasonOf(await response.json())).toBe('CONTENT_TYPE_NOT_SUPPORTED');
+  });
+
+  it('answers a subscription to a finished task with 400 UNSUPPORTED_OPERATION', async () => {
+    const response = await get(`/tasks/${completedTaskId}:subscribe`);
+    expect(response.status).toBe(400);
+    expect(reasonOf(await response.json())).toBe('UNSUPPORTED_OPERATION');
+  });
+
+  it('answers an unknown A2A-Version with 400 VERSION_NOT_SUPPORTED', async () => {
+    const response = await get('/tasks/no-such-task', { 'A2A-Version': '9.9' });
+    expect(response.status).toBe(400);
+    expect(reasonOf(await response.json())).toBe('VERSION_NOT_SUPPORTED');
+  });
+
+  it('says application/json unless Accept asks for application/a2a+json', async () => {
+    const plain = await get(`/tasks/${completedTaskId}`);
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get('content-type')).toMatch(/^application\/json/);
+    const asked = await get(`/tasks/${completedTaskId}`, { Accept: 'application/a2a+json' });
+    expect(asked.headers.get('content-type')).toMatch(/^application\/a2a\+json/);
+    expect(((await asked.json()) as { id: string }).id).toBe(completedTaskId);
+    const error = await get('/tasks/no-such-task', { Accept: 'application/a2a+json, application/json;q=0.5' });
+    expect(error.headers.get('content-type')).toMatch(/^application\/a2a\+json/);
+  });
+
+  it('lets the SDK client read the new statuses as the right error', async () => {
+    const client = await a2aClient(node.url, 'HTTP+JSON');
+    await expect(client.cancelTask({ id: completedTaskId, tenant: '', metadata: undefined })).rejects.toBeInstanceOf(
+      TaskNotCancelableError,
+    );
+    await expect(client.getTask({ id: 'no-such-task', tenant: '', historyLength: 0 })).rejects.toBeInstanceOf(
+      TaskNotFoundError,
+    );
+  });
+});
