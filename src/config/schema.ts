@@ -183,7 +183,8 @@ const Tools = z
     browser: z
       .object({
         enabled: z.boolean().default(true),
-        executablePath: z.string().default('/usr/bin/chromium'),
+        /** Unset: Debian's /usr/bin/chromium when present, else the Chromium of the @sparticuz/chromium package. */
+        executablePath: z.string().min(1).optional(),
         allow: z.array(z.string()).default([]),
         deny: z.array(z.string()).default([]),
         idleTimeoutMs: z.number().int().positive().default(300_000),
