@@ -111,6 +111,7 @@ export class LangoExecutor implements AgentExecutor {
       const turn = this.options.runner.run({
         principal: principalOf(ctx.context?.user),
         sessionId: contextId,
+        taskId,
         text: messageText(ctx.userMessage),
         signal: live.controller.signal,
         // The SDK made up this context for a first message: the session has no history to read.

@@ -8,7 +8,7 @@ import type { Logger } from '../log/logger';
 import { errorMessage } from '../errors';
 import { describeNetworkError } from './cardFetch';
 import { TRACEPARENT_KEY, childTraceparent } from '../log/traceContext';
-import { nextHop, resolveNodeId, type NodeId } from './hops';
+import { FEDERATION_HOPS_KEY, nextHop, resolveNodeId, type NodeId } from './hops';
 import type { LoadedPeer } from './loader';
 import { OutboundRefusedError } from '../net/policy';
 import { rememberSeen, unseenContext, type PeerSessionState } from './peerContext';
@@ -117,7 +117,12 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       log.warn('remote call refused', { reason: hop.reason });
       return { status: 'failed', reason: `remote agent ${peer.name} not called: ${hop.reason}` };
     }
-    const trace = childTraceparent(invocation.metadata[TRACEPARENT_KEY]);
+    // A tracer's span for this call is the peer's parent; without one, a fresh span id in the caller's trace.
+    const observed = invocation.observation?.traceparent();
+    const trace = observed
+      ? { traceparent: observed, traceId: observed.split('-')[1] }
+      : childTraceparent(invocation.metadata[TRACEPARENT_KEY]);
+    invocation.observation?.set({ hops: hop.metadata[FEDERATION_HOPS_KEY] as number, endpoint: peer.cardUrl });
     const callLog = log.child({ traceId: trace.traceId });
     const session = ((invocation.state[stateKey] as PeerSessionState | undefined) ??= {});
     // Only our own hop/trace metadata and the configured per-peer headers leave this node: inbound credentials never do.
