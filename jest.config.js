@@ -12,6 +12,8 @@ module.exports = {
   transform: {
     '^.+\\.[tj]s$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.test.json' }],
   },
+  // Examples and tests import the package by its name, as an embedder would; here that is the source.
+  moduleNameMapper: { '^lango$': '<rootDir>/src/index.ts' },
   transformIgnorePatterns: ['/node_modules/(?!(jose)/)', '<rootDir>/dist/'],
   testTimeout: 30000,
   maxWorkers: 2,

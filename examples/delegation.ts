@@ -5,7 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import fs from 'node:fs';
-import { createApp, OWNER, resolveConfig, runToEnd, silentLogger, type RunEvent } from '../src';
+import { createApp, OWNER, resolveConfig, runToEnd, silentLogger, type RunEvent } from 'lango';
 
 export async function main(dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-example-'))): Promise<string[]> {
   const app = await createApp(resolveConfig({ dataDir, tools: { browser: { enabled: false } } }), {

@@ -5,7 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import fs from 'node:fs';
-import { createApp, OWNER, resolveConfig, runToEnd, silentLogger, walkAgents } from '../src';
+import { createApp, OWNER, resolveConfig, runToEnd, silentLogger, walkAgents } from 'lango';
 
 export async function main(): Promise<string[]> {
   const dir = (name: string) => fs.mkdtempSync(path.join(os.tmpdir(), `lango-example-${name}-`));

@@ -15,7 +15,7 @@ import {
   OWNER,
   runToEnd,
   silentLogger,
-} from '../src';
+} from 'lango';
 
 export async function main(dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-example-'))): Promise<string> {
   const dice = defineTool({

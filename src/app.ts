@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type express from 'express';
 import type { LlmAgent } from './agent/agent';
+import type { AnyTool } from './agent/tool';
 import { createRunner } from './agent/runner';
 import { routesOf } from './agent/transfer';
 import type { TurnRunner } from './agent/turn';
@@ -22,8 +23,10 @@ import { createEndpointFetch } from './net/endpoint';
 import type { Logger } from './log/logger';
 import { SecretRegistry } from './log/redact';
 import { createWinstonLogger } from './log/winston';
+import { createObservability } from './observe/observability';
 import { createAgentTreeHolder, type AgentTreeHolder } from './orchestration/liveTree';
-import { partitionTools } from './orchestration/partition';
+import { ownerOfTool, partitionTools } from './orchestration/partition';
+import { defineSpecs, specRows, type AgentSpec, type SpecRow } from './orchestration/specs';
 import { reservedAgentNames } from './orchestration/tree';
 import { buildOrchestratorSystemPrompt, buildSystemPrompt, createSubAgentPrompt, loadPromptSections } from './prompt';
 import { defaultPrincipals, OWNER } from './principal';
@@ -47,6 +50,26 @@ export interface AppDeps {
   /** Resolves a relative `dataDir` and `agent-cards/`; defaults to the process's working directory. */
   cwd?: string;
   secrets?: SecretRegistry;
+  /**
+   * False for a short-lived process on the data folder (a one-shot CLI
+   * command): cron jobs and queued background prompts are kept for the node
+   * that serves it instead of starting here. Default true.
+   */
+  runJobs?: boolean;
+  /**
+   * The embedder's own tools (made with `defineTool`), added to the node's:
+   * each lands with the specialist its `agent` names, else the one its name's
+   * prefix routes it to.
+   */
+  tools?: readonly AnyTool[];
+  /** More specialists: rows appended to the table of seven (`specRows`), each one spec object. */
+  specialists?: readonly SpecRow[];
+}
+
+/** A tool of the node and the specialist it lands with (undefined: unmatched, or the single agent's). */
+export interface OwnedTool {
+  tool: AnyTool;
+  owner?: string;
 }
 
 /** A built node: the agent tree, the runner, the A2A HTTP surface and their lifecycle. */
@@ -66,7 +89,11 @@ export interface LangoApp {
   readonly tree: AgentTreeHolder;
   /** The current tree root. */
   root(): LlmAgent;
-  /** Tools no specialist owns (by prefix); listed in the orchestrator's instruction. */
+  /** The specialist table: the seven rows and any the embedder added. */
+  readonly specs: readonly AgentSpec[];
+  /** Every tool of the node now, in registration order, with its specialist. */
+  tools(): OwnedTool[];
+  /** Tools no specialist owns (by `agent` or prefix); listed in the orchestrator's instruction. */
   unmatchedTools(): string[];
   /** Health of each configured remote agent (empty without `a2a.remoteAgents`). */
   peers(): PeerStatus[];
@@ -97,11 +124,15 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   if (config.storage.url) secrets.add(storagePassword(config.storage.url));
   for (const token of [...(config.a2a.auth?.bearerTokens ?? []), ...(config.a2a.auth?.apiKeys ?? [])])
     secrets.add(token);
+  secrets.add(config.observability.metricsToken);
   const logger =
     deps.logger ?? createWinstonLogger({ level: config.logLevel, pretty: Boolean(process.stderr.isTTY), secrets });
   const clock = deps.clock ?? (() => new Date());
   const cwd = deps.cwd ?? process.cwd();
   const dataDir = path.resolve(cwd, config.dataDir);
+  const specs = defineSpecs<string>([...specRows, ...(deps.specialists ?? [])]);
+  const extraTools = [...(deps.tools ?? [])];
+  assertToolAgents(extraTools, specs);
 
   // Checks that need no I/O come first, so a refused start writes nothing: the
   // exposure rule (no public bind without auth), then the prompts directory.
@@ -128,6 +159,14 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   };
 
   try {
+    // First, so the stores report their writes; what it shows of the rest is read when asked.
+    const observability = createObservability({
+      config,
+      logger,
+      db: () => storage.db,
+      peers: () => federation?.status() ?? [],
+    });
+    cleanups.push(() => observability.close());
     const storage = await openNodeStorage({
       url: config.storage.url,
       cluster: clusterSettings(config),
@@ -135,6 +174,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       logger,
       clock,
       redact: (text) => secrets.redactText(text),
+      observer: observability.observer,
     });
     // Closed last: everything else writes its final rows first.
     cleanups.push(() => storage.close());
@@ -160,8 +200,10 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
 
     // The tree holds no model: the runner gives every agent the node's model, which the offline model
     // needs the tree for (it routes by the keywords and tools of the agent it speaks for).
+    const nodeTools = () => [...toolset.tools, ...extraTools];
     const tree = createAgentTreeHolder({
-      tools: () => toolset.tools,
+      tools: nodeTools,
+      specs,
       multiAgent: config.agent.multiAgent,
       maxDelegationRounds: config.agent.maxDelegationRounds,
       systemPrompt,
@@ -182,7 +224,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       logger,
       nodeId,
       cwd,
-      localNames: tree.agentNames(),
+      localNames: [...tree.agentNames(), ...reservedAgentNames(specs)],
       // Outbound credentials for peers may be `{{secret:NAME}}` references into the owner's vault.
       resolveSecret: (name) => requireVault(vault).secretValue(OWNER, name),
       secrets,
@@ -206,6 +248,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       logger: runtimeLogger,
       maxDelegationRounds: config.agent.maxDelegationRounds,
       maxTurnsPerAgent: config.agent.maxTurnsPerAgent,
+      redact: (text) => secrets.redactText(text),
       contextProvider: combineContextProviders(
         toolset.instances.flatMap((i) => (i.contextProvider ? [i.contextProvider] : [])),
         runtimeLogger,
@@ -213,6 +256,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       onTurnEnd: async (turn) => {
         await Promise.all(turnEndHooks.map((hook) => hook(turn)));
       },
+      observer: observability.observer,
     });
 
     const a2a = createA2AServer({
@@ -230,10 +274,12 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
         const hop = checkInboundHops(metadata, nodeId, config.a2a.maxHops);
         return hop.ok ? undefined : hop.reason;
       },
+      intercept: observability.intercept,
+      pages: observability.pages,
     });
     // Before the tool families close: running turns are failed first, then the tools they use go away.
     cleanups.push(() => a2a.close());
-    await toolset.start({ runner, model, agentNames: () => tree.agentNames() });
+    await toolset.start({ runner, model, agentNames: () => tree.agentNames(), runsJobs: deps.runJobs ?? true });
 
     let server: http.Server | undefined;
     return {
@@ -249,7 +295,10 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       },
       tree,
       root: () => tree.current(),
-      unmatchedTools: () => partitionTools(toolset.tools).unmatched.map((t) => t.name),
+      specs,
+      tools: () =>
+        nodeTools().map((tool) => ({ tool, owner: config.agent.multiAgent ? ownerOfTool(tool, specs) : undefined })),
+      unmatchedTools: () => partitionTools(nodeTools(), specs).unmatched.map((t) => t.name),
       peers: () => federation?.status() ?? [],
       http: a2a.app,
       agentCard: () => a2a.card(),
@@ -346,7 +395,7 @@ function createNodeFederation(
   return createFederation({
     entries,
     // Names no remote may take: the local tree's, every specialist's (even one not created now) and the roots'.
-    localNames: [...new Set([...options.localNames, ...reservedAgentNames()])],
+    localNames: [...new Set(options.localNames)],
     logger: options.logger,
     cardsDir: path.resolve(options.cwd, 'agent-cards'),
     selfId: options.nodeId,
@@ -357,6 +406,17 @@ function createNodeFederation(
     secrets: options.secrets,
     limits: config.a2a.peerLimits,
   });
+}
+
+/** An embedder's tool that names no specialist would be silently unmatched: refuse it, naming the choices. */
+function assertToolAgents(tools: readonly AnyTool[], specs: readonly AgentSpec[]): void {
+  for (const tool of tools) {
+    if (tool.agent !== undefined && !specs.some((spec) => spec.name === tool.agent)) {
+      throw new LangoError(
+        `tool "${tool.name}" names agent "${tool.agent}", which is not a specialist of this node (${specs.map((s) => s.name).join(', ')})`,
+      );
+    }
+  }
 }
 
 /** Why the node could not listen, as one line naming the setting to change. */

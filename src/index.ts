@@ -5,13 +5,23 @@
  */
 
 // The node
-export { createApp, type AppDeps, type LangoApp, type FamilyStatus } from './app';
+export { createApp, type AppDeps, type LangoApp, type FamilyStatus, type OwnedTool } from './app';
 export { loadConfig, resolveConfig, type LoadConfigOptions, type LoadedConfig } from './config/load';
 export { LangoConfig, type LangoConfigInput, RemoteAgentEntry } from './config/schema';
 export * from './errors';
 
 // Agents, tools and the runtime
-export { defineTool, toolJsonSchema, ApprovalRequired, type Tool, type AnyTool, type ToolContext } from './agent/tool';
+export {
+  defineTool,
+  toolJsonSchema,
+  toolFields,
+  describeToolFields,
+  ApprovalRequired,
+  type Tool,
+  type AnyTool,
+  type ToolContext,
+  type ToolField,
+} from './agent/tool';
 export {
   walkAgents,
   type Agent,

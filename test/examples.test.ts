@@ -1,3 +1,4 @@
+import { main as customSpecialist } from '../examples/custom-specialist';
 import { main as delegation } from '../examples/delegation';
 import { main as federation } from '../examples/federation';
 import { main as singleAgent } from '../examples/single-agent';
@@ -17,5 +18,12 @@ describe('the examples', () => {
     const [tree, answer] = await federation();
     expect(tree).toMatch(/, weather \(remote\)$/);
     expect(answer).toMatch(/^weather: /);
+  });
+
+  it('custom specialist: both tools land with the translator, which runs the one the message names', async () => {
+    expect(await customSpecialist()).toEqual([
+      'translator tools: translate_upper, reverse_text',
+      'translator: Result of reverse_text:\nognal',
+    ]);
   });
 });

@@ -7,6 +7,7 @@
  *
  *   KIND=send URL=http://127.0.0.1:4000/ TEXT=hi C=50 DURATION=5 WARMUP=2 node loadClient.js
  *   KIND=card URL=http://127.0.0.1:4000/.well-known/agent-card.json ...
+ *   PROTOCOL=v03 sends v0.3 `message/send` with no A2A-Version header (ADK-JS speaks only v0.3).
  */
 import { randomUUID } from 'node:crypto';
 import { judgeResponse, type ResponseKind } from './judge';
@@ -53,11 +54,19 @@ const duration = Number(process.env.DURATION ?? 5);
 const warmup = Number(process.env.WARMUP ?? 2);
 const amount = process.env.AMOUNT ? Number(process.env.AMOUNT) : undefined;
 const text = process.env.TEXT ?? 'hi';
+const legacy = process.env.PROTOCOL === 'v03';
 /** A2A-Version header on every request; empty: none (a v0.3 client). */
-const version = process.env.A2A_VERSION ?? '1.0';
+const version = process.env.A2A_VERSION ?? (legacy ? '' : '1.0');
 const versionHeader: Record<string, string> = version ? { 'a2a-version': version } : {};
 
 function sendBody(): string {
+  if (legacy)
+    return JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'message/send',
+      params: { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text }] } },
+    });
   return JSON.stringify({
     jsonrpc: '2.0',
     id: 1,

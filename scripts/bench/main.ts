@@ -1,27 +1,53 @@
 /**
- * `npm run bench`: every scenario of issue 7 against the bare SDK baseline,
- * then docs/benchmarks.md (plus ANALYSIS from scripts/bench/analysis.md, the
- * hand-written reading of misses). Not part of `npm test`.
+ * `npm run bench`: every scenario of issues 7, 12 and 15 against the bare SDK
+ * baseline (and Google ADK-JS's A2A server), then docs/benchmarks.md (plus
+ * scripts/bench/analysis.md, the hand-written reading of the figures). Not
+ * part of `npm test`.
  *
- * BENCH_ONLY=greeting,card runs a subset; BENCH_RUNS, BENCH_DURATION,
- * BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_MEMORY_TASKS, BENCH_CARD_TIMEOUT_MS
- * and BENCH_PROFILE=0 tune it (see scenarios.ts).
+ * BENCH_ONLY=greeting,card runs a subset (also `npm run bench -- greeting card`);
+ * BENCH_RUNS, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS,
+ * BENCH_MEMORY_TASKS, BENCH_CONCURRENT_STREAMS, BENCH_CARD_TIMEOUT_MS and
+ * BENCH_PROFILE=0 tune it (see scenarios.ts).
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { summarizeProfileFile } from './profile';
 import { describeMachine, renderReport } from './report';
-import { card, delegated, greeting, hop, memory, settings, startup, streaming, type ScenarioResult } from './scenarios';
+import {
+  adk,
+  card,
+  concurrentStreams,
+  delegated,
+  firstChunk,
+  greeting,
+  hop,
+  memory,
+  settings,
+  startup,
+  streaming,
+  type ScenarioResult,
+} from './scenarios';
 
 const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   greeting,
   delegated,
+  adk,
   card,
   streaming,
+  firstChunk,
+  concurrentStreams,
   memory,
   startup,
   hop,
 };
+
+/** The 1-, 5- and 15-minute load averages, as printed next to every scenario. */
+const loadAverage = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' / ');
 
 /** Where the last full run's figures are kept, so the report can be re-rendered (BENCH_RERENDER=1) after editing analysis.md. */
 const LAST_RUN = path.join(process.cwd(), 'scripts/bench/.build/last-run.json');
@@ -52,14 +78,22 @@ async function main(): Promise<void> {
   }
   const startedAt = new Date();
   const machine = describeMachine();
-  const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
+  const named = process.argv.slice(2);
+  const only = named.length ? named : process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
+  const unknown = only?.filter((name) => !(name in SCENARIOS)) ?? [];
+  if (unknown.length) {
+    process.stderr.write(`unknown scenario ${unknown.join(', ')}; known: ${Object.keys(SCENARIOS).join(', ')}\n`);
+    process.exit(2);
+  }
   const results: ScenarioResult[] = [];
   for (const [name, run] of Object.entries(SCENARIOS)) {
     if (only && !only.includes(name)) continue;
     const t0 = Date.now();
-    process.stdout.write(`\n== ${name}\n`);
+    const loadBefore = loadAverage();
+    process.stdout.write(`\n== ${name} (load average ${loadBefore})\n`);
     try {
       const result = await run();
+      result.notes.push(`load average (1 / 5 / 15 min) before ${loadBefore}, after ${loadAverage()}`);
       results.push(result);
       process.stdout.write(
         `${result.title}\n  target   ${result.target}\n  baseline ${result.baseline}\n  node     ${result.node}\n  ratio    ${result.ratio}\n  result   ${result.met === undefined ? 'not judged' : result.met ? 'met' : 'MISSED'} (${Math.round((Date.now() - t0) / 1000)} s)\n`,
@@ -83,6 +117,8 @@ async function main(): Promise<void> {
     }
   }
   const seconds = (Date.now() - startedAt.getTime()) / 1000;
+  machine.loadAverageAtEnd = loadAverage();
+  process.stdout.write(`\nload average at start ${machine.loadAverage}, at end ${machine.loadAverageAtEnd}\n`);
   const text = withAnalysis(renderReport({ machine, results, settings, startedAt, seconds }));
   if (!only) {
     fs.mkdirSync(path.dirname(LAST_RUN), { recursive: true });

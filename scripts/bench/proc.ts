@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 
@@ -17,6 +18,10 @@ export interface ServerProcess {
   readonly ready: Record<string, unknown>;
   /** Full GC in the child (needs --expose-gc), then its RSS and heap in bytes. */
   memory(): Promise<{ rss: number; heapUsed: number }>;
+  /** CPU time (user + system) the child has used so far, in milliseconds, read from /proc without disturbing it. */
+  cpuMs(): number;
+  /** The child's resident set size now, in bytes, read from /proc (no GC). */
+  rssBytes(): number;
   stop(): Promise<void>;
 }
 
@@ -71,6 +76,24 @@ export function startServer(spec: ServerSpec): Promise<ServerProcess> {
   });
 }
 
+/** Kernel clock ticks per second, the unit of utime and stime in /proc/<pid>/stat. */
+let ticksPerSecond: number | undefined;
+
+/** CPU time (user + system) a process has used, in milliseconds; 10 ms resolution at the usual 100 ticks/s. */
+export function processCpuMs(pid: number): number {
+  ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the parenthesised command name, which may itself hold spaces: state is field 3, utime 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
+}
+
+/** A process's resident set size in bytes (VmRSS of /proc/<pid>/status). */
+export function processRssBytes(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) * 1024 : NaN;
+}
+
 function wrap(
   child: ChildProcess,
   ready: Record<string, unknown>,
@@ -83,6 +106,8 @@ function wrap(
     startupMs: typeof ready.startupMs === 'number' ? ready.startupMs : undefined,
     spawnToReadyMs,
     ready,
+    cpuMs: () => processCpuMs(child.pid!),
+    rssBytes: () => processRssBytes(child.pid!),
     memory: () =>
       new Promise((resolve, reject) => {
         if (child.exitCode !== null || child.signalCode !== null) return reject(new Error('the server is not running'));

@@ -15,6 +15,7 @@ export const settings = {
   memoryTasks: Number(process.env.BENCH_MEMORY_TASKS ?? 100_000),
   cardTimeoutMs: Number(process.env.BENCH_CARD_TIMEOUT_MS ?? 5_000),
   profileMisses: process.env.BENCH_PROFILE !== '0',
+  concurrentStreams: Number(process.env.BENCH_CONCURRENT_STREAMS ?? 2_000),
 };
 
 /** One scenario's outcome, as docs/benchmarks.md shows it. */
@@ -60,22 +61,45 @@ async function withServer<T>(spec: ServerSpec, use: (server: ServerProcess) => P
   }
 }
 
-function load(server: ServerProcess, env: Record<string, string>): Promise<LoadResult> {
-  return runClient<LoadResult>('loadClient.js', {
+/** One load run's client figures plus the server's CPU time per request served in the measured window. */
+export interface MeasuredLoad extends LoadResult {
+  /** Server process CPU (user + system) over the measured window ÷ requests answered in it, in µs. */
+  cpuUsPerReq: number;
+}
+
+/**
+ * Warm-up (unmeasured) then the measured window, as two client processes so
+ * the server's CPU time can be read between them from /proc.
+ */
+async function load(server: ServerProcess, env: Record<string, string>): Promise<MeasuredLoad> {
+  const clientEnv = {
     URL: `${server.url}${env.TARGET_PATH ?? '/'}`,
     C: String(settings.connections),
     DURATION: String(settings.durationSec),
-    WARMUP: String(settings.warmupSec),
     ...env,
-  });
+    WARMUP: '0',
+  };
+  if (settings.warmupSec > 0 && !env.AMOUNT)
+    await runClient<LoadResult>('loadClient.js', { ...clientEnv, DURATION: String(settings.warmupSec) });
+  const cpuBefore = server.cpuMs();
+  const result = await runClient<LoadResult>('loadClient.js', clientEnv);
+  const served = result.ok + result.failed;
+  return { ...result, cpuUsPerReq: served ? ((server.cpuMs() - cpuBefore) * 1000) / served : NaN };
 }
 
-/** Alternates baseline and node runs (B N B N …) on fresh servers so drift hits both alike. */
-async function alternate<T>(baseline: () => Promise<T>, node: () => Promise<T>): Promise<{ baseline: T[]; node: T[] }> {
-  const out = { baseline: [] as T[], node: [] as T[] };
-  for (let i = 0; i < settings.runs; i++) {
-    out.baseline.push(await baseline());
-    out.node.push(await node());
+/**
+ * Runs every side once per round, `settings.runs` rounds, each on a fresh
+ * server, rotating which side goes first (B N, N B, B N …) so drift and
+ * warm caches hit all sides alike; callers take medians.
+ */
+async function alternate<K extends string, T>(sides: Record<K, () => Promise<T>>): Promise<Record<K, T[]>> {
+  const names = Object.keys(sides) as K[];
+  const out = Object.fromEntries(names.map((n) => [n, [] as T[]])) as Record<K, T[]>;
+  for (let round = 0; round < settings.runs; round++) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(round + i) % names.length];
+      out[name].push(await sides[name]());
+    }
   }
   return out;
 }
@@ -99,14 +123,29 @@ async function profileNode(spec: ServerSpec, loadEnv: Record<string, string>): P
   return summary;
 }
 
-function loadNotes(runs: { baseline: LoadResult[]; node: LoadResult[] }): string[] {
-  const line = (who: string, r: LoadResult[]) =>
-    `${who} runs: ${r.map((x) => `${x.okPerSec} ok/s p50 ${x.p50} p99 ${x.p99} ms (${x.ok} ok, ${x.failed} failed)`).join('; ')}`;
-  const notes = [line('baseline', runs.baseline), line('node', runs.node)];
-  const failed = [...runs.baseline, ...runs.node].find((r) => r.sample);
+function loadNotes(runs: Record<string, MeasuredLoad[]>): string[] {
+  const line = (who: string, r: MeasuredLoad[]) =>
+    `${who} runs: ${r.map((x) => `${x.okPerSec} ok/s, ${fmt(x.cpuUsPerReq)} µs CPU/req, p50 ${x.p50} p99 ${x.p99} ms (${x.ok} ok, ${x.failed} failed)`).join('; ')}`;
+  const notes = Object.entries(runs).map(([who, r]) => line(who, r));
+  const failed = Object.values(runs)
+    .flat()
+    .find((r) => r.sample);
   if (failed?.sample) notes.push(`first failed body: ${failed.sample}`);
   return notes;
 }
+
+/** Medians of one side's load runs. */
+function medians(runs: MeasuredLoad[]): { rps: number; p50: number; p99: number; cpu: number } {
+  return {
+    rps: median(runs.map((r) => r.okPerSec)),
+    p50: median(runs.map((r) => r.p50)),
+    p99: median(runs.map((r) => r.p99)),
+    cpu: median(runs.map((r) => r.cpuUsPerReq)),
+  };
+}
+
+const describeLoad = (m: ReturnType<typeof medians>) =>
+  `${fmt(m.rps)} req/s, ${fmt(m.cpu)} µs CPU/req, p50 ${fmt(m.p50)} / p99 ${fmt(m.p99)} ms`;
 
 async function throughput(options: {
   id: string;
@@ -120,20 +159,12 @@ async function throughput(options: {
   /** One more node run with these load settings, reported as a note (not judged). */
   extraNodeRun?: { label: string; loadEnv: Record<string, string> };
 }): Promise<ScenarioResult> {
-  const runs = await alternate(
-    () => withServer(baselineSpec(options.baselineEnv), (s) => load(s, options.loadEnv)),
-    () => withServer(nodeSpec(options.nodeEnv), (s) => load(s, options.loadEnv)),
-  );
-  const b = {
-    rps: median(runs.baseline.map((r) => r.okPerSec)),
-    p99: median(runs.baseline.map((r) => r.p99)),
-    p50: median(runs.baseline.map((r) => r.p50)),
-  };
-  const n = {
-    rps: median(runs.node.map((r) => r.okPerSec)),
-    p99: median(runs.node.map((r) => r.p99)),
-    p50: median(runs.node.map((r) => r.p50)),
-  };
+  const runs = await alternate({
+    baseline: () => withServer(baselineSpec(options.baselineEnv), (s) => load(s, options.loadEnv)),
+    node: () => withServer(nodeSpec(options.nodeEnv), (s) => load(s, options.loadEnv)),
+  });
+  const b = medians(runs.baseline);
+  const n = medians(runs.node);
   const failures = [...runs.node, ...runs.baseline].reduce((sum, r) => sum + r.failed, 0);
   const ratio = n.rps / b.rps;
   const p99Ratio = n.p99 / b.p99;
@@ -143,12 +174,13 @@ async function throughput(options: {
     met = met && p99Ratio <= options.maxP99Ratio;
     ratioText += `, ${fmt(p99Ratio, 2)} × p99`;
   }
+  ratioText += `, ${fmt(n.cpu / b.cpu, 2)} × CPU/req`;
   const result: ScenarioResult = {
     id: options.id,
     title: options.title,
     target: options.target,
-    baseline: `${fmt(b.rps)} req/s, p50 ${fmt(b.p50)} / p99 ${fmt(b.p99)} ms`,
-    node: `${fmt(n.rps)} req/s, p50 ${fmt(n.p50)} / p99 ${fmt(n.p99)} ms`,
+    baseline: describeLoad(b),
+    node: describeLoad(n),
     ratio: ratioText,
     met,
     notes: loadNotes(runs),
@@ -156,7 +188,7 @@ async function throughput(options: {
   if (options.extraNodeRun) {
     const extra = await withServer(nodeSpec(options.nodeEnv), (s) => load(s, options.extraNodeRun!.loadEnv));
     result.notes.push(
-      `${options.extraNodeRun.label}: node ${extra.okPerSec} ok/s, p50 ${extra.p50} / p99 ${extra.p99} ms (${extra.ok} ok, ${extra.failed} failed; one run, not judged)`,
+      `${options.extraNodeRun.label}: node ${extra.okPerSec} ok/s, ${fmt(extra.cpuUsPerReq)} µs CPU/req, p50 ${extra.p50} / p99 ${extra.p99} ms (${extra.ok} ok, ${extra.failed} failed; one run, not judged)`,
     );
   }
   if (!met) result.profile = await profileNode(nodeSpec(options.nodeEnv), options.loadEnv);
@@ -209,28 +241,34 @@ interface StreamResult {
   streamsPerSec: number;
   ttfeP50: number;
   ttfeP99: number;
+  /** Added by the parent: server CPU over the run ÷ streams. */
+  cpuUsPerStream: number;
 }
 
 /** SendStreamingMessage, 200 streams at concurrency 20: time to first event. */
 export async function streaming(): Promise<ScenarioResult> {
-  const stream = (s: ServerProcess) =>
-    runClient<StreamResult>('streamClient.js', { URL: `${s.url}/`, N: '200', C: '20', TEXT: 'hi' });
-  const runs = await alternate(
-    () => withServer(baselineSpec(), stream),
-    () => withServer(nodeSpec(), stream),
-  );
+  const stream = async (s: ServerProcess): Promise<StreamResult> => {
+    const cpuBefore = s.cpuMs();
+    const r = await runClient<StreamResult>('streamClient.js', { URL: `${s.url}/`, N: '200', C: '20', TEXT: 'hi' });
+    return { ...r, cpuUsPerStream: ((s.cpuMs() - cpuBefore) * 1000) / Math.max(1, r.ok + r.failed) };
+  };
+  const runs = await alternate({
+    baseline: () => withServer(baselineSpec(), stream),
+    node: () => withServer(nodeSpec(), stream),
+  });
   const b = median(runs.baseline.map((r) => r.ttfeP50));
   const n = median(runs.node.map((r) => r.ttfeP50));
   const failures = [...runs.baseline, ...runs.node].reduce((sum, r) => sum + r.failed, 0);
   const line = (who: string, r: StreamResult[]) =>
-    `${who} runs: ${r.map((x) => `first event p50 ${x.ttfeP50} / p99 ${x.ttfeP99} ms, ${x.streamsPerSec} streams/s (${x.ok} ok, ${x.failed} failed)`).join('; ')}`;
+    `${who} runs: ${r.map((x) => `first event p50 ${x.ttfeP50} / p99 ${x.ttfeP99} ms, ${x.streamsPerSec} streams/s, ${fmt(x.cpuUsPerStream)} µs CPU/stream (${x.ok} ok, ${x.failed} failed)`).join('; ')}`;
+  const cpu = (r: StreamResult[]) => `${fmt(median(r.map((x) => x.cpuUsPerStream)))} µs CPU/stream`;
   const met = n <= b && failures === 0;
   const result: ScenarioResult = {
     id: 'streaming',
     title: '`SendStreamingMessage`, 200 streams, concurrency 20 (greeting)',
     target: 'first-event p50 ≤ baseline',
-    baseline: `first event p50 ${fmt(b, 1)} ms, ${fmt(median(runs.baseline.map((r) => r.streamsPerSec)))} streams/s`,
-    node: `first event p50 ${fmt(n, 1)} ms, ${fmt(median(runs.node.map((r) => r.streamsPerSec)))} streams/s`,
+    baseline: `first event p50 ${fmt(b, 1)} ms, ${fmt(median(runs.baseline.map((r) => r.streamsPerSec)))} streams/s, ${cpu(runs.baseline)}`,
+    node: `first event p50 ${fmt(n, 1)} ms, ${fmt(median(runs.node.map((r) => r.streamsPerSec)))} streams/s, ${cpu(runs.node)}`,
     ratio: `${fmt(n / b, 2)} × first-event p50`,
     met,
     notes: [line('baseline', runs.baseline), line('node', runs.node)],
@@ -244,6 +282,7 @@ export async function memory(): Promise<ScenarioResult> {
   const measure = (spec: ServerSpec) =>
     withServer({ ...spec, nodeArgs: ['--expose-gc'] }, async (s) => {
       const idle = await s.memory();
+      const cpuBefore = s.cpuMs();
       const first = await runClient<LoadResult>('loadClient.js', {
         URL: `${s.url}/`,
         KIND: 'send',
@@ -257,8 +296,10 @@ export async function memory(): Promise<ScenarioResult> {
         { URL: `${s.url}/`, KIND: 'send', TEXT: 'hi', C: '50', AMOUNT: String(total - 1000) },
         1_800_000,
       );
+      const cpuMs = s.cpuMs() - cpuBefore;
       const afterAll = await s.memory();
       return {
+        cpuUsPerReq: (cpuMs * 1000) / Math.max(1, first.ok + first.failed + rest.ok + rest.failed),
         idle,
         afterFirst,
         afterAll,
@@ -272,7 +313,7 @@ export async function memory(): Promise<ScenarioResult> {
   const growth = node.afterAll.rss - node.afterFirst.rss;
   const baseGrowth = baseline.afterAll.rss - baseline.afterFirst.rss;
   const describe = (m: typeof node) =>
-    `RSS idle ${mib(m.idle.rss)}, after 1k ${mib(m.afterFirst.rss)}, after ${total / 1000}k ${mib(m.afterAll.rss)} (heap ${mib(m.afterAll.heapUsed)})`;
+    `RSS idle ${mib(m.idle.rss)}, after 1k ${mib(m.afterFirst.rss)}, after ${total / 1000}k ${mib(m.afterAll.rss)} (heap ${mib(m.afterAll.heapUsed)}); ${fmt(m.cpuUsPerReq)} µs CPU/req`;
   return {
     id: 'memory',
     title: `memory after ${total.toLocaleString('en-US')} tasks (greetings, c=50), RSS after full GC`,
@@ -354,12 +395,23 @@ interface LatencyResult {
   p50: number;
   p99: number;
   sample?: string;
+  /** Added by the parent: the answering server's CPU per request. */
+  cpuUsPerReq: number;
 }
 
 /** One delegation hop: node A (instant model, transfers to remote agent `b`) → B, vs calling B directly. */
 export async function hop(): Promise<ScenarioResult> {
-  const latency = (url: string, text: string) =>
-    runClient<LatencyResult>('latencyClient.js', { URL: `${url}/`, N: '300', WARMUP: '30', TEXT: text });
+  /** Sequential requests against `server`; its CPU time over all of them (warm-up included) ÷ their number. */
+  const latency = async (server: ServerProcess, text: string): Promise<LatencyResult> => {
+    const cpuBefore = server.cpuMs();
+    const r = await runClient<LatencyResult>('latencyClient.js', {
+      URL: `${server.url}/`,
+      N: '300',
+      WARMUP: '30',
+      TEXT: text,
+    });
+    return { ...r, cpuUsPerReq: ((server.cpuMs() - cpuBefore) * 1000) / 330 };
+  };
   return withServer(baselineSpec({ MODE: 'message' }), async (b) => {
     const extra = JSON.stringify({
       a2a: { remoteAgents: [{ name: 'b', agentCardUrl: `${b.url}/.well-known/agent-card.json` }] },
@@ -369,14 +421,14 @@ export async function hop(): Promise<ScenarioResult> {
     const alone: LatencyResult[] = [];
     let remote = 0;
     for (let i = 0; i < settings.runs; i++) {
-      direct.push(await latency(b.url, 'ask b'));
+      direct.push(await latency(b, 'ask b'));
       viaA.push(
         await withServer(nodeSpec({ MODEL: 'instant', INSTANT_AGENT: 'b', EXTRA_CONFIG: extra }), async (a) => {
           remote = await remoteAgentCount(a.url);
-          return latency(a.url, 'ask b');
+          return latency(a, 'ask b');
         }),
       );
-      alone.push(await withServer(nodeSpec(), (a) => latency(a.url, 'hi')));
+      alone.push(await withServer(nodeSpec(), (a) => latency(a, 'hi')));
     }
     const d = median(direct.map((r) => r.p50));
     const a = median(viaA.map((r) => r.p50));
@@ -388,8 +440,8 @@ export async function hop(): Promise<ScenarioResult> {
       id: 'hop',
       title: 'one delegation hop node A → B (B = bare SDK agent answering a Message), sequential requests',
       target: 'p50 overhead ≤ 5 ms',
-      baseline: `B directly: p50 ${fmt(d, 2)} ms`,
-      node: `A → B: p50 ${fmt(a, 2)} ms (${failed} failed); A alone answering a greeting: p50 ${fmt(own, 2)} ms`,
+      baseline: `B directly: p50 ${fmt(d, 2)} ms, B ${fmt(median(direct.map((r) => r.cpuUsPerReq)))} µs CPU/req`,
+      node: `A → B: p50 ${fmt(a, 2)} ms (${failed} failed), A ${fmt(median(viaA.map((r) => r.cpuUsPerReq)))} µs CPU/req; A alone answering a greeting: p50 ${fmt(own, 2)} ms, ${fmt(median(alone.map((r) => r.cpuUsPerReq)))} µs CPU/req`,
       ratio: `+${fmt(a - d, 2)} ms`,
       met: wired ? a - d <= 5 && failed === 0 : undefined,
       notes: [
@@ -404,4 +456,270 @@ export async function hop(): Promise<ScenarioResult> {
       ],
     };
   });
+}
+
+/**
+ * The greeting against the second baseline, Google ADK-JS's A2A server
+ * (`toA2a`, instant scripted model). ADK speaks only v0.3 JSON-RPC, so the
+ * node runs twice per round: over its own v1.0 `SendMessage` (judged: the
+ * greeting scenario's request) and over the same v0.3 `message/send` ADK gets.
+ */
+export async function adk(): Promise<ScenarioResult> {
+  const greetingLoad = { KIND: 'send', TEXT: 'hi' };
+  const runs = await alternate({
+    adk: () =>
+      withServer({ script: 'adkBaseline.js' }, (s) =>
+        load(s, { ...greetingLoad, PROTOCOL: 'v03', TARGET_PATH: String(s.ready.rpcPath) }),
+      ),
+    'node v1.0': () => withServer(nodeSpec(), (s) => load(s, greetingLoad)),
+    'node v0.3': () => withServer(nodeSpec(), (s) => load(s, { ...greetingLoad, PROTOCOL: 'v03' })),
+  });
+  const a = medians(runs.adk);
+  const n = medians(runs['node v1.0']);
+  const legacy = medians(runs['node v0.3']);
+  const failures = Object.values(runs)
+    .flat()
+    .reduce((sum, r) => sum + r.failed, 0);
+  return {
+    id: 'adk',
+    title: 'greeting vs Google ADK-JS `toA2a` (instant scripted model, in-memory sessions and tasks)',
+    target: '≥ 1.3 × ADK req/s',
+    baseline: `ADK (v0.3 \`message/send\`): ${describeLoad(a)}`,
+    node: `v1.0 \`SendMessage\`: ${describeLoad(n)}; v0.3 \`message/send\`: ${describeLoad(legacy)}`,
+    ratio: `${fmt(n.rps / a.rps, 2)} × req/s (v1.0), ${fmt(legacy.rps / a.rps, 2)} × (v0.3); ${fmt(n.cpu / a.cpu, 2)} × CPU/req (v1.0)`,
+    met: n.rps >= 1.3 * a.rps && failures === 0,
+    notes: [
+      ...loadNotes(runs),
+      "judged on the node's v1.0 request (the greeting scenario's); ADK bundles @a2a-js/sdk 0.3 and answers only v0.3, which the node serves through the SDK's legacy adapter",
+      "ADK's log level is set to ERROR: by default it logs a warning per request on stdout",
+    ],
+  };
+}
+
+/** The scripted streaming model (scriptedModel.ts) and a node that calls it with the real `openai` client. */
+async function withStreamingNode<T>(
+  model: Record<string, string>,
+  use: (node: ServerProcess, modelUrl: string) => Promise<T>,
+): Promise<T> {
+  return withServer({ script: 'scriptedModel.js', env: model }, (m) => {
+    const extra = JSON.stringify({
+      agent: { provider: 'openai', baseUrl: m.url, apiKey: 'bench-key', model: 'scripted' },
+    });
+    return withServer(nodeSpec({ EXTRA_CONFIG: extra }), (node) => use(node, m.url));
+  });
+}
+
+interface ChunkRun {
+  ok: number;
+  failed: number;
+  chunksExpected: number;
+  chunksSeen: number;
+  events: Record<string, number>;
+  stampCarriers: Record<string, number>;
+  streamedShare: number;
+  firstP50: number;
+  firstP99: number;
+  laterP50: number;
+  laterP99: number;
+  allP50: number;
+  allP99: number;
+  maxOpen: number;
+  wallMs: number;
+  sample?: string;
+  /** Added by the parent from /proc: the server's CPU per stream, and its RSS before and at the peak of the run. */
+  cpuUsPerStream: number;
+  rssBefore: number;
+  rssPeak: number;
+  /** Chat completions the scripted model served during the run (node side only). */
+  modelCalls?: number;
+}
+
+/** How many chat completions the scripted model has served. */
+async function modelCallCount(modelUrl: string): Promise<number> {
+  const res = await fetch(`${modelUrl}/stats`);
+  return ((await res.json()) as { requests: number }).requests;
+}
+
+/**
+ * Runs chunkClient.js against `server`, reading the server's CPU time and
+ * sampling its RSS while it runs; with `modelUrl`, counts the model calls too.
+ */
+async function chunkRun(server: ServerProcess, env: Record<string, string>, modelUrl?: string): Promise<ChunkRun> {
+  const callsBefore = modelUrl ? await modelCallCount(modelUrl) : 0;
+  const rssBefore = server.rssBytes();
+  let rssPeak = rssBefore;
+  const sampler = setInterval(() => {
+    try {
+      rssPeak = Math.max(rssPeak, server.rssBytes());
+    } catch {
+      // the server exited: the client's result says so
+    }
+  }, 50);
+  const cpuBefore = server.cpuMs();
+  try {
+    const r = await runClient<Omit<ChunkRun, 'cpuUsPerStream' | 'rssBefore' | 'rssPeak'>>('chunkClient.js', {
+      URL: `${server.url}/`,
+      ...env,
+    });
+    const cpuUsPerStream = ((server.cpuMs() - cpuBefore) * 1000) / Math.max(1, r.ok + r.failed);
+    const modelCalls = modelUrl ? (await modelCallCount(modelUrl)) - callsBefore : undefined;
+    return { ...r, cpuUsPerStream, rssBefore, rssPeak, ...(modelCalls === undefined ? {} : { modelCalls }) };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+/** Whether the stamps came one per event, as the model wrote them (not the whole answer at the end). */
+const isStreamed = (r: ChunkRun) => r.streamedShare >= 0.9;
+
+function chunkCarriers(r: ChunkRun): string {
+  const events = Object.entries(r.events)
+    .map(([k, v]) => `${v} ${k}`)
+    .join(', ');
+  const carriers = Object.entries(r.stampCarriers)
+    .map(([k, v]) => `${v} in ${k}`)
+    .join(', ');
+  const calls = r.modelCalls === undefined ? '' : `; ${r.modelCalls} model calls for ${r.ok + r.failed} tasks`;
+  return `events ${events}; chunks first seen ${carriers || 'nowhere'}${calls}`;
+}
+
+/**
+ * 2,000 streamed tasks open at once (started over one second), the model
+ * streaming 20 chunks over 4 s each: the node's RSS per task in flight, every
+ * chunk delivered, delivery latency per chunk. The SDK baseline streams the
+ * same stamps from its executor (no model hop, no store).
+ */
+export async function concurrentStreams(): Promise<ScenarioResult> {
+  const n = settings.concurrentStreams;
+  const script = { CHUNKS: '20', FIRST_MS: '200', INTERVAL_MS: '200' };
+  const client = { N: String(n), RAMP_MS: '1000', CHUNKS: '20' };
+  const warm = { N: '50', CHUNKS: '20' };
+  const runs = await alternate({
+    baseline: () =>
+      withServer(baselineSpec({ MODE: 'chunks', ...script }), async (s) => {
+        await chunkRun(s, warm);
+        return chunkRun(s, client);
+      }),
+    node: () =>
+      withStreamingNode(script, async (s, modelUrl) => {
+        await chunkRun(s, warm, modelUrl);
+        return chunkRun(s, client, modelUrl);
+      }),
+  });
+  const perTask = (r: ChunkRun) => (r.rssPeak - r.rssBefore) / Math.max(1, r.maxOpen);
+  const kib = (bytes: number) => `${fmt(bytes / 1024)} KiB`;
+  const summary = (rs: ChunkRun[]) => {
+    const delivered = rs.reduce((sum, r) => sum + r.chunksSeen, 0);
+    const expected = rs.reduce((sum, r) => sum + r.chunksExpected, 0);
+    return {
+      perTask: median(rs.map(perTask)),
+      p50: median(rs.map((r) => r.allP50)),
+      p99: median(rs.map((r) => r.allP99)),
+      cpu: median(rs.map((r) => r.cpuUsPerStream)),
+      failed: rs.reduce((sum, r) => sum + r.failed, 0),
+      delivered,
+      expected,
+      streamed: rs.every(isStreamed),
+      open: median(rs.map((r) => r.maxOpen)),
+    };
+  };
+  const b = summary(runs.baseline);
+  const s = summary(runs.node);
+  // Streams open at once below 90% of n: the machine could not start them within one stream's 4 s.
+  const concurrent = (x: typeof s) => x.open >= 0.9 * n;
+  const describe = (x: typeof s) =>
+    `${kib(x.perTask)} RSS per task in flight (${fmt(x.open)} open at most), ${x.delivered}/${x.expected} chunks delivered, delivery p50 ${fmt(x.p50, 1)} / p99 ${fmt(x.p99, 1)} ms, ${fmt(x.cpu)} µs CPU/stream${x.streamed ? '' : ' — not streamed'}`;
+  const line = (who: string, rs: ChunkRun[]) =>
+    `${who} runs: ${rs.map((r) => `${r.ok} ok / ${r.failed} failed, ${r.maxOpen} open at most, RSS ${mib(r.rssBefore)} → peak ${mib(r.rssPeak)} (${kib(perTask(r))}/task), delivery first chunk p50 ${r.firstP50} / p99 ${r.firstP99} ms, later p50 ${r.laterP50} / p99 ${r.laterP99} ms, ${fmt(r.cpuUsPerStream)} µs CPU/stream, ${fmt(r.wallMs / 1000, 1)} s`).join('; ')}`;
+  const sample = [...runs.node, ...runs.baseline].find((r) => r.sample)?.sample;
+  return {
+    id: 'concurrentStreams',
+    title: `${n.toLocaleString('en-US')} concurrent \`SendStreamingMessage\` tasks, scripted model streaming 20 chunks over 4 s (node: real \`openai\` client → scripted OpenAI-compatible server)`,
+    target: 'RSS per task in flight ≤ 64 KiB, every chunk delivered, delivery p99 ≤ 50 ms',
+    baseline: `SDK executor streaming the chunks itself: ${describe(b)}`,
+    node: describe(s),
+    ratio: `${fmt(s.perTask / b.perTask, 2)} × RSS/task, +${fmt(s.p99 - b.p99, 1)} ms delivery p99, ${fmt(s.cpu / b.cpu, 2)} × CPU/stream`,
+    met:
+      s.streamed &&
+      concurrent(s) &&
+      s.perTask <= 64 * 1024 &&
+      s.delivered === s.expected &&
+      s.failed === 0 &&
+      s.p99 <= 50,
+    notes: [
+      line('baseline', runs.baseline),
+      line('node', runs.node),
+      `node events seen (last run): ${chunkCarriers(runs.node.at(-1)!)}`,
+      "RSS per task: the server's peak RSS while the streams are open (sampled every 50 ms from /proc, no GC forced) minus its RSS after a 50-stream warm-up, ÷ the streams open at once; delivery: arrival at the client minus the stamp the model wrote into the token (one wall clock, both processes on this machine)",
+      ...(s.streamed
+        ? []
+        : [
+            "not streamed: the node sent the model's tokens together at the end of each task, not as they came, so the delivery figures are the task's length, not a relay delay",
+          ]),
+      ...(concurrent(s)
+        ? []
+        : [
+            `not ${n} at once: at most ${fmt(s.open)} node streams were open together (baseline ${fmt(b.open)}); the client lets 256 requests wait for response headers at a time (a larger burst overflows the listen backlog and comes back as ECONNRESET), and the server accepted them more slowly than one stream lasts`,
+          ]),
+      ...(sample ? [`first failed stream: ${sample}`] : []),
+    ],
+  };
+}
+
+/**
+ * First-chunk latency: the model waits 300 ms, then streams 10 chunks 20 ms
+ * apart; when does each chunk reach a streaming client, against when the model
+ * wrote it. 40 streams, 4 at a time. The SDK baseline's executor writes the
+ * same stamps itself (what the SDK's own relay costs).
+ */
+export async function firstChunk(): Promise<ScenarioResult> {
+  const script = { CHUNKS: '10', FIRST_MS: '300', INTERVAL_MS: '20' };
+  const client = { N: '40', C: '4', CHUNKS: '10' };
+  const warm = { N: '8', C: '4', CHUNKS: '10' };
+  const runs = await alternate({
+    baseline: () =>
+      withServer(baselineSpec({ MODE: 'chunks', ...script }), async (s) => {
+        await chunkRun(s, warm);
+        return chunkRun(s, client);
+      }),
+    node: () =>
+      withStreamingNode(script, async (s, modelUrl) => {
+        await chunkRun(s, warm, modelUrl);
+        return chunkRun(s, client, modelUrl);
+      }),
+  });
+  const summary = (rs: ChunkRun[]) => ({
+    first: median(rs.map((r) => r.firstP50)),
+    later: median(rs.map((r) => r.laterP50)),
+    cpu: median(rs.map((r) => r.cpuUsPerStream)),
+    failed: rs.reduce((sum, r) => sum + r.failed, 0),
+    streamed: rs.every(isStreamed),
+  });
+  const b = summary(runs.baseline);
+  const s = summary(runs.node);
+  const describe = (x: typeof b) =>
+    `first chunk +${fmt(x.first, 2)} ms p50, later chunks +${fmt(x.later, 2)} ms p50, ${fmt(x.cpu)} µs CPU/stream`;
+  const line = (who: string, rs: ChunkRun[]) =>
+    `${who} runs: ${rs.map((r) => `first +${r.firstP50} / p99 +${r.firstP99} ms, later +${r.laterP50} / p99 +${r.laterP99} ms, ${r.chunksSeen}/${r.chunksExpected} chunks, ${r.ok} ok / ${r.failed} failed, ${fmt(r.cpuUsPerStream)} µs CPU/stream`).join('; ')}`;
+  const sample = [...runs.node, ...runs.baseline].find((r) => r.sample)?.sample;
+  return {
+    id: 'firstChunk',
+    title:
+      'first answer chunk: scripted streaming model waits 300 ms, then 10 chunks 20 ms apart; 40 streams, 4 at a time',
+    target: "first chunk ≤ +5 ms p50 after the model's first token, each later chunk ≤ +2 ms p50",
+    baseline: `SDK executor writing the chunks itself: ${describe(b)}`,
+    node: s.streamed
+      ? describe(s)
+      : `not streamed: the answer arrives whole at the end (first chunk +${fmt(s.first)} ms p50), ${fmt(s.cpu)} µs CPU/stream`,
+    ratio: s.streamed
+      ? `+${fmt(s.first - b.first, 2)} ms / +${fmt(s.later - b.later, 2)} ms over the SDK's own relay`
+      : 'n/a',
+    met: s.streamed && s.first <= 5 && s.later <= 2 && s.failed === 0,
+    notes: [
+      line('baseline', runs.baseline),
+      line('node', runs.node),
+      `node events seen (last run): ${chunkCarriers(runs.node.at(-1)!)}`,
+      ...(sample ? [`first failed stream: ${sample}`] : []),
+    ],
+  };
 }

@@ -8,6 +8,10 @@
  * stored task per request. MODE=message: one agent Message, nothing stored.
  * DELAY_MS: a pause before the executor starts (a stand-in for a slow agent,
  * used by the delegation-hop scenario so both sides do the same work).
+ * MODE=chunks: a task whose answer streams as CHUNKS `artifact-update` chunks
+ * (`append`, `lastChunk`), the first after FIRST_MS, then one every
+ * INTERVAL_MS, each text a stamp like scriptedModel.ts writes: the streamed
+ * answer with no model hop and no store, for the concurrent-streams scenario.
  * Prints `{"ready":true,...}` on stdout once listening; SIGUSR2 (with
  * --expose-gc) runs a full GC and prints process.memoryUsage().
  */
@@ -20,10 +24,14 @@ import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sd
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { answerMemoryProbe } from './memoryStats';
+import { wallClockMs } from './stats';
 
 const PORT = Number(process.env.PORT ?? 0);
-const MODE = process.env.MODE === 'message' ? 'message' : 'task';
+const MODE = process.env.MODE === 'message' || process.env.MODE === 'chunks' ? process.env.MODE : 'task';
 const DELAY_MS = Number(process.env.DELAY_MS ?? 0);
+const CHUNKS = Number(process.env.CHUNKS ?? 20);
+const FIRST_MS = Number(process.env.FIRST_MS ?? 0);
+const INTERVAL_MS = Number(process.env.INTERVAL_MS ?? 200);
 
 const textPart = (value: string): Part => ({
   content: { $case: 'text', value },
@@ -103,6 +111,53 @@ class TaskExecutor implements AgentExecutor {
   cancelTask = async (): Promise<void> => {};
 }
 
+class ChunkExecutor implements AgentExecutor {
+  async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    const { taskId, contextId } = ctx;
+    bus.publish(
+      AgentEvent.task({
+        id: taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now() },
+        artifacts: [],
+        history: [ctx.userMessage],
+        metadata: undefined,
+      }),
+    );
+    const artifactId = randomUUID();
+    await sleep(FIRST_MS);
+    for (let seq = 0; seq < CHUNKS; seq++) {
+      if (seq > 0) await sleep(INTERVAL_MS);
+      bus.publish(
+        AgentEvent.artifactUpdate({
+          taskId,
+          contextId,
+          artifact: {
+            artifactId,
+            name: 'answer',
+            description: '',
+            parts: [textPart(`[[c${seq}@${wallClockMs().toFixed(3)}]] `)],
+            metadata: undefined,
+            extensions: [],
+          },
+          append: seq > 0,
+          lastChunk: seq === CHUNKS - 1,
+          metadata: undefined,
+        }),
+      );
+    }
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: now() },
+        metadata: undefined,
+      }),
+    );
+  }
+  cancelTask = async (): Promise<void> => {};
+}
+
 function agentCard(base: string): AgentCard {
   return {
     name: 'Baseline Agent',
@@ -132,7 +187,12 @@ function agentCard(base: string): AgentCard {
   } as AgentCard;
 }
 
-const executor: AgentExecutor = MODE === 'task' ? new TaskExecutor() : new MessageExecutor();
+const executors: Record<typeof MODE, () => AgentExecutor> = {
+  task: () => new TaskExecutor(),
+  message: () => new MessageExecutor(),
+  chunks: () => new ChunkExecutor(),
+};
+const executor = executors[MODE]();
 const card = agentCard(`http://127.0.0.1:${PORT}/`);
 const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
 const app = express();

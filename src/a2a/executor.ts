@@ -37,8 +37,9 @@ export interface LangoExecutorOptions {
 /**
  * Maps one A2A message to one turn of the agent tree: the task goes
  * submitted → working (a status message per delegation, tool and remote
- * call) → completed with the answer as an artifact, input-required with the
- * question, or failed with a readable reason. The A2A contextId is the
+ * call) → completed with the answer in an artifact (the closing status
+ * carries no copy of it), input-required with the question in the status
+ * message, or failed with a readable reason. The A2A contextId is the
  * session, so follow-ups continue the conversation and an answer to an
  * input-required task resumes it. Cancellation aborts the turn through its
  * AbortSignal; whoever settles the task first wins, so no `completed` can
@@ -110,6 +111,7 @@ export class LangoExecutor implements AgentExecutor {
       const turn = this.options.runner.run({
         principal: principalOf(ctx.context?.user),
         sessionId: contextId,
+        taskId,
         text: messageText(ctx.userMessage),
         signal: live.controller.signal,
         // The SDK made up this context for a first message: the session has no history to read.
@@ -200,7 +202,8 @@ export class LangoExecutor implements AgentExecutor {
             metadata,
           }),
         );
-        this.settle(taskId, TaskState.TASK_STATE_COMPLETED, result.text, metadata);
+        // The answer lives in the artifact only: clients that join artifacts and status text would show it twice.
+        this.settle(taskId, TaskState.TASK_STATE_COMPLETED, undefined, metadata);
         break;
       case 'input-required':
         this.settle(taskId, TaskState.TASK_STATE_INPUT_REQUIRED, result.text, metadata);
@@ -212,7 +215,7 @@ export class LangoExecutor implements AgentExecutor {
   }
 
   /** Publishes the task's closing state once; later attempts are ignored. */
-  private settle(taskId: string, state: TaskState, text: string, metadata?: Record<string, unknown>): void {
+  private settle(taskId: string, state: TaskState, text: string | undefined, metadata?: Record<string, unknown>): void {
     const live = this.live.get(taskId);
     if (!live || live.settled) return;
     live.settled = true;

@@ -14,11 +14,11 @@ export function describeProgress(event: RunEvent): string | undefined {
     case 'transfer_refused':
       return `${event.from} could not delegate to ${event.to}: ${event.reason}`;
     case 'tool_start':
-      return `${event.agent} started ${event.tool}`;
+      return `${event.agent} started ${event.tool}${event.args ? ` ${event.args}` : ''}`;
     case 'tool_end':
       return `${event.agent} finished ${event.tool}${event.ok ? '' : ' (failed)'}`;
     case 'remote_call':
-      return `remote agent ${event.agent}: ${event.status}${event.detail ? ` (${event.detail})` : ''}`;
+      return `remote agent ${event.agent}${event.endpoint ? ` at ${event.endpoint}` : ''}: ${event.status}${event.detail ? ` (${event.detail})` : ''}`;
     case 'rejected':
       return `${event.agent}: ${event.note}`;
     case 'agent_start':
@@ -38,12 +38,37 @@ export function progressMetadata(event: RunEvent): Record<string, unknown> {
     case 'transfer_refused':
       return { event: event.type, from: event.from, to: event.to };
     case 'tool_start':
-      return { event: event.type, agent: event.agent, tool: event.tool, callId: event.callId };
+      return withoutUndefined({
+        event: event.type,
+        agent: event.agent,
+        tool: event.tool,
+        callId: event.callId,
+        args: event.args,
+      });
     case 'tool_end':
-      return { event: event.type, agent: event.agent, tool: event.tool, callId: event.callId, ok: event.ok };
+      // The summary is the start of the result: a watching caller sees each result once, here.
+      return {
+        event: event.type,
+        agent: event.agent,
+        tool: event.tool,
+        callId: event.callId,
+        ok: event.ok,
+        summary: event.summary,
+      };
     case 'remote_call':
-      return { event: event.type, agent: event.agent, status: event.status };
+      return withoutUndefined({
+        event: event.type,
+        agent: event.agent,
+        status: event.status,
+        detail: event.detail,
+        endpoint: event.endpoint,
+      });
     default:
       return { event: event.type, agent: 'agent' in event ? event.agent : undefined };
   }
+}
+
+/** Metadata travels as a JSON object: keys without a value are left out rather than sent as `undefined`. */
+function withoutUndefined(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
 }

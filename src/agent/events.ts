@@ -9,9 +9,11 @@ export type RunEvent =
   | { type: 'transfer'; from: string; to: string }
   | { type: 'transfer_refused'; from: string; to: string; reason: string }
   | { type: 'rejected'; agent: string; note: string }
-  | { type: 'tool_start'; agent: string; tool: string; callId: string }
+  /** `args`: the call's arguments as a person may see them (masked, redacted, cut; see `previewArguments`). */
+  | { type: 'tool_start'; agent: string; tool: string; callId: string; args?: string }
   | { type: 'tool_end'; agent: string; tool: string; callId: string; ok: boolean; summary: string }
-  | { type: 'remote_call'; agent: string; status: string; detail?: string }
+  /** `endpoint`: the peer's A2A interface URL the request goes to (not its card's URL). */
+  | { type: 'remote_call'; agent: string; status: string; detail?: string; endpoint?: string }
   | { type: 'input_required'; agent: string; question: string }
   | { type: 'final'; agent: string; text: string };
 
@@ -27,7 +29,13 @@ export const RunEvents = {
     reason,
   }),
   rejected: (agent: string, note: string): RunEvent => ({ type: 'rejected', agent, note }),
-  toolStart: (agent: string, tool: string, callId: string): RunEvent => ({ type: 'tool_start', agent, tool, callId }),
+  toolStart: (agent: string, tool: string, callId: string, args?: string): RunEvent => ({
+    type: 'tool_start',
+    agent,
+    tool,
+    callId,
+    ...(args !== undefined ? { args } : {}),
+  }),
   toolEnd: (agent: string, tool: string, callId: string, ok: boolean, summary: string): RunEvent => ({
     type: 'tool_end',
     agent,
@@ -36,11 +44,12 @@ export const RunEvents = {
     ok,
     summary,
   }),
-  remoteCall: (agent: string, status: string, detail?: string): RunEvent => ({
+  remoteCall: (agent: string, status: string, detail?: string, endpoint?: string): RunEvent => ({
     type: 'remote_call',
     agent,
     status,
     detail,
+    ...(endpoint !== undefined ? { endpoint } : {}),
   }),
   inputRequired: (agent: string, question: string): RunEvent => ({ type: 'input_required', agent, question }),
   final: (agent: string, text: string): RunEvent => ({ type: 'final', agent, text }),

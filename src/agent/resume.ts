@@ -1,5 +1,6 @@
 import type { LlmAgent } from './agent';
 import { isApproval } from './approval';
+import { previewArguments } from './argumentPreview';
 import { RunEvents, type RunEvent } from './events';
 import { executeToolCall } from './toolCall';
 import { toolContext, type TurnState } from './turnState';
@@ -15,8 +16,9 @@ export async function* resumePendingApproval(
   turn: TurnState,
   agent: LlmAgent,
   pending: PendingApproval,
-  maxToolChars: number,
+  options: { maxToolChars: number; redact: (text: string) => string },
 ): AsyncGenerator<RunEvent, void> {
+  const { maxToolChars } = options;
   const { call } = pending;
   turn.push({ role: 'assistant', content: '', toolCalls: [call], author: agent.name });
   const respond = (content: string) => turn.push({ role: 'tool', toolCallId: call.id, name: call.name, content });
@@ -26,7 +28,7 @@ export async function* resumePendingApproval(
     return;
   }
   const tool = agent.tools.find((t) => t.name === call.name);
-  yield RunEvents.toolStart(agent.name, call.name, call.id);
+  yield RunEvents.toolStart(agent.name, call.name, call.id, previewArguments(call.arguments, options.redact));
   if (!tool) {
     respond(`tool ${call.name} failed: the tool is no longer available`);
     yield RunEvents.toolEnd(agent.name, call.name, call.id, false, 'tool no longer available');

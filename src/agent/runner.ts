@@ -8,9 +8,12 @@ import { callRemote } from './remoteCall';
 import { executeToolCall, DEFAULT_MAX_TOOL_RESULT_CHARS } from './toolCall';
 import { indexTree, routesFor, transferTarget, transferToolSpec, TRANSFER_TOOL } from './transfer';
 import { resumePendingApproval } from './resume';
+import { previewArguments } from './argumentPreview';
 import { historyMessages, toolContext, TurnState, type ContextProvider, type TurnEndHook } from './turnState';
 import type { Model, ModelMessage, ModelToolCall } from '../llm/model';
 import type { Logger } from '../log/logger';
+import { NOOP_OBSERVER, type Observer } from '../observe/observer';
+import { ObservedTurn, observeToolCall } from './observedTurn';
 import { emptySessionState, type PendingApproval, type SessionStore } from '../store/sessions';
 
 /** What {@link createRunner} needs. */
@@ -33,6 +36,10 @@ export interface RunnerOptions {
   historyLimit?: number;
   /** Cap on one tool result sent to the model (default 16,000 characters). */
   maxToolResultChars?: number;
+  /** Masks registered secrets in what events show of a tool call's arguments. */
+  redact?: (text: string) => string;
+  /** Told of each turn, agent step, model, tool and remote call and transfer (metrics, traces, timelines). */
+  observer?: Observer;
 }
 
 /** What one step of the loop decided. */
@@ -59,9 +66,23 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   const logger = options.logger.child({ component: 'runner' });
   const maxToolChars = options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS;
   const { sessions } = options;
+  const redact = options.redact ?? ((text: string) => text);
+  const observer = options.observer ?? NOOP_OBSERVER;
+
+  /** A turn under the observer: how it ended is reported however it ends. */
+  async function* observedRun(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
+    const observed = ObservedTurn.start(observer, input);
+    try {
+      const result = yield* run(input, observed);
+      observed.settle(result);
+      return result;
+    } finally {
+      observed.end();
+    }
+  }
 
   /** The loop: who acts next, what they decided, until someone answers, asks, or it fails. */
-  async function* run(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
+  async function* run(input: TurnInput, observed: ObservedTurn): AsyncGenerator<RunEvent, TurnResult> {
     const tree = indexTree(options.tree.current());
     const { principal, sessionId } = input;
     const fresh = input.newSession === true;
@@ -77,9 +98,9 @@ export function createRunner(options: RunnerOptions): TurnRunner {
     throwIfAborted(turn.signal);
 
     let agent: Agent = startingAgent(turn);
-    yield RunEvents.agentStart(agent.name);
+    yield observed.enter(agent);
     if (state.pendingApproval && agent.kind === 'llm') {
-      yield* resumePendingApproval(turn, agent, state.pendingApproval, maxToolChars);
+      yield* resumePendingApproval(turn, agent, state.pendingApproval, { maxToolChars, redact });
     }
     // Whatever the session was waiting for, this message answers it.
     delete state.pendingApproval;
@@ -87,7 +108,8 @@ export function createRunner(options: RunnerOptions): TurnRunner {
 
     for (;;) {
       throwIfAborted(turn.signal);
-      const step: Step = agent.kind === 'llm' ? yield* llmStep(turn, agent) : yield* remoteStep(turn, agent);
+      const step: Step =
+        agent.kind === 'llm' ? yield* llmStep(turn, agent, observed) : yield* remoteStep(turn, agent, observed);
       switch (step.type) {
         case 'final': {
           // Handed to the store before the event goes out, so a consumer that stops reading at `final` loses
@@ -98,20 +120,21 @@ export function createRunner(options: RunnerOptions): TurnRunner {
           return await committed;
         }
         case 'delegate':
+          observed.step.child('transfer', step.to.name, { from: agent.name, to: step.to.name }).end();
           yield RunEvents.transfer(agent.name, step.to.name);
           agent = step.to;
-          yield RunEvents.agentStart(agent.name);
+          yield observed.enter(agent);
           continue;
         case 'again':
           continue;
         case 'rejected':
           yield RunEvents.rejected(agent.name, step.note);
           agent = handBack(turn, agent, step.note);
-          yield RunEvents.agentStart(agent.name);
+          yield observed.enter(agent);
           continue;
         case 'remote_failed':
           agent = handBack(turn, agent, step.note);
-          yield RunEvents.agentStart(agent.name);
+          yield observed.enter(agent);
           continue;
         case 'input_required': {
           turn.push({ role: 'assistant', content: step.question, author: agent.name }, true);
@@ -132,7 +155,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   }
 
   /** One model call of an LLM agent and the tool calls it asked for. */
-  async function* llmStep(turn: TurnState, agent: LlmAgent): AsyncGenerator<RunEvent, Step> {
+  async function* llmStep(turn: TurnState, agent: LlmAgent, observed: ObservedTurn): AsyncGenerator<RunEvent, Step> {
     const calls = turn.modelCalls.get(agent.name) ?? 0;
     if (calls >= options.maxTurnsPerAgent) {
       return {
@@ -158,6 +181,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         signal: turn.signal,
       },
       turn.log,
+      observed.step,
     );
     if (!reply.ok) return { type: 'failed', reason: reply.reason };
 
@@ -182,14 +206,16 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         continue;
       }
       const tool = agent.tools.find((t) => t.name === call.name);
-      yield RunEvents.toolStart(agent.name, call.name, call.id);
-      const outcome = tool
-        ? await executeToolCall(tool, call.arguments, toolContext(turn, agent, call, false), maxToolChars)
-        : ({
-            type: 'result',
-            ok: false,
-            content: `tool ${call.name} failed: no such tool; available: ${agent.tools.map((t) => t.name).join(', ') || 'none'}`,
-          } as const);
+      yield RunEvents.toolStart(agent.name, call.name, call.id, previewArguments(call.arguments, redact));
+      const outcome = await observeToolCall(observed.step, agent.name, call, async () =>
+        tool
+          ? executeToolCall(tool, call.arguments, toolContext(turn, agent, call, false), maxToolChars)
+          : {
+              type: 'result',
+              ok: false,
+              content: `tool ${call.name} failed: no such tool; available: ${agent.tools.map((t) => t.name).join(', ') || 'none'}`,
+            },
+      );
       if (outcome.type === 'approval') {
         turn.push({
           role: 'tool',
@@ -206,7 +232,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         };
       }
       turn.push({ role: 'tool', toolCallId: call.id, name: call.name, content: outcome.content });
-      yield RunEvents.toolEnd(agent.name, call.name, call.id, outcome.ok, outcome.content.slice(0, 200));
+      yield RunEvents.toolEnd(agent.name, call.name, call.id, outcome.ok, redact(outcome.content).slice(0, 200));
     }
     return { type: 'again' };
   }
@@ -255,7 +281,11 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   }
 
   /** One delegated request to a remote A2A agent; its outcome decides the turn. */
-  async function* remoteStep(turn: TurnState, remote: RemoteAgent): AsyncGenerator<RunEvent, Step> {
+  async function* remoteStep(
+    turn: TurnState,
+    remote: RemoteAgent,
+    observed: ObservedTurn,
+  ): AsyncGenerator<RunEvent, Step> {
     const state = (turn.state.remoteState[remote.name] ??= {});
     const outcome = yield* callRemote(
       remote,
@@ -269,6 +299,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         metadata: turn.input.metadata ?? {},
       },
       turn.log,
+      observed.step,
     );
     switch (outcome.status) {
       case 'completed':
@@ -309,7 +340,8 @@ export function createRunner(options: RunnerOptions): TurnRunner {
     return turn.contexts.get(agent.name);
   }
 
-  return { run };
+  // Nothing listening: turns run with no observer in the way.
+  return { run: observer.active ? observedRun : (input) => run(input, ObservedTurn.none) };
 }
 
 /**

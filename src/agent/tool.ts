@@ -31,6 +31,12 @@ export interface Tool<P extends z.ZodObject = z.ZodObject> {
   readonly name: string;
   readonly description: string;
   readonly parameters: P;
+  /**
+   * The specialist this tool lands with, by name; when unset its name prefix
+   * decides (`exec_…` → operator). A tool family's `agent` fills it in for the
+   * family's tools.
+   */
+  readonly agent?: string;
   execute(args: z.infer<P>, ctx: ToolContext): Promise<unknown>;
 }
 
@@ -41,10 +47,12 @@ export type AnyTool = Tool<any>;
 const TOOL_NAME = /^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$/;
 
 /**
- * Declares a tool: a frozen plain object.
+ * Declares a tool: a frozen plain object. `agent` names the specialist it
+ * lands with; without it the name's prefix routes it.
  * @example
  * const echo = defineTool({
- *   name: 'exec_echo',
+ *   name: 'echo',
+ *   agent: 'operator',
  *   description: 'Echoes its text.',
  *   parameters: z.object({ text: z.string() }),
  *   execute: async ({ text }) => text,
@@ -54,6 +62,7 @@ export function defineTool<P extends z.ZodObject>(definition: {
   name: string;
   description: string;
   parameters: P;
+  agent?: string;
   execute: (args: z.infer<P>, ctx: ToolContext) => Promise<unknown>;
 }): Tool<P> {
   if (!TOOL_NAME.test(definition.name)) {
@@ -74,6 +83,45 @@ export function toolJsonSchema(tool: AnyTool): Record<string, unknown> {
     jsonSchemas.set(tool, schema);
   }
   return schema;
+}
+
+/** One argument of a tool as a person reads it: `data (string)`, `algorithm (optional: sha256 | sha512)`. */
+export interface ToolField {
+  name: string;
+  required: boolean;
+  /** The JSON Schema type or the allowed values, in words. */
+  type: string;
+  description?: string;
+}
+
+/** The arguments a tool takes, from its JSON Schema, in declaration order. */
+export function toolFields(tool: AnyTool): ToolField[] {
+  const schema = toolJsonSchema(tool);
+  const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const required = new Set((schema.required as string[] | undefined) ?? []);
+  return Object.entries(properties).map(([name, property]) => ({
+    name,
+    required: required.has(name),
+    type: schemaTypeText(property),
+    ...(typeof property.description === 'string' ? { description: property.description } : {}),
+  }));
+}
+
+/** `data (string), algorithm (optional, sha256 | sha512)`: the fields of a tool on one line. */
+export function describeToolFields(tool: AnyTool): string {
+  const fields = toolFields(tool);
+  if (!fields.length) return 'no arguments';
+  return fields.map((f) => `${f.name} (${f.required ? '' : 'optional, '}${f.type})`).join(', ');
+}
+
+function schemaTypeText(property: Record<string, unknown>): string {
+  if (Array.isArray(property.enum)) return property.enum.map((v) => JSON.stringify(v)).join(' | ');
+  if (Array.isArray(property.anyOf))
+    return (property.anyOf as Record<string, unknown>[]).map(schemaTypeText).join(' or ');
+  if (property.type === 'array' && property.items && typeof property.items === 'object')
+    return `array of ${schemaTypeText(property.items as Record<string, unknown>)}`;
+  if (Array.isArray(property.type)) return property.type.join(' or ');
+  return typeof property.type === 'string' ? property.type : 'any';
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ApprovalRequired, type AnyTool, type ToolContext } from './tool';
+import { ApprovalRequired, describeToolFields, type AnyTool, type ToolContext } from './tool';
 import { errorMessage, AbortError, raceAbort } from '../errors';
 
 /** How one tool call ended, as the loop needs to know it. */
@@ -34,7 +34,11 @@ export async function executeToolCall(
   const parsed = (tool.parameters as z.ZodObject).safeParse(json);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : 'arguments'}: ${i.message}`);
-    return failed(`invalid arguments: ${issues.join('; ')}`);
+    // Name what the tool takes, so a caller who guessed a key (`data` for `text`) can correct it.
+    const unknown = unknownKeys(tool, json).map((key) => `"${key}" is not an argument`);
+    return failed(
+      `invalid arguments: ${[...issues, ...unknown].join('; ')}; expected fields: ${describeToolFields(tool)}`,
+    );
   }
   try {
     const result = await raceAbort(tool.execute(parsed.data, ctx), ctx.signal);
@@ -46,6 +50,13 @@ export async function executeToolCall(
     ctx.logger.warn('tool failed', { tool: tool.name, error: errorMessage(err) });
     return failed(errorMessage(err));
   }
+}
+
+/** Top-level keys of `json` the tool's schema does not declare (zod drops them silently). */
+function unknownKeys(tool: AnyTool, json: unknown): string[] {
+  if (!json || typeof json !== 'object' || Array.isArray(json)) return [];
+  const shape = (tool.parameters as z.ZodObject).shape as Record<string, unknown>;
+  return Object.keys(json).filter((key) => !Object.prototype.hasOwnProperty.call(shape, key));
 }
 
 /** A tool's return value as text: strings as they are, everything else as JSON. */

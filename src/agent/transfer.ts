@@ -35,6 +35,7 @@ export function routesFor(agent: LlmAgent, tree: TreeIndex): ModelRoute[] {
     description: sub.description,
     keywords: [...sub.keywords],
     toolNames: sub.kind === 'llm' ? sub.tools.map((t) => t.name) : [],
+    ...(sub.kind === 'remote' ? { remote: true } : {}),
   }));
   const parent = tree.parentOf(agent.name);
   if (parent) {

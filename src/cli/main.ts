@@ -1,5 +1,7 @@
 #!/usr/bin/env node
+import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { ExitCode, processIO, reportError, type CliIO } from './io';
 import type { CliContext } from './context';
@@ -10,6 +12,7 @@ import { registerConfigCommand } from './commands/configCheck';
 import { registerDoctorCommand } from './commands/doctor';
 import { registerMigrateCommand } from './commands/migrate';
 import { registerServeCommand } from './commands/serve';
+import { registerToolsCommand } from './commands/tools';
 
 /** Options for {@link runCli}; the process's own streams, environment and signals by default. */
 export interface RunCliOptions {
@@ -17,6 +20,10 @@ export interface RunCliOptions {
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   stopSignal?: Promise<void>;
+  /** Keyboard input for interactive `chat` (the process's stdin). */
+  stdin?: NodeJS.ReadableStream;
+  /** Whether input and output are a terminal (default: the process's stdin and stdout both are). */
+  terminal?: boolean;
 }
 
 /**
@@ -32,6 +39,8 @@ export async function runCli(argv: string[], options: RunCliOptions = {}): Promi
     env,
     cwd: options.cwd ?? process.cwd(),
     stopSignal: options.stopSignal ?? (signals as { stop: Promise<void> }).stop,
+    stdin: options.stdin ?? process.stdin,
+    terminal: options.terminal ?? Boolean(!options.io && process.stdin.isTTY && process.stdout.isTTY),
   };
   let exitCode: number = ExitCode.ok;
   const done = (code: number) => {
@@ -40,6 +49,8 @@ export async function runCli(argv: string[], options: RunCliOptions = {}): Promi
   const program = new Command('lango')
     .description('lango: an A2A agent network node')
     .option('-c, --config <path>', 'configuration file (else $LANGO_CONFIG, else ./lango.config.{yaml,json})')
+    .option('--url <url>', 'talk to the node at this A2A base URL instead of the one serving the data folder')
+    .addHelpText('after', ROOT_EXAMPLES)
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
     .showHelpAfterError(false);
@@ -50,6 +61,8 @@ export async function runCli(argv: string[], options: RunCliOptions = {}): Promi
   registerConfigCommand(program, ctx, done);
   registerDoctorCommand(program, ctx, done);
   registerMigrateCommand(program, ctx, done);
+  registerToolsCommand(program, ctx, done);
+  addVersion(program, packageVersion());
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
@@ -62,6 +75,37 @@ export async function runCli(argv: string[], options: RunCliOptions = {}): Promi
   } finally {
     // The command is over: a signal from now on has its default effect and ends the process.
     signals?.release();
+  }
+}
+
+const ROOT_EXAMPLES = `
+One node per data folder: \`serve\` holds it; the other commands talk to that node
+over A2A while it runs (or to --url), else run the node in this process.
+
+Examples:
+  lango serve                       the node, on server.host:server.port
+  lango chat                        talk to it (another terminal); Ctrl-C cancels a turn
+  lango chat "what can you do?"     one message
+  lango agents --check              the agent tree and remote agents' health
+  lango --url http://127.0.0.1:18789 card
+  lango <command> --help            each command's options and examples
+`;
+
+/** \`--version\` (and \`-V\`) on the program and every command under it. */
+function addVersion(command: Command, version: string): void {
+  command.version(version, '-V, --version', 'print the lango version');
+  for (const sub of command.commands) addVersion(sub, version);
+}
+
+/** The version in the package's manifest (beside \`src/\` and \`dist/\` alike). */
+function packageVersion(): string {
+  try {
+    const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+      version?: unknown;
+    };
+    return typeof manifest.version === 'string' ? manifest.version : 'unknown';
+  } catch {
+    return 'unknown';
   }
 }
 

@@ -203,6 +203,38 @@ const Cluster = z
   })
   .strict();
 
+/** What the node shows of its own work: metrics, traces, task timelines and the console (issue 13). */
+const Observability = z
+  .object({
+    /** Serve Prometheus metrics at `GET /metrics` (the owner, or whoever presents `metricsToken`). */
+    metrics: z.boolean().default(true),
+    /** A bearer token that may read `/metrics` without being the owner (a Prometheus scraper). */
+    metricsToken: z.string().min(1).optional(),
+    /** Keep each recent task's steps in memory for the console (`tasks`: how many tasks, newest kept). */
+    timeline: z
+      .object({ enabled: z.boolean().default(true), tasks: z.number().int().min(1).max(10_000).default(200) })
+      .strict()
+      .prefault({}),
+    /** Serve the web console at `/console` (owner only). */
+    console: z.boolean().default(true),
+    /**
+     * OpenTelemetry traces over OTLP/HTTP: exported only when an endpoint is
+     * set, here or by `OTEL_EXPORTER_OTLP_ENDPOINT` /
+     * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`.
+     */
+    otlp: z
+      .object({
+        /** The traces URL (`…/v1/traces`). */
+        tracesEndpoint: z.url().optional(),
+        protocol: z.enum(['http/protobuf', 'http/json']).default('http/protobuf'),
+        headers: z.record(z.string(), z.string()).default({}),
+        serviceName: z.string().min(1).default('lango'),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
 /** The whole configuration, after defaults. */
 export const LangoConfig = z
   .object({
@@ -255,6 +287,7 @@ export const LangoConfig = z
       .strict()
       .prefault({}),
     workflow: Toggle.prefault({}),
+    observability: Observability.prefault({}),
   })
   .strict();
 

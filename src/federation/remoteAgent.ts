@@ -8,7 +8,7 @@ import type { Logger } from '../log/logger';
 import { errorMessage } from '../errors';
 import { describeNetworkError } from './cardFetch';
 import { TRACEPARENT_KEY, childTraceparent } from '../log/traceContext';
-import { nextHop, resolveNodeId, type NodeId } from './hops';
+import { FEDERATION_HOPS_KEY, nextHop, resolveNodeId, type NodeId } from './hops';
 import type { LoadedPeer } from './loader';
 import { OutboundRefusedError } from '../net/policy';
 import { rememberSeen, unseenContext, type PeerSessionState } from './peerContext';
@@ -80,7 +80,9 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   const { peer } = options;
   const log = options.logger.child({ remote: peer.name });
   const stateKey = `a2a:${peer.name}`;
-  const targetOrigin = new URL(peer.sdkCard.supportedInterfaces[0].url).origin;
+  // The interface the client talks to first: where requests go, which a person watching wants to see (not the card URL).
+  const endpoint = peer.sdkCard.supportedInterfaces[0].url;
+  const targetOrigin = new URL(endpoint).origin;
   const limits: PeerLimits = { ...DEFAULT_PEER_LIMITS, ...options.limits };
   const redact = options.redact ?? ((text: string) => text);
   const warned = new Set<string>();
@@ -115,7 +117,12 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       log.warn('remote call refused', { reason: hop.reason });
       return { status: 'failed', reason: `remote agent ${peer.name} not called: ${hop.reason}` };
     }
-    const trace = childTraceparent(invocation.metadata[TRACEPARENT_KEY]);
+    // A tracer's span for this call is the peer's parent; without one, a fresh span id in the caller's trace.
+    const observed = invocation.observation?.traceparent();
+    const trace = observed
+      ? { traceparent: observed, traceId: observed.split('-')[1] }
+      : childTraceparent(invocation.metadata[TRACEPARENT_KEY]);
+    invocation.observation?.set({ hops: hop.metadata[FEDERATION_HOPS_KEY] as number, endpoint: peer.cardUrl });
     const callLog = log.child({ traceId: trace.traceId });
     const session = ((invocation.state[stateKey] as PeerSessionState | undefined) ??= {});
     // Only our own hop/trace metadata and the configured per-peer headers leave this node: inbound credentials never do.
@@ -147,7 +154,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     const meter = new PeerCallMeter();
     const started = Date.now();
     const context = unseenContext(invocation.context, session, peer.name);
-    yield RunEvents.remoteCall(peer.name, 'sending', peer.cardUrl);
+    yield RunEvents.remoteCall(peer.name, 'sending', undefined, endpoint);
     callLog.info('remote call', {
       continuing: Boolean(session.taskId),
       streaming: peer.streaming,

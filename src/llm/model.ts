@@ -41,6 +41,8 @@ export interface ModelRoute {
   parent?: boolean;
   /** Names of the tools the route's agent owns (empty for remote agents and tool-less ones). */
   toolNames?: string[];
+  /** True when the route leads to an agent on another node. */
+  remote?: boolean;
 }
 
 /** One model call. */

@@ -1,5 +1,5 @@
 import type { Model, ModelEvent, ModelMessage, ModelRequest, ModelRoute, ModelToolSpec } from './model';
-import { findToolName, exampleCall, isGreeting, parseToolCall, routeScore } from './offlineSyntax';
+import { findToolName, exampleCall, isGreeting, namesAgent, parseToolCall, routeScore } from './offlineSyntax';
 
 const TRANSFER = 'transfer_to_agent';
 
@@ -87,10 +87,12 @@ function decide(request: ModelRequest, routes: ModelRoute[]): Decision {
       return say(results.map((m) => (plain(m) ? m.content : `Result of ${m.name}:\n${m.content}`)).join('\n\n'));
   }
 
-  const call = ownTools.length && !answered ? parseToolCall(text, ownTools) : undefined;
+  const subRoutes = routes.filter((r) => !r.parent);
+  // A message that names a remote agent is for that agent, even when it names a tool this node also has.
+  const namedRemote = subRoutes.find((r) => r.remote && namesAgent(text, r.name));
+  const call = ownTools.length && !answered && !namedRemote ? parseToolCall(text, ownTools) : undefined;
   if (call) return { type: 'call', ...call };
 
-  const subRoutes = routes.filter((r) => !r.parent);
   if (isGreeting(text)) return say(`Hello! I'm ${agentName}. ${abilities(agentName, subRoutes, ownTools)}`);
 
   if (canTransfer && !answered) {
@@ -99,16 +101,21 @@ function decide(request: ModelRequest, routes: ModelRoute[]): Decision {
       turn.flatMap((m) => (m.role === 'assistant' && m.author === agentName ? transferTargets(m) : [])),
     );
     const open = subRoutes.filter((r) => !tried.has(r.name));
-    // The first tool the message names decides (`workflow_run {… exec_shell …}` is the automator's); else keywords.
-    const named = findToolName(
-      text,
-      open.flatMap((r) => r.toolNames ?? []),
-    );
-    const best = named
-      ? { route: open.find((r) => r.toolNames?.includes(named.name)) }
-      : open
-          .map((route) => ({ route, score: routeScore(text, route) }))
-          .reduce<{ route?: ModelRoute; score: number }>((a, b) => (b.score > a.score ? b : a), { score: 0 });
+    // A named remote decides (once: a remote that already had it is not asked again, nor a local stand-in);
+    // then the first tool the message names (`workflow_run {… exec_shell …}` is the automator's); else keywords.
+    const named = namedRemote
+      ? undefined
+      : findToolName(
+          text,
+          open.flatMap((r) => r.toolNames ?? []),
+        );
+    const best = namedRemote
+      ? { route: open.find((r) => r === namedRemote) }
+      : named
+        ? { route: open.find((r) => r.toolNames?.includes(named.name)) }
+        : open
+            .map((route) => ({ route, score: routeScore(text, route) }))
+            .reduce<{ route?: ModelRoute; score: number }>((a, b) => (b.score > a.score ? b : a), { score: 0 });
     if (best.route) return { type: 'call', name: TRANSFER, arguments: JSON.stringify({ agent_name: best.route.name }) };
   }
 

@@ -74,6 +74,16 @@ export function routeScore(text: string, route: ModelRoute): number {
   return score;
 }
 
+/**
+ * True when `text` names the agent `name` as a word of the sentence (any
+ * case): `ask Weather to …`, `weather: …`; not inside a path, a file name or a
+ * `key=value` (`notes/weather.txt`).
+ */
+export function namesAgent(text: string, name: string): boolean {
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(^|[\\s,;!?'"(])${escaped}($|[\\s,;:!?'")]|[.](\\s|$))`, 'i').test(text);
+}
+
 /** True for a short greeting ("hello", "hi there", "good morning!"). */
 export function isGreeting(text: string): boolean {
   const words = normalize(text).split(' ').filter(Boolean);

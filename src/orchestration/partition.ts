@@ -23,20 +23,33 @@ export function prefixMatchOrder<Name extends string>(specs: readonly AgentSpec<
   return specs.filter((spec) => spec.prefixes.length > 0).sort((a, b) => a.matchPriority - b.matchPriority);
 }
 
-/** The specialist of `order` that owns a tool name, or undefined when none does. */
-function ownerIn<Name extends string>(order: readonly AgentSpec<Name>[], toolName: string): Name | undefined {
-  return order.find((spec) => spec.prefixes.some((prefix) => toolName.startsWith(prefix)))?.name;
-}
-
-/** The specialist that owns a tool name, or undefined when none does. */
-export function ownerOfTool(toolName: string, specs: readonly AgentSpec[] = agentSpecs): string | undefined {
-  return ownerIn(prefixMatchOrder(specs), toolName);
+/** Who owns `tool` among `specs` (tried in `order` by prefix): the rule of {@link ownerOfTool}. */
+function ownerAmong(
+  specs: readonly AgentSpec[],
+  order: readonly AgentSpec[],
+  tool: Pick<AnyTool, 'name' | 'agent'>,
+): string | undefined {
+  if (tool.agent !== undefined) return specs.some((spec) => spec.name === tool.agent) ? tool.agent : undefined;
+  return order.find((spec) => spec.prefixes.some((prefix) => tool.name.startsWith(prefix)))?.name;
 }
 
 /**
- * Splits tools among the specialists by name prefix, keeping their order.
- * Note `exec` has no underscore: `exec`, `exec_shell` and `execute_x` all go
- * to the operator.
+ * The specialist that owns a tool: the one its `agent` field names when that
+ * is a specialist of `specs`, else the first whose prefix matches its name;
+ * undefined when none does. A plain name is matched by prefix only.
+ */
+export function ownerOfTool(
+  tool: string | Pick<AnyTool, 'name' | 'agent'>,
+  specs: readonly AgentSpec[] = agentSpecs,
+): string | undefined {
+  return ownerAmong(specs, prefixMatchOrder(specs), typeof tool === 'string' ? { name: tool } : tool);
+}
+
+/**
+ * Splits tools among the specialists, keeping their order: a tool whose
+ * `agent` names a specialist goes to it (one naming no specialist of `specs`
+ * stays unmatched), any other by name prefix. Note `exec` has no underscore:
+ * `exec`, `exec_shell` and `execute_x` all go to the operator.
  * @example
  * const set = partitionTools([execShell, browserNavigate, mysteryTool]);
  * set.operator;  // [execShell]
@@ -55,8 +68,8 @@ export function partitionTools(
   for (const spec of specs) set[spec.name] = [];
   const order = prefixMatchOrder(specs);
   for (const tool of tools) {
-    const owner = ownerIn(order, tool.name);
-    (owner ? set[owner] : set.unmatched).push(tool);
+    const owner = ownerAmong(specs, order, tool);
+    (owner ? set[owner]! : set.unmatched).push(tool);
   }
   return set;
 }

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { ClusterSettings } from '../config/cluster';
 import type { Logger } from '../log/logger';
+import type { Observer } from '../observe/observer';
 import type { Stores } from './index';
 import { openPostgresStorage } from './postgres/storage';
 import { openDatabase, type SqliteDatabase } from './sqlite/database';
@@ -32,6 +33,8 @@ export interface NodeStorageOptions {
   logger: Logger;
   clock: () => Date;
   redact?: (text: string) => string;
+  /** Told how long each group commit took (store write latency), on either database. */
+  observer?: Observer;
 }
 
 /**
@@ -51,6 +54,7 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
       clock: options.clock,
       redact: options.redact,
       backgroundCheckpoints: true,
+      observer: options.observer,
     });
   }
   const postgres = await openPostgresStorage({
@@ -59,6 +63,7 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
     logger: options.logger,
     clock: options.clock,
     redact: options.redact,
+    observer: options.observer,
   });
   let db: SqliteDatabase;
   try {
@@ -67,7 +72,7 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
     await postgres.close();
     throw err;
   }
-  const group = createGroupCommit(db);
+  const group = createGroupCommit(db, options.observer);
   return {
     stores: postgres.stores,
     db,

@@ -43,6 +43,13 @@ export interface FamilyRuntime {
   model: Model;
   /** Names of the agents in the live tree, remote ones included. */
   agentNames: () => string[];
+  /**
+   * Whether this process runs stored jobs (cron fires, queued background
+   * prompts): true for the node serving the data folder (the default),
+   * false for a short CLI command, whose jobs wait for the node so none is
+   * started only to be cut off when the command ends.
+   */
+  runsJobs?: boolean;
 }
 
 /** A family once created: its tools, and how to release what it holds. */
@@ -66,7 +73,10 @@ export interface ToolFamilyInstance {
 export interface ToolFamily {
   /** Config-facing name, e.g. `exec`, `fs`, `secrets`. */
   name: string;
-  /** The specialist its tools land with (by prefix); informational. */
+  /**
+   * The specialist its tools land with, whatever their names' prefixes (a
+   * tool's own `agent` wins); the toolset sets it on each tool.
+   */
   agent: string;
   enabled(config: LangoConfig): boolean;
   create(deps: ToolFamilyDeps): ToolFamilyInstance | Promise<ToolFamilyInstance>;

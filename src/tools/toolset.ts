@@ -13,7 +13,7 @@ export interface FamilyStatus {
 
 /** The node's tools from every family that came up, and those families' lifecycles. */
 export interface Toolset {
-  /** The tools now, in table order (a family may change its own at runtime). */
+  /** The tools now, in table order, each with its family's `agent` (a family may change its own at runtime). */
   readonly tools: AnyTool[];
   instances: ToolFamilyInstance[];
   /** How each family came up, with its tools now. */
@@ -36,6 +36,18 @@ export async function createToolset(
   deps: Omit<ToolFamilyDeps, 'toolsChanged'>,
 ): Promise<Toolset> {
   const instances: ToolFamilyInstance[] = [];
+  // Each family tool with its family's `agent` (a tool's own wins), made once per tool so the tree
+  // sees the same object on every rebuild.
+  const owned = new WeakMap<AnyTool, AnyTool>();
+  const withOwner = (tool: AnyTool, agent: string): AnyTool => {
+    if (tool.agent !== undefined) return tool;
+    let tagged = owned.get(tool);
+    if (!tagged) {
+      tagged = Object.freeze({ ...tool, agent });
+      owned.set(tool, tagged);
+    }
+    return tagged;
+  };
   const listeners: Array<() => void> = [];
   const toolsChanged = () => {
     for (const listener of listeners) listener();
@@ -67,7 +79,9 @@ export async function createToolset(
   }
   return {
     get tools() {
-      return instances.flatMap((instance) => instance.tools);
+      return created.flatMap(({ family, instance }) =>
+        instance ? instance.tools.map((tool) => withOwner(tool, family.agent)) : [],
+      );
     },
     instances,
     get statuses() {

@@ -62,7 +62,7 @@ describe('the A2A server with the real runner, tree and session store', () => {
     expect(sentences).toEqual(
       expect.arrayContaining([
         'lango-orchestrator delegated to operator',
-        'operator started exec_shell',
+        'operator started exec_shell {"command":"ls"}',
         'operator finished exec_shell',
       ]),
     );
@@ -70,7 +70,8 @@ describe('the A2A server with the real runner, tree and session store', () => {
     expect(last?.$case).toBe('statusUpdate');
     if (last?.$case !== 'statusUpdate') return;
     expect(last.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    expect(last.value.status?.message?.metadata).toEqual({ agent: 'operator' });
+    expect(last.value.status?.message).toBeUndefined();
+    expect(last.value.metadata).toEqual({ agent: 'operator' });
     const task = await client.getTask({ tenant: '', id: last.value.taskId });
     expect(partsText(task.artifacts[0]?.parts)).toBe('The workspace holds notes.txt and plan.md.');
     expect(commands).toEqual(['ls']);
@@ -101,8 +102,11 @@ describe('the A2A server with the real runner, tree and session store', () => {
     const last = events.at(-1)?.payload;
     if (last?.$case !== 'statusUpdate') throw new Error('the stream must end with a status update');
     expect(last.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    expect(last.value.status?.message?.metadata).toEqual({ agent: 'peer' });
-    expect(partsText(last.value.status?.message?.parts)).toContain('translated:');
+    expect(last.value.metadata).toEqual({ agent: 'peer' });
+    const answers = events.flatMap((e) =>
+      e.payload?.$case === 'artifactUpdate' ? [partsText(e.payload.value.artifact?.parts)] : [],
+    );
+    expect(answers).toEqual([expect.stringContaining('translated:')]);
   });
 
   it('cancels a turn blocked in a model call through the AbortSignal; the task ends canceled, once', async () => {

@@ -25,13 +25,14 @@ describe.each<Binding>(['JSONRPC', 'HTTP+JSON'])('the node through the @a2a-js/s
     expect(client.protocolVersion).toBe('1.0');
   });
 
-  it('answers a blocking SendMessage with a completed task: artifact, status message and answering agent', async () => {
+  it('answers a blocking SendMessage with a completed task: the answer once, in the artifact, and the answering agent', async () => {
     const client = await a2aClient(node.url, binding);
     const task = asTask(await client.sendMessage(textRequest('hello there')));
     expect(task.status?.state).toBe(COMPLETED);
     expect(partsText(task.artifacts[0]?.parts)).toBe('echo: hello there');
-    expect(partsText(task.status?.message?.parts)).toBe('echo: hello there');
-    expect(task.status?.message?.metadata).toEqual({ agent: 'operator' });
+    expect(task.status?.message).toBeUndefined();
+    expect(JSON.stringify(task).split('echo: hello there')).toHaveLength(2);
+    expect(task.metadata).toMatchObject({ agent: 'operator' });
     expect(task.artifacts[0]?.metadata).toEqual({ agent: 'operator' });
     const runner = node.runner as ScriptedA2ARunner;
     expect(runner.calls.at(-1)).toMatchObject({ sessionId: task.contextId, text: 'hello there' });
@@ -79,7 +80,11 @@ describe.each<Binding>(['JSONRPC', 'HTTP+JSON'])('the node through the @a2a-js/s
       e.payload?.$case === 'statusUpdate' ? [partsText(e.payload.value.status?.message?.parts)] : [],
     );
     expect(sentences).toContain('remote agent peer: working (calling http://peer.example/)');
-    expect(sentences.at(-1)).toBe('peer says hi');
+    expect(sentences).not.toContain('peer says hi');
+    const answers = events.flatMap((e) =>
+      e.payload?.$case === 'artifactUpdate' ? [partsText(e.payload.value.artifact?.parts)] : [],
+    );
+    expect(answers).toEqual(['peer says hi']);
   });
 
   it('fails a task with a readable reason, both when the turn fails and when the runner throws', async () => {

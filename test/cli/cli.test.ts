@@ -137,15 +137,16 @@ describe('lango CLI', () => {
     }
   });
 
-  it('chat answers one message and shows which agent acts', async () => {
+  it('chat answers one message, naming who answers, each tool call with its arguments and its result once', async () => {
     const greeting = await lango(['chat', 'hello'], cwd);
     expect(greeting.code).toBe(0);
-    expect(greeting.out).toMatch(/^\[lango-orchestrator\]\nHello!/);
+    expect(greeting.out).toMatch(/^lango-orchestrator: Hello!/);
     const shell = await lango(['chat', 'exec_shell', '{"command":"echo cli-$((2+3))"}'], cwd);
     expect(shell.code).toBe(0);
-    expect(shell.out).toContain('→ lango-orchestrator transfers to operator');
-    expect(shell.out).toContain('⚙ exec_shell done');
-    expect(shell.out).toContain('cli-5');
+    expect(shell.out).toContain('→ lango-orchestrator hands over to operator');
+    expect(shell.out).toContain('⚙ operator: exec_shell {"command":"echo cli-$((2+3))"}');
+    expect(shell.out.match(/✓ exec_shell: .*cli-5/g)).toHaveLength(1);
+    expect(fs.existsSync(path.join(cwd, '.lango', 'lango.lock'))).toBe(false);
   });
 
   it('card --out writes the card a peer would fetch', async () => {
@@ -210,10 +211,10 @@ describe('npm start (the built CLI: lango serve)', () => {
         }),
       });
       const body = (await reply.json()) as {
-        result: { task: { status: { state: string; message: { parts: { text: string }[] } } } };
+        result: { task: { status: { state: string }; artifacts: { parts: { text: string }[] }[] } };
       };
       expect(body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
-      expect(body.result.task.status.message.parts[0].text).toMatch(/^Hello!/);
+      expect(body.result.task.artifacts[0].parts[0].text).toMatch(/^Hello!/);
     } finally {
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       child.kill('SIGTERM');

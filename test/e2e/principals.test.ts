@@ -7,7 +7,7 @@ import { createApp, type LangoApp } from '../../src/app';
 import { resolveConfig } from '../../src/config/load';
 import { createMemoryLogger } from '../../src/log/logger';
 import { OWNER } from '../../src/principal';
-import { a2aClient, asTask, partsText, textRequest } from '../support/a2aClient';
+import { a2aClient, answerText, asTask, textRequest } from '../support/a2aClient';
 
 /**
  * Two callers with their own bearer tokens against one node (offline model,
@@ -71,21 +71,23 @@ describe('principals over A2A: two callers, one node', () => {
 
   it("keeps a caller's secrets and background jobs from the other caller", async () => {
     const stored = await send(alice, 'secrets_store {"name": "ALICE_TOKEN", "value": "alice-private-value-42"}');
-    expect(partsText(stored.status?.message?.parts)).toContain('"stored":true');
+    expect(answerText(stored)).toContain('"stored":true');
     const alicesList = await send(alice, 'secrets_list {}');
-    expect(partsText(alicesList.status?.message?.parts)).toContain('ALICE_TOKEN');
+    expect(answerText(alicesList)).toContain('ALICE_TOKEN');
     const bobsList = await send(bob, 'secrets_list {}');
-    expect(partsText(bobsList.status?.message?.parts)).not.toContain('ALICE_TOKEN');
+    expect(bobsList.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(answerText(bobsList)).not.toContain('ALICE_TOKEN');
     const bobsGet = await send(bob, 'secrets_get {"name": "ALICE_TOKEN"}');
-    expect(partsText(bobsGet.status?.message?.parts)).toContain('unknown secret "ALICE_TOKEN"');
+    expect(answerText(bobsGet)).toContain('unknown secret "ALICE_TOKEN"');
 
     const submitted = await send(alice, 'bg_submit {"prompt": "hello"}');
-    const id = /"id":"(bg-[0-9a-f]{8})"/.exec(partsText(submitted.status?.message?.parts))?.[1];
+    const id = /"id":"(bg-[0-9a-f]{8})"/.exec(answerText(submitted))?.[1];
     expect(id).toMatch(/^bg-/);
     const bobsStatus = await send(bob, `bg_status {"id": "${id}"}`);
-    expect(partsText(bobsStatus.status?.message?.parts)).toContain(`no background job with id "${id}"`);
+    expect(answerText(bobsStatus)).toContain(`no background job with id "${id}"`);
     const bobsJobs = await send(bob, 'bg_list {}');
-    expect(partsText(bobsJobs.status?.message?.parts)).not.toContain(id!);
+    expect(bobsJobs.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(answerText(bobsJobs)).not.toContain(id!);
     // The owner sees both callers' secrets and Alice's job.
     expect((await app.stores.vault.listSecrets(OWNER)).map((s) => s.name)).toContain('ALICE_TOKEN');
     expect(await app.stores.background.get(OWNER, id!)).toMatchObject({ owner: expect.stringMatching(/^bearer:/) });

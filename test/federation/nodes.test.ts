@@ -7,7 +7,7 @@ import { resolveConfig } from '../../src/config/load';
 import type { LangoConfigInput } from '../../src/config/schema';
 import { walkAgents } from '../../src/agent/agent';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
-import { a2aClient, asTask, partsText, textRequest } from '../support/a2aClient';
+import { a2aClient, answerText, asTask, partsText, textRequest } from '../support/a2aClient';
 import { deadPort } from '../support/federationPeers';
 import { logged } from '../support/federationRun';
 import { waitFor } from '../support/waitFor';
@@ -85,9 +85,9 @@ describe('a hub node federating a peer node', () => {
     const client = await a2aClient(hub.url, 'JSONRPC');
     const task = asTask(await client.sendMessage(textRequest('peer-one: plan my week')));
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    expect(partsText(task.status?.message?.parts)).toContain("I'm planner");
+    expect(answerText(task)).toContain("I'm planner");
     // Authored by the remote agent; the peer node's own orchestrator routed "plan" to its planner.
-    expect(task.status?.message?.metadata?.agent).toBe('peer-one');
+    expect(task.metadata?.agent).toBe('peer-one');
     expect(logged(hub.logger, 'info', 'remote call settled')[0].meta).toMatchObject({
       remote: 'peer-one',
       state: 'completed',
@@ -141,7 +141,8 @@ describe('a hub node federating a peer node', () => {
     // Naming both nodes makes each orchestrator (offline model) route to the other one.
     const client = await a2aClient(a.url, 'JSONRPC');
     const task = asTask(await client.sendMessage(textRequest('node-a node-b: ping each other')));
-    const text = partsText(task.status?.message?.parts);
+    // Whether node-b reports the refusal as its answer (artifact) or as its failure (status), the caller reads it.
+    const text = `${answerText(task)}${partsText(task.status?.message?.parts)}`;
     // The request comes back to node-a (a → b → a): node-a's executor finds itself on the hop path and refuses.
     expect(text).toMatch(/delegation loop/);
     const refusals = logged(a.logger, 'warn', 'request refused');

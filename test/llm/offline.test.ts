@@ -213,6 +213,51 @@ describe('offline model in the runtime', () => {
     expect(result.text).toContain('The remote agent weather failed: peer unreachable.');
   });
 
+  /** A peer named `bob` that answers with what it was asked, recording each request. */
+  const peerBob = (asked: string[]): RemoteAgent => ({
+    kind: 'remote',
+    name: 'bob',
+    description: 'a peer node that also runs shell commands',
+    keywords: [],
+    cardUrl: 'http://127.0.0.1:1/card',
+    // eslint-disable-next-line require-yield
+    async *invoke({ text }) {
+      asked.push(text);
+      return { status: 'completed', text: `bob ran: ${text}` };
+    },
+  });
+
+  it('routes a message that names a remote agent to it, though a local specialist owns the tool it names', async () => {
+    const asked: string[] = [];
+    const text = 'ask bob to exec_shell {"command": "echo hi"}';
+    const { events, result } = await collect(runner([peerBob(asked)]), { principal: OWNER, sessionId: 's', text });
+    expect(events).toContainEqual({ type: 'transfer', from: 'lango-orchestrator', to: 'bob' });
+    expect(asked).toEqual([text]);
+    expect(shellRuns).toEqual([]);
+    expect(result).toMatchObject({ status: 'completed', author: 'bob', text: `bob ran: ${text}` });
+  });
+
+  it('a single flat agent hands a message naming a remote to it instead of running its own tool', async () => {
+    const asked: string[] = [];
+    const bob = peerBob(asked);
+    const single = makeAgent({ name: 'lango-agent', tools: [shell], subAgents: [bob] });
+    const r = createRunner({
+      tree: { current: () => single },
+      model: createOfflineModel({ routes: (agentName) => routesOf(single, agentName) }),
+      sessions: store.sessions,
+      logger: store.logger,
+      maxDelegationRounds: 5,
+      maxTurnsPerAgent: 10,
+    });
+    const { result } = await collect(r, { principal: OWNER, sessionId: 's', text: 'Bob: exec_shell echo hi' });
+    expect(result.author).toBe('bob');
+    expect(shellRuns).toEqual([]);
+    // A path that merely contains the name is no mention of the agent.
+    const own = await collect(r, { principal: OWNER, sessionId: 's2', text: 'exec_shell cat notes/bob.txt' });
+    expect(own.result.author).toBe('lango-agent');
+    expect(shellRuns).toEqual(['cat notes/bob.txt']);
+  });
+
   it('works as a single flat agent: greeting and a key=value tool call', async () => {
     const single = makeAgent({ name: 'lango-agent', model, tools: [shell, fsRead] });
     const r = createRunner({

@@ -49,6 +49,11 @@ export function partsText(parts: { content?: { $case: string; value: unknown } }
   return (parts ?? []).map((p) => (p.content?.$case === 'text' ? String(p.content.value) : '')).join('');
 }
 
+/** The answer of a completed task: the text of its artifacts (its closing status carries no copy). */
+export function answerText(task: Task): string {
+  return task.artifacts.map((artifact) => partsText(artifact.parts)).join('');
+}
+
 /** `result` as a Task, failing the test when the server answered with a bare Message. */
 export function asTask(result: unknown): Task {
   if (!result || typeof result !== 'object' || !('status' in result))

@@ -1,8 +1,11 @@
 import type { Command } from 'commander';
 import type { Agent } from '../../agent/agent';
 import type { PeerStatus } from '../../federation/health';
-import { ExitCode } from '../io';
-import { appFor, configFor, type CliContext, type GlobalOptions } from '../context';
+import type { AgentEntry } from '../../a2a/discovery';
+import { InputError, LangoError } from '../../errors';
+import { ExitCode, type CliIO } from '../io';
+import { configFor, targetFor, type CliContext, type GlobalOptions } from '../context';
+import { fetchNodeJson } from '../nodeClient';
 
 /** The JSON shape of one agent in `lango agents --json`. */
 interface AgentView {
@@ -70,9 +73,19 @@ export function registerAgentsCommand(program: Command, ctx: CliContext, done: (
       '--check',
       "show each remote agent's health: healthy, open circuit, skipped with reason, last error, latency",
     )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  lango agents\n  lango agents --check        exit 1 when a remote agent is unusable\n  lango agents --json\n',
+    )
     .action(async (options: { json?: boolean; instruction?: boolean; check?: boolean }) => {
-      const { config } = configFor(program.opts<GlobalOptions>(), ctx);
-      const app = await appFor(config, ctx);
+      const globals = program.opts<GlobalOptions>();
+      const { config } = configFor(globals, ctx);
+      const target = await targetFor(globals, config, ctx, { command: 'agents', runJobs: false });
+      if (target.kind === 'remote') {
+        done(await remoteAgents(target.url, options, ctx.io));
+        return;
+      }
+      const { app } = target;
       try {
         const root = app.root();
         const peers = app.peers();
@@ -97,7 +110,39 @@ export function registerAgentsCommand(program: Command, ctx: CliContext, done: (
         const unhealthy = peers.some((p) => p.state !== 'healthy');
         done(options.check && unhealthy ? ExitCode.failure : ExitCode.ok);
       } finally {
-        await app.close();
+        await target.close();
       }
     });
+}
+
+/**
+ * `agents` against the running node: its catalog (`GET /agents`), which
+ * names agents, capabilities and remote health but, being served to callers,
+ * not tools or prompts.
+ */
+async function remoteAgents(
+  url: string,
+  options: { json?: boolean; instruction?: boolean; check?: boolean },
+  io: CliIO,
+): Promise<number> {
+  if (options.instruction)
+    throw new InputError(`--instruction reads the tree in-process, but the node at ${url} serves this data folder`);
+  const { status, body } = await fetchNodeJson(url, 'agents');
+  if (status !== 200) throw new LangoError(`the node at ${url} answered /agents with HTTP ${status}`);
+  const catalog = body as { root: string; agents: AgentEntry[] };
+  if (options.json) {
+    io.out(JSON.stringify({ node: url, ...catalog }, null, 2) + '\n');
+  } else {
+    const lines = [`${catalog.root} (node at ${url})`];
+    for (const agent of catalog.agents) {
+      const health = agent.health
+        ? ` ${agent.health.state}${agent.health.reason ? ` (${agent.health.reason})` : ''}`
+        : '';
+      lines.push(`  ${agent.name}${agent.kind === 'remote' ? ` (remote: ${agent.cardUrl ?? '?'})${health}` : ''}`);
+      if (agent.capabilities.length) lines.push(`    ${agent.capabilities.join(', ')}`);
+    }
+    io.out(lines.join('\n') + '\n');
+  }
+  const unhealthy = catalog.agents.some((a) => a.kind === 'remote' && a.health?.state !== 'healthy');
+  return options.check && unhealthy ? ExitCode.failure : ExitCode.ok;
 }

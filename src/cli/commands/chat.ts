@@ -1,86 +1,157 @@
 import readline from 'node:readline';
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import { assertNever, type RunEvent } from '../../agent/events';
-import { runToEnd, type TurnResult } from '../../agent/turn';
+import { runToEnd } from '../../agent/turn';
 import type { LangoApp } from '../../app';
 import { OWNER } from '../../principal';
+import {
+  chatEventOf,
+  createHumanRenderer,
+  createJsonRenderer,
+  type ChatEvent,
+  type ChatOutcome,
+  type ChatRenderer,
+} from '../chatEvents';
+import { configFor, targetFor, type CliContext, type GlobalOptions } from '../context';
+import { describeHolder, type LockHolder } from '../dataLock';
 import { ExitCode, type CliIO } from '../io';
-import { appFor, configFor, type CliContext, type GlobalOptions } from '../context';
+import { NodeConversation } from '../nodeClient';
 
-/**
- * Renders a turn for a person: the answer streams as it is written, and each
- * change of acting agent, tool call and remote call is shown on its own line.
- */
-export function createTurnRenderer(io: CliIO): { onEvent: (e: RunEvent) => void; end: (r: TurnResult) => void } {
-  let midLine = false;
-  // Providers that do not stream still end with a final event: print its text when nothing streamed.
-  let streamed = false;
-  const line = (text: string) => {
-    if (midLine) io.out('\n');
-    midLine = false;
-    io.out(text + '\n');
-  };
+/** One conversation, on the node over A2A or in this process; each turn relays chat events. */
+interface Conversation {
+  /** Where the turns run, for the greeting line. */
+  readonly where: string;
+  turn(text: string, signal: AbortSignal, onEvent: (event: ChatEvent) => void): Promise<ChatOutcome>;
+}
+
+/** Turns in this process, as the node's owner, in session `sessionId`. */
+function localConversation(app: LangoApp, sessionId: string): Conversation {
   return {
-    onEvent(event) {
-      switch (event.type) {
-        case 'agent_start':
-          streamed = false;
-          line(`[${event.agent}]`);
-          break;
-        case 'text_delta':
-          streamed = true;
-          io.out(event.delta);
-          midLine = !event.delta.endsWith('\n');
-          break;
-        case 'transfer':
-          line(`→ ${event.from} transfers to ${event.to}`);
-          break;
-        case 'transfer_refused':
-          line(`✗ transfer ${event.from} → ${event.to} refused: ${event.reason}`);
-          break;
-        case 'rejected':
-          line(`↩ ${event.agent} rejected the task: ${event.note}`);
-          break;
-        case 'tool_start':
-          line(`  ⚙ ${event.tool} …`);
-          break;
-        case 'tool_end':
-          line(`  ⚙ ${event.tool} ${event.ok ? 'done' : 'failed'}: ${event.summary}`);
-          break;
-        case 'remote_call':
-          line(`  ⇄ ${event.agent}: ${event.status}${event.detail ? ` (${event.detail})` : ''}`);
-          break;
-        case 'final':
-          if (!streamed) line(event.text);
-          break;
-        case 'input_required':
-          break;
-        default:
-          assertNever(event);
+    where: `in this process (data folder ${app.dataDir})`,
+    async turn(text, signal, onEvent) {
+      try {
+        const result = await runToEnd(app.runner, { principal: OWNER, sessionId, text, signal }, (event) => {
+          const shown = chatEventOf(event);
+          if (shown) onEvent(shown);
+        });
+        if (result.status === 'failed') onEvent({ type: 'failed', text: result.text });
+        return result.status;
+      } catch (err) {
+        if (!signal.aborted) throw err;
+        onEvent({ type: 'cancelled' });
+        return 'cancelled';
       }
-    },
-    end(result) {
-      if (midLine) io.out('\n');
-      midLine = false;
-      if (result.status === 'failed') io.out(`✗ failed: ${result.text}\n`);
-      else if (result.status === 'input-required') io.out(`? ${result.author} asks: ${result.text}\n`);
     },
   };
 }
 
+/** Turns on the running node over A2A. */
+function remoteConversation(node: NodeConversation, holder: LockHolder | undefined): Conversation {
+  return {
+    where: `at ${node.url}${holder ? ` (${describeHolder(holder)})` : ''}`,
+    turn: (text, signal, onEvent) => node.turn(text, signal, onEvent),
+  };
+}
+
+/** Runs one turn through the renderer; a fault is shown and ends the turn as failed. */
 async function runTurn(
-  app: LangoApp,
-  io: CliIO,
-  sessionId: string,
+  conversation: Conversation,
+  renderer: ChatRenderer,
   text: string,
   signal: AbortSignal,
-): Promise<TurnResult> {
-  const renderer = createTurnRenderer(io);
-  // The CLI is the node's owner.
-  const result = await runToEnd(app.runner, { principal: OWNER, sessionId, text, signal }, renderer.onEvent);
-  renderer.end(result);
-  return result;
+): Promise<ChatOutcome> {
+  renderer.busy();
+  try {
+    return await conversation.turn(text, signal, (event) => renderer.event(event));
+  } catch (err) {
+    renderer.event({ type: 'failed', text: err instanceof Error ? err.message : String(err) });
+    return 'failed';
+  } finally {
+    renderer.end();
+  }
+}
+
+const PROMPT = 'you> ';
+
+/**
+ * The interactive loop. On a terminal: a prompt with line editing and
+ * history; Ctrl-C during a turn cancels that turn and the conversation goes
+ * on; Ctrl-C or Ctrl-D at the prompt leaves. Piped input is read line by
+ * line, each line a turn, until it ends.
+ */
+async function converse(
+  conversation: Conversation,
+  renderer: ChatRenderer,
+  ctx: CliContext,
+  options: { json: boolean },
+): Promise<void> {
+  const { io } = ctx;
+  const terminal = ctx.terminal && !options.json;
+  if (!options.json) io.err(`talking to the node ${conversation.where}; Ctrl-C cancels a turn, Ctrl-D leaves\n`);
+  const rl = readline.createInterface({
+    input: ctx.stdin,
+    output: terminal ? ttyOutput(io) : undefined,
+    terminal,
+    historySize: 500,
+    prompt: PROMPT,
+  });
+  const waiting: string[] = [];
+  let turn: AbortController | undefined;
+  let closed = false;
+  let leave!: () => void;
+  const left = new Promise<void>((resolve) => (leave = resolve));
+  const stop = new AbortController();
+  void ctx.stopSignal.then(() => {
+    stop.abort();
+    turn?.abort();
+    leave();
+  });
+
+  const next = async () => {
+    while (!turn && waiting.length && !stop.signal.aborted) {
+      const text = waiting.shift() as string;
+      if (text === 'exit' || text === 'quit') {
+        waiting.length = 0;
+        closed = true;
+        break;
+      }
+      turn = new AbortController();
+      await runTurn(conversation, renderer, text, turn.signal);
+      turn = undefined;
+    }
+    if (closed || stop.signal.aborted) leave();
+    else if (terminal) rl.prompt();
+  };
+  rl.on('line', (raw) => {
+    const text = raw.trim();
+    if (text) waiting.push(text);
+    if (!turn) void next();
+  });
+  // Raw mode turns Ctrl-C into this event instead of a signal.
+  rl.on('SIGINT', () => {
+    if (turn) {
+      waiting.length = 0;
+      turn.abort();
+    } else {
+      io.out('\n');
+      closed = true;
+      leave();
+    }
+  });
+  rl.on('close', () => {
+    closed = true;
+    // Ctrl-D or the end of piped input: what was typed before still runs.
+    if (!turn) void next();
+  });
+  if (terminal) rl.prompt();
+  await left;
+  rl.close();
+  if (terminal) io.out('\n');
+}
+
+/** readline's output: the CLI's stdout, so tests capture it; it wants a stream, of which only `write` is used. */
+function ttyOutput(io: CliIO): NodeJS.WritableStream {
+  return { write: (chunk: string) => (io.out(chunk), true), columns: process.stdout.columns } as never;
 }
 
 /** `lango chat [MESSAGE]`: one turn, or an interactive conversation when no message is given. */
@@ -89,31 +160,48 @@ export function registerChatCommand(program: Command, ctx: CliContext, done: (co
     .command('chat')
     .description('talk to the node: one message, or interactive when none is given')
     .argument('[message...]', 'the message (interactive when omitted)')
-    .option('-s, --session <id>', 'continue a session (kept in the database)')
-    .action(async (words: string[], options: { session?: string }) => {
-      const { config } = configFor(program.opts<GlobalOptions>(), ctx);
-      const app = await appFor(config, ctx);
-      const sessionId = options.session ?? `cli:${randomUUID()}`;
-      const abort = new AbortController();
-      void ctx.stopSignal.then(() => abort.abort());
+    .option('-s, --session <id>', 'continue a session (its A2A contextId when talking to a running node)')
+    .option('--json', 'print one JSON event per line (tool calls, results, remote calls, the answer)')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Talks to the node serving the data folder over A2A when one runs (or the one at --url);',
+        'otherwise runs the node in this process, holding the folder until it ends.',
+        '',
+        'Examples:',
+        '  lango chat                                  interactive: Ctrl-C cancels a turn, Ctrl-D leaves',
+        '  lango chat hello',
+        '  lango chat exec_shell \'{"command": "ls"}\'',
+        '  lango chat --json "list my cron jobs"       one JSON event per line',
+        '  lango --url http://127.0.0.1:18789 chat hi   a node elsewhere',
+        '',
+      ].join('\n'),
+    )
+    .action(async (words: string[], options: { session?: string; json?: boolean }) => {
+      const globals = program.opts<GlobalOptions>();
+      const { config } = configFor(globals, ctx);
+      const interactive = words.length === 0;
+      // An interactive chat holding the folder is its node for a while: it runs jobs. A one-shot leaves them to one.
+      const target = await targetFor(globals, config, ctx, { command: 'chat', runJobs: interactive });
+      const json = Boolean(options.json);
+      const renderer = json ? createJsonRenderer(ctx.io) : createHumanRenderer(ctx.io, { spinner: ctx.terminal });
       try {
-        if (words.length) {
-          const result = await runTurn(app, ctx.io, sessionId, words.join(' '), abort.signal);
-          done(result.status === 'failed' ? ExitCode.failure : ExitCode.ok);
+        const conversation: Conversation =
+          target.kind === 'local'
+            ? localConversation(target.app, options.session ?? `cli:${randomUUID()}`)
+            : remoteConversation(await NodeConversation.connect(target.url, options.session), target.holder);
+        if (!interactive) {
+          const abort = new AbortController();
+          void ctx.stopSignal.then(() => abort.abort());
+          const outcome = await runTurn(conversation, renderer, words.join(' '), abort.signal);
+          done(outcome === 'failed' || outcome === 'cancelled' ? ExitCode.failure : ExitCode.ok);
           return;
         }
-        ctx.io.err(`session ${sessionId} — type a message, or "exit" to leave\n`);
-        const rl = readline.createInterface({ input: process.stdin, terminal: false });
-        for await (const raw of rl) {
-          const text = raw.trim();
-          if (!text) continue;
-          if (text === 'exit' || text === 'quit') break;
-          await runTurn(app, ctx.io, sessionId, text, abort.signal);
-        }
-        rl.close();
+        await converse(conversation, renderer, ctx, { json });
         done(ExitCode.ok);
       } finally {
-        await app.close();
+        if (target.kind === 'local') await target.close();
       }
     });
 }

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { ExitCode } from '../io';
-import { appFor, configFor, type CliContext, type GlobalOptions } from '../context';
+import { configFor, targetFor, type CliContext, type GlobalOptions } from '../context';
+import { describeHolder } from '../dataLock';
+import { fetchNodeJson } from '../nodeClient';
 import { checkCommandSandbox, describeSandbox } from '../../index';
 
 /** `lango doctor`: each tool family on, off or broken (with the reason), and the model provider. */
@@ -10,8 +12,23 @@ export function registerDoctorCommand(program: Command, ctx: CliContext, done: (
     .description('report each tool family as on, off or broken, with the reason')
     .option('--json', 'print JSON')
     .action(async (options: { json?: boolean }) => {
-      const { config, file } = configFor(program.opts<GlobalOptions>(), ctx);
-      const app = await appFor(config, ctx, 'error');
+      const globals = program.opts<GlobalOptions>();
+      const { config, file } = configFor(globals, ctx);
+      const target = await targetFor(globals, config, ctx, { command: 'doctor', runJobs: false, level: 'error' });
+      if (target.kind === 'remote') {
+        // The node holds the folder: its families are its own; say where it runs and whether it is ready.
+        const { status, body } = await fetchNodeJson(target.url, 'readyz');
+        const who = target.holder ? describeHolder(target.holder) : `the node at ${target.url}`;
+        if (options.json)
+          ctx.io.out(JSON.stringify({ config: file ?? null, node: target.url, readiness: body }) + '\n');
+        else
+          ctx.io.out(
+            `config: ${file ?? 'embedded defaults'}\nnode: ${who}: ${status === 200 ? 'ready' : 'not ready'}\n`,
+          );
+        done(status === 200 ? ExitCode.ok : ExitCode.failure);
+        return;
+      }
+      const { app } = target;
       try {
         const broken = app.families.filter((f) => f.state === 'broken');
         const sandbox = await checkCommandSandbox(config, app.dataDir);
@@ -34,7 +51,7 @@ export function registerDoctorCommand(program: Command, ctx: CliContext, done: (
         }
         done(broken.length ? ExitCode.failure : ExitCode.ok);
       } finally {
-        await app.close();
+        await target.close();
       }
     });
 }

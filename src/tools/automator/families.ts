@@ -32,7 +32,8 @@ export const cronFamily: ToolFamily = {
     });
     return {
       tools: createCronTools({ scheduler, store }),
-      start: ({ runner }) => scheduler.start(runner),
+      // A job added while the scheduler is not started is kept, unarmed, for the node that runs jobs.
+      start: ({ runner, runsJobs }) => (runsJobs === false ? undefined : scheduler.start(runner)),
       close: () => scheduler.close(),
     };
   },
@@ -54,7 +55,8 @@ export const backgroundFamily: ToolFamily = {
     });
     return {
       tools: createBackgroundTools({ queue, store }),
-      start: ({ runner }) => queue.start(runner),
+      // A prompt submitted while the queue is not started stays queued for the node that runs jobs.
+      start: ({ runner, runsJobs }) => (runsJobs === false ? undefined : queue.start(runner)),
       close: () => queue.close(),
     };
   },

@@ -10,7 +10,7 @@ import { SecretRegistry } from '../../../src/log/redact';
 import { OWNER } from '../../../src/principal';
 import { openSqliteStorage } from '../../../src/store/sqlite/storage';
 import { openVault } from '../../../src/vault/vault';
-import { a2aClient, asTask, partsText, textRequest } from '../../support/a2aClient';
+import { a2aClient, answerText, asTask, partsText, textRequest } from '../../support/a2aClient';
 import { startOpenAIServer, type OpenAIServer } from '../../support/openaiServer';
 import { tempDir } from './context';
 
@@ -70,7 +70,7 @@ describe('operator and vault tools over A2A', () => {
     );
     expect(answered.id).toBe(asked.id);
     expect(answered.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    expect(partsText(answered.status?.message?.parts)).toBe('done, exit code 0');
+    expect(answerText(answered)).toBe('done, exit code 0');
     expect(fs.existsSync(file)).toBe(true);
     expect(model.unexpected).toEqual([]);
   });
@@ -122,7 +122,7 @@ describe('operator and vault tools over A2A', () => {
       await client.sendMessage(textRequest('write the token to token.txt', { contextId: first.contextId })),
     );
     expect(second.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    expect(partsText(second.status?.message?.parts)).toBe('output: using [REDACTED]\n');
+    expect(answerText(second)).toBe('output: using [REDACTED]\n');
     expect(fs.readFileSync(path.join(dir, 'workspace', 'token.txt'), 'utf8')).toBe(value);
 
     const history = await client.getTask({ id: second.id, historyLength: 100, tenant: '' });

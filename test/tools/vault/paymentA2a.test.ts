@@ -3,7 +3,7 @@ import { getAddress, type Address } from 'viem';
 import { createApp, type LangoApp } from '../../../src/app';
 import { resolveConfig } from '../../../src/config/load';
 import { createMemoryLogger } from '../../../src/log/logger';
-import { a2aClient, asTask, partsText, textRequest } from '../../support/a2aClient';
+import { a2aClient, answerText, asTask, partsText, textRequest } from '../../support/a2aClient';
 import { startOpenAIServer, type OpenAIServer } from '../../support/openaiServer';
 import { tempDir } from '../operator/context';
 import { startTestChain, type TestChain } from './evmChain';
@@ -67,7 +67,7 @@ describe('a payment above the approval threshold over A2A', () => {
       await client.sendMessage(textRequest('yes', { contextId: asked.contextId, taskId: asked.id })),
     );
     expect(answered.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    expect(partsText(answered.status?.message?.parts)).toBe('sent: confirmed');
+    expect(answerText(answered)).toBe('sent: confirmed');
     expect(await chain.balanceOf(RECIPIENT)).toBe(2_500_000n);
     expect(model.unexpected).toEqual([]);
   });
