@@ -29,7 +29,9 @@ import { ownerOfTool, partitionTools } from './orchestration/partition';
 import { defineSpecs, specRows, type AgentSpec, type SpecRow } from './orchestration/specs';
 import { reservedAgentNames } from './orchestration/tree';
 import { buildOrchestratorSystemPrompt, buildSystemPrompt, createSubAgentPrompt, loadPromptSections } from './prompt';
-import { defaultPrincipals, OWNER } from './principal';
+import { OWNER, type Grant } from './principal';
+import { createCallers, resolveCallerCredentials, type Callers } from './a2a/callers';
+import { agentSpecs } from './orchestration/specs';
 import type { Stores } from './store';
 import type { SqliteDatabase } from './store/sqlite/database';
 import { openNodeStorage } from './store/open';
@@ -164,6 +166,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       config,
       logger,
       db: () => storage.db,
+      callers: () => callers,
       peers: () => federation?.status() ?? [],
     });
     cleanups.push(() => observability.close());
@@ -184,6 +187,8 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     const secretReferences = createSecretReferences({
       lookup: (principal, name) => requireVault(vault).secretValue(principal, name),
     });
+    const callers = await nodeCallers(config, { resolve: (text) => secretReferences.resolve(OWNER, text) });
+    for (const credential of callers.credentials) secrets.add(credential.value);
 
     const toolset = await createToolset(toolFamilies, {
       config,
@@ -191,7 +196,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       stores,
       vault,
       secretReferences,
-      principals: defaultPrincipals,
+      principals: callers,
       logger,
       secrets,
       clock,
@@ -204,6 +209,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     const tree = createAgentTreeHolder({
       tools: nodeTools,
       specs,
+      familyOf: (toolName) => toolset.familyOf(toolName),
       multiAgent: config.agent.multiAgent,
       maxDelegationRounds: config.agent.maxDelegationRounds,
       systemPrompt,
@@ -245,6 +251,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       tree,
       model,
       sessions: stores.sessions,
+      familyOf: (toolName) => toolset.familyOf(toolName),
       logger: runtimeLogger,
       maxDelegationRounds: config.agent.maxDelegationRounds,
       maxTurnsPerAgent: config.agent.maxTurnsPerAgent,
@@ -263,6 +270,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       config,
       root: () => tree.current(),
       runner,
+      callers,
       db: storage.db,
       group: storage.group,
       logger: logger.child({ component: 'a2a' }),
@@ -358,6 +366,33 @@ async function openNodeVault(
     options.logger.warn('vault unavailable; starting without it', { reason });
     return { ok: false, reason };
   }
+}
+
+/**
+ * The default grant of a peer caller: every specialist and remote agent, and
+ * the tool families whose rows are the caller's own (`grantedToPeers` in the
+ * family table).
+ */
+export const DEFAULT_PEER_GRANT: Grant = Object.freeze({
+  specialists: 'all',
+  remoteAgents: 'all',
+  toolFamilies: toolFamilies.filter((family) => family.grantedToPeers).map((family) => family.name),
+});
+
+/** The node's callers: `a2a.auth` with its secret references resolved and every grant checked against the node. */
+async function nodeCallers(
+  config: LangoConfig,
+  options: { resolve: (text: string) => Promise<string> },
+): Promise<Callers> {
+  const auth = await resolveCallerCredentials(config.a2a.auth, options.resolve);
+  return createCallers(auth, {
+    defaultGrant: DEFAULT_PEER_GRANT,
+    known: {
+      specialists: agentSpecs.map((spec) => spec.name),
+      remoteAgents: config.a2a.remoteAgents.map((entry) => entry.name),
+      toolFamilies: toolFamilies.map((family) => family.name),
+    },
+  });
 }
 
 /** The model `config.agent` asks for: an OpenAI-compatible endpoint, or the embedded offline model. */

@@ -14,6 +14,7 @@ import type { Logger } from '../log/logger';
 import type { GroupCommit } from '../store/sqlite/groupCommit';
 import { RESULT_ONLY_KEY } from './callFlags';
 import { isRunning } from '../protocol/taskStates';
+import { redactJsonText, type Redact } from './redaction';
 
 /**
  * The SDK's TaskStore and PushNotificationStore contracts over our
@@ -91,6 +92,8 @@ export class SqliteTaskStore implements TaskStore {
     private readonly logger: Logger,
     private readonly group: GroupCommit,
     private readonly table = 'a2a_tasks',
+    /** Masks known secret values in every row written (the node's redactor). */
+    private readonly redact?: Redact,
   ) {
     this.upsert = db.prepare(
       `INSERT INTO ${table} (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata, protocol_version)
@@ -172,11 +175,17 @@ export class SqliteTaskStore implements TaskStore {
       context_id: task.contextId || '',
       status_last_updated: lastUpdated(task.status?.timestamp),
       status_state: task.status ? taskStateToJSON(task.status.state) : null,
-      status: encode(payload.status),
-      artifacts: encode(payload.artifacts),
-      history: encode(payload.history),
-      metadata: encode(payload.metadata),
+      // The one seam where a task becomes a row: nothing stored holds a secret value (issue 11 G).
+      status: this.encodeRedacted(payload.status),
+      artifacts: this.encodeRedacted(payload.artifacts),
+      history: this.encodeRedacted(payload.history),
+      metadata: this.encodeRedacted(payload.metadata),
     });
+  }
+
+  private encodeRedacted(value: unknown): string | null {
+    const text = encode(value);
+    return text === null || !this.redact ? text : redactJsonText(text, this.redact);
   }
 
   private readonly writeQueued = () => {

@@ -5,7 +5,7 @@ import type { TurnInput, TurnResult, TurnRunner } from './turn';
 import { errorMessage, raceAbort, throwIfAborted } from '../errors';
 import { callModel } from './modelCall';
 import { callRemote } from './remoteCall';
-import { executeToolCall, DEFAULT_MAX_TOOL_RESULT_CHARS } from './toolCall';
+import { executeToolCall, grantRefusal, DEFAULT_MAX_TOOL_RESULT_CHARS } from './toolCall';
 import { indexTree, routesFor, transferTarget, transferToolSpec, TRANSFER_TOOL } from './transfer';
 import { resumePendingApproval } from './resume';
 import { previewArguments } from './argumentPreview';
@@ -14,12 +14,21 @@ import type { Model, ModelMessage, ModelToolCall } from '../llm/model';
 import type { Logger } from '../log/logger';
 import { NOOP_OBSERVER, type Observer } from '../observe/observer';
 import { ObservedTurn, observeToolCall } from './observedTurn';
+import type { Principal } from '../principal';
 import { emptySessionState, type PendingApproval, type SessionStore } from '../store/sessions';
 
 /** What {@link createRunner} needs. */
 export interface RunnerOptions {
-  /** The live agent tree; each turn runs on the tree current when it starts (peers join and leave). */
-  tree: { current(): LlmAgent };
+  /**
+   * The live agent tree; each turn runs on the tree current when it starts
+   * (peers join and leave), as the turn's principal may use it (its grant).
+   */
+  tree: { current(principal?: Principal): LlmAgent };
+  /**
+   * The tool family of a tool (the toolset's): a call to a tool of a family
+   * the turn's principal is not granted is refused before it runs.
+   */
+  familyOf?: (toolName: string) => string | undefined;
   /** The model of every agent that has none of its own (the node's configured model). */
   model?: Model;
   sessions: SessionStore;
@@ -83,8 +92,8 @@ export function createRunner(options: RunnerOptions): TurnRunner {
 
   /** The loop: who acts next, what they decided, until someone answers, asks, or it fails. */
   async function* run(input: TurnInput, observed: ObservedTurn): AsyncGenerator<RunEvent, TurnResult> {
-    const tree = indexTree(options.tree.current());
     const { principal, sessionId } = input;
+    const tree = indexTree(options.tree.current(principal));
     const fresh = input.newSession === true;
     const [state, history] = fresh
       ? [emptySessionState(), []]
@@ -206,16 +215,20 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         continue;
       }
       const tool = agent.tools.find((t) => t.name === call.name);
+      const refusal = options.familyOf && grantRefusal(turn.input.principal, call.name, options.familyOf(call.name));
       yield RunEvents.toolStart(agent.name, call.name, call.id, previewArguments(call.arguments, redact));
       const outcome = await observeToolCall(observed.step, agent.name, call, async () =>
-        tool
-          ? executeToolCall(tool, call.arguments, toolContext(turn, agent, call, false), maxToolChars)
-          : {
-              type: 'result',
-              ok: false,
-              content: `tool ${call.name} failed: no such tool; available: ${agent.tools.map((t) => t.name).join(', ') || 'none'}`,
-            },
+        refusal
+          ? { type: 'result', ok: false, content: refusal }
+          : tool
+            ? executeToolCall(tool, call.arguments, toolContext(turn, agent, call, false), maxToolChars)
+            : {
+                type: 'result',
+                ok: false,
+                content: `tool ${call.name} failed: no such tool; available: ${agent.tools.map((t) => t.name).join(', ') || 'none'}`,
+              },
       );
+      if (refusal) turn.log.warn('tool call refused by grant', { tool: call.name, caller: turn.input.principal.id });
       if (outcome.type === 'approval') {
         turn.push({
           role: 'tool',

@@ -60,8 +60,8 @@ export async function runCli(argv: string[], options: RunCliOptions = {}): Promi
   registerCardCommand(program, ctx, done);
   registerConfigCommand(program, ctx, done);
   registerDoctorCommand(program, ctx, done);
-  registerMigrateCommand(program, ctx, done);
   registerToolsCommand(program, ctx, done);
+  registerMigrateCommand(program, ctx, done);
   addVersion(program, packageVersion());
   try {
     await program.parseAsync(argv, { from: 'user' });

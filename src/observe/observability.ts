@@ -1,5 +1,6 @@
 import type { RequestHandler, Router } from 'express';
 import type { LangoConfig } from '../config/schema';
+import type { Callers } from '../a2a/callers';
 import type { PeerStatus } from '../federation/health';
 import type { Logger } from '../log/logger';
 import type { SqliteDatabase } from '../store/sqlite/database';
@@ -13,6 +14,8 @@ export interface ObservabilitySources {
   logger: Logger;
   /** The node database (A2A task counts). */
   db: () => SqliteDatabase;
+  /** Who each credential is (the owner may look). */
+  callers: () => Callers;
   /** The remote peers' health. */
   peers: () => PeerStatus[];
 }
@@ -48,7 +51,7 @@ export function createObservability(sources: ObservabilitySources): Observabilit
     const metrics = createNodeMetrics({
       tasksByState: () => taskCounts(sources.db()),
       peers: sources.peers,
-      access: ownerAccess(config, settings.metricsToken),
+      access: ownerAccess(config, sources.callers, settings.metricsToken),
     });
     observers.push(metrics.observer);
     intercept.push(metrics.countRequests);
