@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { ExitCode } from '../io';
 import { appFor, configFor, dataDirOf, type CliContext, type GlobalOptions } from '../context';
 import { acquireDataLock } from '../dataLock';
+import { assertSafeExposure } from '../../a2a/auth';
 
 /**
  * `lango serve`: the node on `server.host:server.port` until SIGINT/SIGTERM.
@@ -17,6 +18,8 @@ export function registerServeCommand(program: Command, ctx: CliContext, done: (c
     .addHelpText('after', '\nExamples:\n  lango serve\n  PORT=4001 lango --config node-b.yaml serve\n')
     .action(async () => {
       const { config, file } = configFor(program.opts<GlobalOptions>(), ctx);
+      // A node that must not start writes nothing, not even its lock.
+      if (config.a2a.enabled) assertSafeExposure(config);
       // Taken before anything opens the database: one node per data folder.
       const lock = acquireDataLock(dataDirOf(config, ctx), 'serve');
       let app: Awaited<ReturnType<typeof appFor>> | undefined;
