@@ -7,6 +7,8 @@ import type { SqliteDatabase } from '../store/sqlite/database';
 import { ownerAccess } from './access';
 import { createNodeMetrics } from './metrics';
 import { combineObservers, type Observer } from './observer';
+import { createTimelines } from './timeline';
+import { createNodeTracing } from './tracing';
 
 /** What the node's observability reads from the rest of the node, when asked (built before them). */
 export interface ObservabilitySources {
@@ -18,6 +20,9 @@ export interface ObservabilitySources {
   callers: () => Callers;
   /** The remote peers' health. */
   peers: () => PeerStatus[];
+  clock: () => Date;
+  /** Masks secret values in what leaves the node (span status messages, timeline steps). */
+  redact: (text: string) => string;
 }
 
 /** Everything the node shows of its own work, built once by `createApp`. */
@@ -36,7 +41,7 @@ export interface Observability {
  * Builds the sinks `config.observability` asks for and the one observer over
  * them. Nothing configured: the no-op observer, no handlers, no pages.
  * @example
- * const observability = createObservability({ config, logger, db: () => storage.db, peers: () => [] });
+ * const observability = createObservability({ config, logger, db: () => storage.db, peers: () => [], redact: (t) => t, clock: () => new Date() });
  * createRunner({ ..., observer: observability.observer });
  */
 export function createObservability(sources: ObservabilitySources): Observability {
@@ -47,6 +52,31 @@ export function createObservability(sources: ObservabilitySources): Observabilit
   const pages: Router[] = [];
   const closers: Array<() => unknown> = [];
 
+  const { otlp } = settings;
+  if (otlp.tracesEndpoint) {
+    // First: the request's span is open before anything else runs for it.
+    const tracing = createNodeTracing({
+      tracesEndpoint: otlp.tracesEndpoint,
+      protocol: otlp.protocol,
+      headers: otlp.headers,
+      serviceName: otlp.serviceName,
+      redact: sources.redact,
+    });
+    observers.push(tracing.observer);
+    intercept.push(tracing.traceRequests);
+    closers.push(() => tracing.close());
+    sources.logger.info('exporting traces over OTLP', { endpoint: otlp.tracesEndpoint, protocol: otlp.protocol });
+  }
+  if (settings.timeline.enabled) {
+    const timelines = createTimelines({
+      size: settings.timeline.tasks,
+      redact: sources.redact,
+      clock: sources.clock,
+      access: ownerAccess(config, sources.callers),
+    });
+    observers.push(timelines.observer);
+    pages.push(timelines.routes);
+  }
   if (settings.metrics) {
     const metrics = createNodeMetrics({
       tasksByState: () => taskCounts(sources.db()),
