@@ -23,15 +23,18 @@ import { createEndpointFetch } from './net/endpoint';
 import type { Logger } from './log/logger';
 import { SecretRegistry } from './log/redact';
 import { createWinstonLogger } from './log/winston';
+import { createObservability } from './observe/observability';
 import { createAgentTreeHolder, type AgentTreeHolder } from './orchestration/liveTree';
 import { ownerOfTool, partitionTools } from './orchestration/partition';
 import { defineSpecs, specRows, type AgentSpec, type SpecRow } from './orchestration/specs';
 import { reservedAgentNames } from './orchestration/tree';
 import { buildOrchestratorSystemPrompt, buildSystemPrompt, createSubAgentPrompt, loadPromptSections } from './prompt';
-import { defaultPrincipals, OWNER } from './principal';
+import { OWNER, type Grant } from './principal';
+import { createCallers, resolveCallerCredentials, type Callers } from './a2a/callers';
 import type { Stores } from './store';
 import type { SqliteDatabase } from './store/sqlite/database';
-import { openSqliteStorage } from './store/sqlite/storage';
+import { openNodeStorage } from './store/open';
+import { clusterSettings, storagePassword } from './config/cluster';
 import { toolFamilies } from './tools/families';
 import { createSecretReferences } from './vault/references';
 import { createToolset, type FamilyStatus } from './tools/toolset';
@@ -119,8 +122,10 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   const secrets = deps.secrets ?? new SecretRegistry();
   secrets.add(config.agent.apiKey);
   secrets.add(config.embedding.apiKey);
+  if (config.storage.url) secrets.add(storagePassword(config.storage.url));
   for (const token of [...(config.a2a.auth?.bearerTokens ?? []), ...(config.a2a.auth?.apiKeys ?? [])])
     secrets.add(token);
+  secrets.add(config.observability.metricsToken);
   const logger =
     deps.logger ?? createWinstonLogger({ level: config.logLevel, pretty: Boolean(process.stderr.isTTY), secrets });
   const clock = deps.clock ?? (() => new Date());
@@ -155,12 +160,25 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   };
 
   try {
-    const storage = openSqliteStorage({
-      file: path.join(dataDir, 'lango.db'),
+    // First, so the stores report their writes; what it shows of the rest is read when asked.
+    const observability = createObservability({
+      config,
+      logger,
+      db: () => storage.db,
+      callers: () => callers,
+      peers: () => federation?.status() ?? [],
+      redact: (text) => secrets.redactText(text),
+      clock,
+    });
+    cleanups.push(() => observability.close());
+    const storage = await openNodeStorage({
+      url: config.storage.url,
+      cluster: clusterSettings(config),
+      dataDir,
       logger,
       clock,
       redact: (text) => secrets.redactText(text),
-      backgroundCheckpoints: true,
+      observer: observability.observer,
     });
     // Closed last: everything else writes its final rows first.
     cleanups.push(() => storage.close());
@@ -170,6 +188,11 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     const secretReferences = createSecretReferences({
       lookup: (principal, name) => requireVault(vault).secretValue(principal, name),
     });
+    const callers = await nodeCallers(config, {
+      specs,
+      resolve: (text) => secretReferences.resolve(OWNER, text),
+    });
+    for (const credential of callers.credentials) secrets.add(credential.value);
 
     const toolset = await createToolset(toolFamilies, {
       config,
@@ -177,7 +200,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       stores,
       vault,
       secretReferences,
-      principals: defaultPrincipals,
+      principals: callers,
       logger,
       secrets,
       clock,
@@ -190,6 +213,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     const tree = createAgentTreeHolder({
       tools: nodeTools,
       specs,
+      familyOf: (toolName) => toolset.familyOf(toolName),
       multiAgent: config.agent.multiAgent,
       maxDelegationRounds: config.agent.maxDelegationRounds,
       systemPrompt,
@@ -231,6 +255,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       tree,
       model,
       sessions: stores.sessions,
+      familyOf: (toolName) => toolset.familyOf(toolName),
       logger: runtimeLogger,
       maxDelegationRounds: config.agent.maxDelegationRounds,
       maxTurnsPerAgent: config.agent.maxTurnsPerAgent,
@@ -242,12 +267,15 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       onTurnEnd: async (turn) => {
         await Promise.all(turnEndHooks.map((hook) => hook(turn)));
       },
+      observer: observability.observer,
     });
 
     const a2a = createA2AServer({
       config,
       root: () => tree.current(),
       runner,
+      callers,
+      redact: (text) => secrets.redactText(text),
       db: storage.db,
       group: storage.group,
       logger: logger.child({ component: 'a2a' }),
@@ -259,6 +287,8 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
         const hop = checkInboundHops(metadata, nodeId, config.a2a.maxHops);
         return hop.ok ? undefined : hop.reason;
       },
+      intercept: observability.intercept,
+      pages: observability.pages,
     });
     // Before the tool families close: running turns are failed first, then the tools they use go away.
     cleanups.push(() => a2a.close());
@@ -341,6 +371,33 @@ async function openNodeVault(
     options.logger.warn('vault unavailable; starting without it', { reason });
     return { ok: false, reason };
   }
+}
+
+/**
+ * The default grant of a peer caller: every specialist and remote agent, and
+ * the tool families whose rows are the caller's own (`grantedToPeers` in the
+ * family table).
+ */
+export const DEFAULT_PEER_GRANT: Grant = Object.freeze({
+  specialists: 'all',
+  remoteAgents: 'all',
+  toolFamilies: toolFamilies.filter((family) => family.grantedToPeers).map((family) => family.name),
+});
+
+/** The node's callers: `a2a.auth` with its secret references resolved and every grant checked against the node. */
+async function nodeCallers(
+  config: LangoConfig,
+  options: { specs: readonly AgentSpec[]; resolve: (text: string) => Promise<string> },
+): Promise<Callers> {
+  const auth = await resolveCallerCredentials(config.a2a.auth, options.resolve);
+  return createCallers(auth, {
+    defaultGrant: DEFAULT_PEER_GRANT,
+    known: {
+      specialists: options.specs.map((spec) => spec.name),
+      remoteAgents: config.a2a.remoteAgents.map((entry) => entry.name),
+      toolFamilies: toolFamilies.map((family) => family.name),
+    },
+  });
 }
 
 /** The model `config.agent` asks for: an OpenAI-compatible endpoint, or the embedded offline model. */

@@ -6,30 +6,39 @@ import type { LangoConfig } from '../config/schema';
 import { ConfigError } from '../errors';
 import { namedCaller, OWNER, type Principal } from '../principal';
 import { authConfigured } from './card';
+import type { CallerCredential, Callers } from './callers';
 import { isLoopbackHost } from '../net/host';
 
 /**
  * Caller authentication for the A2A endpoints: bearer tokens and/or API keys
- * from `a2a.auth`, checked before the SDK sees the request. A caller's
- * identity is a hash of its credential, so tasks can be scoped per caller
- * without the secret ever being stored or logged.
+ * from `a2a.auth` (`callers.ts`), checked before the SDK sees the request.
+ * A caller's identity is its configured name or a hash of its credential,
+ * so tasks can be scoped per caller without the secret ever being stored or
+ * logged.
  */
 
-/** An authenticated caller. `userName` scopes its tasks in the store. */
+/** An authenticated caller. `userName` (its principal's id) scopes its tasks in the store. */
 export class CredentialUser implements User {
-  constructor(readonly userName: string) {}
+  readonly principal: Principal;
+  constructor(
+    readonly userName: string,
+    principal?: Principal,
+  ) {
+    this.principal = principal ?? namedCaller(userName);
+  }
   get isAuthenticated(): boolean {
     return true;
   }
 }
 
 /**
- * The principal a request runs as: an authenticated credential is a named
- * caller (named by its id, e.g. `bearer:<hash>`); anyone else (no auth
- * configured, so a loopback caller by the exposure rule) is the owner.
+ * The principal a request runs as: an authenticated credential's (a named
+ * caller with its grant, or the owner for a credential marked `owner`);
+ * anyone else (no auth configured, so a loopback caller by the exposure
+ * rule) is the owner.
  */
 export function principalOf(user: User | undefined): Principal {
-  return user instanceof CredentialUser ? namedCaller(user.userName) : OWNER;
+  return user instanceof CredentialUser ? user.principal : OWNER;
 }
 
 const fingerprint = (secret: string) => createHash('sha256').update(secret).digest();
@@ -45,25 +54,26 @@ export interface Authenticator {
 }
 
 /**
- * Builds the authenticator for `a2a.auth`.
+ * Builds the authenticator for `a2a.auth`: each credential of `callers`
+ * authenticates its principal.
  * @example
- * const auth = createAuthenticator(config);
+ * const auth = createAuthenticator(config, createCallers(config.a2a.auth, { defaultGrant }));
  * app.use(requireAuth(auth));
  */
-export function createAuthenticator(config: LangoConfig): Authenticator {
+export function createAuthenticator(config: LangoConfig, callers: Callers): Authenticator {
   const auth = config.a2a.auth;
-  const enabled = authConfigured(config);
-  const bearer = (auth?.bearerTokens ?? []).map(fingerprint);
-  const keys = (auth?.apiKeys ?? []).map(fingerprint);
+  const enabled = callers.enabled;
+  const digests = (kind: CallerCredential['kind']) =>
+    callers.credentials.filter((c) => c.kind === kind).map((c) => ({ digest: fingerprint(c.value), caller: c }));
+  const bearer = digests('bearer');
+  const keys = digests('apiKey');
   const header = (auth?.apiKeyHeader ?? 'X-API-Key').toLowerCase();
-  const match = (candidates: Buffer[], presented: string) => {
+  const match = (candidates: typeof bearer, presented: string): User | undefined => {
     const digest = fingerprint(presented);
     // Compare against every candidate so timing does not reveal which one matched.
-    let found = -1;
-    candidates.forEach((candidate, index) => {
-      if (timingSafeEqual(candidate, digest)) found = index;
-    });
-    return found >= 0 ? digest.toString('hex').slice(0, 16) : undefined;
+    let found: CallerCredential | undefined;
+    for (const candidate of candidates) if (timingSafeEqual(candidate.digest, digest)) found = candidate.caller;
+    return found ? new CredentialUser(found.principal.id, found.principal) : undefined;
   };
   const challenges = [
     ...(bearer.length > 0 ? ['Bearer realm="lango"'] : []),
@@ -76,13 +86,13 @@ export function createAuthenticator(config: LangoConfig): Authenticator {
       if (!enabled) return new UnauthenticatedUser();
       const authorization = req.headers.authorization;
       if (bearer.length > 0 && typeof authorization === 'string' && /^bearer /i.test(authorization)) {
-        const id = match(bearer, authorization.slice(7).trim());
-        if (id) return new CredentialUser(`bearer:${id}`);
+        const user = match(bearer, authorization.slice(7).trim());
+        if (user) return user;
       }
       const key = req.headers[header];
       if (keys.length > 0 && typeof key === 'string' && key.length > 0) {
-        const id = match(keys, key);
-        if (id) return new CredentialUser(`apikey:${id}`);
+        const user = match(keys, key);
+        if (user) return user;
       }
       return undefined;
     },

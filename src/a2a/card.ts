@@ -33,10 +33,20 @@ export function publicBaseUrl(config: LangoConfig, port = config.server.port): s
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
+/** Whether `a2a.auth` names at least one bearer token / API key, in the plain lists or a named caller's. */
+export function credentialKinds(config: LangoConfig): { bearer: boolean; apiKey: boolean } {
+  const auth = config.a2a.auth;
+  const callers = auth?.callers ?? [];
+  return {
+    bearer: (auth?.bearerTokens.length ?? 0) > 0 || callers.some((c) => c.bearerTokens.length > 0),
+    apiKey: (auth?.apiKeys.length ?? 0) > 0 || callers.some((c) => c.apiKeys.length > 0),
+  };
+}
+
 /** Whether `a2a.auth` names at least one credential. */
 export function authConfigured(config: LangoConfig): boolean {
-  const auth = config.a2a.auth;
-  return Boolean(auth && (auth.bearerTokens.length > 0 || auth.apiKeys.length > 0));
+  const kinds = credentialKinds(config);
+  return kinds.bearer || kinds.apiKey;
 }
 
 /**
@@ -115,7 +125,8 @@ function security(config: LangoConfig): {
   const securitySchemes: Record<string, SecurityScheme> = {};
   const securityRequirements: SecurityRequirement[] = [];
   if (!auth) return { securitySchemes, securityRequirements };
-  if (auth.bearerTokens.length > 0) {
+  const kinds = credentialKinds(config);
+  if (kinds.bearer) {
     securitySchemes[BEARER_SCHEME] = {
       scheme: {
         $case: 'httpAuthSecurityScheme',
@@ -124,7 +135,7 @@ function security(config: LangoConfig): {
     };
     securityRequirements.push({ schemes: { [BEARER_SCHEME]: { list: [] } } });
   }
-  if (auth.apiKeys.length > 0) {
+  if (kinds.apiKey) {
     securitySchemes[API_KEY_SCHEME] = {
       scheme: {
         $case: 'apiKeySecurityScheme',

@@ -16,6 +16,7 @@ import { parseIp } from '../net/address';
 import { createPinnedAgent } from '../net/dispatcher';
 import { createOutboundPolicy, OutboundRefusedError, type Lookup, type OutboundPolicy } from '../net/policy';
 import { classifyAddress } from '../net/ranges';
+import { redactJsonText, type Redact } from './redaction';
 
 /**
  * Push notifications: webhook URLs are checked when registered and again
@@ -102,6 +103,8 @@ export interface PushSenderOptions {
   timeoutMs?: number;
   /** The resolver behind the outbound address policy; injected in tests (no real DNS). */
   lookup?: Lookup;
+  /** Masks known secret values in every payload (the node's redactor). */
+  redact?: Redact;
 }
 
 /** Header carrying `sha256=<hex HMAC of the body keyed by the config's token>`. */
@@ -160,7 +163,9 @@ export class RetryingPushSender implements PushNotificationSender {
     for (const { config, wireVersion } of configs) {
       const serializer = this.serializers[wireVersion] ?? this.serializers['1.0'];
       const { body, contentType } = serializer.serialize(event, task);
-      await this.deliver(config, body, contentType);
+      // A webhook is outside the node: no secret value leaves in a payload (issue 11 G).
+      const { redact } = this.options;
+      await this.deliver(config, redact ? redactJsonText(body, redact) : body, contentType);
     }
   }
 

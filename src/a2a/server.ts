@@ -8,6 +8,8 @@ import type { Logger } from '../log/logger';
 import type { SqliteDatabase } from '../store/sqlite/database';
 import type { GroupCommit } from '../store/sqlite/groupCommit';
 import { createAuthenticator, requireAuth, userFromRequest } from './auth';
+import { createCallers, type Callers } from './callers';
+import { NO_TOOLS } from '../principal';
 import { authConfigured, buildAgentCard, publicBaseUrl } from './card';
 import { CardService, cardFastPath, cardRoutes } from './cardRoutes';
 import { discoveryRoutes, healthRoutes } from './discovery';
@@ -47,6 +49,14 @@ export interface A2AServerOptions {
   version?: string;
   /** Push delivery tuning (tests shorten the backoff). */
   push?: { baseDelayMs?: number; timeoutMs?: number };
+  /** Run before every route, after the host guard (request metrics and spans); none when nothing observes. */
+  intercept?: express.RequestHandler[];
+  /** The node's own pages (metrics, console), mounted before A2A's catch-all routes; each checks its own access. */
+  pages?: express.Router[];
+  /** Masks known secret values in every task row and push payload (issue 11 G; the node's `SecretRegistry`). */
+  redact?: (text: string) => string;
+  /** Who each credential is (`callers.ts`); by default `a2a.auth` as written, peers granted no tools. */
+  callers?: Callers;
 }
 
 /** The A2A surface of the node. */
@@ -81,7 +91,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const { config, root, runner, db, group, clock } = options;
   const logger = options.logger;
 
-  const stores = createA2AStores({ db, group, logger, clock });
+  const stores = createA2AStores({ db, group, logger, clock, redact: options.redact });
   stores.failInterrupted(RESTART_REASON);
   const retentionMs = parseDuration(config.a2a.taskRetention, 'a2a.taskRetention');
   const purge = () => {
@@ -114,6 +124,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     logger: logger.child({ component: 'a2a.push' }),
     allowPrivateNetworks,
     maxAttempts,
+    redact: options.redact,
     ...options.push,
   });
   const buses = new NodeEventBuses();
@@ -137,7 +148,10 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     executor.isWorking(taskId),
   );
   const legacyCompat = { enabled: config.a2a.legacyCompat };
-  const auth = createAuthenticator(config);
+  const auth = createAuthenticator(
+    config,
+    options.callers ?? createCallers(config.a2a.auth, { defaultGrant: NO_TOOLS }),
+  );
   // Without credentials configured every caller is anonymous: no check (not even a no-op layer) on the request path.
   const gate: express.RequestHandler[] = auth.enabled ? [requireAuth(auth)] : [];
   let closing = false;
@@ -148,6 +162,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   // Before every route: without credentials, only requests addressed to this node from its own origins.
   const guard = hostGuard(config);
   if (guard) app.use(guard);
+  if (options.intercept?.length) app.use(...options.intercept);
   const a2aEnabled = config.a2a.enabled;
   if (a2aEnabled) app.use(cardFastPath({ cards, legacyCompat: config.a2a.legacyCompat }));
   app.use(bodyLimit(config.a2a.maxBodyBytes));
@@ -163,6 +178,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     );
   }
   app.use(healthRoutes({ root, db, closing: () => closing }));
+  for (const pages of options.pages ?? []) app.use(pages);
   if (a2aEnabled) {
     app.use(cardRoutes({ cards, legacyCompat: config.a2a.legacyCompat }));
     if (gate.length > 0) app.use('/agents', ...gate);

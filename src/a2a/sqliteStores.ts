@@ -14,6 +14,9 @@ import type { Logger } from '../log/logger';
 import type { GroupCommit } from '../store/sqlite/groupCommit';
 import { RESULT_ONLY_KEY } from './callFlags';
 import { isRunning } from '../protocol/taskStates';
+import { redactJsonText, type Redact } from './redaction';
+import { principalOf } from './auth';
+import { isOwner } from '../principal';
 
 /**
  * The SDK's TaskStore and PushNotificationStore contracts over our
@@ -84,6 +87,7 @@ export class SqliteTaskStore implements TaskStore {
   private readonly fresh = new Set<string>();
   private readonly upsert;
   private readonly select;
+  private readonly selectAnyOwner;
   private readonly listStatements = new Map<string, ListStatement>();
 
   constructor(
@@ -91,6 +95,8 @@ export class SqliteTaskStore implements TaskStore {
     private readonly logger: Logger,
     private readonly group: GroupCommit,
     private readonly table = 'a2a_tasks',
+    /** Masks known secret values in every row written (the node's redactor). */
+    private readonly redact?: Redact,
   ) {
     this.upsert = db.prepare(
       `INSERT INTO ${table} (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata, protocol_version)
@@ -102,6 +108,10 @@ export class SqliteTaskStore implements TaskStore {
     this.select = db.prepare(
       `SELECT id, context_id, status, artifacts, history, metadata, status_last_updated FROM ${table}
        WHERE tenant = ? AND owner = ? AND id = ?`,
+    );
+    this.selectAnyOwner = db.prepare(
+      `SELECT id, context_id, status, artifacts, history, metadata, status_last_updated FROM ${table}
+       WHERE tenant = ? AND id = ? LIMIT 1`,
     );
   }
 
@@ -172,11 +182,17 @@ export class SqliteTaskStore implements TaskStore {
       context_id: task.contextId || '',
       status_last_updated: lastUpdated(task.status?.timestamp),
       status_state: task.status ? taskStateToJSON(task.status.state) : null,
-      status: encode(payload.status),
-      artifacts: encode(payload.artifacts),
-      history: encode(payload.history),
-      metadata: encode(payload.metadata),
+      // The one seam where a task becomes a row: nothing stored holds a secret value (issue 11 G).
+      status: this.encodeRedacted(payload.status),
+      artifacts: this.encodeRedacted(payload.artifacts),
+      history: this.encodeRedacted(payload.history),
+      metadata: this.encodeRedacted(payload.metadata),
     });
+  }
+
+  private encodeRedacted(value: unknown): string | null {
+    const text = encode(value);
+    return text === null || !this.redact ? text : redactJsonText(text, this.redact);
   }
 
   private readonly writeQueued = () => {
@@ -218,15 +234,22 @@ export class SqliteTaskStore implements TaskStore {
     if (queued) return fromRow(queued as unknown as Row);
     if (this.fresh.has(cacheKey)) return undefined;
     const row = this.select.get(tenant, owner, taskId) as Row | undefined;
-    return row ? fromRow(row) : undefined;
+    if (row) return fromRow(row);
+    // The owner sees every caller's task (issue 11 A); a caller's running task is seen once it is written.
+    const anyones = isOwner(principalOf(context.user))
+      ? (this.selectAnyOwner.get(tenant, taskId) as Row | undefined)
+      : undefined;
+    return anyones ? fromRow(anyones) : undefined;
   }
 
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
     this.writeAll();
     const { tenant, owner } = scopeOf(context);
     const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
-    const where = ['tenant = ?', 'owner = ?'];
-    const args: unknown[] = [tenant, owner];
+    // The owner lists every caller's tasks (issue 11 A); a caller only its own.
+    const everyone = isOwner(principalOf(context.user));
+    const where = everyone ? ['tenant = ?'] : ['tenant = ?', 'owner = ?'];
+    const args: unknown[] = everyone ? [tenant] : [tenant, owner];
     if (params.contextId) {
       where.push('context_id = ?');
       args.push(params.contextId);

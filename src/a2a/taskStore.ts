@@ -3,6 +3,7 @@ import { migrate, type SqliteDatabase } from '../store/sqlite/database';
 import type { GroupCommit } from '../store/sqlite/groupCommit';
 import type { Logger } from '../log/logger';
 import { SqlitePushStore, SqliteTaskStore } from './sqliteStores';
+import type { Redact } from './redaction';
 import { FINISHED_STATES, RUNNING_STATES } from '../protocol/taskStates';
 
 /**
@@ -60,10 +61,12 @@ export function createA2AStores(options: {
   group: GroupCommit;
   logger: Logger;
   clock: () => Date;
+  /** Masks known secret values in every task row written (issue 11 G). */
+  redact?: Redact;
 }): A2AStores {
   const { db, group, logger, clock } = options;
   migrate(db, 'a2a', MIGRATIONS);
-  const tasks = new SqliteTaskStore(db, logger, group, TASK_TABLE);
+  const tasks = new SqliteTaskStore(db, logger, group, TASK_TABLE, options.redact);
   const pushConfigs = new SqlitePushStore(db, logger, PUSH_TABLE);
 
   const selectInFlight = db.prepare(

@@ -5,19 +5,30 @@ import type { TurnInput, TurnResult, TurnRunner } from './turn';
 import { errorMessage, raceAbort, throwIfAborted } from '../errors';
 import { callModel } from './modelCall';
 import { callRemote } from './remoteCall';
-import { executeToolCall, DEFAULT_MAX_TOOL_RESULT_CHARS } from './toolCall';
+import { executeToolCall, grantRefusal, DEFAULT_MAX_TOOL_RESULT_CHARS } from './toolCall';
 import { indexTree, routesFor, transferTarget, transferToolSpec, TRANSFER_TOOL } from './transfer';
 import { resumePendingApproval } from './resume';
 import { previewArguments } from './argumentPreview';
 import { historyMessages, toolContext, TurnState, type ContextProvider, type TurnEndHook } from './turnState';
 import type { Model, ModelMessage, ModelToolCall } from '../llm/model';
 import type { Logger } from '../log/logger';
+import { NOOP_OBSERVER, type Observer } from '../observe/observer';
+import { ObservedTurn, observeToolCall } from './observedTurn';
+import type { Principal } from '../principal';
 import { emptySessionState, type PendingApproval, type SessionStore } from '../store/sessions';
 
 /** What {@link createRunner} needs. */
 export interface RunnerOptions {
-  /** The live agent tree; each turn runs on the tree current when it starts (peers join and leave). */
-  tree: { current(): LlmAgent };
+  /**
+   * The live agent tree; each turn runs on the tree current when it starts
+   * (peers join and leave), as the turn's principal may use it (its grant).
+   */
+  tree: { current(principal?: Principal): LlmAgent };
+  /**
+   * The tool family of a tool (the toolset's): a call to a tool of a family
+   * the turn's principal is not granted is refused before it runs.
+   */
+  familyOf?: (toolName: string) => string | undefined;
   /** The model of every agent that has none of its own (the node's configured model). */
   model?: Model;
   sessions: SessionStore;
@@ -36,6 +47,8 @@ export interface RunnerOptions {
   maxToolResultChars?: number;
   /** Masks registered secrets in what events show of a tool call's arguments. */
   redact?: (text: string) => string;
+  /** Told of each turn, agent step, model, tool and remote call and transfer (metrics, traces, timelines). */
+  observer?: Observer;
 }
 
 /** What one step of the loop decided. */
@@ -63,11 +76,24 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   const maxToolChars = options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS;
   const { sessions } = options;
   const redact = options.redact ?? ((text: string) => text);
+  const observer = options.observer ?? NOOP_OBSERVER;
+
+  /** A turn under the observer: how it ended is reported however it ends. */
+  async function* observedRun(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
+    const observed = ObservedTurn.start(observer, input);
+    try {
+      const result = yield* run(input, observed);
+      observed.settle(result);
+      return result;
+    } finally {
+      observed.end();
+    }
+  }
 
   /** The loop: who acts next, what they decided, until someone answers, asks, or it fails. */
-  async function* run(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
-    const tree = indexTree(options.tree.current());
+  async function* run(input: TurnInput, observed: ObservedTurn): AsyncGenerator<RunEvent, TurnResult> {
     const { principal, sessionId } = input;
+    const tree = indexTree(options.tree.current(principal));
     const fresh = input.newSession === true;
     const [state, history] = fresh
       ? [emptySessionState(), []]
@@ -81,7 +107,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
     throwIfAborted(turn.signal);
 
     let agent: Agent = startingAgent(turn);
-    yield RunEvents.agentStart(agent.name);
+    yield observed.enter(agent);
     if (state.pendingApproval && agent.kind === 'llm') {
       yield* resumePendingApproval(turn, agent, state.pendingApproval, { maxToolChars, redact });
     }
@@ -91,7 +117,8 @@ export function createRunner(options: RunnerOptions): TurnRunner {
 
     for (;;) {
       throwIfAborted(turn.signal);
-      const step: Step = agent.kind === 'llm' ? yield* llmStep(turn, agent) : yield* remoteStep(turn, agent);
+      const step: Step =
+        agent.kind === 'llm' ? yield* llmStep(turn, agent, observed) : yield* remoteStep(turn, agent, observed);
       switch (step.type) {
         case 'final': {
           // Handed to the store before the event goes out, so a consumer that stops reading at `final` loses
@@ -102,20 +129,21 @@ export function createRunner(options: RunnerOptions): TurnRunner {
           return await committed;
         }
         case 'delegate':
+          observed.step.child('transfer', step.to.name, { from: agent.name, to: step.to.name }).end();
           yield RunEvents.transfer(agent.name, step.to.name);
           agent = step.to;
-          yield RunEvents.agentStart(agent.name);
+          yield observed.enter(agent);
           continue;
         case 'again':
           continue;
         case 'rejected':
           yield RunEvents.rejected(agent.name, step.note);
           agent = handBack(turn, agent, step.note);
-          yield RunEvents.agentStart(agent.name);
+          yield observed.enter(agent);
           continue;
         case 'remote_failed':
           agent = handBack(turn, agent, step.note, step.advice);
-          yield RunEvents.agentStart(agent.name);
+          yield observed.enter(agent);
           continue;
         case 'input_required': {
           turn.push({ role: 'assistant', content: step.question, author: agent.name }, true);
@@ -136,7 +164,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   }
 
   /** One model call of an LLM agent and the tool calls it asked for. */
-  async function* llmStep(turn: TurnState, agent: LlmAgent): AsyncGenerator<RunEvent, Step> {
+  async function* llmStep(turn: TurnState, agent: LlmAgent, observed: ObservedTurn): AsyncGenerator<RunEvent, Step> {
     const calls = turn.modelCalls.get(agent.name) ?? 0;
     if (calls >= options.maxTurnsPerAgent) {
       return {
@@ -162,6 +190,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         signal: turn.signal,
       },
       turn.log,
+      observed.step,
     );
     if (!reply.ok) return { type: 'failed', reason: reply.reason };
 
@@ -186,14 +215,20 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         continue;
       }
       const tool = agent.tools.find((t) => t.name === call.name);
+      const refusal = options.familyOf && grantRefusal(turn.input.principal, call.name, options.familyOf(call.name));
       yield RunEvents.toolStart(agent.name, call.name, call.id, previewArguments(call.arguments, redact));
-      const outcome = tool
-        ? await executeToolCall(tool, call.arguments, toolContext(turn, agent, call, false), maxToolChars)
-        : ({
-            type: 'result',
-            ok: false,
-            content: `tool ${call.name} failed: no such tool; available: ${agent.tools.map((t) => t.name).join(', ') || 'none'}`,
-          } as const);
+      const outcome = await observeToolCall(observed.step, agent.name, call, async () =>
+        refusal
+          ? { type: 'result', ok: false, content: refusal }
+          : tool
+            ? executeToolCall(tool, call.arguments, toolContext(turn, agent, call, false), maxToolChars)
+            : {
+                type: 'result',
+                ok: false,
+                content: `tool ${call.name} failed: no such tool; available: ${agent.tools.map((t) => t.name).join(', ') || 'none'}`,
+              },
+      );
+      if (refusal) turn.log.warn('tool call refused by grant', { tool: call.name, caller: turn.input.principal.id });
       if (outcome.type === 'approval') {
         turn.push({
           role: 'tool',
@@ -259,7 +294,11 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   }
 
   /** One delegated request to a remote A2A agent; its outcome decides the turn. */
-  async function* remoteStep(turn: TurnState, remote: RemoteAgent): AsyncGenerator<RunEvent, Step> {
+  async function* remoteStep(
+    turn: TurnState,
+    remote: RemoteAgent,
+    observed: ObservedTurn,
+  ): AsyncGenerator<RunEvent, Step> {
     const state = (turn.state.remoteState[remote.name] ??= {});
     const outcome = yield* callRemote(
       remote,
@@ -273,6 +312,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         metadata: turn.input.metadata ?? {},
       },
       turn.log,
+      observed.step,
     );
     switch (outcome.status) {
       case 'completed':
@@ -314,7 +354,8 @@ export function createRunner(options: RunnerOptions): TurnRunner {
     return turn.contexts.get(agent.name);
   }
 
-  return { run };
+  // Nothing listening: turns run with no observer in the way.
+  return { run: observer.active ? observedRun : (input) => run(input, ObservedTurn.none) };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { ApprovalRequired, describeToolFields, type AnyTool, type ToolContext } from './tool';
 import { errorMessage, AbortError, raceAbort } from '../errors';
+import { mayUseToolOf, type Principal } from '../principal';
 
 /** How one tool call ended, as the loop needs to know it. */
 export type ToolCallOutcome = { type: 'result'; ok: boolean; content: string } | { type: 'approval'; question: string };
@@ -57,6 +58,20 @@ function unknownKeys(tool: AnyTool, json: unknown): string[] {
   if (!json || typeof json !== 'object' || Array.isArray(json)) return [];
   const shape = (tool.parameters as z.ZodObject).shape as Record<string, unknown>;
   return Object.keys(json).filter((key) => !Object.prototype.hasOwnProperty.call(shape, key));
+}
+
+/**
+ * The note a caller gets instead of a tool's result when the tool's family
+ * is outside its grant (issue 11 A): the call never runs. Undefined when
+ * the principal may use the tool.
+ */
+export function grantRefusal(principal: Principal, toolName: string, family: string | undefined): string | undefined {
+  if (mayUseToolOf(principal, family)) return undefined;
+  const what = family ? `the "${family}" tool family` : 'tools outside the families';
+  return (
+    `tool ${toolName} refused: the caller "${principal.id}" is not granted ${what}; it was not run. ` +
+    'Tell the user this node does not allow it for them (the owner grants it in a2a.auth.callers).'
+  );
 }
 
 /** A tool's return value as text: strings as they are, everything else as JSON. */

@@ -4,6 +4,7 @@ import YAML from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../errors';
 import { LangoConfig } from './schema';
+import { clusterProblems } from './cluster';
 
 /** Where {@link loadConfig} looks, in order, when no path is given. */
 export const DEFAULT_CONFIG_FILES = ['lango.config.yaml', 'lango.config.yml', 'lango.config.json'];
@@ -29,7 +30,8 @@ export interface LoadedConfig {
  * Precedence: schema defaults < config file < environment (`PORT`,
  * `LOG_LEVEL`, `OPENAI_API_KEY` / `LANGO_API_KEY` when `agent.apiKey` is unset,
  * `OPENAI_BASE_URL` when `agent.baseUrl` is unset, `LANGO_MASTER_KEY` when
- * `security.masterKey` is unset). String values may use
+ * `security.masterKey` is unset, the `OTEL_EXPORTER_OTLP_*` trace exporter
+ * variables). String values may use
  * `${VAR}` or `${VAR:-default}`.
  *
  * @throws ConfigError with one line per bad key path.
@@ -125,6 +127,45 @@ function substituteEnv(value: unknown, env: NodeJS.ProcessEnv, at: (string | num
   return value;
 }
 
+/**
+ * The standard OpenTelemetry exporter variables, for traces: the signal's own
+ * variable wins over the general one (whose URL gets `/v1/traces`), and
+ * either wins over the file, as the OTel specification has it.
+ * `OTEL_SDK_DISABLED=true` turns export off.
+ */
+function applyOtelEnvironment(
+  observability: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+): void {
+  const current = observability.otlp;
+  const otlp = (current && typeof current === 'object' ? current : {}) as Record<string, unknown>;
+  const general = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const endpoint =
+    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (general ? `${general.replace(/\/+$/, '')}/v1/traces` : undefined);
+  if (endpoint) otlp.tracesEndpoint = endpoint;
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL;
+  if (protocol) otlp.protocol = protocol;
+  const headers = env.OTEL_EXPORTER_OTLP_TRACES_HEADERS || env.OTEL_EXPORTER_OTLP_HEADERS;
+  if (headers) {
+    const parsed: Record<string, string> = {};
+    for (const pair of headers.split(',')) {
+      const at = pair.indexOf('=');
+      try {
+        if (at <= 0) throw new Error('no key');
+        parsed[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim());
+      } catch {
+        problems.push('OTEL_EXPORTER_OTLP_HEADERS: expected comma-separated key=value pairs (URL-encoded)');
+        break;
+      }
+    }
+    otlp.headers = { ...(otlp.headers as Record<string, string> | undefined), ...parsed };
+  }
+  if (env.OTEL_SERVICE_NAME) otlp.serviceName = env.OTEL_SERVICE_NAME;
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') delete otlp.tracesEndpoint;
+  if (Object.keys(otlp).length > 0) observability.otlp = otlp;
+}
+
 /** Environment overrides that operators expect from any server (`PORT`, `LOG_LEVEL`, API keys). */
 function applyEnvironment(input: unknown, env: NodeJS.ProcessEnv, problems: string[]): unknown {
   const config = structuredClone(input) as Record<string, Record<string, unknown> | unknown>;
@@ -144,6 +185,7 @@ function applyEnvironment(input: unknown, env: NodeJS.ProcessEnv, problems: stri
   const apiKey = env.LANGO_API_KEY || env.OPENAI_API_KEY;
   if (agent.apiKey === undefined && apiKey) agent.apiKey = apiKey;
   if (agent.baseUrl === undefined && env.OPENAI_BASE_URL) agent.baseUrl = env.OPENAI_BASE_URL;
+  applyOtelEnvironment(section('observability'), env, problems);
   if (env.LANGO_MASTER_KEY) {
     const security = section('security');
     if (security.masterKey === undefined) security.masterKey = env.LANGO_MASTER_KEY;
@@ -164,6 +206,7 @@ function finalize(config: LangoConfig, problems: string[]): LangoConfig {
       'agent.apiKey: required when agent.provider is "openai" (or set agent.baseUrl for a keyless local endpoint)',
     );
   }
+  problems.push(...clusterProblems(config));
   return { ...config, agent: { ...config.agent, provider } };
 }
 

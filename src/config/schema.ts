@@ -60,11 +60,60 @@ const RemoteAgentEntry = z
     message: 'exactly one of agentCardUrl, baseUrl or cardFile is required',
   });
 
-const A2aAuth = z
+/** Names a grant lets through: `all`, or a list of exact names. */
+const Reach = z.union([z.literal('all'), z.array(z.string().min(1))]);
+
+/**
+ * What a caller may reach beyond the default grant; a field left out keeps
+ * the default's (every specialist, every remote agent, the tool families
+ * marked for peers). Names are checked against the node when it starts.
+ */
+const CallerGrant = z
   .object({
+    specialists: Reach.optional(),
+    remoteAgents: Reach.optional(),
+    toolFamilies: Reach.optional(),
+  })
+  .strict();
+
+/**
+ * One configured caller: its name (the principal id its rows are stored
+ * under), its credentials (values may be `${ENV}` or `{{secret:NAME}}` from
+ * the owner's vault), and either `owner: true` or a grant.
+ */
+const A2aCaller = z
+  .object({
+    name: z
+      .string()
+      .regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/, 'letters, digits, _ and -, starting with a letter')
+      .refine((name) => name !== 'owner', '"owner" is reserved: set owner: true instead'),
     bearerTokens: z.array(z.string().min(1)).default([]),
     apiKeys: z.array(z.string().min(1)).default([]),
+    owner: z.boolean().default(false),
+    grant: CallerGrant.optional(),
+  })
+  .strict()
+  .refine((caller) => caller.bearerTokens.length + caller.apiKeys.length > 0, {
+    message: 'a caller needs at least one bearer token or API key',
+  })
+  .refine((caller) => !(caller.owner && caller.grant), {
+    message: 'an owner caller reaches everything: remove its grant or owner: true',
+  });
+
+const A2aAuth = z
+  .object({
+    /** Each token its own caller (`bearer:<hash>`) with the default grant. */
+    bearerTokens: z.array(z.string().min(1)).default([]),
+    /** Each key its own caller (`apikey:<hash>`) with the default grant. */
+    apiKeys: z.array(z.string().min(1)).default([]),
     apiKeyHeader: z.string().default('X-API-Key'),
+    /** Named callers with their own grants (or the owner's reach). */
+    callers: z
+      .array(A2aCaller)
+      .default([])
+      .refine((callers) => new Set(callers.map((c) => c.name)).size === callers.length, {
+        message: 'caller names must be unique',
+      }),
   })
   .strict();
 
@@ -182,11 +231,66 @@ const Tools = z
 
 const Toggle = z.object({ enabled: z.boolean().default(true) }).strict();
 
+/** What the node shows of its own work: metrics, traces, task timelines and the console (issue 13). */
+const Observability = z
+  .object({
+    /** Serve Prometheus metrics at `GET /metrics` (the owner, or whoever presents `metricsToken`). */
+    metrics: z.boolean().default(true),
+    /** A bearer token that may read `/metrics` without being the owner (a Prometheus scraper). */
+    metricsToken: z.string().min(1).optional(),
+    /** Keep each recent task's steps in memory for the console (`tasks`: how many tasks, newest kept). */
+    timeline: z
+      .object({ enabled: z.boolean().default(true), tasks: z.number().int().min(1).max(10_000).default(200) })
+      .strict()
+      .prefault({}),
+    /** Serve the web console at `/console` (owner only). */
+    console: z.boolean().default(true),
+    /**
+     * OpenTelemetry traces over OTLP/HTTP: exported only when an endpoint is
+     * set, here or by `OTEL_EXPORTER_OTLP_ENDPOINT` /
+     * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`.
+     */
+    otlp: z
+      .object({
+        /** The traces URL (`…/v1/traces`). */
+        tracesEndpoint: z.url().optional(),
+        protocol: z.enum(['http/protobuf', 'http/json']).default('http/protobuf'),
+        headers: z.record(z.string(), z.string()).default({}),
+        serviceName: z.string().min(1).default('lango'),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+/** Where the stores live: a `postgres://` URL, or (unset) the embedded SQLite file under dataDir. */
+const Storage = z
+  .object({
+    url: z
+      .string()
+      .regex(/^postgres(ql)?:\/\/./, 'expected a postgres:// (or postgresql://) URL')
+      .optional(),
+  })
+  .strict();
+
+/** This replica among others on one PostgreSQL database. */
+const Cluster = z
+  .object({
+    /** Names this replica in the heartbeat table and on the rows it runs; host name and pid when unset. */
+    replicaId: z.string().min(1).max(200).optional(),
+    heartbeatInterval: z.string().refine(isDuration, DURATION_FORMS).default('5s'),
+    /** A replica silent this long is lost: kept short, so a lost replica's callers hear of it quickly. */
+    lease: z.string().refine(isDuration, DURATION_FORMS).default('15s'),
+  })
+  .strict();
+
 /** The whole configuration, after defaults. */
 export const LangoConfig = z
   .object({
     server: Server.prefault({}),
     dataDir: z.string().min(1).default('./.lango'),
+    storage: Storage.prefault({}),
+    cluster: Cluster.prefault({}),
     logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
     agent: Agent.prefault({}),
     a2a: A2a.prefault({}),
@@ -232,6 +336,7 @@ export const LangoConfig = z
       .strict()
       .prefault({}),
     workflow: Toggle.prefault({}),
+    observability: Observability.prefault({}),
   })
   .strict();
 
@@ -239,4 +344,6 @@ export type LangoConfig = z.infer<typeof LangoConfig>;
 /** The configuration as written in a file, before defaults. */
 export type LangoConfigInput = z.input<typeof LangoConfig>;
 export type RemoteAgentEntry = z.infer<typeof RemoteAgentEntry>;
+/** One entry of `a2a.auth.callers`. */
+export type A2aCaller = z.infer<typeof A2aCaller>;
 export { RemoteAgentEntry };

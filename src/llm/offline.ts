@@ -54,7 +54,7 @@ export function createOfflineModel(options: OfflineModelOptions = {}): Model {
     async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
       if (request.signal.aborted)
         throw Object.assign(new Error('the model call was cancelled'), { name: 'AbortError' });
-      const decision = decide(request, options.routes?.(request.agentName) ?? []);
+      const decision = decide(request, offeredRoutes(request, options.routes?.(request.agentName) ?? []));
       if (decision.type === 'text') {
         yield { type: 'text_delta', delta: decision.text };
       } else {
@@ -65,6 +65,18 @@ export function createOfflineModel(options: OfflineModelOptions = {}): Model {
       }
     },
   };
+}
+
+/**
+ * The routes of the node's tree that this request offers: a caller's turn
+ * offers only the agents its grant allows (`transfer_to_agent`'s enum), and
+ * the offline model must not route past that.
+ */
+function offeredRoutes(request: ModelRequest, routes: ModelRoute[]): ModelRoute[] {
+  const transfer = request.tools.find((t) => t.name === TRANSFER);
+  const names = (transfer?.parameters as { properties?: { agent_name?: { enum?: unknown } } } | undefined)?.properties
+    ?.agent_name?.enum;
+  return Array.isArray(names) ? routes.filter((route) => names.includes(route.name)) : routes;
 }
 
 type Decision = { type: 'text'; text: string } | { type: 'call'; name: string; arguments: string };

@@ -78,6 +78,12 @@ export interface ToolFamily {
    * tool's own `agent` wins); the toolset sets it on each tool.
    */
   agent: string;
+  /**
+   * Part of the default grant of a peer caller (issue 11 A): true only for
+   * families whose every row is the caller's own (knowledge, memory, jobs).
+   * Commands, files, the browser, keys, secrets and payments need a grant.
+   */
+  grantedToPeers?: boolean;
   enabled(config: LangoConfig): boolean;
   create(deps: ToolFamilyDeps): ToolFamilyInstance | Promise<ToolFamilyInstance>;
 }

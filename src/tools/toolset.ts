@@ -18,6 +18,8 @@ export interface Toolset {
   instances: ToolFamilyInstance[];
   /** How each family came up, with its tools now. */
   readonly statuses: FamilyStatus[];
+  /** The name of the family a tool of the set belongs to (undefined for a tool of no family). */
+  familyOf(toolName: string): string | undefined;
   /** Calls `listener` whenever a family's tools change (a skill was added); earlier changes are not replayed. */
   onToolsChanged(listener: () => void): void;
   /** Starts every instance's background work, in table order, once the tree and the runner exist. */
@@ -93,6 +95,8 @@ export async function createToolset(
         tools: instance ? instance.tools.map((t) => t.name) : [],
       }));
     },
+    familyOf: (toolName) =>
+      created.find(({ instance }) => instance?.tools.some((tool) => tool.name === toolName))?.family.name,
     onToolsChanged: (listener) => void listeners.push(listener),
     async start(runtime) {
       for (const instance of instances) await instance.start?.(runtime);

@@ -27,7 +27,15 @@ describe('principals over A2A: two callers, one node', () => {
     const config = resolveConfig({
       server: { port: 0 },
       dataDir,
-      a2a: { auth: { bearerTokens: ['alice-token-0123456789', 'bob-token-9876543210'] } },
+      a2a: {
+        auth: {
+          // Both may use every tool family: this suite is about whose rows they reach, not what they may call.
+          callers: [
+            { name: 'alice', bearerTokens: ['alice-token-0123456789'], grant: { toolFamilies: 'all' } },
+            { name: 'bob', bearerTokens: ['bob-token-9876543210'], grant: { toolFamilies: 'all' } },
+          ],
+        },
+      },
       tools: { browser: { enabled: false }, exec: { policy: 'ask', allow: ['echo'] } },
     });
     app = await createApp(config, { logger: createMemoryLogger() });
@@ -65,7 +73,7 @@ describe('principals over A2A: two callers, one node', () => {
     const sessions = await app.stores.sessions.list(OWNER);
     const shared = sessions.filter((s) => s.id === 'shared-ctx').map((s) => s.owner);
     expect(shared).toHaveLength(2);
-    expect(shared.every((owner) => /^bearer:[0-9a-f]{16}$/.test(owner))).toBe(true);
+    expect(shared.sort()).toEqual(['alice', 'bob']);
     expect(await app.stores.sessions.messages(OWNER, 'shared-ctx')).toEqual([]);
   });
 
@@ -90,6 +98,6 @@ describe('principals over A2A: two callers, one node', () => {
     expect(answerText(bobsJobs)).not.toContain(id!);
     // The owner sees both callers' secrets and Alice's job.
     expect((await app.stores.vault.listSecrets(OWNER)).map((s) => s.name)).toContain('ALICE_TOKEN');
-    expect(await app.stores.background.get(OWNER, id!)).toMatchObject({ owner: expect.stringMatching(/^bearer:/) });
+    expect(await app.stores.background.get(OWNER, id!)).toMatchObject({ owner: 'alice' });
   });
 });

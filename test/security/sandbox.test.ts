@@ -8,6 +8,7 @@ import { execFamily, skillsFamily } from '../../src/tools/operator/family';
 import { bwrapArguments, createSandbox } from '../../src/tools/operator/sandbox';
 import { secretsFamily } from '../../src/tools/vault/family';
 import { MASTER_KEY_FILE } from '../../src/vault/masterKey';
+import { namedCaller } from '../../src/principal';
 import { byName, callTool, tempDir, toolContext } from '../tools/operator/context';
 import { familyDeps } from '../tools/operator/deps';
 
@@ -296,6 +297,23 @@ describe('without a usable sandbox', () => {
     const approved = await callTool(shell, { command: 'echo hi' }, toolContext({ approved: true }));
     expect(approved.stdout).toBe('hi\n');
     expect(deps.logger.records.some((r) => r.message === 'commands are not sandboxed')).toBe(true);
+  });
+
+  it("refuses a named caller's commands outright, approved or not: only the owner may run unconfined", async () => {
+    deps = await familyDeps(dir, { tools: { exec: { bwrapPath: failingBwrap(), allow: ['echo'] } } });
+    const family = await execFamily.create(deps);
+    const peer = namedCaller('peer', { specialists: 'all', remoteAgents: 'all', toolFamilies: 'all' });
+    for (const name of ['exec_shell', 'exec_bg']) {
+      const refused = callTool(
+        byName(family.tools, name),
+        { command: 'echo hi' },
+        toolContext({ approved: true, principal: peer }),
+      );
+      await expect(refused).rejects.toThrow(
+        /command refused: there is no sandbox .*only the node's owner may run commands/,
+      );
+    }
+    await family.close?.();
   });
 
   it('keeps policy deny: a command off the allow-list is refused, approval or not', async () => {

@@ -45,17 +45,19 @@ export function createPgGroupCommit(db: PgDatabase): PgGroupCommit {
     try {
       client = await db.connect();
       await client.query('BEGIN');
+      // A lone writer needs no savepoint: its failure is the whole group's, and it is the whole group.
+      const savepoints = batch.size > 1;
       for (const writer of batch.keys()) {
-        await client.query('SAVEPOINT queued_writer');
+        if (savepoints) await client.query('SAVEPOINT queued_writer');
         try {
           await writer(client);
-          await client.query('RELEASE SAVEPOINT queued_writer');
+          if (savepoints) await client.query('RELEASE SAVEPOINT queued_writer');
         } catch (err) {
           failures.set(writer, err);
-          await client.query('ROLLBACK TO SAVEPOINT queued_writer');
+          await client.query(savepoints ? 'ROLLBACK TO SAVEPOINT queued_writer' : 'ROLLBACK');
         }
       }
-      await client.query('COMMIT');
+      if (savepoints || failures.size === 0) await client.query('COMMIT');
     } catch (err) {
       await client?.query('ROLLBACK').catch(() => {});
       for (const writer of batch.keys()) failures.set(writer, err);

@@ -21,6 +21,7 @@ import { createWorkflowTools } from './workflowTools';
 export const cronFamily: ToolFamily = {
   name: 'cron',
   agent: 'automator',
+  grantedToPeers: true,
   enabled: (config) => config.cron.enabled,
   create: (deps) => {
     const store = deps.stores.cron;
@@ -43,6 +44,7 @@ export const cronFamily: ToolFamily = {
 export const backgroundFamily: ToolFamily = {
   name: 'background',
   agent: 'automator',
+  grantedToPeers: true,
   enabled: (config) => config.background.enabled,
   create: (deps) => {
     const store = deps.stores.background;
@@ -66,6 +68,7 @@ export const backgroundFamily: ToolFamily = {
 export const workflowFamily: ToolFamily = {
   name: 'workflow',
   agent: 'automator',
+  grantedToPeers: true,
   enabled: (config) => config.workflow.enabled,
   create: (deps) => {
     const store = deps.stores.workflows;

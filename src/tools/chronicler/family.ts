@@ -48,6 +48,7 @@ export function createChronicler(
 export const chroniclerFamily: ToolFamily = {
   name: 'chronicler',
   agent: 'chronicler',
+  grantedToPeers: true,
   enabled: (config) => config.observationalMemory.enabled,
   create: (deps) => createChronicler(deps),
 };

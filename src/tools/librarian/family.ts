@@ -105,6 +105,7 @@ export function createLibrarian(options: LibrarianOptions): LibrarianInstance {
 export const librarianFamily: ToolFamily = {
   name: 'librarian',
   agent: 'librarian',
+  grantedToPeers: true,
   enabled: () => true,
   create: (deps) => createLibrarian(deps),
 };

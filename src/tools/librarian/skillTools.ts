@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../agent/tool';
 import { SKILL_NAME, SkillParameter } from '../operator/skills';
 import type { SkillLibrary } from './skills';
+import { ToolExecutionError } from '../../errors';
+import { mayReach } from '../../principal';
 
 /** `create_skill` and `list_skills` over the operator's skill folder. */
 export function createSkillTools(options: { skills: SkillLibrary }): AnyTool[] {
@@ -21,7 +23,11 @@ export function createSkillTools(options: { skills: SkillLibrary }): AnyTool[] {
         body: z.string().trim().min(1).max(50_000),
         overwrite: z.boolean().default(false),
       }),
-      execute: async (args) => {
+      execute: async (args, ctx) => {
+        // A skill becomes a tool of the whole node, the owner's included: writing one is the skills family's reach.
+        if (!mayReach(ctx.principal, 'toolFamilies', 'skills')) {
+          throw new ToolExecutionError(`the caller "${ctx.principal.id}" is not granted the "skills" tool family`);
+        }
         const skill = skills.create(args);
         return { created: skill.name, kind: skill.kind, file: skill.file, replaced: skill.replaced };
       },

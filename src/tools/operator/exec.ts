@@ -45,7 +45,7 @@ export async function prepareCommand(
   args: { command: string; cwd?: string },
   ctx: Pick<ToolContext, 'approved' | 'principal'>,
 ): Promise<{ command: string; cwd: string; env: Record<string, string> }> {
-  checkExecPolicy(options.policy, args.command, ctx.approved);
+  checkExecPolicy(options.policy, args.command, ctx.approved, ctx.principal);
   const cwd = options.workspace.resolve(args.cwd ?? '.');
   if (!fs.existsSync(cwd) || !fs.statSync(cwd).isDirectory()) {
     throw new ToolExecutionError(`working directory "${args.cwd}" is not a folder in the workspace`);

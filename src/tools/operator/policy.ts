@@ -1,5 +1,6 @@
 import { ApprovalRequired } from '../../agent/tool';
 import { ToolExecutionError } from '../../errors';
+import { isOwner, type Principal } from '../../principal';
 
 /** `tools.exec.policy` and its allow-list. */
 export interface ExecPolicy {
@@ -41,9 +42,16 @@ export function isAllowListed(command: string, allow: string[]): boolean {
  * Applies the exec policy before a command runs: returns when it may run,
  * throws {@link ToolExecutionError} when it is denied, and
  * {@link ApprovalRequired} when the user must say yes first (policy `ask`,
- * or any command when there is no sandbox).
+ * or any command when there is no sandbox). Without a sandbox only the owner
+ * may run commands at all (issue 11 B): a caller's command would run with
+ * the node's own rights, keys and database included.
  */
-export function checkExecPolicy(policy: ExecPolicy, command: string, approved: boolean): void {
+export function checkExecPolicy(policy: ExecPolicy, command: string, approved: boolean, principal: Principal): void {
+  if (policy.unconfined !== undefined && !isOwner(principal)) {
+    throw new ToolExecutionError(
+      `command refused: there is no sandbox (${policy.unconfined}), and without one only the node's owner may run commands`,
+    );
+  }
   const listed = isAllowListed(command, policy.allow);
   if (policy.policy === 'deny' && !listed) {
     throw new ToolExecutionError(`command refused by policy: "${command}" is not on the allow-list (tools.exec.allow)`);

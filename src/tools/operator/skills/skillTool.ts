@@ -64,7 +64,7 @@ export function createSkillTool(skill: LoadedSkill, options: SkillToolOptions): 
       if (!skill.script) {
         return { skill: skill.name, kind: 'prompt', instructions: renderTemplate(skill.body, args) };
       }
-      checkExecPolicy(options.policy, toolName, ctx.approved);
+      checkExecPolicy(options.policy, toolName, ctx.approved, ctx.principal);
       const env: Record<string, string> = {
         ...baseShellEnv(options.workspace.root),
         SKILL_DIR: skill.dir,
