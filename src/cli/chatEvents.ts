@@ -98,6 +98,7 @@ export function createHumanRenderer(io: CliIO, options: { spinner: boolean; now?
   let started = 0;
   let frame = 0;
   let spinnerShown = false;
+  let lastRemote: string | undefined;
 
   const clearSpinner = () => {
     if (spinnerShown) io.out('\r\x1b[K');
@@ -150,7 +151,10 @@ export function createHumanRenderer(io: CliIO, options: { spinner: boolean; now?
           break;
         case 'remote_call': {
           const where = event.endpoint ? ` at ${event.endpoint}` : '';
-          line(`  ⇄ ${event.peer}${where}: ${event.status}${event.detail ? ` (${oneLine(event.detail)})` : ''}`);
+          const text = `  ⇄ ${event.peer}${where}: ${event.status}${event.detail ? ` (${oneLine(event.detail)})` : ''}`;
+          // The peer's own closing state and the call's outcome often say the same: once is enough.
+          if (text !== lastRemote) line(text);
+          lastRemote = text;
           break;
         }
         case 'text':

@@ -150,6 +150,38 @@ describe('lango CLI', () => {
     expect(fs.existsSync(path.join(cwd, '.lango', 'lango.lock'))).toBe(false);
   });
 
+  it('chat names a remote call by the peer and the endpoint it goes to, not the card URL', async () => {
+    const peerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-peer-'));
+    const peer = await createApp(
+      resolveConfig({
+        server: { port: 0 },
+        dataDir: peerDir,
+        a2a: { agentName: 'peer' },
+        tools: { browser: { enabled: false } },
+      }),
+      { logger: createMemoryLogger() },
+    );
+    try {
+      const url = await peer.listen();
+      fs.writeFileSync(
+        path.join(cwd, 'lango.config.yaml'),
+        NO_BROWSER + `a2a:\n  remoteAgents:\n    - { name: weather, baseUrl: "${url}" }\n`,
+      );
+      const { code, out } = await lango(['chat', 'ask weather: hello'], cwd);
+      expect(code).toBe(0);
+      const remoteLines = out.split('\n').filter((l) => l.includes('⇄ weather'));
+      expect(remoteLines.find((l) => l.includes('sending'))).toMatch(
+        new RegExp(`⇄ weather at ${url.replace(/[.]/g, '\\.')}\\S*: sending$`),
+      );
+      expect(remoteLines.join('\n')).not.toContain('agent-card.json');
+      expect(remoteLines.filter((l) => l.endsWith(': completed'))).toHaveLength(1);
+      expect(out).toMatch(/^weather: /m);
+    } finally {
+      await peer.close();
+      fs.rmSync(peerDir, { recursive: true, force: true });
+    }
+  });
+
   it('card --out writes the card a peer would fetch', async () => {
     const { code } = await lango(['card', '--out', 'agent-cards/me.json'], cwd);
     expect(code).toBe(0);
