@@ -72,7 +72,7 @@ export function createObservability(sources: ObservabilitySources): Observabilit
       size: settings.timeline.tasks,
       redact: sources.redact,
       clock: sources.clock,
-      access: ownerAccess(config),
+      access: ownerAccess(config, sources.callers),
     });
     observers.push(timelines.observer);
     pages.push(timelines.routes);
