@@ -8,7 +8,7 @@
 # python3-responses python3-deepdiff python3-yaml python3-dotenv).
 #
 # Usage: scripts/tck.sh <tck-checkout> [out-dir]
-#   TCK_TRANSPORTS  1.0-dev transports (default "jsonrpc http_json")
+#   TCK_TRANSPORTS  transports (1.0-dev default "jsonrpc http_json", 0.3.x "jsonrpc rest")
 #   TCK_LEVELS      1.0-dev levels (default "must should")
 #   TCK_CATEGORIES  0.3.x categories (default "mandatory capabilities quality features transport-equivalence")
 #   PYTHON          the interpreter (default /usr/bin/python3 when present, else python3)
@@ -127,13 +127,19 @@ if [ "$kit" = 1.0 ]; then
     done
   done
 else
-  for category in ${TCK_CATEGORIES:-mandatory capabilities quality features transport-equivalence}; do
-    case $category in
-      mandatory) args=(tests/mandatory/ -m "mandatory_jsonrpc or mandatory_protocol") ;;
-      transport-equivalence) args=(tests/optional/multi_transport/ -m transport_equivalence) ;;
-      *) args=("tests/optional/$category/") ;;
-    esac
-    run "v03-$category" "${args[@]}" --rootdir="$tck" --sut-url="$url" --test-scope=all
+  for transport in ${TCK_TRANSPORTS:-jsonrpc rest}; do
+    for category in ${TCK_CATEGORIES:-mandatory capabilities quality features transport-equivalence}; do
+      case $category in
+        mandatory) args=(tests/mandatory/ -m "mandatory_jsonrpc or mandatory_protocol") ;;
+        transport-equivalence) args=(tests/optional/multi_transport/ -m transport_equivalence) ;;
+        *) args=("tests/optional/$category/") ;;
+      esac
+      # Over REST the kit runs its protocol tests only (as its run_tck.py does).
+      if [ "$transport" = rest ] && [ "$category" = mandatory ]; then args=(tests/mandatory/protocol/ -m mandatory_protocol); fi
+      [ "$transport" = rest ] && [ "$category" = transport-equivalence ] && continue
+      run "v03-$transport-$category" "${args[@]}" --rootdir="$tck" --sut-url="$url" --test-scope=all \
+        --transport-strategy="prefer_$transport"
+    done
   done
 fi
 

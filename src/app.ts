@@ -31,7 +31,6 @@ import { reservedAgentNames } from './orchestration/tree';
 import { buildOrchestratorSystemPrompt, buildSystemPrompt, createSubAgentPrompt, loadPromptSections } from './prompt';
 import { OWNER, type Grant } from './principal';
 import { createCallers, resolveCallerCredentials, type Callers } from './a2a/callers';
-import { agentSpecs } from './orchestration/specs';
 import type { Stores } from './store';
 import type { SqliteDatabase } from './store/sqlite/database';
 import { openNodeStorage } from './store/open';
@@ -189,7 +188,10 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     const secretReferences = createSecretReferences({
       lookup: (principal, name) => requireVault(vault).secretValue(principal, name),
     });
-    const callers = await nodeCallers(config, { resolve: (text) => secretReferences.resolve(OWNER, text) });
+    const callers = await nodeCallers(config, {
+      specs,
+      resolve: (text) => secretReferences.resolve(OWNER, text),
+    });
     for (const credential of callers.credentials) secrets.add(credential.value);
 
     const toolset = await createToolset(toolFamilies, {
@@ -273,6 +275,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       root: () => tree.current(),
       runner,
       callers,
+      redact: (text) => secrets.redactText(text),
       db: storage.db,
       group: storage.group,
       logger: logger.child({ component: 'a2a' }),
@@ -384,13 +387,13 @@ export const DEFAULT_PEER_GRANT: Grant = Object.freeze({
 /** The node's callers: `a2a.auth` with its secret references resolved and every grant checked against the node. */
 async function nodeCallers(
   config: LangoConfig,
-  options: { resolve: (text: string) => Promise<string> },
+  options: { specs: readonly AgentSpec[]; resolve: (text: string) => Promise<string> },
 ): Promise<Callers> {
   const auth = await resolveCallerCredentials(config.a2a.auth, options.resolve);
   return createCallers(auth, {
     defaultGrant: DEFAULT_PEER_GRANT,
     known: {
-      specialists: agentSpecs.map((spec) => spec.name),
+      specialists: options.specs.map((spec) => spec.name),
       remoteAgents: config.a2a.remoteAgents.map((entry) => entry.name),
       toolFamilies: toolFamilies.map((family) => family.name),
     },

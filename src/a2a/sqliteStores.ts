@@ -15,6 +15,8 @@ import type { GroupCommit } from '../store/sqlite/groupCommit';
 import { RESULT_ONLY_KEY } from './callFlags';
 import { isRunning } from '../protocol/taskStates';
 import { redactJsonText, type Redact } from './redaction';
+import { principalOf } from './auth';
+import { isOwner } from '../principal';
 
 /**
  * The SDK's TaskStore and PushNotificationStore contracts over our
@@ -85,6 +87,7 @@ export class SqliteTaskStore implements TaskStore {
   private readonly fresh = new Set<string>();
   private readonly upsert;
   private readonly select;
+  private readonly selectAnyOwner;
   private readonly listStatements = new Map<string, ListStatement>();
 
   constructor(
@@ -105,6 +108,10 @@ export class SqliteTaskStore implements TaskStore {
     this.select = db.prepare(
       `SELECT id, context_id, status, artifacts, history, metadata, status_last_updated FROM ${table}
        WHERE tenant = ? AND owner = ? AND id = ?`,
+    );
+    this.selectAnyOwner = db.prepare(
+      `SELECT id, context_id, status, artifacts, history, metadata, status_last_updated FROM ${table}
+       WHERE tenant = ? AND id = ? LIMIT 1`,
     );
   }
 
@@ -227,15 +234,22 @@ export class SqliteTaskStore implements TaskStore {
     if (queued) return fromRow(queued as unknown as Row);
     if (this.fresh.has(cacheKey)) return undefined;
     const row = this.select.get(tenant, owner, taskId) as Row | undefined;
-    return row ? fromRow(row) : undefined;
+    if (row) return fromRow(row);
+    // The owner sees every caller's task (issue 11 A); a caller's running task is seen once it is written.
+    const anyones = isOwner(principalOf(context.user))
+      ? (this.selectAnyOwner.get(tenant, taskId) as Row | undefined)
+      : undefined;
+    return anyones ? fromRow(anyones) : undefined;
   }
 
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
     this.writeAll();
     const { tenant, owner } = scopeOf(context);
     const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
-    const where = ['tenant = ?', 'owner = ?'];
-    const args: unknown[] = [tenant, owner];
+    // The owner lists every caller's tasks (issue 11 A); a caller only its own.
+    const everyone = isOwner(principalOf(context.user));
+    const where = everyone ? ['tenant = ?'] : ['tenant = ?', 'owner = ?'];
+    const args: unknown[] = everyone ? [tenant] : [tenant, owner];
     if (params.contextId) {
       where.push('context_id = ?');
       args.push(params.contextId);

@@ -57,7 +57,7 @@ type Step =
   | { type: 'delegate'; to: Agent }
   | { type: 'again' }
   | { type: 'rejected'; note: string }
-  | { type: 'remote_failed'; note: string }
+  | { type: 'remote_failed'; note: string; advice: string }
   | { type: 'input_required'; question: string; pending?: PendingApproval }
   | { type: 'failed'; reason: string };
 
@@ -142,7 +142,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
           yield observed.enter(agent);
           continue;
         case 'remote_failed':
-          agent = handBack(turn, agent, step.note);
+          agent = handBack(turn, agent, step.note, step.advice);
           yield observed.enter(agent);
           continue;
         case 'input_required': {
@@ -322,7 +322,8 @@ export function createRunner(options: RunnerOptions): TurnRunner {
       case 'failed':
         return {
           type: 'remote_failed',
-          note: `The remote agent ${remote.name} failed: ${outcome.reason}. Route the request to another agent or answer it yourself.`,
+          note: `The remote agent ${remote.name} failed: ${outcome.reason}.`,
+          advice: 'Route the request to another agent or answer it yourself.',
         };
       default:
         return assertNever(outcome);
@@ -374,8 +375,13 @@ function startingAgent(turn: TurnState): Agent {
 }
 
 /** Hands control back to the agent's parent (the orchestrator) with a note so it routes again or answers. */
-function handBack(turn: TurnState, agent: Agent, note: string): LlmAgent {
-  turn.push({ role: 'user', content: `[note from the runtime] ${note}`, runtimeNote: true });
+function handBack(turn: TurnState, agent: Agent, note: string, advice?: string): LlmAgent {
+  turn.push({
+    role: 'user',
+    content: `[note from the runtime] ${note}${advice ? ` ${advice}` : ''}`,
+    runtimeNote: true,
+    ...(advice ? { advice } : {}),
+  });
   return turn.tree.parentOf(agent.name) ?? turn.tree.root;
 }
 

@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { z } from 'zod';
 import { ConfigError } from '../errors';
+import { formatIssues, keyPath } from './issues';
 import { LangoConfig } from './schema';
 import { clusterProblems } from './cluster';
+import { describeYamlError } from './yamlError';
 
 /** Where {@link loadConfig} looks, in order, when no path is given. */
 export const DEFAULT_CONFIG_FILES = ['lango.config.yaml', 'lango.config.yml', 'lango.config.json'];
@@ -15,6 +16,12 @@ export interface LoadConfigOptions {
   path?: string;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /**
+   * Names of the node's own agents (the roots and every specialist,
+   * `reservedAgentNames()`): a remote agent may take none of them, in any
+   * case. The table lives above this layer, so the caller passes it.
+   */
+  reservedAgentNames?: readonly string[];
 }
 
 /** A validated, frozen configuration and the file it came from (undefined: defaults only). */
@@ -48,12 +55,13 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   if (problems.length) throw new ConfigError(describe(file, problems.length), problems);
   const withEnv = applyEnvironment(substituted, env, problems);
   if (problems.length) throw new ConfigError(describe(file, problems.length), problems);
-  const parsed = LangoConfig.safeParse(withEnv);
+  const parsed = LangoConfig.safeParse(withEnv, { reportInput: true });
   if (!parsed.success) {
-    const lines = formatIssues(parsed.error);
+    const lines = formatIssues(parsed.error, LangoConfig);
     throw new ConfigError(describe(file, lines.length), lines);
   }
   const config = finalize(parsed.data, problems);
+  problems.push(...reservedNameClashes(config, options.reservedAgentNames ?? []));
   if (problems.length) throw new ConfigError(describe(file, problems.length), problems);
   return { config: deepFreeze(config), file };
 }
@@ -63,9 +71,9 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
  * derivations as {@link loadConfig} but without reading files or the environment.
  */
 export function resolveConfig(input: unknown): LangoConfig {
-  const parsed = LangoConfig.safeParse(input);
+  const parsed = LangoConfig.safeParse(input, { reportInput: true });
   if (!parsed.success) {
-    const lines = formatIssues(parsed.error);
+    const lines = formatIssues(parsed.error, LangoConfig);
     throw new ConfigError(describe(undefined, lines.length), lines);
   }
   const problems: string[] = [];
@@ -94,17 +102,21 @@ function readConfigFile(file: string): unknown {
   } catch (err) {
     throw new ConfigError(`cannot read config file ${file}`, [`${file}: ${(err as Error).message}`]);
   }
+  let value: unknown;
   try {
-    const value = file.endsWith('.json') ? JSON.parse(text) : YAML.parse(text);
-    if (value === null || value === undefined) return {};
-    if (typeof value !== 'object' || Array.isArray(value)) {
-      throw new Error('the top level must be a mapping of keys');
-    }
-    return value;
+    value = file.endsWith('.json') ? JSON.parse(text) : YAML.parse(text);
   } catch (err) {
-    const message = (err as Error).message.split('\n')[0];
-    throw new ConfigError(`cannot parse config file ${file}`, [`${path.basename(file)}: ${message}`]);
+    throw new ConfigError(`cannot parse config file ${file}`, [
+      `${path.basename(file)}: ${describeYamlError(text, err)}`,
+    ]);
   }
+  if (value === null || value === undefined) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new ConfigError(`cannot parse config file ${file}`, [
+      `${path.basename(file)}: the top level must be a mapping of keys`,
+    ]);
+  }
+  return value;
 }
 
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
@@ -210,22 +222,15 @@ function finalize(config: LangoConfig, problems: string[]): LangoConfig {
   return { ...config, agent: { ...config.agent, provider } };
 }
 
-/** One line per problem: `key.path: message`. */
-export function formatIssues(error: z.ZodError): string[] {
-  return error.issues.map((issue) => {
-    const where = keyPath(issue.path as (string | number)[]);
-    if (issue.code === 'unrecognized_keys') {
-      return `${where ? where + ': ' : ''}unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
-    }
-    return `${where || '(top level)'}: ${issue.message}`;
+/** Remote agents named like one of the node's own agents, ignoring case (the federation would refuse them). */
+function reservedNameClashes(config: LangoConfig, reserved: readonly string[]): string[] {
+  const byKey = new Map(reserved.map((name) => [name.toLowerCase(), name]));
+  return config.a2a.remoteAgents.flatMap((entry, i) => {
+    const local = byKey.get(entry.name.toLowerCase());
+    return local
+      ? [`a2a.remoteAgents[${i}].name: "${entry.name}" is the name of this node's agent "${local}"; choose another`]
+      : [];
   });
-}
-
-function keyPath(at: (string | number | symbol)[]): string {
-  return at
-    .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
-    .join('.')
-    .replace(/\.\[/g, '[');
 }
 
 function deepFreeze<T>(value: T): T {

@@ -13,6 +13,7 @@ import type { LoadedPeer } from './loader';
 import { OutboundRefusedError } from '../net/policy';
 import { rememberSeen, unseenContext, type PeerSessionState } from './peerContext';
 import { sanitizeCardText } from './peerCard';
+import { AnswerRelay } from './answerRelay';
 import { createPeerFetch, DEFAULT_PEER_LIMITS, PeerCallMeter, type PeerLimits } from './peerFetch';
 import {
   ArtifactText,
@@ -207,6 +208,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     meter: PeerCallMeter,
   ) {
     const artifacts = new ArtifactText();
+    const relay = new AnswerRelay(redact);
     let task: SettledTask = { state: undefined, text: '', artifacts };
     for await (const event of c.sendMessageStream(params, request)) {
       const payload = event.payload;
@@ -233,10 +235,13 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
           break;
         }
         case 'artifactUpdate': {
-          const first = !payload.value.append;
-          artifacts.add(payload.value.artifact, payload.value.append);
-          // One progress event per artifact, not one per streamed chunk.
-          if (first) yield RunEvents.remoteCall(peer.name, 'artifact', progress(payload.value.artifact?.name));
+          const { artifact, append } = payload.value;
+          artifacts.add(artifact, append);
+          checkAnswerSize(meter, artifacts, task.text);
+          // One progress event per artifact, not one per streamed chunk; the chunks themselves go on as the answer.
+          if (!append) yield RunEvents.remoteCall(peer.name, 'artifact', progress(artifact?.name));
+          const delta = artifact ? relay.add(artifact.artifactId, partsText(artifact.parts), append) : '';
+          if (delta) yield RunEvents.textDelta(peer.name, delta);
           break;
         }
         case 'message':

@@ -55,7 +55,7 @@ export function createAgentTreeHolder(options: AgentTreeHolderOptions): AgentTre
       ...fixed,
       // A tool is offered when its family is granted and the specialist owning it is (an unowned tool never is).
       tools: tools().filter((tool) => {
-        const owner = ownerOfTool(tool.name, specs);
+        const owner = ownerOfTool(tool, specs);
         return (
           owner !== undefined &&
           mayReach(principal, 'specialists', owner) &&

@@ -33,7 +33,7 @@ export interface NodeStorageOptions {
   logger: Logger;
   clock: () => Date;
   redact?: (text: string) => string;
-  /** Told of each SQLite group commit's write latency (metrics). */
+  /** Told how long each group commit took (store write latency), on either database. */
   observer?: Observer;
 }
 
@@ -63,6 +63,7 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
     logger: options.logger,
     clock: options.clock,
     redact: options.redact,
+    observer: options.observer,
   });
   let db: SqliteDatabase;
   try {
@@ -71,7 +72,7 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
     await postgres.close();
     throw err;
   }
-  const group = createGroupCommit(db);
+  const group = createGroupCommit(db, options.observer);
   return {
     stores: postgres.stores,
     db,

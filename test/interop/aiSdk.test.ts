@@ -31,9 +31,12 @@ describe('the AI SDK (a2a-ai-provider) as a client of the node', () => {
     expect(turns.flatMap((t) => t.deltas).filter((d: unknown) => typeof d !== 'string')).toEqual([]);
   });
 
-  it('generateText: a question is shown from the status message, and its answer continues the same task', async () => {
-    const turns = await runChildClient(client, [cardUrl(), 'generate', 'approve the payment', 'yes']);
-    expect(turns[0]).toMatchObject({ text: 'Approve the payment of 5 USDC? (yes/no)', finishReason: 'stop' });
-    expect(turns[1].text).toContain('approved: yes');
+  it('generateText: the answer once (the closing status carries no copy), a question from the status message, its answer in the same task', async () => {
+    const turns = await runChildClient(client, [cardUrl(), 'generate', 'hello ai sdk', 'approve the payment', 'yes']);
+    expect(turns.map((t) => [t.message, t.text, t.finishReason])).toEqual([
+      ['hello ai sdk', 'echo: hello ai sdk', 'stop'],
+      ['approve the payment', 'Approve the payment of 5 USDC? (yes/no)', 'stop'],
+      ['yes', 'approved: yes', 'stop'],
+    ]);
   });
 });

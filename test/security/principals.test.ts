@@ -264,6 +264,23 @@ describe('principals: grants, refusals and scoping over A2A', () => {
       expect(listed.tasks.map((t) => t.id)).toContain(taskId);
       expect(JSON.stringify(listed)).not.toContain(SECRET_VALUE);
 
+      // The owner sees the caller's task, redacted like everyone's; another caller does not see it at all.
+      const bosses = await clients.boss.getTask({ tenant: '', id: taskId, historyLength: 100 });
+      expect(bosses.id).toBe(taskId);
+      expect(JSON.stringify(bosses)).not.toContain(SECRET_VALUE);
+      const everyone = await clients.boss.listTasks({
+        tenant: '',
+        contextId: '',
+        status: TaskState.TASK_STATE_UNSPECIFIED,
+        pageSize: 100,
+        pageToken: '',
+        historyLength: 0,
+        includeArtifacts: false,
+        statusTimestampAfter: undefined,
+      });
+      expect(everyone.tasks.map((t) => t.id)).toContain(taskId);
+      await expect(clients.mallory.getTask({ tenant: '', id: taskId, historyLength: 0 })).rejects.toThrow(/not found/i);
+
       // The task table, read from the file by another connection.
       const db = new Database(path.join(dataDir, 'lango.db'), { readonly: true, fileMustExist: true });
       try {

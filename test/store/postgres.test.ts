@@ -110,25 +110,27 @@ if (!skipWithoutPostgres('the store contracts on PostgreSQL')) {
     });
 
     it("fails a live replica's running rows only once it falls silent past the lease, as replica lost", async () => {
-      // A beats once (at open) and then falls silent; B beats every 100 ms with a 400 ms lease.
+      // A beats once (at open) and then falls silent.
       const a = await replica('a', { heartbeatMs: 3_600_000, leaseMs: 15_000 });
       await a.background.insert(alice, { id: 'bg-a', label: null, prompt: 'on a', createdAt: now });
       expect(await a.background.markRunning('bg-a', now)).toBe(true);
       await a.execJobs.insert(alice, { id: 'job-a', command: 'sleep 9', cwd: '/', pid: 1, startedAt: now });
-      const b = await replica('b', { heartbeatMs: 100, leaseMs: 400 });
-      // B starting does not fail what A, still within its lease, is running.
+      // B starting does not fail what A, still within the 15 s lease, is running.
+      const b = await replica('b', { heartbeatMs: 3_600_000, leaseMs: 15_000 });
       expect(await b.background.failInterrupted(now)).toBe(0);
       expect(await b.execJobs.markLost(now)).toBe(0);
+      // C beats every 100 ms with a 400 ms lease: A is lost to it within a lease and a beat.
+      const c = await replica('c', { heartbeatMs: 100, leaseMs: 400 });
       const failed = await waitFor(
         async () => {
-          const job = await b.background.get(OWNER, 'bg-a');
+          const job = await c.background.get(OWNER, 'bg-a');
           return job?.status === 'failed' && job;
         },
         5_000,
-        "B's heartbeat to fail A's job",
+        "C's heartbeat to fail A's job",
       );
       expect(failed.result).toBe('replica lost');
-      expect(await b.execJobs.get(OWNER, 'job-a')).toMatchObject({ status: 'lost' });
+      expect(await c.execJobs.get(OWNER, 'job-a')).toMatchObject({ status: 'lost' });
     });
   });
 }

@@ -99,5 +99,26 @@ if (!skipWithoutPostgres('nodes on PostgreSQL')) {
       expect(check).toEqual(expect.any(String));
       expect(await b.stores.vault.meta('check')).toBe(check);
     });
+
+    it('keeps running when its PostgreSQL server goes away: the turn fails, the process lives, close returns', async () => {
+      const lost = await startTestPostgres();
+      const dataDir = tempDir();
+      const app = await createApp(
+        resolveConfig({
+          dataDir,
+          storage: { url: await lost.createDatabase() },
+          security: { masterKey: MASTER_KEY },
+          tools: { browser: { enabled: false } },
+        }),
+        { logger: createMemoryLogger(), cwd: dataDir },
+      );
+      expect((await runToEnd(app.runner, { principal: OWNER, sessionId: 's', text: 'hello' })).status).toBe(
+        'completed',
+      );
+      // The pool holds idle connections; their server ending them must not end this process.
+      await lost.stop();
+      await expect(runToEnd(app.runner, { principal: OWNER, sessionId: 's', text: 'again' })).rejects.toThrow();
+      await app.close();
+    }, 60_000);
   });
 }

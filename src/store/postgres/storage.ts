@@ -1,5 +1,6 @@
 import type { ClusterSettings } from '../../config/cluster';
 import type { Logger } from '../../log/logger';
+import type { Observer } from '../../observe/observer';
 import type { Storage, Stores } from '../index';
 import { CLUSTER_SCHEMA, startHeartbeat } from './cluster';
 import { migrate, openPgDatabase, type PgDatabase, type PgSchema } from './database';
@@ -57,6 +58,8 @@ export interface PostgresStorageOptions {
   redact?: (text: string) => string;
   /** This replica: its id on the rows it runs, its heartbeat and the lease after which a silent replica is lost. */
   cluster: ClusterSettings;
+  /** Told how long each group commit took (store write latency). */
+  observer?: Observer;
   /** Connections in the pool (10 when unset). */
   maxConnections?: number;
 }
@@ -103,7 +106,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     throw err;
   }
   const replica = { replicaId: cluster.replicaId, leaseMs: cluster.leaseMs };
-  const group = createPgGroupCommit(db);
+  const group = createPgGroupCommit(db, options.observer);
   const stores: Stores = {
     node: createPgNodeIdentityStore({ db }),
     sessions: createPgSessionStore({ db, group, logger, clock, redact: options.redact }),
