@@ -261,8 +261,6 @@ const Observability = z
       .object({ enabled: z.boolean().default(true), tasks: z.number().int().min(1).max(10_000).default(200) })
       .strict()
       .prefault({}),
-    /** Serve the web console at `/console` (owner only). */
-    console: z.boolean().default(true),
     /**
      * OpenTelemetry traces over OTLP/HTTP: exported only when an endpoint is
      * set, here or by `OTEL_EXPORTER_OTLP_ENDPOINT` /

@@ -7,6 +7,18 @@ import { InputError, LangoError } from '../../errors';
 import { ExitCode, type CliIO } from '../io';
 import { configFor, targetFor, type CliContext, type GlobalOptions } from '../context';
 import { fetchNodeJson } from '../nodeClient';
+import { agentGraph, toDot, toMermaid, toSvg, type AgentGraph } from '../../observe/graph';
+
+/** `--format` pictures of the tree and federation. */
+const PICTURES = { mermaid: toMermaid, dot: toDot, svg: toSvg } as const;
+type PictureFormat = keyof typeof PICTURES;
+
+/** The picture renderer `--format` names; undefined for the plain listing. */
+function pictureOf(format: string | undefined): ((graph: AgentGraph) => string) | undefined {
+  if (format === undefined || format === 'text') return undefined;
+  if (format in PICTURES) return PICTURES[format as PictureFormat];
+  throw new InputError(`--format must be text, mermaid, dot or svg (got "${format}")`);
+}
 
 /** The JSON shape of one agent in `lango agents --json`. */
 interface AgentView {
@@ -88,20 +100,22 @@ export function registerAgentsCommand(program: Command, ctx: CliContext, done: (
     .description('show the agent tree: agents, descriptions, tools, unmatched tools')
     .option('--json', 'print JSON')
     .option('--instruction', "print the root agent's instruction")
+    .option('--format <format>', 'text (default), or a picture of the tree and federation: mermaid, dot, svg')
     .option(
       '--check',
       "show each remote agent's health: healthy, open circuit, skipped with reason, last error, latency",
     )
     .addHelpText(
       'after',
-      '\nExamples:\n  lango agents\n  lango agents --check        exit 1 when a remote agent is unusable\n  lango agents --json\n',
+      '\nExamples:\n  lango agents\n  lango agents --check        exit 1 when a remote agent is unusable\n  lango agents --json\n  lango agents --format mermaid\n  lango agents --format dot | dot -Tsvg > agents.svg\n',
     )
-    .action(async (options: { json?: boolean; instruction?: boolean; check?: boolean }) => {
+    .action(async (options: { json?: boolean; instruction?: boolean; check?: boolean; format?: string }) => {
+      const picture = pictureOf(options.format);
       const globals = program.opts<GlobalOptions>();
       const { config } = configFor(globals, ctx);
       const target = await targetFor(globals, config, ctx, { command: 'agents', runJobs: false });
       if (target.kind === 'remote') {
-        done(await remoteAgents(target.url, options, ctx.io));
+        done(await remoteAgents(target.url, options, ctx.io, picture));
         return;
       }
       const { app } = target;
@@ -110,6 +124,8 @@ export function registerAgentsCommand(program: Command, ctx: CliContext, done: (
         const peers = app.peers();
         if (options.instruction) {
           ctx.io.out(root.instruction + '\n');
+        } else if (picture) {
+          ctx.io.out(picture(agentGraph(root, peers)));
         } else if (options.json) {
           const report = {
             root: view(root),
@@ -149,13 +165,34 @@ async function remoteAgents(
   url: string,
   options: { json?: boolean; instruction?: boolean; check?: boolean },
   io: CliIO,
+  picture?: (graph: AgentGraph) => string,
 ): Promise<number> {
   if (options.instruction)
     throw new InputError(`--instruction reads the tree in-process, but the node at ${url} serves this data folder`);
   const { status, body } = await fetchNodeJson(url, 'agents');
   if (status !== 200) throw new LangoError(`the node at ${url} answered /agents with HTTP ${status}`);
   const catalog = body as { root: string; agents: AgentEntry[] };
-  if (options.json) {
+  if (picture) {
+    io.out(
+      picture({
+        root: catalog.root,
+        agents: catalog.agents.map((agent) => ({
+          name: agent.name,
+          kind: agent.kind === 'remote' ? 'remote' : 'llm',
+          detail: agent.capabilities,
+          cardUrl: agent.cardUrl,
+          ...(agent.health
+            ? {
+                health:
+                  agent.health.state === 'unknown'
+                    ? { state: 'skipped' as const, reason: 'health unknown' }
+                    : { state: agent.health.state, ...(agent.health.reason ? { reason: agent.health.reason } : {}) },
+              }
+            : {}),
+        })),
+      }),
+    );
+  } else if (options.json) {
     io.out(JSON.stringify({ node: url, ...catalog }, null, 2) + '\n');
   } else {
     const lines = [`${catalog.root} (node at ${url})`];
