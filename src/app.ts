@@ -23,6 +23,7 @@ import { createEndpointFetch } from './net/endpoint';
 import type { Logger } from './log/logger';
 import { SecretRegistry } from './log/redact';
 import { createWinstonLogger } from './log/winston';
+import { createObservability } from './observe/observability';
 import { createAgentTreeHolder, type AgentTreeHolder } from './orchestration/liveTree';
 import { ownerOfTool, partitionTools } from './orchestration/partition';
 import { defineSpecs, specRows, type AgentSpec, type SpecRow } from './orchestration/specs';
@@ -32,7 +33,8 @@ import { OWNER, type Grant } from './principal';
 import { createCallers, resolveCallerCredentials, type Callers } from './a2a/callers';
 import type { Stores } from './store';
 import type { SqliteDatabase } from './store/sqlite/database';
-import { openSqliteStorage } from './store/sqlite/storage';
+import { openNodeStorage } from './store/open';
+import { clusterSettings, storagePassword } from './config/cluster';
 import { toolFamilies } from './tools/families';
 import { createSecretReferences } from './vault/references';
 import { createToolset, type FamilyStatus } from './tools/toolset';
@@ -120,8 +122,10 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   const secrets = deps.secrets ?? new SecretRegistry();
   secrets.add(config.agent.apiKey);
   secrets.add(config.embedding.apiKey);
+  if (config.storage.url) secrets.add(storagePassword(config.storage.url));
   for (const token of [...(config.a2a.auth?.bearerTokens ?? []), ...(config.a2a.auth?.apiKeys ?? [])])
     secrets.add(token);
+  secrets.add(config.observability.metricsToken);
   const logger =
     deps.logger ?? createWinstonLogger({ level: config.logLevel, pretty: Boolean(process.stderr.isTTY), secrets });
   const clock = deps.clock ?? (() => new Date());
@@ -156,12 +160,25 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   };
 
   try {
-    const storage = openSqliteStorage({
-      file: path.join(dataDir, 'lango.db'),
+    // First, so the stores report their writes; what it shows of the rest is read when asked.
+    const observability = createObservability({
+      config,
+      logger,
+      db: () => storage.db,
+      callers: () => callers,
+      peers: () => federation?.status() ?? [],
+      redact: (text) => secrets.redactText(text),
+      clock,
+    });
+    cleanups.push(() => observability.close());
+    const storage = await openNodeStorage({
+      url: config.storage.url,
+      cluster: clusterSettings(config),
+      dataDir,
       logger,
       clock,
       redact: (text) => secrets.redactText(text),
-      backgroundCheckpoints: true,
+      observer: observability.observer,
     });
     // Closed last: everything else writes its final rows first.
     cleanups.push(() => storage.close());
@@ -250,6 +267,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       onTurnEnd: async (turn) => {
         await Promise.all(turnEndHooks.map((hook) => hook(turn)));
       },
+      observer: observability.observer,
     });
 
     const a2a = createA2AServer({
@@ -269,6 +287,8 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
         const hop = checkInboundHops(metadata, nodeId, config.a2a.maxHops);
         return hop.ok ? undefined : hop.reason;
       },
+      intercept: observability.intercept,
+      pages: observability.pages,
     });
     // Before the tool families close: running turns are failed first, then the tools they use go away.
     cleanups.push(() => a2a.close());

@@ -49,7 +49,11 @@ async function main(): Promise<void> {
       `${JSON.stringify({ ready: true, url: `http://127.0.0.1:${port}`, rpcPath: '/jsonrpc', pid: process.pid })}\n`,
     );
   });
-  process.once('SIGTERM', () => server.close(() => process.exit(0)));
+  process.once('SIGTERM', () => {
+    // Idle keep-alive connections would hold close() open until the parent's 5 s SIGKILL.
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
+  });
 }
 
 main().catch((err: unknown) => {

@@ -7,7 +7,10 @@
  * BENCH_ONLY=greeting,card runs a subset (also `npm run bench -- greeting card`);
  * BENCH_RUNS, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS,
  * BENCH_MEMORY_TASKS, BENCH_CONCURRENT_STREAMS, BENCH_CARD_TIMEOUT_MS and
- * BENCH_PROFILE=0 tune it (see scenarios.ts).
+ * BENCH_PROFILE=0 tune it (see scenarios.ts). BENCH_UPDATE=1 with a subset
+ * puts its results in place of those scenarios' in the last full run and
+ * writes docs/benchmarks.md again (each scenario keeps the load average it
+ * ran under).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -70,7 +73,10 @@ async function main(): Promise<void> {
     // Profiles are summarized again, so a change to the owner table applies to the kept profiles.
     for (const result of last.results) {
       if (result.profile && fs.existsSync(result.profile.file))
-        result.profile = { ...summarizeProfileFile(result.profile.file), file: result.profile.file };
+        result.profile = {
+          ...summarizeProfileFile(result.profile.file, result.profile.skippedMs),
+          file: result.profile.file,
+        };
     }
     writeReport(withAnalysis(renderReport({ ...last, startedAt: new Date(last.startedAt) })));
     process.stdout.write('re-rendered docs/benchmarks.md from the last run\n');
@@ -125,6 +131,22 @@ async function main(): Promise<void> {
     fs.writeFileSync(LAST_RUN, JSON.stringify({ machine, results, settings, startedAt, seconds }));
     writeReport(text);
     process.stdout.write(`\nwrote docs/benchmarks.md (${Math.round(seconds)} s)\n`);
+  } else if (process.env.BENCH_UPDATE) {
+    const last = JSON.parse(fs.readFileSync(LAST_RUN, 'utf8')) as Parameters<typeof renderReport>[0] & {
+      startedAt: string;
+    };
+    const fresh = new Map(results.map((r) => [r.id, r]));
+    last.results = last.results.map((r) => {
+      const update = fresh.get(r.id);
+      return update
+        ? { ...update, notes: [...update.notes, `re-run on ${startedAt.toISOString()} (BENCH_UPDATE)`] }
+        : r;
+    });
+    fs.writeFileSync(LAST_RUN, JSON.stringify(last));
+    writeReport(withAnalysis(renderReport({ ...last, startedAt: new Date(last.startedAt) })));
+    process.stdout.write(
+      `\nsubset run (${Math.round(seconds)} s): its results replace the last run's in docs/benchmarks.md\n`,
+    );
   } else {
     process.stdout.write(`\nsubset run (${Math.round(seconds)} s): docs/benchmarks.md left as it was\n`);
   }

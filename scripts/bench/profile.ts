@@ -20,6 +20,8 @@ export interface ProfileShare {
 /** Where a `--cpu-prof` profile spent its self time, by owner and by function. */
 export interface ProfileSummary {
   file: string;
+  /** Milliseconds at the start of the profile left out (start-up, before the server was ready). */
+  skippedMs?: number;
   owners: ProfileShare[];
   functions: ProfileShare[];
 }
@@ -46,23 +48,32 @@ function ownerOf(url: string, functionName: string): string {
   return 'other';
 }
 
-/** Reads the newest `.cpuprofile` in `dir` and sums self time by owner and by function. */
-export function summarizeProfile(dir: string, top = 8): ProfileSummary | undefined {
+/**
+ * Reads the newest main-thread `.cpuprofile` in `dir` and sums self time by
+ * owner and by function. Node writes one file per thread,
+ * `CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`; thread 0 is the event
+ * loop (the node's WAL checkpointer is a worker thread with its own file).
+ */
+export function summarizeProfile(dir: string, skipMs = 0, top = 8): ProfileSummary | undefined {
   const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')) : [];
-  if (!files.length) return undefined;
-  return summarizeProfileFile(path.join(dir, files.sort().at(-1)!), top);
+  const mainThread = files.filter((f) => f.split('.')[4] === '0');
+  const chosen = (mainThread.length ? mainThread : files).sort().at(-1);
+  return chosen ? summarizeProfileFile(path.join(dir, chosen), skipMs, top) : undefined;
 }
 
-/** Sums the self time of one `.cpuprofile` file by owner and by function. */
-export function summarizeProfileFile(file: string, top = 8): ProfileSummary {
+/** Sums the self time of one `.cpuprofile` file by owner and by function, after its first `skipMs`. */
+export function summarizeProfileFile(file: string, skipMs = 0, top = 8): ProfileSummary {
   const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const owners = new Map<string, number>();
   const functions = new Map<string, number>();
   let total = 0;
+  let elapsedUs = 0;
   profile.samples.forEach((id, i) => {
     const node = byId.get(id);
     const dt = profile.timeDeltas[i] ?? 0;
+    elapsedUs += dt;
+    if (elapsedUs < skipMs * 1000) return;
     if (!node || node.callFrame.functionName === '(idle)') return;
     total += dt;
     const { url, functionName, lineNumber } = node.callFrame;
@@ -77,5 +88,10 @@ export function summarizeProfileFile(file: string, top = 8): ProfileSummary {
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
       .map(([name, t]) => ({ name, percent: Math.round((1000 * t) / total) / 10 }));
-  return { file, owners: shares(owners), functions: shares(functions) };
+  return {
+    file,
+    ...(skipMs ? { skippedMs: Math.round(skipMs) } : {}),
+    owners: shares(owners),
+    functions: shares(functions),
+  };
 }

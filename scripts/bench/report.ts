@@ -103,7 +103,7 @@ export function renderReport(options: {
     if (r.profile) {
       lines.push(
         '',
-        `CPU profile of one extra node run (\`--cpu-prof\`, ${r.profile.file}), self time:`,
+        `CPU profile of one extra node run (\`--cpu-prof\`, ${r.profile.file}), self time${r.profile.skippedMs ? ` after its first ${r.profile.skippedMs} ms (start-up)` : ''}:`,
         '',
         '| owner | share |',
         '|---|---|',

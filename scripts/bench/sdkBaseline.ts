@@ -208,4 +208,8 @@ const server = app.listen(PORT, '127.0.0.1', (err?: Error) => {
   card.supportedInterfaces[0].url = `${url}/`;
   process.stdout.write(`${JSON.stringify({ ready: true, url, pid: process.pid })}\n`);
 });
-process.once('SIGTERM', () => server.close(() => process.exit(0)));
+process.once('SIGTERM', () => {
+  // Idle keep-alive connections would hold close() open until the parent's 5 s SIGKILL.
+  server.closeAllConnections();
+  server.close(() => process.exit(0));
+});

@@ -1,12 +1,12 @@
 import { TaskState } from '@a2a-js/sdk';
 import { AgentEvent, STATE_HEADERS_KEY } from '@a2a-js/sdk/server';
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
-import { randomUUID } from 'node:crypto';
 import type { TurnResult, TurnRunner } from '../agent/turn';
 import { childTraceparent, parseTraceparent, TRACEPARENT_KEY } from '../log/traceContext';
 import type { Logger } from '../log/logger';
-import { messageText, newTask, statusUpdate, textPart } from './messages';
+import { messageText, newTask, statusUpdate } from './messages';
 import { describeProgress, progressMetadata } from './progress';
+import { AnswerArtifact } from './answerArtifact';
 import { NEW_CONTEXT_KEY, RESULT_ONLY_KEY } from './callFlags';
 import { principalOf } from './auth';
 
@@ -15,6 +15,8 @@ interface LiveTask {
   readonly contextId: string;
   readonly bus: ExecutionEventBus;
   readonly controller: AbortController;
+  /** The answer as it streams (see AnswerArtifact). */
+  readonly answer: AnswerArtifact;
   /** Set once a terminal state (or input-required) is published: nothing may follow it. */
   settled: boolean;
 }
@@ -72,7 +74,13 @@ export class LangoExecutor implements AgentExecutor {
     const { clock } = this.options;
     const { metadata, traceId } = withTraceContext(ctx);
     const logger = this.options.logger.child({ taskId, traceId });
-    const live: LiveTask = { contextId, bus, controller: new AbortController(), settled: false };
+    const live: LiveTask = {
+      contextId,
+      bus,
+      controller: new AbortController(),
+      answer: new AnswerArtifact(ids),
+      settled: false,
+    };
     this.live.set(taskId, live);
 
     // A blocking SendMessage without a webhook reads only the final task: its progress goes nowhere but into
@@ -111,6 +119,7 @@ export class LangoExecutor implements AgentExecutor {
       const turn = this.options.runner.run({
         principal: principalOf(ctx.context?.user),
         sessionId: contextId,
+        taskId,
         text: messageText(ctx.userMessage),
         signal: live.controller.signal,
         // The SDK made up this context for a first message: the session has no history to read.
@@ -125,8 +134,12 @@ export class LangoExecutor implements AgentExecutor {
           logger.debug('task settled', { status: result.status, agent: result.author, ms: Date.now() - started });
           break;
         }
-        const text = quiet ? undefined : describeProgress(step.value);
-        if (text !== undefined && !live.settled) {
+        if (quiet || live.settled) continue;
+        // The answering agent's text reaches streams and subscribers as it is generated.
+        const chunk = live.answer.chunkFor(step.value);
+        if (chunk) bus.publish(AgentEvent.artifactUpdate(chunk));
+        const text = describeProgress(step.value);
+        if (text !== undefined) {
           bus.publish(
             AgentEvent.statusUpdate(
               statusUpdate(ids, TaskState.TASK_STATE_WORKING, clock(), text, progressMetadata(step.value)),
@@ -181,26 +194,10 @@ export class LangoExecutor implements AgentExecutor {
   }
 
   private finish(live: LiveTask, taskId: string, result: TurnResult): void {
-    const ids = { taskId, contextId: live.contextId };
     const metadata = { agent: result.author };
     switch (result.status) {
       case 'completed':
-        live.bus.publish(
-          AgentEvent.artifactUpdate({
-            ...ids,
-            artifact: {
-              artifactId: randomUUID(),
-              name: 'answer',
-              description: `Answer from ${result.author}`,
-              parts: [textPart(result.text)],
-              metadata,
-              extensions: [],
-            },
-            append: false,
-            lastChunk: true,
-            metadata,
-          }),
-        );
+        live.bus.publish(AgentEvent.artifactUpdate(live.answer.last(result.text, result.author)));
         // The answer lives in the artifact only: clients that join artifacts and status text would show it twice.
         this.settle(taskId, TaskState.TASK_STATE_COMPLETED, undefined, metadata);
         break;

@@ -49,6 +49,10 @@ export interface A2AServerOptions {
   version?: string;
   /** Push delivery tuning (tests shorten the backoff). */
   push?: { baseDelayMs?: number; timeoutMs?: number };
+  /** Run before every route, after the host guard (request metrics and spans); none when nothing observes. */
+  intercept?: express.RequestHandler[];
+  /** The node's own pages (metrics, console), mounted before A2A's catch-all routes; each checks its own access. */
+  pages?: express.Router[];
   /** Masks known secret values in every task row and push payload (issue 11 G; the node's `SecretRegistry`). */
   redact?: (text: string) => string;
   /** Who each credential is (`callers.ts`); by default `a2a.auth` as written, peers granted no tools. */
@@ -158,6 +162,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   // Before every route: without credentials, only requests addressed to this node from its own origins.
   const guard = hostGuard(config);
   if (guard) app.use(guard);
+  if (options.intercept?.length) app.use(...options.intercept);
   const a2aEnabled = config.a2a.enabled;
   if (a2aEnabled) app.use(cardFastPath({ cards, legacyCompat: config.a2a.legacyCompat }));
   app.use(bodyLimit(config.a2a.maxBodyBytes));
@@ -173,6 +178,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     );
   }
   app.use(healthRoutes({ root, db, closing: () => closing }));
+  for (const pages of options.pages ?? []) app.use(pages);
   if (a2aEnabled) {
     app.use(cardRoutes({ cards, legacyCompat: config.a2a.legacyCompat }));
     if (gate.length > 0) app.use('/agents', ...gate);

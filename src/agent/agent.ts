@@ -1,3 +1,4 @@
+import type { Observation } from '../observe/observer';
 import type { AnyTool } from './tool';
 import type { Model } from '../llm/model';
 import type { RunEvent } from './events';
@@ -41,6 +42,12 @@ export interface RemoteInvocation {
   state: Record<string, unknown>;
   /** Trace and loop-prevention metadata carried to the peer. */
   metadata: Record<string, unknown>;
+  /**
+   * This call's observation: the remote agent reports its hops and endpoint
+   * on it and sends its `traceparent` (when a tracer listens) so the peer's
+   * spans nest under this call.
+   */
+  observation?: Observation;
 }
 
 /** How a remote call ended. */

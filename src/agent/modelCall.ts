@@ -2,6 +2,7 @@ import type { ModelRequest, ModelToolCall, Model } from '../llm/model';
 import type { Logger } from '../log/logger';
 import { RunEvents, type RunEvent } from './events';
 import { errorMessage, AbortError, raceAbort } from '../errors';
+import { NOOP_OBSERVATION, type Observation } from '../observe/observer';
 
 /** What one model call produced: its text and the tool calls it asked for, or why it failed. */
 export type ModelReply = { ok: true; text: string; toolCalls: ModelToolCall[] } | { ok: false; reason: string };
@@ -9,15 +10,23 @@ export type ModelReply = { ok: true; text: string; toolCalls: ModelToolCall[] } 
 /**
  * Streams one model call, yielding its text as `text_delta` events. A
  * provider error becomes `{ ok: false, reason }` (its message, never a
- * stack); cancellation throws {@link AbortError}.
+ * stack); cancellation throws {@link AbortError}. The call is observed
+ * under `step` (the acting agent's step) with the tokens it used.
  */
 export async function* callModel(
   model: Model,
   request: ModelRequest,
   logger: Logger,
+  step: Observation = NOOP_OBSERVATION,
 ): AsyncGenerator<RunEvent, ModelReply> {
   let text = '';
   const toolCalls: ModelToolCall[] = [];
+  const observation = step.child('model', model.name, { agent: request.agentName, model: model.name });
+  const usage = { inputTokens: 0, outputTokens: 0 };
+  const ended = (error?: string) => {
+    observation.set(usage);
+    observation.end(error);
+  };
   try {
     // Each step is raced with the signal: a provider that ignores it cannot hold a cancelled turn open.
     const events = model.stream(request)[Symbol.asyncIterator]();
@@ -38,6 +47,8 @@ export async function* callModel(
           toolCalls.push({ ...event.call, id: event.call.id || `call_${toolCalls.length + 1}` });
           break;
         case 'usage':
+          usage.inputTokens += event.inputTokens;
+          usage.outputTokens += event.outputTokens;
           logger.debug('model usage', {
             agent: request.agentName,
             input: event.inputTokens,
@@ -47,11 +58,13 @@ export async function* callModel(
       }
     }
   } catch (err) {
+    ended(request.signal.aborted ? 'aborted' : errorMessage(err));
     if (request.signal.aborted) throw new AbortError();
     const reason = errorMessage(err);
     logger.warn('model call failed', { agent: request.agentName, model: model.name, error: reason });
     return { ok: false, reason: `the model failed: ${reason}` };
   }
+  ended(request.signal.aborted ? 'aborted' : undefined);
   if (request.signal.aborted) throw new AbortError();
   return { ok: true, text, toolCalls };
 }

@@ -12,6 +12,8 @@ import { previewArguments } from './argumentPreview';
 import { historyMessages, toolContext, TurnState, type ContextProvider, type TurnEndHook } from './turnState';
 import type { Model, ModelMessage, ModelToolCall } from '../llm/model';
 import type { Logger } from '../log/logger';
+import { NOOP_OBSERVER, type Observer } from '../observe/observer';
+import { ObservedTurn, observeToolCall } from './observedTurn';
 import type { Principal } from '../principal';
 import { emptySessionState, type PendingApproval, type SessionStore } from '../store/sessions';
 
@@ -45,6 +47,8 @@ export interface RunnerOptions {
   maxToolResultChars?: number;
   /** Masks registered secrets in what events show of a tool call's arguments. */
   redact?: (text: string) => string;
+  /** Told of each turn, agent step, model, tool and remote call and transfer (metrics, traces, timelines). */
+  observer?: Observer;
 }
 
 /** What one step of the loop decided. */
@@ -53,7 +57,7 @@ type Step =
   | { type: 'delegate'; to: Agent }
   | { type: 'again' }
   | { type: 'rejected'; note: string }
-  | { type: 'remote_failed'; note: string }
+  | { type: 'remote_failed'; note: string; advice: string }
   | { type: 'input_required'; question: string; pending?: PendingApproval }
   | { type: 'failed'; reason: string };
 
@@ -72,9 +76,22 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   const maxToolChars = options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS;
   const { sessions } = options;
   const redact = options.redact ?? ((text: string) => text);
+  const observer = options.observer ?? NOOP_OBSERVER;
+
+  /** A turn under the observer: how it ended is reported however it ends. */
+  async function* observedRun(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
+    const observed = ObservedTurn.start(observer, input);
+    try {
+      const result = yield* run(input, observed);
+      observed.settle(result);
+      return result;
+    } finally {
+      observed.end();
+    }
+  }
 
   /** The loop: who acts next, what they decided, until someone answers, asks, or it fails. */
-  async function* run(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
+  async function* run(input: TurnInput, observed: ObservedTurn): AsyncGenerator<RunEvent, TurnResult> {
     const { principal, sessionId } = input;
     const tree = indexTree(options.tree.current(principal));
     const fresh = input.newSession === true;
@@ -90,7 +107,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
     throwIfAborted(turn.signal);
 
     let agent: Agent = startingAgent(turn);
-    yield RunEvents.agentStart(agent.name);
+    yield observed.enter(agent);
     if (state.pendingApproval && agent.kind === 'llm') {
       yield* resumePendingApproval(turn, agent, state.pendingApproval, { maxToolChars, redact });
     }
@@ -100,7 +117,8 @@ export function createRunner(options: RunnerOptions): TurnRunner {
 
     for (;;) {
       throwIfAborted(turn.signal);
-      const step: Step = agent.kind === 'llm' ? yield* llmStep(turn, agent) : yield* remoteStep(turn, agent);
+      const step: Step =
+        agent.kind === 'llm' ? yield* llmStep(turn, agent, observed) : yield* remoteStep(turn, agent, observed);
       switch (step.type) {
         case 'final': {
           // Handed to the store before the event goes out, so a consumer that stops reading at `final` loses
@@ -111,20 +129,21 @@ export function createRunner(options: RunnerOptions): TurnRunner {
           return await committed;
         }
         case 'delegate':
+          observed.step.child('transfer', step.to.name, { from: agent.name, to: step.to.name }).end();
           yield RunEvents.transfer(agent.name, step.to.name);
           agent = step.to;
-          yield RunEvents.agentStart(agent.name);
+          yield observed.enter(agent);
           continue;
         case 'again':
           continue;
         case 'rejected':
           yield RunEvents.rejected(agent.name, step.note);
           agent = handBack(turn, agent, step.note);
-          yield RunEvents.agentStart(agent.name);
+          yield observed.enter(agent);
           continue;
         case 'remote_failed':
-          agent = handBack(turn, agent, step.note);
-          yield RunEvents.agentStart(agent.name);
+          agent = handBack(turn, agent, step.note, step.advice);
+          yield observed.enter(agent);
           continue;
         case 'input_required': {
           turn.push({ role: 'assistant', content: step.question, author: agent.name }, true);
@@ -145,7 +164,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   }
 
   /** One model call of an LLM agent and the tool calls it asked for. */
-  async function* llmStep(turn: TurnState, agent: LlmAgent): AsyncGenerator<RunEvent, Step> {
+  async function* llmStep(turn: TurnState, agent: LlmAgent, observed: ObservedTurn): AsyncGenerator<RunEvent, Step> {
     const calls = turn.modelCalls.get(agent.name) ?? 0;
     if (calls >= options.maxTurnsPerAgent) {
       return {
@@ -171,6 +190,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         signal: turn.signal,
       },
       turn.log,
+      observed.step,
     );
     if (!reply.ok) return { type: 'failed', reason: reply.reason };
 
@@ -197,15 +217,17 @@ export function createRunner(options: RunnerOptions): TurnRunner {
       const tool = agent.tools.find((t) => t.name === call.name);
       const refusal = options.familyOf && grantRefusal(turn.input.principal, call.name, options.familyOf(call.name));
       yield RunEvents.toolStart(agent.name, call.name, call.id, previewArguments(call.arguments, redact));
-      const outcome = refusal
-        ? ({ type: 'result', ok: false, content: refusal } as const)
-        : tool
-          ? await executeToolCall(tool, call.arguments, toolContext(turn, agent, call, false), maxToolChars)
-          : ({
-              type: 'result',
-              ok: false,
-              content: `tool ${call.name} failed: no such tool; available: ${agent.tools.map((t) => t.name).join(', ') || 'none'}`,
-            } as const);
+      const outcome = await observeToolCall(observed.step, agent.name, call, async () =>
+        refusal
+          ? { type: 'result', ok: false, content: refusal }
+          : tool
+            ? executeToolCall(tool, call.arguments, toolContext(turn, agent, call, false), maxToolChars)
+            : {
+                type: 'result',
+                ok: false,
+                content: `tool ${call.name} failed: no such tool; available: ${agent.tools.map((t) => t.name).join(', ') || 'none'}`,
+              },
+      );
       if (refusal) turn.log.warn('tool call refused by grant', { tool: call.name, caller: turn.input.principal.id });
       if (outcome.type === 'approval') {
         turn.push({
@@ -272,7 +294,11 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   }
 
   /** One delegated request to a remote A2A agent; its outcome decides the turn. */
-  async function* remoteStep(turn: TurnState, remote: RemoteAgent): AsyncGenerator<RunEvent, Step> {
+  async function* remoteStep(
+    turn: TurnState,
+    remote: RemoteAgent,
+    observed: ObservedTurn,
+  ): AsyncGenerator<RunEvent, Step> {
     const state = (turn.state.remoteState[remote.name] ??= {});
     const outcome = yield* callRemote(
       remote,
@@ -286,6 +312,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         metadata: turn.input.metadata ?? {},
       },
       turn.log,
+      observed.step,
     );
     switch (outcome.status) {
       case 'completed':
@@ -295,7 +322,8 @@ export function createRunner(options: RunnerOptions): TurnRunner {
       case 'failed':
         return {
           type: 'remote_failed',
-          note: `The remote agent ${remote.name} failed: ${outcome.reason}. Route the request to another agent or answer it yourself.`,
+          note: `The remote agent ${remote.name} failed: ${outcome.reason}.`,
+          advice: 'Route the request to another agent or answer it yourself.',
         };
       default:
         return assertNever(outcome);
@@ -326,7 +354,8 @@ export function createRunner(options: RunnerOptions): TurnRunner {
     return turn.contexts.get(agent.name);
   }
 
-  return { run };
+  // Nothing listening: turns run with no observer in the way.
+  return { run: observer.active ? observedRun : (input) => run(input, ObservedTurn.none) };
 }
 
 /**
@@ -346,8 +375,13 @@ function startingAgent(turn: TurnState): Agent {
 }
 
 /** Hands control back to the agent's parent (the orchestrator) with a note so it routes again or answers. */
-function handBack(turn: TurnState, agent: Agent, note: string): LlmAgent {
-  turn.push({ role: 'user', content: `[note from the runtime] ${note}`, runtimeNote: true });
+function handBack(turn: TurnState, agent: Agent, note: string, advice?: string): LlmAgent {
+  turn.push({
+    role: 'user',
+    content: `[note from the runtime] ${note}${advice ? ` ${advice}` : ''}`,
+    runtimeNote: true,
+    ...(advice ? { advice } : {}),
+  });
   return turn.tree.parentOf(agent.name) ?? turn.tree.root;
 }
 

@@ -24,6 +24,8 @@ export interface TurnInput {
    * context it just created): the runner then reads no state or history.
    */
   newSession?: boolean;
+  /** The A2A task this turn works on, for observers (task timelines); the runner itself does not use it. */
+  taskId?: string;
   /** Request metadata (A2A message metadata: trace context, hop path). Never shown to the model. */
   metadata?: Record<string, unknown>;
 }

@@ -84,8 +84,9 @@ function oneLine(text: string, max = MAX_LINE): string {
 }
 
 /**
- * For a person: each tool call with its (redacted, shortened) arguments, its
- * result once on one line, remote calls with the peer and the endpoint, the
+ * For a person: each tool call with its (redacted, shortened) arguments and
+ * whether it worked (the result itself is shown once, in the answer; `--json`
+ * carries its start as `summary`), remote calls with the peer and the endpoint, the
  * answer once (streamed when the model streams). On a terminal a spinner with
  * the elapsed seconds shows while nothing else is being written.
  */
@@ -144,7 +145,8 @@ export function createHumanRenderer(io: CliIO, options: { spinner: boolean; now?
           line(`  ⚙ ${event.agent}: ${event.tool}${event.args ? ` ${event.args}` : ''}`);
           break;
         case 'tool_result':
-          line(`    ${event.ok ? '✓' : '✗'} ${event.tool}: ${oneLine(event.summary) || '(no output)'}`);
+          // The result itself reaches the person in the answer; here only whether it worked (and why not).
+          line(event.ok ? `    ✓ ${event.tool} done` : `    ✗ ${event.tool} failed: ${oneLine(event.summary)}`);
           break;
         case 'remote_call': {
           const where = event.endpoint ? ` at ${event.endpoint}` : '';

@@ -4,6 +4,7 @@ import type { LangoConfig } from '../config/schema';
 import { createApp, type LangoApp } from '../app';
 import { SecretRegistry } from '../log/redact';
 import { createWinstonLogger } from '../log/winston';
+import { reservedAgentNames } from '../index';
 import { acquireDataLock, DataFolderBusyError, readDataLock, type DataLock, type LockHolder } from './dataLock';
 import type { CliIO } from './io';
 
@@ -27,9 +28,9 @@ export interface CliContext {
   terminal: boolean;
 }
 
-/** Loads the configuration for a command (throws ConfigError → exit 2). */
+/** Loads the configuration for a command (throws ConfigError → exit 2); no remote may take a local agent's name. */
 export function configFor(options: GlobalOptions, ctx: CliContext): LoadedConfig {
-  return loadConfig({ path: options.config, env: ctx.env, cwd: ctx.cwd });
+  return loadConfig({ path: options.config, env: ctx.env, cwd: ctx.cwd, reservedAgentNames: reservedAgentNames() });
 }
 
 /** The data folder a configuration names, resolved like `createApp` resolves it. */

@@ -10,6 +10,7 @@ import { registerCardCommand } from './commands/card';
 import { registerChatCommand } from './commands/chat';
 import { registerConfigCommand } from './commands/configCheck';
 import { registerDoctorCommand } from './commands/doctor';
+import { registerMigrateCommand } from './commands/migrate';
 import { registerServeCommand } from './commands/serve';
 import { registerToolsCommand } from './commands/tools';
 
@@ -60,6 +61,7 @@ export async function runCli(argv: string[], options: RunCliOptions = {}): Promi
   registerConfigCommand(program, ctx, done);
   registerDoctorCommand(program, ctx, done);
   registerToolsCommand(program, ctx, done);
+  registerMigrateCommand(program, ctx, done);
   addVersion(program, packageVersion());
   try {
     await program.parseAsync(argv, { from: 'user' });

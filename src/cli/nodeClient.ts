@@ -178,7 +178,9 @@ export class NodeConversation {
         return undefined;
       case 'artifactUpdate': {
         const agent = str(payload.value.artifact?.metadata?.agent) ?? 'node';
-        seen.answer = { agent, text: textOf(payload.value.artifact?.parts) };
+        // The answer streams in chunks: `append` adds to it, anything else starts it over.
+        const before = payload.value.append ? (seen.answer?.text ?? '') : '';
+        seen.answer = { agent, text: before + textOf(payload.value.artifact?.parts) };
         return undefined;
       }
       case 'statusUpdate': {
@@ -190,7 +192,7 @@ export class NodeConversation {
         const agent = str(metadata?.agent) ?? 'node';
         switch (status?.state) {
           case TaskState.TASK_STATE_COMPLETED:
-            // The answer comes as an artifact and again as the closing status: shown once.
+            // The answer is the artifact's; a node that also repeats it in the closing status is shown it once.
             onEvent({ type: 'answer', agent: answer?.agent ?? agent, text: answer?.text || text });
             return 'completed';
           case TaskState.TASK_STATE_INPUT_REQUIRED:

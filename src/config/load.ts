@@ -1,9 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { z } from 'zod';
 import { ConfigError } from '../errors';
+import { formatIssues, keyPath } from './issues';
 import { LangoConfig } from './schema';
+import { clusterProblems } from './cluster';
+import { describeYamlError } from './yamlError';
 
 /** Where {@link loadConfig} looks, in order, when no path is given. */
 export const DEFAULT_CONFIG_FILES = ['lango.config.yaml', 'lango.config.yml', 'lango.config.json'];
@@ -14,6 +16,12 @@ export interface LoadConfigOptions {
   path?: string;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /**
+   * Names of the node's own agents (the roots and every specialist,
+   * `reservedAgentNames()`): a remote agent may take none of them, in any
+   * case. The table lives above this layer, so the caller passes it.
+   */
+  reservedAgentNames?: readonly string[];
 }
 
 /** A validated, frozen configuration and the file it came from (undefined: defaults only). */
@@ -29,7 +37,8 @@ export interface LoadedConfig {
  * Precedence: schema defaults < config file < environment (`PORT`,
  * `LOG_LEVEL`, `OPENAI_API_KEY` / `LANGO_API_KEY` when `agent.apiKey` is unset,
  * `OPENAI_BASE_URL` when `agent.baseUrl` is unset, `LANGO_MASTER_KEY` when
- * `security.masterKey` is unset). String values may use
+ * `security.masterKey` is unset, the `OTEL_EXPORTER_OTLP_*` trace exporter
+ * variables). String values may use
  * `${VAR}` or `${VAR:-default}`.
  *
  * @throws ConfigError with one line per bad key path.
@@ -46,12 +55,13 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   if (problems.length) throw new ConfigError(describe(file, problems.length), problems);
   const withEnv = applyEnvironment(substituted, env, problems);
   if (problems.length) throw new ConfigError(describe(file, problems.length), problems);
-  const parsed = LangoConfig.safeParse(withEnv);
+  const parsed = LangoConfig.safeParse(withEnv, { reportInput: true });
   if (!parsed.success) {
-    const lines = formatIssues(parsed.error);
+    const lines = formatIssues(parsed.error, LangoConfig);
     throw new ConfigError(describe(file, lines.length), lines);
   }
   const config = finalize(parsed.data, problems);
+  problems.push(...reservedNameClashes(config, options.reservedAgentNames ?? []));
   if (problems.length) throw new ConfigError(describe(file, problems.length), problems);
   return { config: deepFreeze(config), file };
 }
@@ -61,9 +71,9 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
  * derivations as {@link loadConfig} but without reading files or the environment.
  */
 export function resolveConfig(input: unknown): LangoConfig {
-  const parsed = LangoConfig.safeParse(input);
+  const parsed = LangoConfig.safeParse(input, { reportInput: true });
   if (!parsed.success) {
-    const lines = formatIssues(parsed.error);
+    const lines = formatIssues(parsed.error, LangoConfig);
     throw new ConfigError(describe(undefined, lines.length), lines);
   }
   const problems: string[] = [];
@@ -92,17 +102,21 @@ function readConfigFile(file: string): unknown {
   } catch (err) {
     throw new ConfigError(`cannot read config file ${file}`, [`${file}: ${(err as Error).message}`]);
   }
+  let value: unknown;
   try {
-    const value = file.endsWith('.json') ? JSON.parse(text) : YAML.parse(text);
-    if (value === null || value === undefined) return {};
-    if (typeof value !== 'object' || Array.isArray(value)) {
-      throw new Error('the top level must be a mapping of keys');
-    }
-    return value;
+    value = file.endsWith('.json') ? JSON.parse(text) : YAML.parse(text);
   } catch (err) {
-    const message = (err as Error).message.split('\n')[0];
-    throw new ConfigError(`cannot parse config file ${file}`, [`${path.basename(file)}: ${message}`]);
+    throw new ConfigError(`cannot parse config file ${file}`, [
+      `${path.basename(file)}: ${describeYamlError(text, err)}`,
+    ]);
   }
+  if (value === null || value === undefined) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new ConfigError(`cannot parse config file ${file}`, [
+      `${path.basename(file)}: the top level must be a mapping of keys`,
+    ]);
+  }
+  return value;
 }
 
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
@@ -125,6 +139,45 @@ function substituteEnv(value: unknown, env: NodeJS.ProcessEnv, at: (string | num
   return value;
 }
 
+/**
+ * The standard OpenTelemetry exporter variables, for traces: the signal's own
+ * variable wins over the general one (whose URL gets `/v1/traces`), and
+ * either wins over the file, as the OTel specification has it.
+ * `OTEL_SDK_DISABLED=true` turns export off.
+ */
+function applyOtelEnvironment(
+  observability: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+): void {
+  const current = observability.otlp;
+  const otlp = (current && typeof current === 'object' ? current : {}) as Record<string, unknown>;
+  const general = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const endpoint =
+    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (general ? `${general.replace(/\/+$/, '')}/v1/traces` : undefined);
+  if (endpoint) otlp.tracesEndpoint = endpoint;
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL;
+  if (protocol) otlp.protocol = protocol;
+  const headers = env.OTEL_EXPORTER_OTLP_TRACES_HEADERS || env.OTEL_EXPORTER_OTLP_HEADERS;
+  if (headers) {
+    const parsed: Record<string, string> = {};
+    for (const pair of headers.split(',')) {
+      const at = pair.indexOf('=');
+      try {
+        if (at <= 0) throw new Error('no key');
+        parsed[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim());
+      } catch {
+        problems.push('OTEL_EXPORTER_OTLP_HEADERS: expected comma-separated key=value pairs (URL-encoded)');
+        break;
+      }
+    }
+    otlp.headers = { ...(otlp.headers as Record<string, string> | undefined), ...parsed };
+  }
+  if (env.OTEL_SERVICE_NAME) otlp.serviceName = env.OTEL_SERVICE_NAME;
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') delete otlp.tracesEndpoint;
+  if (Object.keys(otlp).length > 0) observability.otlp = otlp;
+}
+
 /** Environment overrides that operators expect from any server (`PORT`, `LOG_LEVEL`, API keys). */
 function applyEnvironment(input: unknown, env: NodeJS.ProcessEnv, problems: string[]): unknown {
   const config = structuredClone(input) as Record<string, Record<string, unknown> | unknown>;
@@ -144,6 +197,7 @@ function applyEnvironment(input: unknown, env: NodeJS.ProcessEnv, problems: stri
   const apiKey = env.LANGO_API_KEY || env.OPENAI_API_KEY;
   if (agent.apiKey === undefined && apiKey) agent.apiKey = apiKey;
   if (agent.baseUrl === undefined && env.OPENAI_BASE_URL) agent.baseUrl = env.OPENAI_BASE_URL;
+  applyOtelEnvironment(section('observability'), env, problems);
   if (env.LANGO_MASTER_KEY) {
     const security = section('security');
     if (security.masterKey === undefined) security.masterKey = env.LANGO_MASTER_KEY;
@@ -164,25 +218,19 @@ function finalize(config: LangoConfig, problems: string[]): LangoConfig {
       'agent.apiKey: required when agent.provider is "openai" (or set agent.baseUrl for a keyless local endpoint)',
     );
   }
+  problems.push(...clusterProblems(config));
   return { ...config, agent: { ...config.agent, provider } };
 }
 
-/** One line per problem: `key.path: message`. */
-export function formatIssues(error: z.ZodError): string[] {
-  return error.issues.map((issue) => {
-    const where = keyPath(issue.path as (string | number)[]);
-    if (issue.code === 'unrecognized_keys') {
-      return `${where ? where + ': ' : ''}unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
-    }
-    return `${where || '(top level)'}: ${issue.message}`;
+/** Remote agents named like one of the node's own agents, ignoring case (the federation would refuse them). */
+function reservedNameClashes(config: LangoConfig, reserved: readonly string[]): string[] {
+  const byKey = new Map(reserved.map((name) => [name.toLowerCase(), name]));
+  return config.a2a.remoteAgents.flatMap((entry, i) => {
+    const local = byKey.get(entry.name.toLowerCase());
+    return local
+      ? [`a2a.remoteAgents[${i}].name: "${entry.name}" is the name of this node's agent "${local}"; choose another`]
+      : [];
   });
-}
-
-function keyPath(at: (string | number | symbol)[]): string {
-  return at
-    .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
-    .join('.')
-    .replace(/\.\[/g, '[');
 }
 
 function deepFreeze<T>(value: T): T {

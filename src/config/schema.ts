@@ -7,6 +7,9 @@ import { DURATION_FORMS, isDuration } from '../duration';
  * defaults. Keys are documented in the README's configuration reference.
  */
 
+/** An http:// or https:// URL: the only schemes the node's clients speak (a typo like `htp:/` is caught here). */
+const HttpUrl = () => z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' });
+
 const Server = z
   .object({
     host: z.string().min(1).default('127.0.0.1'),
@@ -20,7 +23,7 @@ const Agent = z
     /** `offline` is chosen by the loader when no API key is configured. */
     provider: z.enum(['openai', 'offline']).optional(),
     model: z.string().min(1).default('gpt-4o-mini'),
-    baseUrl: z.url().optional(),
+    baseUrl: HttpUrl().optional(),
     apiKey: z.string().optional(),
     maxDelegationRounds: z.number().int().min(1).max(50).default(5),
     /** Model calls per agent within one turn before the agent must answer. */
@@ -40,8 +43,8 @@ const RemoteAgentAuth = z.discriminatedUnion('type', [
 const RemoteAgentEntry = z
   .object({
     name: z.string().regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/, 'letters, digits, _ and -, starting with a letter'),
-    agentCardUrl: z.url().optional(),
-    baseUrl: z.url().optional(),
+    agentCardUrl: HttpUrl().optional(),
+    baseUrl: HttpUrl().optional(),
     cardFile: z.string().optional(),
     description: z.string().max(1000).optional(),
     timeoutMs: z.number().int().positive().max(120_000).optional(),
@@ -121,7 +124,7 @@ const A2a = z
   .object({
     enabled: z.boolean().default(true),
     /** Public URL of this node; derived from server.host and server.port when unset. */
-    baseUrl: z.url().optional(),
+    baseUrl: HttpUrl().optional(),
     agentName: z.string().min(1).optional(),
     agentDescription: z.string().min(1).optional(),
     remoteAgents: z.array(RemoteAgentEntry).default([]),
@@ -162,13 +165,27 @@ const A2a = z
       .strict()
       .default({ allowPrivateNetworks: false, maxAttempts: 5 }),
   })
-  .strict();
+  .strict()
+  .superRefine((a2a, ctx) => {
+    // Agent names are compared ignoring case when routing: two remotes must differ beyond case.
+    const seen = new Map<string, number>();
+    a2a.remoteAgents.forEach((entry, i) => {
+      const first = seen.get(entry.name.toLowerCase());
+      if (first === undefined) seen.set(entry.name.toLowerCase(), i);
+      else
+        ctx.addIssue({
+          code: 'custom',
+          path: ['remoteAgents', i, 'name'],
+          message: `"${entry.name}" is already the name of a2a.remoteAgents[${first}] ("${a2a.remoteAgents[first]!.name}"); names must differ ignoring case`,
+        });
+    });
+  });
 
 const Embedding = z
   .object({
     provider: z.enum(['none', 'local', 'openai']).default('local'),
     model: z.string().default('text-embedding-3-small'),
-    baseUrl: z.url().optional(),
+    baseUrl: HttpUrl().optional(),
     apiKey: z.string().optional(),
     dimensions: z.number().int().positive().optional(),
   })
@@ -215,7 +232,8 @@ const Tools = z
     browser: z
       .object({
         enabled: z.boolean().default(true),
-        executablePath: z.string().default('/usr/bin/chromium'),
+        /** Unset: Debian's /usr/bin/chromium when present, else the Chromium of the @sparticuz/chromium package. */
+        executablePath: z.string().min(1).optional(),
         allow: z.array(z.string()).default([]),
         deny: z.array(z.string()).default([]),
         idleTimeoutMs: z.number().int().positive().default(300_000),
@@ -231,11 +249,66 @@ const Tools = z
 
 const Toggle = z.object({ enabled: z.boolean().default(true) }).strict();
 
+/** What the node shows of its own work: metrics, traces, task timelines and the console (issue 13). */
+const Observability = z
+  .object({
+    /** Serve Prometheus metrics at `GET /metrics` (the owner, or whoever presents `metricsToken`). */
+    metrics: z.boolean().default(true),
+    /** A bearer token that may read `/metrics` without being the owner (a Prometheus scraper). */
+    metricsToken: z.string().min(1).optional(),
+    /** Keep each recent task's steps in memory for the console (`tasks`: how many tasks, newest kept). */
+    timeline: z
+      .object({ enabled: z.boolean().default(true), tasks: z.number().int().min(1).max(10_000).default(200) })
+      .strict()
+      .prefault({}),
+    /** Serve the web console at `/console` (owner only). */
+    console: z.boolean().default(true),
+    /**
+     * OpenTelemetry traces over OTLP/HTTP: exported only when an endpoint is
+     * set, here or by `OTEL_EXPORTER_OTLP_ENDPOINT` /
+     * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`.
+     */
+    otlp: z
+      .object({
+        /** The traces URL (`…/v1/traces`). */
+        tracesEndpoint: z.url().optional(),
+        protocol: z.enum(['http/protobuf', 'http/json']).default('http/protobuf'),
+        headers: z.record(z.string(), z.string()).default({}),
+        serviceName: z.string().min(1).default('lango'),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+/** Where the stores live: a `postgres://` URL, or (unset) the embedded SQLite file under dataDir. */
+const Storage = z
+  .object({
+    url: z
+      .string()
+      .regex(/^postgres(ql)?:\/\/./, 'expected a postgres:// (or postgresql://) URL')
+      .optional(),
+  })
+  .strict();
+
+/** This replica among others on one PostgreSQL database. */
+const Cluster = z
+  .object({
+    /** Names this replica in the heartbeat table and on the rows it runs; host name and pid when unset. */
+    replicaId: z.string().min(1).max(200).optional(),
+    heartbeatInterval: z.string().refine(isDuration, DURATION_FORMS).default('5s'),
+    /** A replica silent this long is lost: kept short, so a lost replica's callers hear of it quickly. */
+    lease: z.string().refine(isDuration, DURATION_FORMS).default('15s'),
+  })
+  .strict();
+
 /** The whole configuration, after defaults. */
 export const LangoConfig = z
   .object({
     server: Server.prefault({}),
     dataDir: z.string().min(1).default('./.lango'),
+    storage: Storage.prefault({}),
+    cluster: Cluster.prefault({}),
     logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
     agent: Agent.prefault({}),
     a2a: A2a.prefault({}),
@@ -281,6 +354,7 @@ export const LangoConfig = z
       .strict()
       .prefault({}),
     workflow: Toggle.prefault({}),
+    observability: Observability.prefault({}),
   })
   .strict();
 

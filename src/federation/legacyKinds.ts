@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+
 /**
  * v0.3 results tag every object with `kind` (`task`, `message`,
  * `status-update`, `artifact-update`; parts `text`, `file`, `data`), and
@@ -79,4 +81,55 @@ function completeResult(r: Json): boolean {
 export function completeLegacyKinds(body: unknown): boolean {
   if (!isObject(body) || !isObject(body.result)) return false;
   return completeResult(body.result);
+}
+
+/**
+ * Some v0.3 servers put a plain string where a task's status carries a
+ * message (`"status": {"state": "failed", "message": "quota exceeded"}`),
+ * which the SDK's reader refuses. A string there can only be the agent's
+ * text, so it is wrapped in an agent message (in place); true when it was.
+ * @example
+ * const body = { jsonrpc: '2.0', id: 1, result: { kind: 'task', id: 't1', status: { state: 'failed', message: 'no' } } };
+ * wrapStringStatusMessage(body); // true; body.result.status.message.parts[0].text === 'no'
+ */
+export function wrapStringStatusMessage(body: unknown): boolean {
+  if (!isObject(body) || !isObject(body.result)) return false;
+  const result = body.result;
+  const status = result.status;
+  if (!isObject(status) || typeof status.message !== 'string') return false;
+  const taskId = result.taskId ?? result.id;
+  status.message = {
+    kind: 'message',
+    role: 'agent',
+    messageId: randomUUID(),
+    parts: [{ kind: 'text', text: status.message }],
+    ...(typeof taskId === 'string' ? { taskId } : {}),
+    ...(typeof result.contextId === 'string' ? { contextId: result.contextId } : {}),
+  };
+  return true;
+}
+
+/** A message-shaped object (role and parts) without the messageId v0.3 requires. */
+function fillMessageId(m: unknown): boolean {
+  if (!isObject(m) || has(m, 'messageId') || !has(m, 'role') || !Array.isArray(m.parts)) return false;
+  m.messageId = randomUUID();
+  return true;
+}
+
+/**
+ * Gives a made-up `messageId` to the messages of a v0.3 result that lack
+ * one (servers built on pre-0.2 data models leave it out), in place; true
+ * when it did. The id only de-duplicates: nothing the peer said is lost.
+ * @example
+ * const body = { jsonrpc: '2.0', id: 1, result: { kind: 'message', role: 'agent', parts: [] } };
+ * fillMissingMessageIds(body); // true
+ */
+export function fillMissingMessageIds(body: unknown): boolean {
+  if (!isObject(body) || !isObject(body.result)) return false;
+  const result = body.result;
+  let changed = false;
+  if (!isObject(result.status) && !isObject(result.artifact)) changed = fillMessageId(result) || changed;
+  if (isObject(result.status)) changed = fillMessageId(result.status.message) || changed;
+  for (const m of Array.isArray(result.history) ? result.history : []) changed = fillMessageId(m) || changed;
+  return changed;
 }

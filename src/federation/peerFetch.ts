@@ -2,7 +2,7 @@ import { fetch as undiciFetch, Headers as UndiciHeaders, Response as UndiciRespo
 import { RemoteAgentError } from '../errors';
 import { BodyTooLargeError, readWebBody } from '../net/body';
 import { describeNetworkError } from './cardFetch';
-import { completeLegacyKinds } from './legacyKinds';
+import { completeLegacyKinds, fillMissingMessageIds, wrapStringStatusMessage } from './legacyKinds';
 
 /**
  * The `fetch` the SDK client uses to talk to one peer for one call. Every
@@ -69,6 +69,10 @@ export interface PeerFetchOptions {
 const LEADING_CONTROL = /^[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufeff]+/;
 const CONTROL_DEVIATION = 'control characters before the JSON of an SSE data line';
 const KIND_DEVIATION = 'a v0.3 result without kind (completed from its shape)';
+const STRING_STATUS_DEVIATION = 'a status message given as a plain string (wrapped in an agent message)';
+const MESSAGE_ID_DEVIATION = 'a v0.3 message without messageId (one is made up)';
+const ID_DEVIATION =
+  "a JSON-RPC response id that is not the request's (taken as the request's: one HTTP exchange, one request)";
 
 /**
  * Builds the bounded, fault-naming `fetch` for one call.
@@ -79,6 +83,7 @@ const KIND_DEVIATION = 'a v0.3 result without kind (completed from its shape)';
 export function createPeerFetch(options: PeerFetchOptions): typeof fetch {
   const { meter, limits } = options;
   const peerFetch = async (input: string | URL, init?: RequestInit): Promise<UndiciResponse> => {
+    const requestId = jsonRpcRequestId(init?.body);
     const response = await undiciFetch(input, {
       ...(init as object),
       redirect: 'manual',
@@ -95,7 +100,7 @@ export function createPeerFetch(options: PeerFetchOptions): typeof fetch {
     headers.delete('content-encoding');
     const init2 = { status: response.status, statusText: response.statusText, headers };
     if (response.ok && response.body && /^text\/event-stream/i.test(response.headers.get('content-type') ?? '')) {
-      return new UndiciResponse(response.body.pipeThrough(sseGuard(options)), init2);
+      return new UndiciResponse(response.body.pipeThrough(sseGuard(options, requestId)), init2);
     }
     let text: string;
     try {
@@ -113,11 +118,7 @@ export function createPeerFetch(options: PeerFetchOptions): typeof fetch {
     const rejection = a2aError(json);
     if (rejection) meter.rejected ??= rejection;
     else if (!response.ok) throw meter.fail(`HTTP ${response.status} without an A2A error`);
-    let body = text;
-    if (options.legacy && !rejection && completeLegacyKinds(json)) {
-      options.onDeviation(KIND_DEVIATION);
-      body = JSON.stringify(json);
-    }
+    const body = tolerate(json, requestId, rejection, options) ? JSON.stringify(json) : text;
     return new UndiciResponse(body, init2);
   };
   return peerFetch as unknown as typeof fetch;
@@ -129,7 +130,10 @@ export function createPeerFetch(options: PeerFetchOptions): typeof fetch {
  * servers put before the JSON; completes v0.3 kinds. Errors the stream
  * (and so the SDK's read) with a {@link PeerAnswerError} past a cap.
  */
-function sseGuard(options: PeerFetchOptions): TransformStream<Uint8Array, Uint8Array> {
+function sseGuard(
+  options: PeerFetchOptions,
+  requestId: JsonRpcId | undefined,
+): TransformStream<Uint8Array, Uint8Array> {
   const { meter, limits } = options;
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
@@ -166,8 +170,7 @@ function sseGuard(options: PeerFetchOptions): TransformStream<Uint8Array, Uint8A
       if (json === undefined) throw meter.fail(`a stream event is not JSON (${preview(data.join('\n'))})`);
       const rejection = a2aError(json);
       if (rejection) meter.rejected ??= rejection;
-      if (options.legacy && !rejection && completeLegacyKinds(json)) {
-        options.onDeviation(KIND_DEVIATION);
+      if (tolerate(json, requestId, rejection, options)) {
         out = [...event.filter((l) => !l.startsWith('data: ')), `data: ${JSON.stringify(json)}`];
       }
     }
@@ -193,6 +196,63 @@ function sseGuard(options: PeerFetchOptions): TransformStream<Uint8Array, Uint8A
       endEvent(controller);
     },
   });
+}
+
+type JsonRpcId = string | number;
+
+/**
+ * Repairs what peers in the wild get harmlessly wrong in one JSON-RPC
+ * body (a response, or one stream event), in place, telling each
+ * deviation; true when the body changed. An A2A error is left as sent.
+ */
+function tolerate(
+  json: unknown,
+  requestId: JsonRpcId | undefined,
+  rejection: string | undefined,
+  options: PeerFetchOptions,
+): boolean {
+  let changed = pairResponseId(json, requestId, options);
+  if (options.legacy && !rejection) {
+    if (wrapStringStatusMessage(json)) {
+      options.onDeviation(STRING_STATUS_DEVIATION);
+      changed = true;
+    }
+    if (fillMissingMessageIds(json)) {
+      options.onDeviation(MESSAGE_ID_DEVIATION);
+      changed = true;
+    }
+    if (completeLegacyKinds(json)) {
+      options.onDeviation(KIND_DEVIATION);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+/** The id of the JSON-RPC request a body carries; undefined for other bodies (HTTP+JSON, GETs). */
+function jsonRpcRequestId(body: RequestInit['body'] | undefined): JsonRpcId | undefined {
+  if (typeof body !== 'string') return undefined;
+  const json = parseJson(body);
+  if (!json || typeof json !== 'object' || (json as { jsonrpc?: unknown }).jsonrpc !== '2.0') return undefined;
+  const id = (json as { id?: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
+
+/**
+ * Gives a JSON-RPC response the id of the request it answers when the peer
+ * sent another (some servers answer `id: null`, or a constant). A2A sends
+ * one request per HTTP exchange, so the exchange already pairs them; the
+ * SDK's reader would refuse the answer. An error object with `id: null` is
+ * what JSON-RPC prescribes when the server could not read the id, so only
+ * a result (or a non-null wrong id) counts as a deviation.
+ */
+function pairResponseId(json: unknown, requestId: JsonRpcId | undefined, options: PeerFetchOptions): boolean {
+  if (requestId === undefined || !json || typeof json !== 'object' || Array.isArray(json)) return false;
+  const response = json as { jsonrpc?: unknown; id?: unknown; error?: unknown };
+  if (response.jsonrpc !== '2.0' || response.id === requestId) return false;
+  if (!(response.id === null && response.error)) options.onDeviation(ID_DEVIATION);
+  response.id = requestId;
+  return true;
 }
 
 function parseJson(text: string): unknown {

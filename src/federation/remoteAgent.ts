@@ -8,11 +8,12 @@ import type { Logger } from '../log/logger';
 import { errorMessage } from '../errors';
 import { describeNetworkError } from './cardFetch';
 import { TRACEPARENT_KEY, childTraceparent } from '../log/traceContext';
-import { nextHop, resolveNodeId, type NodeId } from './hops';
+import { FEDERATION_HOPS_KEY, nextHop, resolveNodeId, type NodeId } from './hops';
 import type { LoadedPeer } from './loader';
 import { OutboundRefusedError } from '../net/policy';
 import { rememberSeen, unseenContext, type PeerSessionState } from './peerContext';
 import { sanitizeCardText } from './peerCard';
+import { AnswerRelay } from './answerRelay';
 import { createPeerFetch, DEFAULT_PEER_LIMITS, PeerCallMeter, type PeerLimits } from './peerFetch';
 import {
   ArtifactText,
@@ -117,7 +118,12 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       log.warn('remote call refused', { reason: hop.reason });
       return { status: 'failed', reason: `remote agent ${peer.name} not called: ${hop.reason}` };
     }
-    const trace = childTraceparent(invocation.metadata[TRACEPARENT_KEY]);
+    // A tracer's span for this call is the peer's parent; without one, a fresh span id in the caller's trace.
+    const observed = invocation.observation?.traceparent();
+    const trace = observed
+      ? { traceparent: observed, traceId: observed.split('-')[1] }
+      : childTraceparent(invocation.metadata[TRACEPARENT_KEY]);
+    invocation.observation?.set({ hops: hop.metadata[FEDERATION_HOPS_KEY] as number, endpoint: peer.cardUrl });
     const callLog = log.child({ traceId: trace.traceId });
     const session = ((invocation.state[stateKey] as PeerSessionState | undefined) ??= {});
     // Only our own hop/trace metadata and the configured per-peer headers leave this node: inbound credentials never do.
@@ -202,6 +208,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     meter: PeerCallMeter,
   ) {
     const artifacts = new ArtifactText();
+    const relay = new AnswerRelay(redact);
     let task: SettledTask = { state: undefined, text: '', artifacts };
     for await (const event of c.sendMessageStream(params, request)) {
       const payload = event.payload;
@@ -228,10 +235,13 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
           break;
         }
         case 'artifactUpdate': {
-          const first = !payload.value.append;
-          artifacts.add(payload.value.artifact, payload.value.append);
-          // One progress event per artifact, not one per streamed chunk.
-          if (first) yield RunEvents.remoteCall(peer.name, 'artifact', progress(payload.value.artifact?.name));
+          const { artifact, append } = payload.value;
+          artifacts.add(artifact, append);
+          checkAnswerSize(meter, artifacts, task.text);
+          // One progress event per artifact, not one per streamed chunk; the chunks themselves go on as the answer.
+          if (!append) yield RunEvents.remoteCall(peer.name, 'artifact', progress(artifact?.name));
+          const delta = artifact ? relay.add(artifact.artifactId, partsText(artifact.parts), append) : '';
+          if (delta) yield RunEvents.textDelta(peer.name, delta);
           break;
         }
         case 'message':

@@ -15,6 +15,12 @@ export type ModelMessage =
        * a failed remote call): sent as user text, but not what the user typed.
        */
       runtimeNote?: boolean;
+      /**
+       * A runtime note's advice to the model ("route the request elsewhere"),
+       * also at the end of `content`: a model that speaks to the person
+       * itself (the offline model) tells what happened and leaves this out.
+       */
+      advice?: string;
     }
   | { role: 'assistant'; content: string; toolCalls?: ModelToolCall[]; author?: string }
   | { role: 'tool'; toolCallId: string; name: string; content: string };

@@ -133,7 +133,12 @@ function decide(request: ModelRequest, routes: ModelRoute[]): Decision {
 
   const notes = turn
     .filter((m) => m.role === 'user' && m.runtimeNote)
-    .map((m) => m.content.replace(/^\[note from the runtime\]\s*/, ''));
+    // What happened, for the person; the advice at the end was meant for a model.
+    .map((m) => {
+      const text = m.content.replace(/^\[note from the runtime\]\s*/, '');
+      const advice = m.role === 'user' ? m.advice : undefined;
+      return advice && text.endsWith(advice) ? text.slice(0, -advice.length).trim() : text;
+    });
   const preface = notes.length
     ? `${notes.join(' ')}\n\n`
     : subRoutes.length

@@ -64,11 +64,15 @@ export interface CronStore {
   ): Promise<void>;
   /** Removes the principal's job and its history; true when it existed. */
   remove(principal: Principal, name: string): Promise<boolean>;
-  /** Records a run of the principal's job; resolves with the run's id. */
+  /**
+   * Records a run of the principal's job; resolves with the run's id, or
+   * `undefined` when a run of the job for that scheduled time and trigger is
+   * already recorded (another replica fired it: this one must not run it).
+   */
   startRun(
     principal: Principal,
     run: { jobName: string; trigger: CronTrigger; scheduledFor: string; startedAt: string },
-  ): Promise<string>;
+  ): Promise<string | undefined>;
   finishRun(
     id: string,
     fields: { status: CronRunStatus; finishedAt: string; result: string; author: string | null },
@@ -108,7 +112,8 @@ export interface BackgroundJobStore {
   list(principal: Principal, options: { status?: BackgroundStatus; limit: number }): Promise<BackgroundJob[]>;
   /** Queued jobs of every principal, oldest first. */
   queued(): Promise<BackgroundJob[]>;
-  markRunning(id: string, startedAt: string): Promise<void>;
+  /** Claims a queued job: true when it was queued and is now this process's, false otherwise (taken, cancelled). */
+  markRunning(id: string, startedAt: string): Promise<boolean>;
   finish(
     id: string,
     fields: { status: BackgroundStatus; finishedAt: string; result: string; author: string | null },

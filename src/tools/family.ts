@@ -85,5 +85,11 @@ export interface ToolFamily {
    */
   grantedToPeers?: boolean;
   enabled(config: LangoConfig): boolean;
+  /**
+   * True when the setup asks for nothing this family needs (it is on by
+   * default and the machine may lack what it uses, like a browser): the node
+   * runs without it and `lango doctor` warns instead of failing.
+   */
+  optional?(config: LangoConfig): boolean;
   create(deps: ToolFamilyDeps): ToolFamilyInstance | Promise<ToolFamilyInstance>;
 }

@@ -8,6 +8,8 @@ export interface FamilyStatus {
   agent: string;
   state: 'on' | 'off' | 'broken';
   reason?: string;
+  /** Broken, but nothing in the configuration asked for it: a warning, not a failure (`ToolFamily.optional`). */
+  optional?: boolean;
   tools: string[];
 }
 
@@ -92,6 +94,7 @@ export async function createToolset(
         agent: family.agent,
         state,
         ...(reason ? { reason } : {}),
+        ...(state === 'broken' && family.optional?.(deps.config) ? { optional: true } : {}),
         tools: instance ? instance.tools.map((t) => t.name) : [],
       }));
     },

@@ -1,4 +1,5 @@
-import { a2aClient, asTask, textRequest } from '../support/a2aClient';
+import { TaskState } from '@a2a-js/sdk';
+import { a2aClient, answerText, asTask, textRequest } from '../support/a2aClient';
 import { rawPost, startA2ANode, type A2ATestNode } from '../support/a2aServer';
 import type { ScriptedA2ARunner } from '../support/a2aRunner';
 
@@ -247,13 +248,10 @@ describe('bad requests never reach the agent and get JSON errors, never HTML or 
     expect(runner.calls.length).toBe(callsBefore);
   });
 
-  it('has a table of at least 25 bad requests', () => {
-    expect(cases.length).toBeGreaterThanOrEqual(25);
-  });
-
   it('still serves a good request after all of them', async () => {
     const client = await a2aClient(node.url, 'JSONRPC');
     const task = asTask(await client.sendMessage(textRequest('still alive')));
-    expect(task.status?.state).toBeDefined();
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(answerText(task)).toBe('echo: still alive');
   });
 });

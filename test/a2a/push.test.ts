@@ -5,6 +5,7 @@ import { TaskState } from '@a2a-js/sdk';
 import { checkPushUrl, isPrivateAddress } from '../../src/a2a/pushNotifications';
 import { a2aClient, asTask, textRequest } from '../support/a2aClient';
 import { rawPost, startA2ANode, type A2ATestNode } from '../support/a2aServer';
+import { waitFor } from '../support/waitFor';
 
 interface Delivery {
   headers: http.IncomingHttpHeaders;
@@ -38,14 +39,6 @@ async function receiver(statuses: number[] = []) {
   };
 }
 
-async function until(check: () => boolean, ms = 5000) {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 const stateOf = (d: Delivery) => {
   const event = JSON.parse(d.body);
   return event.task?.status?.state ?? event.statusUpdate?.status?.state ?? (event.artifactUpdate ? 'artifact' : '?');
@@ -72,7 +65,11 @@ describe('push notifications to a loopback receiver (allowPrivateNetworks: true)
         ),
       );
       expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-      await until(() => hook.deliveries.some((d) => stateOf(d) === 'TASK_STATE_COMPLETED'));
+      await waitFor(
+        () => hook.deliveries.some((d) => stateOf(d) === 'TASK_STATE_COMPLETED'),
+        5_000,
+        'the completed push',
+      );
       const states = hook.deliveries.map(stateOf);
       expect(states[0]).toBe('TASK_STATE_SUBMITTED');
       expect(states.at(-1)).toBe('TASK_STATE_COMPLETED');
@@ -102,7 +99,7 @@ describe('push notifications to a loopback receiver (allowPrivateNetworks: true)
         authentication: { scheme: 'Bearer', credentials: 'receiver-cred' },
       });
       await client.sendMessage(textRequest('yes', { taskId: waiting.id, contextId: waiting.contextId }));
-      await until(() => hook.deliveries.length > 0);
+      await waitFor(() => hook.deliveries.length > 0, 5_000, 'a push delivery');
       expect(hook.attempts()).toBeGreaterThanOrEqual(3);
       expect(hook.deliveries[0].headers.authorization).toBe('Bearer receiver-cred');
     } finally {
@@ -118,7 +115,7 @@ describe('push notifications to a loopback receiver (allowPrivateNetworks: true)
       );
       const mine = (r: { message: string; meta: Record<string, unknown> }) =>
         r.message === 'push notification undeliverable' && r.meta.url === new URL(hook.url).origin;
-      await until(() => node.logger.records.some(mine));
+      await waitFor(() => node.logger.records.some(mine), 5_000, 'the push failure log line');
       const record = node.logger.records.find(mine);
       expect(record?.meta).toMatchObject({ attempts: 3, last: 'HTTP 500' });
       expect(JSON.stringify(record)).not.toContain('"t"');

@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import {
   ContentTypeNotSupportedError,
@@ -18,6 +16,7 @@ import { restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { restResponses } from '../../src/a2a/restResponses';
 import { a2aClient, asTask, textRequest } from '../support/a2aClient';
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
+import { inProcess, type InProcessResponse } from '../support/inProcess';
 
 const V1 = { 'A2A-Version': '1.0' };
 const reasonOf = (body: unknown) => (body as { error: { details: Array<{ reason: string }> } }).error.details[0].reason;
@@ -80,31 +79,18 @@ function throwingHandler(): A2ARequestHandler {
   });
 }
 
-async function listen(app: express.Express): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = http.createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
 describe('HTTP+JSON errors carry the status of the specification, not the SDK table', () => {
-  let server: { url: string; close: () => Promise<void> };
-  beforeAll(async () => {
-    const app = express();
-    app.use(
-      restResponses(),
-      restHandler({ requestHandler: throwingHandler(), userBuilder: UserBuilder.noAuthentication }),
-    );
-    server = await listen(app);
-  });
-  afterAll(() => server.close());
+  const app = express();
+  app.use(
+    restResponses(),
+    restHandler({ requestHandler: throwingHandler(), userBuilder: UserBuilder.noAuthentication }),
+  );
+  const call = inProcess(app);
 
   it.each(table)('answers $reason with HTTP $status', async ({ status, reason, grpc }) => {
-    const response = await fetch(`${server.url}/tasks/${reason}`, { headers: V1 });
+    const response = await call(`/tasks/${reason}`, { headers: V1 });
     expect(response.status).toBe(status);
-    const body = (await response.json()) as any;
+    const body = response.json();
     expect(body.error.code).toBe(status);
     expect(body.error.status).toBe(grpc);
     expect(body.error.details[0]).toMatchObject({ reason, domain: 'a2a-protocol.org' });
@@ -121,10 +107,11 @@ describe('the node over HTTP+JSON', () => {
   });
   afterAll(() => node.close());
 
-  const get = (path: string, headers: Record<string, string> = {}) =>
-    fetch(`${node.url}${path}`, { headers: { ...V1, ...headers } });
-  const post = (path: string, body: string, headers: Record<string, string> = {}) =>
-    fetch(`${node.url}${path}`, {
+  // Raw requests need no port: the node's express app answers them in process.
+  const get = (path: string, headers: Record<string, string> = {}): Promise<InProcessResponse> =>
+    inProcess(node.a2a.app)(path, { headers: { ...V1, ...headers } });
+  const post = (path: string, body: string, headers: Record<string, string> = {}): Promise<InProcessResponse> =>
+    inProcess(node.a2a.app)(path, {
       method: 'POST',
       headers: { ...V1, 'Content-Type': 'application/json', ...headers },
       body,
@@ -133,42 +120,42 @@ describe('the node over HTTP+JSON', () => {
   it('answers a task it does not know with 404 TASK_NOT_FOUND', async () => {
     const response = await get('/tasks/no-such-task');
     expect(response.status).toBe(404);
-    expect(reasonOf(await response.json())).toBe('TASK_NOT_FOUND');
+    expect(reasonOf(response.json())).toBe('TASK_NOT_FOUND');
   });
 
   it('answers a cancel of a completed task with 409 TASK_NOT_CANCELABLE', async () => {
     const response = await post(`/tasks/${completedTaskId}:cancel`, '{}');
     expect(response.status).toBe(409);
-    expect(reasonOf(await response.json())).toBe('TASK_NOT_CANCELABLE');
+    expect(reasonOf(response.json())).toBe('TASK_NOT_CANCELABLE');
   });
 
   it('answers a text/plain body with 415 CONTENT_TYPE_NOT_SUPPORTED', async () => {
     const response = await post('/message:send', 'hello', { 'Content-Type': 'text/plain' });
     expect(response.status).toBe(415);
-    expect(reasonOf(await response.json())).toBe('CONTENT_TYPE_NOT_SUPPORTED');
+    expect(reasonOf(response.json())).toBe('CONTENT_TYPE_NOT_SUPPORTED');
   });
 
   it('answers a subscription to a finished task with 400 UNSUPPORTED_OPERATION', async () => {
     const response = await get(`/tasks/${completedTaskId}:subscribe`);
     expect(response.status).toBe(400);
-    expect(reasonOf(await response.json())).toBe('UNSUPPORTED_OPERATION');
+    expect(reasonOf(response.json())).toBe('UNSUPPORTED_OPERATION');
   });
 
   it('answers an unknown A2A-Version with 400 VERSION_NOT_SUPPORTED', async () => {
     const response = await get('/tasks/no-such-task', { 'A2A-Version': '9.9' });
     expect(response.status).toBe(400);
-    expect(reasonOf(await response.json())).toBe('VERSION_NOT_SUPPORTED');
+    expect(reasonOf(response.json())).toBe('VERSION_NOT_SUPPORTED');
   });
 
   it('says application/json unless Accept asks for application/a2a+json', async () => {
     const plain = await get(`/tasks/${completedTaskId}`);
     expect(plain.status).toBe(200);
-    expect(plain.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(plain.headers['content-type']).toMatch(/^application\/json/);
     const asked = await get(`/tasks/${completedTaskId}`, { Accept: 'application/a2a+json' });
-    expect(asked.headers.get('content-type')).toMatch(/^application\/a2a\+json/);
-    expect(((await asked.json()) as { id: string }).id).toBe(completedTaskId);
+    expect(asked.headers['content-type']).toMatch(/^application\/a2a\+json/);
+    expect(asked.json().id).toBe(completedTaskId);
     const error = await get('/tasks/no-such-task', { Accept: 'application/a2a+json, application/json;q=0.5' });
-    expect(error.headers.get('content-type')).toMatch(/^application\/a2a\+json/);
+    expect(error.headers['content-type']).toMatch(/^application\/a2a\+json/);
   });
 
   it('lets the SDK client read the new statuses as the right error', async () => {

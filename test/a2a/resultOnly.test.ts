@@ -17,6 +17,7 @@ import { statusUpdate, textPart } from '../../src/a2a/messages';
 import { a2aClient, asTask, findWorkingTask, partsText, textRequest } from '../support/a2aClient';
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
 import { ScriptedA2ARunner } from '../support/a2aRunner';
+import { waitFor } from '../support/waitFor';
 
 const { TASK_STATE_WORKING: WORKING, TASK_STATE_COMPLETED: COMPLETED, TASK_STATE_CANCELED: CANCELED } = TaskState;
 
@@ -71,8 +72,7 @@ describe('a blocking SendMessage without a webhook, run on the direct path', () 
         authentication: undefined,
       });
       expect(asTask(await pending).status?.state).toBe(COMPLETED);
-      const deadline = Date.now() + 5_000;
-      while (bodies.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await waitFor(() => bodies.length > 0, 5_000, 'the late webhook to hear the answer');
       expect(bodies.map((b) => JSON.parse(b).statusUpdate?.status?.state)).toEqual(['TASK_STATE_COMPLETED']);
     } finally {
       hook.closeAllConnections();

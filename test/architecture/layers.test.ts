@@ -8,7 +8,7 @@ import ts from 'typescript';
  * module's layer. Keep this list and ARCHITECTURE.md in step.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['errors.ts', 'principal.ts', 'duration.ts', 'stopwords.ts', 'log/', 'protocol/', 'net/'],
+  ['errors.ts', 'principal.ts', 'duration.ts', 'stopwords.ts', 'log/', 'protocol/', 'net/', 'observe/observer.ts'],
   ['config/'],
   ['llm/'],
   ['store/'],
@@ -19,6 +19,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['tools/families.ts', 'prompt/'],
   ['federation/'],
   ['a2a/'],
+  ['observe/'],
   ['app.ts'],
   ['index.ts'],
   ['cli/'],

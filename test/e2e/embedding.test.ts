@@ -14,7 +14,7 @@ import {
   type ToolFamily,
 } from 'lango';
 import { translator, translatorTools } from '../../examples/custom-specialist';
-import { a2aClient, asTask, partsText, textRequest } from '../support/a2aClient';
+import { a2aClient, answerText, asTask, textRequest } from '../support/a2aClient';
 import { openTestStorage } from '../support/storage';
 import { testFamilyDeps } from '../support/familyDeps';
 
@@ -65,14 +65,14 @@ describe('a node built with custom tools and a custom specialist', () => {
     const client = await a2aClient(url, 'JSONRPC');
     const task = asTask(await client.sendMessage(textRequest('reverse_text {"text": "lango"}')));
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    expect(partsText(task.status?.message?.parts)).toBe('Result of reverse_text:\nognal');
+    expect(answerText(task)).toBe('Result of reverse_text:\nognal');
   });
 
   it('answers a call with a wrong argument name with the fields the tool expects', async () => {
     const client = await a2aClient(url, 'HTTP+JSON');
     const task = asTask(await client.sendMessage(textRequest('reverse_text {"data": "lango"}')));
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    const answer = partsText(task.status?.message?.parts);
+    const answer = answerText(task);
     expect(answer).toContain('tool reverse_text failed: invalid arguments');
     expect(answer).toContain('"data" is not an argument');
     expect(answer).toContain('expected fields: text (string)');

@@ -94,6 +94,28 @@ describe('peers that deviate from the spec in harmless ways', () => {
     },
   );
 
+  it.each([
+    ['1.0', false],
+    ['1.0', true],
+    ['0.3', false],
+    ['0.3', true],
+  ] as const)(
+    'reads answers whose JSON-RPC id is not the request id (v%s, streaming: %s), warning once',
+    async (version, streaming) => {
+      const p = await peer({ name: 'sloppy', version, streaming });
+      p.call = 'foreign-id';
+      const logger = createMemoryLogger();
+      const { agents } = await load(logger, { name: 'sloppy', agentCardUrl: p.cardUrl });
+      for (const text of ['one', 'two']) {
+        const { outcome } = await drain(agents[0], { text });
+        expect(outcome).toEqual({ status: 'completed', text: `pong: ${text}` });
+      }
+      expect(deviations(logger)).toEqual([
+        "a JSON-RPC response id that is not the request's (taken as the request's: one HTTP exchange, one request)",
+      ]);
+    },
+  );
+
   it('refuses a v0.3 result whose shape is ambiguous, as an invalid answer', async () => {
     const p = await peer({ name: 'odd', version: '0.3' });
     p.call = 'ambiguous';

@@ -7,6 +7,7 @@ import { createApp, type LangoApp } from '../../src/app';
 import { hostOfHeader } from '../../src/a2a/hostGuard';
 import { LangoConfig, type LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger } from '../../src/log/logger';
+import { testChromium } from '../support/chromium';
 
 /**
  * The DNS-rebinding and cross-site defence of a node without credentials,
@@ -17,7 +18,6 @@ import { createMemoryLogger } from '../../src/log/logger';
  * page of another origin posting `exec_shell`, both refused.
  */
 
-const CHROMIUM = process.env.LANGO_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const TOKEN = 'host-origin-token-0123';
 const PUBLIC_HOST = 'agents.example.com';
 
@@ -261,9 +261,7 @@ describe('Host header parsing', () => {
   });
 });
 
-const withChromium = fs.existsSync(CHROMIUM) ? describe : describe.skip;
-
-withChromium('a real browser against a node without credentials', () => {
+describe('a real browser against a node without credentials', () => {
   let node: { app: LangoApp; port: number; dir: string };
   let attacker: http.Server;
   let attackerPort: number;
@@ -278,7 +276,7 @@ withChromium('a real browser against a node without credentials', () => {
     attackerPort = (attacker.address() as AddressInfo).port;
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({
-      executablePath: CHROMIUM,
+      executablePath: await testChromium(),
       // The attacker's names resolve to 127.0.0.1, as a rebinding DNS server would make them.
       args: ['--no-sandbox', '--disable-gpu', `--host-resolver-rules=MAP *.attacker.test 127.0.0.1`],
       handleSIGINT: false,

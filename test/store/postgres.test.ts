@@ -1,6 +1,8 @@
 import { createMemoryLogger } from '../../src/log/logger';
+import { namedCaller, OWNER } from '../../src/principal';
 import { migratePostgres, openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
 import { emptyAllTables, skipWithoutPostgres, startTestPostgres, type TestPostgres } from '../support/postgres';
+import { waitFor } from '../support/waitFor';
 import type { StoresFactory } from './contracts/factory';
 import { graphStoreContract } from './contracts/graph.contract';
 import { jobStoresContract } from './contracts/jobs.contract';
@@ -10,6 +12,9 @@ import { memoryStoreContract } from './contracts/memory.contract';
 import { sessionStoreContract } from './contracts/sessions.contract';
 import { vaultStoreContract } from './contracts/vault.contract';
 import { vectorStoreContract } from './contracts/vectors.contract';
+
+/** One replica whose heartbeat never fires during a test (its first beat is at open). */
+const TEST_REPLICA = { replicaId: 'contract', heartbeatMs: 3_600_000, leaseMs: 15_000 };
 
 if (!skipWithoutPostgres('the store contracts on PostgreSQL')) {
   let server: TestPostgres | undefined;
@@ -31,7 +36,12 @@ if (!skipWithoutPostgres('the store contracts on PostgreSQL')) {
       if (!server) throw new Error('the test server did not start');
       await emptyAllTables(url);
       const open = () =>
-        openPostgresStorage({ url, logger: createMemoryLogger(), clock: options.clock ?? (() => new Date()) });
+        openPostgresStorage({
+          url,
+          cluster: TEST_REPLICA,
+          logger: createMemoryLogger(),
+          clock: options.clock ?? (() => new Date()),
+        });
       let storage: PostgresStorage = await open();
       return {
         get stores() {
@@ -55,4 +65,72 @@ if (!skipWithoutPostgres('the store contracts on PostgreSQL')) {
   vaultStoreContract(postgres);
   ledgerContract(postgres);
   jobStoresContract(postgres);
+
+  describe('replicas on one PostgreSQL database', () => {
+    const now = '2026-05-01T10:00:00.000Z';
+    const alice = namedCaller('bearer:alice');
+    const opened: PostgresStorage[] = [];
+    const replica = async (replicaId: string, timing: { heartbeatMs: number; leaseMs: number }) => {
+      const storage = await openPostgresStorage({
+        url,
+        cluster: { replicaId, ...timing },
+        logger: createMemoryLogger(),
+        clock: () => new Date(now),
+      });
+      opened.push(storage);
+      return storage.stores;
+    };
+    beforeEach(() => emptyAllTables(url));
+    afterEach(async () => {
+      for (const storage of opened.splice(0)) await storage.close();
+    });
+
+    it('runs a cron fire time once and a queued background job once, whichever replica asks first', async () => {
+      const a = await replica('a', TEST_REPLICA);
+      const b = await replica('b', TEST_REPLICA);
+      await a.cron.insert(alice, {
+        name: 'hourly',
+        kind: 'every',
+        schedule: 'every 1h',
+        prompt: 'p',
+        status: 'active',
+        anchorAt: now,
+        nextRunAt: now,
+        lastRunAt: null,
+        createdAt: now,
+      });
+      const fire = { jobName: 'hourly', trigger: 'schedule' as const, scheduledFor: now, startedAt: now };
+      const [onA, onB] = await Promise.all([a.cron.startRun(alice, fire), b.cron.startRun(alice, fire)]);
+      expect([onA, onB].filter((id) => id !== undefined)).toHaveLength(1);
+      expect(await b.cron.history(alice, 'hourly', 10)).toHaveLength(1);
+
+      await a.background.insert(alice, { id: 'bg-1', label: null, prompt: 'once', createdAt: now });
+      const claims = await Promise.all([a.background.markRunning('bg-1', now), b.background.markRunning('bg-1', now)]);
+      expect(claims.filter(Boolean)).toHaveLength(1);
+    });
+
+    it("fails a live replica's running rows only once it falls silent past the lease, as replica lost", async () => {
+      // A beats once (at open) and then falls silent.
+      const a = await replica('a', { heartbeatMs: 3_600_000, leaseMs: 15_000 });
+      await a.background.insert(alice, { id: 'bg-a', label: null, prompt: 'on a', createdAt: now });
+      expect(await a.background.markRunning('bg-a', now)).toBe(true);
+      await a.execJobs.insert(alice, { id: 'job-a', command: 'sleep 9', cwd: '/', pid: 1, startedAt: now });
+      // B starting does not fail what A, still within the 15 s lease, is running.
+      const b = await replica('b', { heartbeatMs: 3_600_000, leaseMs: 15_000 });
+      expect(await b.background.failInterrupted(now)).toBe(0);
+      expect(await b.execJobs.markLost(now)).toBe(0);
+      // C beats every 100 ms with a 400 ms lease: A is lost to it within a lease and a beat.
+      const c = await replica('c', { heartbeatMs: 100, leaseMs: 400 });
+      const failed = await waitFor(
+        async () => {
+          const job = await c.background.get(OWNER, 'bg-a');
+          return job?.status === 'failed' && job;
+        },
+        5_000,
+        "C's heartbeat to fail A's job",
+      );
+      expect(failed.result).toBe('replica lost');
+      expect(await c.execJobs.get(OWNER, 'job-a')).toMatchObject({ status: 'lost' });
+    });
+  });
 }

@@ -25,6 +25,7 @@ export type Misbehaviour =
   | 'endless'
   | 'redirect-private'
   | 'control-chars'
+  | 'foreign-id'
   | 'no-kind'
   | 'echo-auth'
   | 'heartbeats'
@@ -230,7 +231,9 @@ export async function startMisbehavingPeer(options: MisbehavingPeerOptions): Pro
     let reply = `pong: ${asked.split('Request:').pop()?.trim()}`;
     if (mode === 'echo-auth') reply = `your credentials were ${String(req.headers.authorization)}`;
     const contextId = params.message?.contextId || 'ctx-1';
-    const rpc = (result: unknown) => JSON.stringify({ jsonrpc: '2.0', id, result });
+    // `foreign-id`: answers carry `id: null`, stream events a constant of the server's own.
+    const answerId = mode === 'foreign-id' ? (/stream/i.test(method) ? 'event' : null) : id;
+    const rpc = (result: unknown) => JSON.stringify({ jsonrpc: '2.0', id: answerId, result });
     const completed = (text: string) =>
       legacy
         ? {

@@ -10,14 +10,15 @@ export interface ScriptedServerToolCall {
 
 /**
  * One scripted response of the server:
- * - `{ text }` or `{ chunks }` answers with text (streamed in `chunks` when given);
+ * - `{ text }` or `{ chunks }` answers with text (streamed in `chunks` when given; `before(i)`, when given, is
+ *   awaited before chunk `i` goes out, so a test can hold the stream until the caller has seen the chunk before);
  * - `{ toolCalls, text? }` asks for tool calls (their arguments streamed in two fragments);
  * - `{ status, error }` answers with an HTTP error in OpenAI's error shape;
  * - a function computes the response from the request body.
  */
 export type ScriptedCompletion =
   | { text: string; usage?: { prompt_tokens: number; completion_tokens: number } }
-  | { chunks: string[] }
+  | { chunks: string[]; before?: (index: number) => Promise<void> }
   | { toolCalls: ScriptedServerToolCall[]; text?: string }
   | { status: number; error: { message: string; type?: string } }
   | ((body: ChatRequestBody) => ScriptedCompletion);
@@ -84,7 +85,9 @@ export async function startOpenAIServer(responses: ScriptedCompletion[] = []): P
         return sendError(res, 500, `openaiServer: no scripted response left for request #${requests.length}`);
       }
       counter += 1;
-      reply(res, resolve(next, body), body, `chatcmpl-${counter}`);
+      void reply(res, resolve(next, body), body, `chatcmpl-${counter}`).catch((err: unknown) => {
+        res.destroy(err instanceof Error ? err : new Error(String(err)));
+      });
     });
   });
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
@@ -117,7 +120,7 @@ function sendError(res: http.ServerResponse, status: number, message: string, ty
   res.end(JSON.stringify({ error: { message, type, code: null, param: null } }));
 }
 
-function reply(res: http.ServerResponse, response: Plain, body: ChatRequestBody, id: string): void {
+async function reply(res: http.ServerResponse, response: Plain, body: ChatRequestBody, id: string): Promise<void> {
   if ('error' in response) return sendError(res, response.status, response.error.message, response.error.type);
   const text = 'chunks' in response ? response.chunks.join('') : (response.text ?? '');
   const toolCalls = ('toolCalls' in response ? response.toolCalls : []).map((c, i) => ({
@@ -167,7 +170,10 @@ function reply(res: http.ServerResponse, response: Plain, body: ChatRequestBody,
     );
   send({ role: 'assistant', content: '' });
   const pieces = 'chunks' in response ? response.chunks : text ? [text] : [];
-  for (const piece of pieces) send({ content: piece });
+  for (const [index, piece] of pieces.entries()) {
+    if ('before' in response && response.before) await response.before(index);
+    send({ content: piece });
+  }
   toolCalls.forEach((call, index) => {
     // As OpenAI does: id and name first, then the arguments in fragments.
     const half = Math.ceil(call.arguments.length / 2);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Agent } from '../../agent/agent';
 import type { PeerStatus } from '../../federation/health';
+import type { FamilyStatus, LangoConfig } from '../../index';
 import type { AgentEntry } from '../../a2a/discovery';
 import { InputError, LangoError } from '../../errors';
 import { ExitCode, type CliIO } from '../io';
@@ -62,6 +63,24 @@ function renderPeers(peers: PeerStatus[]): string[] {
   ];
 }
 
+/** Tool families that are not on, so a specialist that is missing says why (no browser → no navigator). */
+function renderMissing(families: readonly FamilyStatus[]): string[] {
+  const missing = families.filter((f) => f.state !== 'on');
+  if (!missing.length) return [];
+  return [
+    'not running:',
+    ...missing.map(
+      (f) =>
+        `  ${f.name} (${f.agent}): ${f.state === 'off' ? 'disabled by config' : `${f.optional ? 'unavailable' : 'broken'}: ${f.reason}`}`,
+    ),
+  ];
+}
+
+/** Remote agents the configuration lists but the node does not use because A2A is off. */
+function unservedRemotes(config: LangoConfig): number {
+  return config.a2a.enabled ? 0 : config.a2a.remoteAgents.filter((entry) => entry.enabled).length;
+}
+
 /** `lango agents`: the agent tree, its tools and unmatched tools; `--instruction` prints the orchestrator's prompt. */
 export function registerAgentsCommand(program: Command, ctx: CliContext, done: (code: number) => void): void {
   program
@@ -95,6 +114,7 @@ export function registerAgentsCommand(program: Command, ctx: CliContext, done: (
           const report = {
             root: view(root),
             unmatchedTools: app.unmatchedTools(),
+            missingFamilies: app.families.filter((f) => f.state !== 'on'),
             ...(options.check ? { remoteAgents: peers } : {}),
           };
           ctx.io.out(JSON.stringify(report, null, 2) + '\n');
@@ -103,11 +123,16 @@ export function registerAgentsCommand(program: Command, ctx: CliContext, done: (
           render(view(root), 0, lines);
           const unmatched = app.unmatchedTools();
           lines.push(`unmatched tools: ${unmatched.length ? unmatched.join(', ') : 'none'}`);
+          lines.push(...renderMissing(app.families));
           if (options.check) lines.push(...renderPeers(peers));
           ctx.io.out(lines.join('\n') + '\n');
         }
-        // --check is a health probe: exit 1 when a configured remote agent is unusable.
-        const unhealthy = peers.some((p) => p.state !== 'healthy');
+        // --check is a health probe: exit 1 when a configured remote agent is unusable, served or not.
+        const unhealthy = peers.some((p) => p.state !== 'healthy') || unservedRemotes(config) > 0;
+        if (options.check && unservedRemotes(config) > 0)
+          ctx.io.err(
+            `lango: ${unservedRemotes(config)} remote agent(s) configured, but a2a.enabled is false: none is used\n`,
+          );
         done(options.check && unhealthy ? ExitCode.failure : ExitCode.ok);
       } finally {
         await target.close();

@@ -14,7 +14,7 @@ import {
 } from '../chatEvents';
 import { configFor, targetFor, type CliContext, type GlobalOptions } from '../context';
 import { describeHolder, type LockHolder } from '../dataLock';
-import { ExitCode, type CliIO } from '../io';
+import { ExitCode } from '../io';
 import { NodeConversation } from '../nodeClient';
 
 /** One conversation, on the node over A2A or in this process; each turn relays chat events. */
@@ -90,7 +90,8 @@ async function converse(
   if (!options.json) io.err(`talking to the node ${conversation.where}; Ctrl-C cancels a turn, Ctrl-D leaves\n`);
   const rl = readline.createInterface({
     input: ctx.stdin,
-    output: terminal ? ttyOutput(io) : undefined,
+    // Line editing writes straight to the terminal (a terminal is only assumed for the process's own streams).
+    output: terminal ? process.stdout : undefined,
     terminal,
     historySize: 500,
     prompt: PROMPT,
@@ -147,11 +148,6 @@ async function converse(
   await left;
   rl.close();
   if (terminal) io.out('\n');
-}
-
-/** readline's output: the CLI's stdout, so tests capture it; it wants a stream, of which only `write` is used. */
-function ttyOutput(io: CliIO): NodeJS.WritableStream {
-  return { write: (chunk: string) => (io.out(chunk), true), columns: process.stdout.columns } as never;
 }
 
 /** `lango chat [MESSAGE]`: one turn, or an interactive conversation when no message is given. */

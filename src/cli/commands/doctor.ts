@@ -5,7 +5,12 @@ import { describeHolder } from '../dataLock';
 import { fetchNodeJson } from '../nodeClient';
 import { checkCommandSandbox, describeSandbox } from '../../index';
 
-/** `lango doctor`: each tool family on, off or broken (with the reason), and the model provider. */
+/**
+ * `lango doctor`: each tool family on, off or broken (with the reason), and
+ * the model provider. Exit 1 when something the configuration asks for is
+ * broken; a family that is merely unavailable on this machine without being
+ * asked for (no browser, no executablePath set) is a warning and exits 0.
+ */
 export function registerDoctorCommand(program: Command, ctx: CliContext, done: (code: number) => void): void {
   program
     .command('doctor')
@@ -30,7 +35,7 @@ export function registerDoctorCommand(program: Command, ctx: CliContext, done: (
       }
       const { app } = target;
       try {
-        const broken = app.families.filter((f) => f.state === 'broken');
+        const broken = app.families.filter((f) => f.state === 'broken' && !f.optional);
         const sandbox = await checkCommandSandbox(config, app.dataDir);
         if (options.json) {
           const report = { config: file ?? null, provider: config.agent.provider, sandbox, families: app.families };
@@ -43,10 +48,11 @@ export function registerDoctorCommand(program: Command, ctx: CliContext, done: (
             `sandbox: ${describeSandbox(sandbox)}`,
             ...app.families.map(
               (f) =>
-                `${f.state.padEnd(6)} ${f.name.padEnd(12)} → ${f.agent.padEnd(10)} ` +
+                `${(f.optional ? 'warn' : f.state).padEnd(6)} ${f.name.padEnd(12)} → ${f.agent.padEnd(10)} ` +
                 (f.state === 'on' ? `${f.tools.length} tools` : f.state === 'broken' ? f.reason : 'disabled by config'),
             ),
           ];
+          if (broken.length) lines.push(`broken: ${broken.map((f) => f.name).join(', ')} (configured but unusable)`);
           ctx.io.out(lines.join('\n') + '\n');
         }
         done(broken.length ? ExitCode.failure : ExitCode.ok);

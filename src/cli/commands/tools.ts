@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { InputError } from '../../errors';
 import { toolFields, type OwnedTool } from '../../index';
 import { ExitCode } from '../io';
-import { appFor, configFor, type CliContext, type GlobalOptions } from '../context';
+import { configFor, targetFor, type CliContext, type GlobalOptions } from '../context';
 
 /** The JSON shape of one tool in `lango tools --json`. */
 function view({ tool, owner }: OwnedTool) {
@@ -38,8 +38,15 @@ export function registerToolsCommand(program: Command, ctx: CliContext, done: (c
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExamples:\n  lango tools\n  lango tools crypto_hash\n  lango tools --json')
     .action(async (name: string | undefined, options: { json?: boolean }) => {
-      const { config } = configFor(program.opts<GlobalOptions>(), ctx);
-      const app = await appFor(config, ctx, { runJobs: false });
+      const globals = program.opts<GlobalOptions>();
+      const { config } = configFor(globals, ctx);
+      const target = await targetFor(globals, config, ctx, { command: 'tools', runJobs: false });
+      if (target.kind === 'remote')
+        // Opening the folder beside its node would mark the node's running background commands lost.
+        throw new InputError(
+          `lango tools reads the tools in-process, but the node at ${target.url} serves this data folder; stop it first`,
+        );
+      const { app } = target;
       try {
         const all = app.tools();
         const chosen = name === undefined ? all : all.filter(({ tool }) => tool.name === name);
@@ -53,7 +60,7 @@ export function registerToolsCommand(program: Command, ctx: CliContext, done: (c
         else ctx.io.out(chosen.flatMap((owned) => [...render(owned, app.root().name), '']).join('\n'));
         done(ExitCode.ok);
       } finally {
-        await app.close();
+        await target.close();
       }
     });
 }

@@ -1,4 +1,4 @@
-import { Pool, type PoolClient, type QueryResultRow } from 'pg';
+import { Pool, type PoolClient, type QueryConfig, type QueryResultRow } from 'pg';
 
 /**
  * The node's PostgreSQL connection pool; every store takes it as a
@@ -18,13 +18,16 @@ export function openPgDatabase(url: string, options: { max?: number } = {}): PgD
   return pool;
 }
 
-/** Runs `sql` and resolves with its rows. */
+/**
+ * Runs `sql` and resolves with its rows. A hot query passes a named query
+ * config instead: PostgreSQL then parses and plans it once per connection.
+ */
 export async function rows<T extends QueryResultRow>(
   db: PgQueryable,
-  sql: string,
+  sql: string | QueryConfig,
   params: unknown[] = [],
 ): Promise<T[]> {
-  return (await db.query<T>(sql, params)).rows;
+  return (typeof sql === 'string' ? await db.query<T>(sql, params) : await db.query<T>(sql)).rows;
 }
 
 /** Row ids (decimal text) for `= ANY($n::bigint[])`, dropping any that is not one: such an id matches no row. */

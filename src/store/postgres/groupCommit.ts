@@ -1,4 +1,5 @@
 import type { PoolClient } from 'pg';
+import { NOOP_OBSERVER, type Observer } from '../../observe/observer';
 import type { PgDatabase } from './database';
 
 /** Writes rows on the group's client, inside its transaction. */
@@ -32,8 +33,8 @@ interface Scheduled {
   reject: (err: unknown) => void;
 }
 
-/** Creates the group commit of `db`: one per pool, shared by every store on it. */
-export function createPgGroupCommit(db: PgDatabase): PgGroupCommit {
+/** Creates the group commit of `db`: one per pool, shared by every store on it; each commit's duration goes to `observer`. */
+export function createPgGroupCommit(db: PgDatabase, observer: Observer = NOOP_OBSERVER): PgGroupCommit {
   let scheduled = new Map<PgQueuedBatch, Scheduled>();
   let timerSet = false;
   /** The commit under way (or the last one): the next waits for it. */
@@ -41,27 +42,31 @@ export function createPgGroupCommit(db: PgDatabase): PgGroupCommit {
 
   const commit = async (batch: Map<PgQueuedWriter, Scheduled>) => {
     const failures = new Map<PgQueuedWriter, unknown>();
+    const started = observer.active ? performance.now() : 0;
     let client: PoolClient | undefined;
     try {
       client = await db.connect();
       await client.query('BEGIN');
+      // A lone writer needs no savepoint: its failure is the whole group's, and it is the whole group.
+      const savepoints = batch.size > 1;
       for (const writer of batch.keys()) {
-        await client.query('SAVEPOINT queued_writer');
+        if (savepoints) await client.query('SAVEPOINT queued_writer');
         try {
           await writer(client);
-          await client.query('RELEASE SAVEPOINT queued_writer');
+          if (savepoints) await client.query('RELEASE SAVEPOINT queued_writer');
         } catch (err) {
           failures.set(writer, err);
-          await client.query('ROLLBACK TO SAVEPOINT queued_writer');
+          await client.query(savepoints ? 'ROLLBACK TO SAVEPOINT queued_writer' : 'ROLLBACK');
         }
       }
-      await client.query('COMMIT');
+      if (savepoints || failures.size === 0) await client.query('COMMIT');
     } catch (err) {
       await client?.query('ROLLBACK').catch(() => {});
       for (const writer of batch.keys()) failures.set(writer, err);
     } finally {
       client?.release();
     }
+    if (observer.active) observer.storeWrite(performance.now() - started);
     for (const [writer, { resolve, reject }] of batch) {
       if (failures.has(writer)) reject(failures.get(writer));
       else resolve();

@@ -13,6 +13,7 @@ import type {
   WorkflowStepRecord,
   WorkflowStore,
 } from '../jobs';
+import { INTERRUPTED, INTERRUPTED_REASON, type ReplicaScope } from './cluster';
 import { rowIds, rows, transaction, type PgDatabase, type PgSchema } from './database';
 
 /** Cron jobs (named within their owner's) and their runs. */
@@ -37,9 +38,13 @@ const RUN_COLUMNS = `id, job_name AS "jobName", trigger, status, scheduled_for A
   started_at AS "startedAt", finished_at AS "finishedAt", result, author`;
 const BY_NAME = 'ORDER BY name COLLATE "C", owner COLLATE "C"';
 
-/** The {@link CronStore} on PostgreSQL. */
-export function createPgCronStore(options: { db: PgDatabase }): CronStore {
-  const { db } = options;
+/**
+ * The {@link CronStore} on PostgreSQL. A run is unique per (job, scheduled
+ * time, trigger): of replicas firing the same job at the same time, one
+ * records the run and runs it.
+ */
+export function createPgCronStore(options: { db: PgDatabase; replica: ReplicaScope }): CronStore {
+  const { db, replica } = options;
   const get = async (owner: string, name: string) =>
     (await rows<CronJob>(db, `SELECT ${JOB_COLUMNS} FROM cron_jobs WHERE owner = $1 AND name = $2`, [owner, name]))[0];
   return {
@@ -92,11 +97,12 @@ export function createPgCronStore(options: { db: PgDatabase }): CronStore {
     async startRun(principal, run) {
       const [row] = await rows<{ id: string }>(
         db,
-        `INSERT INTO cron_runs (owner, job_name, trigger, status, scheduled_for, started_at)
-         VALUES ($1, $2, $3, 'running', $4, $5) RETURNING id`,
-        [principal.id, run.jobName, run.trigger, run.scheduledFor, run.startedAt],
+        `INSERT INTO cron_runs (owner, job_name, trigger, status, scheduled_for, started_at, replica)
+         VALUES ($1, $2, $3, 'running', $4, $5, $6)
+         ON CONFLICT (owner, job_name, scheduled_for, trigger) DO NOTHING RETURNING id`,
+        [principal.id, run.jobName, run.trigger, run.scheduledFor, run.startedAt, replica.replicaId],
       );
-      return String(row.id);
+      return row && String(row.id);
     },
     async finishRun(id, fields) {
       const [wanted] = rowIds([id]);
@@ -120,8 +126,9 @@ export function createPgCronStore(options: { db: PgDatabase }): CronStore {
     },
     async failInterruptedRuns(finishedAt) {
       const result = await db.query(
-        `UPDATE cron_runs SET status = 'failed', finished_at = $1, result = 'node restarted' WHERE status = 'running'`,
-        [finishedAt],
+        `UPDATE cron_runs SET status = 'failed', finished_at = $3, result = ${INTERRUPTED_REASON}
+         WHERE status = 'running' AND ${INTERRUPTED}`,
+        [replica.replicaId, replica.leaseMs, finishedAt],
       );
       return result.rowCount ?? 0;
     },
@@ -143,9 +150,9 @@ export const BACKGROUND_SCHEMA: PgSchema = {
 const BACKGROUND_COLUMNS = `id, owner, label, prompt, status, created_at AS "createdAt", started_at AS "startedAt",
   finished_at AS "finishedAt", result, author`;
 
-/** The {@link BackgroundJobStore} on PostgreSQL (`bg_jobs`). */
-export function createPgBackgroundJobStore(options: { db: PgDatabase }): BackgroundJobStore {
-  const { db } = options;
+/** The {@link BackgroundJobStore} on PostgreSQL (`bg_jobs`): a queued job is claimed by one replica. */
+export function createPgBackgroundJobStore(options: { db: PgDatabase; replica: ReplicaScope }): BackgroundJobStore {
+  const { db, replica } = options;
   return {
     async insert(principal, job) {
       await db.query(
@@ -172,7 +179,11 @@ export function createPgBackgroundJobStore(options: { db: PgDatabase }): Backgro
     queued: async () =>
       rows<BackgroundJob>(db, `SELECT ${BACKGROUND_COLUMNS} FROM bg_jobs WHERE status = 'queued' ORDER BY seq`),
     async markRunning(id, startedAt) {
-      await db.query(`UPDATE bg_jobs SET status = 'running', started_at = $1 WHERE id = $2`, [startedAt, id]);
+      const result = await db.query(
+        `UPDATE bg_jobs SET status = 'running', started_at = $1, replica = $3 WHERE id = $2 AND status = 'queued'`,
+        [startedAt, id, replica.replicaId],
+      );
+      return (result.rowCount ?? 0) > 0;
     },
     async finish(id, fields) {
       await db.query('UPDATE bg_jobs SET status = $1, finished_at = $2, result = $3, author = $4 WHERE id = $5', [
@@ -185,8 +196,9 @@ export function createPgBackgroundJobStore(options: { db: PgDatabase }): Backgro
     },
     async failInterrupted(finishedAt) {
       const result = await db.query(
-        `UPDATE bg_jobs SET status = 'failed', finished_at = $1, result = 'node restarted' WHERE status = 'running'`,
-        [finishedAt],
+        `UPDATE bg_jobs SET status = 'failed', finished_at = $3, result = ${INTERRUPTED_REASON}
+         WHERE status = 'running' AND ${INTERRUPTED}`,
+        [replica.replicaId, replica.leaseMs, finishedAt],
       );
       return result.rowCount ?? 0;
     },
@@ -217,9 +229,9 @@ const WORKFLOW_RUN_COLUMNS = `id, owner, workflow_name AS "workflowName", status
 const STEP_COLUMNS = `step_id AS "stepId", agent, status, started_at AS "startedAt", finished_at AS "finishedAt",
   result, author`;
 
-/** The {@link WorkflowStore} on PostgreSQL. */
-export function createPgWorkflowStore(options: { db: PgDatabase }): WorkflowStore {
-  const { db } = options;
+/** The {@link WorkflowStore} on PostgreSQL: each run names the replica running it. */
+export function createPgWorkflowStore(options: { db: PgDatabase; replica: ReplicaScope }): WorkflowStore {
+  const { db, replica } = options;
   const visibleRun = async (principal: Principal, id: string) =>
     (
       await rows<WorkflowRun>(
@@ -253,9 +265,9 @@ export function createPgWorkflowStore(options: { db: PgDatabase }): WorkflowStor
     async createRun(principal, run, steps) {
       await transaction(db, async (client) => {
         await client.query(
-          `INSERT INTO workflow_runs (id, owner, workflow_name, yaml, status, started_at)
-           VALUES ($1, $2, $3, $4, 'running', $5)`,
-          [run.id, principal.id, run.workflowName, run.yaml, run.startedAt],
+          `INSERT INTO workflow_runs (id, owner, workflow_name, yaml, status, started_at, replica)
+           VALUES ($1, $2, $3, $4, 'running', $5, $6)`,
+          [run.id, principal.id, run.workflowName, run.yaml, run.startedAt, replica.replicaId],
         );
         if (steps.length === 0) return;
         await client.query(
@@ -304,15 +316,20 @@ export function createPgWorkflowStore(options: { db: PgDatabase }): WorkflowStor
     },
     async failInterrupted(finishedAt) {
       return transaction(db, async (client) => {
+        const params = [replica.replicaId, replica.leaseMs, finishedAt];
         await client.query(
-          `UPDATE workflow_steps SET status = CASE status WHEN 'running' THEN 'failed' ELSE 'cancelled' END,
-             finished_at = $1, result = CASE status WHEN 'running' THEN 'node restarted' ELSE result END
-           WHERE status IN ('running', 'pending') AND run_id IN (SELECT id FROM workflow_runs WHERE status = 'running')`,
-          [finishedAt],
+          `UPDATE workflow_steps s SET status = CASE s.status WHEN 'running' THEN 'failed' ELSE 'cancelled' END,
+             finished_at = $3,
+             result = CASE s.status WHEN 'running' THEN (SELECT ${INTERRUPTED_REASON} FROM workflow_runs WHERE id = s.run_id)
+               ELSE s.result END
+           WHERE s.status IN ('running', 'pending')
+             AND s.run_id IN (SELECT id FROM workflow_runs WHERE status = 'running' AND ${INTERRUPTED})`,
+          params,
         );
         const result = await client.query(
-          `UPDATE workflow_runs SET status = 'failed', finished_at = $1, error = 'node restarted' WHERE status = 'running'`,
-          [finishedAt],
+          `UPDATE workflow_runs SET status = 'failed', finished_at = $3, error = ${INTERRUPTED_REASON}
+           WHERE status = 'running' AND ${INTERRUPTED}`,
+          params,
         );
         return result.rowCount ?? 0;
       });
@@ -359,14 +376,15 @@ const toExecJob = (row: ExecJobRow): ExecJob => ({
   outputBytes: Number(row.output_bytes),
 });
 
-/** The {@link ExecJobStore} on PostgreSQL (`exec_jobs`). */
-export function createPgExecJobStore(options: { db: PgDatabase }): ExecJobStore {
-  const { db } = options;
+/** The {@link ExecJobStore} on PostgreSQL (`exec_jobs`): each command names the replica whose child it is. */
+export function createPgExecJobStore(options: { db: PgDatabase; replica: ReplicaScope }): ExecJobStore {
+  const { db, replica } = options;
   return {
     async insert(principal, job) {
       await db.query(
-        `INSERT INTO exec_jobs (id, owner, command, cwd, pid, status, started_at) VALUES ($1, $2, $3, $4, $5, 'running', $6)`,
-        [job.id, principal.id, job.command, job.cwd, job.pid, job.startedAt],
+        `INSERT INTO exec_jobs (id, owner, command, cwd, pid, status, started_at, replica)
+         VALUES ($1, $2, $3, $4, $5, 'running', $6, $7)`,
+        [job.id, principal.id, job.command, job.cwd, job.pid, job.startedAt, replica.replicaId],
       );
     },
     async get(principal, id) {
@@ -393,9 +411,10 @@ export function createPgExecJobStore(options: { db: PgDatabase }): ExecJobStore 
       );
     },
     async markLost(endedAt) {
-      const result = await db.query(`UPDATE exec_jobs SET status = 'lost', ended_at = $1 WHERE status = 'running'`, [
-        endedAt,
-      ]);
+      const result = await db.query(
+        `UPDATE exec_jobs SET status = 'lost', ended_at = $3 WHERE status = 'running' AND ${INTERRUPTED}`,
+        [replica.replicaId, replica.leaseMs, endedAt],
+      );
       return result.rowCount ?? 0;
     },
   };

@@ -47,6 +47,12 @@ interface ReflectionRow {
   created_at: string;
 }
 
+/** How long "no memory exists" is believed before the database is asked again. */
+const EMPTY_RECHECK_MS = 1000;
+
+/** A recall hit from either table. */
+type MemoryRow = ObservationRow & { type: 'observation' | 'reflection'; observation_count: number; rank: number };
+
 const toObservation = (r: ObservationRow): Observation => ({
   id: String(r.id),
   owner: r.owner,
@@ -75,9 +81,27 @@ const SCOPE_SQL = '($1::text IS NULL OR owner = $1) AND ($2::text IS NULL OR ses
 /** The {@link MemoryStore} on PostgreSQL: recall ranks with ts_rank over the GIN-indexed tsvectors. */
 export function createPgMemoryStore(options: { db: PgDatabase; clock: () => Date }): MemoryStore {
   const { db, clock } = options;
+  /**
+   * Until a memory exists recall answers at once, as in SQLite (it runs for
+   * every agent of every turn). Another replica may write the first one, so
+   * "none yet" is asked of the database again at most every second.
+   */
+  let hasMemories = false;
+  let checkedEmptyAt = -Infinity;
+  const anyMemory = async () => {
+    if (hasMemories || performance.now() - checkedEmptyAt < EMPTY_RECHECK_MS) return hasMemories;
+    const [row] = await rows<{ found: boolean }>(
+      db,
+      'SELECT EXISTS (SELECT 1 FROM memory_observations) OR EXISTS (SELECT 1 FROM memory_reflections) AS found',
+    );
+    hasMemories = row.found;
+    checkedEmptyAt = performance.now();
+    return hasMemories;
+  };
   return {
     async addObservations(principal, sessionId, contents, origin) {
       if (contents.length === 0) return [];
+      hasMemories = true;
       const inserted = await rows<ObservationRow>(
         db,
         `INSERT INTO memory_observations (owner, session_id, content, origin, created_at)
@@ -88,6 +112,7 @@ export function createPgMemoryStore(options: { db: PgDatabase; clock: () => Date
       return inserted.sort((a, b) => Number(a.id) - Number(b.id)).map(toObservation);
     },
     async addReflection(principal, sessionId, content, observationIds) {
+      hasMemories = true;
       return transaction(db, async (client) => {
         const [row] = await rows<ReflectionRow>(
           client,
@@ -133,28 +158,26 @@ export function createPgMemoryStore(options: { db: PgDatabase; clock: () => Date
     },
     async recall(principal, query, options) {
       const match = tsQuery(query, { prefixes: true });
-      if (!match) return [];
-      const params = [...scopeParams(principal, options), match, options.limit];
-      const search = <Row>(table: 'memory_observations' | 'memory_reflections', columns: string) =>
-        rows<Row & { rank: number }>(
-          db,
-          `SELECT ${columns}, ts_rank(search, q) AS rank FROM ${table}, to_tsquery('english', $3) q
-           WHERE search @@ q AND ${SCOPE_SQL} ORDER BY rank DESC, id LIMIT $4`,
-          params,
-        );
-      const [observations, reflections] = await Promise.all([
-        search<ObservationRow>('memory_observations', OBSERVATION_COLUMNS),
-        search<ReflectionRow>('memory_reflections', REFLECTION_COLUMNS),
-      ]);
-      const memories: Memory[] = [
-        ...observations.map((r) => ({ type: 'observation' as const, score: rankScore(r.rank), ...toObservation(r) })),
-        // Reflections weigh a little more: they are what many observations agreed on.
-        ...reflections.map((r) => ({
-          type: 'reflection' as const,
-          score: rankScore(r.rank * 1.2),
-          ...toReflection(r),
-        })),
-      ];
+      if (!match || !(await anyMemory())) return [];
+      // One round trip for both tables (recall runs for every agent of every turn); reflections weigh a little
+      // more: they are what many observations agreed on.
+      const found = await rows<MemoryRow>(db, {
+        name: 'memory_recall',
+        text: `WITH q AS (SELECT to_tsquery('english', $3) AS q)
+          (SELECT 'observation' AS type, ${OBSERVATION_COLUMNS}, NULL::integer AS observation_count,
+             ts_rank(search, q.q) AS rank
+           FROM memory_observations, q WHERE search @@ q.q AND ${SCOPE_SQL} ORDER BY rank DESC, id LIMIT $4)
+          UNION ALL
+          (SELECT 'reflection', id, owner, session_id, content, NULL, NULL, created_at, observation_count,
+             ts_rank(search, q.q) * 1.2
+           FROM memory_reflections, q WHERE search @@ q.q AND ${SCOPE_SQL} ORDER BY 10 DESC, id LIMIT $4)`,
+        values: [...scopeParams(principal, options), match, options.limit],
+      });
+      const memories = found.map((r): Memory =>
+        r.type === 'observation'
+          ? { type: 'observation', score: rankScore(r.rank), ...toObservation(r) }
+          : { type: 'reflection', score: rankScore(r.rank), ...toReflection(r as ReflectionRow) },
+      );
       return memories.sort((a, b) => b.score - a.score).slice(0, options.limit);
     },
     async observedMessages(principal, sessionId) {

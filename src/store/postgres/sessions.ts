@@ -88,14 +88,38 @@ export function createPgSessionStore(options: PgSessionStoreOptions): SessionSto
     queue = [];
     return async (client: PoolClient) => {
       for (const turn of turns) {
-        const [{ last_seq: last }] = await rows<{ last_seq: number }>(
-          client,
-          `INSERT INTO sessions (owner, id, created_at, updated_at, state, last_seq) VALUES ($1, $2, $3, $3, $4, $5)
-           ON CONFLICT (owner, id) DO UPDATE SET updated_at = EXCLUDED.updated_at, state = EXCLUDED.state,
-             last_seq = sessions.last_seq + EXCLUDED.last_seq
-           RETURNING last_seq`,
-          [turn.owner, turn.sessionId, turn.now, turn.state, turn.messages.length],
-        );
+        // One statement per turn: the upsert advances the counter under the session row's lock (held to the
+        // group's commit), and the messages take the numbers it hands out.
+        const [{ last_seq: last }] = await rows<{ last_seq: number }>(client, {
+          name: 'sessions_commit_turn',
+          text: `WITH session AS (
+              INSERT INTO sessions (owner, id, created_at, updated_at, state, last_seq) VALUES ($1, $2, $3, $3, $4, $5)
+              ON CONFLICT (owner, id) DO UPDATE SET updated_at = EXCLUDED.updated_at, state = EXCLUDED.state,
+                last_seq = sessions.last_seq + EXCLUDED.last_seq
+              RETURNING last_seq),
+            inserted AS (
+              INSERT INTO session_messages
+                (owner, session_id, seq, role, content, tool_calls, tool_call_id, tool_name, author, visible, created_at)
+              SELECT $1, $2, session.last_seq - $5 + m.n, m.role, m.content, m.tool_calls, m.tool_call_id, m.tool_name,
+                m.author, m.visible, $3
+              FROM session, unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
+                $12::boolean[]) WITH ORDINALITY AS m(role, content, tool_calls, tool_call_id, tool_name, author, visible, n))
+            SELECT last_seq FROM session`,
+          values: [
+            turn.owner,
+            turn.sessionId,
+            turn.now,
+            turn.state,
+            turn.messages.length,
+            turn.messages.map((m) => m.role),
+            turn.messages.map((m) => m.content),
+            turn.messages.map((m) => (m.toolCalls?.length ? JSON.stringify(m.toolCalls) : null)),
+            turn.messages.map((m) => m.toolCallId ?? null),
+            turn.messages.map((m) => m.toolName ?? null),
+            turn.messages.map((m) => m.author ?? null),
+            turn.messages.map((m) => m.visible),
+          ],
+        });
         const first = last - turn.messages.length + 1;
         const stored = turn.messages.map((m, i): StoredMessage => ({
           ...m,
@@ -103,27 +127,6 @@ export function createPgSessionStore(options: PgSessionStoreOptions): SessionSto
           seq: first + i,
           createdAt: turn.now,
         }));
-        if (stored.length > 0) {
-          await client.query(
-            `INSERT INTO session_messages
-               (owner, session_id, seq, role, content, tool_calls, tool_call_id, tool_name, author, visible, created_at)
-             SELECT $1, $2, m.* , $3 FROM unnest($4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-               $10::text[], $11::boolean[]) AS m`,
-            [
-              turn.owner,
-              turn.sessionId,
-              turn.now,
-              stored.map((m) => m.seq),
-              stored.map((m) => m.role),
-              stored.map((m) => m.content),
-              stored.map((m) => (m.toolCalls?.length ? JSON.stringify(m.toolCalls) : null)),
-              stored.map((m) => m.toolCallId ?? null),
-              stored.map((m) => m.toolName ?? null),
-              stored.map((m) => m.author ?? null),
-              stored.map((m) => m.visible),
-            ],
-          );
-        }
         turn.stored = stored;
       }
     };

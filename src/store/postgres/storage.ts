@@ -1,5 +1,8 @@
+import type { ClusterSettings } from '../../config/cluster';
 import type { Logger } from '../../log/logger';
+import type { Observer } from '../../observe/observer';
 import type { Storage, Stores } from '../index';
+import { CLUSTER_SCHEMA, startHeartbeat } from './cluster';
 import { migrate, openPgDatabase, type PgDatabase, type PgSchema } from './database';
 import { createPgGroupCommit, type PgGroupCommit } from './groupCommit';
 import {
@@ -36,6 +39,7 @@ export const POSTGRES_SCHEMAS: readonly PgSchema[] = [
   BACKGROUND_SCHEMA,
   WORKFLOW_SCHEMA,
   EXEC_JOB_SCHEMA,
+  CLUSTER_SCHEMA,
 ];
 
 /** The PostgreSQL storage: one pool, its group commit and every store on it. */
@@ -52,6 +56,10 @@ export interface PostgresStorageOptions {
   clock: () => Date;
   /** Masks secret values in session messages before they are stored. */
   redact?: (text: string) => string;
+  /** This replica: its id on the rows it runs, its heartbeat and the lease after which a silent replica is lost. */
+  cluster: ClusterSettings;
+  /** Told how long each group commit took (store write latency). */
+  observer?: Observer;
   /** Connections in the pool (10 when unset). */
   maxConnections?: number;
 }
@@ -72,9 +80,11 @@ export async function migratePostgres(url: string): Promise<number> {
 
 /**
  * Connects to PostgreSQL, applies the schemas (replicas starting together
- * take turns) and builds the stores on one pool and one group commit.
+ * take turns), starts this replica's heartbeat (which also fails the rows of
+ * replicas lost past the lease) and builds the stores on one pool and one
+ * group commit.
  * @example
- * const storage = await openPostgresStorage({ url: 'postgres://lango@db/lango', logger, clock: () => new Date() });
+ * const storage = await openPostgresStorage({ url, cluster: clusterSettings(config), logger, clock: () => new Date() });
  * await storage.stores.sessions.list(OWNER);
  * await storage.close();
  */
@@ -87,7 +97,16 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     await db.end().catch(() => {});
     throw err;
   }
-  const group = createPgGroupCommit(db);
+  const { cluster } = options;
+  let stopHeartbeat: () => Promise<void>;
+  try {
+    stopHeartbeat = await startHeartbeat({ db, cluster, logger, clock });
+  } catch (err) {
+    await db.end().catch(() => {});
+    throw err;
+  }
+  const replica = { replicaId: cluster.replicaId, leaseMs: cluster.leaseMs };
+  const group = createPgGroupCommit(db, options.observer);
   const stores: Stores = {
     node: createPgNodeIdentityStore({ db }),
     sessions: createPgSessionStore({ db, group, logger, clock, redact: options.redact }),
@@ -98,10 +117,10 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     vectors: createPgVectorStore({ db }),
     vault: createPgVaultStore({ db }),
     ledger: createPgPaymentLedger({ db }),
-    cron: createPgCronStore({ db }),
-    background: createPgBackgroundJobStore({ db }),
-    workflows: createPgWorkflowStore({ db }),
-    execJobs: createPgExecJobStore({ db }),
+    cron: createPgCronStore({ db, replica }),
+    background: createPgBackgroundJobStore({ db, replica }),
+    workflows: createPgWorkflowStore({ db, replica }),
+    execJobs: createPgExecJobStore({ db, replica }),
   };
   let closed: Promise<void> | undefined;
   return {
@@ -112,6 +131,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
       closed ??= (async () => {
         try {
           await group.flush();
+          await stopHeartbeat();
         } finally {
           await db.end();
         }

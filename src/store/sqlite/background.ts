@@ -45,7 +45,11 @@ export function createSqliteBackgroundJobStore(options: { db: SqliteDatabase }):
     queued: async () =>
       db.prepare(`SELECT ${COLUMNS} FROM bg_jobs WHERE status = 'queued' ORDER BY seq`).all() as BackgroundJob[],
     async markRunning(id, startedAt) {
-      db.prepare(`UPDATE bg_jobs SET status = 'running', started_at = ? WHERE id = ?`).run(startedAt, id);
+      return (
+        db
+          .prepare(`UPDATE bg_jobs SET status = 'running', started_at = ? WHERE id = ? AND status = 'queued'`)
+          .run(startedAt, id).changes > 0
+      );
     },
     async finish(id, fields) {
       db.prepare('UPDATE bg_jobs SET status = ?, finished_at = ?, result = ?, author = ? WHERE id = ?').run(

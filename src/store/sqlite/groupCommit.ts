@@ -1,3 +1,4 @@
+import { NOOP_OBSERVER, type Observer } from '../../observe/observer';
 import type { SqliteDatabase } from './database';
 
 /** Writes a store's queued rows; runs inside the group's transaction. */
@@ -31,13 +32,14 @@ interface Scheduled {
 /**
  * Creates the group commit of `db`. The composition root makes one per
  * database handle and hands it to every store on that database; two on one
- * handle would commit apart and lose the point.
+ * handle would commit apart and lose the point. Each commit's duration goes
+ * to `observer` (store write latency), when one listens.
  * @example
  * const group = createGroupCommit(db);
  * queue.push(row);
  * await group.schedule(writeQueuedRows);
  */
-export function createGroupCommit(db: SqliteDatabase): GroupCommit {
+export function createGroupCommit(db: SqliteDatabase, observer: Observer = NOOP_OBSERVER): GroupCommit {
   let scheduled = new Map<QueuedWriter, Scheduled>();
   let timerSet = false;
 
@@ -47,6 +49,7 @@ export function createGroupCommit(db: SqliteDatabase): GroupCommit {
     const batch = scheduled;
     scheduled = new Map();
     const failures = new Map<QueuedWriter, unknown>();
+    const started = observer.active ? performance.now() : 0;
     try {
       db.transaction(() => {
         for (const writer of batch.keys()) {
@@ -60,6 +63,7 @@ export function createGroupCommit(db: SqliteDatabase): GroupCommit {
     } catch (err) {
       for (const writer of batch.keys()) failures.set(writer, err);
     }
+    if (observer.active) observer.storeWrite(performance.now() - started);
     for (const [writer, { resolve, reject }] of batch) {
       if (failures.has(writer)) reject(failures.get(writer));
       else resolve();

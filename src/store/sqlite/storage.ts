@@ -1,3 +1,4 @@
+import type { Observer } from '../../observe/observer';
 import type { Logger } from '../../log/logger';
 import type { Storage, Stores } from '../index';
 import { createSqliteBackgroundJobStore } from './background';
@@ -34,6 +35,8 @@ export interface SqliteStorageOptions {
   redact?: (text: string) => string;
   /** Checkpoints the WAL from a worker thread (the node: yes; a short-lived tool: no need). */
   backgroundCheckpoints?: boolean;
+  /** Told how long each group commit took (store write latency). */
+  observer?: Observer;
 }
 
 /**
@@ -48,7 +51,7 @@ export function openSqliteStorage(options: SqliteStorageOptions): SqliteStorage 
   const { logger, clock } = options;
   const db = openDatabase(options.file);
   try {
-    const group = createGroupCommit(db);
+    const group = createGroupCommit(db, options.observer);
     const stopCheckpoints =
       options.backgroundCheckpoints && options.file !== ':memory:'
         ? startBackgroundCheckpoints({ db, file: options.file, logger })

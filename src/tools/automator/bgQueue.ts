@@ -125,7 +125,8 @@ export class BackgroundQueue {
 
   private async execute(runner: TurnRunner, job: BackgroundJob, controller: AbortController): Promise<void> {
     const { store, logger } = this.options;
-    await store.markRunning(job.id, this.now());
+    // Another replica on the same database may have claimed it (or it was cancelled meanwhile).
+    if (!(await store.markRunning(job.id, this.now()))) return;
     const outcome = await runPrompt(runner, {
       principal: this.options.principals.byId(job.owner),
       sessionId: `bg:${job.id}`,

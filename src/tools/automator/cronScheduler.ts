@@ -209,6 +209,10 @@ export class CronScheduler {
         scheduledFor: job.nextRunAt ?? startedAt.toISOString(),
         startedAt: startedAt.toISOString(),
       });
+      if (runId === undefined) {
+        logger.info('cron run skipped: another replica runs it', { job: job.name, trigger });
+        return;
+      }
       const outcome = await runPrompt(runner, {
         principal,
         sessionId: `cron:${job.name}`,

@@ -2,10 +2,11 @@ import { execFile } from 'node:child_process';
 import { constants, promises as fs } from 'node:fs';
 import type { LangoConfig } from '../../config/schema';
 import { LangoError } from '../../errors';
+import { findBrowser } from './findBrowser';
 import { CHROMIUM_ARGS, KEEP_SIGNALS, loadChromium } from './sessions';
 
-/** Whether the node has a browser it can drive, and if not, why not (for `lango doctor`). */
-export type BrowserCheck = { ok: true; version: string } | { ok: false; reason: string };
+/** Whether the node has a browser it can drive (and where), and if not, why not (for `lango doctor`). */
+export type BrowserCheck = { ok: true; version: string; executablePath: string } | { ok: false; reason: string };
 
 /** Thrown by the navigator family when no usable browser exists; the node starts without `browser_` tools. */
 export class BrowserUnavailableError extends LangoError {}
@@ -31,17 +32,27 @@ function firstLine(error: unknown): string {
 }
 
 /**
- * Checks `tools.browser`: enabled, an executable at `executablePath` that
- * answers `--version`, and optionally a real headless launch. Never throws.
+ * Checks `tools.browser`: enabled, a Chromium found ({@link findBrowser}: the
+ * configured `executablePath`, Debian's, or the packaged one) that is an
+ * executable answering `--version`, and optionally a real headless launch.
+ * Never throws.
  * @example
  * const check = await checkBrowser(config);
  * if (!check.ok) console.log(`navigator: off (${check.reason})`);
  */
 export async function checkBrowser(config: LangoConfig, options: CheckBrowserOptions = {}): Promise<BrowserCheck> {
-  const { enabled, executablePath } = config.tools.browser;
+  const { enabled } = config.tools.browser;
   const timeoutMs = options.timeoutMs ?? 15_000;
-  const where = `${executablePath} (tools.browser.executablePath)`;
   if (!enabled) return { ok: false, reason: 'tools.browser.enabled is false' };
+  const found = await findBrowser(config.tools.browser.executablePath);
+  if (!found.ok) return found;
+  const { executablePath } = found;
+  const where =
+    found.source === 'config'
+      ? `${executablePath} (tools.browser.executablePath)`
+      : found.source === 'package'
+        ? `${executablePath} (the Chromium of the @sparticuz/chromium package)`
+        : executablePath;
 
   try {
     const stat = await fs.stat(executablePath);
@@ -93,5 +104,5 @@ export async function checkBrowser(config: LangoConfig, options: CheckBrowserOpt
       };
     }
   }
-  return { ok: true, version };
+  return { ok: true, version, executablePath };
 }

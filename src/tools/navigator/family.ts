@@ -47,14 +47,14 @@ export async function createNavigator(
     deny: settings.deny,
   });
   const sessions = createBrowserSessions({
-    executablePath: settings.executablePath,
+    executablePath: check.executablePath,
     idleTimeoutMs: settings.idleTimeoutMs,
     navigationTimeoutMs: settings.navigationTimeoutMs,
     actionTimeoutMs: settings.actionTimeoutMs,
     policy,
     logger,
   });
-  logger.info('navigator ready', { browser: check.version });
+  logger.info('navigator ready', { browser: check.version, executablePath: check.executablePath });
   const tools = createBrowserTools({
     sessions,
     policy,
@@ -71,5 +71,7 @@ export const navigatorFamily: ToolFamily = {
   name: 'browser',
   agent: 'navigator',
   enabled: (config) => config.tools.browser.enabled,
+  // Without a configured executablePath the browser is whatever the machine has: none is a warning.
+  optional: (config) => config.tools.browser.executablePath === undefined,
   create: (deps) => createNavigator(deps),
 };

@@ -13,13 +13,14 @@ import {
   type BrowserSessions,
 } from '../../../src/tools/navigator';
 import { OWNER } from '../../../src/principal';
+import { testChromium } from '../../support/chromium';
 
 /**
  * Real Chromium (Debian's /usr/bin/chromium, installed by .ci/apt-packages)
  * against pages served on 127.0.0.1. One browser is shared by the whole
  * file; only the idle test starts a second one.
  */
-const EXECUTABLE = process.env.LANGO_TEST_CHROMIUM ?? '/usr/bin/chromium';
+let EXECUTABLE: string;
 
 jest.setTimeout(30_000);
 
@@ -52,6 +53,7 @@ describe('navigator tools in real Chromium', () => {
   }
 
   beforeAll(async () => {
+    EXECUTABLE = await testChromium();
     server = http.createServer((req, res) => {
       hits.push(req.url ?? '');
       switch (req.url) {

@@ -4,8 +4,9 @@ import path from 'node:path';
 import { LangoConfig } from '../../../src/config/schema';
 import { createMemoryLogger } from '../../../src/log/logger';
 import { BrowserUnavailableError, checkBrowser, createNavigator, navigatorFamily } from '../../../src/tools/navigator';
+import { testChromium } from '../../support/chromium';
 
-const CHROMIUM = process.env.LANGO_TEST_CHROMIUM ?? '/usr/bin/chromium';
+let CHROMIUM: string;
 
 jest.setTimeout(30_000);
 
@@ -16,8 +17,9 @@ function configWith(browser: Record<string, unknown>): LangoConfig {
 describe('navigator family', () => {
   let dir: string;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-navigator-family-'));
+    CHROMIUM = await testChromium();
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -29,11 +31,16 @@ describe('navigator family', () => {
     expect(navigatorFamily).toMatchObject({ name: 'browser', agent: 'navigator' });
     expect(navigatorFamily.enabled(configWith({}))).toBe(true);
     expect(navigatorFamily.enabled(configWith({ enabled: false }))).toBe(false);
-    expect(configWith({}).tools.browser).toMatchObject({
-      executablePath: '/usr/bin/chromium',
-      navigationTimeoutMs: 15_000,
-      actionTimeoutMs: 5_000,
-    });
+    expect(configWith({}).tools.browser).toMatchObject({ navigationTimeoutMs: 15_000, actionTimeoutMs: 5_000 });
+    // Unset, the browser is whatever the machine has (a warning when none); set, it is required.
+    expect(configWith({}).tools.browser.executablePath).toBeUndefined();
+    expect(navigatorFamily.optional?.(configWith({}))).toBe(true);
+    expect(navigatorFamily.optional?.(configWith({ executablePath: '/opt/chromium' }))).toBe(false);
+  });
+
+  it('finds a Chromium with no executablePath set: the system one, else the packaged one', async () => {
+    const check = await checkBrowser(configWith({}));
+    expect(check).toEqual({ ok: true, version: expect.stringMatching(/^Chromium \d+\./), executablePath: CHROMIUM });
   });
 
   it('throws a clear reason when executablePath points at nothing', async () => {
@@ -71,7 +78,7 @@ describe('navigator family', () => {
 
   it('finds the system Chromium, launches it for the doctor, and builds three browser_ tools', async () => {
     const check = await checkBrowser(configWith({ executablePath: CHROMIUM }), { launch: true });
-    expect(check).toEqual({ ok: true, version: expect.stringMatching(/^Chromium \d+\./) });
+    expect(check).toEqual({ ok: true, version: expect.stringMatching(/^Chromium \d+\./), executablePath: CHROMIUM });
 
     const navigator = await createNavigator(deps(configWith({ executablePath: CHROMIUM })));
     expect(navigator.tools.map((t) => t.name)).toEqual(['browser_navigate', 'browser_action', 'browser_screenshot']);

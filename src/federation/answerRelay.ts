@@ -1,0 +1,42 @@
+/**
+ * A peer's streamed answer passed on as text deltas while it arrives, so
+ * the node's own caller sees a remote agent's answer grow as it would see a
+ * local one. Text goes on in whole words (up to the last whitespace), each
+ * piece masked by the secret registry: a secret split across two of the
+ * peer's chunks is masked as it would be in one piece. The held-back tail,
+ * and anything the relay could not express as an addition (a peer that
+ * rewrites an artifact it already sent), reach the caller with the settled
+ * answer, which the node's answer artifact reconciles with what was relayed.
+ */
+export class AnswerRelay {
+  private readonly artifacts = new Set<string>();
+  private pending = '';
+  private stopped = false;
+
+  constructor(private readonly redact: (text: string) => string) {}
+
+  /** The text to pass on for one artifact chunk of the peer's ('' for none yet). */
+  add(artifactId: string, text: string, append: boolean): string {
+    if (this.stopped) return '';
+    if (this.artifacts.has(artifactId) && !append) {
+      // A rewrite cannot be told as an addition: the settled answer will say what it became.
+      this.stopped = true;
+      return '';
+    }
+    // Artifacts of one answer are joined by a line break (as ArtifactText joins them).
+    if (!this.artifacts.has(artifactId) && this.artifacts.size > 0) this.pending += '\n';
+    this.artifacts.add(artifactId);
+    this.pending += text;
+    const cut = lastWordEnd(this.pending);
+    if (cut === 0) return '';
+    const whole = this.pending.slice(0, cut);
+    this.pending = this.pending.slice(cut);
+    return this.redact(whole);
+  }
+}
+
+/** The index just past the last whitespace character of `text` (0 when it has none). */
+function lastWordEnd(text: string): number {
+  for (let i = text.length - 1; i >= 0; i--) if (/\s/.test(text[i]!)) return i + 1;
+  return 0;
+}

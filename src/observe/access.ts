@@ -1,0 +1,71 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
+import { createAuthenticator, principalOf, type Authenticator } from '../a2a/auth';
+import type { Callers } from '../a2a/callers';
+import { authConfigured } from '../a2a/card';
+import type { LangoConfig } from '../config/schema';
+import { isLoopbackHost } from '../net/host';
+import { isOwner } from '../principal';
+
+/** Why a request may not see the node's own workings, or undefined when it may. */
+export type AccessRefusal = { status: 401 | 403; message: string } | undefined;
+
+/**
+ * Who may look at the node (console, timelines, metrics): the owner. Without
+ * `a2a.auth` the owner is whoever reaches a loopback-bound node (the host
+ * guard keeps foreign pages out); a node bound to another address without
+ * auth shows nothing. With `a2a.auth`, a credential the node maps to the
+ * owner. `extraToken` (the metrics token) lets a scraper in too.
+ * @example
+ * const check = ownerAccess(config, () => callers);
+ * app.get('/metrics', requireOwner(check), serve);
+ */
+export function ownerAccess(
+  config: LangoConfig,
+  callers: () => Callers,
+  extraToken?: string,
+): (req: Request) => AccessRefusal {
+  // The callers are known only once the vault resolved their credentials: built at the first request.
+  let authenticator: Authenticator | undefined;
+  const authOf = () => (authenticator ??= createAuthenticator(config, callers()));
+  const loopbackOwner = !authConfigured(config) && isLoopbackHost(config.server.host);
+  const token = extraToken ? digest(extraToken) : undefined;
+  return (req) => {
+    const presented = bearerOf(req);
+    if (token && presented !== undefined && timingSafeEqual(token, digest(presented))) return undefined;
+    const auth = authOf();
+    if (!auth.enabled) {
+      return loopbackOwner
+        ? undefined
+        : {
+            status: 403,
+            message: `the node listens on ${config.server.host} without a2a.auth: only a configured token may look`,
+          };
+    }
+    const user = auth.authenticate(req);
+    if (!user) return { status: 401, message: 'authentication required: present the owner credential' };
+    return isOwner(principalOf(user)) ? undefined : { status: 403, message: 'only the node owner may look' };
+  };
+}
+
+/** Middleware refusing with `check`'s reason (JSON with a `WWW-Authenticate` challenge on 401). */
+export function requireOwner(check: (req: Request) => AccessRefusal): RequestHandler {
+  return (req, res, next) => {
+    const refusal = check(req);
+    if (!refusal) return next();
+    refuse(res, refusal);
+  };
+}
+
+/** Sends a refusal as JSON. */
+export function refuse(res: Response, refusal: NonNullable<AccessRefusal>): void {
+  if (refusal.status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="lango"');
+  res.status(refusal.status).json({ error: { code: refusal.status, message: refusal.message } });
+}
+
+const digest = (secret: string) => createHash('sha256').update(secret).digest();
+
+function bearerOf(req: Request): string | undefined {
+  const header = req.headers.authorization;
+  return typeof header === 'string' && /^bearer /i.test(header) ? header.slice(7).trim() : undefined;
+}

@@ -1,0 +1,263 @@
+import type { Request, RequestHandler, Router } from 'express';
+import express from 'express';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { PeerState, PeerStatus } from '../federation/health';
+import type { ObservedAttributes, ObservedKind, Observation, Observer } from './observer';
+import { requireOwner, type AccessRefusal } from './access';
+
+/** What {@link createNodeMetrics} reads at scrape time. */
+export interface NodeMetricsOptions {
+  /** A2A tasks held now, by state (`TASK_STATE_WORKING`: 2, …). */
+  tasksByState: () => Record<string, number>;
+  /** The remote peers and their circuit state. */
+  peers: () => PeerStatus[];
+  /** Who may scrape (the owner or the metrics token). */
+  access: (req: Request) => AccessRefusal;
+}
+
+/** The node's Prometheus metrics: the observer sink, the request counter and the `/metrics` route. */
+export interface NodeMetrics {
+  readonly observer: Observer;
+  /** Counts each request by A2A method and HTTP status, once it is answered. */
+  readonly countRequests: RequestHandler;
+  /** `GET /metrics` in the text exposition format. */
+  readonly routes: Router;
+  /** The registry (one per node: two nodes in one process keep apart). */
+  readonly registry: Registry;
+  /** Stops the event-loop monitor. */
+  close(): void;
+}
+
+const PEER_STATES: readonly PeerState[] = ['healthy', 'open', 'half-open', 'skipped'];
+/** Seconds: from a cached answer to a long delegated turn. */
+const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+const WRITE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5];
+
+/**
+ * Builds the node's metrics on a registry of its own (never prom-client's
+ * global one): requests by A2A method and status, tasks by state, latency of
+ * turns and of model, tool and remote calls, tokens, transfers, peer health
+ * and breaker state, store write latency, and the process's defaults
+ * (event-loop lag among them).
+ * @example
+ * const metrics = createNodeMetrics({ tasksByState, peers: () => federation.status(), access: ownerAccess(config, () => callers, token) });
+ * app.use(metrics.countRequests); app.use(metrics.routes);
+ */
+export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  collectDefaultMetrics({ register: registry, prefix: 'lango_' });
+
+  const requests = new Counter({
+    name: 'lango_a2a_requests_total',
+    help: 'HTTP requests answered, by A2A method and HTTP status',
+    labelNames: ['method', 'status'] as const,
+    registers,
+  });
+  new Gauge({
+    name: 'lango_a2a_tasks',
+    help: 'A2A tasks held by the node, by state',
+    labelNames: ['state'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [state, count] of Object.entries(options.tasksByState())) this.set({ state }, count);
+    },
+  });
+  const turns = new Histogram({
+    name: 'lango_turn_duration_seconds',
+    help: 'Turns of the agent tree, by how they ended',
+    labelNames: ['status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const modelCalls = new Histogram({
+    name: 'lango_model_call_duration_seconds',
+    help: 'Model calls, by model and outcome',
+    labelNames: ['model', 'outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const tokens = new Counter({
+    name: 'lango_model_tokens_total',
+    help: 'Tokens the model reported, by model and direction (input, output)',
+    labelNames: ['model', 'direction'] as const,
+    registers,
+  });
+  const toolCalls = new Histogram({
+    name: 'lango_tool_call_duration_seconds',
+    help: 'Tool calls, by tool and outcome',
+    labelNames: ['tool', 'outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const remoteCalls = new Histogram({
+    name: 'lango_remote_call_duration_seconds',
+    help: 'Calls to remote A2A agents, by peer and outcome',
+    labelNames: ['peer', 'outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const transfers = new Counter({
+    name: 'lango_transfers_total',
+    help: 'Transfers of control between agents',
+    labelNames: ['from', 'to'] as const,
+    registers,
+  });
+  const storeWrites = new Histogram({
+    name: 'lango_store_write_duration_seconds',
+    help: 'Group commits of the node database',
+    buckets: WRITE_BUCKETS,
+    registers,
+  });
+  new Gauge({
+    name: 'lango_peer_state',
+    help: 'Each remote peer circuit: 1 for its current state (healthy, open, half-open, skipped), else 0',
+    labelNames: ['peer', 'state'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const peer of options.peers())
+        for (const state of PEER_STATES) this.set({ peer: peer.name, state }, peer.state === state ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'lango_peer_failures',
+    help: 'Consecutive counted failures of each remote peer',
+    labelNames: ['peer'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const peer of options.peers()) this.set({ peer: peer.name }, peer.failures);
+    },
+  });
+
+  /** Records one finished observation into its metric. */
+  const record = (kind: ObservedKind, name: string, seen: ObservedAttributes, seconds: number, error?: string) => {
+    const outcome = error ? 'error' : 'ok';
+    switch (kind) {
+      case 'turn':
+        turns.observe({ status: String(seen.status ?? (error ? 'aborted' : 'completed')) }, seconds);
+        break;
+      case 'model': {
+        const model = String(seen.model ?? name);
+        modelCalls.observe({ model, outcome }, seconds);
+        if (typeof seen.inputTokens === 'number' && seen.inputTokens > 0)
+          tokens.inc({ model, direction: 'input' }, seen.inputTokens);
+        if (typeof seen.outputTokens === 'number' && seen.outputTokens > 0)
+          tokens.inc({ model, direction: 'output' }, seen.outputTokens);
+        break;
+      }
+      case 'tool':
+        toolCalls.observe({ tool: name, outcome }, seconds);
+        break;
+      case 'remote':
+        remoteCalls.observe({ peer: name, outcome }, seconds);
+        break;
+      case 'transfer':
+        transfers.inc({ from: String(seen.from ?? ''), to: String(seen.to ?? name) });
+        break;
+      case 'agent':
+        break;
+    }
+  };
+
+  const observe = (kind: ObservedKind, name: string, attributes: ObservedAttributes = {}): Observation => {
+    const started = performance.now();
+    const seen = { ...attributes };
+    let ended = false;
+    return {
+      child: (childKind, childName, childAttributes) => observe(childKind, childName, childAttributes),
+      set: (more) => Object.assign(seen, more),
+      end: (error) => {
+        if (ended) return;
+        ended = true;
+        record(kind, name, seen, (performance.now() - started) / 1000, error);
+      },
+      traceparent: () => undefined,
+    };
+  };
+
+  const routes = express.Router();
+  routes.get('/metrics', requireOwner(options.access), async (_req, res, next) => {
+    try {
+      const text = await registry.metrics();
+      res.setHeader('Content-Type', registry.contentType);
+      res.send(text);
+    } catch (err) {
+      next(err);
+    }
+  });
+
+  return {
+    registry,
+    observer: {
+      active: true,
+      turn: () => observe('turn', 'turn'),
+      storeWrite: (ms) => storeWrites.observe(ms / 1000),
+    },
+    countRequests: (req, res, next) => {
+      res.once('finish', () => requests.inc({ method: a2aMethodOf(req), status: String(res.statusCode) }));
+      next();
+    },
+    routes,
+    close: () => registry.clear(),
+  };
+}
+
+/** JSON-RPC method names the metric keeps as they are; any other name counts as `unknown`. */
+const JSON_RPC_METHODS = new Set([
+  'SendMessage',
+  'SendStreamingMessage',
+  'GetTask',
+  'ListTasks',
+  'CancelTask',
+  'SubscribeToTask',
+  'CreateTaskPushNotificationConfig',
+  'SetTaskPushNotificationConfig',
+  'GetTaskPushNotificationConfig',
+  'ListTaskPushNotificationConfig',
+  'ListTaskPushNotificationConfigs',
+  'DeleteTaskPushNotificationConfig',
+  'GetExtendedAgentCard',
+  'message/send',
+  'message/stream',
+  'tasks/get',
+  'tasks/list',
+  'tasks/cancel',
+  'tasks/resubscribe',
+  'tasks/pushNotificationConfig/set',
+  'tasks/pushNotificationConfig/get',
+  'tasks/pushNotificationConfig/list',
+  'tasks/pushNotificationConfig/delete',
+  'agent/getAuthenticatedExtendedCard',
+]);
+
+/** The HTTP+JSON routes, by pattern, as A2A method names (a bounded label set, never raw paths). */
+const REST_METHODS: Array<[string, RegExp, string]> = [
+  ['POST', /\/message:send$/, 'SendMessage'],
+  ['POST', /\/message:stream$/, 'SendStreamingMessage'],
+  ['POST', /\/tasks\/[^/]+:cancel$/, 'CancelTask'],
+  ['GET', /\/tasks\/[^/]+:subscribe$/, 'SubscribeToTask'],
+  ['POST', /\/tasks\/[^/]+:subscribe$/, 'SubscribeToTask'],
+  ['GET', /\/tasks\/[^/]+\/pushNotificationConfigs(\/[^/]+)?$/, 'GetTaskPushNotificationConfig'],
+  ['POST', /\/tasks\/[^/]+\/pushNotificationConfigs$/, 'SetTaskPushNotificationConfig'],
+  ['DELETE', /\/tasks\/[^/]+\/pushNotificationConfigs\/[^/]+$/, 'DeleteTaskPushNotificationConfig'],
+  ['GET', /\/tasks\/[^/:]+$/, 'GetTask'],
+  ['GET', /\/tasks$/, 'ListTasks'],
+  ['GET', /\/extendedAgentCard$|\/card$/, 'GetExtendedAgentCard'],
+  ['GET', /\/\.well-known\/agent(-card)?\.json$/, 'AgentCard'],
+];
+
+/** The A2A method a request called, else a coarse name for the node's other routes (never a raw path). */
+export function a2aMethodOf(req: Request): string {
+  const body = req.body as { method?: unknown } | undefined;
+  // Read once the request is answered, when routers have put back the URL they rewrote.
+  const path = req.originalUrl.split('?')[0] ?? '/';
+  if (req.method === 'POST' && path === '/' && body && typeof body === 'object') {
+    return typeof body.method === 'string' && JSON_RPC_METHODS.has(body.method) ? body.method : 'unknown';
+  }
+  for (const [verb, pattern, name] of REST_METHODS) if (req.method === verb && pattern.test(path)) return name;
+  const first = path.split('/')[1] ?? '';
+  return ['agents', 'healthz', 'readyz', 'metrics', 'console'].includes(first) ? first : 'other';
+}

@@ -1,0 +1,111 @@
+import type { RequestHandler, Router } from 'express';
+import type { LangoConfig } from '../config/schema';
+import type { Callers } from '../a2a/callers';
+import type { PeerStatus } from '../federation/health';
+import type { Logger } from '../log/logger';
+import type { SqliteDatabase } from '../store/sqlite/database';
+import { ownerAccess } from './access';
+import { createNodeMetrics } from './metrics';
+import { combineObservers, type Observer } from './observer';
+import { createTimelines } from './timeline';
+import { createNodeTracing } from './tracing';
+
+/** What the node's observability reads from the rest of the node, when asked (built before them). */
+export interface ObservabilitySources {
+  config: LangoConfig;
+  logger: Logger;
+  /** The node database (A2A task counts). */
+  db: () => SqliteDatabase;
+  /** Who each credential is (the owner may look). */
+  callers: () => Callers;
+  /** The remote peers' health. */
+  peers: () => PeerStatus[];
+  clock: () => Date;
+  /** Masks secret values in what leaves the node (span status messages, timeline steps). */
+  redact: (text: string) => string;
+}
+
+/** Everything the node shows of its own work, built once by `createApp`. */
+export interface Observability {
+  /** The one observer the runner and the stores report to: a no-op when nothing is configured. */
+  readonly observer: Observer;
+  /** Handlers before every route (request counter); empty when nothing listens. */
+  readonly intercept: RequestHandler[];
+  /** `/metrics` and the console, each checking its own access. */
+  readonly pages: Router[];
+  /** Flushes and stops exporters and monitors. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the sinks `config.observability` asks for and the one observer over
+ * them. Nothing configured: the no-op observer, no handlers, no pages.
+ * @example
+ * const observability = createObservability({ config, logger, db: () => storage.db, peers: () => [], redact: (t) => t, clock: () => new Date() });
+ * createRunner({ ..., observer: observability.observer });
+ */
+export function createObservability(sources: ObservabilitySources): Observability {
+  const { config } = sources;
+  const settings = config.observability;
+  const observers: Observer[] = [];
+  const intercept: RequestHandler[] = [];
+  const pages: Router[] = [];
+  const closers: Array<() => unknown> = [];
+
+  const { otlp } = settings;
+  if (otlp.tracesEndpoint) {
+    // First: the request's span is open before anything else runs for it.
+    const tracing = createNodeTracing({
+      tracesEndpoint: otlp.tracesEndpoint,
+      protocol: otlp.protocol,
+      headers: otlp.headers,
+      serviceName: otlp.serviceName,
+      redact: sources.redact,
+    });
+    observers.push(tracing.observer);
+    intercept.push(tracing.traceRequests);
+    closers.push(() => tracing.close());
+    sources.logger.info('exporting traces over OTLP', { endpoint: otlp.tracesEndpoint, protocol: otlp.protocol });
+  }
+  if (settings.timeline.enabled) {
+    const timelines = createTimelines({
+      size: settings.timeline.tasks,
+      redact: sources.redact,
+      clock: sources.clock,
+      access: ownerAccess(config, sources.callers),
+    });
+    observers.push(timelines.observer);
+    pages.push(timelines.routes);
+  }
+  if (settings.metrics) {
+    const metrics = createNodeMetrics({
+      tasksByState: () => taskCounts(sources.db()),
+      peers: sources.peers,
+      access: ownerAccess(config, sources.callers, settings.metricsToken),
+    });
+    observers.push(metrics.observer);
+    intercept.push(metrics.countRequests);
+    pages.push(metrics.routes);
+    closers.push(() => metrics.close());
+  }
+
+  return {
+    observer: combineObservers(observers),
+    intercept,
+    pages,
+    async close() {
+      for (const close of closers.reverse()) await close();
+    },
+  };
+}
+
+/** A2A tasks by state, read at scrape time (nothing is counted on the request path). */
+function taskCounts(db: SqliteDatabase): Record<string, number> {
+  const rows = db
+    .prepare('SELECT status_state AS state, COUNT(*) AS count FROM a2a_tasks GROUP BY status_state')
+    .all() as {
+    state: string;
+    count: number;
+  }[];
+  return Object.fromEntries(rows.map((row) => [row.state, row.count]));
+}

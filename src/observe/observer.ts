@@ -1,0 +1,111 @@
+/**
+ * The one seam through which the node reports what it does: a turn, each
+ * agent's step, model calls (with tokens), tool calls, transfers, remote
+ * calls (with hops) and store writes. The runner and the stores call it; the
+ * sinks that listen (Prometheus metrics, OpenTelemetry spans, task
+ * timelines) are chosen in `app.ts`. With nothing listening every call lands
+ * on {@link NOOP_OBSERVATION}: no allocation, no clock read.
+ *
+ * This file sits at the bottom of the layers (beside `log/`) so that every
+ * layer may report through it; the sinks live above the A2A layer.
+ */
+
+/** What an observation covers; a child's kind nests under its parent's. */
+export type ObservedKind = 'turn' | 'agent' | 'model' | 'tool' | 'transfer' | 'remote';
+
+/**
+ * What is known about an observation. The keys sinks read: `agent`, `model`,
+ * `tool`, `peer`, `hops`, `inputTokens`, `outputTokens`, `status`, `args`
+ * and `result` (raw: each sink redacts and shortens what it keeps).
+ */
+export type ObservedAttributes = Record<string, string | number | boolean | undefined>;
+
+/** One unit of work being observed: ended once; children are the steps inside it. */
+export interface Observation {
+  /** Starts a step inside this one (an agent's step in a turn, a tool call in a step). */
+  child(kind: ObservedKind, name: string, attributes?: ObservedAttributes): Observation;
+  /** Adds what became known while it ran (token counts, the outcome). */
+  set(attributes: ObservedAttributes): void;
+  /** Ends it; `error` says why it failed. A second end is ignored. */
+  end(error?: string): void;
+  /**
+   * The W3C `traceparent` naming this observation, to send with a call to a
+   * peer so the peer's work nests under it; undefined when no tracer listens.
+   */
+  traceparent(): string | undefined;
+}
+
+/** Who a turn runs for and what it answers: where an observer starts. */
+export interface TurnStart {
+  /** The principal's id (`owner`, `bearer:<hash>`, …). */
+  caller: string;
+  sessionId: string;
+  /** The A2A task the turn works on, when it runs for one. */
+  taskId?: string;
+  /** The inbound W3C `traceparent`, when the request carried one. */
+  traceparent?: string;
+}
+
+/** The node's observer: where turns and store writes are reported. */
+export interface Observer {
+  /** True when at least one sink listens (callers may skip building attributes otherwise). */
+  readonly active: boolean;
+  /** Starts observing one turn. */
+  turn(start: TurnStart): Observation;
+  /** One group commit took `ms` milliseconds. */
+  storeWrite(ms: number): void;
+}
+
+/** The observation of nothing: every method does nothing, `child` returns itself. */
+export const NOOP_OBSERVATION: Observation = Object.freeze({
+  child: () => NOOP_OBSERVATION,
+  set: () => {},
+  end: () => {},
+  traceparent: () => undefined,
+});
+
+/** The observer of a node where nothing listens. */
+export const NOOP_OBSERVER: Observer = Object.freeze({
+  active: false,
+  turn: () => NOOP_OBSERVATION,
+  storeWrite: () => {},
+});
+
+/**
+ * One observer over several sinks: each call goes to every sink; a sink's
+ * traceparent (there is at most one tracer) is the combined one. No sinks
+ * gives {@link NOOP_OBSERVER}; one sink is returned as it is.
+ * @example
+ * const observer = combineObservers([metrics.observer, tracing?.observer].filter(Boolean));
+ */
+export function combineObservers(observers: readonly Observer[]): Observer {
+  const listening = observers.filter((o) => o.active);
+  if (listening.length === 0) return NOOP_OBSERVER;
+  if (listening.length === 1) return listening[0];
+  return {
+    active: true,
+    turn: (start) => combineObservations(listening.map((o) => o.turn(start))),
+    storeWrite: (ms) => {
+      for (const o of listening) o.storeWrite(ms);
+    },
+  };
+}
+
+function combineObservations(parts: readonly Observation[]): Observation {
+  return {
+    child: (kind, name, attributes) => combineObservations(parts.map((p) => p.child(kind, name, attributes))),
+    set: (attributes) => {
+      for (const p of parts) p.set(attributes);
+    },
+    end: (error) => {
+      for (const p of parts) p.end(error);
+    },
+    traceparent: () => {
+      for (const p of parts) {
+        const value = p.traceparent();
+        if (value) return value;
+      }
+      return undefined;
+    },
+  };
+}

@@ -1,0 +1,89 @@
+import path from 'node:path';
+import type { ClusterSettings } from '../config/cluster';
+import type { Logger } from '../log/logger';
+import type { Observer } from '../observe/observer';
+import type { Stores } from './index';
+import { openPostgresStorage } from './postgres/storage';
+import { openDatabase, type SqliteDatabase } from './sqlite/database';
+import { createGroupCommit, type GroupCommit } from './sqlite/groupCommit';
+import { openSqliteStorage } from './sqlite/storage';
+
+/** The node's storage as the composition root uses it. */
+export interface NodeStorage {
+  readonly stores: Stores;
+  /**
+   * The SQLite file (`<dataDir>/lango.db`) and its group commit, where the
+   * A2A task rows and push configs live (`src/a2a/`). With PostgreSQL they
+   * stay there, one file per replica, until they sit behind a row interface
+   * PostgreSQL implements too.
+   */
+  readonly db: SqliteDatabase;
+  readonly group: GroupCommit;
+  /** Writes everything queued and closes both databases. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link openNodeStorage}. */
+export interface NodeStorageOptions {
+  /** `storage.url`: a postgres:// URL puts the stores on PostgreSQL; unset, everything is in the SQLite file. */
+  url?: string;
+  /** This replica among others on the PostgreSQL database (unused with SQLite). */
+  cluster: ClusterSettings;
+  dataDir: string;
+  logger: Logger;
+  clock: () => Date;
+  redact?: (text: string) => string;
+  /** Told how long each group commit took (store write latency), on either database. */
+  observer?: Observer;
+}
+
+/**
+ * Opens the stores where `storage.url` says: the one place the database is
+ * chosen. SQLite: every store in `<dataDir>/lango.db`. PostgreSQL: every
+ * store of `Stores` in the database (schemas applied under the migration
+ * lock), the A2A task rows still in the SQLite file.
+ * @example
+ * const storage = await openNodeStorage({ url: config.storage.url, cluster: clusterSettings(config), dataDir, logger, clock });
+ */
+export async function openNodeStorage(options: NodeStorageOptions): Promise<NodeStorage> {
+  const file = path.join(options.dataDir, 'lango.db');
+  if (!options.url) {
+    return openSqliteStorage({
+      file,
+      logger: options.logger,
+      clock: options.clock,
+      redact: options.redact,
+      backgroundCheckpoints: true,
+      observer: options.observer,
+    });
+  }
+  const postgres = await openPostgresStorage({
+    url: options.url,
+    cluster: options.cluster,
+    logger: options.logger,
+    clock: options.clock,
+    redact: options.redact,
+    observer: options.observer,
+  });
+  let db: SqliteDatabase;
+  try {
+    db = openDatabase(file);
+  } catch (err) {
+    await postgres.close();
+    throw err;
+  }
+  const group = createGroupCommit(db, options.observer);
+  return {
+    stores: postgres.stores,
+    db,
+    group,
+    async close() {
+      try {
+        group.flush();
+        db.close();
+      } finally {
+        await postgres.close();
+      }
+    },
+  };
+}

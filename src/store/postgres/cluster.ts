@@ -1,0 +1,124 @@
+import type { ClusterSettings } from '../../config/cluster';
+import type { Logger } from '../../log/logger';
+import { errorMessage } from '../../errors';
+import { transaction, type PgDatabase, type PgQueryable, type PgSchema } from './database';
+
+/**
+ * Replicas and the rows they run: each replica heartbeats into
+ * `cluster_replicas` (database time, so replicas' clocks need not agree);
+ * every running job row names the replica running it; a cron run is unique
+ * per (job, scheduled time, trigger), so one replica of many runs it.
+ */
+export const CLUSTER_SCHEMA: PgSchema = {
+  store: 'cluster',
+  steps: [
+    `CREATE TABLE cluster_replicas (
+       replica_id TEXT PRIMARY KEY, started_at TIMESTAMPTZ NOT NULL, heartbeat_at TIMESTAMPTZ NOT NULL);
+     ALTER TABLE bg_jobs ADD COLUMN replica TEXT;
+     ALTER TABLE cron_runs ADD COLUMN replica TEXT;
+     ALTER TABLE workflow_runs ADD COLUMN replica TEXT;
+     ALTER TABLE exec_jobs ADD COLUMN replica TEXT;
+     CREATE UNIQUE INDEX cron_runs_once ON cron_runs (owner, job_name, scheduled_for, trigger);`,
+  ],
+};
+
+/** Why a row run by a replica that stopped heartbeating was failed. */
+export const REPLICA_LOST = 'replica lost';
+
+/**
+ * The SQL condition "the row's `replica` is gone": no heartbeat within the
+ * lease ($2, milliseconds), or no replica recorded at all.
+ */
+const LOST = `(replica IS NULL OR NOT EXISTS (SELECT 1 FROM cluster_replicas r
+  WHERE r.replica_id = replica AND r.heartbeat_at > now() - make_interval(secs => $2::double precision / 1000)))`;
+
+/**
+ * The rows a job store fails at start ("node restarted": this replica's
+ * own, left by its previous life under the same id) and on every sweep
+ * ("replica lost": any replica's past its lease). `$1` is this replica's id.
+ */
+export const INTERRUPTED = `(replica = $1 OR ${LOST})`;
+/** The reason to record: this replica's own rows were interrupted by its restart; others' replicas were lost. */
+export const INTERRUPTED_REASON = `CASE WHEN replica = $1 THEN 'node restarted' ELSE '${REPLICA_LOST}' END`;
+
+/** This replica as the job stores see it. */
+export interface ReplicaScope {
+  replicaId: string;
+  leaseMs: number;
+}
+
+/**
+ * Fails the running rows of replicas silent past the lease: background
+ * jobs, cron runs, workflow runs (and their unfinished steps) as failed
+ * "replica lost", background commands as `lost`. Resolves with how many.
+ */
+export async function failLostReplicaRows(db: PgDatabase, scope: ReplicaScope, at: string): Promise<number> {
+  return transaction(db, async (client) => {
+    const params = [scope.replicaId, scope.leaseMs, at];
+    const count = async (sql: string) => (await client.query(sql, params)).rowCount ?? 0;
+    const others = `replica IS DISTINCT FROM $1 AND ${LOST}`;
+    let failed = await count(
+      `UPDATE bg_jobs SET status = 'failed', finished_at = $3, result = '${REPLICA_LOST}' WHERE status = 'running' AND ${others}`,
+    );
+    failed += await count(
+      `UPDATE cron_runs SET status = 'failed', finished_at = $3, result = '${REPLICA_LOST}' WHERE status = 'running' AND ${others}`,
+    );
+    await count(
+      `UPDATE workflow_steps SET status = CASE status WHEN 'running' THEN 'failed' ELSE 'cancelled' END,
+         finished_at = $3, result = CASE status WHEN 'running' THEN '${REPLICA_LOST}' ELSE result END
+       WHERE status IN ('running', 'pending')
+         AND run_id IN (SELECT id FROM workflow_runs WHERE status = 'running' AND ${others})`,
+    );
+    failed += await count(
+      `UPDATE workflow_runs SET status = 'failed', finished_at = $3, error = '${REPLICA_LOST}' WHERE status = 'running' AND ${others}`,
+    );
+    failed += await count(`UPDATE exec_jobs SET status = 'lost', ended_at = $3 WHERE status = 'running' AND ${others}`);
+    return failed;
+  });
+}
+
+/** Records one heartbeat of the replica (its first also its start). */
+export async function heartbeat(db: PgQueryable, replicaId: string): Promise<void> {
+  await db.query(
+    `INSERT INTO cluster_replicas (replica_id, started_at, heartbeat_at) VALUES ($1, now(), now())
+     ON CONFLICT (replica_id) DO UPDATE SET heartbeat_at = now()`,
+    [replicaId],
+  );
+}
+
+/**
+ * Heartbeats every `heartbeatMs` and, each time, fails the rows of replicas
+ * lost past the lease, so a replica's death is seen within about a lease
+ * and a beat. The first beat is awaited (a replica is live before it
+ * serves). Returns the stop function, which removes the replica's row: a
+ * replica that stopped cleanly is not waited for.
+ */
+export async function startHeartbeat(options: {
+  db: PgDatabase;
+  cluster: ClusterSettings;
+  logger: Logger;
+  clock: () => Date;
+}): Promise<() => Promise<void>> {
+  const { db, cluster, clock } = options;
+  const log = options.logger.child({ component: 'cluster' });
+  await heartbeat(db, cluster.replicaId);
+  let beating: Promise<void> = Promise.resolve();
+  const beat = async () => {
+    try {
+      await heartbeat(db, cluster.replicaId);
+      const failed = await failLostReplicaRows(db, cluster, clock().toISOString());
+      if (failed > 0) log.warn('rows of a lost replica failed', { count: failed });
+    } catch (err) {
+      log.warn('heartbeat failed', { error: errorMessage(err) });
+    }
+  };
+  const timer = setInterval(() => {
+    beating = beating.then(beat);
+  }, cluster.heartbeatMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await beating;
+    await db.query('DELETE FROM cluster_replicas WHERE replica_id = $1', [cluster.replicaId]).catch(() => {});
+  };
+}

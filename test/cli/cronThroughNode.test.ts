@@ -1,0 +1,76 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { runCli } from '../../src/cli/main';
+import { cliWorkdir, spawnCli, startServe, type CliProcess } from '../support/cliProcess';
+import { waitFor } from '../support/waitFor';
+
+// Real minutes: a job every minute, watched for three of them.
+jest.setTimeout(360_000);
+
+interface RunRow {
+  trigger: string;
+  status: string;
+  scheduled_for: string;
+}
+
+function runs(cwd: string): RunRow[] {
+  const db = new Database(path.join(cwd, '.lango', 'lango.db'), { readonly: true, fileMustExist: true });
+  try {
+    return db
+      .prepare("SELECT trigger, status, scheduled_for FROM cron_runs WHERE job_name = 'tick' ORDER BY id")
+      .all() as RunRow[];
+  } finally {
+    db.close();
+  }
+}
+
+/** The serve log's "cron job ran" lines for the job `tick`. */
+const ranLines = (log: string) => log.split('\n').filter((l) => l.includes('cron job ran') && l.includes('"tick"'));
+
+describe('cron jobs and the CLI with a serving node', () => {
+  let cwd: string;
+  let serve: CliProcess | undefined;
+  let chat: CliProcess | undefined;
+  afterEach(async () => {
+    await chat?.stop();
+    await serve?.stop();
+    fs.rmSync(cwd, { recursive: true, force: true });
+  });
+
+  it('a job every minute added from an open chat runs exactly three times in three minutes, in the serving process', async () => {
+    cwd = cliWorkdir();
+    const started = await startServe(cwd);
+    serve = started.serve;
+    chat = spawnCli(['chat'], cwd);
+    const session = chat;
+    const added = Date.now();
+    session.child.stdin.write('cron_add {"name":"tick","schedule":"* * * * *","prompt":"hello"}\n');
+    await waitFor(() => session.stdout().includes('✓ cron_add done'), 30_000, 'the chat to add the job');
+
+    // A one-shot command while the node serves goes to the node: no second scheduler, no catch-up elsewhere.
+    let out = '';
+    const code = await runCli(['chat', 'cron_list', '{}'], {
+      io: { out: (s) => void (out += s), err: () => {} },
+      env: { LOG_LEVEL: 'error' },
+      cwd,
+      stopSignal: new Promise(() => {}),
+    });
+    expect([code, out]).toEqual([0, expect.stringContaining('"tick"')]);
+
+    await waitFor(() => ranLines(serve!.stderr()).length >= 3, 200_000, 'three runs of the job');
+    // The three minute boundaries after adding it have passed once the window closes; no fourth may have come.
+    const windowEnd = added + 180_000;
+    if (Date.now() < windowEnd) await new Promise((resolve) => setTimeout(resolve, windowEnd - Date.now()));
+    const rows = runs(cwd);
+    expect(rows).toHaveLength(3);
+    expect(rows.every((r) => r.trigger === 'schedule' && r.status === 'completed')).toBe(true);
+    expect(new Set(rows.map((r) => r.scheduled_for)).size).toBe(3);
+    expect(ranLines(serve.stderr())).toHaveLength(3);
+    expect(session.stderr() + session.stdout()).not.toContain('cron job ran');
+
+    session.child.stdin.end('exit\n');
+    expect(await session.exited).toBe(0);
+    expect(serve.child.exitCode).toBeNull();
+  });
+});

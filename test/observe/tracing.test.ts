@@ -1,0 +1,174 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { freePort, spawnServe, type ServeProcess } from '../support/reliabilityProcess';
+
+/** One exported span as OTLP/JSON carries it. */
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes: Array<{ key: string; value: { stringValue?: string; intValue?: number | string } }>;
+  service: string;
+}
+
+/** An OTLP/HTTP receiver on loopback: keeps each request's content type and body. */
+async function otlpReceiver() {
+  const requests: Array<{ path: string; contentType: string; body: Buffer }> = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      requests.push({
+        path: req.url ?? '',
+        contentType: req.headers['content-type'] ?? '',
+        body: Buffer.concat(chunks),
+      });
+      res.writeHead(200, { 'content-type': req.headers['content-type'] ?? 'application/json' });
+      res.end(req.headers['content-type']?.includes('json') ? '{}' : '');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    requests,
+    /** Every span of every OTLP/JSON request, with its service name. */
+    spans(): OtlpSpan[] {
+      return requests
+        .filter((r) => r.contentType.includes('json'))
+        .flatMap((r) => {
+          const body = JSON.parse(r.body.toString('utf8')) as {
+            resourceSpans: Array<{
+              resource: { attributes: OtlpSpan['attributes'] };
+              scopeSpans: Array<{ spans: Omit<OtlpSpan, 'service'>[] }>;
+            }>;
+          };
+          return body.resourceSpans.flatMap((rs) => {
+            const service = rs.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue ?? '';
+            return rs.scopeSpans.flatMap((ss) => ss.spans.map((span) => ({ ...span, service })));
+          });
+        });
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+const attribute = (span: OtlpSpan, key: string) => {
+  const value = span.attributes.find((a) => a.key === key)?.value;
+  return value?.stringValue ?? (value?.intValue !== undefined ? Number(value.intValue) : undefined);
+};
+
+/**
+ * Real `lango serve` processes (the OTLP exporter loads its HTTP transport by
+ * dynamic import, which jest's module system cannot run), configured by the
+ * standard OTEL_* environment variables, exporting to a receiver on loopback.
+ */
+describe('OpenTelemetry traces over OTLP/HTTP', () => {
+  const nodes: ServeProcess[] = [];
+  const dirs: string[] = [];
+  afterEach(async () => {
+    while (nodes.length) await nodes.pop()!.stop();
+    while (dirs.length) fs.rmSync(dirs.pop()!, { recursive: true, force: true });
+  });
+
+  async function serve(name: string, env: NodeJS.ProcessEnv, a2a: Record<string, unknown> = {}): Promise<ServeProcess> {
+    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), `lango-otel-${name}-`));
+    dirs.push(cwd);
+    const configFile = path.join(cwd, 'lango.config.json');
+    const config = { tools: { browser: { enabled: false } }, a2a: { agentName: name, ...a2a } };
+    fs.writeFileSync(configFile, JSON.stringify(config));
+    const node = await spawnServe({ cwd, configFile, port: await freePort(), env });
+    nodes.push(node);
+    return node;
+  }
+
+  /** Stops every node (SIGTERM: each flushes its spans on the way out). */
+  const stopAll = async () => {
+    while (nodes.length) await nodes.pop()!.stop();
+  };
+
+  it("exports one trace across two federated nodes: the peer's spans nest under the hub's remote-call span", async () => {
+    const receiver = await otlpReceiver();
+    try {
+      const otel = (service: string) => ({
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_SERVICE_NAME: service,
+      });
+      const peer = await serve('peer-one', otel('peer'));
+      const hub = await serve('hub', otel('hub'), { remoteAgents: [{ name: 'peer-one', baseUrl: peer.url }] });
+      const reply = await fetch(hub.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'A2A-Version': '1.0' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'SendMessage',
+          params: { message: { messageId: 'otel-1', role: 'ROLE_USER', parts: [{ text: 'peer-one: plan my week' }] } },
+        }),
+      });
+      const body = (await reply.json()) as { result: { task: { status: { state: string } } } };
+      expect(body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+      await stopAll();
+
+      const spans = receiver.spans();
+      const request = spans.find((s) => s.service === 'hub' && s.name === 'A2A SendMessage');
+      expect(request).toBeDefined();
+      expect(request!.parentSpanId ?? '').toBe('');
+      const traced = spans.filter((s) => s.traceId === request!.traceId);
+      const byId = new Map(traced.map((s) => [s.spanId, s]));
+      const parentOf = (span: OtlpSpan) => byId.get(span.parentSpanId ?? '');
+      const named = (service: string, name: string) => traced.filter((s) => s.service === service && s.name === name);
+
+      const [hubTurn] = named('hub', 'lango.turn');
+      expect(parentOf(hubTurn)).toBe(request);
+      const [remoteCall] = named('hub', 'remote_call peer-one');
+      expect(remoteCall.kind).toBe(3); // SPAN_KIND_CLIENT
+      expect(attribute(remoteCall, 'lango.federation.hops')).toBe(1);
+      expect(parentOf(parentOf(remoteCall)!)).toBe(hubTurn);
+      expect(named('hub', 'transfer_to_agent peer-one')).toHaveLength(1);
+
+      // The hub streams its delegated calls to a peer whose card says it can.
+      const [peerRequest] = named('peer', 'A2A SendStreamingMessage');
+      expect(peerRequest.kind).toBe(2); // SPAN_KIND_SERVER
+      expect(parentOf(peerRequest)).toBe(remoteCall);
+      const [peerTurn] = named('peer', 'lango.turn');
+      expect(parentOf(peerTurn)).toBe(peerRequest);
+      const peerModel = traced.find((s) => s.service === 'peer' && s.name.startsWith('chat '));
+      expect(peerModel).toBeDefined();
+      expect(attribute(peerModel!, 'gen_ai.operation.name')).toBe('chat');
+      expect(attribute(peerModel!, 'gen_ai.usage.input_tokens')).toEqual(expect.any(Number));
+      expect(new Set(traced.map((s) => s.service))).toEqual(new Set(['hub', 'peer']));
+    } finally {
+      await receiver.close();
+    }
+  }, 90_000);
+
+  it('exports over http/protobuf too (the default protocol), and nothing when no endpoint is set', async () => {
+    const receiver = await otlpReceiver();
+    try {
+      const quiet = await serve('quiet', {});
+      await fetch(`${quiet.url}/healthz`);
+      const proto = await serve('proto', {
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
+        OTEL_SERVICE_NAME: 'proto-node',
+      });
+      await fetch(`${proto.url}/healthz`);
+      await stopAll();
+      expect(receiver.requests.length).toBeGreaterThan(0);
+      for (const request of receiver.requests) {
+        expect(request.path).toBe('/v1/traces');
+        expect(request.contentType).toBe('application/x-protobuf');
+      }
+      expect(Buffer.concat(receiver.requests.map((r) => r.body)).includes('proto-node')).toBe(true);
+      expect(Buffer.concat(receiver.requests.map((r) => r.body)).includes('quiet')).toBe(false);
+    } finally {
+      await receiver.close();
+    }
+  }, 90_000);
+});
