@@ -30,7 +30,11 @@ export async function testFamilyDeps(options: {
   clock?: () => Date;
   secrets?: SecretRegistry;
 }): Promise<ToolFamilyDeps & { logger: MemoryLogger; toolChanges: { count: number } }> {
-  const config = LangoConfig.parse({ ...options.config, dataDir: options.dataDir });
+  const parsed = LangoConfig.parse({ ...options.config, dataDir: options.dataDir });
+  // LANGO_TEST_HIDE_BWRAP=1 runs a suite as on a machine without bubblewrap (the fallback every exec test must pass).
+  const config = process.env.LANGO_TEST_HIDE_BWRAP
+    ? { ...parsed, tools: { ...parsed.tools, exec: { ...parsed.tools.exec, bwrapPath: '/nonexistent/bwrap' } } }
+    : parsed;
   const logger = options.logger ?? createMemoryLogger();
   const secrets = options.secrets ?? new SecretRegistry();
   const clock = options.clock ?? (() => new Date());

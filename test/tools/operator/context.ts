@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ToolContext, AnyTool } from '../../../src/agent/tool';
+import { ApprovalRequired, type ToolContext, type AnyTool } from '../../../src/agent/tool';
 import { createMemoryLogger, type MemoryLogger } from '../../../src/log/logger';
 import { OWNER } from '../../../src/principal';
 
@@ -23,8 +23,19 @@ export function toolContext(overrides: Partial<ToolContext> = {}): ToolContext {
 export async function callTool(tool: AnyTool, args: unknown, ctx: ToolContext = toolContext()): Promise<any> {
   const parsed = tool.parameters.safeParse(args);
   if (!parsed.success) throw new Error(`bad arguments for ${tool.name}: ${parsed.error.message}`);
-  return tool.execute(parsed.data, ctx);
+  try {
+    return await tool.execute(parsed.data, ctx);
+  } catch (err) {
+    // Without bubblewrap (LANGO_TEST_HIDE_BWRAP, or a machine without it) the owner is asked before every command;
+    // the suites that are not about that question answer yes, as the owner would, and test the rest.
+    if (err instanceof ApprovalRequired && NO_SANDBOX_QUESTION.test(err.question) && !ctx.approved)
+      return tool.execute(parsed.data, { ...ctx, approved: true });
+    throw err;
+  }
 }
+
+/** The approval question of a command that no sandbox would confine. */
+const NO_SANDBOX_QUESTION = /There is no sandbox/;
 
 /** Finds a tool by name in a family's list. */
 export function byName(tools: AnyTool[], name: string): AnyTool {
@@ -40,3 +51,10 @@ export function tempDir(prefix = 'lango-op-'): { dir: string; cleanup: () => voi
 }
 
 export type { MemoryLogger };
+
+/**
+ * `it` for a behaviour that holds only where commands are confined (the policy's own questions, a caller's
+ * commands); skipped where bubblewrap is missing or hidden (LANGO_TEST_HIDE_BWRAP), whose fallback
+ * test/security/sandbox.test.ts covers.
+ */
+export const itWhenSandboxed = process.env.LANGO_TEST_HIDE_BWRAP || !fs.existsSync('/usr/bin/bwrap') ? it.skip : it;

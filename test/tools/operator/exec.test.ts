@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApprovalRequired, type AnyTool } from '../../../src/agent/tool';
 import { execFamily } from '../../../src/tools/operator/family';
-import { byName, callTool, tempDir, toolContext } from './context';
+import { byName, callTool, tempDir, toolContext, itWhenSandboxed } from './context';
 import { familyDeps } from './deps';
 
 describe('exec_shell', () => {
@@ -105,7 +105,7 @@ describe('tools.exec.policy', () => {
     }
   });
 
-  it('with ask asks for approval outside the allow-list and runs after the yes', async () => {
+  itWhenSandboxed('with ask asks for approval outside the allow-list and runs after the yes', async () => {
     const { tool, dir, done } = await shellWith('ask', ['echo']);
     try {
       expect((await callTool(tool, { command: 'echo ok' })).exitCode).toBe(0);

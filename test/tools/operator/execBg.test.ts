@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ApprovalRequired, type AnyTool } from '../../../src/agent/tool';
 import type { ToolFamilyInstance } from '../../../src/tools/family';
 import { execFamily } from '../../../src/tools/operator/family';
-import { byName, callTool, tempDir, toolContext } from './context';
+import { byName, callTool, tempDir, toolContext, itWhenSandboxed } from './context';
 import { familyDeps } from './deps';
 import { namedCaller } from '../../../src/principal';
 import { waitFor } from '../../support/waitFor';
@@ -64,7 +64,7 @@ describe('exec_bg, exec_status, exec_stop', () => {
     expect(() => process.kill(started.pid, 0)).toThrow();
   });
 
-  it('asks for approval before starting a command outside the allow-list under policy ask', async () => {
+  itWhenSandboxed('asks for approval before starting a command outside the allow-list under policy ask', async () => {
     await expect(callTool(tool('exec_bg'), { command: 'touch x' })).rejects.toBeInstanceOf(ApprovalRequired);
     expect(fs.readdirSync(path.join(dir, 'exec-jobs'))).toEqual([]);
     const started = await callTool(tool('exec_bg'), { command: 'touch x' }, toolContext({ approved: true }));
@@ -79,19 +79,22 @@ describe('exec_bg, exec_status, exec_stop', () => {
     expect(finished.output).toBe('[REDACTED]\n');
   });
 
-  it("keeps a caller's jobs from other callers: they can neither list, read nor stop them; the owner can", async () => {
-    const alice = toolContext({ principal: namedCaller('bearer:alice') });
-    const bob = toolContext({ principal: namedCaller('bearer:bob') });
-    const started = await callTool(tool('exec_bg'), { command: 'sleep 30' }, alice);
-    expect((await callTool(tool('exec_status'), {}, bob)).jobs).toEqual([]);
-    await expect(callTool(tool('exec_status'), { id: started.id }, bob)).rejects.toThrow(/no background job/);
-    await expect(callTool(tool('exec_stop'), { id: started.id }, bob)).rejects.toThrow(/no background job/);
-    expect((await callTool(tool('exec_status'), { id: started.id }, alice)).status).toBe('running');
-    expect((await callTool(tool('exec_status'), {})).jobs.map((j: { owner: string }) => j.owner)).toEqual([
-      'bearer:alice',
-    ]);
-    expect(await callTool(tool('exec_stop'), { id: started.id })).toMatchObject({ status: 'stopped' });
-  });
+  itWhenSandboxed(
+    "keeps a caller's jobs from other callers: they can neither list, read nor stop them; the owner can",
+    async () => {
+      const alice = toolContext({ principal: namedCaller('bearer:alice') });
+      const bob = toolContext({ principal: namedCaller('bearer:bob') });
+      const started = await callTool(tool('exec_bg'), { command: 'sleep 30' }, alice);
+      expect((await callTool(tool('exec_status'), {}, bob)).jobs).toEqual([]);
+      await expect(callTool(tool('exec_status'), { id: started.id }, bob)).rejects.toThrow(/no background job/);
+      await expect(callTool(tool('exec_stop'), { id: started.id }, bob)).rejects.toThrow(/no background job/);
+      expect((await callTool(tool('exec_status'), { id: started.id }, alice)).status).toBe('running');
+      expect((await callTool(tool('exec_status'), {})).jobs.map((j: { owner: string }) => j.owner)).toEqual([
+        'bearer:alice',
+      ]);
+      expect(await callTool(tool('exec_stop'), { id: started.id })).toMatchObject({ status: 'stopped' });
+    },
+  );
 
   it('marks jobs that were running when the node restarted as lost, and names unknown ids', async () => {
     const started = await callTool(tool('exec_bg'), { command: 'sleep 30' });

@@ -4,7 +4,7 @@ import { ApprovalRequired } from '../../../src/agent/tool';
 import { skillsFamily } from '../../../src/tools/operator/family';
 import { formatSkillMarkdown, parseSkillMarkdown, SkillParseError } from '../../../src/tools/operator/skills';
 import { secretsFamily } from '../../../src/tools/vault/family';
-import { byName, callTool, tempDir, toolContext } from './context';
+import { byName, callTool, tempDir, toolContext, itWhenSandboxed } from './context';
 import { familyDeps } from './deps';
 
 function writeSkill(dataDir: string, folder: string, text: string): void {
@@ -146,7 +146,7 @@ describe('skill_<name> tools', () => {
     }
   });
 
-  it('holds script skills to the exec policy, prompt skills not', async () => {
+  itWhenSandboxed('holds script skills to the exec policy, prompt skills not', async () => {
     const deps = await familyDeps(dir, { tools: { exec: { policy: 'ask', allow: ['skill_add'] } } });
     try {
       const { tools } = await skillsFamily.create(deps);
