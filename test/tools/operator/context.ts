@@ -28,11 +28,14 @@ export async function callTool(tool: AnyTool, args: unknown, ctx: ToolContext = 
   } catch (err) {
     // Without bubblewrap (LANGO_TEST_HIDE_BWRAP, or a machine without it) the owner is asked before every command;
     // the suites that are not about that question answer yes, as the owner would, and test the rest.
-    if (err instanceof ApprovalRequired && NO_SANDBOX_QUESTION.test(err.question) && !ctx.approved)
+    if (NO_BWRAP && err instanceof ApprovalRequired && NO_SANDBOX_QUESTION.test(err.question) && !ctx.approved)
       return tool.execute(parsed.data, { ...ctx, approved: true });
     throw err;
   }
 }
+
+/** Bubblewrap is missing here, or hidden for this run: the fallback every exec suite must pass. */
+const NO_BWRAP = Boolean(process.env.LANGO_TEST_HIDE_BWRAP) || !fs.existsSync('/usr/bin/bwrap');
 
 /** The approval question of a command that no sandbox would confine. */
 const NO_SANDBOX_QUESTION = /There is no sandbox/;
