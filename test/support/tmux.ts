@@ -3,6 +3,20 @@ import { randomUUID } from 'node:crypto';
 import { waitFor } from './waitFor';
 
 /**
+ * Why the terminal tests cannot run here, or `undefined` when they can: a
+ * bare machine (Node alone, as in the README's quick start) has no tmux and
+ * skips them with this reason rather than failing `npm test`.
+ */
+export function tmuxUnavailable(): string | undefined {
+  try {
+    execFileSync('tmux', ['-V'], { stdio: 'ignore', timeout: 5_000 });
+    return undefined;
+  } catch {
+    return "no tmux (install Debian's tmux, as .ci/apt-packages does)";
+  }
+}
+
+/**
  * A real terminal: one tmux server of its own (its own socket), one pane
  * running `command` in `cwd`. Keys go in with `send-keys`, the screen comes
  * back with `capture-pane`; the pane stays after its process exits so the
