@@ -66,7 +66,7 @@ export class TmuxTerminal {
   }
 
   /** The exit status once the pane's process has exited. */
-  async exitStatus(timeoutMs = 15_000): Promise<number> {
+  async exitStatus(timeoutMs = 30_000): Promise<number> {
     const status = await waitFor(
       () => {
         const [dead, code] = this.tmux('display-message', '-p', '-t', 'main', '#{pane_dead} #{pane_dead_status}')
