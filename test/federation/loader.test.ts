@@ -126,12 +126,14 @@ describe('loading remote agents from their cards', () => {
   it('refuses names taken by a local agent or an earlier remote, and disabled entries, without fetching', async () => {
     const p = track(await startPeer());
     const logger = createMemoryLogger();
-    const { agents, skipped } = await load(logger, [
+    // The config check refuses such a list outright; an embedder's entries reach the loader unchecked.
+    const list = [
       { name: 'weather', baseUrl: p.url },
       { name: 'Weather', baseUrl: p.url },
       { name: 'operator', baseUrl: p.url },
       { name: 'off', baseUrl: p.url, enabled: false },
-    ]);
+    ].flatMap((entry) => entries(entry));
+    const { agents, skipped } = await loadRemoteAgents({ ...baseOptions(logger), dispatcher, entries: list });
     expect(agents.map((a) => a.name)).toEqual(['weather']);
     expect(skipped.map((s) => [s.name, s.reason, s.retry])).toEqual([
       ['Weather', 'name collides with another remote agent Weather', false],
