@@ -1,14 +1,7 @@
 import type { Principal } from '../../principal';
 import { visibleOwner } from '../../principal';
-import {
-  KnowledgeKind,
-  type EmbeddedCollection,
-  type Inquiry,
-  type InquiryStore,
-  type KnowledgeEntry,
-  type KnowledgeStore,
-  type LearningEntry,
-} from '../knowledge';
+import { KnowledgeKind, type Inquiry, type InquiryStore, type KnowledgeStore } from '../knowledge';
+import { EMBEDDED_TEXT, toKnowledge, toLearning, type KnowledgeRow, type LearningRow } from '../knowledgeRows';
 import { rowIds, rows, type PgDatabase, type PgSchema } from './database';
 import { rankScore, tsQuery } from './fts';
 
@@ -43,54 +36,10 @@ export const KNOWLEDGE_SCHEMA: PgSchema = {
 const KNOWLEDGE_COLUMNS = 'id, owner, kind, content, source, tags, created_at';
 const LEARNING_COLUMNS = 'id, owner, error_pattern, diagnosis, fix, tags, created_at';
 
-interface KnowledgeRow {
-  id: string;
-  owner: string;
-  kind: KnowledgeKind;
-  content: string;
-  source: string | null;
-  tags: string;
-  created_at: string;
-}
-interface LearningRow {
-  id: string;
-  owner: string;
-  error_pattern: string;
-  diagnosis: string;
-  fix: string;
-  tags: string;
-  created_at: string;
-}
-
-const toKnowledge = (r: KnowledgeRow): KnowledgeEntry => ({
-  id: String(r.id),
-  owner: r.owner,
-  kind: r.kind,
-  content: r.content,
-  source: r.source,
-  tags: JSON.parse(r.tags) as string[],
-  createdAt: r.created_at,
-});
-const toLearning = (r: LearningRow): LearningEntry => ({
-  id: String(r.id),
-  owner: r.owner,
-  errorPattern: r.error_pattern,
-  diagnosis: r.diagnosis,
-  fix: r.fix,
-  tags: JSON.parse(r.tags) as string[],
-  createdAt: r.created_at,
-});
-
-/** The text each collection embeds, as SQL over its table `t` (the same text as in SQLite). */
-const EMBEDDED_TEXT: Record<EmbeddedCollection, string> = {
-  knowledge: `t.kind || ': ' || t.content || ' ' || t.tags`,
-  learnings: `t.error_pattern || ' ' || t.diagnosis || ' ' || t.fix`,
-};
-
 /** The {@link KnowledgeStore} on PostgreSQL. Vectors for retrieval live in `rag_vectors`, keyed by these ids. */
 export function createPgKnowledgeStore(options: { db: PgDatabase; clock: () => Date }): KnowledgeStore {
   const { db, clock } = options;
-  const byIds = async <Row extends { id: string }, T>(
+  const byIds = async <Row extends { id: string | number }, T>(
     table: string,
     columns: string,
     principal: Principal,

@@ -1,14 +1,7 @@
 import type { Principal } from '../../principal';
 import { visibleOwner } from '../../principal';
-import {
-  KnowledgeKind,
-  type EmbeddedCollection,
-  type Inquiry,
-  type InquiryStore,
-  type KnowledgeEntry,
-  type KnowledgeStore,
-  type LearningEntry,
-} from '../knowledge';
+import { KnowledgeKind, type Inquiry, type InquiryStore, type KnowledgeStore } from '../knowledge';
+import { EMBEDDED_TEXT, toKnowledge, toLearning, type KnowledgeRow, type LearningRow } from '../knowledgeRows';
 import { migrate, type SqliteDatabase } from './database';
 import { bm25Score, ftsQuery } from './fts';
 import { placeholders } from './rows';
@@ -46,50 +39,6 @@ const KNOWLEDGE_STEPS = [
    CREATE INDEX learnings_by_owner ON learnings (owner, id);`,
 ];
 
-interface KnowledgeRow {
-  id: number;
-  owner: string;
-  kind: KnowledgeKind;
-  content: string;
-  source: string | null;
-  tags: string;
-  created_at: string;
-}
-interface LearningRow {
-  id: number;
-  owner: string;
-  error_pattern: string;
-  diagnosis: string;
-  fix: string;
-  tags: string;
-  created_at: string;
-}
-
-const toKnowledge = (r: KnowledgeRow): KnowledgeEntry => ({
-  id: String(r.id),
-  owner: r.owner,
-  kind: r.kind,
-  content: r.content,
-  source: r.source,
-  tags: JSON.parse(r.tags) as string[],
-  createdAt: r.created_at,
-});
-const toLearning = (r: LearningRow): LearningEntry => ({
-  id: String(r.id),
-  owner: r.owner,
-  errorPattern: r.error_pattern,
-  diagnosis: r.diagnosis,
-  fix: r.fix,
-  tags: JSON.parse(r.tags) as string[],
-  createdAt: r.created_at,
-});
-
-/** The text each collection embeds, as SQL over its table `t`. */
-const EMBEDDED_TEXT: Record<EmbeddedCollection, string> = {
-  knowledge: `t.kind || ': ' || t.content || ' ' || t.tags`,
-  learnings: `t.error_pattern || ' ' || t.diagnosis || ' ' || t.fix`,
-};
-
 /**
  * The {@link KnowledgeStore} in SQLite: knowledge and learnings, each with an
  * FTS5 index (porter stemming, so "deploying" finds "deployment") kept in step
@@ -98,7 +47,7 @@ const EMBEDDED_TEXT: Record<EmbeddedCollection, string> = {
 export function createSqliteKnowledgeStore(options: { db: SqliteDatabase; clock: () => Date }): KnowledgeStore {
   const { db, clock } = options;
   migrate(db, 'librarian_knowledge', KNOWLEDGE_STEPS);
-  const byIds = <Row extends { id: number }, T>(
+  const byIds = <Row extends { id: number | string }, T>(
     table: string,
     principal: Principal,
     ids: string[],
