@@ -3,6 +3,7 @@ import type { ClusterSettings } from '../config/cluster';
 import type { Logger } from '../log/logger';
 import type { Observer } from '../observe/observer';
 import type { Stores } from './index';
+import type { TaskEventLog } from './taskEvents';
 import { openPostgresStorage } from './postgres/storage';
 import { openDatabase, type SqliteDatabase } from './sqlite/database';
 import { createGroupCommit, type GroupCommit } from './sqlite/groupCommit';
@@ -19,6 +20,8 @@ export interface NodeStorage {
    */
   readonly db: SqliteDatabase;
   readonly group: GroupCommit;
+  /** With PostgreSQL, the A2A tasks' events and cancels shared by every replica; a lone SQLite process has none. */
+  readonly taskEvents?: TaskEventLog;
   /** Writes everything queued and closes both databases. */
   close(): Promise<void>;
 }
@@ -75,6 +78,7 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
   const group = createGroupCommit(db, options.observer);
   return {
     stores: postgres.stores,
+    taskEvents: postgres.taskEvents,
     db,
     group,
     async close() {

@@ -23,6 +23,9 @@ import { createPgNodeIdentityStore, NODE_SCHEMA } from './nodeIdentity';
 import { createPgSessionStore, SESSION_SCHEMA } from './sessions';
 import { createPgVaultStore, VAULT_SCHEMA } from './vault';
 import { createPgVectorStore, VECTOR_SCHEMA } from './vectors';
+import type { TaskEventLog } from '../taskEvents';
+import { createPgListener } from './listener';
+import { createPgTaskEventLog, TASK_CANCELS_CHANNEL, TASK_EVENTS_CHANNEL, TASK_EVENTS_SCHEMA } from './taskEvents';
 
 /** Every store's schema, in the order they are applied. */
 export const POSTGRES_SCHEMAS: readonly PgSchema[] = [
@@ -40,12 +43,15 @@ export const POSTGRES_SCHEMAS: readonly PgSchema[] = [
   WORKFLOW_SCHEMA,
   EXEC_JOB_SCHEMA,
   CLUSTER_SCHEMA,
+  TASK_EVENTS_SCHEMA,
 ];
 
 /** The PostgreSQL storage: one pool, its group commit and every store on it. */
 export interface PostgresStorage extends Storage {
   readonly db: PgDatabase;
   readonly group: PgGroupCommit;
+  /** The A2A tasks' events and cancels, shared by every replica (woken by this replica's LISTEN connection). */
+  readonly taskEvents: TaskEventLog;
 }
 
 /** Options of {@link openPostgresStorage}. */
@@ -122,17 +128,25 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     workflows: createPgWorkflowStore({ db, replica }),
     execJobs: createPgExecJobStore({ db, replica }),
   };
+  const listener = createPgListener({
+    url: options.url,
+    channels: [TASK_EVENTS_CHANNEL, TASK_CANCELS_CHANNEL],
+    logger,
+  });
+  const taskEvents = createPgTaskEventLog({ db, group, listener, replicaId: cluster.replicaId, logger });
   let closed: Promise<void> | undefined;
   return {
     db,
     group,
     stores,
+    taskEvents,
     close() {
       closed ??= (async () => {
         try {
           await group.flush();
           await stopHeartbeat();
         } finally {
+          await listener.close();
           await db.end();
         }
       })();
