@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 import express from 'express';
 import { DefaultRequestHandler } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
@@ -98,7 +99,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     try {
       stores.purgeFinished(new Date(clock().getTime() - retentionMs));
     } catch (err) {
-      logger.warn('task purge failed', { error: err instanceof Error ? err.message : String(err) });
+      logger.warn('task purge failed', { error: errorMessage(err) });
     }
   };
   purge();
@@ -118,7 +119,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     onNewTask: (taskId, context) => stores.tasks.expectNew(taskId, context),
   });
   const { allowPrivateNetworks, maxAttempts } = config.a2a.pushNotifications;
-  const pushStore = new CheckedPushStore(stores.pushConfigs, allowPrivateNetworks);
+  const pushStore = new CheckedPushStore({ inner: stores.pushConfigs, allowPrivateNetworks });
   const pushSender = new RetryingPushSender({
     store: pushStore,
     logger: logger.child({ component: 'a2a.push' }),
@@ -213,7 +214,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
       } catch (err) {
         // The database is already gone: the next start marks these tasks failed instead.
         logger.warn('could not mark running tasks failed at shutdown', {
-          error: err instanceof Error ? err.message : String(err),
+          error: errorMessage(err),
         });
       }
     },
