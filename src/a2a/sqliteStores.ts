@@ -14,7 +14,7 @@ import type { Logger } from '../log/logger';
 import type { GroupCommit } from '../store/sqlite/groupCommit';
 import { RESULT_ONLY_KEY } from './callFlags';
 import { isRunning } from '../protocol/taskStates';
-import { redactJsonText, type Redact } from './redaction';
+import { redactJsonText, type Redact } from '../log/redactJson';
 import { principalOf } from './auth';
 import { isOwner } from '../principal';
 

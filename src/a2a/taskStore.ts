@@ -3,7 +3,7 @@ import { migrate, type SqliteDatabase } from '../store/sqlite/database';
 import type { GroupCommit } from '../store/sqlite/groupCommit';
 import type { Logger } from '../log/logger';
 import { SqlitePushStore, SqliteTaskStore } from './sqliteStores';
-import type { Redact } from './redaction';
+import type { Redact } from '../log/redactJson';
 import { FINISHED_STATES, RUNNING_STATES } from '../protocol/taskStates';
 
 /**
