@@ -122,8 +122,13 @@ export interface TestCluster {
   killReplica(i: number, signal?: NodeJS.Signals): Promise<void>;
   /** Starts replica `i` again on its port (after {@link killReplica}), resolving once it answers /readyz. */
   startReplica(i: number): Promise<void>;
-  /** haproxy's view of each replica (`UP`, `DOWN`, …), by server name `r<i>`. */
+  /** haproxy's view of each replica (`UP`, `DOWN`, `DRAIN`, …), by server name `r<i>`. */
   balancerStatus(): Promise<Record<string, string>>;
+  /**
+   * Sets replica `i`'s admin state in haproxy: `drain` sends it no new
+   * requests (those in flight finish), `ready` takes it back.
+   */
+  setBalancerState(i: number, state: 'drain' | 'ready'): Promise<void>;
   /** Ends haproxy, every replica and (if the cluster started it) PostgreSQL; removes the temp folders. */
   stop(): Promise<void>;
 }
@@ -139,16 +144,21 @@ function buildIfStale(): void {
   if (built.status !== 0) throw new Error(`build failed: ${built.stderr || built.stdout}`);
 }
 
-/** One line of haproxy's `show stat` CSV per server: its name and status. */
-async function haproxyStatus(socket: string): Promise<Record<string, string>> {
-  const csv = await new Promise<string>((resolve, reject) => {
+/** One command on haproxy's admin socket, resolving with its answer. */
+function haproxyCommand(socket: string, command: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
     const conn = net.createConnection(socket);
     let out = '';
     conn.on('data', (chunk: Buffer) => (out += chunk.toString()));
     conn.on('end', () => resolve(out));
     conn.on('error', reject);
-    conn.end('show stat\n');
+    conn.end(`${command}\n`);
   });
+}
+
+/** One line of haproxy's `show stat` CSV per server: its name and status. */
+async function haproxyStatus(socket: string): Promise<Record<string, string>> {
+  const csv = await haproxyCommand(socket, 'show stat');
   const [header, ...rows] = csv.replace(/^# /, '').trim().split('\n');
   const columns = header.split(',');
   const sv = columns.indexOf('svname');
@@ -285,6 +295,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
       },
       startReplica,
       balancerStatus,
+      async setBalancerState(i, state) {
+        const answer = await haproxyCommand(statsSocket, `set server replicas/r${i} state ${state}`);
+        if (answer.trim()) throw new Error(`haproxy refused the state ${state} for r${i}: ${answer.trim()}`);
+      },
       stop: stopAll,
     };
   } catch (err) {

@@ -52,6 +52,39 @@ describe('three replicas behind haproxy', () => {
     }
   });
 
+  it('restarts a replica drained in haproxy while requests keep coming, none failing', async () => {
+    let sending = true;
+    const outcomes: string[] = [];
+    const sender = async () => {
+      while (sending) {
+        const answer = await sendText(cluster.balancerUrl, 'hi').catch((err: Error) => err);
+        outcomes.push(
+          answer instanceof Error
+            ? `error ${answer.message}`
+            : answer.status === 200 && !answer.body.error
+              ? String(answer.servedBy)
+              : `${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`,
+        );
+      }
+    };
+    const senders = [sender(), sender()];
+    try {
+      await waitFor(() => outcomes.includes('r1'), 10_000, 'r1 to serve a request');
+      await cluster.setBalancerState(1, 'drain');
+      await cluster.killReplica(1, 'SIGTERM');
+      const whileDown = outcomes.length;
+      await cluster.startReplica(1);
+      await cluster.setBalancerState(1, 'ready');
+      await waitFor(() => outcomes.slice(whileDown).includes('r1'), 10_000, 'the restarted r1 to serve again');
+    } finally {
+      sending = false;
+      await Promise.all(senders);
+    }
+    const failed = outcomes.filter((o) => !/^r\d$/.test(o));
+    expect(failed).toEqual([]);
+    expect(new Set(outcomes)).toEqual(new Set(['r0', 'r1', 'r2']));
+  });
+
   it('fails the running job of a replica killed -9 with "replica lost" within the lease, and haproxy takes it out', async () => {
     const submitted = await tool(
       cluster.replicaUrl(2),
