@@ -167,6 +167,8 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       db: () => storage.db,
       callers: () => callers,
       peers: () => federation?.status() ?? [],
+      root: () => tree.current(),
+      remoteCard: (name) => federation?.card(name),
       redact: (text) => secrets.redactText(text),
       clock,
     });

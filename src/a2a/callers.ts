@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { A2aCaller, LangoConfig } from '../config/schema';
-import { ConfigError } from '../errors';
+import { ConfigError, errorMessage } from '../errors';
 import { namedCaller, OWNER, OWNER_ID, type Grant, type Principal, type PrincipalDirectory } from '../principal';
 
 /**
@@ -140,7 +140,7 @@ export async function resolveCallerCredentials(
     Promise.all(
       values.map((value, i) =>
         resolve(value).catch((err: unknown) => {
-          problems.push(`${at}[${i}]: ${err instanceof Error ? err.message : String(err)}`);
+          problems.push(`${at}[${i}]: ${errorMessage(err)}`);
           return value;
         }),
       ),

@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 import { createHmac, randomUUID } from 'node:crypto';
 import type { StreamResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
@@ -71,10 +72,18 @@ export function checkPushUrl(raw: string, allowPrivateNetworks: boolean): URL {
 
 /** A push store that refuses bad webhook URLs before saving them. */
 export class CheckedPushStore implements PushNotificationStore {
-  constructor(
-    private readonly inner: PushNotificationStore & Required<Pick<PushNotificationStore, 'loadWithMetadata'>>,
-    private readonly allowPrivateNetworks: boolean,
-  ) {}
+  private readonly inner: PushNotificationStore & Required<Pick<PushNotificationStore, 'loadWithMetadata'>>;
+  private readonly allowPrivateNetworks: boolean;
+
+  constructor(options: {
+    inner: PushNotificationStore & Required<Pick<PushNotificationStore, 'loadWithMetadata'>>;
+    /** Webhooks on loopback and private networks are accepted (the outbound policy's own switch). */
+    allowPrivateNetworks: boolean;
+  }) {
+    this.inner = options.inner;
+    this.allowPrivateNetworks = options.allowPrivateNetworks;
+  }
+
   async save(taskId: string, context: ServerCallContext, config: TaskPushNotificationConfig): Promise<void> {
     checkPushUrl(config.url, this.allowPrivateNetworks);
     // v0.3 peers set one config per task without an id and read it back as `default`; v1.0 callers get a generated id.
@@ -209,7 +218,7 @@ export class RetryingPushSender implements PushNotificationSender {
           });
           return;
         }
-        outcome = err instanceof Error ? err.message : String(err);
+        outcome = errorMessage(err);
       }
       if (attempt === maxAttempts) {
         logger.warn('push notification undeliverable', { url: url.origin, attempts: attempt, last: outcome });

@@ -5,6 +5,9 @@ import type { RequestHandler, Response } from 'express';
  * code mappings, §11.1 media type), where the SDK's REST transport differs:
  * it answers ContentTypeNotSupported 400, TaskNotCancelable 400 and
  * InvalidAgentResponse 500, and labels every body `application/a2a+json`.
+ * The v0.3 REST answers (`legacyCompat`) get the same statuses: v0.3 asks for
+ * "appropriate HTTP status codes that correspond to A2A error types" without a
+ * table, so one error has one status whichever version the caller speaks.
  */
 
 /** The A2A media type a client may ask for in `Accept`; without it responses are `application/json` (§11.1). */
@@ -25,6 +28,17 @@ export const SPEC_REST_ERRORS: Readonly<Record<string, { status: number; name: s
   EXTENDED_AGENT_CARD_NOT_CONFIGURED: { status: 400, name: 'FAILED_PRECONDITION' },
   EXTENSION_SUPPORT_REQUIRED: { status: 400, name: 'FAILED_PRECONDITION' },
   VERSION_NOT_SUPPORTED: { status: 400, name: 'UNIMPLEMENTED' },
+});
+
+/** The v0.3 error bodies (`{ code, message }`) by their JSON-RPC code, as the reasons above. */
+const LEGACY_CODE_REASONS: Readonly<Record<number, string>> = Object.freeze({
+  [-32001]: 'TASK_NOT_FOUND',
+  [-32002]: 'TASK_NOT_CANCELABLE',
+  [-32003]: 'PUSH_NOTIFICATION_NOT_SUPPORTED',
+  [-32004]: 'UNSUPPORTED_OPERATION',
+  [-32005]: 'CONTENT_TYPE_NOT_SUPPORTED',
+  [-32006]: 'INVALID_AGENT_RESPONSE',
+  [-32007]: 'EXTENDED_AGENT_CARD_NOT_CONFIGURED',
 });
 
 const ERROR_INFO_TYPE = 'type.googleapis.com/google.rpc.ErrorInfo';
@@ -55,6 +69,9 @@ export function restResponses(): RequestHandler {
       req.accepts([JSON_MEDIA_TYPE, A2A_MEDIA_TYPE]) === A2A_MEDIA_TYPE ? A2A_MEDIA_TYPE : JSON_MEDIA_TYPE;
     const json = res.json.bind(res) as Response['json'];
     res.json = (body?: unknown) => {
+      const legacyCode = (body as { code?: unknown } | undefined)?.code;
+      const legacyReason = typeof legacyCode === 'number' ? LEGACY_CODE_REASONS[legacyCode] : undefined;
+      if (legacyReason && res.statusCode >= 400) res.status(SPEC_REST_ERRORS[legacyReason]!.status);
       const mapped = SPEC_REST_ERRORS[reasonOf(body) ?? ''];
       if (mapped && res.statusCode >= 400) {
         const error = (body as RestErrorBody).error;

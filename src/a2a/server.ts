@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 import express from 'express';
 import { DefaultRequestHandler } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
@@ -98,12 +99,12 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   // On SQLite the sweep is done when this returns (no query awaits); a shared database's sweep fails only
   // tasks of processes that ended, which the rows' implementation knows.
   stores.failInterrupted(RESTART_REASON).catch((err: unknown) => {
-    logger.warn('could not mark interrupted tasks failed', { error: err instanceof Error ? err.message : String(err) });
+    logger.warn('could not mark interrupted tasks failed', { error: errorMessage(err) });
   });
   const retentionMs = parseDuration(config.a2a.taskRetention, 'a2a.taskRetention');
   const purge = () => {
     stores.purgeFinished(new Date(clock().getTime() - retentionMs)).catch((err: unknown) => {
-      logger.warn('task purge failed', { error: err instanceof Error ? err.message : String(err) });
+      logger.warn('task purge failed', { error: errorMessage(err) });
     });
   };
   purge();
@@ -123,7 +124,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     onNewTask: (taskId, context) => liveTasks.begin(scopeOf(context), taskId, 'every-state'),
   });
   const { allowPrivateNetworks, maxAttempts } = config.a2a.pushNotifications;
-  const pushStore = new CheckedPushStore(stores.pushConfigs, allowPrivateNetworks);
+  const pushStore = new CheckedPushStore({ inner: stores.pushConfigs, allowPrivateNetworks });
   const pushSender = new RetryingPushSender({
     store: pushStore,
     logger: logger.child({ component: 'a2a.push' }),
@@ -218,7 +219,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
       } catch (err) {
         // The database is already gone: the next start marks these tasks failed instead.
         logger.warn('could not mark running tasks failed at shutdown', {
-          error: err instanceof Error ? err.message : String(err),
+          error: errorMessage(err),
         });
       }
     },

@@ -3,6 +3,7 @@ import type { ClusterSettings } from '../config/cluster';
 import type { Logger } from '../log/logger';
 import type { Observer } from '../observe/observer';
 import type { Stores } from './index';
+import type { TaskEventLog } from './taskEvents';
 import { openPostgresStorage } from './postgres/storage';
 import { openDatabase, type SqliteDatabase } from './sqlite/database';
 import { createGroupCommit, type GroupCommit } from './sqlite/groupCommit';
@@ -21,6 +22,8 @@ export interface NodeStorage {
   readonly group: GroupCommit;
   /** The A2A task and push-config rows (`taskRows.ts`), in the SQLite file. */
   readonly taskRows: TaskRowStores;
+  /** With PostgreSQL, the A2A tasks' events and cancels shared by every replica; a lone SQLite process has none. */
+  readonly taskEvents?: TaskEventLog;
   /** Writes everything queued and closes both databases. */
   close(): Promise<void>;
 }
@@ -84,9 +87,10 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
   const group = createGroupCommit(db, options.observer);
   return {
     stores: postgres.stores,
+    taskEvents: postgres.taskEvents,
     db,
     group,
-    taskRows: createSqliteTaskRows({ db, group, logger: options.logger, redact: options.redact }),
+    taskRows: postgres.taskRows,
     async close() {
       try {
         group.flush();

@@ -168,3 +168,39 @@ describe('the node over HTTP+JSON', () => {
     );
   });
 });
+
+describe('the node over v0.3 HTTP+JSON (legacyCompat) answers with the same statuses', () => {
+  let node: A2ATestNode;
+  let completedTaskId = '';
+  beforeAll(async () => {
+    node = await startA2ANode();
+    const client = await a2aClient(node.url, 'JSONRPC');
+    completedTaskId = asTask(await client.sendMessage(textRequest('done already'))).id;
+  });
+  afterAll(() => node.close());
+
+  const v03 = { 'A2A-Version': '0.3' };
+  const call = (path: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}) =>
+    inProcess(node.a2a.app)(path, {
+      ...init,
+      headers: { ...v03, 'Content-Type': 'application/json', ...init.headers },
+    });
+
+  it('answers a cancel of a completed task with 409 and code -32002', async () => {
+    const response = await call(`/v1/tasks/${completedTaskId}:cancel`, { method: 'POST', body: '{}' });
+    expect(response.status).toBe(409);
+    expect(response.json()).toMatchObject({ code: -32002 });
+  });
+
+  it('answers a task it does not know with 404 and code -32001', async () => {
+    const response = await call('/v1/tasks/no-such-task');
+    expect(response.status).toBe(404);
+    expect(response.json()).toMatchObject({ code: -32001 });
+  });
+
+  it('lets the v0.3 SDK client read a 409 as not cancelable', async () => {
+    const { RestTransport } = await import('@a2a-js/sdk-v03/client');
+    const transport = new RestTransport({ endpoint: node.url });
+    await expect(transport.cancelTask({ id: completedTaskId })).rejects.toThrow(/not cancelable/i);
+  });
+});

@@ -3,7 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { runCli } from '../../src/cli/main';
 import { cliWorkdir, spawnCli, startServe, type CliProcess } from '../support/cliProcess';
-import { waitFor } from '../support/waitFor';
+import { holdsFor, waitFor } from '../support/waitFor';
 
 // Real minutes: a job every minute, watched for three of them.
 jest.setTimeout(360_000);
@@ -61,7 +61,11 @@ describe('cron jobs and the CLI with a serving node', () => {
     await waitFor(() => ranLines(serve!.stderr()).length >= 3, 200_000, 'three runs of the job');
     // The three minute boundaries after adding it have passed once the window closes; no fourth may have come.
     const windowEnd = added + 180_000;
-    if (Date.now() < windowEnd) await new Promise((resolve) => setTimeout(resolve, windowEnd - Date.now()));
+    await holdsFor(
+      () => ranLines(serve!.stderr()).length === 3,
+      Math.max(0, windowEnd - Date.now()),
+      'three runs only',
+    );
     const rows = runs(cwd);
     expect(rows).toHaveLength(3);
     expect(rows.every((r) => r.trigger === 'schedule' && r.status === 'completed')).toBe(true);

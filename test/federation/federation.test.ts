@@ -3,6 +3,7 @@ import { createFederation, type Federation } from '../../src/federation/federati
 import type { RemoteAgent } from '../../src/agent/agent';
 import { deadPort, startPeer } from '../support/federationPeers';
 import { baseOptions, drain, entries, logged } from '../support/federationRun';
+import { holdsFor } from '../support/waitFor';
 
 /** Resolves with the next agent set the federation announces, or rejects after `ms`. */
 function nextChange(federation: Federation, ms = 5000): Promise<RemoteAgent[]> {
@@ -131,8 +132,7 @@ describe('federation health over time', () => {
     expect(federation.status()[0]).toMatchObject({ state: 'skipped', nextProbeAt: undefined });
     const p = await startPeer({ port });
     open.push(p);
-    await new Promise((r) => setTimeout(r, 400));
-    expect(p.requests).toEqual([]);
+    await holdsFor(() => p.requests.length === 0, 400, 'no probe of the peer after close');
     expect(logged(logger, 'info', 'remote agent joined')).toEqual([]);
   });
 });

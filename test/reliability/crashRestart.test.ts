@@ -7,6 +7,7 @@ import { TaskState, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { a2aClient, asTask, findWorkingTask, listTasksIn, partsText, textRequest } from '../support/a2aClient';
 import { freePort, spawnServe, type ServeProcess } from '../support/reliabilityProcess';
+import { processesWith } from '../support/processes';
 import { waitFor } from '../support/waitFor';
 
 const SECRET = 's3cr3t-value-for-the-crash-test';
@@ -99,7 +100,8 @@ describe('kill -9 in the middle of streamed tasks, then restart on the same data
     const listed = await findWorkingTask(client, (first) => first.includes('echo listed'), until - Date.now());
     expect(listed).toBeDefined();
     const unseenCall = blocking('exec_shell {"command": "sleep 6 && echo unseen"}');
-    await new Promise((r) => setTimeout(r, 300));
+    // Its command running means the node holds the call: three streamed, listed and unseen.
+    await waitFor(() => processesWith('sleep 6').length === 5, 10_000, 'five commands running');
     await node.kill9();
     // Every caller's stream or blocking call ends (broken) instead of hanging.
     expect(await Promise.all(streams)).toEqual(['broken', 'broken', 'broken']);

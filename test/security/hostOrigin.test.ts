@@ -8,6 +8,7 @@ import { hostOfHeader } from '../../src/a2a/hostGuard';
 import { LangoConfig, type LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger } from '../../src/log/logger';
 import { testChromium } from '../support/chromium';
+import { waitFor } from '../support/waitFor';
 
 /**
  * The DNS-rebinding and cross-site defence of a node without credentials,
@@ -59,13 +60,6 @@ function request(
     req.on('error', reject);
     req.end(options.body);
   });
-}
-
-/** Polls `check` until it holds or `timeoutMs` passes; returns its last value. */
-async function until(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-  return check();
 }
 
 const RPC = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'no-such-task' } });
@@ -308,7 +302,7 @@ describe('a real browser against a node without credentials', () => {
     try {
       await page.goto(`http://127.0.0.1:${node.port}/healthz`);
       expect(await page.evaluate(sendExec(`http://127.0.0.1:${node.port}`))).toBe('sent');
-      expect(await until(() => fs.existsSync(pwnedFile()), 10_000)).toBe(true);
+      await waitFor(() => fs.existsSync(pwnedFile()), 10_000, 'the command to write its file');
       fs.rmSync(pwnedFile());
     } finally {
       await page.close();
@@ -340,7 +334,7 @@ describe('a real browser against a node without credentials', () => {
     try {
       await page.goto(`http://evil.attacker.test:${attackerPort}/`);
       expect(await page.evaluate(sendExec(`http://127.0.0.1:${node.port}`, true))).toBe('sent');
-      expect(await until(() => seen.length > 0, 5_000)).toBe(true);
+      await waitFor(() => seen.length > 0, 5_000, 'a request to reach the server');
       expect(seen).toEqual([403]);
       expect(fs.existsSync(pwnedFile())).toBe(false);
     } finally {

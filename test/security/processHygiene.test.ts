@@ -4,6 +4,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { BUILT_CLI, freePort, spawnServe, type ServeProcess } from '../support/reliabilityProcess';
+import { processesWith } from '../support/processes';
+import { waitFor } from '../support/waitFor';
 
 /**
  * Nothing a caller sends ends the process, and the process ends when it must:
@@ -352,9 +354,9 @@ describe('SIGTERM', () => {
       void fetch(`${node.url}/`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
-        body: rpc('SendMessage', message('exec_shell {"command":"sleep 20"}')),
+        body: rpc('SendMessage', message('exec_shell {"command":"sleep 20.7"}')),
       }).catch(() => {});
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await waitFor(() => processesWith('sleep 20.7').length === 1, 10_000, 'the command to run');
       node.child.kill('SIGTERM');
       await new Promise((resolve) => setTimeout(resolve, 30));
       node.child.kill('SIGTERM');

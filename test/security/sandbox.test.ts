@@ -11,6 +11,8 @@ import { MASTER_KEY_FILE } from '../../src/vault/masterKey';
 import { namedCaller } from '../../src/principal';
 import { byName, callTool, tempDir, toolContext } from '../tools/operator/context';
 import { familyDeps } from '../tools/operator/deps';
+import { processesWith } from '../support/processes';
+import { waitFor } from '../support/waitFor';
 
 /**
  * Escapes tried through the real exec tools, background jobs and script
@@ -21,30 +23,6 @@ import { familyDeps } from '../tools/operator/deps';
  */
 
 type Deps = Awaited<ReturnType<typeof familyDeps>>;
-
-/** Pids of live processes whose command line is exactly `command` (a sleep of a unique length). */
-function processesWith(command: string): number[] {
-  const found: number[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').trim();
-      if (cmdline === command) found.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
-
-async function eventually(check: () => boolean, timeoutMs = 3000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return check();
-}
 
 describe('commands run in a bubblewrap sandbox', () => {
   let dir: string;
@@ -174,7 +152,7 @@ describe('commands run in a bubblewrap sandbox', () => {
     });
     expect(result.timedOut).toBe(true);
     expect(Date.now() - started).toBeLessThan(5000);
-    expect(await eventually(() => processesWith(`sleep ${marker}`).length === 0)).toBe(true);
+    await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 3000, '0 sandboxed sleeps');
   });
 
   it('caps the output of a confined command', async () => {
@@ -191,12 +169,12 @@ describe('commands run in a bubblewrap sandbox', () => {
     const job = await callTool(byName(tools, 'exec_bg'), {
       command: `cat ${path.join(dir, MASTER_KEY_FILE)}; touch ${dir}/bg-probe; setsid sleep ${marker} & sleep ${marker}`,
     });
-    expect(await eventually(() => processesWith(`sleep ${marker}`).length === 2)).toBe(true);
+    await waitFor(() => processesWith(`sleep ${marker}`).length === 2, 3000, '2 sandboxed sleeps');
     const stopped = await callTool(byName(tools, 'exec_stop'), { id: job.id });
     expect(stopped.status).toBe('stopped');
     expect(stopped.output).toContain('No such file or directory');
     expect(fs.existsSync(`${dir}/bg-probe`)).toBe(false);
-    expect(await eventually(() => processesWith(`sleep ${marker}`).length === 0)).toBe(true);
+    await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 3000, '0 sandboxed sleeps');
   });
 
   it('leaves nothing behind when a job is stopped in its first milliseconds', async () => {
@@ -209,7 +187,7 @@ describe('commands run in a bubblewrap sandbox', () => {
       const stopped = await callTool(byName(execTools, 'exec_stop'), { id: job.id });
       expect(stopped.status).toBe('stopped');
     }
-    expect(await eventually(() => processesWith(`sleep ${marker}`).length === 0)).toBe(true);
+    await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 3000, '0 sandboxed sleeps');
   });
 
   it('hides the data directory when tools.fs.root is configured around it', async () => {

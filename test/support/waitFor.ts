@@ -20,3 +20,20 @@ export async function waitFor<T>(
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/**
+ * Checks that `check` stays truthy for `ms`, polled every 20 ms, failing at
+ * the first falsy value with `what`. For claims that something does NOT
+ * happen (no probe after close, no fourth cron run): no event announces an
+ * absence, so the test watches a window as long as the claim is about.
+ * @example
+ * await holdsFor(() => peer.requests.length === 0, 400, 'no probe after close');
+ */
+export async function holdsFor(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  for (;;) {
+    if (!(await check())) throw new Error(`${what} stopped holding after ${ms - (end - Date.now())}ms`);
+    if (Date.now() >= end) return;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(20, Math.max(0, end - Date.now()))));
+  }
+}

@@ -1,3 +1,4 @@
+import { errorMessage } from '../../errors';
 import readline from 'node:readline';
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
@@ -64,7 +65,7 @@ async function runTurn(
   try {
     return await conversation.turn(text, signal, (event) => renderer.event(event));
   } catch (err) {
-    renderer.event({ type: 'failed', text: err instanceof Error ? err.message : String(err) });
+    renderer.event({ type: 'failed', text: errorMessage(err) });
     return 'failed';
   } finally {
     renderer.end();

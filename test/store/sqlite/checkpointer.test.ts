@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createMemoryLogger } from '../../../src/log/logger';
 import { startBackgroundCheckpoints } from '../../../src/store/sqlite/checkpointer';
 import { openDatabase, type SqliteDatabase } from '../../../src/store/sqlite/database';
-import { waitFor } from '../../support/waitFor';
+import { holdsFor, waitFor } from '../../support/waitFor';
 
 describe('background WAL checkpoints', () => {
   let dir: string;
@@ -46,8 +46,9 @@ describe('background WAL checkpoints', () => {
     const logger = createMemoryLogger();
     const stop = startBackgroundCheckpoints({ db, file: path.join(dir, 'missing.db'), logger, intervalMs: 20 });
     await waitFor(() => pragma('wal_autocheckpoint') === 1000, 5000, 'the connection to checkpoint on commit again');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(logger.records.filter((r) => /background checkpoints stopped/.test(r.message))).toHaveLength(1);
+    const stopped = () => logger.records.filter((r) => /background checkpoints stopped/.test(r.message)).length;
+    await waitFor(() => stopped() === 1, 5000, 'the stop to be logged');
+    await holdsFor(() => stopped() === 1, 50, 'one stop logged, not one per tick');
     await stop();
   });
 });

@@ -10,6 +10,7 @@ import {
   useTempDb,
   waitFor,
 } from '../../support/automatorRunner';
+import { holdsFor } from '../../support/waitFor';
 
 type Opened = Awaited<ReturnType<typeof openFamily>>;
 
@@ -161,8 +162,7 @@ describe('cron family', () => {
     await cron.call('cron_add', { name: 'tick', schedule: 'every 400ms', prompt: 'tick' });
     expect(await cron.call('cron_pause', { name: 'tick' })).toMatchObject({ status: 'paused', nextRunAt: null });
 
-    await new Promise((resolve) => setTimeout(resolve, 700));
-    expect(cron.runner.inputs).toHaveLength(0);
+    await holdsFor(() => cron.runner.inputs.length === 0, 700, 'no run of the paused job');
 
     expect(await cron.call('cron_resume', { name: 'tick' })).toMatchObject({ status: 'active' });
     await waitFor(() => cron.runner.inputs.length >= 1, 10_000, 'a run after resume');
@@ -241,7 +241,6 @@ describe('cron family', () => {
     await cron.call('cron_add', { name: 'quiet', schedule: 'every 100ms', prompt: 'x' });
     await cron.close();
     const count = cron.runner.inputs.length;
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(cron.runner.inputs.length).toBe(count);
+    await holdsFor(() => cron.runner.inputs.length === count, 300, 'no run after close');
   });
 });

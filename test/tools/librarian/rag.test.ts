@@ -225,7 +225,7 @@ describe('VectorIndex', () => {
     let ticks = 0;
     const timer = setInterval(() => ticks++, 5);
     const building = index.buildAnn();
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await waitFor(() => ticks >= 2, 5_000, 'timers to fire while the index builds');
     expect(index.annReady).toBe(false);
     expect(index.search(queries[0], 10).method).toBe('exact');
     await building;

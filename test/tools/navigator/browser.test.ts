@@ -14,6 +14,7 @@ import {
 } from '../../../src/tools/navigator';
 import { OWNER } from '../../../src/principal';
 import { testChromium } from '../../support/chromium';
+import { waitFor } from '../../support/waitFor';
 
 /**
  * Real Chromium (Debian's /usr/bin/chromium, installed by .ci/apt-packages)
@@ -284,16 +285,12 @@ describe('navigator tools in real Chromium', () => {
     const hangingBefore = hanging.length;
     const navigation = call('browser_navigate', { url: `${origin}/hang` }, ctx('session-abort', controller.signal));
     // Abort once the server holds the request, so the load is surely in flight.
-    const deadline = Date.now() + 5_000;
-    while (hanging.length === hangingBefore && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await waitFor(() => hanging.length > hangingBefore, 5_000, 'the server to hold the navigation');
     const started = Date.now();
     controller.abort();
     await expect(navigation).rejects.toThrow('the browser call was cancelled; the session page was closed');
     expect(Date.now() - started).toBeLessThan(1_000);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(sessions.openSessions()).not.toContain('session-abort');
+    await waitFor(() => !sessions.openSessions().includes('session-abort'), 5_000, 'the session page to close');
   });
 
   it('refuses a call whose signal is already aborted without opening a page', async () => {
@@ -323,10 +320,11 @@ describe('navigator tools in real Chromium', () => {
       expect(title).toBe('Second');
       expect(idle.openSessions()).toEqual(['idle-session']);
       expect(idle.isBrowserRunning()).toBe(true);
-      const deadline = Date.now() + 5_000;
-      while ((idle.openSessions().length > 0 || idle.isBrowserRunning()) && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await waitFor(
+        () => idle.openSessions().length === 0 && !idle.isBrowserRunning(),
+        5_000,
+        'the idle session and browser to close',
+      );
       expect(idle.openSessions()).toEqual([]);
       expect(idle.isBrowserRunning()).toBe(false);
     } finally {
