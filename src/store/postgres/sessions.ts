@@ -1,18 +1,18 @@
 import type { PoolClient } from 'pg';
-import { z } from 'zod';
 import type { Logger } from '../../log/logger';
 import { errorMessage } from '../../errors';
 import { visibleOwner } from '../../principal';
+import { SessionState, type NewSessionMessage, type SessionStore, type StoredMessage } from '../sessions';
 import {
-  emptySessionState,
-  SessionState,
-  type NewSessionMessage,
-  type SessionStore,
-  type StoredMessage,
-} from '../sessions';
+  messageFromRow,
+  redactMessages,
+  sessionKey,
+  stateFromColumn,
+  toolCallsColumn,
+  type MessageRow,
+} from '../sessionRows';
 import { rows, type PgDatabase, type PgSchema } from './database';
 import type { PgGroupCommit } from './groupCommit';
-import { safeJson } from '../sqlite/rows';
 
 /** The sessions' tables; `last_seq` is the session's message counter, advanced under the session row's lock. */
 export const SESSION_SCHEMA: PgSchema = {
@@ -30,21 +30,6 @@ export const SESSION_SCHEMA: PgSchema = {
        FOREIGN KEY (owner, session_id) REFERENCES sessions (owner, id) ON DELETE CASCADE);`,
   ],
 };
-
-interface MessageRow {
-  session_id: string;
-  seq: number;
-  role: NewSessionMessage['role'];
-  content: string;
-  tool_calls: string | null;
-  tool_call_id: string | null;
-  tool_name: string | null;
-  author: string | null;
-  visible: boolean;
-  created_at: string;
-}
-
-const ToolCalls = z.array(z.object({ id: z.string(), name: z.string(), arguments: z.string() }));
 
 /** A queued turn: its messages are numbered when written, under the session row's lock. */
 interface QueuedTurn {
@@ -81,7 +66,6 @@ export function createPgSessionStore(options: PgSessionStoreOptions): SessionSto
   let queue: QueuedTurn[] = [];
   /** Turns handed to the store and not yet committed, per session. */
   const unwritten = new Map<string, number>();
-  const keyOf = (owner: string, sessionId: string) => `${owner}\u0000${sessionId}`;
 
   const takeQueued = () => {
     const turns = queue;
@@ -113,7 +97,7 @@ export function createPgSessionStore(options: PgSessionStoreOptions): SessionSto
             turn.messages.length,
             turn.messages.map((m) => m.role),
             turn.messages.map((m) => m.content),
-            turn.messages.map((m) => (m.toolCalls?.length ? JSON.stringify(m.toolCalls) : null)),
+            turn.messages.map(toolCallsColumn),
             turn.messages.map((m) => m.toolCallId ?? null),
             turn.messages.map((m) => m.toolName ?? null),
             turn.messages.map((m) => m.author ?? null),
@@ -142,29 +126,19 @@ export function createPgSessionStore(options: PgSessionStoreOptions): SessionSto
       owner,
       sessionId,
     ]);
-    if (!row) return emptySessionState();
-    const parsed = SessionState.safeParse(safeJson(row.state));
-    if (parsed.success) return parsed.data;
-    logger.warn('session state unreadable; starting from an empty state', { sessionId });
-    return emptySessionState();
+    return stateFromColumn(row?.state, logger, sessionId);
   };
 
   return {
     async commitTurn(principal, sessionId, messages, state) {
       const owner = principal.id;
-      const key = keyOf(owner, sessionId);
+      const key = sessionKey(owner, sessionId);
       const turn: QueuedTurn = {
         owner,
         sessionId,
         now: clock().toISOString(),
         state: JSON.stringify(SessionState.parse(state)),
-        messages: messages.map((original) => ({
-          ...original,
-          content: redact(original.content),
-          ...(original.toolCalls
-            ? { toolCalls: original.toolCalls.map((c) => ({ ...c, arguments: redact(c.arguments) })) }
-            : {}),
-        })),
+        messages: redactMessages(messages, redact),
       };
       queue.push(turn);
       unwritten.set(key, (unwritten.get(key) ?? 0) + 1);
@@ -181,15 +155,15 @@ export function createPgSessionStore(options: PgSessionStoreOptions): SessionSto
       return turn.stored ?? [];
     },
     async messages(principal, sessionId, { visibleOnly = false, limit } = {}) {
-      await written(keyOf(principal.id, sessionId));
+      await written(sessionKey(principal.id, sessionId));
       const where = `owner = $1 AND session_id = $2${visibleOnly ? ' AND visible' : ''}`;
       const sql = limit
         ? `SELECT * FROM (SELECT * FROM session_messages WHERE ${where} ORDER BY seq DESC LIMIT ${Math.max(1, Math.floor(limit))}) m ORDER BY seq`
         : `SELECT * FROM session_messages WHERE ${where} ORDER BY seq`;
-      return (await rows<MessageRow>(db, sql, [principal.id, sessionId])).map(fromRow);
+      return (await rows<MessageRow>(db, sql, [principal.id, sessionId])).map(messageFromRow);
     },
     async state(principal, sessionId) {
-      await written(keyOf(principal.id, sessionId));
+      await written(sessionKey(principal.id, sessionId));
       return readState(principal.id, sessionId);
     },
     async list(principal, limit = 100) {
@@ -204,25 +178,9 @@ export function createPgSessionStore(options: PgSessionStoreOptions): SessionSto
       ).map((r) => ({ owner: r.owner, id: r.id, updatedAt: r.updated_at }));
     },
     async delete(principal, sessionId) {
-      await written(keyOf(principal.id, sessionId));
+      await written(sessionKey(principal.id, sessionId));
       const result = await db.query('DELETE FROM sessions WHERE owner = $1 AND id = $2', [principal.id, sessionId]);
       return (result.rowCount ?? 0) > 0;
     },
-  };
-}
-
-function fromRow(row: MessageRow): StoredMessage {
-  const calls = row.tool_calls ? ToolCalls.safeParse(safeJson(row.tool_calls)) : undefined;
-  return {
-    sessionId: row.session_id,
-    seq: row.seq,
-    role: row.role,
-    content: row.content,
-    ...(calls?.success ? { toolCalls: calls.data } : {}),
-    ...(row.tool_call_id ? { toolCallId: row.tool_call_id } : {}),
-    ...(row.tool_name ? { toolName: row.tool_name } : {}),
-    ...(row.author ? { author: row.author } : {}),
-    visible: row.visible,
-    createdAt: row.created_at,
   };
 }

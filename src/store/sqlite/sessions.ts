@@ -1,17 +1,17 @@
-import { z } from 'zod';
 import type { Logger } from '../../log/logger';
 import { errorMessage } from '../../errors';
 import { visibleOwner } from '../../principal';
+import { SessionState, type SessionStore, type StoredMessage } from '../sessions';
 import {
-  emptySessionState,
-  SessionState,
-  type NewSessionMessage,
-  type SessionStore,
-  type StoredMessage,
-} from '../sessions';
+  messageFromRow,
+  redactMessages,
+  sessionKey,
+  stateFromColumn,
+  toolCallsColumn,
+  type MessageRow,
+} from '../sessionRows';
 import { migrate, type SqliteDatabase } from './database';
 import type { GroupCommit } from './groupCommit';
-import { safeJson } from './rows';
 
 const STEPS = [
   `CREATE TABLE sessions (
@@ -54,21 +54,6 @@ const STEPS = [
    ALTER TABLE session_messages_by_owner RENAME TO session_messages;
    CREATE INDEX sessions_by_updated ON sessions (updated_at);`,
 ];
-
-interface MessageRow {
-  session_id: string;
-  seq: number;
-  role: NewSessionMessage['role'];
-  content: string;
-  tool_calls: string | null;
-  tool_call_id: string | null;
-  tool_name: string | null;
-  author: string | null;
-  visible: number;
-  created_at: string;
-}
-
-const ToolCalls = z.array(z.object({ id: z.string(), name: z.string(), arguments: z.string() }));
 
 /** Options of {@link createSqliteSessionStore}. */
 export interface SqliteSessionStoreOptions {
@@ -125,7 +110,6 @@ export function createSqliteSessionStore(options: SqliteSessionStoreOptions): Se
   const queue: QueuedTurn[] = [];
   /** Last sequence number handed out per session with queued turns (the table lags until the flush). */
   const queuedSeq = new Map<string, number>();
-  const keyOf = (owner: string, sessionId: string) => `${owner}\u0000${sessionId}`;
   const writeQueued = () => {
     const items = queue.splice(0);
     queuedSeq.clear();
@@ -142,29 +126,17 @@ export function createSqliteSessionStore(options: SqliteSessionStoreOptions): Se
 
   const readState = (owner: string, sessionId: string): SessionState => {
     const row = selectState.get(owner, sessionId) as { state: string } | undefined;
-    if (!row) return emptySessionState();
-    const parsed = SessionState.safeParse(safeJson(row.state));
-    if (parsed.success) return parsed.data;
-    // A state written by a newer or broken version must not make the session unusable.
-    logger.warn('session state unreadable; starting from an empty state', { sessionId });
-    return emptySessionState();
+    return stateFromColumn(row?.state, logger, sessionId);
   };
 
   return {
     async commitTurn(principal, sessionId, messages, state) {
       const owner = principal.id;
-      const key = keyOf(owner, sessionId);
+      const key = sessionKey(owner, sessionId);
       const now = clock().toISOString();
       let seq = queuedSeq.get(key) ?? (lastSeq.get(owner, sessionId) as { seq: number }).seq;
       const rows: Record<string, unknown>[] = [];
-      const stored = messages.map((original): StoredMessage => {
-        const m: NewSessionMessage = {
-          ...original,
-          content: redact(original.content),
-          ...(original.toolCalls
-            ? { toolCalls: original.toolCalls.map((c) => ({ ...c, arguments: redact(c.arguments) })) }
-            : {}),
-        };
+      const stored = redactMessages(messages, redact).map((m): StoredMessage => {
         seq += 1;
         rows.push({
           owner,
@@ -172,7 +144,7 @@ export function createSqliteSessionStore(options: SqliteSessionStoreOptions): Se
           seq,
           role: m.role,
           content: m.content,
-          tool_calls: m.toolCalls?.length ? JSON.stringify(m.toolCalls) : null,
+          tool_calls: toolCallsColumn(m),
           tool_call_id: m.toolCallId ?? null,
           tool_name: m.toolName ?? null,
           author: m.author ?? null,
@@ -198,12 +170,12 @@ export function createSqliteSessionStore(options: SqliteSessionStoreOptions): Se
           const sql = limit
             ? `SELECT * FROM (SELECT * FROM session_messages WHERE ${where} ORDER BY seq DESC LIMIT ${Math.max(1, Math.floor(limit))}) ORDER BY seq`
             : `SELECT * FROM session_messages WHERE ${where} ORDER BY seq`;
-          return (db.prepare(sql).all(principal.id, sessionId) as MessageRow[]).map(fromRow);
+          return (db.prepare(sql).all(principal.id, sessionId) as MessageRow[]).map(messageFromRow);
         },
-        keyOf(principal.id, sessionId),
+        sessionKey(principal.id, sessionId),
       ),
     state: async (principal, sessionId) =>
-      flushed(() => readState(principal.id, sessionId), keyOf(principal.id, sessionId)),
+      flushed(() => readState(principal.id, sessionId), sessionKey(principal.id, sessionId)),
     list: async (principal, limit = 100) =>
       flushed(() =>
         (
@@ -222,23 +194,7 @@ export function createSqliteSessionStore(options: SqliteSessionStoreOptions): Se
     delete: async (principal, sessionId) =>
       flushed(
         () => db.prepare('DELETE FROM sessions WHERE owner = ? AND id = ?').run(principal.id, sessionId).changes > 0,
-        keyOf(principal.id, sessionId),
+        sessionKey(principal.id, sessionId),
       ),
-  };
-}
-
-function fromRow(row: MessageRow): StoredMessage {
-  const calls = row.tool_calls ? ToolCalls.safeParse(safeJson(row.tool_calls)) : undefined;
-  return {
-    sessionId: row.session_id,
-    seq: row.seq,
-    role: row.role,
-    content: row.content,
-    ...(calls?.success ? { toolCalls: calls.data } : {}),
-    ...(row.tool_call_id ? { toolCallId: row.tool_call_id } : {}),
-    ...(row.tool_name ? { toolName: row.tool_name } : {}),
-    ...(row.author ? { author: row.author } : {}),
-    visible: row.visible === 1,
-    createdAt: row.created_at,
   };
 }
