@@ -15,12 +15,12 @@ import { newContextId } from './contextIds';
 import { newTask, statusUpdate } from './messages';
 import { RESULT_ONLY_KEY } from './callFlags';
 import { isFinished, isInterrupted, isSettled } from '../protocol/taskStates';
-import type { SqliteTaskStore } from './sqliteStores';
+import type { RowTaskStore } from './taskStore';
 
 /** What {@link ResultOnlySend} works with: the node's executor, task store and the SDK handler's bus manager. */
 export interface ResultOnlySendOptions {
   executor: AgentExecutor;
-  tasks: SqliteTaskStore;
+  tasks: RowTaskStore;
   /** The manager the SDK's handler uses too, so CancelTask and SubscribeToTask find this task's bus. */
   buses: ExecutionEventBusManager;
   logger: Logger;

@@ -1,10 +1,17 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type { RequestHandler, Router } from 'express';
+import type { Agent } from '../agent/agent';
+import { authConfigured } from '../a2a/card';
 import type { LangoConfig } from '../config/schema';
 import type { Callers } from '../a2a/callers';
 import type { PeerStatus } from '../federation/health';
 import type { Logger } from '../log/logger';
 import type { SqliteDatabase } from '../store/sqlite/database';
 import { ownerAccess } from './access';
+import { consoleRoutes } from './console';
+import { createConsoleSessions } from './consoleSessions';
+import { agentGraph } from './graph';
 import { createNodeMetrics } from './metrics';
 import { combineObservers, type Observer } from './observer';
 import { createTimelines } from './timeline';
@@ -20,6 +27,10 @@ export interface ObservabilitySources {
   callers: () => Callers;
   /** The remote peers' health. */
   peers: () => PeerStatus[];
+  /** The current agent tree (the console draws it). */
+  root: () => Agent;
+  /** The card held for a remote peer, undefined for an unknown name. */
+  remoteCard: (name: string) => unknown;
   clock: () => Date;
   /** Masks secret values in what leaves the node (span status messages, timeline steps). */
   redact: (text: string) => string;
@@ -67,15 +78,38 @@ export function createObservability(sources: ObservabilitySources): Observabilit
     closers.push(() => tracing.close());
     sources.logger.info('exporting traces over OTLP', { endpoint: otlp.tracesEndpoint, protocol: otlp.protocol });
   }
-  if (settings.timeline.enabled) {
-    const timelines = createTimelines({
-      size: settings.timeline.tasks,
-      redact: sources.redact,
-      clock: sources.clock,
-      access: ownerAccess(config, sources.callers),
-    });
+  // Console sessions let a signed-in browser read the timelines too.
+  const sessions = createConsoleSessions({
+    ownerCheck: ownerAccess(config, sources.callers),
+    ttlMs: CONSOLE_SESSION_MS,
+    now: () => sources.clock().getTime(),
+  });
+  const timelines = settings.timeline.enabled
+    ? createTimelines({
+        size: settings.timeline.tasks,
+        redact: sources.redact,
+        clock: sources.clock,
+        access: (req) => sessions.access(req),
+      })
+    : undefined;
+  if (timelines) {
     observers.push(timelines.observer);
     pages.push(timelines.routes);
+  }
+  if (settings.console) {
+    pages.push(
+      consoleRoutes({
+        nodeName: () => config.a2a.agentName ?? sources.root().name,
+        graph: () => agentGraph(sources.root(), sources.peers()),
+        remoteCard: sources.remoteCard,
+        timelines,
+        sessions,
+        authConfigured: authConfigured(config),
+        redact: sources.redact,
+        sessionTtlMs: CONSOLE_SESSION_MS,
+        assetsDir: consoleAssetsDir(),
+      }),
+    );
   }
   if (settings.metrics) {
     const metrics = createNodeMetrics({
@@ -97,6 +131,17 @@ export function createObservability(sources: ObservabilitySources): Observabilit
       for (const close of closers.reverse()) await close();
     },
   };
+}
+
+/** How long a console sign-in lasts. */
+const CONSOLE_SESSION_MS = 8 * 3600_000;
+
+/** The compiled console (`dist/console`): beside this module when built, under dist/ when run from source (tests). */
+function consoleAssetsDir(): string {
+  const beside = path.resolve(__dirname, '..', 'console');
+  return fs.existsSync(path.join(beside, 'console.js'))
+    ? beside
+    : path.resolve(__dirname, '..', '..', 'dist', 'console');
 }
 
 /** A2A tasks by state, read at scrape time (nothing is counted on the request path). */

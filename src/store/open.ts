@@ -8,18 +8,20 @@ import { openPostgresStorage } from './postgres/storage';
 import { openDatabase, type SqliteDatabase } from './sqlite/database';
 import { createGroupCommit, type GroupCommit } from './sqlite/groupCommit';
 import { openSqliteStorage } from './sqlite/storage';
+import { createSqliteTaskRows } from './sqlite/taskRows';
+import type { TaskRowStores } from './taskRows';
 
 /** The node's storage as the composition root uses it. */
 export interface NodeStorage {
   readonly stores: Stores;
   /**
-   * The SQLite file (`<dataDir>/lango.db`) and its group commit, where the
-   * A2A task rows and push configs live (`src/a2a/`). With PostgreSQL they
-   * stay there, one file per replica, until they sit behind a row interface
-   * PostgreSQL implements too.
+   * The SQLite file (`<dataDir>/lango.db`) and its group commit. With
+   * PostgreSQL it still holds the A2A task rows, one file per replica.
    */
   readonly db: SqliteDatabase;
   readonly group: GroupCommit;
+  /** The A2A task and push-config rows (`taskRows.ts`), in the SQLite file. */
+  readonly taskRows: TaskRowStores;
   /** With PostgreSQL, the A2A tasks' events and cancels shared by every replica; a lone SQLite process has none. */
   readonly taskEvents?: TaskEventLog;
   /** Writes everything queued and closes both databases. */
@@ -51,7 +53,7 @@ export interface NodeStorageOptions {
 export async function openNodeStorage(options: NodeStorageOptions): Promise<NodeStorage> {
   const file = path.join(options.dataDir, 'lango.db');
   if (!options.url) {
-    return openSqliteStorage({
+    const storage = openSqliteStorage({
       file,
       logger: options.logger,
       clock: options.clock,
@@ -59,6 +61,13 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
       backgroundCheckpoints: true,
       observer: options.observer,
     });
+    const taskRows = createSqliteTaskRows({
+      db: storage.db,
+      group: storage.group,
+      logger: options.logger,
+      redact: options.redact,
+    });
+    return { stores: storage.stores, db: storage.db, group: storage.group, taskRows, close: () => storage.close() };
   }
   const postgres = await openPostgresStorage({
     url: options.url,
@@ -81,6 +90,7 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
     taskEvents: postgres.taskEvents,
     db,
     group,
+    taskRows: postgres.taskRows,
     async close() {
       try {
         group.flush();

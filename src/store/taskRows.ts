@@ -103,6 +103,12 @@ export interface PushConfigRows {
   hasAny(scope: TaskScope, taskId: string): Promise<boolean>;
 }
 
+/** The task rows and push-config rows of one database, as the A2A layer takes them. */
+export interface TaskRowStores {
+  tasks: TaskRows;
+  pushConfigs: PushConfigRows;
+}
+
 /** A task's columns as both databases store them: ProtoJSON text, each masked by the node's redactor. */
 export interface TaskColumns {
   id: string;

@@ -9,6 +9,7 @@ import { AgentEvent, DefaultExecutionEventBusManager, ServerCallContext } from '
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import { RESULT_ONLY_KEY } from '../../src/a2a/callFlags';
 import { applyEvent, ResultOnlySend } from '../../src/a2a/resultOnlySend';
+import { createSqliteTaskRows } from '../../src/store/sqlite/taskRows';
 import { createA2AStores } from '../../src/a2a/taskStore';
 import { createMemoryLogger } from '../../src/log/logger';
 import { openDatabase } from '../../src/store/sqlite/database';
@@ -209,7 +210,10 @@ describe('the direct path with executors that misbehave', () => {
       const db = openDatabase(path.join(dir, 'lango.db'));
       try {
         const logger = createMemoryLogger();
-        const stores = createA2AStores({ db, group: createGroupCommit(db), logger, clock: () => new Date() });
+        const stores = createA2AStores({
+          rows: createSqliteTaskRows({ db, group: createGroupCommit(db), logger }),
+          clock: () => new Date(),
+        });
         const buses = new DefaultExecutionEventBusManager();
         const direct = new ResultOnlySend({
           executor: new HalfExecutor(after),

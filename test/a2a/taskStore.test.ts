@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import { CredentialUser } from '../../src/a2a/auth';
+import { createSqliteTaskRows } from '../../src/store/sqlite/taskRows';
 import { createA2AStores, type A2AStores } from '../../src/a2a/taskStore';
 import { parseDuration } from '../../src/duration';
 import { RESULT_ONLY_KEY } from '../../src/a2a/callFlags';
@@ -59,7 +60,10 @@ describe('the SQLite task and push stores', () => {
       clock: () => new Date(now),
     });
     db = storage.db;
-    stores = createA2AStores({ db, group: storage.group, logger: createMemoryLogger(), clock: () => new Date(now) });
+    stores = createA2AStores({
+      rows: createSqliteTaskRows({ db, group: storage.group, logger: createMemoryLogger() }),
+      clock: () => new Date(now),
+    });
   });
   afterEach(async () => {
     await storage.close();
@@ -163,7 +167,7 @@ describe('the SQLite task and push stores', () => {
     await stores.tasks.save(task('listed', TaskState.TASK_STATE_WORKING, now + 3), caller);
     const listed = await stores.tasks.list({ pageSize: 10 } as never, as('alice'));
     expect(listed.tasks.map((t) => t.id)).toEqual(['listed', 'quiet']);
-    expect(stores.failInterrupted('node restarted')).toBe(1);
+    expect(await stores.failInterrupted('node restarted')).toBe(1);
   });
 
   it('serves a settled task from its queued row until the group commit writes it', async () => {
@@ -203,14 +207,14 @@ describe('the SQLite task and push stores', () => {
     await stores.tasks.save(task('s', TaskState.TASK_STATE_SUBMITTED, now), as('alice'));
     await stores.tasks.save(task('i', TaskState.TASK_STATE_INPUT_REQUIRED, now), as('alice'));
     await stores.tasks.save(task('c', TaskState.TASK_STATE_COMPLETED, now), as('alice'));
-    expect(stores.failInterrupted('node restarted')).toBe(2);
+    expect(await stores.failInterrupted('node restarted')).toBe(2);
     const working = await stores.tasks.load('w', as('alice'));
     expect(working?.status?.state).toBe(TaskState.TASK_STATE_FAILED);
     expect(working?.status?.message?.parts[0].content).toEqual({ $case: 'text', value: 'node restarted' });
     expect(working?.status?.message?.contextId).toBe('ctx-1');
     expect(working?.history).toHaveLength(1);
     expect((await stores.tasks.load('i', as('alice')))?.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-    expect(stores.failInterrupted('node restarted')).toBe(0);
+    expect(await stores.failInterrupted('node restarted')).toBe(0);
   });
 
   it('purges finished tasks and their push configs past the cutoff, never unfinished ones', async () => {
@@ -226,7 +230,7 @@ describe('the SQLite task and push stores', () => {
       authentication: undefined,
     };
     await stores.pushConfigs.save('old', as('alice'), hook);
-    expect(stores.purgeFinished(new Date(now - 5_000))).toBe(1);
+    expect(await stores.purgeFinished(new Date(now - 5_000))).toBe(1);
     expect(await stores.tasks.load('old', as('alice'))).toBeUndefined();
     expect(await stores.tasks.load('waiting', as('alice'))).toBeDefined();
     expect(await stores.tasks.load('new', as('alice'))).toBeDefined();

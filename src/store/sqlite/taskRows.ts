@@ -15,6 +15,7 @@ import {
   type StoredTask,
   type TaskColumns,
   type TaskRows,
+  type TaskRowStores,
 } from '../taskRows';
 import { migrate, type SqliteDatabase } from './database';
 import type { GroupCommit } from './groupCommit';
@@ -67,10 +68,7 @@ export interface SqliteTaskRowsOptions {
  * const { tasks, pushConfigs } = createSqliteTaskRows({ db, group, logger });
  * await tasks.write([{ scope: { tenant: '', owner: 'alice' }, task }]);
  */
-export function createSqliteTaskRows(options: SqliteTaskRowsOptions): {
-  tasks: TaskRows;
-  pushConfigs: PushConfigRows;
-} {
+export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowStores {
   const { db, group, logger, redact } = options;
   migrate(db, 'a2a', MIGRATIONS);
 
