@@ -212,6 +212,25 @@ describe('the console in Chromium', () => {
       await page.fill('#filter-caller', 'bearer:');
       await waitFor(async () => (await page.locator('#task-rows tr').count()) === 0, 5000, 'no rows');
       await page.fill('#filter-caller', '');
+
+      // A delegation to the federated peer: the timeline shows the remote call and its hops.
+      model.push({ toolCalls: [{ name: 'transfer_to_agent', arguments: { agent_name: 'peer-node' } }] });
+      await page.fill('#chat-input', 'plan my week');
+      await page.press('#chat-input', 'Enter');
+      await page.waitForSelector(`${ANSWER}[data-state="completed"]`, { timeout: 20_000 });
+      // The hub's model is the scripted one: an offline-model answer came from the peer node.
+      expect(await answer.textContent()).toMatch(/^I'm \w+ on the offline model/);
+      expect(await page.textContent('#chat-log .exchange:last-child .acting')).toContain('answered by peer-node');
+      await page.click('#chat-log .exchange:last-child .acting button');
+      await page.locator('#timeline-rows tr.turn', { hasText: 'answered by peer-node' }).waitFor();
+      const remote = await page.$$eval('#timeline-rows tr.step.remote', (rows) =>
+        rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent ?? '')),
+      );
+      expect(remote).toHaveLength(1);
+      expect(remote[0][1]).toBe('remote peer-node');
+      expect(remote[0][4]).toMatch(/^\d+ hops?$/);
+      expect(model.unexpected).toEqual([]);
+      await page.locator('#timeline').screenshot({ path: path.join(ARTIFACTS, 'timeline-remote.png') });
       await page.screenshot({ path: path.join(ARTIFACTS, 'console.png'), fullPage: true });
 
       expect(errors).toEqual([]);
