@@ -7,6 +7,7 @@ import { resolveConfig } from '../../src/config/load';
 import type { LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger } from '../../src/log/logger';
 import { testChromium } from '../support/chromium';
+import { deadPort } from '../support/federationPeers';
 import { startOpenAIServer, type OpenAIServer } from '../support/openaiServer';
 import { waitFor } from '../support/waitFor';
 
@@ -20,7 +21,7 @@ const ARTIFACTS = path.resolve(__dirname, '..', '..', 'test-artifacts', 'console
 /**
  * The console in Debian's Chromium (playwright-core): a hub node with
  * `a2a.auth` and the scripted OpenAI-compatible model, federating a second
- * lango node on 127.0.0.1. Signs in with the owner token, sees the tree and
+ * lango node on 127.0.0.1 (and an address where nothing listens). Signs in with the owner token, sees the tree and
  * the peer, chats (the answer streams chunk by chunk), follows the task into
  * its timeline, walks every control by keyboard, runs axe-core, and shows a
  * wrong credential its page. Screenshots go to test-artifacts/console/.
@@ -62,7 +63,11 @@ describe('the console in Chromium', () => {
             bearerTokens: [GUEST_TOKEN],
             callers: [{ name: 'admin', owner: true, bearerTokens: [OWNER_TOKEN] }],
           },
-          remoteAgents: [{ name: 'peer-node', baseUrl: peerUrl }],
+          cardFetchTimeoutMs: 2000,
+          remoteAgents: [
+            { name: 'peer-node', baseUrl: peerUrl },
+            { name: 'ghost', baseUrl: `http://127.0.0.1:${await deadPort()}` },
+          ],
         },
       },
       model,
@@ -139,6 +144,8 @@ describe('the console in Chromium', () => {
       for (const name of SPECIALISTS) expect(agents.some((a) => a.startsWith(`${name}|`))).toBe(true);
       expect(agents.find((a) => a.startsWith('peer-node|'))).toBe('peer-node|peer-node (remote), healthy');
       expect(agents.find((a) => a.startsWith('operator|'))).toMatch(/exec_\*/);
+      // A peer that never answered is drawn too, skipped, with the reason.
+      expect(agents.find((a) => a.startsWith('ghost|'))).toMatch(/^ghost\|ghost \(remote\), skipped: .*ECONNREFUSED/);
       await page.locator('#agents').screenshot({ path: path.join(ARTIFACTS, 'agents.png') });
 
       // The peer's card, one keypress away.
