@@ -165,6 +165,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       config,
       logger,
       tasksByState: () => storage.taskRows.tasks.countByState(),
+      taskRows: () => storage.taskRows.tasks,
       callers: () => callers,
       peers: () => federation?.status() ?? [],
       root: () => tree.current(),

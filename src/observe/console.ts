@@ -1,11 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import express, { type Request, type Response, type Router } from 'express';
+import { errorMessage } from '../errors';
 import { refuse, type AccessRefusal } from './access';
 import { SESSION_COOKIE, type ConsoleSessions } from './consoleSessions';
 import { CONSOLE_CSP, consoleShell, refusalPage, signInPage } from './consolePages';
 import { toSvg, type AgentGraph } from './graph';
-import type { TaskTimeline, Timelines } from './timeline';
+import type { TaskRows } from '../store/taskRows';
+import { isTaskStateName, listConsoleTasks } from './consoleTasks';
+import type { Timelines } from './timeline';
 
 /** What the console reads from the node, when a page asks. */
 export interface ConsoleSources {
@@ -17,6 +20,8 @@ export interface ConsoleSources {
   remoteCard: (name: string) => unknown;
   /** Recent turns and their changes; undefined when timelines are off. */
   timelines?: Timelines;
+  /** The node's stored A2A tasks (either database, every replica's), read as the owner. */
+  taskRows: () => TaskRows;
   sessions: ConsoleSessions;
   /** Whether credentials are configured (then the console asks for the owner's token). */
   authConfigured: boolean;
@@ -25,19 +30,6 @@ export interface ConsoleSources {
   sessionTtlMs: number;
   /** Where the compiled script and styles are (`dist/console`). */
   assetsDir: string;
-}
-
-/** One row of the task list: a task's latest turn, summarised. */
-export interface TaskSummary {
-  taskId?: string;
-  sessionId: string;
-  caller: string;
-  /** `running` while the turn runs, else its outcome. */
-  state: string;
-  agent?: string;
-  startedAt: string;
-  ms?: number;
-  steps: number;
 }
 
 /** How often the live stream says it is alive (proxies drop silent connections). */
@@ -127,13 +119,25 @@ export function consoleRoutes(sources: ConsoleSources): Router {
     }
     res.type('application/json').send(sources.redact(JSON.stringify(card, null, 2)));
   });
-  routes.get('/console/api/tasks', apiOwner, (req, res) => {
+  routes.get('/console/api/tasks', apiOwner, async (req, res) => {
     const state = typeof req.query.state === 'string' ? req.query.state : '';
     const caller = typeof req.query.caller === 'string' ? req.query.caller.trim() : '';
-    const tasks = summarise(sources.timelines?.recent() ?? []).filter(
-      (task) => (!state || task.state === state) && (!caller || task.caller.includes(caller)),
-    );
-    res.json({ tasks, timelines: sources.timelines !== undefined });
+    if (state && !isTaskStateName(state)) {
+      res.status(400).json({ error: { code: 400, message: `state: no task state named ${state}` } });
+      return;
+    }
+    const filter = { state: state || undefined, caller: caller || undefined };
+    try {
+      const tasks = await listConsoleTasks(
+        sources.taskRows(),
+        sources.timelines?.recent() ?? [],
+        filter,
+        sources.authConfigured,
+      );
+      res.json({ tasks, timelines: sources.timelines !== undefined });
+    } catch (err) {
+      res.status(503).json({ error: { code: 503, message: `the task rows could not be read: ${errorMessage(err)}` } });
+    }
   });
   routes.get('/console/api/events', apiOwner, (req, res) => {
     res.writeHead(200, {
@@ -185,27 +189,4 @@ function sameOrigin(req: Request): boolean {
   } catch {
     return false;
   }
-}
-
-/** The task list: each task's (or task-less turn's) latest turn, newest first. */
-export function summarise(turns: readonly TaskTimeline[]): TaskSummary[] {
-  const seen = new Set<string>();
-  const tasks: TaskSummary[] = [];
-  for (const turn of turns) {
-    if (turn.taskId) {
-      if (seen.has(turn.taskId)) continue;
-      seen.add(turn.taskId);
-    }
-    tasks.push({
-      taskId: turn.taskId,
-      sessionId: turn.sessionId,
-      caller: turn.caller,
-      state: turn.ms === undefined ? 'running' : (turn.status ?? 'completed'),
-      agent: turn.agent,
-      startedAt: turn.startedAt,
-      ms: turn.ms,
-      steps: turn.steps.length,
-    });
-  }
-  return tasks;
 }

@@ -60,13 +60,15 @@ export function consoleShell(nodeName: string, options: { auth: boolean; signedI
 <h2 id="tasks-title">Tasks</h2>
 <div class="filters">
 <label for="filter-state">State</label>
-<select id="filter-state"><option value="">any</option><option value="running">running</option>
+<select id="filter-state"><option value="">any</option><option value="working">working</option>
 <option value="completed">completed</option><option value="failed">failed</option>
-<option value="aborted">aborted</option><option value="input-required">input-required</option></select>
+<option value="canceled">canceled</option><option value="input-required">input-required</option>
+<option value="auth-required">auth-required</option><option value="rejected">rejected</option>
+<option value="submitted">submitted</option></select>
 <label for="filter-caller">Caller</label>
-<input id="filter-caller" placeholder="owner, bearer:…" autocomplete="off">
+<input id="filter-caller" placeholder="exact caller: owner, bearer:…" autocomplete="off">
 </div>
-<table class="list"><caption class="muted">Recent turns, newest first</caption>
+<table class="list"><caption class="muted">Stored tasks and recent turns, newest first</caption>
 <thead><tr><th scope="col">Task</th><th scope="col">State</th><th scope="col">Caller</th><th scope="col">Agent</th>
 <th scope="col">Started</th><th scope="col">Took</th></tr></thead>
 <tbody id="task-rows"></tbody></table>

@@ -7,6 +7,7 @@ import type { LangoConfig } from '../config/schema';
 import type { Callers } from '../a2a/callers';
 import type { PeerStatus } from '../federation/health';
 import type { Logger } from '../log/logger';
+import type { TaskRows } from '../store/taskRows';
 import { ownerAccess } from './access';
 import { consoleRoutes } from './console';
 import { createConsoleSessions } from './consoleSessions';
@@ -22,6 +23,8 @@ export interface ObservabilitySources {
   logger: Logger;
   /** A2A tasks by state, from the node's task rows (either database), read at scrape time: nothing is counted on the request path. */
   tasksByState: () => Promise<Record<string, number>>;
+  /** The node's A2A task rows (the console lists them), read when asked. */
+  taskRows: () => TaskRows;
   /** Who each credential is (the owner may look). */
   callers: () => Callers;
   /** The remote peers' health. */
@@ -102,6 +105,7 @@ export function createObservability(sources: ObservabilitySources): Observabilit
         graph: () => agentGraph(sources.root(), sources.peers()),
         remoteCard: sources.remoteCard,
         timelines,
+        taskRows: sources.taskRows,
         sessions,
         authConfigured: authConfigured(config),
         redact: sources.redact,

@@ -5,7 +5,7 @@ import { createApp, type LangoApp } from '../../src/app';
 import { resolveConfig } from '../../src/config/load';
 import type { LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger } from '../../src/log/logger';
-import type { TaskSummary } from '../../src/observe/console';
+import type { TaskSummary } from '../../src/observe/consoleTasks';
 import { ScriptedModel, say } from '../support/scriptedModel';
 import { waitFor } from '../support/waitFor';
 
@@ -101,12 +101,62 @@ describe('the console over HTTP', () => {
     stream.abort();
     await reading;
 
-    const { tasks } = (await (await fetch(`${url}/console/api/tasks?state=completed&caller=own`)).json()) as {
+    const { tasks } = (await (await fetch(`${url}/console/api/tasks?state=completed&caller=owner`)).json()) as {
       tasks: TaskSummary[];
     };
-    expect(tasks).toEqual([expect.objectContaining({ taskId, state: 'completed', caller: 'owner' })]);
+    expect(tasks).toEqual([expect.objectContaining({ taskId, state: 'completed', caller: 'owner', timeline: true })]);
     const none = (await (await fetch(`${url}/console/api/tasks?state=failed`)).json()) as { tasks: TaskSummary[] };
     expect(none.tasks).toEqual([]);
+  });
+
+  it("lists stored tasks the timeline ring no longer holds, every caller's, filtered by state and exact caller", async () => {
+    const url = await node(
+      { ...authed, observability: { timeline: { tasks: 1 } } },
+      new ScriptedModel([say('First answer.'), say('Second answer.')]),
+    );
+    const send = async (token: string, text: string) => {
+      const reply = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'A2A-Version': '1.0', authorization: `Bearer ${token}` },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'SendMessage',
+          params: { message: { messageId: `m-${text}`, role: 'ROLE_USER', parts: [{ text }] } },
+        }),
+      });
+      return ((await reply.json()) as { result: { task: { id: string } } }).result.task.id;
+    };
+    const list = async (query: string) => {
+      const res = await fetch(`${url}/console/api/tasks${query}`, {
+        headers: { authorization: `Bearer ${OWNER_TOKEN}` },
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { tasks: TaskSummary[] }).tasks;
+    };
+    const first = await send(OWNER_TOKEN, 'first');
+    now += 1000;
+    const second = await send(GUEST_TOKEN, 'second');
+
+    // The ring holds one turn: the first task is listed from its row, without a timeline here.
+    const all = await list('');
+    expect(all.map((t) => t.taskId)).toEqual([second, first]);
+    expect(all[1]).toEqual(
+      expect.objectContaining({ taskId: first, caller: 'owner', state: 'completed', timeline: false }),
+    );
+    const guest = all[0].caller;
+    expect(guest).toMatch(/^bearer:/);
+    expect(all[0]).toEqual(expect.objectContaining({ state: 'completed', timeline: true, agent: expect.any(String) }));
+
+    expect((await list('?caller=owner')).map((t) => t.taskId)).toEqual([first]);
+    expect((await list(`?caller=${encodeURIComponent(guest)}&state=completed`)).map((t) => t.taskId)).toEqual([second]);
+    expect(await list('?caller=own')).toEqual([]);
+    expect(await list('?state=failed')).toEqual([]);
+    const unknown = await fetch(`${url}/console/api/tasks?state=done`, {
+      headers: { authorization: `Bearer ${OWNER_TOKEN}` },
+    });
+    expect(unknown.status).toBe(400);
+    expect(((await unknown.json()) as { error: { message: string } }).error.message).toContain('state: no task state');
   });
 
   it('asks for the owner token, refuses a wrong one and a non-owner with clear HTML pages, and admits the owner by cookie', async () => {

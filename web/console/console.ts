@@ -27,6 +27,8 @@ interface TaskSummary {
   agent?: string;
   startedAt: string;
   ms?: number;
+  /** Whether this replica holds the task's timeline. */
+  timeline: boolean;
 }
 interface TimelineStep {
   kind: string;
@@ -155,7 +157,10 @@ async function loadTasks(): Promise<void> {
     ...tasks.map((task) => {
       const row = el('tr', undefined, { 'data-task': task.taskId ?? '' });
       const cell = el('td');
-      if (task.taskId) {
+      if (task.taskId && !task.timeline) {
+        cell.append(el('span', task.taskId.slice(0, 8), { title: task.taskId }), ' ');
+        cell.append(el('span', 'no timeline on this replica', { class: 'muted' }));
+      } else if (task.taskId) {
         const open = el('button', task.taskId.slice(0, 8), {
           type: 'button',
           'aria-label': `Timeline of task ${task.taskId}`,

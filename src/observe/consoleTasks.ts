@@ -1,0 +1,137 @@
+import { TaskState } from '@a2a-js/sdk';
+import { OWNER_ID } from '../principal';
+import type { TaskRows } from '../store/taskRows';
+import type { TaskTimeline } from './timeline';
+
+/** One row of the console's task list. */
+export interface TaskSummary {
+  taskId?: string;
+  sessionId?: string;
+  caller: string;
+  /** The A2A state in kebab case (`working`, `completed`, `input-required`, …). */
+  state: string;
+  agent?: string;
+  /** When the latest turn started, or (a stored task without a timeline here) when its status last changed. */
+  startedAt: string;
+  ms?: number;
+  steps?: number;
+  /** Whether this replica holds a timeline of the task (the list links to it). */
+  timeline: boolean;
+}
+
+/** What the list is filtered by: a state name of {@link STATE_NAMES}, a caller's principal id (exact). */
+export interface TaskFilter {
+  state?: string;
+  caller?: string;
+}
+
+/** The console's state names and the A2A states they stand for. */
+const STATE_NAMES: Record<string, TaskState> = {
+  submitted: TaskState.TASK_STATE_SUBMITTED,
+  working: TaskState.TASK_STATE_WORKING,
+  completed: TaskState.TASK_STATE_COMPLETED,
+  failed: TaskState.TASK_STATE_FAILED,
+  canceled: TaskState.TASK_STATE_CANCELED,
+  rejected: TaskState.TASK_STATE_REJECTED,
+  'input-required': TaskState.TASK_STATE_INPUT_REQUIRED,
+  'auth-required': TaskState.TASK_STATE_AUTH_REQUIRED,
+};
+const NAME_OF_STATE = new Map(Object.entries(STATE_NAMES).map(([name, state]) => [state, name]));
+
+/** Whether `name` is a state the list can be filtered by. */
+export const isTaskStateName = (name: string) => Object.hasOwn(STATE_NAMES, name);
+
+/** How many stored tasks one request lists (the newest). */
+const LISTED = 50;
+
+/**
+ * The console's task list: the stored A2A tasks (every caller's, read as
+ * the owner from the node's task rows, so older tasks and, in a cluster,
+ * other replicas' tasks show), newest first, merged with this replica's
+ * timelines (a stored task with one links to it; a turn not stored, such as
+ * a CLI turn or a task not yet written, is listed from its timeline).
+ * @example
+ * await listConsoleTasks(storage.taskRows.tasks, timelines.recent(), { state: 'completed', caller: 'owner' }, true);
+ */
+export async function listConsoleTasks(
+  rows: TaskRows | undefined,
+  turns: readonly TaskTimeline[],
+  filter: TaskFilter,
+  authConfigured: boolean,
+): Promise<TaskSummary[]> {
+  const latest = summarise(turns);
+  const byTask = new Map(latest.flatMap((turn) => (turn.taskId ? [[turn.taskId, turn] as const] : [])));
+  const listed: TaskSummary[] = [];
+  const stored = new Set<string>();
+  if (rows) {
+    // Without auth every request is the loopback owner's, stored under the SDK's scope of an unauthenticated user.
+    const scope = filter.caller === OWNER_ID && !authConfigured ? UNAUTHENTICATED_SCOPE : filter.caller;
+    const reader = { tenant: '', owner: scope ?? '', everyone: scope === undefined };
+    const page = await rows.list(reader, {
+      state: filter.state ? STATE_NAMES[filter.state] : undefined,
+      pageSize: LISTED,
+      includeArtifacts: false,
+      includeHistory: false,
+    });
+    for (const task of page.tasks) {
+      stored.add(task.id);
+      const turn = byTask.get(task.id);
+      // The page does not say whose a task is: the timeline does, else the row read by id.
+      const caller = filter.caller ?? turn?.caller ?? callerOf((await rows.get(reader, task.id))?.scope.owner ?? '');
+      listed.push({
+        ...turn,
+        taskId: task.id,
+        caller,
+        state: NAME_OF_STATE.get(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED) ?? 'unknown',
+        startedAt: turn?.startedAt ?? task.status?.timestamp ?? new Date(0).toISOString(),
+        timeline: turn !== undefined,
+      });
+    }
+  }
+  for (const turn of latest) {
+    if (turn.taskId && stored.has(turn.taskId)) continue;
+    if (filter.state && turn.state !== filter.state) continue;
+    if (filter.caller !== undefined && turn.caller !== filter.caller) continue;
+    // A task filtered out of the page by state is stored with another state: its turn is not listed either.
+    if (turn.taskId && rows && filter.state && (await rows.get(everyone, turn.taskId))) continue;
+    listed.push(turn);
+  }
+  return listed.sort((a, b) => b.startedAt.localeCompare(a.startedAt));
+}
+
+/** The SDK's user scope of an unauthenticated user (`resolveUserScope`): the loopback owner when no auth is configured. */
+const UNAUTHENTICATED_SCOPE = 'unknown';
+const callerOf = (scope: string) => (scope === UNAUTHENTICATED_SCOPE ? OWNER_ID : scope);
+
+const everyone = { tenant: '', owner: '', everyone: true };
+
+/** Each task's (or task-less turn's) latest turn, newest first, with the state named as A2A names it. */
+export function summarise(turns: readonly TaskTimeline[]): TaskSummary[] {
+  const seen = new Set<string>();
+  const tasks: TaskSummary[] = [];
+  for (const turn of turns) {
+    if (turn.taskId) {
+      if (seen.has(turn.taskId)) continue;
+      seen.add(turn.taskId);
+    }
+    tasks.push({
+      taskId: turn.taskId,
+      sessionId: turn.sessionId,
+      caller: turn.caller,
+      state: turnState(turn),
+      agent: turn.agent,
+      startedAt: turn.startedAt,
+      ms: turn.ms,
+      steps: turn.steps.length,
+      timeline: true,
+    });
+  }
+  return tasks;
+}
+
+/** A turn's outcome as a task state: running is working, an aborted turn failed. */
+function turnState(turn: TaskTimeline): string {
+  if (turn.ms === undefined) return 'working';
+  const status = turn.status ?? 'completed';
+  return status === 'aborted' ? 'failed' : status;
+}
