@@ -164,7 +164,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     const observability = createObservability({
       config,
       logger,
-      db: () => storage.db,
+      tasksByState: () => storage.taskRows.tasks.countByState(),
       callers: () => callers,
       peers: () => federation?.status() ?? [],
       root: () => tree.current(),

@@ -7,7 +7,6 @@ import type { LangoConfig } from '../config/schema';
 import type { Callers } from '../a2a/callers';
 import type { PeerStatus } from '../federation/health';
 import type { Logger } from '../log/logger';
-import type { SqliteDatabase } from '../store/sqlite/database';
 import { ownerAccess } from './access';
 import { consoleRoutes } from './console';
 import { createConsoleSessions } from './consoleSessions';
@@ -21,8 +20,8 @@ import { createNodeTracing } from './tracing';
 export interface ObservabilitySources {
   config: LangoConfig;
   logger: Logger;
-  /** The node database (A2A task counts). */
-  db: () => SqliteDatabase;
+  /** A2A tasks by state, from the node's task rows (either database), read at scrape time: nothing is counted on the request path. */
+  tasksByState: () => Promise<Record<string, number>>;
   /** Who each credential is (the owner may look). */
   callers: () => Callers;
   /** The remote peers' health. */
@@ -52,7 +51,7 @@ export interface Observability {
  * Builds the sinks `config.observability` asks for and the one observer over
  * them. Nothing configured: the no-op observer, no handlers, no pages.
  * @example
- * const observability = createObservability({ config, logger, db: () => storage.db, peers: () => [], redact: (t) => t, clock: () => new Date() });
+ * const observability = createObservability({ config, logger, tasksByState: async () => ({}), peers: () => [], redact: (t) => t, clock: () => new Date() });
  * createRunner({ ..., observer: observability.observer });
  */
 export function createObservability(sources: ObservabilitySources): Observability {
@@ -113,7 +112,7 @@ export function createObservability(sources: ObservabilitySources): Observabilit
   }
   if (settings.metrics) {
     const metrics = createNodeMetrics({
-      tasksByState: () => taskCounts(sources.db()),
+      tasksByState: sources.tasksByState,
       peers: sources.peers,
       access: ownerAccess(config, sources.callers, settings.metricsToken),
     });
@@ -142,15 +141,4 @@ function consoleAssetsDir(): string {
   return fs.existsSync(path.join(beside, 'console.js'))
     ? beside
     : path.resolve(__dirname, '..', '..', 'dist', 'console');
-}
-
-/** A2A tasks by state, read at scrape time (nothing is counted on the request path). */
-function taskCounts(db: SqliteDatabase): Record<string, number> {
-  const rows = db
-    .prepare('SELECT status_state AS state, COUNT(*) AS count FROM a2a_tasks GROUP BY status_state')
-    .all() as {
-    state: string;
-    count: number;
-  }[];
-  return Object.fromEntries(rows.map((row) => [row.state, row.count]));
 }

@@ -14,13 +14,10 @@ import type { TaskRowStores } from './taskRows';
 /** The node's storage as the composition root uses it. */
 export interface NodeStorage {
   readonly stores: Stores;
-  /**
-   * The SQLite file (`<dataDir>/lango.db`) and its group commit. With
-   * PostgreSQL it still holds the A2A task rows, one file per replica.
-   */
+  /** The SQLite file (`<dataDir>/lango.db`) and its group commit (with PostgreSQL, a per-replica file nothing shared lives in). */
   readonly db: SqliteDatabase;
   readonly group: GroupCommit;
-  /** The A2A task and push-config rows (`taskRows.ts`), in the SQLite file. */
+  /** The A2A task and push-config rows (`taskRows.ts`): in the SQLite file, or PostgreSQL's, shared by every replica. */
   readonly taskRows: TaskRowStores;
   /** With PostgreSQL, the A2A tasks' events and cancels shared by every replica; a lone SQLite process has none. */
   readonly taskEvents?: TaskEventLog;

@@ -8,7 +8,7 @@ export interface TaskKey {
   taskId: string;
 }
 
-/** One folded event of a task, numbered from 1 in the order the task's owner emitted it. */
+/** One event of a task, numbered from 1 in the order it was written. */
 export interface TaskEventRecord {
   seq: number;
   /** The event as it went out on the stream (plain JSON data, already redacted). */
@@ -26,11 +26,13 @@ export interface TaskEventRecord {
  */
 export interface TaskEventLog {
   /**
-   * Writes the event in this turn's group commit; resolves once committed.
-   * Fenced: once a terminal event is written for the task, later events are
-   * dropped, and a sequence number already taken is not overwritten.
+   * Writes the event in this turn's group commit as the task's next one,
+   * numbered by the database (so a task answered after `input-required` on
+   * another replica goes on numbering where it stopped); resolves once
+   * committed. Fenced: once a terminal event is written for the task, later
+   * events are dropped.
    */
-  append(key: TaskKey, record: TaskEventRecord): Promise<void>;
+  append(key: TaskKey, record: Omit<TaskEventRecord, 'seq'>): Promise<void>;
   /**
    * The task's events with `seq > after`, in order and with no gap, until
    * the terminal one (included) or until `signal` aborts. The events are

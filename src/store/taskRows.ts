@@ -83,6 +83,8 @@ export interface TaskRows {
   failInterrupted(reason: string, at: Date): Promise<number>;
   /** Deletes finished tasks (and their push configs) whose status last changed before `olderThan`; resolves with how many. */
   purgeFinished(olderThan: Date): Promise<number>;
+  /** How many tasks of every caller are in each state (`TASK_STATE_WORKING`: 2, …): the node's metrics. */
+  countByState(): Promise<Record<string, number>>;
 }
 
 /** A task's push config and the protocol version (`1.0`, `0.3`) its payloads are serialized for. */

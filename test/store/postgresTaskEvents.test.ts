@@ -44,6 +44,7 @@ if (!skipWithoutPostgres('the A2A task events on PostgreSQL')) {
       event: { kind: terminal ? 'status-update' : 'artifact-update', text },
       terminal,
     });
+    const withoutSeq = ({ event: e, terminal }: TaskEventRecord) => ({ event: e, terminal });
     /** Collects what a follower yields until it ends. */
     const collect = async (records: AsyncIterable<TaskEventRecord>) => {
       const seen: TaskEventRecord[] = [];
@@ -55,10 +56,10 @@ if (!skipWithoutPostgres('the A2A task events on PostgreSQL')) {
       const a = await replica('a');
       const b = await replica('b');
       const task = key('a-task-id-longer-than-any-uuid-0123456789-0123456789');
-      await Promise.all([1, 2, 3].map((seq) => a.append(task, event(seq, `chunk ${seq}`))));
+      await Promise.all([1, 2, 3].map((seq) => a.append(task, withoutSeq(event(seq, `chunk ${seq}`)))));
       const followed = collect(b.follow(task, { after: 1 }));
-      for (let seq = 4; seq <= 40; seq += 1) void a.append(task, event(seq, `chunk ${seq}`));
-      await a.append(task, event(41, 'done', true));
+      for (let seq = 4; seq <= 40; seq += 1) void a.append(task, withoutSeq(event(seq, `chunk ${seq}`)));
+      await a.append(task, withoutSeq(event(41, 'done', true)));
       const seen = await followed;
       expect(seen.map((r) => r.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 2));
       expect(seen[0].event).toEqual({ kind: 'artifact-update', text: 'chunk 2' });
@@ -68,21 +69,27 @@ if (!skipWithoutPostgres('the A2A task events on PostgreSQL')) {
     it('keeps text a JSONB column would refuse, and another owner sees none of the task', async () => {
       const a = await replica('a');
       const task = key('t-nul');
-      await a.append(task, event(1, 'nul \u0000 here', true));
+      await a.append(task, withoutSeq(event(1, 'nul \u0000 here', true)));
       expect(await a.read(task, 0)).toEqual([event(1, 'nul \u0000 here', true)]);
       expect(await a.read({ ...task, owner: 'bearer:mallory' }, 0)).toEqual([]);
     });
 
-    it('fences the end: no event after the terminal one, no second end, no sequence number overwritten', async () => {
+    it('numbers a task’s events on from whichever replica writes them, and fences the end', async () => {
       const a = await replica('a');
+      const b = await replica('b');
       const lost = await replica('lost');
       const task = key('t-fenced');
-      await a.append(task, event(1, 'first'));
-      await a.append(task, event(2, 'replica lost', true));
-      await lost.append(task, event(1, 'late overwrite'));
-      await lost.append(task, event(3, 'late event'));
-      await lost.append(task, event(4, 'late end', true));
-      expect(await a.read(task, 0)).toEqual([event(1, 'first'), event(2, 'replica lost', true)]);
+      await a.append(task, withoutSeq(event(1, 'asks a question')));
+      // Answered through B after input-required: B's events go on after A's.
+      await b.append(task, withoutSeq(event(2, 'answered on b')));
+      await b.append(task, withoutSeq(event(3, 'replica lost', true)));
+      await lost.append(task, withoutSeq(event(4, 'late event')));
+      await lost.append(task, withoutSeq(event(4, 'late end', true)));
+      expect(await a.read(task, 0)).toEqual([
+        event(1, 'asks a question'),
+        event(2, 'answered on b'),
+        event(3, 'replica lost', true),
+      ]);
     });
 
     it('sends one notification per committed batch, naming its tasks', async () => {
@@ -94,9 +101,9 @@ if (!skipWithoutPostgres('the A2A task events on PostgreSQL')) {
         watcher.on('notification', (message) => payloads.push(message.payload ?? ''));
         await watcher.query(`LISTEN ${TASK_EVENTS_CHANNEL}`);
         await Promise.all([
-          a.append(key('t1'), event(1, 'x')),
-          a.append(key('t1'), event(2, 'y')),
-          a.append(key('t2'), event(1, 'z')),
+          a.append(key('t1'), withoutSeq(event(1, 'x'))),
+          a.append(key('t1'), withoutSeq(event(2, 'y'))),
+          a.append(key('t2'), withoutSeq(event(1, 'z'))),
         ]);
         await waitFor(() => payloads.length > 0, 5_000, 'the batch notification');
         // One more round trip on the watcher: a second notification would have arrived before its answer.
@@ -132,7 +139,7 @@ if (!skipWithoutPostgres('the A2A task events on PostgreSQL')) {
       const cancels: TaskKey[] = [];
       b.onCancel((k) => cancels.push(k));
       const followed = collect(b.follow(task, { after: 0 }));
-      await a.append(task, event(1, 'before the drop'));
+      await a.append(task, withoutSeq(event(1, 'before the drop')));
       const admin = new Client({ connectionString: url });
       await admin.connect();
       try {
@@ -149,7 +156,7 @@ if (!skipWithoutPostgres('the A2A task events on PostgreSQL')) {
         'the drop to be logged',
       );
       await a.requestCancel(task);
-      await a.append(task, event(2, 'after the drop', true));
+      await a.append(task, withoutSeq(event(2, 'after the drop', true)));
       expect((await followed).map((r) => r.seq)).toEqual([1, 2]);
       await waitFor(() => cancels.length > 0, 5_000, 'the cancel recorded while B was not listening');
       expect(cancels[0]).toEqual(task);
@@ -163,7 +170,7 @@ if (!skipWithoutPostgres('the A2A task events on PostgreSQL')) {
     it('stops following when the signal aborts, and purges a task with its cancels', async () => {
       const a = await replica('a');
       const task = key('t-purge');
-      await a.append(task, event(1, 'only'));
+      await a.append(task, withoutSeq(event(1, 'only')));
       const controller = new AbortController();
       const seen: number[] = [];
       const followed = (async () => {

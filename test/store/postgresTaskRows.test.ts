@@ -101,7 +101,7 @@ if (!skipWithoutPostgres('the A2A task rows on PostgreSQL')) {
       await a.taskRows.tasks.write([{ scope: alice, task: task('t-lost', TaskState.TASK_STATE_WORKING) }]);
       await a.taskRows.tasks.write([{ scope: alice, task: task('t-waits', TaskState.TASK_STATE_INPUT_REQUIRED) }]);
       const key = { ...alice, taskId: 't-lost' };
-      await a.taskEvents.append(key, { seq: 1, event: { statusUpdate: { taskId: 't-lost' } }, terminal: false });
+      await a.taskEvents.append(key, { event: { statusUpdate: { taskId: 't-lost' } }, terminal: false });
       const b = await replica('b');
       const followed: TaskEventRecord[] = [];
       const following = (async () => {
@@ -132,8 +132,8 @@ if (!skipWithoutPostgres('the A2A task rows on PostgreSQL')) {
 
       // A comes back (a paused process): its late writes cannot undo the end.
       await a.taskRows.tasks.write([{ scope: alice, task: task('t-lost', TaskState.TASK_STATE_COMPLETED, 'late') }]);
-      await a.taskEvents.append(key, { seq: 2, event: { late: true }, terminal: true });
-      await a.taskEvents.append(key, { seq: 3, event: { late: true }, terminal: false });
+      await a.taskEvents.append(key, { event: { late: true }, terminal: true });
+      await a.taskEvents.append(key, { event: { late: true }, terminal: false });
       const after = (await b.taskRows.tasks.get({ ...alice, everyone: false }, 't-lost'))?.task;
       expect(after?.status?.state).toBe(TaskState.TASK_STATE_FAILED);
       expect((await b.taskEvents.read(key, 0)).map((r) => r.seq)).toEqual([1, 2]);

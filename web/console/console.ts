@@ -110,6 +110,8 @@ async function loadAgents(): Promise<void> {
   const holder = byId('graph');
   // The node's own SVG, built with every label escaped.
   holder.innerHTML = await svg.text();
+  // A picture of buttons, not an image: an `img` role would hide the agents from assistive technology.
+  holder.querySelector('svg')?.setAttribute('role', 'group');
   for (const node of holder.querySelectorAll<SVGGElement>('g.agent')) {
     node.addEventListener('click', () => void openAgent(node.dataset.agent ?? ''));
     node.addEventListener('keydown', (event) => {
@@ -198,7 +200,7 @@ async function showTimeline(taskId: string): Promise<void> {
         step.inputTokens !== undefined || step.outputTokens !== undefined
           ? `${step.inputTokens ?? 0} in / ${step.outputTokens ?? 0} out`
           : step.hops !== undefined
-            ? `${step.hops} hops`
+            ? `${step.hops} ${step.hops === 1 ? 'hop' : 'hops'}`
             : '';
       const io = [step.args, step.result && `→ ${step.result}`, step.error && `error: ${step.error}`]
         .filter(Boolean)

@@ -7,7 +7,7 @@ import type { PgGroupCommit } from './groupCommit';
 import type { PgListener } from './listener';
 
 /**
- * The events of every task, numbered per task, and the cancels asked for.
+ * The events of every task, numbered per task by the database, and the cancels asked for.
  * Events are text, not JSONB: nothing queries inside them, and JSONB refuses
  * the `\u0000` a client may put in a message. At most one terminal event per
  * task (the partial unique index): a running replica and the sweep that
@@ -76,7 +76,6 @@ function keysOf(payload: string): TaskKey[] | undefined {
 
 interface QueuedEvent {
   key: TaskKey;
-  seq: number;
   event: string;
   terminal: boolean;
 }
@@ -122,7 +121,7 @@ export interface PgTaskEventLogOptions {
  * tasks; followers wake on it; cancels are a row and a `NOTIFY`.
  * @example
  * const events = createPgTaskEventLog({ db, group, listener, replicaId: 'a', logger });
- * await events.append(key, { seq: 1, event, terminal: false });
+ * await events.append(key, { event, terminal: false });
  * for await (const record of events.follow(key, { after: 0 })) send(record.event);
  */
 export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventLog {
@@ -177,19 +176,22 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
   const write = (batch: QueuedEvent[]) => async (client: PoolClient) => {
     const keys = batch.map((e) => e.key);
     await lockTasks(client, keys);
+    // Numbered after the task's last event, under its lock: whichever replica writes, the numbers go on with no gap.
     await client.query(
       `INSERT INTO a2a_task_events (tenant, owner, task_id, seq, event, terminal, replica, at)
-       SELECT e.tenant, e.owner, e.task_id, e.seq, e.event, e.terminal, $7, now()
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::boolean[])
-         AS e(tenant, owner, task_id, seq, event, terminal)
+       SELECT e.tenant, e.owner, e.task_id,
+         COALESCE((SELECT max(t.seq) FROM a2a_task_events t
+           WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id), 0)
+           + row_number() OVER (PARTITION BY e.tenant, e.owner, e.task_id ORDER BY e.n),
+         e.event, e.terminal, $6, now()
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[])
+         WITH ORDINALITY AS e(tenant, owner, task_id, event, terminal, n)
        WHERE NOT EXISTS (SELECT 1 FROM a2a_task_events t
-         WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id AND t.terminal)
-       ON CONFLICT DO NOTHING`,
+         WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id AND t.terminal)`,
       [
         batch.map((e) => e.key.tenant),
         batch.map((e) => e.key.owner),
         batch.map((e) => e.key.taskId),
-        batch.map((e) => e.seq),
         batch.map((e) => e.event),
         batch.map((e) => e.terminal),
         replicaId,
@@ -220,7 +222,10 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
 
   return {
     append(key, record) {
-      queue.push({ key, seq: record.seq, event: JSON.stringify(record.event), terminal: record.terminal });
+      // Nothing follows a terminal event: one queued in this batch ends the task here already.
+      if (!queue.some((e) => e.terminal && keyText(e.key) === keyText(key))) {
+        queue.push({ key, event: JSON.stringify(record.event), terminal: record.terminal });
+      }
       return group.schedule(takeQueued);
     },
     read,

@@ -329,6 +329,13 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
       if (count > 0) logger.warn('interrupted tasks marked failed', { count, reason });
       return count;
     },
+    async countByState() {
+      const counted = await rows<{ state: string; count: string }>(
+        db,
+        'SELECT status_state AS state, count(*) AS count FROM a2a_tasks GROUP BY status_state',
+      );
+      return Object.fromEntries(counted.map((row) => [row.state, Number(row.count)]));
+    },
     async purgeFinished(olderThan) {
       await group.flush();
       const [{ n }] = await rows<{ n: string }>(

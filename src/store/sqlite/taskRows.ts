@@ -89,6 +89,9 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
   const updateStatus = db.prepare(
     `UPDATE a2a_tasks SET status_state = ?, status = ?, status_last_updated = ? WHERE tenant = ? AND owner = ? AND id = ?`,
   );
+  const countByState = db.prepare(
+    'SELECT status_state AS state, COUNT(*) AS count FROM a2a_tasks GROUP BY status_state',
+  );
   const finished = FINISHED.map(() => '?').join(',');
   const deleteFinishedPush = db.prepare(
     `DELETE FROM a2a_push_configs WHERE (tenant, owner, task_id) IN (SELECT tenant, owner, id FROM a2a_tasks
@@ -230,6 +233,10 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
       })();
       if (rows.length > 0) logger.warn('tasks interrupted by a restart marked failed', { count: rows.length });
       return rows.length;
+    },
+    async countByState() {
+      const counted = countByState.all() as { state: string; count: number }[];
+      return Object.fromEntries(counted.map((row) => [row.state, row.count]));
     },
     async purgeFinished(olderThan) {
       group.flush();

@@ -157,6 +157,16 @@ export function taskRowsContract(factory: TaskRowsFactory): void {
       );
     });
 
+    it('counts every caller’s tasks by state', async () => {
+      const { tasks } = await open();
+      await tasks.write([
+        { scope: alice, task: task('w', TaskState.TASK_STATE_WORKING, now) },
+        { scope: alice, task: task('c1', TaskState.TASK_STATE_COMPLETED, now) },
+        { scope: bob, task: task('c2', TaskState.TASK_STATE_COMPLETED, now) },
+      ]);
+      expect(await tasks.countByState()).toEqual({ TASK_STATE_WORKING: 1, TASK_STATE_COMPLETED: 2 });
+    });
+
     it('masks secret values in every column it writes', async () => {
       const { tasks } = await open({ redact: (text) => text.split('hunter22').join('[REDACTED]') });
       await tasks.write([
