@@ -22,6 +22,7 @@ import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { CardService } from './cardRoutes';
 import { NEW_CONTEXT_KEY, RESULT_ONLY_KEY } from './callFlags';
 import { newContextId } from './contextIds';
+import { DirectStream } from './directStream';
 import { ResultOnlySend } from './resultOnlySend';
 
 /** Gives a message that starts a conversation its new contextId (see newContextId), and marks it as new. */
@@ -40,15 +41,32 @@ function noteNewContext(params: SendMessageRequest, context: ServerCallContext):
  * can change after start; the SDK's handler holds one card forever).
  */
 export class GuardedRequestHandler implements A2ARequestHandler {
-  constructor(
-    private readonly inner: A2ARequestHandler,
-    private readonly cards: CardService,
-    private readonly extendedCardEnabled: boolean,
+  private readonly inner: A2ARequestHandler;
+  private readonly cards: CardService;
+  private readonly extendedCardEnabled: boolean;
+  private readonly resultOnly?: ResultOnlySend;
+  private readonly directStream?: DirectStream;
+  private readonly isWorking: (taskId: string) => boolean;
+
+  constructor(options: {
+    /** The SDK's handler, for every request the direct paths do not take. */
+    inner: A2ARequestHandler;
+    cards: CardService;
+    extendedCardEnabled: boolean;
     /** Runs a blocking new task that set no webhook without the SDK's per-event work (see ResultOnlySend). */
-    private readonly resultOnly?: ResultOnlySend,
+    resultOnly?: ResultOnlySend;
+    /** Streams a new task without the SDK's per-event work (see DirectStream). */
+    directStream?: DirectStream;
     /** Whether a turn of this task is running now (the executor's view). */
-    private readonly isWorking: (taskId: string) => boolean = () => false,
-  ) {}
+    isWorking?: (taskId: string) => boolean;
+  }) {
+    this.inner = options.inner;
+    this.cards = options.cards;
+    this.extendedCardEnabled = options.extendedCardEnabled;
+    this.resultOnly = options.resultOnly;
+    this.directStream = options.directStream;
+    this.isWorking = options.isWorking ?? (() => false);
+  }
 
   async getAgentCard(): Promise<AgentCard> {
     return (await this.cards.current()).card;
@@ -82,6 +100,7 @@ export class GuardedRequestHandler implements A2ARequestHandler {
   ): AsyncGenerator<StreamResponse, void, undefined> {
     checkSendMessage(params);
     noteNewContext(params, context);
+    if (this.directStream && DirectStream.applies(params, context)) return this.directStream.stream(params, context);
     if (!params.message?.taskId) return this.inner.sendMessageStream(params, context);
     const inner = this.inner;
     const check = () => this.refuseWhileWorking(params, context);

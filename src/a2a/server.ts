@@ -24,6 +24,7 @@ import { restMessageGuard } from './messageSchema';
 import { CheckedPushStore, RetryingPushSender } from './pushNotifications';
 import { GuardedRequestHandler } from './requestHandler';
 import { restResponses } from './restResponses';
+import { DirectStream } from './directStream';
 import { ResultOnlySend } from './resultOnlySend';
 import { createCardSigner } from './signing';
 import { parseDuration } from '../duration';
@@ -150,9 +151,22 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     clock,
     push: { store: pushStore, sender: pushSender },
   });
-  const requestHandler = new GuardedRequestHandler(sdkHandler, cards, authConfigured(config), resultOnly, (taskId) =>
-    executor.isWorking(taskId),
-  );
+  const directStream = new DirectStream({
+    executor,
+    live: liveTasks,
+    buses,
+    logger,
+    clock,
+    push: { store: pushStore, sender: pushSender },
+  });
+  const requestHandler = new GuardedRequestHandler({
+    inner: sdkHandler,
+    cards,
+    extendedCardEnabled: authConfigured(config),
+    resultOnly,
+    directStream,
+    isWorking: (taskId) => executor.isWorking(taskId),
+  });
   const legacyCompat = { enabled: config.a2a.legacyCompat };
   const auth = createAuthenticator(
     config,
