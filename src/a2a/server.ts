@@ -27,7 +27,8 @@ import { restResponses } from './restResponses';
 import { ResultOnlySend } from './resultOnlySend';
 import { createCardSigner } from './signing';
 import { parseDuration } from '../duration';
-import { createA2AStores } from './taskStore';
+import { LiveTasks } from './liveTasks';
+import { createA2AStores, scopeOf } from './taskStore';
 
 /** Dependencies of {@link createA2AServer}. */
 export interface A2AServerOptions {
@@ -93,7 +94,8 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const { config, root, runner, db, clock } = options;
   const logger = options.logger;
 
-  const stores = createA2AStores({ rows: options.taskRows, clock });
+  const liveTasks = new LiveTasks({ rows: options.taskRows.tasks });
+  const stores = createA2AStores({ rows: options.taskRows, live: liveTasks, clock });
   // On SQLite the sweep is done when this returns (no query awaits); a shared database's sweep fails only
   // tasks of processes that ended, which the rows' implementation knows.
   stores.failInterrupted(RESTART_REASON).catch((err: unknown) => {
@@ -119,7 +121,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     logger,
     clock,
     admit: options.admit,
-    onNewTask: (taskId, context) => stores.tasks.expectNew(taskId, context),
+    onNewTask: (taskId, context) => liveTasks.begin(scopeOf(context), taskId, 'every-state'),
   });
   const { allowPrivateNetworks, maxAttempts } = config.a2a.pushNotifications;
   const pushStore = new CheckedPushStore({ inner: stores.pushConfigs, allowPrivateNetworks });
@@ -142,7 +144,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   );
   const resultOnly = new ResultOnlySend({
     executor,
-    tasks: stores.tasks,
+    live: liveTasks,
     buses,
     logger,
     clock,

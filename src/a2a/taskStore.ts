@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Task, TaskState } from '@a2a-js/sdk';
-import type { ListTasksRequest, ListTasksResponse, TaskPushNotificationConfig } from '@a2a-js/sdk';
+import type { ListTasksRequest, Task, ListTasksResponse, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { resolveUserScope } from '@a2a-js/sdk/server';
 import type {
@@ -9,13 +8,11 @@ import type {
   StoredPushNotificationConfig,
   TaskStore,
 } from '@a2a-js/sdk/server';
-import { RESULT_ONLY_KEY } from './callFlags';
-import { isRunning } from '../protocol/taskStates';
+import type { LiveTasks } from './liveTasks';
 import { principalOf } from './auth';
 import { isOwner } from '../principal';
 import {
   InvalidPageTokenError,
-  scopedKey,
   type PushConfigRows,
   type TaskReader,
   type TaskRows,
@@ -24,15 +21,16 @@ import {
 } from '../store/taskRows';
 
 /**
- * The SDK's TaskStore and PushNotificationStore contracts over the node's
- * task and push-config rows (`store/taskRows.ts`, SQLite or PostgreSQL):
- * the caller's scope from the SDK's call context, the owner rule, and which
- * states of a running task are written.
+ * The SDK's TaskStore and PushNotificationStore contracts over the live
+ * tasks and the node's task and push-config rows (`store/taskRows.ts`,
+ * SQLite or PostgreSQL): the caller's scope from the SDK's call context and
+ * the owner rule.
  */
 
 const DEFAULT_PAGE_SIZE = 50;
 
-const scopeOf = (context: ServerCallContext): TaskScope => ({
+/** The caller's scope: the tenant and the SDK's user scope. */
+export const scopeOf = (context: ServerCallContext): TaskScope => ({
   tenant: context.tenant ?? '',
   owner: resolveUserScope(context),
 });
@@ -42,120 +40,31 @@ const readerOf = (context: ServerCallContext): TaskReader => ({
   everyone: isOwner(principalOf(context.user)),
 });
 
-/** A task not settled yet (submitted or working), as last saved. */
-interface RunningTask {
-  task: Task;
-  scope: TaskScope;
-  /** The request whose result-only caller has seen none of this task yet: its snapshots stay unwritten. */
-  heldFor?: ServerCallContext;
-  /** The state of this task's row, if it has one. */
-  onDisk?: TaskState;
-  /** The snapshot is newer than the row. */
-  dirty: boolean;
-}
-
 /**
- * Tasks in the task rows, scoped to the caller. A task is written before
- * anyone can see its state: each state change of a streamed or returned
- * task is written through, while repeated `working` saves (progress
- * updates, artifact chunks) stay in memory until the next state change
- * writes them. A task whose caller waits for the end of a blocking
- * `SendMessage` ({@link RESULT_ONLY_KEY}) is written once, when it settles:
- * nobody has seen it before then (a `ListTasks` writes it first). A crash
- * loses only states nobody saw, of tasks that restart marks failed anyway
- * (a result-only task leaves no row; its caller's connection is cut).
- *
- * A save resolves once the rows have committed it (group-committed with
- * the database's other writes): nothing is acknowledged before it is on
- * disk (the SDK awaits each save before it answers). Running tasks are kept
- * in memory, so the load that precedes each of their saves reads no row.
+ * Tasks for the SDK's handler: a live task is read from {@link LiveTasks}
+ * (which also decides when a task the SDK saves is written), any other from
+ * the rows, scoped to the caller.
  */
 export class RowTaskStore implements TaskStore {
-  /** Tasks not settled yet, by scope and id. */
-  private readonly running = new Map<string, RunningTask>();
-  /** Tasks being created now, not saved yet: the SDK's load before their first save needs no query. */
-  private readonly fresh = new Set<string>();
-
-  constructor(private readonly rows: TaskRows) {}
-
-  /** Notes a task id the executor is creating, so the load that precedes its first save skips the table. */
-  expectNew(taskId: string, context: ServerCallContext): void {
-    this.fresh.add(scopedKey(scopeOf(context), taskId));
-  }
+  constructor(
+    private readonly rows: TaskRows,
+    private readonly live: LiveTasks,
+  ) {}
 
   async save(task: Task, context: ServerCallContext): Promise<void> {
-    const scope = scopeOf(context);
-    const cacheKey = scopedKey(scope, task.id);
-    this.fresh.delete(cacheKey);
-    const state = task.status?.state;
-    if (!isRunning(state)) {
-      this.running.delete(cacheKey);
-      return this.rows.write([{ scope, task }]);
-    }
-    if (context.state.get(RESULT_ONLY_KEY) === true) {
-      // The SDK never touches a saved task again (it loads a fresh one per event), so no copy is needed.
-      this.hold(cacheKey, scope, task, context);
-      return;
-    }
-    const previous = this.running.get(cacheKey);
-    const progressOnly = state === TaskState.TASK_STATE_WORKING && previous?.onDisk === state;
-    this.running.set(cacheKey, { task: structuredClone(task), scope, onDisk: state, dirty: progressOnly });
-    if (progressOnly) return;
-    return this.rows.write([{ scope, task }]);
-  }
-
-  /**
-   * Holds the live task object of a direct result-only send (see
-   * ResultOnlySend), which changes it in place as its events come: other
-   * requests read copies of its latest state; it is written when it is
-   * saved settled (or when a ListTasks asks first).
-   */
-  track(task: Task, context: ServerCallContext): void {
-    const scope = scopeOf(context);
-    const cacheKey = scopedKey(scope, task.id);
-    this.fresh.delete(cacheKey);
-    this.hold(cacheKey, scope, task, context);
-  }
-
-  /** Keeps a result-only caller's task in memory, unwritten: newer than its row (if it has one) until it settles. */
-  private hold(cacheKey: string, scope: TaskScope, task: Task, context: ServerCallContext): void {
-    const previous = this.running.get(cacheKey);
-    if (previous?.task === task) previous.dirty = true;
-    else this.running.set(cacheKey, { task, scope, heldFor: context, onDisk: previous?.onDisk, dirty: true });
-  }
-
-  /** Forgets the tasks held in memory: the rows are about to be changed behind the store (the restart/shutdown sweep). */
-  forgetRunning(): void {
-    this.running.clear();
-    this.fresh.clear();
-  }
-
-  /** Writes every task whose latest state is only in memory, before a query reads the rows. */
-  private async writeAll(): Promise<void> {
-    const pending = [];
-    for (const entry of this.running.values()) {
-      if (!entry.dirty) continue;
-      pending.push({ scope: entry.scope, task: entry.task });
-      entry.dirty = false;
-      entry.onDisk = entry.task.status?.state;
-    }
-    if (pending.length > 0) await this.rows.write(pending);
+    await this.live.record(scopeOf(context), task);
   }
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
     const reader = readerOf(context);
-    const cacheKey = scopedKey(reader, taskId);
-    const running = this.running.get(cacheKey);
-    // The request that holds a task gets the task itself: it saves what it loads before anyone else reads
-    // it. Everyone else gets a copy (the SDK trims history in place on what it reads).
-    if (running) return running.heldFor === context ? running.task : structuredClone(running.task);
-    if (this.fresh.has(cacheKey)) return undefined;
-    // The owner sees every caller's task (issue 11 A); a caller's running task is seen once it is written.
+    const live = this.live.read(reader, taskId);
+    if (live) return live.task;
     return (await this.rows.get(reader, taskId))?.task;
   }
 
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
-    await this.writeAll();
+    // What a list shows must survive a crash: live tasks newer than their rows are written first.
+    await this.live.writeAll();
     const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
     try {
       const page = await this.rows.list(readerOf(context), {
@@ -213,17 +122,16 @@ export interface A2AStores {
 /**
  * The A2A stores over the node's task rows.
  * @example
- * const stores = createA2AStores({ rows: storage.taskRows, clock: () => new Date() });
+ * const stores = createA2AStores({ rows: storage.taskRows, live: new LiveTasks({ rows: storage.taskRows.tasks }), clock });
  * await stores.failInterrupted('node restarted');
  */
-export function createA2AStores(options: { rows: TaskRowStores; clock: () => Date }): A2AStores {
-  const { rows, clock } = options;
-  const tasks = new RowTaskStore(rows.tasks);
+export function createA2AStores(options: { rows: TaskRowStores; live: LiveTasks; clock: () => Date }): A2AStores {
+  const { rows, live, clock } = options;
   return {
-    tasks,
+    tasks: new RowTaskStore(rows.tasks, live),
     pushConfigs: new RowPushStore(rows.pushConfigs),
     failInterrupted(reason) {
-      tasks.forgetRunning();
+      live.forget();
       return rows.tasks.failInterrupted(reason, clock());
     },
     purgeFinished: (olderThan) => rows.tasks.purgeFinished(olderThan),

@@ -13,6 +13,7 @@ function page(title: string, body: string, view: string, auth = false): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/console/assets/console.css">
 <script type="module" src="/console/assets/console.js"></script>
 </head>

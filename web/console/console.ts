@@ -110,6 +110,8 @@ async function loadAgents(): Promise<void> {
   const holder = byId('graph');
   // The node's own SVG, built with every label escaped.
   holder.innerHTML = await svg.text();
+  // A picture of buttons, not an image: an `img` role would hide the agents from assistive technology.
+  holder.querySelector('svg')?.setAttribute('role', 'group');
   for (const node of holder.querySelectorAll<SVGGElement>('g.agent')) {
     node.addEventListener('click', () => void openAgent(node.dataset.agent ?? ''));
     node.addEventListener('keydown', (event) => {
