@@ -48,6 +48,8 @@ export class GuardedRequestHandler implements A2ARequestHandler {
     private readonly resultOnly?: ResultOnlySend,
     /** Whether a turn of this task is running now (the executor's view). */
     private readonly isWorking: (taskId: string) => boolean = () => false,
+    /** Asks the replica running a task not running here to cancel it (several replicas on PostgreSQL). */
+    private readonly cancelElsewhere?: (taskId: string, context: ServerCallContext) => Promise<void>,
   ) {}
 
   async getAgentCard(): Promise<AgentCard> {
@@ -117,7 +119,8 @@ export class GuardedRequestHandler implements A2ARequestHandler {
     return this.inner.listTasks(params, context);
   }
 
-  cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+  async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+    if (this.cancelElsewhere && params.id && !this.isWorking(params.id)) await this.cancelElsewhere(params.id, context);
     return this.inner.cancelTask(params, context);
   }
 
