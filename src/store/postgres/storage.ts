@@ -2,6 +2,7 @@ import type { ClusterSettings } from '../../config/cluster';
 import type { Logger } from '../../log/logger';
 import type { Observer } from '../../observe/observer';
 import type { Storage, Stores } from '../index';
+import type { JobQueue } from '../jobQueue';
 import { CLUSTER_SCHEMA, startHeartbeat } from './cluster';
 import { migrate, openPgDatabase, type PgDatabase, type PgSchema } from './database';
 import { createPgGroupCommit, type PgGroupCommit } from './groupCommit';
@@ -15,6 +16,7 @@ import {
   EXEC_JOB_SCHEMA,
   WORKFLOW_SCHEMA,
 } from './jobs';
+import { migrateJobQueue, openPgJobQueue } from './jobQueue';
 import { createPgInquiryStore, createPgKnowledgeStore, INQUIRY_SCHEMA, KNOWLEDGE_SCHEMA } from './knowledge';
 import { createPgGraphStore, GRAPH_SCHEMA } from './graph';
 import { createPgPaymentLedger, LEDGER_SCHEMA } from './ledger';
@@ -77,13 +79,16 @@ export interface PostgresStorageOptions {
 
 /**
  * Applies every store's schema on `url` under the migration advisory lock
- * (`lango migrate`; also the first thing {@link openPostgresStorage} does).
+ * (`lango migrate`; also the first thing {@link openPostgresStorage} does), then
+ * the job queue's schema and queues under its own lock.
  * Resolves with how many steps ran.
  */
 export async function migratePostgres(url: string): Promise<number> {
   const db = openPgDatabase(url, { max: 1 });
   try {
-    return await migrate(db, [...POSTGRES_SCHEMAS]);
+    const applied = await migrate(db, [...POSTGRES_SCHEMAS]);
+    await migrateJobQueue(db);
+    return applied;
   } finally {
     await db.end();
   }
@@ -132,6 +137,15 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     await db.end().catch(() => {});
     throw err;
   }
+  let jobQueue: JobQueue;
+  try {
+    jobQueue = await openPgJobQueue({ db, logger });
+  } catch (err) {
+    await stopHeartbeat().catch(() => {});
+    await listener.close();
+    await db.end().catch(() => {});
+    throw err;
+  }
   const stores: Stores = {
     node: createPgNodeIdentityStore({ db }),
     sessions: createPgSessionStore({ db, group, logger, clock, redact: options.redact }),
@@ -146,6 +160,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     background: createPgBackgroundJobStore({ db, replica }),
     workflows: createPgWorkflowStore({ db, replica }),
     execJobs: createPgExecJobStore({ db, replica }),
+    jobQueue,
   };
   let closed: Promise<void> | undefined;
   return {
@@ -158,6 +173,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
       closed ??= (async () => {
         try {
           await group.flush();
+          await jobQueue.close();
           await stopHeartbeat();
         } finally {
           await listener.close();
