@@ -26,6 +26,7 @@ import {
   greeting,
   hop,
   memory,
+  observeOff,
   settings,
   startup,
   streaming,
@@ -34,6 +35,7 @@ import {
 
 const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   greeting,
+  observeOff,
   delegated,
   adk,
   card,

@@ -25,6 +25,11 @@ import { createPgNodeIdentityStore, NODE_SCHEMA } from './nodeIdentity';
 import { createPgSessionStore, SESSION_SCHEMA } from './sessions';
 import { createPgVaultStore, VAULT_SCHEMA } from './vault';
 import { createPgVectorStore, VECTOR_SCHEMA } from './vectors';
+import type { TaskEventLog } from '../taskEvents';
+import type { PushConfigRows, TaskRows } from '../taskRows';
+import { createPgTaskRows, PUSH_CONFIGS_CHANNEL, TASK_ROWS_SCHEMA } from './taskRows';
+import { createPgListener } from './listener';
+import { createPgTaskEventLog, TASK_CANCELS_CHANNEL, TASK_EVENTS_CHANNEL, TASK_EVENTS_SCHEMA } from './taskEvents';
 
 /** Every store's schema, in the order they are applied. */
 export const POSTGRES_SCHEMAS: readonly PgSchema[] = [
@@ -42,12 +47,18 @@ export const POSTGRES_SCHEMAS: readonly PgSchema[] = [
   WORKFLOW_SCHEMA,
   EXEC_JOB_SCHEMA,
   CLUSTER_SCHEMA,
+  TASK_ROWS_SCHEMA,
+  TASK_EVENTS_SCHEMA,
 ];
 
 /** The PostgreSQL storage: one pool, its group commit and every store on it. */
 export interface PostgresStorage extends Storage {
   readonly db: PgDatabase;
   readonly group: PgGroupCommit;
+  /** The A2A tasks' events and cancels, shared by every replica (woken by this replica's LISTEN connection). */
+  readonly taskEvents: TaskEventLog;
+  /** The A2A task and push-config rows every replica reads and writes. */
+  readonly taskRows: { readonly tasks: TaskRows; readonly pushConfigs: PushConfigRows };
 }
 
 /** Options of {@link openPostgresStorage}. */
@@ -103,10 +114,26 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     throw err;
   }
   const { cluster } = options;
+  const replica = { replicaId: cluster.replicaId, leaseMs: cluster.leaseMs };
+  const group = createPgGroupCommit(db, options.observer);
+  const listener = createPgListener({
+    url: options.url,
+    channels: [TASK_EVENTS_CHANNEL, TASK_CANCELS_CHANNEL, PUSH_CONFIGS_CHANNEL],
+    logger,
+  });
+  const taskEvents = createPgTaskEventLog({ db, group, listener, replicaId: cluster.replicaId, logger });
+  const taskRows = createPgTaskRows({ db, group, listener, logger, replica, redact: options.redact });
   let stopHeartbeat: () => Promise<void>;
   try {
-    stopHeartbeat = await startHeartbeat({ db, cluster, logger, clock });
+    stopHeartbeat = await startHeartbeat({
+      db,
+      cluster,
+      logger,
+      clock,
+      failLostTasks: taskRows.failLostReplicaTasks,
+    });
   } catch (err) {
+    await listener.close();
     await db.end().catch(() => {});
     throw err;
   }
@@ -115,11 +142,10 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     jobQueue = await openPgJobQueue({ db, logger });
   } catch (err) {
     await stopHeartbeat().catch(() => {});
+    await listener.close();
     await db.end().catch(() => {});
     throw err;
   }
-  const replica = { replicaId: cluster.replicaId, leaseMs: cluster.leaseMs };
-  const group = createPgGroupCommit(db, options.observer);
   const stores: Stores = {
     node: createPgNodeIdentityStore({ db }),
     sessions: createPgSessionStore({ db, group, logger, clock, redact: options.redact }),
@@ -141,6 +167,8 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     db,
     group,
     stores,
+    taskEvents,
+    taskRows: { tasks: taskRows.tasks, pushConfigs: taskRows.pushConfigs },
     close() {
       closed ??= (async () => {
         try {
@@ -148,6 +176,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
           await jobQueue.close();
           await stopHeartbeat();
         } finally {
+          await listener.close();
           await db.end();
         }
       })();

@@ -1,0 +1,122 @@
+import { answerOf, sendText, skipWithoutCluster, startCluster, type TestCluster } from '../../support/cluster';
+import { waitFor } from '../../support/waitFor';
+
+/**
+ * Three `lango serve` replicas on one PostgreSQL database behind haproxy
+ * (round robin, health check on /readyz, no retries), the offline model, a
+ * 3 s lease with a 1 s heartbeat. One cluster for the whole file (starting
+ * one costs seconds of a 2-core machine); the test that kills a replica runs
+ * last.
+ */
+describe('three replicas behind haproxy', () => {
+  if (skipWithoutCluster('the three-replica cluster')) return;
+
+  const LEASE_MS = 3_000;
+  const HEARTBEAT_MS = 1_000;
+  let cluster: TestCluster;
+  beforeAll(async () => {
+    cluster = await startCluster({ replicas: 3, lease: `${LEASE_MS / 1000}s`, heartbeatInterval: '1s' });
+  }, 180_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  }, 60_000);
+
+  /** The JSON a tool answered with, when the offline model ran `text` (a tool name and its arguments). */
+  const tool = async (url: string, text: string): Promise<Record<string, unknown>> => {
+    const answer = answerOf(await sendText(url, text));
+    if (!answer.includes('{')) throw new Error(`no tool result in: ${answer}`);
+    return JSON.parse(answer.slice(answer.indexOf('{'))) as Record<string, unknown>;
+  };
+
+  it('spreads requests over all three replicas, each answering', async () => {
+    const answers = [];
+    for (let i = 0; i < 6; i++) answers.push(await sendText(cluster.balancerUrl, 'hi'));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(new Set(answers.map((a) => a.servedBy))).toEqual(new Set(['r0', 'r1', 'r2']));
+    for (const answer of answers) expect(answerOf(answer).length).toBeGreaterThan(0);
+  });
+
+  it('shows a background job submitted through one replica, and its result, through every other', async () => {
+    const submitted = await tool(cluster.replicaUrl(0), 'bg_submit {"prompt": "hi", "label": "shared"}');
+    const id = String(submitted.id);
+    for (const i of [1, 2]) {
+      const result = await waitFor(
+        async () => {
+          const found = await tool(cluster.replicaUrl(i), `bg_result {"id": "${id}"}`);
+          return found.status === 'completed' && found;
+        },
+        15_000,
+        `the job to be completed as seen by replica ${i}`,
+      );
+      expect(String(result.result).length).toBeGreaterThan(0);
+    }
+  });
+
+  it('restarts a replica drained in haproxy while requests keep coming, none failing', async () => {
+    let sending = true;
+    const outcomes: string[] = [];
+    const sender = async () => {
+      while (sending) {
+        const answer = await sendText(cluster.balancerUrl, 'hi').catch((err: Error) => err);
+        outcomes.push(
+          answer instanceof Error
+            ? `error ${answer.message}`
+            : answer.status === 200 && !answer.body.error
+              ? String(answer.servedBy)
+              : `${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`,
+        );
+      }
+    };
+    const senders = [sender(), sender()];
+    try {
+      await waitFor(() => outcomes.includes('r1'), 10_000, 'r1 to serve a request');
+      await cluster.setBalancerState(1, 'drain');
+      await cluster.killReplica(1, 'SIGTERM');
+      const whileDown = outcomes.length;
+      await cluster.startReplica(1);
+      await cluster.setBalancerState(1, 'ready');
+      await waitFor(() => outcomes.slice(whileDown).includes('r1'), 10_000, 'the restarted r1 to serve again');
+    } finally {
+      sending = false;
+      await Promise.all(senders);
+    }
+    const failed = outcomes.filter((o) => !/^r\d$/.test(o));
+    expect(failed).toEqual([]);
+    expect(new Set(outcomes)).toEqual(new Set(['r0', 'r1', 'r2']));
+  });
+
+  it('fails the running job of a replica killed -9 with "replica lost" within the lease, and haproxy takes it out', async () => {
+    const submitted = await tool(
+      cluster.replicaUrl(2),
+      'bg_submit {"prompt": "exec_shell {\\"command\\": \\"sleep 20\\"}", "label": "slow"}',
+    );
+    const id = String(submitted.id);
+    await waitFor(
+      async () => (await tool(cluster.replicaUrl(0), `bg_status {"id": "${id}"}`)).status === 'running',
+      15_000,
+      'the slow job to run on replica 2',
+    );
+
+    await cluster.killReplica(2, 'SIGKILL');
+    const killedAt = Date.now();
+    const lost = await waitFor(
+      async () => {
+        const found = await tool(cluster.replicaUrl(0), `bg_result {"id": "${id}"}`);
+        return found.status === 'failed' && found;
+      },
+      LEASE_MS + 10_000,
+      'the killed replica’s job to fail',
+    );
+    const detectedMs = Date.now() - killedAt;
+    process.stderr.write(`replica loss seen after ${detectedMs} ms (lease ${LEASE_MS} ms)\n`);
+    expect(lost.result).toBe('replica lost');
+    // Its last heartbeat was at most one beat before the kill; a survivor's sweep runs every beat.
+    expect(detectedMs).toBeLessThan(LEASE_MS + 2 * HEARTBEAT_MS + 1_000);
+
+    await waitFor(async () => (await cluster.balancerStatus()).r2 === 'DOWN', 5_000, 'haproxy to take r2 out');
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await sendText(cluster.balancerUrl, 'hi'));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+    expect(new Set(answers.map((a) => a.servedBy))).toEqual(new Set(['r0', 'r1']));
+  });
+});
