@@ -7,11 +7,15 @@ import type { BackgroundJob } from '../../store/jobs';
 import { runClaimedBackgroundJob, type BackgroundQueueOptions } from './bgQueue';
 import { startQueuePoller, type QueuePoller } from './queuePoller';
 
+/** Polls of the other replicas a job submitted here waits before they may take it. */
+const HAND_OFF_POLLS = 2;
+
 /**
  * Background prompts of a replica among several on PostgreSQL: a submitted
  * job is a row (`bg_jobs`, queued) and an entry of the cluster's job queue;
- * whichever replica has a free slot (`background.concurrency` each) takes
- * the entry, claims the row (queued → running, naming the replica) and runs
+ * the replica it was submitted to starts it at once when it has a free
+ * slot; otherwise whichever replica has one (`background.concurrency`
+ * each) takes the entry, claims the row (queued → running, naming the replica) and runs
  * it. A job queued on a replica that stops or dies before it starts runs on
  * another; one that was running when its replica died is failed "replica
  * lost" by the heartbeat sweep (`store/postgres/cluster.ts`), since a
@@ -48,8 +52,15 @@ export class ClusterBackgroundQueue {
       prompt: input.prompt,
       createdAt: this.now(),
     });
-    await this.options.queue.enqueueBackground(id);
-    this.poller?.wake();
+    const { queue } = this.options;
+    // This replica goes first when it has a slot (the job starts at once, where it was asked for); the
+    // others see the entry after the hand-off delay, in time to take it if this replica is full or gone.
+    await queue.enqueueBackground(id, HAND_OFF_POLLS * queue.pollMs);
+    if (this.runner && !this.closed && this.running.size < this.options.concurrency) {
+      await this.take(id).catch((err: unknown) =>
+        this.options.logger.warn('background job left to the queue', { id, error: errorMessage(err) }),
+      );
+    }
     return this.require(principal, id);
   }
 
