@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -171,6 +171,66 @@ async function haproxyStatus(socket: string): Promise<Record<string, string>> {
   );
 }
 
+/** A running haproxy in front of replicas on loopback ports. */
+export interface Balancer {
+  /** Its frontend, `http://127.0.0.1:<port>`. */
+  readonly url: string;
+  readonly pid: number;
+  /** Its view of each replica (`UP`, `DOWN`, `DRAIN`, …), by server name `r<i>`. */
+  status(): Promise<Record<string, string>>;
+  /** Sets replica `i`'s admin state: `drain` sends it no new requests (those in flight finish), `ready` takes it back. */
+  setState(i: number, state: 'drain' | 'ready'): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts haproxy with {@link haproxyConfig} over `replicaPorts` (its config
+ * and admin socket in `dir`) and resolves once it sees every replica up.
+ */
+export async function startBalancer(dir: string, replicaPorts: readonly number[]): Promise<Balancer> {
+  const bindPort = await freePort();
+  const statsSocket = path.join(dir, 'haproxy.sock');
+  const configFile = path.join(dir, 'haproxy.cfg');
+  fs.writeFileSync(configFile, haproxyConfig({ bindPort, replicaPorts, statsSocket }));
+  const haproxy = spawn(HAPROXY, ['-db', '-f', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  const keep = (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000));
+  haproxy.stdout.on('data', keep);
+  haproxy.stderr.on('data', keep);
+  const exited = new Promise((resolve) => haproxy.once('exit', resolve));
+  const stop = async () => {
+    if (haproxy.exitCode === null && haproxy.signalCode === null) haproxy.kill('SIGKILL');
+    await exited;
+  };
+  const status = () => haproxyStatus(statsSocket);
+  let seen = 'nothing yet';
+  try {
+    await waitFor(
+      async () => {
+        if (haproxy.exitCode !== null) throw new Error(`haproxy exited ${haproxy.exitCode}: ${log}`);
+        const now = await status().catch((err: Error) => ({ error: err.message }) as Record<string, string>);
+        seen = JSON.stringify(now);
+        return Object.keys(now).length === replicaPorts.length && Object.values(now).every((s) => s === 'UP');
+      },
+      30_000,
+      'haproxy to see every replica up',
+    );
+  } catch (err) {
+    await stop();
+    throw new Error(`${(err as Error).message} (last seen ${seen}; haproxy said: ${log})`, { cause: err });
+  }
+  return {
+    url: `http://127.0.0.1:${bindPort}`,
+    pid: haproxy.pid!,
+    status,
+    async setState(i, state) {
+      const answer = await haproxyCommand(statsSocket, `set server replicas/r${i} state ${state}`);
+      if (answer.trim()) throw new Error(`haproxy refused the state ${state} for r${i}: ${answer.trim()}`);
+    },
+    stop,
+  };
+}
+
 /**
  * Starts PostgreSQL (unless given), a fresh database, `size` replicas of
  * `lango serve` from dist (built if stale), each in its own folder with its
@@ -195,14 +255,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
   const ownPostgres = options.postgres ? undefined : await startTestPostgres();
   const pg = options.postgres ?? ownPostgres!;
   const replicas: (CliProcess | undefined)[] = [];
-  let haproxy: ChildProcess | undefined;
-  let haproxyLog = '';
+  let balancer: Balancer | undefined;
   const stopAll = async () => {
-    if (haproxy && haproxy.exitCode === null && haproxy.signalCode === null) {
-      const exited = new Promise((resolve) => haproxy!.once('exit', resolve));
-      haproxy.kill('SIGKILL');
-      await exited;
-    }
+    await balancer?.stop();
     await Promise.all(replicas.map((r) => r?.stop()));
     await ownPostgres?.stop();
     fs.rmSync(root, { recursive: true, force: true });
@@ -256,30 +311,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
     // One at a time: starting three Node processes at once on two cores only makes each slower.
     for (let i = 0; i < size; i++) await startReplica(i);
 
-    const bindPort = await freePort();
-    const statsSocket = path.join(root, 'haproxy.sock');
-    const configFile = path.join(root, 'haproxy.cfg');
-    fs.writeFileSync(configFile, haproxyConfig({ bindPort, replicaPorts: ports, statsSocket }));
-    haproxy = spawn(HAPROXY, ['-db', '-f', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
-    haproxy.stdout!.on('data', (chunk: Buffer) => (haproxyLog = (haproxyLog + chunk.toString()).slice(-4000)));
-    haproxy.stderr!.on('data', (chunk: Buffer) => (haproxyLog = (haproxyLog + chunk.toString()).slice(-4000)));
-    const running = haproxy;
-    const balancerStatus = () => haproxyStatus(statsSocket);
-    let seen = 'nothing yet';
-    await waitFor(
-      async () => {
-        if (running.exitCode !== null) throw new Error(`haproxy exited ${running.exitCode}: ${haproxyLog}`);
-        const status = await balancerStatus().catch((err: Error) => ({ error: err.message }) as Record<string, string>);
-        seen = JSON.stringify(status);
-        return Object.keys(status).length === size && Object.values(status).every((s) => s === 'UP');
-      },
-      30_000,
-      'haproxy to see every replica up',
-    ).catch((err: Error) => {
-      throw new Error(`${err.message} (last seen ${seen}; haproxy said: ${haproxyLog})`);
-    });
+    balancer = await startBalancer(root, ports);
+    const running = balancer;
     return {
-      balancerUrl: `http://127.0.0.1:${bindPort}`,
+      balancerUrl: balancer.url,
       databaseUrl,
       workspace,
       size,
@@ -294,11 +329,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
         replicas[i] = undefined;
       },
       startReplica,
-      balancerStatus,
-      async setBalancerState(i, state) {
-        const answer = await haproxyCommand(statsSocket, `set server replicas/r${i} state ${state}`);
-        if (answer.trim()) throw new Error(`haproxy refused the state ${state} for r${i}: ${answer.trim()}`);
-      },
+      balancerStatus: () => running.status(),
+      setBalancerState: (i, state) => running.setState(i, state),
       stop: stopAll,
     };
   } catch (err) {
@@ -342,4 +374,15 @@ export function answerOf(answer: RpcAnswer): string {
     ? (result.task.artifacts ?? []).flatMap((a) => a.parts ?? [])
     : (result.message?.parts ?? []);
   return parts.map((p) => p.text ?? '').join('');
+}
+
+/**
+ * What a tool answered when the offline model ran `text` (a tool name and its
+ * JSON arguments) on the node at `url`: the JSON value its answer quotes.
+ */
+export async function offlineToolResult(url: string, text: string): Promise<Record<string, unknown>> {
+  const answer = answerOf(await sendText(url, text));
+  const start = answer.search(/[[{]/);
+  if (start < 0) throw new Error(`no tool result in: ${answer}`);
+  return JSON.parse(answer.slice(start)) as Record<string, unknown>;
 }

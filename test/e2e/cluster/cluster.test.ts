@@ -1,4 +1,12 @@
-import { answerOf, sendText, skipWithoutCluster, startCluster, type TestCluster } from '../../support/cluster';
+import {
+  answerOf,
+  offlineToolResult as tool,
+  sendText,
+  skipWithoutCluster,
+  startCluster,
+  type TestCluster,
+} from '../../support/cluster';
+import { Client } from 'pg';
 import { waitFor } from '../../support/waitFor';
 
 /**
@@ -21,14 +29,17 @@ describe('three replicas behind haproxy', () => {
     await cluster?.stop();
   }, 60_000);
 
-  /** The JSON a tool answered with, when the offline model ran `text` (a tool name and its arguments). */
-  const tool = async (url: string, text: string): Promise<Record<string, unknown>> => {
-    const answer = answerOf(await sendText(url, text));
-    if (!answer.includes('{')) throw new Error(`no tool result in: ${answer}`);
-    return JSON.parse(answer.slice(answer.indexOf('{'))) as Record<string, unknown>;
-  };
+  /** When the every-minute cron job was added (the first test adds it; the last counts its runs). */
+  let cronAddedAt: number;
 
   it('spreads requests over all three replicas, each answering', async () => {
+    cronAddedAt = Date.now();
+    const added = await tool(
+      cluster.replicaUrl(0),
+      'cron_add {"name": "minutely", "schedule": "* * * * *", "prompt": "hi"}',
+    );
+    expect(added.added).toBe('minutely');
+
     const answers = [];
     for (let i = 0; i < 6; i++) answers.push(await sendText(cluster.balancerUrl, 'hi'));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
@@ -119,4 +130,38 @@ describe('three replicas behind haproxy', () => {
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
     expect(new Set(answers.map((a) => a.servedBy))).toEqual(new Set(['r0', 'r1']));
   });
+
+  it('runs an every-minute cron job exactly three times in three minutes, across a replica restart and a kill', async () => {
+    const firstMinute = Math.ceil(cronAddedAt / 60_000) * 60_000;
+    const minutes = [0, 1, 2].map((m) => firstMinute + m * 60_000);
+    // The rows themselves: every run any replica started, whatever it answered.
+    const runs = async () => {
+      const db = new Client({ connectionString: cluster.databaseUrl });
+      await db.connect();
+      try {
+        const { rows } = await db.query<{
+          scheduled_for: string;
+          started_at: string;
+          trigger: string;
+          replica: string;
+        }>(`SELECT scheduled_for, started_at, trigger, replica FROM cron_runs WHERE job_name = 'minutely'`);
+        return rows;
+      } finally {
+        await db.end();
+      }
+    };
+    await waitFor(
+      async () => (await runs()).some((r) => Date.parse(r.scheduled_for) === minutes[2]),
+      Math.max(0, minutes[2] - Date.now()) + 30_000,
+      'the run of the third minute',
+    );
+    const inWindow = (await runs()).filter((r) => Date.parse(r.scheduled_for) < firstMinute + 180_000);
+    const lateness = inWindow.map((r) => Date.parse(r.started_at) - Date.parse(r.scheduled_for));
+    process.stderr.write(
+      `cron runs: ${inWindow.map((r, i) => `${r.scheduled_for} on ${r.replica}, ${lateness[i]} ms late`).join('; ')}\n`,
+    );
+    expect(inWindow.map((r) => [Date.parse(r.scheduled_for), r.trigger]).sort()).toEqual(
+      minutes.map((m) => [m, 'schedule']),
+    );
+  }, 240_000);
 });
