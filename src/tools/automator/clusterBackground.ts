@@ -65,25 +65,24 @@ export class ClusterBackgroundQueue {
   }
 
   /**
-   * Cancels a job the principal can see: a queued one is recorded cancelled
-   * (its queue entry is then dropped when taken); a running one is stopped
-   * when it runs on this replica. @throws InputError when it is unknown,
-   * finished, or running on another replica.
+   * Cancels a job the principal can see: one running here is stopped; any
+   * other is recorded cancelled, so its queue entry is dropped when taken,
+   * or the replica running it stops it at its next poll. @throws
+   * InputError when it is unknown or finished.
    */
   async cancel(principal: Principal, id: string): Promise<BackgroundJob> {
     const job = await this.require(principal, id);
     const local = this.running.get(id);
     if (local) {
       local.abort(new Error('cancelled by request'));
-    } else if (job.status === 'queued') {
+    } else if (job.status === 'queued' || job.status === 'running') {
+      // A job running on another replica: that replica sees the row cancelled at its next poll and stops the turn.
       await this.options.store.finish(id, {
         status: 'cancelled',
         finishedAt: this.now(),
-        result: 'cancelled before it started',
+        result: job.status === 'queued' ? 'cancelled before it started' : 'cancelled by request',
         author: null,
       });
-    } else if (job.status === 'running') {
-      throw new InputError(`background job ${id} is running on another replica; cancel it through that replica`);
     } else {
       throw new InputError(`background job ${id} already finished (${job.status})`);
     }
@@ -110,9 +109,18 @@ export class ClusterBackgroundQueue {
   }
 
   private async poll(): Promise<void> {
+    await this.stopCancelledElsewhere();
     const free = this.options.concurrency - this.running.size;
     if (free <= 0 || this.closed) return;
     await this.options.queue.takeBackground(free, (id) => this.take(id));
+  }
+
+  /** Stops the turns of jobs running here that were cancelled through another replica. */
+  private async stopCancelledElsewhere(): Promise<void> {
+    for (const [id, controller] of [...this.running]) {
+      const row = await this.options.store.get(OWNER, id);
+      if (row?.status === 'cancelled') controller.abort(new Error('cancelled by request'));
+    }
   }
 
   /** One job taken from the queue: claimed on its row, then run in the background. */

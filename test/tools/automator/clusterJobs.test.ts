@@ -154,6 +154,31 @@ if (!skipWithoutPostgres('cron and background jobs across replicas')) {
       expect(a.turns.inputs.map((i) => i.text)).toEqual(['hold']);
     }, 30_000);
 
+    it('stops a background job running on A when it is cancelled through B', async () => {
+      const gate = createGate();
+      const a = await replica('a', {
+        respond: async () => {
+          await gate.opened;
+          return 'finished anyway';
+        },
+      });
+      const b = await replica('b');
+      const held = await a.background.call('bg_submit', { prompt: 'hold' });
+      await waitFor(
+        async () => (await b.storage.stores.background.get(OWNER, held.id))?.status === 'running',
+        10_000,
+        'the job to run on A',
+      );
+      const cancelled = await b.background.call('bg_cancel', { id: held.id });
+      expect(cancelled.status).toBe('cancelled');
+      // A's turn ends on its own abort (the gate stays shut), well within a few polls.
+      await waitFor(() => a.turns.active === 0, 5_000, 'A to stop the turn');
+      const row = await a.storage.stores.background.get(OWNER, held.id);
+      expect(row?.status).toBe('cancelled');
+      expect(b.turns.inputs).toEqual([]);
+      gate.open();
+    }, 30_000);
+
     it('fires on B a cron job added on A while A is stopped; a job removed on A never fires on B', async () => {
       const a = await replica('a');
       const b = await replica('b', { start: false });
