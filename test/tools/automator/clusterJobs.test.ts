@@ -1,6 +1,7 @@
 import { createMemoryLogger } from '../../../src/log/logger';
 import { OWNER } from '../../../src/principal';
-import { openPostgresStorage, type PostgresStorage } from '../../../src/store/postgres/storage';
+import { Client } from 'pg';
+import { migratePostgres, openPostgresStorage, type PostgresStorage } from '../../../src/store/postgres/storage';
 import type { CronRun } from '../../../src/store/jobs';
 import { backgroundFamily, cronFamily } from '../../../src/tools/automator/families';
 import type { TurnInput } from '../../../src/agent/turn';
@@ -77,6 +78,24 @@ if (!skipWithoutPostgres('cron and background jobs across replicas')) {
     }
     const cronRuns = async (storage: PostgresStorage, name: string): Promise<CronRun[]> =>
       (await storage.stores.cron.history(OWNER, name, 100)).reverse();
+
+    it('migrates the queue with the schema: two migrations at once create its schema and queues once', async () => {
+      const applied = await Promise.all([migratePostgres(url), migratePostgres(url)]);
+      expect(Math.max(...applied)).toBeGreaterThan(10);
+      const client = new Client({ connectionString: url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ name: string; policy: string }>(
+          'SELECT name, policy FROM pgboss.queue ORDER BY name',
+        );
+        expect(rows).toEqual([
+          { name: 'lango-background', policy: 'short' },
+          { name: 'lango-cron', policy: 'short' },
+        ]);
+      } finally {
+        await client.end();
+      }
+    });
 
     it('runs an every-2-seconds cron job exactly once per tick across three replicas', async () => {
       const replicas = [await replica('r1'), await replica('r2'), await replica('r3')];
