@@ -19,7 +19,7 @@ function newest(file) {
   return fs.readdirSync(file).reduce((max, name) => Math.max(max, newest(path.join(file, name))), stat.mtimeMs);
 }
 
-const inputs = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package.json'].map((f) => path.join(root, f));
+const inputs = ['src', 'web', 'tsconfig.json', 'tsconfig.build.json', 'package.json'].map((f) => path.join(root, f));
 const built = fs.existsSync(stamp) ? fs.statSync(stamp).mtimeMs : 0;
 if (built > Math.max(...inputs.map(newest))) {
   process.stderr.write('lango: build is current (dist/), not recompiling\n');
@@ -30,5 +30,7 @@ if (built > Math.max(...inputs.map(newest))) {
     stdio: 'inherit',
   });
   if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+  const web = spawnSync(process.execPath, [path.join(__dirname, 'build-console.js')], { cwd: root, stdio: 'inherit' });
+  if (web.status !== 0) process.exit(web.status ?? 1);
   fs.writeFileSync(stamp, `${new Date().toISOString()}\n`);
 }

@@ -164,9 +164,11 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     const observability = createObservability({
       config,
       logger,
-      db: () => storage.db,
+      tasksByState: () => storage.taskRows.tasks.countByState(),
       callers: () => callers,
       peers: () => federation?.status() ?? [],
+      root: () => tree.current(),
+      remoteCard: (name) => federation?.card(name),
       redact: (text) => secrets.redactText(text),
       clock,
     });
@@ -277,7 +279,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       callers,
       redact: (text) => secrets.redactText(text),
       db: storage.db,
-      group: storage.group,
+      taskRows: storage.taskRows,
       logger: logger.child({ component: 'a2a' }),
       clock,
       peerStatus: federation ? () => federation.status() : undefined,

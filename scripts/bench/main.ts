@@ -27,6 +27,7 @@ import {
   greeting,
   hop,
   memory,
+  observeOff,
   settings,
   startup,
   streaming,
@@ -35,6 +36,7 @@ import {
 
 const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   greeting,
+  observeOff,
   delegated,
   adk,
   card,

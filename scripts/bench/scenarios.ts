@@ -216,6 +216,39 @@ export function greeting(): Promise<ScenarioResult> {
   });
 }
 
+/** Metrics, timelines and the console switched off: what observability costs the request path. */
+const OBSERVE_OFF = JSON.stringify({ observability: { metrics: false, timeline: { enabled: false }, console: false } });
+
+/**
+ * The greeting on a default node (Prometheus metrics, task timelines, the
+ * console served; no OTLP endpoint, no console open) against the same node
+ * with all of them off, alternated in one run: the ratio says what watching
+ * costs when nobody looks.
+ */
+export async function observeOff(): Promise<ScenarioResult> {
+  const loadEnv = { KIND: 'send', TEXT: 'hi' };
+  const runs = await alternate({
+    'observability off': () => withServer(nodeSpec({ EXTRA_CONFIG: OBSERVE_OFF }), (s) => load(s, loadEnv)),
+    'default node': () => withServer(nodeSpec(), (s) => load(s, loadEnv)),
+  });
+  const off = medians(runs['observability off']);
+  const on = medians(runs['default node']);
+  const failures = Object.values(runs)
+    .flat()
+    .reduce((sum, r) => sum + r.failed, 0);
+  const ratio = on.rps / off.rps;
+  return {
+    id: 'observeOff',
+    title: 'greeting with metrics, timelines and console on (default, unused) vs all off',
+    target: '≥ 0.9 × req/s of the node with observability off',
+    baseline: `off: ${describeLoad(off)}`,
+    node: `default: ${describeLoad(on)}`,
+    ratio: `${fmt(ratio, 2)} × req/s, ${fmt(on.p99 / off.p99, 2)} × p99, ${fmt(on.cpu / off.cpu, 2)} × CPU/req`,
+    met: ratio >= 0.9 && failures === 0,
+    notes: loadNotes(runs),
+  };
+}
+
 /** SendMessage delegated orchestrator → vault, which runs crypto_hash once (instant scripted model). */
 export function delegated(): Promise<ScenarioResult> {
   return throughput({

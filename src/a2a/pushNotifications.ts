@@ -17,7 +17,7 @@ import { parseIp } from '../net/address';
 import { createPinnedAgent } from '../net/dispatcher';
 import { createOutboundPolicy, OutboundRefusedError, type Lookup, type OutboundPolicy } from '../net/policy';
 import { classifyAddress } from '../net/ranges';
-import { redactJsonText, type Redact } from './redaction';
+import { redactJsonText, type Redact } from '../log/redactJson';
 
 /**
  * Push notifications: webhook URLs are checked when registered and again

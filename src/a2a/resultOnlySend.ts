@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { TaskState } from '@a2a-js/sdk';
-import type { Artifact, Message, SendMessageRequest, Task } from '@a2a-js/sdk';
+import type { SendMessageRequest, Task } from '@a2a-js/sdk';
 import { AgentEvent, RequestContext } from '@a2a-js/sdk/server';
 import type {
   AgentExecutionEvent,
@@ -14,13 +14,14 @@ import type { Logger } from '../log/logger';
 import { newContextId } from './contextIds';
 import { newTask, statusUpdate } from './messages';
 import { RESULT_ONLY_KEY } from './callFlags';
-import { isFinished, isInterrupted, isSettled } from '../protocol/taskStates';
-import type { SqliteTaskStore } from './sqliteStores';
+import { isInterrupted, isSettled } from '../protocol/taskStates';
+import type { LiveTasks } from './liveTasks';
+import { scopeOf } from './taskStore';
 
-/** What {@link ResultOnlySend} works with: the node's executor, task store and the SDK handler's bus manager. */
+/** What {@link ResultOnlySend} works with: the node's executor, live tasks and the SDK handler's bus manager. */
 export interface ResultOnlySendOptions {
   executor: AgentExecutor;
-  tasks: SqliteTaskStore;
+  live: LiveTasks;
   /** The manager the SDK's handler uses too, so CancelTask and SubscribeToTask find this task's bus. */
   buses: ExecutionEventBusManager;
   logger: Logger;
@@ -35,10 +36,10 @@ export interface ResultOnlySendOptions {
  * task, so nothing needs what the SDK's `DefaultRequestHandler` does per
  * event for it: load the task from the store, copy, merge and save it back,
  * and copy it once more for push notifications. Here the executor's events
- * are folded into one task object as they come (by the SDK's `ResultManager`
- * rules), the store holds that object so `GetTask`, `ListTasks` and
- * `CancelTask` from other requests see the live state, and the task is
- * written once, when it settles. The bus is the SDK manager's own, so a
+ * are folded into its live task as they come (`LiveTasks`, mode
+ * `on-settle`), so `GetTask`, `ListTasks` and `CancelTask` from other
+ * requests see the live state, and the task is written once, when it
+ * settles. The bus is the SDK manager's own, so a
  * cancel or a subscription from another request reaches it as it would any
  * other task. Every other request goes through the SDK.
  */
@@ -58,7 +59,7 @@ export class ResultOnlySend {
   }
 
   async send(params: SendMessageRequest, context: ServerCallContext): Promise<Task> {
-    const { executor, tasks, buses, logger, clock } = this.options;
+    const { executor, live: liveTasks, buses, logger, clock } = this.options;
     const taskId = randomUUID();
     const contextId = params.message!.contextId || newContextId();
     const requestContext = new RequestContext(
@@ -71,15 +72,14 @@ export class ResultOnlySend {
     );
     const userMessage = requestContext.userMessage;
     const bus = buses.createOrGetByTaskId(taskId, context);
-    let task: Task | undefined;
+    const live = liveTasks.begin(scopeOf(context), taskId, 'on-settle');
     const fold = (event: AgentExecutionEvent) => {
-      task = applyEvent(task, event, userMessage);
-      if (task) tasks.track(task, context);
+      liveTasks.fold(live, event, userMessage);
     };
     bus.on('event', fold);
     const fail = (reason: string) => {
       // What the SDK synthesises when an executor fails before its first event: a submitted task.
-      if (!task)
+      if (!live.task)
         fold(AgentEvent.task(newTask({ taskId, contextId }, userMessage, TaskState.TASK_STATE_SUBMITTED, clock())));
       bus.publish(
         AgentEvent.statusUpdate(statusUpdate({ taskId, contextId }, TaskState.TASK_STATE_FAILED, clock(), reason)),
@@ -96,14 +96,14 @@ export class ResultOnlySend {
         fail(`Agent execution error: ${reason}`);
       }
       // An executor that returns without settling its task would leave it running forever.
-      if (!isSettled(task?.status?.state)) {
+      if (!isSettled(live.task?.status?.state)) {
         logger.warn('agent execution ended without settling its task', { taskId });
         fail('Agent execution ended without an answer.');
       }
       // The answer is decided: what the bus carries from now on (a late cancel) must not change it after the save.
       bus.off('event', fold);
-      final = task!;
-      await tasks.save(final, context);
+      final = live.task!;
+      await liveTasks.settle(live);
     } finally {
       bus.off('event', fold);
       // As the SDK settles the bus whatever its saves did: kept for an interrupted task's answer, else removed.
@@ -138,71 +138,4 @@ export class ResultOnlySend {
       warn(err);
     }
   }
-}
-
-/**
- * Applies one executor event to the task, as the SDK's `ResultManager`
- * merges it into the stored task: the user's message heads the history,
- * status messages are appended to it, artifacts are replaced or appended
- * by id, metadata is merged, and nothing changes a task once it has ended.
- * The executor's events are fresh objects it never touches again, so they
- * are taken as they are, not copied.
- */
-export function applyEvent(task: Task | undefined, event: AgentExecutionEvent, userMessage: Message): Task | undefined {
-  switch (event.kind) {
-    case 'task': {
-      const next: Task = { ...event.data, history: event.data.history ?? [] };
-      if (task) {
-        if (next.history.length === 0) next.history = task.history;
-        next.artifacts = mergeArtifacts(task.artifacts, next.artifacts);
-        if (task.metadata || next.metadata) next.metadata = { ...task.metadata, ...next.metadata };
-      }
-      if (!next.history.some((m) => m.messageId === userMessage.messageId))
-        next.history = [userMessage, ...next.history];
-      return next;
-    }
-    case 'statusUpdate': {
-      const update = event.data;
-      if (!task || task.id !== update.taskId) return task;
-      const state = task.status?.state;
-      if (isFinished(state) && update.status?.state !== state) return task;
-      task.status = update.status;
-      if (update.metadata) task.metadata = { ...task.metadata, ...update.metadata };
-      const message = update.status?.message;
-      if (message && !task.history.some((m) => m.messageId === message.messageId))
-        task.history = [...task.history, message];
-      return task;
-    }
-    case 'artifactUpdate': {
-      const update = event.data;
-      const artifact = update.artifact;
-      if (!task || !artifact || task.id !== update.taskId) return task;
-      const index = task.artifacts.findIndex((a) => a.artifactId === artifact.artifactId);
-      if (index === -1) task.artifacts = [...task.artifacts, artifact];
-      else if (!update.append) task.artifacts[index] = artifact;
-      else {
-        const existing = task.artifacts[index]!;
-        task.artifacts[index] = {
-          ...existing,
-          parts: [...existing.parts, ...artifact.parts],
-          ...(artifact.name ? { name: artifact.name } : {}),
-          ...(artifact.description ? { description: artifact.description } : {}),
-          ...(artifact.metadata ? { metadata: { ...existing.metadata, ...artifact.metadata } } : {}),
-        };
-      }
-      if (update.metadata) task.metadata = { ...task.metadata, ...update.metadata };
-      return task;
-    }
-    case 'message':
-      // The node's executor answers with tasks only; a direct reply would end no task.
-      return task;
-  }
-}
-
-function mergeArtifacts(earlier: Artifact[], incoming: Artifact[]): Artifact[] {
-  if (earlier.length === 0) return incoming;
-  const byId = new Map(incoming.map((a) => [a.artifactId, a]));
-  const merged = earlier.map((a) => byId.get(a.artifactId) ?? a);
-  const seen = new Set(earlier.map((a) => a.artifactId));
-  return [...merged, ...incoming.filter((a) => !seen.has(a.artifactId))];
 }

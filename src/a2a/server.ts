@@ -7,7 +7,7 @@ import type { TurnRunner } from '../agent/turn';
 import type { LangoConfig } from '../config/schema';
 import type { Logger } from '../log/logger';
 import type { SqliteDatabase } from '../store/sqlite/database';
-import type { GroupCommit } from '../store/sqlite/groupCommit';
+import type { TaskRowStores } from '../store/taskRows';
 import { createAuthenticator, requireAuth, userFromRequest } from './auth';
 import { createCallers, type Callers } from './callers';
 import { NO_TOOLS } from '../principal';
@@ -27,7 +27,8 @@ import { restResponses } from './restResponses';
 import { ResultOnlySend } from './resultOnlySend';
 import { createCardSigner } from './signing';
 import { parseDuration } from '../duration';
-import { createA2AStores } from './taskStore';
+import { LiveTasks } from './liveTasks';
+import { createA2AStores, scopeOf } from './taskStore';
 
 /** Dependencies of {@link createA2AServer}. */
 export interface A2AServerOptions {
@@ -35,9 +36,10 @@ export interface A2AServerOptions {
   /** The current tree root; federation rebuilds the tree when peers join or leave. */
   root: () => LlmAgent;
   runner: TurnRunner;
+  /** The node's SQLite file, for the health checks. */
   db: SqliteDatabase;
-  /** The database's one group commit: task rows commit with the sessions' turns. */
-  group: GroupCommit;
+  /** Where tasks and push configs are kept (`NodeStorage.taskRows`). */
+  taskRows: TaskRowStores;
   logger: Logger;
   clock: () => Date;
   /** Health of remote peers for `GET /agents` (federation). */
@@ -54,7 +56,7 @@ export interface A2AServerOptions {
   intercept?: express.RequestHandler[];
   /** The node's own pages (metrics, console), mounted before A2A's catch-all routes; each checks its own access. */
   pages?: express.Router[];
-  /** Masks known secret values in every task row and push payload (issue 11 G; the node's `SecretRegistry`). */
+  /** Masks known secret values in every push payload (issue 11 G; the node's `SecretRegistry`; the task rows mask their own). */
   redact?: (text: string) => string;
   /** Who each credential is (`callers.ts`); by default `a2a.auth` as written, peers granted no tools. */
   callers?: Callers;
@@ -85,22 +87,25 @@ export const RESTART_REASON = 'node restarted';
  * Where it listens is the caller's choice: `createApp` checks the exposure
  * rule (`assertSafeExposure`) before it opens anything.
  * @example
- * const a2a = createA2AServer({ config, root: () => tree.current(), runner, db, group, logger, clock: () => new Date() });
+ * const a2a = createA2AServer({ config, root: () => tree.current(), runner, db, taskRows, logger, clock: () => new Date() });
  * const server = http.createServer(a2a.app).listen(port, host, () => a2a.setPublicUrl(`http://${host}:${port}`));
  */
 export function createA2AServer(options: A2AServerOptions): A2AServer {
-  const { config, root, runner, db, group, clock } = options;
+  const { config, root, runner, db, clock } = options;
   const logger = options.logger;
 
-  const stores = createA2AStores({ db, group, logger, clock, redact: options.redact });
-  stores.failInterrupted(RESTART_REASON);
+  const liveTasks = new LiveTasks({ rows: options.taskRows.tasks });
+  const stores = createA2AStores({ rows: options.taskRows, live: liveTasks, clock });
+  // On SQLite the sweep is done when this returns (no query awaits); a shared database's sweep fails only
+  // tasks of processes that ended, which the rows' implementation knows.
+  stores.failInterrupted(RESTART_REASON).catch((err: unknown) => {
+    logger.warn('could not mark interrupted tasks failed', { error: errorMessage(err) });
+  });
   const retentionMs = parseDuration(config.a2a.taskRetention, 'a2a.taskRetention');
   const purge = () => {
-    try {
-      stores.purgeFinished(new Date(clock().getTime() - retentionMs));
-    } catch (err) {
+    stores.purgeFinished(new Date(clock().getTime() - retentionMs)).catch((err: unknown) => {
       logger.warn('task purge failed', { error: errorMessage(err) });
-    }
+    });
   };
   purge();
   const purgeTimer = setInterval(purge, Math.min(Math.max(retentionMs / 10, 1_000), 3_600_000));
@@ -116,7 +121,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     logger,
     clock,
     admit: options.admit,
-    onNewTask: (taskId, context) => stores.tasks.expectNew(taskId, context),
+    onNewTask: (taskId, context) => liveTasks.begin(scopeOf(context), taskId, 'every-state'),
   });
   const { allowPrivateNetworks, maxAttempts } = config.a2a.pushNotifications;
   const pushStore = new CheckedPushStore({ inner: stores.pushConfigs, allowPrivateNetworks });
@@ -139,7 +144,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   );
   const resultOnly = new ResultOnlySend({
     executor,
-    tasks: stores.tasks,
+    live: liveTasks,
     buses,
     logger,
     clock,
@@ -210,7 +215,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
       // Let the SDK's result managers write the failures just published before the caller closes the db.
       await new Promise((resolve) => setTimeout(resolve, 50));
       try {
-        stores.failInterrupted('node shutting down');
+        await stores.failInterrupted('node shutting down');
       } catch (err) {
         // The database is already gone: the next start marks these tasks failed instead.
         logger.warn('could not mark running tasks failed at shutdown', {

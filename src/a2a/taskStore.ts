@@ -1,129 +1,139 @@
-import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
-import { migrate, type SqliteDatabase } from '../store/sqlite/database';
-import type { GroupCommit } from '../store/sqlite/groupCommit';
-import type { Logger } from '../log/logger';
-import { SqlitePushStore, SqliteTaskStore } from './sqliteStores';
-import type { Redact } from './redaction';
-import { FINISHED_STATES, RUNNING_STATES } from '../protocol/taskStates';
+import { randomUUID } from 'node:crypto';
+import type { ListTasksRequest, Task, ListTasksResponse, TaskPushNotificationConfig } from '@a2a-js/sdk';
+import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import { resolveUserScope } from '@a2a-js/sdk/server';
+import type {
+  PushNotificationStore,
+  ServerCallContext,
+  StoredPushNotificationConfig,
+  TaskStore,
+} from '@a2a-js/sdk/server';
+import type { LiveTasks } from './liveTasks';
+import { principalOf } from './auth';
+import { isOwner } from '../principal';
+import {
+  InvalidPageTokenError,
+  type PushConfigRows,
+  type TaskReader,
+  type TaskRows,
+  type TaskRowStores,
+  type TaskScope,
+} from '../store/taskRows';
 
 /**
- * Durable A2A tasks and push-notification configs in the node's one SQLite
- * file. The rows are those of the SDK's database stores (`@a2a-js/sdk/server/database`);
- * {@link SqliteTaskStore} serves them with prepared statements instead of
- * kysely, which prepared every query anew and tripled the cost of a task.
- * We also own the two lifecycle chores the SDK does not do: failing tasks a
- * dead process left `working`, and purging finished tasks past their retention.
+ * The SDK's TaskStore and PushNotificationStore contracts over the live
+ * tasks and the node's task and push-config rows (`store/taskRows.ts`,
+ * SQLite or PostgreSQL): the caller's scope from the SDK's call context and
+ * the owner rule.
  */
 
-const MIGRATIONS = [
-  `CREATE TABLE a2a_tasks (
-     tenant TEXT NOT NULL, owner TEXT NOT NULL, id TEXT NOT NULL,
-     context_id TEXT NOT NULL, status_last_updated INTEGER NOT NULL DEFAULT 0,
-     status_state TEXT, status TEXT, artifacts TEXT, history TEXT, metadata TEXT,
-     protocol_version TEXT,
-     PRIMARY KEY (tenant, owner, id))`,
-  `CREATE INDEX a2a_tasks_by_updated ON a2a_tasks (tenant, owner, status_last_updated DESC, id DESC)`,
-  `CREATE INDEX a2a_tasks_by_state ON a2a_tasks (status_state, status_last_updated)`,
-  `CREATE TABLE a2a_push_configs (
-     tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL, config_id TEXT NOT NULL,
-     config_data TEXT, protocol_version TEXT,
-     PRIMARY KEY (tenant, owner, task_id, config_id))`,
-];
+const DEFAULT_PAGE_SIZE = 50;
 
-const TASK_TABLE = 'a2a_tasks';
-const PUSH_TABLE = 'a2a_push_configs';
+/** The caller's scope: the tenant and the SDK's user scope. */
+export const scopeOf = (context: ServerCallContext): TaskScope => ({
+  tenant: context.tenant ?? '',
+  owner: resolveUserScope(context),
+});
+/** The caller as a reader of rows: the node's owner reads every caller's tasks (issue 11 A). */
+const readerOf = (context: ServerCallContext): TaskReader => ({
+  ...scopeOf(context),
+  everyone: isOwner(principalOf(context.user)),
+});
 
-/** States that end a task, as stored; only these are purged. */
-const FINISHED = FINISHED_STATES.map(taskStateToJSON);
+/**
+ * Tasks for the SDK's handler: a live task is read from {@link LiveTasks}
+ * (which also decides when a task the SDK saves is written), any other from
+ * the rows, scoped to the caller.
+ */
+export class RowTaskStore implements TaskStore {
+  constructor(
+    private readonly rows: TaskRows,
+    private readonly live: LiveTasks,
+  ) {}
 
-/** States a live executor owns, as stored; after a restart nobody does. */
-const IN_FLIGHT = RUNNING_STATES.map(taskStateToJSON);
+  async save(task: Task, context: ServerCallContext): Promise<void> {
+    await this.live.record(scopeOf(context), task);
+  }
 
-/** The two SDK stores over our database, plus the lifecycle chores. */
+  async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
+    const reader = readerOf(context);
+    const live = this.live.read(reader, taskId);
+    if (live) return live.task;
+    return (await this.rows.get(reader, taskId))?.task;
+  }
+
+  async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    // What a list shows must survive a crash: live tasks newer than their rows are written first.
+    await this.live.writeAll();
+    const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
+    try {
+      const page = await this.rows.list(readerOf(context), {
+        contextId: params.contextId || undefined,
+        state: params.status,
+        updatedAfter: params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined,
+        pageSize,
+        pageToken: params.pageToken || undefined,
+        includeArtifacts: params.includeArtifacts === true,
+        includeHistory: params.historyLength === undefined || params.historyLength > 0,
+      });
+      return { ...page, pageSize };
+    } catch (err) {
+      if (err instanceof InvalidPageTokenError) throw new RequestMalformedError(err.message);
+      throw err;
+    }
+  }
+}
+
+/** Push configs in the push-config rows, per caller, with the wire version they were registered over. */
+export class RowPushStore implements PushNotificationStore {
+  constructor(private readonly rows: PushConfigRows) {}
+
+  async save(taskId: string, context: ServerCallContext, config: TaskPushNotificationConfig): Promise<void> {
+    if (!config.id) config.id = randomUUID();
+    await this.rows.save(scopeOf(context), taskId, config, context.requestedVersion);
+  }
+
+  async load(taskId: string, context: ServerCallContext): Promise<TaskPushNotificationConfig[]> {
+    return (await this.loadWithMetadata(taskId, context)).map((stored) => stored.config);
+  }
+
+  async loadWithMetadata(taskId: string, context: ServerCallContext): Promise<StoredPushNotificationConfig[]> {
+    const scope = scopeOf(context);
+    if (!(await this.rows.hasAny(scope, taskId))) return [];
+    return this.rows.load(scope, taskId);
+  }
+
+  async delete(taskId: string, context: ServerCallContext, configId?: string): Promise<void> {
+    if (configId === undefined) throw new RequestMalformedError('deleting a push notification config needs its id');
+    await this.rows.delete(scopeOf(context), taskId, configId);
+  }
+}
+
+/** The two SDK stores over the rows, plus the lifecycle chores. */
 export interface A2AStores {
-  readonly tasks: SqliteTaskStore;
-  readonly pushConfigs: SqlitePushStore;
-  /** Marks tasks left `submitted`/`working` by a previous process as failed; returns how many. */
-  failInterrupted(reason: string): number;
-  /** Deletes finished tasks (and their push configs) last updated before `olderThan`; returns how many. */
-  purgeFinished(olderThan: Date): number;
+  readonly tasks: RowTaskStore;
+  readonly pushConfigs: RowPushStore;
+  /** Marks tasks left `submitted`/`working` by a previous process as failed; resolves with how many. */
+  failInterrupted(reason: string): Promise<number>;
+  /** Deletes finished tasks (and their push configs) last updated before `olderThan`; resolves with how many. */
+  purgeFinished(olderThan: Date): Promise<number>;
 }
 
 /**
- * Creates the A2A stores on `db`, applying the schema once.
+ * The A2A stores over the node's task rows.
  * @example
- * const stores = createA2AStores({ db, group: createGroupCommit(db), logger, clock: () => new Date() });
- * stores.failInterrupted('node restarted');
+ * const stores = createA2AStores({ rows: storage.taskRows, live: new LiveTasks({ rows: storage.taskRows.tasks }), clock });
+ * await stores.failInterrupted('node restarted');
  */
-export function createA2AStores(options: {
-  db: SqliteDatabase;
-  /** The database's one group commit, shared with the other stores. */
-  group: GroupCommit;
-  logger: Logger;
-  clock: () => Date;
-  /** Masks known secret values in every task row written (issue 11 G). */
-  redact?: Redact;
-}): A2AStores {
-  const { db, group, logger, clock } = options;
-  migrate(db, 'a2a', MIGRATIONS);
-  const tasks = new SqliteTaskStore(db, logger, group, TASK_TABLE, options.redact);
-  const pushConfigs = new SqlitePushStore(db, logger, PUSH_TABLE);
-
-  const selectInFlight = db.prepare(
-    `SELECT tenant, owner, id, context_id FROM ${TASK_TABLE} WHERE status_state IN (${IN_FLIGHT.map(() => '?').join(',')})`,
-  );
-  const updateStatus = db.prepare(
-    `UPDATE ${TASK_TABLE} SET status_state = ?, status = ?, status_last_updated = ? WHERE tenant = ? AND owner = ? AND id = ?`,
-  );
-  const finished = FINISHED.map(() => '?').join(',');
-  const deletePush = db.prepare(
-    `DELETE FROM ${PUSH_TABLE} WHERE (tenant, owner, task_id) IN (SELECT tenant, owner, id FROM ${TASK_TABLE}
-       WHERE status_state IN (${finished}) AND status_last_updated < ?)`,
-  );
-  const deleteTasks = db.prepare(
-    `DELETE FROM ${TASK_TABLE} WHERE status_state IN (${finished}) AND status_last_updated < ?`,
-  );
-
+export function createA2AStores(options: { rows: TaskRowStores; live: LiveTasks; clock: () => Date }): A2AStores {
+  const { rows, live, clock } = options;
   return {
-    tasks,
-    pushConfigs,
+    tasks: new RowTaskStore(rows.tasks, live),
+    pushConfigs: new RowPushStore(rows.pushConfigs),
     failInterrupted(reason) {
-      // Rows still waiting for their group commit must be on disk before the sweep reads the table.
-      tasks.flushAndForget();
-      const now = clock();
-      const rows = selectInFlight.all(...IN_FLIGHT) as {
-        tenant: string;
-        owner: string;
-        id: string;
-        context_id: string;
-      }[];
-      db.transaction(() => {
-        for (const row of rows) {
-          const status = {
-            state: taskStateToJSON(TaskState.TASK_STATE_FAILED),
-            timestamp: now.toISOString(),
-            message: {
-              messageId: `restart-${row.id}`,
-              taskId: row.id,
-              contextId: row.context_id,
-              role: 'ROLE_AGENT',
-              parts: [{ text: reason, mediaType: 'text/plain' }],
-            },
-          };
-          updateStatus.run(status.state, JSON.stringify(status), now.getTime(), row.tenant, row.owner, row.id);
-        }
-      })();
-      if (rows.length > 0) logger.warn('tasks interrupted by a restart marked failed', { count: rows.length });
-      return rows.length;
+      live.forget();
+      return rows.tasks.failInterrupted(reason, clock());
     },
-    purgeFinished(olderThan) {
-      const cutoff = olderThan.getTime();
-      const removed = db.transaction(() => {
-        deletePush.run(...FINISHED, cutoff);
-        return deleteTasks.run(...FINISHED, cutoff).changes;
-      })();
-      if (removed > 0) logger.info('finished tasks purged', { count: removed });
-      return removed;
-    },
+    purgeFinished: (olderThan) => rows.tasks.purgeFinished(olderThan),
   };
 }

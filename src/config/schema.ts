@@ -261,6 +261,8 @@ const Observability = z
       .object({ enabled: z.boolean().default(true), tasks: z.number().int().min(1).max(10_000).default(200) })
       .strict()
       .prefault({}),
+    /** Serve the owner's web console at `/console` (agents, tasks, timelines, chat). */
+    console: z.boolean().default(true),
     /**
      * OpenTelemetry traces over OTLP/HTTP: exported only when an endpoint is
      * set, here or by `OTEL_EXPORTER_OTLP_ENDPOINT` /

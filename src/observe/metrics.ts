@@ -8,7 +8,7 @@ import { requireOwner, type AccessRefusal } from './access';
 /** What {@link createNodeMetrics} reads at scrape time. */
 export interface NodeMetricsOptions {
   /** A2A tasks held now, by state (`TASK_STATE_WORKING`: 2, …). */
-  tasksByState: () => Record<string, number>;
+  tasksByState: () => Promise<Record<string, number>>;
   /** The remote peers and their circuit state. */
   peers: () => PeerStatus[];
   /** Who may scrape (the owner or the metrics token). */
@@ -59,9 +59,11 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
     help: 'A2A tasks held by the node, by state',
     labelNames: ['state'] as const,
     registers,
-    collect() {
+    async collect() {
       this.reset();
-      for (const [state, count] of Object.entries(options.tasksByState())) this.set({ state }, count);
+      // A database that cannot answer leaves the gauge empty for this scrape; the other metrics still go out.
+      const counts = await options.tasksByState().catch(() => ({}));
+      for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
     },
   });
   const turns = new Histogram({

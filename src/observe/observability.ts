@@ -1,10 +1,16 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type { RequestHandler, Router } from 'express';
+import type { Agent } from '../agent/agent';
+import { authConfigured } from '../a2a/card';
 import type { LangoConfig } from '../config/schema';
 import type { Callers } from '../a2a/callers';
 import type { PeerStatus } from '../federation/health';
 import type { Logger } from '../log/logger';
-import type { SqliteDatabase } from '../store/sqlite/database';
 import { ownerAccess } from './access';
+import { consoleRoutes } from './console';
+import { createConsoleSessions } from './consoleSessions';
+import { agentGraph } from './graph';
 import { createNodeMetrics } from './metrics';
 import { combineObservers, type Observer } from './observer';
 import { createTimelines } from './timeline';
@@ -14,12 +20,16 @@ import { createNodeTracing } from './tracing';
 export interface ObservabilitySources {
   config: LangoConfig;
   logger: Logger;
-  /** The node database (A2A task counts). */
-  db: () => SqliteDatabase;
+  /** A2A tasks by state, from the node's task rows (either database), read at scrape time: nothing is counted on the request path. */
+  tasksByState: () => Promise<Record<string, number>>;
   /** Who each credential is (the owner may look). */
   callers: () => Callers;
   /** The remote peers' health. */
   peers: () => PeerStatus[];
+  /** The current agent tree (the console draws it). */
+  root: () => Agent;
+  /** The card held for a remote peer, undefined for an unknown name. */
+  remoteCard: (name: string) => unknown;
   clock: () => Date;
   /** Masks secret values in what leaves the node (span status messages, timeline steps). */
   redact: (text: string) => string;
@@ -41,7 +51,7 @@ export interface Observability {
  * Builds the sinks `config.observability` asks for and the one observer over
  * them. Nothing configured: the no-op observer, no handlers, no pages.
  * @example
- * const observability = createObservability({ config, logger, db: () => storage.db, peers: () => [], redact: (t) => t, clock: () => new Date() });
+ * const observability = createObservability({ config, logger, tasksByState: async () => ({}), peers: () => [], redact: (t) => t, clock: () => new Date() });
  * createRunner({ ..., observer: observability.observer });
  */
 export function createObservability(sources: ObservabilitySources): Observability {
@@ -67,19 +77,42 @@ export function createObservability(sources: ObservabilitySources): Observabilit
     closers.push(() => tracing.close());
     sources.logger.info('exporting traces over OTLP', { endpoint: otlp.tracesEndpoint, protocol: otlp.protocol });
   }
-  if (settings.timeline.enabled) {
-    const timelines = createTimelines({
-      size: settings.timeline.tasks,
-      redact: sources.redact,
-      clock: sources.clock,
-      access: ownerAccess(config, sources.callers),
-    });
+  // Console sessions let a signed-in browser read the timelines too.
+  const sessions = createConsoleSessions({
+    ownerCheck: ownerAccess(config, sources.callers),
+    ttlMs: CONSOLE_SESSION_MS,
+    now: () => sources.clock().getTime(),
+  });
+  const timelines = settings.timeline.enabled
+    ? createTimelines({
+        size: settings.timeline.tasks,
+        redact: sources.redact,
+        clock: sources.clock,
+        access: (req) => sessions.access(req),
+      })
+    : undefined;
+  if (timelines) {
     observers.push(timelines.observer);
     pages.push(timelines.routes);
   }
+  if (settings.console) {
+    pages.push(
+      consoleRoutes({
+        nodeName: () => config.a2a.agentName ?? sources.root().name,
+        graph: () => agentGraph(sources.root(), sources.peers()),
+        remoteCard: sources.remoteCard,
+        timelines,
+        sessions,
+        authConfigured: authConfigured(config),
+        redact: sources.redact,
+        sessionTtlMs: CONSOLE_SESSION_MS,
+        assetsDir: consoleAssetsDir(),
+      }),
+    );
+  }
   if (settings.metrics) {
     const metrics = createNodeMetrics({
-      tasksByState: () => taskCounts(sources.db()),
+      tasksByState: sources.tasksByState,
       peers: sources.peers,
       access: ownerAccess(config, sources.callers, settings.metricsToken),
     });
@@ -99,13 +132,13 @@ export function createObservability(sources: ObservabilitySources): Observabilit
   };
 }
 
-/** A2A tasks by state, read at scrape time (nothing is counted on the request path). */
-function taskCounts(db: SqliteDatabase): Record<string, number> {
-  const rows = db
-    .prepare('SELECT status_state AS state, COUNT(*) AS count FROM a2a_tasks GROUP BY status_state')
-    .all() as {
-    state: string;
-    count: number;
-  }[];
-  return Object.fromEntries(rows.map((row) => [row.state, row.count]));
+/** How long a console sign-in lasts. */
+const CONSOLE_SESSION_MS = 8 * 3600_000;
+
+/** The compiled console (`dist/console`): beside this module when built, under dist/ when run from source (tests). */
+function consoleAssetsDir(): string {
+  const beside = path.resolve(__dirname, '..', 'console');
+  return fs.existsSync(path.join(beside, 'console.js'))
+    ? beside
+    : path.resolve(__dirname, '..', '..', 'dist', 'console');
 }

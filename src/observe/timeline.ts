@@ -37,11 +37,21 @@ export interface TaskTimeline {
   steps: TimelineStep[];
 }
 
+/** What changed in the ring: a turn started or ended, or a step inside it did. */
+export interface TimelineChange {
+  what: 'turn' | 'step' | 'end';
+  taskId?: string;
+  /** The agent acting (a step's), when known. */
+  agent?: string;
+}
+
 /** The timelines sink: the observer that records them and the owner's JSON routes. */
 export interface Timelines {
   readonly observer: Observer;
   /** Newest first. */
   recent(): TaskTimeline[];
+  /** Calls `listener` after each change (the console's live stream); returns the unsubscribe. */
+  subscribe(listener: (change: TimelineChange) => void): () => void;
   /** `GET /console/api/timelines` and `GET /console/api/timelines/:taskId`. */
   readonly routes: Router;
 }
@@ -65,6 +75,13 @@ export function createTimelines(options: {
   access: (req: Request) => AccessRefusal;
 }): Timelines {
   const ring: TaskTimeline[] = [];
+  const listeners = new Set<(change: TimelineChange) => void>();
+  // Nobody watching (no console open): nothing is built.
+  const notify = (timeline: TaskTimeline, what: TimelineChange['what'], agent?: string) => {
+    if (listeners.size === 0) return;
+    const change: TimelineChange = { what, taskId: timeline.taskId, ...(agent ? { agent } : {}) };
+    for (const listener of listeners) listener(change);
+  };
   const shorten = (value: unknown) => {
     if (value === undefined) return undefined;
     const text = options.redact(String(value));
@@ -84,7 +101,10 @@ export function createTimelines(options: {
               atMs: Math.round(at - started),
               args: shorten(attributes.args),
             };
-      if (step) timeline.steps.push(step);
+      if (step) {
+        timeline.steps.push(step);
+        notify(timeline, 'step', step.agent);
+      }
       const agent = step?.agent ?? parentAgent;
       let ended = false;
       return {
@@ -102,6 +122,7 @@ export function createTimelines(options: {
           ended = true;
           step.ms = Math.round(performance.now() - at);
           if (error) step.error = shorten(error);
+          notify(timeline, 'step', step.agent);
         },
         traceparent: () => undefined,
       };
@@ -120,6 +141,7 @@ export function createTimelines(options: {
       };
       ring.push(timeline);
       if (ring.length > options.size) ring.splice(0, ring.length - options.size);
+      notify(timeline, 'turn');
       const child = stepOf(timeline, started);
       let ended = false;
       return {
@@ -134,6 +156,7 @@ export function createTimelines(options: {
           timeline.ms = Math.round(performance.now() - started);
           if (error) timeline.error = shorten(error);
           timeline.status ??= error ? 'aborted' : 'completed';
+          notify(timeline, 'end', timeline.agent);
         },
         traceparent: () => undefined,
       };
@@ -155,5 +178,11 @@ export function createTimelines(options: {
     }
     res.json({ taskId: req.params.taskId, turns });
   });
-  return { observer, recent, routes };
+  const subscribe = (listener: (change: TimelineChange) => void) => {
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+    };
+  };
+  return { observer, recent, subscribe, routes };
 }

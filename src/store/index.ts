@@ -1,5 +1,6 @@
 import type { KnowledgeStore, InquiryStore } from './knowledge';
 import type { GraphStore } from './graph';
+import type { JobQueue } from './jobQueue';
 import type { BackgroundJobStore, CronStore, ExecJobStore, WorkflowStore } from './jobs';
 import type { PaymentLedger } from './ledger';
 import type { MemoryStore } from './memory';
@@ -37,6 +38,8 @@ export interface Stores {
   background: BackgroundJobStore;
   workflows: WorkflowStore;
   execJobs: ExecJobStore;
+  /** The cluster's job queue (PostgreSQL only): cron fire times and background jobs taken by one replica of many. */
+  jobQueue?: JobQueue;
 }
 
 /** An open database and its stores: what the composition root builds once and closes last. */

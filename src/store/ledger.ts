@@ -65,3 +65,35 @@ export interface PaymentLedger {
   /** Sends the principal can see (the owner: everyone's), newest first. */
   history(principal: Principal, limit: number): Promise<PaymentRecord[]>;
 }
+
+/** A row of `payment_transactions` as both databases return it (SQLite's id is an integer, PostgreSQL's a string). */
+export interface PaymentRow {
+  id: number | string;
+  owner: string;
+  created_at: string;
+  chain_id: number;
+  token: string;
+  from_address: string;
+  to_address: string;
+  amount: string;
+  status: PaymentStatus;
+  tx_hash: string | null;
+  error: string | null;
+  memo: string | null;
+}
+
+/** The one mapping from a ledger row to what the ledger answers. */
+export const paymentFromRow = (r: PaymentRow): PaymentRecord => ({
+  id: String(r.id),
+  owner: r.owner,
+  createdAt: r.created_at,
+  chainId: r.chain_id,
+  token: r.token,
+  from: r.from_address,
+  to: r.to_address,
+  amount: r.amount,
+  status: r.status,
+  txHash: r.tx_hash ?? null,
+  error: r.error ?? null,
+  memo: r.memo ?? null,
+});

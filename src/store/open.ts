@@ -3,22 +3,24 @@ import type { ClusterSettings } from '../config/cluster';
 import type { Logger } from '../log/logger';
 import type { Observer } from '../observe/observer';
 import type { Stores } from './index';
+import type { TaskEventLog } from './taskEvents';
 import { openPostgresStorage } from './postgres/storage';
 import { openDatabase, type SqliteDatabase } from './sqlite/database';
 import { createGroupCommit, type GroupCommit } from './sqlite/groupCommit';
 import { openSqliteStorage } from './sqlite/storage';
+import { createSqliteTaskRows } from './sqlite/taskRows';
+import type { TaskRowStores } from './taskRows';
 
 /** The node's storage as the composition root uses it. */
 export interface NodeStorage {
   readonly stores: Stores;
-  /**
-   * The SQLite file (`<dataDir>/lango.db`) and its group commit, where the
-   * A2A task rows and push configs live (`src/a2a/`). With PostgreSQL they
-   * stay there, one file per replica, until they sit behind a row interface
-   * PostgreSQL implements too.
-   */
+  /** The SQLite file (`<dataDir>/lango.db`) and its group commit (with PostgreSQL, a per-replica file nothing shared lives in). */
   readonly db: SqliteDatabase;
   readonly group: GroupCommit;
+  /** The A2A task and push-config rows (`taskRows.ts`): in the SQLite file, or PostgreSQL's, shared by every replica. */
+  readonly taskRows: TaskRowStores;
+  /** With PostgreSQL, the A2A tasks' events and cancels shared by every replica; a lone SQLite process has none. */
+  readonly taskEvents?: TaskEventLog;
   /** Writes everything queued and closes both databases. */
   close(): Promise<void>;
 }
@@ -48,7 +50,7 @@ export interface NodeStorageOptions {
 export async function openNodeStorage(options: NodeStorageOptions): Promise<NodeStorage> {
   const file = path.join(options.dataDir, 'lango.db');
   if (!options.url) {
-    return openSqliteStorage({
+    const storage = openSqliteStorage({
       file,
       logger: options.logger,
       clock: options.clock,
@@ -56,6 +58,13 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
       backgroundCheckpoints: true,
       observer: options.observer,
     });
+    const taskRows = createSqliteTaskRows({
+      db: storage.db,
+      group: storage.group,
+      logger: options.logger,
+      redact: options.redact,
+    });
+    return { stores: storage.stores, db: storage.db, group: storage.group, taskRows, close: () => storage.close() };
   }
   const postgres = await openPostgresStorage({
     url: options.url,
@@ -75,8 +84,10 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
   const group = createGroupCommit(db, options.observer);
   return {
     stores: postgres.stores,
+    taskEvents: postgres.taskEvents,
     db,
     group,
+    taskRows: postgres.taskRows,
     async close() {
       try {
         group.flush();

@@ -45,3 +45,20 @@ export interface VaultStore {
   addKey(key: StoredKey): Promise<StoredKey>;
   listKeys(): Promise<StoredKey[]>;
 }
+
+/** A row of `vault_keys`, the same in both databases. */
+export interface KeyRow {
+  name: string;
+  algorithm: string;
+  public_key: string;
+  private_key: string;
+  created_at: string;
+}
+
+export const keyFromRow = (r: KeyRow): StoredKey => ({
+  name: r.name,
+  algorithm: r.algorithm,
+  publicKey: r.public_key,
+  sealedPrivateKey: r.private_key,
+  createdAt: r.created_at,
+});

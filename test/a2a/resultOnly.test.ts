@@ -8,8 +8,9 @@ import { SendMessageRequest } from '@a2a-js/sdk';
 import { AgentEvent, DefaultExecutionEventBusManager, ServerCallContext } from '@a2a-js/sdk/server';
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import { RESULT_ONLY_KEY } from '../../src/a2a/callFlags';
-import { applyEvent, ResultOnlySend } from '../../src/a2a/resultOnlySend';
-import { createA2AStores } from '../../src/a2a/taskStore';
+import { applyEvent, LiveTasks } from '../../src/a2a/liveTasks';
+import { ResultOnlySend } from '../../src/a2a/resultOnlySend';
+import { createSqliteTaskRows } from '../../src/store/sqlite/taskRows';
 import { createMemoryLogger } from '../../src/log/logger';
 import { openDatabase } from '../../src/store/sqlite/database';
 import { createGroupCommit } from '../../src/store/sqlite/groupCommit';
@@ -209,11 +210,11 @@ describe('the direct path with executors that misbehave', () => {
       const db = openDatabase(path.join(dir, 'lango.db'));
       try {
         const logger = createMemoryLogger();
-        const stores = createA2AStores({ db, group: createGroupCommit(db), logger, clock: () => new Date() });
+        const rows = createSqliteTaskRows({ db, group: createGroupCommit(db), logger });
         const buses = new DefaultExecutionEventBusManager();
         const direct = new ResultOnlySend({
           executor: new HalfExecutor(after),
-          tasks: stores.tasks,
+          live: new LiveTasks({ rows: rows.tasks }),
           buses,
           logger,
           clock: () => new Date(),

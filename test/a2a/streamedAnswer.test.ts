@@ -1,13 +1,8 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { TaskState, type StreamResponse, type TaskArtifactUpdateEvent } from '@a2a-js/sdk';
-import { createApp, type LangoApp } from '../../src/app';
 import { NodeConversation } from '../../src/cli/nodeClient';
-import { resolveConfig } from '../../src/config/load';
-import { createMemoryLogger } from '../../src/log/logger';
 import { a2aClient, answerText, asTask, partsText, textRequest, type Binding } from '../support/a2aClient';
-import { startOpenAIServer, type OpenAIServer } from '../support/openaiServer';
+import type { OpenAIServer } from '../support/openaiServer';
+import { startScriptedNode, type ScriptedNode } from '../support/scriptedNode';
 
 /** A promise the test resolves when it sees something, failing with `what` if that takes longer than 5 s. */
 function signal(what: string): { promise: Promise<void>; resolve: () => void } {
@@ -39,29 +34,16 @@ const applied = (chunks: TaskArtifactUpdateEvent[]) =>
  * the caller has seen the one before.
  */
 describe.each<Binding>(['JSONRPC', 'HTTP+JSON'])('the streamed answer over %s', (binding) => {
-  let dataDir: string;
+  let node: ScriptedNode;
   let model: OpenAIServer;
-  let app: LangoApp;
   let url: string;
 
   beforeEach(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-stream-'));
-    model = await startOpenAIServer();
-    const config = resolveConfig({
-      server: { port: 0 },
-      dataDir,
-      agent: { provider: 'openai', apiKey: 'sk-stream', baseUrl: model.baseURL, model: 'scripted' },
-      tools: { browser: { enabled: false } },
-    });
-    app = await createApp(config, { logger: createMemoryLogger() });
-    url = await app.listen();
+    node = await startScriptedNode({ apiKey: 'sk-stream' });
+    ({ model, url } = node);
   });
 
-  afterEach(async () => {
-    await app.close();
-    await model.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterEach(() => node.close());
 
   it('delivers each text delta before the model produces the next one; the artifact equals their concatenation', async () => {
     const pieces = ['The answer', ' is', ' 42.'];

@@ -2,18 +2,23 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
-import { ServerCallContext } from '@a2a-js/sdk/server';
+import { AgentEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import { CredentialUser } from '../../src/a2a/auth';
+import { createSqliteTaskRows } from '../../src/store/sqlite/taskRows';
 import { createA2AStores, type A2AStores } from '../../src/a2a/taskStore';
 import { parseDuration } from '../../src/duration';
-import { RESULT_ONLY_KEY } from '../../src/a2a/callFlags';
-import { textPart } from '../../src/a2a/messages';
+import { LiveTasks } from '../../src/a2a/liveTasks';
+import { statusUpdate, textPart } from '../../src/a2a/messages';
 import { createMemoryLogger } from '../../src/log/logger';
 import { OWNER } from '../../src/principal';
 import type { SqliteDatabase } from '../../src/store/sqlite/database';
 import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/storage';
 
-const as = (name: string) => new ServerCallContext({ user: new CredentialUser(name), requestedVersion: '1.0' });
+const as = (name: string, owner = false) =>
+  new ServerCallContext({
+    user: new CredentialUser(name, owner ? OWNER : undefined),
+    requestedVersion: '1.0',
+  });
 
 function task(id: string, state: TaskState, at: number, contextId = 'ctx-1'): Task {
   const message = {
@@ -50,6 +55,7 @@ describe('the SQLite task and push stores', () => {
   let storage: SqliteStorage;
   let db: SqliteDatabase;
   let stores: A2AStores;
+  let live: LiveTasks;
   const now = Date.parse('2026-01-01T00:00:00Z');
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-a2a-store-'));
@@ -59,7 +65,9 @@ describe('the SQLite task and push stores', () => {
       clock: () => new Date(now),
     });
     db = storage.db;
-    stores = createA2AStores({ db, group: storage.group, logger: createMemoryLogger(), clock: () => new Date(now) });
+    const rows = createSqliteTaskRows({ db, group: storage.group, logger: createMemoryLogger() });
+    live = new LiveTasks({ rows: rows.tasks });
+    stores = createA2AStores({ rows, live, clock: () => new Date(now) });
   });
   afterEach(async () => {
     await storage.close();
@@ -144,26 +152,42 @@ describe('the SQLite task and push stores', () => {
     expect(JSON.parse(rowState().artifacts!)).toHaveLength(1);
   });
 
-  it('writes the task of a result-only caller once, when it settles, unless a ListTasks asks first', async () => {
+  it('writes an on-settle live task once, when it settles, unless a ListTasks asks first', async () => {
     const rows = () => (db.prepare('SELECT count(*) AS n FROM a2a_tasks').get() as { n: number }).n;
-    const caller = as('alice');
-    caller.state.set(RESULT_ONLY_KEY, true);
-    await stores.tasks.save(task('quiet', TaskState.TASK_STATE_SUBMITTED, now), caller);
-    await stores.tasks.save(task('quiet', TaskState.TASK_STATE_WORKING, now + 1), caller);
+    const alice = { tenant: '', owner: 'alice' };
+    const start = (id: string) => {
+      const held = live.begin(alice, id, 'on-settle');
+      const first = task(id, TaskState.TASK_STATE_WORKING, now);
+      live.fold(held, AgentEvent.task(first), first.history[0]);
+      return { held, userMessage: first.history[0] };
+    };
+    const quiet = start('quiet');
     expect(rows()).toBe(0);
-    // Anyone else reading it gets the latest state, as a copy the store's own cannot be trimmed through.
+    // Anyone else reading it gets the latest state, as a copy the live one cannot be trimmed through.
     const seen = await stores.tasks.load('quiet', as('alice'));
     expect(seen?.status?.state).toBe(TaskState.TASK_STATE_WORKING);
     seen!.history.length = 0;
-    expect((await stores.tasks.load('quiet', caller))?.history).toHaveLength(1);
-    await stores.tasks.save(task('quiet', TaskState.TASK_STATE_COMPLETED, now + 2), caller);
+    expect((await stores.tasks.load('quiet', as('alice')))?.history).toHaveLength(1);
+    expect(await stores.tasks.load('quiet', as('bob'))).toBeUndefined();
+    expect((await stores.tasks.load('quiet', as('owner-of-node', true)))?.id).toBe('quiet');
+    live.fold(
+      quiet.held,
+      AgentEvent.statusUpdate(
+        statusUpdate({ taskId: 'quiet', contextId: 'ctx-1' }, TaskState.TASK_STATE_COMPLETED, new Date(now + 2)),
+      ),
+      quiet.userMessage,
+    );
+    expect(rows()).toBe(0);
+    await live.settle(quiet.held);
     expect(rows()).toBe(1);
+    expect(live.size).toBe(0);
 
-    // A list reads the table, so it writes running tasks first: what it shows survives a crash.
-    await stores.tasks.save(task('listed', TaskState.TASK_STATE_WORKING, now + 3), caller);
+    // A list reads the table, so it writes live tasks first: what it shows survives a crash.
+    start('listed');
     const listed = await stores.tasks.list({ pageSize: 10 } as never, as('alice'));
-    expect(listed.tasks.map((t) => t.id)).toEqual(['listed', 'quiet']);
-    expect(stores.failInterrupted('node restarted')).toBe(1);
+    expect(listed.tasks.map((t) => t.id).sort()).toEqual(['listed', 'quiet']);
+    expect(await stores.failInterrupted('node restarted')).toBe(1);
+    expect(live.size).toBe(0);
   });
 
   it('serves a settled task from its queued row until the group commit writes it', async () => {
@@ -203,14 +227,14 @@ describe('the SQLite task and push stores', () => {
     await stores.tasks.save(task('s', TaskState.TASK_STATE_SUBMITTED, now), as('alice'));
     await stores.tasks.save(task('i', TaskState.TASK_STATE_INPUT_REQUIRED, now), as('alice'));
     await stores.tasks.save(task('c', TaskState.TASK_STATE_COMPLETED, now), as('alice'));
-    expect(stores.failInterrupted('node restarted')).toBe(2);
+    expect(await stores.failInterrupted('node restarted')).toBe(2);
     const working = await stores.tasks.load('w', as('alice'));
     expect(working?.status?.state).toBe(TaskState.TASK_STATE_FAILED);
     expect(working?.status?.message?.parts[0].content).toEqual({ $case: 'text', value: 'node restarted' });
     expect(working?.status?.message?.contextId).toBe('ctx-1');
     expect(working?.history).toHaveLength(1);
     expect((await stores.tasks.load('i', as('alice')))?.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-    expect(stores.failInterrupted('node restarted')).toBe(0);
+    expect(await stores.failInterrupted('node restarted')).toBe(0);
   });
 
   it('purges finished tasks and their push configs past the cutoff, never unfinished ones', async () => {
@@ -226,7 +250,7 @@ describe('the SQLite task and push stores', () => {
       authentication: undefined,
     };
     await stores.pushConfigs.save('old', as('alice'), hook);
-    expect(stores.purgeFinished(new Date(now - 5_000))).toBe(1);
+    expect(await stores.purgeFinished(new Date(now - 5_000))).toBe(1);
     expect(await stores.tasks.load('old', as('alice'))).toBeUndefined();
     expect(await stores.tasks.load('waiting', as('alice'))).toBeDefined();
     expect(await stores.tasks.load('new', as('alice'))).toBeDefined();

@@ -5,22 +5,11 @@ import path from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../src/app';
-import { runCli } from '../../src/cli/main';
+import { runCliInProcess } from '../support/cliProcess';
 import { resolveConfig } from '../../src/config/load';
 import { createMemoryLogger } from '../../src/log/logger';
 
-/** Runs the CLI in-process in `cwd` and captures what it prints. */
-async function lango(argv: string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, {
-    io: { out: (s) => void (out += s), err: (s) => void (err += s) },
-    env: { LOG_LEVEL: 'error', ...env },
-    cwd,
-    stopSignal: new Promise(() => {}),
-  });
-  return { code, out, err };
-}
+const lango = runCliInProcess;
 
 const NO_BROWSER = 'tools:\n  browser:\n    enabled: false\n';
 

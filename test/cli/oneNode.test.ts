@@ -2,24 +2,12 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { runCli } from '../../src/cli/main';
 import { acquireDataLock, readDataLock } from '../../src/cli/dataLock';
-import { cliWorkdir, spawnCli, startServe, type CliProcess } from '../support/cliProcess';
+import { cliWorkdir, spawnCli, startServe, type CliProcess, runCliInProcess } from '../support/cliProcess';
 
 jest.setTimeout(90_000);
 
-/** Runs the CLI in-process in `cwd` and captures what it prints. */
-async function lango(argv: string[], cwd: string) {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, {
-    io: { out: (s) => void (out += s), err: (s) => void (err += s) },
-    env: { LOG_LEVEL: 'error' },
-    cwd,
-    stopSignal: new Promise(() => {}),
-  });
-  return { code, out, err };
-}
+const lango = runCliInProcess;
 
 /** A2A tasks the node recorded: a turn that went through the node over A2A leaves one. */
 function taskCount(cwd: string): number {

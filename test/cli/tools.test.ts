@@ -1,20 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runCli } from '../../src/cli/main';
+import { runCliInProcess } from '../support/cliProcess';
 
-/** Runs the CLI in-process in `cwd` and captures what it prints. */
-async function lango(argv: string[], cwd: string) {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, {
-    io: { out: (s) => void (out += s), err: (s) => void (err += s) },
-    env: { LOG_LEVEL: 'error' },
-    cwd,
-    stopSignal: new Promise(() => {}),
-  });
-  return { code, out, err };
-}
+const lango = runCliInProcess;
 
 describe('lango tools', () => {
   let cwd: string;

@@ -2,11 +2,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
-import { createApp, type LangoApp } from '../../src/app';
+import { createApp } from '../../src/app';
 import { resolveConfig } from '../../src/config/load';
 import { createMemoryLogger } from '../../src/log/logger';
 import { a2aClient, answerText, asTask, partsText, textRequest, type Binding } from '../support/a2aClient';
-import { startOpenAIServer, type OpenAIServer } from '../support/openaiServer';
+import type { OpenAIServer } from '../support/openaiServer';
+import { startScriptedNode, type ScriptedNode } from '../support/scriptedNode';
 
 /**
  * The node end to end, as issue 2 asks: the real `openai` client talking to a
@@ -15,29 +16,16 @@ import { startOpenAIServer, type OpenAIServer } from '../support/openaiServer';
  * which runs `exec_shell`; the answer comes back as a completed task.
  */
 describe.each<Binding>(['JSONRPC', 'HTTP+JSON'])('a lango node over %s', (binding) => {
-  let dataDir: string;
+  let node: ScriptedNode;
   let model: OpenAIServer;
-  let app: LangoApp;
   let url: string;
 
   beforeEach(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-e2e-'));
-    model = await startOpenAIServer();
-    const config = resolveConfig({
-      server: { port: 0 },
-      dataDir,
-      agent: { provider: 'openai', apiKey: 'sk-e2e-secret-key', baseUrl: model.baseURL, model: 'scripted' },
-      tools: { browser: { enabled: false } },
-    });
-    app = await createApp(config, { logger: createMemoryLogger() });
-    url = await app.listen();
+    node = await startScriptedNode({ apiKey: 'sk-e2e-secret-key' });
+    ({ model, url } = node);
   });
 
-  afterEach(async () => {
-    await app.close();
-    await model.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterEach(() => node.close());
 
   it('delegates a shell request to the operator, runs exec_shell and completes the task', async () => {
     model.push(

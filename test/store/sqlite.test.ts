@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createMemoryLogger } from '../../src/log/logger';
 import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/storage';
+import { createSqliteTaskRows } from '../../src/store/sqlite/taskRows';
 import type { StoresFactory } from './contracts/factory';
 import { graphStoreContract } from './contracts/graph.contract';
 import { jobStoresContract } from './contracts/jobs.contract';
@@ -10,6 +11,7 @@ import { knowledgeStoreContract } from './contracts/knowledge.contract';
 import { ledgerContract } from './contracts/ledger.contract';
 import { memoryStoreContract } from './contracts/memory.contract';
 import { sessionStoreContract } from './contracts/sessions.contract';
+import { taskRowsContract, type TaskRowsFactory } from './contracts/taskRows.contract';
 import { vaultStoreContract } from './contracts/vault.contract';
 import { vectorStoreContract } from './contracts/vectors.contract';
 
@@ -47,3 +49,38 @@ vectorStoreContract(sqlite);
 vaultStoreContract(sqlite);
 ledgerContract(sqlite);
 jobStoresContract(sqlite);
+
+/** The A2A task rows on the SQLite file, with the storage's group commit. */
+const sqliteTaskRows: TaskRowsFactory = {
+  name: 'SQLite',
+  async open(options) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-contract-'));
+    const file = path.join(dir, 'lango.db');
+    const logger = createMemoryLogger();
+    const open = () => {
+      const storage = openSqliteStorage({ file, logger, clock: () => new Date() });
+      return {
+        storage,
+        ...createSqliteTaskRows({ db: storage.db, group: storage.group, logger, redact: options.redact }),
+      };
+    };
+    let current = open();
+    return {
+      get tasks() {
+        return current.tasks;
+      },
+      get pushConfigs() {
+        return current.pushConfigs;
+      },
+      async reopen() {
+        await current.storage.close();
+        current = open();
+      },
+      async close() {
+        await current.storage.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+taskRowsContract(sqliteTaskRows);

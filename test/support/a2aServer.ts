@@ -14,6 +14,7 @@ import { buildAgentTree } from '../../src/orchestration/tree';
 import { createA2AServer, type A2AServer, type A2AServerOptions } from '../../src/a2a/server';
 import type { SqliteDatabase } from '../../src/store/sqlite/database';
 import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/storage';
+import { createSqliteTaskRows } from '../../src/store/sqlite/taskRows';
 import { ScriptedA2ARunner } from './a2aRunner';
 
 /** Tools the test tree is built from: real tool objects, never executed by the scripted runner. */
@@ -117,7 +118,7 @@ export async function startA2ANode(options: StartOptions = {}): Promise<A2ATestN
       root: options.root ?? (() => tree),
       runner,
       db,
-      group: storage.group,
+      taskRows: createSqliteTaskRows({ db, group: storage.group, logger, redact: options.extra?.redact }),
       logger,
       clock: () => new Date(),
       push: { baseDelayMs: 20, timeoutMs: 2000 },

@@ -7,6 +7,7 @@ import type { TurnInput, TurnResult, TurnRunner } from '../../src/agent/turn';
 import { LangoConfig } from '../../src/config/schema';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
 import { OWNER, type Principal } from '../../src/principal';
+import type { Storage } from '../../src/store/index';
 import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/storage';
 import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../../src/tools/family';
 import { testFamilyDeps, unusedModel } from './familyDeps';
@@ -110,7 +111,7 @@ export function openStorage(file: string): SqliteStorage {
 
 /** Family dependencies around a real storage, as the composition root builds them. */
 export function automatorDeps(options: {
-  storage: SqliteStorage;
+  storage: Storage;
   clock?: () => Date;
   config?: Parameters<typeof LangoConfig.parse>[0];
   logger?: MemoryLogger;

@@ -2,10 +2,32 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { runCli } from '../../src/cli/main';
 import { waitFor } from './waitFor';
 
 /** The built CLI (`npm run build` first; `npm test` builds in pretest). */
 export const CLI_MAIN = path.resolve(__dirname, '../../dist/cli/main.js');
+
+/**
+ * Runs the CLI in this process in `cwd` (no build needed) and captures what it prints.
+ * @example
+ * const { code, out } = await runCliInProcess(['config', 'check'], cwd);
+ */
+export async function runCliInProcess(
+  argv: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runCli(argv, {
+    io: { out: (text) => void (out += text), err: (text) => void (err += text) },
+    env: { LOG_LEVEL: 'error', ...env },
+    cwd,
+    stopSignal: new Promise(() => {}),
+  });
+  return { code, out, err };
+}
 
 /** A data folder's configuration without the browser, so nothing looks for Chromium. */
 export const NO_BROWSER = 'tools:\n  browser:\n    enabled: false\n';

@@ -3,7 +3,7 @@ import type { Model } from '../../src/llm/model';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
 import { SecretRegistry } from '../../src/log/redact';
 import { defaultPrincipals } from '../../src/principal';
-import type { SqliteStorage } from '../../src/store/sqlite/storage';
+import type { Storage } from '../../src/store/index';
 import type { ToolFamilyDeps } from '../../src/tools/family';
 import { createSecretReferences } from '../../src/vault/references';
 import { openVault, requireVault, type VaultAccess } from '../../src/vault/vault';
@@ -23,7 +23,7 @@ export const unusedModel: Model = {
  * references over it, the default principal directory.
  */
 export async function testFamilyDeps(options: {
-  storage: SqliteStorage;
+  storage: Storage;
   dataDir: string;
   config?: Omit<LangoConfigInput, 'dataDir'>;
   logger?: MemoryLogger;

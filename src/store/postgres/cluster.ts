@@ -98,16 +98,21 @@ export async function startHeartbeat(options: {
   cluster: ClusterSettings;
   logger: Logger;
   clock: () => Date;
+  /** Fails what else lost replicas left running (the A2A tasks), on each beat after the job rows; resolves with how many. */
+  failLostTasks?: (at: Date) => Promise<number>;
 }): Promise<() => Promise<void>> {
-  const { db, cluster, clock } = options;
+  const { db, cluster, clock, failLostTasks } = options;
   const log = options.logger.child({ component: 'cluster' });
   await heartbeat(db, cluster.replicaId);
   let beating: Promise<void> = Promise.resolve();
   const beat = async () => {
     try {
       await heartbeat(db, cluster.replicaId);
-      const failed = await failLostReplicaRows(db, cluster, clock().toISOString());
+      const at = clock();
+      const failed = await failLostReplicaRows(db, cluster, at.toISOString());
       if (failed > 0) log.warn('rows of a lost replica failed', { count: failed });
+      const tasks = (await failLostTasks?.(at)) ?? 0;
+      if (tasks > 0) log.warn('tasks of a lost replica failed', { count: tasks });
     } catch (err) {
       log.warn('heartbeat failed', { error: errorMessage(err) });
     }

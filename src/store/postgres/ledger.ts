@@ -1,5 +1,5 @@
 import { visibleOwner } from '../../principal';
-import { utcDay, type PaymentLedger, type PaymentStatus } from '../ledger';
+import { paymentFromRow, utcDay, type PaymentLedger, type PaymentRow } from '../ledger';
 import { rowIds, rows, transaction, type PgDatabase, type PgQueryable, type PgSchema } from './database';
 
 /** Every payment the node attempts (`payment_transactions`). */
@@ -15,21 +15,6 @@ export const LEDGER_SCHEMA: PgSchema = {
      CREATE INDEX payment_transactions_by_owner ON payment_transactions (owner, id);`,
   ],
 };
-
-interface PaymentRow {
-  id: string;
-  owner: string;
-  created_at: string;
-  chain_id: number;
-  token: string;
-  from_address: string;
-  to_address: string;
-  amount: string;
-  status: PaymentStatus;
-  tx_hash: string | null;
-  error: string | null;
-  memo: string | null;
-}
 
 const spentOn = async (db: PgQueryable, day: string): Promise<bigint> => {
   const [row] = await rows<{ spent: string }>(
@@ -95,20 +80,7 @@ export function createPgPaymentLedger(options: { db: PgDatabase }): PaymentLedge
           'SELECT * FROM payment_transactions WHERE ($1::text IS NULL OR owner = $1) ORDER BY id DESC LIMIT $2',
           [visibleOwner(principal) ?? null, limit],
         )
-      ).map((r) => ({
-        id: String(r.id),
-        owner: r.owner,
-        createdAt: r.created_at,
-        chainId: r.chain_id,
-        token: r.token,
-        from: r.from_address,
-        to: r.to_address,
-        amount: r.amount,
-        status: r.status,
-        txHash: r.tx_hash ?? null,
-        error: r.error ?? null,
-        memo: r.memo ?? null,
-      }));
+      ).map(paymentFromRow);
     },
   };
 }

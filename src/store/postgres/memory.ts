@@ -1,6 +1,5 @@
-import type { Principal } from '../../principal';
-import { visibleOwner } from '../../principal';
-import type { Memory, MemoryScope, MemoryStore, Observation, Reflection } from '../memory';
+import type { Memory, MemoryStore } from '../memory';
+import { memoryScope, toObservation, toReflection, type ObservationRow, type ReflectionRow } from '../memoryRows';
 import { rowIds, rows, transaction, type PgDatabase, type PgSchema } from './database';
 import { rankScore, tsQuery } from './fts';
 
@@ -29,53 +28,17 @@ export const MEMORY_SCHEMA: PgSchema = {
 const OBSERVATION_COLUMNS = 'id, owner, session_id, content, origin, reflection_id, created_at';
 const REFLECTION_COLUMNS = 'id, owner, session_id, content, observation_count, created_at';
 
-interface ObservationRow {
-  id: string;
-  owner: string;
-  session_id: string;
-  content: string;
-  origin: 'observer' | 'event';
-  reflection_id: string | null;
-  created_at: string;
-}
-interface ReflectionRow {
-  id: string;
-  owner: string;
-  session_id: string;
-  content: string;
-  observation_count: number;
-  created_at: string;
-}
-
 /** How long "no memory exists" is believed before the database is asked again. */
 const EMPTY_RECHECK_MS = 1000;
 
 /** A recall hit from either table. */
 type MemoryRow = ObservationRow & { type: 'observation' | 'reflection'; observation_count: number; rank: number };
 
-const toObservation = (r: ObservationRow): Observation => ({
-  id: String(r.id),
-  owner: r.owner,
-  sessionId: r.session_id,
-  content: r.content,
-  origin: r.origin,
-  reflectionId: r.reflection_id === null ? null : String(r.reflection_id),
-  createdAt: r.created_at,
-});
-const toReflection = (r: ReflectionRow): Reflection => ({
-  id: String(r.id),
-  owner: r.owner,
-  sessionId: r.session_id,
-  content: r.content,
-  observationCount: r.observation_count,
-  createdAt: r.created_at,
-});
-
-/** The owner and session a read is limited to ($1, $2; null: no limit). */
-function scopeParams(principal: Principal, scope: MemoryScope): [string | null, string | null] {
-  const own = scope.sessionId !== undefined || scope.ownOnly === true;
-  return [own ? principal.id : (visibleOwner(principal) ?? null), scope.sessionId ?? null];
-}
+/** The owner and session a read is limited to, as $1 and $2 (see memoryScope). */
+const scopeValues = (...args: Parameters<typeof memoryScope>) => {
+  const { owner, session } = memoryScope(...args);
+  return [owner, session];
+};
 const SCOPE_SQL = '($1::text IS NULL OR owner = $1) AND ($2::text IS NULL OR session_id = $2)';
 
 /** The {@link MemoryStore} on PostgreSQL: recall ranks with ts_rank over the GIN-indexed tsvectors. */
@@ -135,7 +98,7 @@ export function createPgMemoryStore(options: { db: PgDatabase; clock: () => Date
         db,
         `SELECT * FROM (SELECT ${OBSERVATION_COLUMNS} FROM memory_observations WHERE ${SCOPE_SQL}
            AND (NOT $3 OR reflection_id IS NULL) ORDER BY id DESC LIMIT $4) o ORDER BY id`,
-        [...scopeParams(principal, options), options.unreflectedOnly === true, options.limit],
+        [...scopeValues(principal, options), options.unreflectedOnly === true, options.limit],
       );
       return found.map(toObservation);
     },
@@ -144,7 +107,7 @@ export function createPgMemoryStore(options: { db: PgDatabase; clock: () => Date
         db,
         `SELECT * FROM (SELECT ${REFLECTION_COLUMNS} FROM memory_reflections WHERE ${SCOPE_SQL}
            ORDER BY id DESC LIMIT $3) r ORDER BY id`,
-        [...scopeParams(principal, options), options.limit],
+        [...scopeValues(principal, options), options.limit],
       );
       return found.map(toReflection);
     },
@@ -171,7 +134,7 @@ export function createPgMemoryStore(options: { db: PgDatabase; clock: () => Date
           (SELECT 'reflection', id, owner, session_id, content, NULL, NULL, created_at, observation_count,
              ts_rank(search, q.q) * 1.2
            FROM memory_reflections, q WHERE search @@ q.q AND ${SCOPE_SQL} ORDER BY 10 DESC, id LIMIT $4)`,
-        values: [...scopeParams(principal, options), match, options.limit],
+        values: [...scopeValues(principal, options), match, options.limit],
       });
       const memories = found.map((r): Memory =>
         r.type === 'observation'

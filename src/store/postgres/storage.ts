@@ -2,6 +2,7 @@ import type { ClusterSettings } from '../../config/cluster';
 import type { Logger } from '../../log/logger';
 import type { Observer } from '../../observe/observer';
 import type { Storage, Stores } from '../index';
+import type { JobQueue } from '../jobQueue';
 import { CLUSTER_SCHEMA, startHeartbeat } from './cluster';
 import { migrate, openPgDatabase, type PgDatabase, type PgSchema } from './database';
 import { createPgGroupCommit, type PgGroupCommit } from './groupCommit';
@@ -15,6 +16,7 @@ import {
   EXEC_JOB_SCHEMA,
   WORKFLOW_SCHEMA,
 } from './jobs';
+import { migrateJobQueue, openPgJobQueue } from './jobQueue';
 import { createPgInquiryStore, createPgKnowledgeStore, INQUIRY_SCHEMA, KNOWLEDGE_SCHEMA } from './knowledge';
 import { createPgGraphStore, GRAPH_SCHEMA } from './graph';
 import { createPgPaymentLedger, LEDGER_SCHEMA } from './ledger';
@@ -23,6 +25,11 @@ import { createPgNodeIdentityStore, NODE_SCHEMA } from './nodeIdentity';
 import { createPgSessionStore, SESSION_SCHEMA } from './sessions';
 import { createPgVaultStore, VAULT_SCHEMA } from './vault';
 import { createPgVectorStore, VECTOR_SCHEMA } from './vectors';
+import type { TaskEventLog } from '../taskEvents';
+import type { PushConfigRows, TaskRows } from '../taskRows';
+import { createPgTaskRows, PUSH_CONFIGS_CHANNEL, TASK_ROWS_SCHEMA } from './taskRows';
+import { createPgListener } from './listener';
+import { createPgTaskEventLog, TASK_CANCELS_CHANNEL, TASK_EVENTS_CHANNEL, TASK_EVENTS_SCHEMA } from './taskEvents';
 
 /** Every store's schema, in the order they are applied. */
 export const POSTGRES_SCHEMAS: readonly PgSchema[] = [
@@ -40,12 +47,18 @@ export const POSTGRES_SCHEMAS: readonly PgSchema[] = [
   WORKFLOW_SCHEMA,
   EXEC_JOB_SCHEMA,
   CLUSTER_SCHEMA,
+  TASK_ROWS_SCHEMA,
+  TASK_EVENTS_SCHEMA,
 ];
 
 /** The PostgreSQL storage: one pool, its group commit and every store on it. */
 export interface PostgresStorage extends Storage {
   readonly db: PgDatabase;
   readonly group: PgGroupCommit;
+  /** The A2A tasks' events and cancels, shared by every replica (woken by this replica's LISTEN connection). */
+  readonly taskEvents: TaskEventLog;
+  /** The A2A task and push-config rows every replica reads and writes. */
+  readonly taskRows: { readonly tasks: TaskRows; readonly pushConfigs: PushConfigRows };
 }
 
 /** Options of {@link openPostgresStorage}. */
@@ -66,13 +79,16 @@ export interface PostgresStorageOptions {
 
 /**
  * Applies every store's schema on `url` under the migration advisory lock
- * (`lango migrate`; also the first thing {@link openPostgresStorage} does).
+ * (`lango migrate`; also the first thing {@link openPostgresStorage} does), then
+ * the job queue's schema and queues under its own lock.
  * Resolves with how many steps ran.
  */
 export async function migratePostgres(url: string): Promise<number> {
   const db = openPgDatabase(url, { max: 1 });
   try {
-    return await migrate(db, [...POSTGRES_SCHEMAS]);
+    const applied = await migrate(db, [...POSTGRES_SCHEMAS]);
+    await migrateJobQueue(db);
+    return applied;
   } finally {
     await db.end();
   }
@@ -98,15 +114,38 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     throw err;
   }
   const { cluster } = options;
+  const replica = { replicaId: cluster.replicaId, leaseMs: cluster.leaseMs };
+  const group = createPgGroupCommit(db, options.observer);
+  const listener = createPgListener({
+    url: options.url,
+    channels: [TASK_EVENTS_CHANNEL, TASK_CANCELS_CHANNEL, PUSH_CONFIGS_CHANNEL],
+    logger,
+  });
+  const taskEvents = createPgTaskEventLog({ db, group, listener, replicaId: cluster.replicaId, logger });
+  const taskRows = createPgTaskRows({ db, group, listener, logger, replica, redact: options.redact });
   let stopHeartbeat: () => Promise<void>;
   try {
-    stopHeartbeat = await startHeartbeat({ db, cluster, logger, clock });
+    stopHeartbeat = await startHeartbeat({
+      db,
+      cluster,
+      logger,
+      clock,
+      failLostTasks: taskRows.failLostReplicaTasks,
+    });
   } catch (err) {
+    await listener.close();
     await db.end().catch(() => {});
     throw err;
   }
-  const replica = { replicaId: cluster.replicaId, leaseMs: cluster.leaseMs };
-  const group = createPgGroupCommit(db, options.observer);
+  let jobQueue: JobQueue;
+  try {
+    jobQueue = await openPgJobQueue({ db, logger });
+  } catch (err) {
+    await stopHeartbeat().catch(() => {});
+    await listener.close();
+    await db.end().catch(() => {});
+    throw err;
+  }
   const stores: Stores = {
     node: createPgNodeIdentityStore({ db }),
     sessions: createPgSessionStore({ db, group, logger, clock, redact: options.redact }),
@@ -121,18 +160,23 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     background: createPgBackgroundJobStore({ db, replica }),
     workflows: createPgWorkflowStore({ db, replica }),
     execJobs: createPgExecJobStore({ db, replica }),
+    jobQueue,
   };
   let closed: Promise<void> | undefined;
   return {
     db,
     group,
     stores,
+    taskEvents,
+    taskRows: { tasks: taskRows.tasks, pushConfigs: taskRows.pushConfigs },
     close() {
       closed ??= (async () => {
         try {
           await group.flush();
+          await jobQueue.close();
           await stopHeartbeat();
         } finally {
+          await listener.close();
           await db.end();
         }
       })();

@@ -1,5 +1,5 @@
 import { visibleOwner } from '../../principal';
-import type { SecretInfo, StoredKey, VaultStore } from '../vault';
+import { keyFromRow, type KeyRow, type SecretInfo, type StoredKey, type VaultStore } from '../vault';
 import { rows, type PgDatabase, type PgSchema } from './database';
 
 /** The vault's rows: node metadata, each principal's sealed secrets, the node's key pairs. */
@@ -16,21 +16,6 @@ export const VAULT_SCHEMA: PgSchema = {
   ],
 };
 
-interface KeyRow {
-  name: string;
-  algorithm: string;
-  public_key: string;
-  private_key: string;
-  created_at: string;
-}
-const toKey = (r: KeyRow): StoredKey => ({
-  name: r.name,
-  algorithm: r.algorithm,
-  publicKey: r.public_key,
-  sealedPrivateKey: r.private_key,
-  createdAt: r.created_at,
-});
-
 /** The {@link VaultStore} on PostgreSQL; "first writer wins" holds across replicas (ON CONFLICT DO NOTHING). */
 export function createPgVaultStore(options: { db: PgDatabase }): VaultStore {
   const { db } = options;
@@ -38,7 +23,7 @@ export function createPgVaultStore(options: { db: PgDatabase }): VaultStore {
     (await rows<{ value: string }>(db, 'SELECT value FROM vault_meta WHERE key = $1', [key]))[0]?.value;
   const key = async (name: string) => {
     const [row] = await rows<KeyRow>(db, 'SELECT * FROM vault_keys WHERE name = $1', [name]);
-    return row && toKey(row);
+    return row && keyFromRow(row);
   };
   return {
     meta,
@@ -94,7 +79,7 @@ export function createPgVaultStore(options: { db: PgDatabase }): VaultStore {
       return (await key(stored.name)) as StoredKey;
     },
     async listKeys() {
-      return (await rows<KeyRow>(db, 'SELECT * FROM vault_keys ORDER BY name COLLATE "C"')).map(toKey);
+      return (await rows<KeyRow>(db, 'SELECT * FROM vault_keys ORDER BY name COLLATE "C"')).map(keyFromRow);
     },
   };
 }

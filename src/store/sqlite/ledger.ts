@@ -1,5 +1,5 @@
 import { visibleOwner } from '../../principal';
-import { utcDay, type PaymentLedger, type PaymentStatus } from '../ledger';
+import { paymentFromRow, utcDay, type PaymentLedger, type PaymentRow } from '../ledger';
 import { migrate, type SqliteDatabase } from './database';
 
 const STEPS = [
@@ -23,21 +23,6 @@ const STEPS = [
   `ALTER TABLE payment_transactions ADD COLUMN owner TEXT NOT NULL DEFAULT 'owner';
    CREATE INDEX payment_transactions_by_owner ON payment_transactions (owner, id);`,
 ];
-
-interface PaymentRow {
-  id: number;
-  owner: string;
-  created_at: string;
-  chain_id: number;
-  token: string;
-  from_address: string;
-  to_address: string;
-  amount: string;
-  status: PaymentStatus;
-  tx_hash: string | null;
-  error: string | null;
-  memo: string | null;
-}
 
 /** The {@link PaymentLedger} in SQLite (`payment_transactions`). */
 export function createSqlitePaymentLedger(options: { db: SqliteDatabase }): PaymentLedger {
@@ -90,20 +75,7 @@ export function createSqlitePaymentLedger(options: { db: SqliteDatabase }): Paym
         db
           .prepare('SELECT * FROM payment_transactions WHERE (? IS NULL OR owner = ?) ORDER BY id DESC LIMIT ?')
           .all(owner, owner, limit) as PaymentRow[]
-      ).map((r) => ({
-        id: String(r.id),
-        owner: r.owner,
-        createdAt: r.created_at,
-        chainId: r.chain_id,
-        token: r.token,
-        from: r.from_address,
-        to: r.to_address,
-        amount: r.amount,
-        status: r.status,
-        txHash: r.tx_hash ?? null,
-        error: r.error ?? null,
-        memo: r.memo ?? null,
-      }));
+      ).map(paymentFromRow);
     },
   };
 }

@@ -1,6 +1,5 @@
-import type { Principal } from '../../principal';
-import { visibleOwner } from '../../principal';
-import type { Memory, MemoryScope, MemoryStore, Observation, Reflection } from '../memory';
+import type { Memory, MemoryStore } from '../memory';
+import { memoryScope, toObservation, toReflection, type ObservationRow, type ReflectionRow } from '../memoryRows';
 import { migrate, type SqliteDatabase } from './database';
 import { bm25Score, ftsQuery } from './fts';
 import { placeholders } from './rows';
@@ -39,47 +38,6 @@ const STEPS = [
    ALTER TABLE memory_progress_by_owner RENAME TO memory_progress;`,
 ];
 
-interface ObservationRow {
-  id: number;
-  owner: string;
-  session_id: string;
-  content: string;
-  origin: 'observer' | 'event';
-  reflection_id: number | null;
-  created_at: string;
-}
-interface ReflectionRow {
-  id: number;
-  owner: string;
-  session_id: string;
-  content: string;
-  observation_count: number;
-  created_at: string;
-}
-
-const toObservation = (r: ObservationRow): Observation => ({
-  id: String(r.id),
-  owner: r.owner,
-  sessionId: r.session_id,
-  content: r.content,
-  origin: r.origin,
-  reflectionId: r.reflection_id === null ? null : String(r.reflection_id),
-  createdAt: r.created_at,
-});
-const toReflection = (r: ReflectionRow): Reflection => ({
-  id: String(r.id),
-  owner: r.owner,
-  sessionId: r.session_id,
-  content: r.content,
-  observationCount: r.observation_count,
-  createdAt: r.created_at,
-});
-
-/** The owner and session a read is limited to, as query parameters (null: no limit). */
-function scopeParams(principal: Principal, scope: MemoryScope): { owner: string | null; session: string | null } {
-  const own = scope.sessionId !== undefined || scope.ownOnly === true;
-  return { owner: own ? principal.id : (visibleOwner(principal) ?? null), session: scope.sessionId ?? null };
-}
 const SCOPE_SQL = '(@owner IS NULL OR owner = @owner) AND (@session IS NULL OR session_id = @session)';
 
 /**
@@ -136,7 +94,7 @@ export function createSqliteMemoryStore(options: { db: SqliteDatabase; clock: ()
              AND (@unreflected = 0 OR reflection_id IS NULL) ORDER BY id DESC LIMIT @limit) ORDER BY id`,
         )
         .all({
-          ...scopeParams(principal, options),
+          ...memoryScope(principal, options),
           unreflected: options.unreflectedOnly ? 1 : 0,
           limit: options.limit,
         }) as ObservationRow[];
@@ -147,7 +105,7 @@ export function createSqliteMemoryStore(options: { db: SqliteDatabase; clock: ()
         .prepare(
           `SELECT * FROM (SELECT * FROM memory_reflections WHERE ${SCOPE_SQL} ORDER BY id DESC LIMIT @limit) ORDER BY id`,
         )
-        .all({ ...scopeParams(principal, options), limit: options.limit }) as ReflectionRow[];
+        .all({ ...memoryScope(principal, options), limit: options.limit }) as ReflectionRow[];
       return rows.map(toReflection);
     },
     async countUnreflected(principal, sessionId) {
@@ -163,7 +121,7 @@ export function createSqliteMemoryStore(options: { db: SqliteDatabase; clock: ()
       if (!hasMemories) return [];
       const match = ftsQuery(query, { prefixes: true });
       if (!match) return [];
-      const params = { match, ...scopeParams(principal, options), limit: options.limit };
+      const params = { match, ...memoryScope(principal, options), limit: options.limit };
       // Observations and reflections are searched alike: each table has its FTS5 twin `<table>_fts`.
       const search = <Row>(table: 'memory_observations' | 'memory_reflections') =>
         db

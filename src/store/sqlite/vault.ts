@@ -1,5 +1,5 @@
 import { visibleOwner } from '../../principal';
-import type { SecretInfo, StoredKey, VaultStore } from '../vault';
+import { keyFromRow, type KeyRow, type SecretInfo, type VaultStore } from '../vault';
 import { migrate, type SqliteDatabase } from './database';
 
 const STEPS = [
@@ -17,21 +17,6 @@ const STEPS = [
    DROP TABLE vault_secrets;
    ALTER TABLE vault_secrets_by_owner RENAME TO vault_secrets;`,
 ];
-
-interface KeyRow {
-  name: string;
-  algorithm: string;
-  public_key: string;
-  private_key: string;
-  created_at: string;
-}
-const toKey = (r: KeyRow): StoredKey => ({
-  name: r.name,
-  algorithm: r.algorithm,
-  publicKey: r.public_key,
-  sealedPrivateKey: r.private_key,
-  createdAt: r.created_at,
-});
 
 /** The {@link VaultStore} in SQLite (`vault_meta`, `vault_secrets`, `vault_keys`). */
 export function createSqliteVaultStore(options: { db: SqliteDatabase }): VaultStore {
@@ -84,16 +69,16 @@ export function createSqliteVaultStore(options: { db: SqliteDatabase }): VaultSt
     },
     async key(name) {
       const row = db.prepare('SELECT * FROM vault_keys WHERE name = ?').get(name) as KeyRow | undefined;
-      return row && toKey(row);
+      return row && keyFromRow(row);
     },
     async addKey(key) {
       db.prepare(
         'INSERT OR IGNORE INTO vault_keys (name, algorithm, public_key, private_key, created_at) VALUES (?, ?, ?, ?, ?)',
       ).run(key.name, key.algorithm, key.publicKey, key.sealedPrivateKey, key.createdAt);
-      return toKey(db.prepare('SELECT * FROM vault_keys WHERE name = ?').get(key.name) as KeyRow);
+      return keyFromRow(db.prepare('SELECT * FROM vault_keys WHERE name = ?').get(key.name) as KeyRow);
     },
     async listKeys() {
-      return (db.prepare('SELECT * FROM vault_keys ORDER BY name').all() as KeyRow[]).map(toKey);
+      return (db.prepare('SELECT * FROM vault_keys ORDER BY name').all() as KeyRow[]).map(keyFromRow);
     },
   };
 }

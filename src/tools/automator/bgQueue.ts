@@ -124,22 +124,46 @@ export class BackgroundQueue {
   }
 
   private async execute(runner: TurnRunner, job: BackgroundJob, controller: AbortController): Promise<void> {
-    const { store, logger } = this.options;
     // Another replica on the same database may have claimed it (or it was cancelled meanwhile).
-    if (!(await store.markRunning(job.id, this.now()))) return;
-    const outcome = await runPrompt(runner, {
-      principal: this.options.principals.byId(job.owner),
-      sessionId: `bg:${job.id}`,
-      text: job.prompt,
+    if (!(await this.options.store.markRunning(job.id, this.now()))) return;
+    await runClaimedBackgroundJob({
+      ...this.options,
+      runner,
+      job,
       signal: controller.signal,
+      closing: () => this.closed,
     });
-    const shutDown = outcome.status === 'cancelled' && this.closed;
-    await store.finish(job.id, {
-      status: shutDown ? 'failed' : outcome.status,
-      finishedAt: this.now(),
-      result: shutDown ? 'node shut down while the job was running' : outcome.text,
-      author: outcome.author,
-    });
-    logger.info('background job finished', { id: job.id, status: shutDown ? 'failed' : outcome.status });
   }
+}
+
+/**
+ * Runs a background job this process has claimed (`markRunning`) and
+ * records its end; a job cancelled because the node is `closing` is
+ * recorded failed, as the restart rule says.
+ */
+export async function runClaimedBackgroundJob(run: {
+  store: BackgroundJobStore;
+  principals: PrincipalDirectory;
+  clock: () => Date;
+  logger: Logger;
+  runner: TurnRunner;
+  job: BackgroundJob;
+  signal: AbortSignal;
+  closing: () => boolean;
+}): Promise<void> {
+  const { store, job } = run;
+  const outcome = await runPrompt(run.runner, {
+    principal: run.principals.byId(job.owner),
+    sessionId: `bg:${job.id}`,
+    text: job.prompt,
+    signal: run.signal,
+  });
+  const shutDown = outcome.status === 'cancelled' && run.closing();
+  await store.finish(job.id, {
+    status: shutDown ? 'failed' : outcome.status,
+    finishedAt: run.clock().toISOString(),
+    result: shutDown ? 'node shut down while the job was running' : outcome.text,
+    author: outcome.author,
+  });
+  run.logger.info('background job finished', { id: job.id, status: shutDown ? 'failed' : outcome.status });
 }

@@ -11,7 +11,10 @@ const BgStatusFilter = z.enum(['queued', 'running', 'completed', 'input-required
  * @example
  * const tools = createBackgroundTools({ queue, store });
  */
-export function createBackgroundTools(options: { queue: BackgroundQueue; store: BackgroundJobStore }): AnyTool[] {
+export function createBackgroundTools(options: {
+  queue: Pick<BackgroundQueue, 'submit' | 'require' | 'cancel'>;
+  store: BackgroundJobStore;
+}): AnyTool[] {
   const { queue, store } = options;
   return [
     defineTool({

@@ -65,28 +65,7 @@ export class CronScheduler {
 
   /** Adds the principal's job and arms it. @throws InputError for a bad name, a duplicate or a bad schedule. */
   async add(principal: Principal, input: { name: string; schedule: string; prompt: string }): Promise<CronJob> {
-    if (!JOB_NAME.test(input.name)) {
-      throw new InputError(`invalid job name "${input.name}": letters, digits, _ . and - only, at most 64`);
-    }
-    const now = this.now();
-    const schedule = parseSchedule(input.schedule, now);
-    const next = schedule.next(now);
-    if (!next) throw new InputError(`invalid schedule "${input.schedule}": that time has already passed`);
-    const job: CronJob = {
-      owner: principal.id,
-      name: input.name,
-      kind: schedule.kind,
-      schedule: schedule.text,
-      prompt: input.prompt,
-      status: 'active',
-      anchorAt: now.toISOString(),
-      nextRunAt: next.toISOString(),
-      lastRunAt: null,
-      createdAt: now.toISOString(),
-    };
-    const { owner: _owner, ...row } = job;
-    if (!(await this.options.store.insert(principal, row)))
-      throw new InputError(`a cron job named "${input.name}" already exists`);
+    const job = await addCronJob(this.options.store, principal, input, this.now());
     if (this.runner) this.arm(job);
     return job;
   }
@@ -199,37 +178,102 @@ export class CronScheduler {
     trigger: CronTrigger,
     startedAt: Date,
   ): Promise<void> {
-    const { store, logger } = this.options;
     const controller = new AbortController();
     this.running.set(keyOf(job), controller);
     try {
-      const runId = await store.startRun(principal, {
-        jobName: job.name,
+      await runCronJob({
+        ...this.options,
+        runner,
+        principal,
+        job,
         trigger,
         scheduledFor: job.nextRunAt ?? startedAt.toISOString(),
-        startedAt: startedAt.toISOString(),
-      });
-      if (runId === undefined) {
-        logger.info('cron run skipped: another replica runs it', { job: job.name, trigger });
-        return;
-      }
-      const outcome = await runPrompt(runner, {
-        principal,
-        sessionId: `cron:${job.name}`,
-        text: job.prompt,
+        startedAt,
         signal: controller.signal,
       });
-      await store.finishRun(runId, {
-        status: outcome.status,
-        result: outcome.text,
-        author: outcome.author,
-        finishedAt: this.now().toISOString(),
-      });
-      logger.info('cron job ran', { job: job.name, trigger, status: outcome.status });
-    } catch (err) {
-      logger.error('cron run could not be recorded', { job: job.name, error: errorMessage(err) });
     } finally {
       this.running.delete(keyOf(job));
     }
+  }
+}
+
+/**
+ * Validates and stores the principal's new job, its first fire time
+ * computed from `now`; the scheduler that runs it arms it.
+ * @throws InputError for a bad name, a duplicate or a bad schedule.
+ */
+export async function addCronJob(
+  store: CronStore,
+  principal: Principal,
+  input: { name: string; schedule: string; prompt: string },
+  now: Date,
+): Promise<CronJob> {
+  if (!JOB_NAME.test(input.name)) {
+    throw new InputError(`invalid job name "${input.name}": letters, digits, _ . and - only, at most 64`);
+  }
+  const schedule = parseSchedule(input.schedule, now);
+  const next = schedule.next(now);
+  if (!next) throw new InputError(`invalid schedule "${input.schedule}": that time has already passed`);
+  const job: CronJob = {
+    owner: principal.id,
+    name: input.name,
+    kind: schedule.kind,
+    schedule: schedule.text,
+    prompt: input.prompt,
+    status: 'active',
+    anchorAt: now.toISOString(),
+    nextRunAt: next.toISOString(),
+    lastRunAt: null,
+    createdAt: now.toISOString(),
+  };
+  const { owner: _owner, ...row } = job;
+  if (!(await store.insert(principal, row))) throw new InputError(`a cron job named "${input.name}" already exists`);
+  return job;
+}
+
+/**
+ * One run of a job for its fire time `scheduledFor`: recorded first (a run
+ * already recorded for that time and trigger was another replica's, and
+ * this one does not run), then the prompt, then its outcome. Never throws.
+ */
+export async function runCronJob(run: {
+  store: CronStore;
+  logger: Logger;
+  clock: () => Date;
+  runner: TurnRunner;
+  principal: Principal;
+  job: CronJob;
+  trigger: CronTrigger;
+  scheduledFor: string;
+  startedAt: Date;
+  signal: AbortSignal;
+}): Promise<void> {
+  const { store, logger, job, trigger } = run;
+  try {
+    const runId = await store.startRun(run.principal, {
+      jobName: job.name,
+      trigger,
+      scheduledFor: run.scheduledFor,
+      startedAt: run.startedAt.toISOString(),
+    });
+    if (runId === undefined) {
+      logger.info('cron run skipped: another replica runs it', { job: job.name, trigger });
+      return;
+    }
+    const outcome = await runPrompt(run.runner, {
+      principal: run.principal,
+      sessionId: `cron:${job.name}`,
+      text: job.prompt,
+      signal: run.signal,
+    });
+    await store.finishRun(runId, {
+      status: outcome.status,
+      result: outcome.text,
+      author: outcome.author,
+      finishedAt: run.clock().toISOString(),
+    });
+    logger.info('cron job ran', { job: job.name, trigger, status: outcome.status });
+  } catch (err) {
+    logger.error('cron run could not be recorded', { job: job.name, error: errorMessage(err) });
   }
 }

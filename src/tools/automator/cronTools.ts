@@ -11,7 +11,10 @@ const JobName = z.string().min(1).max(64).describe('The job name, as given to cr
  * @example
  * const tools = createCronTools({ scheduler, store });
  */
-export function createCronTools(options: { scheduler: CronScheduler; store: CronStore }): AnyTool[] {
+export function createCronTools(options: {
+  scheduler: Pick<CronScheduler, 'add' | 'pause' | 'resume' | 'remove'>;
+  store: CronStore;
+}): AnyTool[] {
   const { scheduler, store } = options;
   return [
     defineTool({

@@ -1,0 +1,253 @@
+import type { Artifact, Message, Task, TaskState } from '@a2a-js/sdk';
+import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
+import { isFinished, isRunning } from '../protocol/taskStates';
+import { scopedKey, type TaskReader, type TaskRows, type TaskScope } from '../store/taskRows';
+
+/**
+ * The one owner of every task this process is running: each live task (by
+ * scope and id), the one fold of executor events into it ({@link applyEvent}),
+ * and when it is written to the task rows, recorded as a field of the task:
+ *
+ * - `every-state`: someone may watch it (a stream, a returnImmediately
+ *   caller, a webhook): each state change is written before it is answered;
+ *   progress and answer chunks stay in memory until the next state change.
+ * - `on-settle`: a blocking SendMessage without a webhook: nobody has seen
+ *   the task before it settles, so it is written once, then. A GetTask or
+ *   ListTasks from another request reads the live task (a ListTasks writes
+ *   it first, so what it shows survives a crash).
+ *
+ * A crash loses only states nobody saw, of tasks the restart sweep fails.
+ *
+ * Seams for a cluster layer (PostgreSQL, several replicas):
+ * - `onFolded` (an option) hears every event folded here, with the task's
+ *   sequence number (1, 2, …) and the task after it: an events table, or
+ *   followers on another replica, can be fed from it.
+ * - A task that is not live here is read from the rows (`TaskRows.get`),
+ *   which a shared database answers for every replica.
+ */
+
+/** When a live task is written to the rows (see the module comment). */
+export type WriteMode = 'every-state' | 'on-settle';
+
+/** One task this process is running, as held here. */
+export interface LiveTask {
+  readonly scope: TaskScope;
+  readonly id: string;
+  readonly writeMode: WriteMode;
+  /** The task as folded so far; undefined until its first event (it is being created: it has no row). */
+  task: Task | undefined;
+  /** Events folded so far. */
+  seq: number;
+  /** The state its row holds, if it has one. */
+  written: TaskState | undefined;
+  /** The task is newer than its row. */
+  dirty: boolean;
+}
+
+/** One event folded into a live task (what `onFolded` hears). */
+export interface FoldedEvent {
+  scope: TaskScope;
+  taskId: string;
+  /** The event's number within its task, from 1. */
+  seq: number;
+  event: AgentExecutionEvent;
+  /** The task after the event (the live object: copy what you keep). */
+  task: Task;
+}
+
+/** Options of {@link LiveTasks}. */
+export interface LiveTasksOptions {
+  rows: TaskRows;
+  /** Hears every folded event, in order per task (the cluster seam; see the module comment). */
+  onFolded?: (folded: FoldedEvent) => void;
+}
+
+/** The live tasks of this process (see the module comment). */
+export class LiveTasks {
+  /** By scope and id. */
+  private readonly tasks = new Map<string, LiveTask>();
+  /** By id alone, for the owner, who reads every caller's tasks. */
+  private readonly byId = new Map<string, LiveTask>();
+
+  constructor(private readonly options: LiveTasksOptions) {}
+
+  /** How many tasks are live. */
+  get size(): number {
+    return this.tasks.size;
+  }
+
+  /**
+   * Starts holding a task this process creates now: until its first event
+   * it has no row to look up. A task already live stays as it is.
+   */
+  begin(scope: TaskScope, id: string, writeMode: WriteMode): LiveTask {
+    const held = this.tasks.get(scopedKey(scope, id));
+    if (held) return held;
+    const live: LiveTask = { scope, id, writeMode, task: undefined, seq: 0, written: undefined, dirty: false };
+    this.tasks.set(scopedKey(scope, id), live);
+    this.byId.set(id, live);
+    return live;
+  }
+
+  /**
+   * Folds one executor event into the live task. An `every-state` task's
+   * state change resolves once its row is written; an `on-settle` task
+   * stays in memory until {@link settle}.
+   */
+  fold(live: LiveTask, event: AgentExecutionEvent, userMessage: Message): Promise<void> | undefined {
+    const task = applyEvent(live.task, event, userMessage);
+    if (!task) return undefined;
+    live.task = task;
+    live.seq += 1;
+    this.options.onFolded?.({ scope: live.scope, taskId: live.id, seq: live.seq, event, task });
+    return this.changed(live);
+  }
+
+  /**
+   * Records a task the SDK's handler folded itself (its ResultManager, on
+   * the paths that still run through it): an `every-state` live task while
+   * it runs, written and let go once it settles. Resolves once what must be
+   * written is.
+   */
+  record(scope: TaskScope, task: Task): Promise<void> | undefined {
+    const key = scopedKey(scope, task.id);
+    const live = this.tasks.get(key) ?? this.begin(scope, task.id, 'every-state');
+    // The SDK changes what it saved (it trims history in place): keep a copy of its own.
+    live.task = structuredClone(task);
+    return this.changed(live);
+  }
+
+  /**
+   * The live task has its final state: written (one write, whatever its
+   * mode) and no longer held. Nothing folded after this is kept.
+   */
+  settle(live: LiveTask): Promise<void> {
+    this.release(live);
+    if (!live.task) return Promise.resolve();
+    return this.options.rows.write([{ scope: live.scope, task: live.task }]);
+  }
+
+  /**
+   * A copy of the live task `id` the reader may see (its own; the owner:
+   * anyone's of the tenant): `{ task: undefined }` for a task being created,
+   * `undefined` when none is live here (read the rows).
+   */
+  read(reader: TaskReader, id: string): { task: Task | undefined } | undefined {
+    let live = this.tasks.get(scopedKey(reader, id));
+    if (!live && reader.everyone) {
+      const anyones = this.byId.get(id);
+      if (anyones?.scope.tenant === reader.tenant && anyones.task) live = anyones;
+    }
+    if (!live) return undefined;
+    return { task: live.task && structuredClone(live.task) };
+  }
+
+  /** Writes every live task newer than its row (before a query reads the rows); resolves once written. */
+  async writeAll(): Promise<void> {
+    const pending = [];
+    for (const live of this.tasks.values()) {
+      if (!live.dirty || !live.task) continue;
+      pending.push({ scope: live.scope, task: live.task });
+      live.dirty = false;
+      live.written = live.task.status?.state;
+    }
+    if (pending.length > 0) await this.options.rows.write(pending);
+  }
+
+  /** Lets go of every live task: the rows are about to be changed behind them (the restart/shutdown sweep). */
+  forget(): void {
+    this.tasks.clear();
+    this.byId.clear();
+  }
+
+  /** Writes what the task's mode says must be written now. */
+  private changed(live: LiveTask): Promise<void> | undefined {
+    const task = live.task!;
+    const state = task.status?.state;
+    if (live.writeMode === 'on-settle') {
+      live.dirty = true;
+      return undefined;
+    }
+    if (!isRunning(state)) return this.settle(live);
+    if (state === live.written) {
+      live.dirty = true; // progress or an answer chunk: kept until the next state change
+      return undefined;
+    }
+    live.written = state;
+    live.dirty = false;
+    return this.options.rows.write([{ scope: live.scope, task }]);
+  }
+
+  private release(live: LiveTask): void {
+    const key = scopedKey(live.scope, live.id);
+    if (this.tasks.get(key) === live) this.tasks.delete(key);
+    if (this.byId.get(live.id) === live) this.byId.delete(live.id);
+  }
+}
+
+/**
+ * Applies one executor event to the task, as the SDK's `ResultManager`
+ * merges it into the stored task: the user's message heads the history,
+ * status messages are appended to it, artifacts are replaced or appended
+ * by id, metadata is merged, and nothing changes a task once it has ended.
+ * The executor's events are fresh objects it never touches again, so they
+ * are taken as they are, not copied.
+ */
+export function applyEvent(task: Task | undefined, event: AgentExecutionEvent, userMessage: Message): Task | undefined {
+  switch (event.kind) {
+    case 'task': {
+      const next: Task = { ...event.data, history: event.data.history ?? [] };
+      if (task) {
+        if (next.history.length === 0) next.history = task.history;
+        next.artifacts = mergeArtifacts(task.artifacts, next.artifacts);
+        if (task.metadata || next.metadata) next.metadata = { ...task.metadata, ...next.metadata };
+      }
+      if (!next.history.some((m) => m.messageId === userMessage.messageId))
+        next.history = [userMessage, ...next.history];
+      return next;
+    }
+    case 'statusUpdate': {
+      const update = event.data;
+      if (!task || task.id !== update.taskId) return task;
+      const state = task.status?.state;
+      if (isFinished(state) && update.status?.state !== state) return task;
+      task.status = update.status;
+      if (update.metadata) task.metadata = { ...task.metadata, ...update.metadata };
+      const message = update.status?.message;
+      if (message && !task.history.some((m) => m.messageId === message.messageId))
+        task.history = [...task.history, message];
+      return task;
+    }
+    case 'artifactUpdate': {
+      const update = event.data;
+      const artifact = update.artifact;
+      if (!task || !artifact || task.id !== update.taskId) return task;
+      const index = task.artifacts.findIndex((a) => a.artifactId === artifact.artifactId);
+      if (index === -1) task.artifacts = [...task.artifacts, artifact];
+      else if (!update.append) task.artifacts[index] = artifact;
+      else {
+        const existing = task.artifacts[index]!;
+        task.artifacts[index] = {
+          ...existing,
+          parts: [...existing.parts, ...artifact.parts],
+          ...(artifact.name ? { name: artifact.name } : {}),
+          ...(artifact.description ? { description: artifact.description } : {}),
+          ...(artifact.metadata ? { metadata: { ...existing.metadata, ...artifact.metadata } } : {}),
+        };
+      }
+      if (update.metadata) task.metadata = { ...task.metadata, ...update.metadata };
+      return task;
+    }
+    case 'message':
+      // The node's executor answers with tasks only; a direct reply would end no task.
+      return task;
+  }
+}
+
+function mergeArtifacts(earlier: Artifact[], incoming: Artifact[]): Artifact[] {
+  if (earlier.length === 0) return incoming;
+  const byId = new Map(incoming.map((a) => [a.artifactId, a]));
+  const merged = earlier.map((a) => byId.get(a.artifactId) ?? a);
+  const seen = new Set(earlier.map((a) => a.artifactId));
+  return [...merged, ...incoming.filter((a) => !seen.has(a.artifactId))];
+}

@@ -1,0 +1,46 @@
+import type { CronJob } from './jobs';
+
+/** One fire time of a cron job, as the queue hands it to a replica. */
+export interface CronOccurrence {
+  owner: string;
+  name: string;
+  /** The fire time (ISO), equal to the job's `nextRunAt` while it is current. */
+  scheduledFor: string;
+}
+
+/**
+ * The cluster's job queue: where cron fire times and background jobs wait
+ * until a replica takes them, so each is handed to one replica of many, a
+ * job queued on a replica that dies is taken by another, and what one
+ * replica adds the others see without a restart. Present only on
+ * PostgreSQL (`store/postgres/jobQueue.ts`, pg-boss); SQLite's single
+ * process keeps its own timers and in-memory queue.
+ */
+export interface JobQueue {
+  /** How often a replica asks for due work (milliseconds): the most a fire time or a queued job waits. */
+  readonly pollMs: number;
+  /** Queues the job's fire at `scheduledFor`: one waiting entry per (job, time), however often it is queued. */
+  scheduleCron(occurrence: CronOccurrence): Promise<void>;
+  /**
+   * Moves the job from the occurrence's time to `next` and queues the next
+   * fire time, in one transaction: true for the one replica that did, false
+   * when the job no longer waits for this time (another replica claimed it,
+   * it was paused, removed or rescheduled).
+   */
+  claimCron(
+    occurrence: CronOccurrence,
+    next: Pick<CronJob, 'status' | 'nextRunAt'> & { lastRunAt: string },
+  ): Promise<boolean>;
+  /**
+   * Takes up to `limit` cron fire times due now and hands each to `claim`
+   * (which should claim the job and return quickly); resolves with how many
+   * were taken. An entry whose claim throws goes back to the queue.
+   */
+  takeCron(limit: number, claim: (occurrence: CronOccurrence) => Promise<void>): Promise<number>;
+  /** Queues a background job (by its `bg_jobs` id) for the first replica with a free slot. */
+  enqueueBackground(id: string): Promise<void>;
+  /** Takes up to `limit` waiting background jobs and hands each id to `claim`, as {@link takeCron} does. */
+  takeBackground(limit: number, claim: (id: string) => Promise<void>): Promise<number>;
+  /** Stops the queue's own maintenance; the database stays open. */
+  close(): Promise<void>;
+}

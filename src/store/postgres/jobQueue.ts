@@ -1,0 +1,153 @@
+import PgBoss from 'pg-boss';
+import { errorMessage } from '../../errors';
+import type { Logger } from '../../log/logger';
+import type { CronOccurrence, JobQueue } from '../jobQueue';
+import { transaction, type PgDatabase, type PgQueryable } from './database';
+
+/**
+ * pg-boss 10 is the queue (not graphile-worker, not pg-boss 11+): both later
+ * majors require Node 22, the node supports Node 20; pg-boss 10 runs on the
+ * node's own pool (no second pool, no second service) and its "short"
+ * queue policy keeps one waiting entry per key, which is the (job, scheduled
+ * time) key cron fire times need. Its own cron (minute granularity) is not
+ * used: the node's schedules go down to a fraction of a second.
+ */
+const SCHEMA = 'pgboss';
+const CRON_QUEUE = 'lango-cron';
+const BACKGROUND_QUEUE = 'lango-background';
+
+/**
+ * A taken entry not completed within this (its replica died between taking
+ * and claiming it) goes back to the queue for another replica; the claim
+ * takes milliseconds, so this only bounds how long such a rare entry waits.
+ */
+const TAKEN_EXPIRY_SECONDS = 30;
+
+const QUEUE_OPTIONS: PgBoss.Queue = {
+  name: '',
+  policy: 'short',
+  expireInSeconds: TAKEN_EXPIRY_SECONDS,
+  retryLimit: 100,
+  retryDelay: 1,
+};
+
+/** pg-boss's connection seam over the node's pool or one client of a transaction. */
+function adapter(db: PgQueryable): PgBoss.Db {
+  return { executeSql: (text, values) => db.query(text, values) };
+}
+
+function bossOn(db: PgQueryable, options: { migrate: boolean; supervise: boolean }): PgBoss {
+  return new PgBoss({
+    db: adapter(db),
+    schema: SCHEMA,
+    migrate: options.migrate,
+    supervise: options.supervise,
+    schedule: false,
+    maintenanceIntervalSeconds: TAKEN_EXPIRY_SECONDS,
+  });
+}
+
+/**
+ * The advisory lock the queue's migration runs under: pg-boss's own check
+ * for an existing schema is not atomic with creating it, so replicas
+ * starting together would both try to create it.
+ */
+const QUEUE_MIGRATION_LOCK = 0x6c716271; // 'lqbq'
+
+/**
+ * Creates or upgrades the queue's schema (`pgboss`) and creates its queues
+ * (a queue that exists is left as is), replicas taking turns under an
+ * advisory lock. Part of `lango migrate` and of every replica's start.
+ */
+export async function migrateJobQueue(db: PgDatabase): Promise<void> {
+  const client = await db.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [QUEUE_MIGRATION_LOCK]);
+    try {
+      const boss = bossOn(client, { migrate: true, supervise: false });
+      boss.on('error', () => {});
+      await boss.start();
+      try {
+        for (const name of [CRON_QUEUE, BACKGROUND_QUEUE]) await boss.createQueue(name, { ...QUEUE_OPTIONS, name });
+      } finally {
+        await boss.stop({ close: false, graceful: false });
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [QUEUE_MIGRATION_LOCK]).catch(() => {});
+    }
+  } finally {
+    client.release();
+  }
+}
+
+const cronKey = (o: CronOccurrence) => JSON.stringify([o.owner, o.name, o.scheduledFor]);
+
+/**
+ * The {@link JobQueue} on pg-boss over the node's pool. A cron fire time is
+ * an entry due at that time, keyed by (job, time); a background job an entry
+ * keyed by its id. Taking an entry marks it active; it completes once the
+ * handler has claimed the job's row (`cron_jobs.next_run_at` moved,
+ * `bg_jobs.status` running), so a replica dying in between leaves the entry
+ * to expire back to the others, and the claim makes a second take harmless.
+ */
+export async function openPgJobQueue(options: { db: PgDatabase; logger: Logger; pollMs?: number }): Promise<JobQueue> {
+  const { db } = options;
+  const log = options.logger.child({ component: 'job-queue' });
+  await migrateJobQueue(db);
+  const boss = bossOn(db, { migrate: false, supervise: true });
+  boss.on('error', (err: Error) => log.warn('job queue maintenance failed', { error: errorMessage(err) }));
+  await boss.start();
+
+  const send = (name: string, data: object, sendOptions: PgBoss.SendOptions) => boss.send(name, data, sendOptions);
+  async function take<T>(name: string, limit: number, handle: (data: T) => Promise<void>): Promise<number> {
+    const jobs = await boss.fetch<T>(name, { batchSize: limit });
+    for (const job of jobs) {
+      try {
+        await handle(job.data);
+        await boss.complete(name, job.id);
+      } catch (err) {
+        log.warn('a queued job could not be claimed; it is retried', { queue: name, error: errorMessage(err) });
+        await boss.fail(name, job.id).catch(() => {});
+      }
+    }
+    return jobs.length;
+  }
+
+  return {
+    pollMs: options.pollMs ?? 500,
+    async scheduleCron(occurrence) {
+      await send(CRON_QUEUE, occurrence, {
+        startAfter: new Date(occurrence.scheduledFor),
+        singletonKey: cronKey(occurrence),
+      });
+    },
+    async claimCron(occurrence, next) {
+      return transaction(db, async (client) => {
+        const moved = await client.query(
+          `UPDATE cron_jobs SET status = $4, next_run_at = $5, last_run_at = $6
+           WHERE owner = $1 AND name = $2 AND status = 'active' AND next_run_at = $3`,
+          [occurrence.owner, occurrence.name, occurrence.scheduledFor, next.status, next.nextRunAt, next.lastRunAt],
+        );
+        if ((moved.rowCount ?? 0) === 0) return false;
+        if (next.status === 'active' && next.nextRunAt) {
+          const following = { owner: occurrence.owner, name: occurrence.name, scheduledFor: next.nextRunAt };
+          // In the same transaction: a replica dying here leaves neither the move nor the next fire time.
+          await send(CRON_QUEUE, following, {
+            startAfter: new Date(next.nextRunAt),
+            singletonKey: cronKey(following),
+            db: adapter(client),
+          });
+        }
+        return true;
+      });
+    },
+    takeCron: (limit, handle) => take<CronOccurrence>(CRON_QUEUE, limit, handle),
+    async enqueueBackground(id) {
+      await send(BACKGROUND_QUEUE, { id }, { singletonKey: id });
+    },
+    takeBackground: (limit, handle) => take<{ id: string }>(BACKGROUND_QUEUE, limit, ({ id }) => handle(id)),
+    async close() {
+      await boss.stop({ close: false, graceful: false });
+    },
+  };
+}

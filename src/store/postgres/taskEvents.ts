@@ -1,0 +1,304 @@
+import type { PoolClient } from 'pg';
+import { errorMessage } from '../../errors';
+import type { Logger } from '../../log/logger';
+import type { TaskEventLog, TaskEventRecord, TaskKey } from '../taskEvents';
+import { rows, type PgDatabase, type PgQueryable, type PgSchema } from './database';
+import type { PgGroupCommit } from './groupCommit';
+import type { PgListener } from './listener';
+
+/**
+ * The events of every task, numbered per task by the database, and the cancels asked for.
+ * Events are text, not JSONB: nothing queries inside them, and JSONB refuses
+ * the `\u0000` a client may put in a message. At most one terminal event per
+ * task (the partial unique index): a running replica and the sweep that
+ * finds it lost cannot both end a task.
+ */
+export const TASK_EVENTS_SCHEMA: PgSchema = {
+  store: 'a2a_task_events',
+  steps: [
+    `CREATE TABLE a2a_task_events (
+       tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL, seq BIGINT NOT NULL,
+       event TEXT NOT NULL, terminal BOOLEAN NOT NULL, replica TEXT NOT NULL, at TIMESTAMPTZ NOT NULL,
+       PRIMARY KEY (tenant, owner, task_id, seq));
+     CREATE UNIQUE INDEX a2a_task_events_one_end ON a2a_task_events (tenant, owner, task_id) WHERE terminal;
+     CREATE TABLE a2a_task_cancels (
+       tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL,
+       requested_by TEXT NOT NULL, requested_at TIMESTAMPTZ NOT NULL,
+       PRIMARY KEY (tenant, owner, task_id));
+     CREATE INDEX a2a_task_cancels_by_time ON a2a_task_cancels (requested_at);`,
+  ],
+};
+
+/** Woken with the keys of the tasks a committed batch wrote events for. */
+export const TASK_EVENTS_CHANNEL = 'lango_task_events';
+/** Told of each cancel asked for, so the replica running the task aborts it. */
+export const TASK_CANCELS_CHANNEL = 'lango_task_cancels';
+
+/** A NOTIFY payload must stay under 8000 bytes; a longer one says "any task" instead. */
+const MAX_PAYLOAD = 7_000;
+/** The payload meaning "any task": every follower re-reads, every recent cancel is re-read. */
+const ANY = '*';
+/** Events read per query by a follower. */
+const PAGE = 500;
+/** Replicas' clocks differ a little: cancels are re-read from this much before the connection was lost. */
+const CLOCK_MARGIN_MS = 5_000;
+/** A cancel received in the "any task" form is looked for among those this recent. */
+const RECENT_CANCEL_MS = 10_000;
+
+type Tuple = [tenant: string, owner: string, taskId: string];
+const tupleOf = (key: TaskKey): Tuple => [key.tenant, key.owner, key.taskId];
+const keyOf = ([tenant, owner, taskId]: Tuple): TaskKey => ({ tenant, owner, taskId });
+/** A task's key as one string: wake-up lists and advisory locks. `\u0001` never starts or ends a part we join. */
+const keyText = (key: TaskKey) => `${key.tenant}\u0001${key.owner}\u0001${key.taskId}`;
+
+/**
+ * The payload naming `keys`, or {@link ANY} when it would be too long. Byte
+ * length: PostgreSQL counts bytes.
+ */
+function payloadOf(keys: readonly TaskKey[]): string {
+  const payload = JSON.stringify(keys.map(tupleOf));
+  return Buffer.byteLength(payload) < MAX_PAYLOAD ? payload : ANY;
+}
+
+/** The keys a payload names, or `undefined` for "any task" (or a payload not ours). */
+function keysOf(payload: string): TaskKey[] | undefined {
+  if (payload === ANY) return undefined;
+  try {
+    const parsed = JSON.parse(payload) as unknown;
+    if (!Array.isArray(parsed)) return undefined;
+    return parsed
+      .filter((t): t is Tuple => Array.isArray(t) && t.length === 3 && t.every((p) => typeof p === 'string'))
+      .map(keyOf);
+  } catch {
+    return undefined;
+  }
+}
+
+interface QueuedEvent {
+  key: TaskKey;
+  event: string;
+  terminal: boolean;
+}
+
+interface EventRow {
+  seq: string;
+  event: string;
+  terminal: boolean;
+}
+
+/**
+ * Takes the advisory lock of each task, in one order, for the rest of the
+ * transaction: the sweep that ends a lost replica's task takes the same
+ * lock, so a late event and the terminal one never commit side by side.
+ */
+export async function lockTasks(client: PgQueryable, keys: readonly TaskKey[]): Promise<void> {
+  const texts = [...new Set(keys.map(keyText))].sort();
+  await client.query(
+    `SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM (SELECT k FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n) ORDER BY n) s`,
+    [texts],
+  );
+}
+
+/** Options of {@link createPgTaskEventLog}. */
+export interface PgTaskEventLogOptions {
+  db: PgDatabase;
+  group: PgGroupCommit;
+  /** This replica's listening connection, listening on both channels above. */
+  listener: PgListener;
+  /** This replica's id, recorded on the events it writes and the cancels it asks for. */
+  replicaId: string;
+  logger: Logger;
+  /**
+   * A follower re-reads this often even when nothing woke it (1 s unless
+   * set): a guard for a notification lost in a way the listener cannot see.
+   */
+  safetyPollMs?: number;
+}
+
+/**
+ * The task event log on PostgreSQL: events queued into the group commit and
+ * written in one statement per batch with one `NOTIFY` naming the batch's
+ * tasks; followers wake on it; cancels are a row and a `NOTIFY`.
+ * @example
+ * const events = createPgTaskEventLog({ db, group, listener, replicaId: 'a', logger });
+ * await events.append(key, { event, terminal: false });
+ * for await (const record of events.follow(key, { after: 0 })) send(record.event);
+ */
+export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventLog {
+  const { db, group, listener, replicaId } = options;
+  const log = options.logger.child({ component: 'task-events' });
+  const safetyPollMs = options.safetyPollMs ?? 1_000;
+  const wakers = new Map<string, Set<() => void>>();
+  const cancelHandlers = new Set<(key: TaskKey) => void>();
+  let queue: QueuedEvent[] = [];
+
+  const wakeAll = () => {
+    for (const set of wakers.values()) for (const wake of set) wake();
+  };
+  listener.on(TASK_EVENTS_CHANNEL, (payload) => {
+    const keys = keysOf(payload);
+    if (!keys) return wakeAll();
+    for (const key of keys) for (const wake of wakers.get(keyText(key)) ?? []) wake();
+  });
+
+  const tellCancel = (key: TaskKey) => {
+    for (const handler of cancelHandlers) {
+      try {
+        handler(key);
+      } catch (err) {
+        log.warn('cancel handler failed', { taskId: key.taskId, error: errorMessage(err) });
+      }
+    }
+  };
+  /** Tells the handlers of every cancel recorded since `since` (database time). */
+  const replayCancels = async (since: Date) => {
+    try {
+      const found = await rows<{ tenant: string; owner: string; task_id: string }>(
+        db,
+        'SELECT tenant, owner, task_id FROM a2a_task_cancels WHERE requested_at >= $1',
+        [since.toISOString()],
+      );
+      for (const row of found) tellCancel({ tenant: row.tenant, owner: row.owner, taskId: row.task_id });
+    } catch (err) {
+      log.warn('reading cancels failed', { error: errorMessage(err) });
+    }
+  };
+  listener.on(TASK_CANCELS_CHANNEL, (payload) => {
+    const keys = keysOf(payload);
+    if (keys) keys.forEach(tellCancel);
+    else void replayCancels(new Date(Date.now() - RECENT_CANCEL_MS));
+  });
+  listener.onReconnect((downSince) => {
+    wakeAll();
+    if (cancelHandlers.size > 0) void replayCancels(new Date(downSince.getTime() - CLOCK_MARGIN_MS));
+  });
+
+  const write = (batch: QueuedEvent[]) => async (client: PoolClient) => {
+    const keys = batch.map((e) => e.key);
+    await lockTasks(client, keys);
+    // Numbered after the task's last event, under its lock: whichever replica writes, the numbers go on with no gap.
+    await client.query(
+      `INSERT INTO a2a_task_events (tenant, owner, task_id, seq, event, terminal, replica, at)
+       SELECT e.tenant, e.owner, e.task_id,
+         COALESCE((SELECT max(t.seq) FROM a2a_task_events t
+           WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id), 0)
+           + row_number() OVER (PARTITION BY e.tenant, e.owner, e.task_id ORDER BY e.n),
+         e.event, e.terminal, $6, now()
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[])
+         WITH ORDINALITY AS e(tenant, owner, task_id, event, terminal, n)
+       WHERE NOT EXISTS (SELECT 1 FROM a2a_task_events t
+         WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id AND t.terminal)`,
+      [
+        batch.map((e) => e.key.tenant),
+        batch.map((e) => e.key.owner),
+        batch.map((e) => e.key.taskId),
+        batch.map((e) => e.event),
+        batch.map((e) => e.terminal),
+        replicaId,
+      ],
+    );
+    const distinct = [...new Map(keys.map((k) => [keyText(k), k])).values()];
+    await client.query('SELECT pg_notify($1, $2)', [TASK_EVENTS_CHANNEL, payloadOf(distinct)]);
+  };
+  const takeQueued = () => {
+    const batch = queue;
+    queue = [];
+    return write(batch);
+  };
+
+  const read = async (key: TaskKey, after: number): Promise<TaskEventRecord[]> =>
+    (
+      await rows<EventRow>(
+        db,
+        {
+          name: 'a2a_task_events_after',
+          text: `SELECT seq, event, terminal FROM a2a_task_events
+                 WHERE tenant = $1 AND owner = $2 AND task_id = $3 AND seq > $4 ORDER BY seq LIMIT ${PAGE}`,
+          values: [key.tenant, key.owner, key.taskId, after],
+        },
+        [],
+      )
+    ).map((row) => ({ seq: Number(row.seq), event: JSON.parse(row.event) as unknown, terminal: row.terminal }));
+
+  return {
+    append(key, record) {
+      // Nothing follows a terminal event: one queued in this batch ends the task here already.
+      if (!queue.some((e) => e.terminal && keyText(e.key) === keyText(key))) {
+        queue.push({ key, event: JSON.stringify(record.event), terminal: record.terminal });
+      }
+      return group.schedule(takeQueued);
+    },
+    read,
+    async *follow(key, { after, signal }) {
+      const text = keyText(key);
+      /** Set by a wake-up: the next read must happen even if the last one found nothing. */
+      const wakeUp = { pending: false };
+      let resume: (() => void) | undefined;
+      const wake = () => {
+        wakeUp.pending = true;
+        resume?.();
+      };
+      let set = wakers.get(text);
+      if (!set) wakers.set(text, (set = new Set()));
+      set.add(wake);
+      const onAbort = () => resume?.();
+      signal?.addEventListener('abort', onAbort);
+      try {
+        // Listening first, then reading: an event committed between the two is either read or wakes us.
+        await Promise.race([
+          listener.ready(),
+          new Promise<void>((resolve) => {
+            resume = resolve;
+            if (signal?.aborted) resolve();
+          }),
+        ]);
+        let last = after;
+        while (!signal?.aborted) {
+          wakeUp.pending = false;
+          const records = await read(key, last);
+          for (const record of records) {
+            last = record.seq;
+            yield record;
+            if (record.terminal) return;
+          }
+          if (records.length === PAGE || wakeUp.pending || signal?.aborted) continue;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, safetyPollMs);
+            resume = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          resume = undefined;
+        }
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
+        set.delete(wake);
+        if (set.size === 0) wakers.delete(text);
+      }
+    },
+    async requestCancel(key) {
+      await db.query(
+        `WITH recorded AS (
+           INSERT INTO a2a_task_cancels (tenant, owner, task_id, requested_by, requested_at)
+           VALUES ($1, $2, $3, $4, now())
+           ON CONFLICT (tenant, owner, task_id) DO UPDATE
+             SET requested_by = excluded.requested_by, requested_at = excluded.requested_at
+           RETURNING 1)
+         SELECT pg_notify($5, $6) FROM recorded`,
+        [key.tenant, key.owner, key.taskId, replicaId, TASK_CANCELS_CHANNEL, payloadOf([key])],
+      );
+    },
+    onCancel(handler) {
+      cancelHandlers.add(handler);
+      return () => cancelHandlers.delete(handler);
+    },
+    async purge(keys) {
+      if (keys.length === 0) return;
+      const params = [keys.map((k) => k.tenant), keys.map((k) => k.owner), keys.map((k) => k.taskId)];
+      const match = `(tenant, owner, task_id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`;
+      await db.query(`DELETE FROM a2a_task_events WHERE ${match}`, params);
+      await db.query(`DELETE FROM a2a_task_cancels WHERE ${match}`, params);
+    },
+  };
+}

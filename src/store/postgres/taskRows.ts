@@ -1,0 +1,465 @@
+import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
+import type { PoolClient } from 'pg';
+import { errorMessage } from '../../errors';
+import type { Logger } from '../../log/logger';
+import type { Redact } from '../../log/redactJson';
+import { FINISHED_STATES, RUNNING_STATES } from '../../protocol/taskStates';
+import {
+  decodePageToken,
+  encodePageToken,
+  pushConfigData,
+  pushConfigOfRow,
+  scopedKey,
+  taskColumns,
+  taskOfColumns,
+  type PushConfigRows,
+  type StoredPushConfig,
+  type StoredTask,
+  type TaskColumns,
+  type TaskRows,
+  type TaskScope,
+} from '../taskRows';
+import { REPLICA_LOST, type ReplicaScope } from './cluster';
+import { rows, transaction, type PgDatabase, type PgSchema } from './database';
+import type { PgGroupCommit } from './groupCommit';
+import type { PgListener } from './listener';
+import { lockTasks, TASK_EVENTS_CHANNEL } from './taskEvents';
+
+/**
+ * A2A tasks and push configs on PostgreSQL: the SQLite rows (`../sqlite/taskRows.ts`)
+ * plus the replica running each task. Ids compare byte-wise (`COLLATE "C"`),
+ * as in SQLite, so a page cursor walks the same order on both databases.
+ */
+export const TASK_ROWS_SCHEMA: PgSchema = {
+  store: 'a2a_tasks',
+  steps: [
+    `CREATE TABLE a2a_tasks (
+       tenant TEXT COLLATE "C" NOT NULL, owner TEXT COLLATE "C" NOT NULL, id TEXT COLLATE "C" NOT NULL,
+       context_id TEXT NOT NULL, status_last_updated BIGINT NOT NULL DEFAULT 0,
+       status_state TEXT, status TEXT, artifacts TEXT, history TEXT, metadata TEXT,
+       protocol_version TEXT, replica TEXT,
+       PRIMARY KEY (tenant, owner, id));
+     CREATE INDEX a2a_tasks_by_updated ON a2a_tasks (tenant, owner, status_last_updated DESC, id DESC);
+     CREATE INDEX a2a_tasks_by_tenant ON a2a_tasks (tenant, status_last_updated DESC, id DESC);
+     CREATE INDEX a2a_tasks_by_state ON a2a_tasks (status_state, status_last_updated);
+     CREATE TABLE a2a_push_configs (
+       tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL, config_id TEXT NOT NULL,
+       config_data TEXT, protocol_version TEXT,
+       PRIMARY KEY (tenant, owner, task_id, config_id));`,
+  ],
+};
+
+/** Told of each push config saved, so every replica knows the task has one (the running replica sends). */
+export const PUSH_CONFIGS_CHANNEL = 'lango_push_configs';
+
+/** States that end a task, as stored: a row in one is never written over (fencing), and only these are purged. */
+const FINISHED = FINISHED_STATES.map(taskStateToJSON);
+/** States a live task runs in, as stored: the ones a lost or restarted replica leaves behind. */
+const IN_FLIGHT = RUNNING_STATES.map(taskStateToJSON);
+const DEFAULT_PAGE = 50;
+
+type TaskRow = TaskColumns & { tenant: string; owner: string };
+interface PgTaskRow extends Omit<TaskRow, 'status_last_updated'> {
+  /** BIGINT comes back as text. */
+  status_last_updated: string;
+}
+
+/** The rows a sweep fails: their key and what the terminal event needs. */
+interface FailedRow {
+  tenant: string;
+  owner: string;
+  id: string;
+  context_id: string;
+  status: string;
+}
+
+/** Options of {@link createPgTaskRows}. */
+export interface PgTaskRowsOptions {
+  db: PgDatabase;
+  group: PgGroupCommit;
+  /** This replica's listening connection, listening on {@link PUSH_CONFIGS_CHANNEL}. */
+  listener: PgListener;
+  logger: Logger;
+  /** This replica: recorded on every task row it writes; its lease decides when another replica is lost. */
+  replica: ReplicaScope;
+  /** Masks known secret values in every task row written (issue 11 G). */
+  redact?: Redact;
+}
+
+/** The task and push-config rows on PostgreSQL, and the sweep of a lost replica's tasks. */
+export interface PgTaskRows {
+  tasks: TaskRows;
+  pushConfigs: PushConfigRows;
+  /**
+   * Fails the running tasks of replicas silent past the lease as "replica
+   * lost", each with its terminal event appended (followers on any replica
+   * end their streams). Resolves with how many.
+   */
+  failLostReplicaTasks(at: Date): Promise<number>;
+}
+
+/**
+ * The status of a task failed for `reason` at `at`, as ProtoJSON: the row's
+ * `status` column and the terminal event's status alike.
+ */
+function failedStatus(row: { id: string; context_id: string }, reason: string, at: Date) {
+  return {
+    state: taskStateToJSON(TaskState.TASK_STATE_FAILED),
+    timestamp: at.toISOString(),
+    message: {
+      messageId: `interrupted-${row.id}`,
+      taskId: row.id,
+      contextId: row.context_id,
+      role: 'ROLE_AGENT',
+      parts: [{ text: reason, mediaType: 'text/plain' }],
+    },
+  };
+}
+
+/**
+ * Creates the rows on `db` (schemas applied by the storage's migration).
+ * Writes are group-committed and fenced: the upsert never replaces a row in
+ * a finished state, so a late write from a replica that lost its lease (or
+ * any late write) cannot undo a task's end. Each batch takes the tasks'
+ * advisory locks first (as the event writer and the sweep do), so the sweep
+ * and a late writer take turns instead of deadlocking.
+ * @example
+ * const { tasks } = createPgTaskRows({ db, group, listener, logger, replica: { replicaId: 'a', leaseMs: 15_000 } });
+ * await tasks.write([{ scope: { tenant: '', owner: 'alice' }, task }]);
+ */
+export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
+  const { db, group, logger, redact, replica } = options;
+  const queued = new Map<string, TaskRow>();
+  const pushConfigs = createPgPushConfigRows(db, options.listener, logger);
+
+  const writeBatch = (batch: TaskRow[]) => async (client: PoolClient) => {
+    await lockTasks(
+      client,
+      batch.map((row) => ({ tenant: row.tenant, owner: row.owner, taskId: row.id })),
+    );
+    const column = <K extends keyof TaskRow>(name: K) => batch.map((row) => row[name]);
+    const result = await client.query(
+      `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts,
+         history, metadata, protocol_version, replica)
+       SELECT t.*, '1.0', $11 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[],
+         $7::text[], $8::text[], $9::text[], $10::text[])
+         AS t(tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata)
+       ON CONFLICT (tenant, owner, id) DO UPDATE SET context_id = excluded.context_id,
+         status_last_updated = excluded.status_last_updated, status_state = excluded.status_state,
+         status = excluded.status, artifacts = excluded.artifacts, history = excluded.history,
+         metadata = excluded.metadata, replica = excluded.replica
+       WHERE a2a_tasks.status_state IS NULL OR NOT (a2a_tasks.status_state = ANY ($12::text[]))`,
+      [
+        column('tenant'),
+        column('owner'),
+        column('id'),
+        column('context_id'),
+        column('status_last_updated'),
+        column('status_state'),
+        column('status'),
+        column('artifacts'),
+        column('history'),
+        column('metadata'),
+        replica.replicaId,
+        FINISHED,
+      ],
+    );
+    const fenced = batch.length - (result.rowCount ?? 0);
+    if (fenced > 0) logger.warn('late task writes refused: the tasks had already ended', { count: fenced });
+  };
+  const takeQueued = () => {
+    const batch = [...queued.values()];
+    queued.clear();
+    return writeBatch(batch);
+  };
+
+  const stored = (row: PgTaskRow): StoredTask => ({
+    scope: { tenant: row.tenant, owner: row.owner },
+    task: taskOfColumns(row),
+  });
+  const columns =
+    'tenant, owner, id, context_id, status_state, status, artifacts, history, metadata, status_last_updated';
+
+  /**
+   * Fails the rows `where` selects (running, and `$1`/`$2` as in the
+   * cluster's conditions), one task per transaction: its advisory lock,
+   * the fenced update, the terminal event after the task's last.
+   */
+  const failRows = async (where: string, reasonOf: (row: { replica: string | null }) => string, at: Date) => {
+    const candidates = await rows<{ tenant: string; owner: string; id: string; replica: string | null }>(
+      db,
+      `SELECT tenant, owner, id, replica FROM a2a_tasks WHERE status_state = ANY ($3::text[]) AND ${where}`,
+      [replica.replicaId, replica.leaseMs, IN_FLIGHT],
+    );
+    let failed = 0;
+    for (const candidate of candidates) {
+      const reason = reasonOf(candidate);
+      const key = { tenant: candidate.tenant, owner: candidate.owner, taskId: candidate.id };
+      const done = await transaction(db, async (client) => {
+        await lockTasks(client, [key]);
+        const [row] = await rows<FailedRow>(
+          client,
+          `SELECT tenant, owner, id, context_id, status FROM a2a_tasks
+           WHERE tenant = $4 AND owner = $5 AND id = $6 AND status_state = ANY ($3::text[]) AND ${where}
+           FOR UPDATE`,
+          [replica.replicaId, replica.leaseMs, IN_FLIGHT, key.tenant, key.owner, key.taskId],
+        );
+        if (!row) return false;
+        const status = failedStatus(row, reason, at);
+        await client.query(
+          `UPDATE a2a_tasks SET status_state = $4, status = $5, status_last_updated = $6
+           WHERE tenant = $1 AND owner = $2 AND id = $3`,
+          [key.tenant, key.owner, key.taskId, status.state, JSON.stringify(status), at.getTime()],
+        );
+        const event = { statusUpdate: { taskId: row.id, contextId: row.context_id, status } };
+        await client.query(
+          `INSERT INTO a2a_task_events (tenant, owner, task_id, seq, event, terminal, replica, at)
+           SELECT $1, $2, $3, COALESCE(max(seq), 0) + 1, $4, true, $5, now() FROM a2a_task_events
+             WHERE tenant = $1 AND owner = $2 AND task_id = $3
+           ON CONFLICT DO NOTHING`,
+          [key.tenant, key.owner, key.taskId, JSON.stringify(event), replica.replicaId],
+        );
+        await client.query('SELECT pg_notify($1, $2)', [
+          TASK_EVENTS_CHANNEL,
+          JSON.stringify([[key.tenant, key.owner, key.taskId]]),
+        ]);
+        return true;
+      });
+      if (done) failed += 1;
+    }
+    return failed;
+  };
+
+  /** "The row's replica is gone": no heartbeat within the lease, or none recorded. Not this replica. */
+  const lostElsewhere = `replica IS DISTINCT FROM $1 AND (replica IS NULL OR NOT EXISTS (SELECT 1 FROM cluster_replicas r
+    WHERE r.replica_id = replica AND r.heartbeat_at > now() - make_interval(secs => $2::double precision / 1000)))`;
+
+  const tasks: TaskRows = {
+    write(rowsToWrite) {
+      for (const { scope, task } of rowsToWrite) {
+        queued.set(scopedKey(scope, task.id), { ...scope, ...taskColumns(task, redact) });
+      }
+      return group.schedule(takeQueued);
+    },
+    async get(reader, id) {
+      const pending = queued.get(scopedKey(reader, id));
+      if (pending) return { scope: { tenant: pending.tenant, owner: pending.owner }, task: taskOfColumns(pending) };
+      const [own] = await rows<PgTaskRow>(db, {
+        name: 'a2a_tasks_get',
+        text: `SELECT ${columns} FROM a2a_tasks WHERE tenant = $1 AND owner = $2 AND id = $3`,
+        values: [reader.tenant, reader.owner, id],
+      });
+      if (own) return stored(own);
+      if (!reader.everyone) return undefined;
+      await group.flush();
+      const [anyones] = await rows<PgTaskRow>(
+        db,
+        `SELECT ${columns} FROM a2a_tasks WHERE tenant = $1 AND id = $2 ORDER BY owner LIMIT 1`,
+        [reader.tenant, id],
+      );
+      return anyones ? stored(anyones) : undefined;
+    },
+    async list(reader, query) {
+      if (queued.size > 0) await group.flush();
+      const args: unknown[] = [];
+      const param = (value: unknown) => {
+        args.push(value);
+        return `$${args.length}`;
+      };
+      const where = [`tenant = ${param(reader.tenant)}`];
+      if (!reader.everyone) where.push(`owner = ${param(reader.owner)}`);
+      if (query.contextId) where.push(`context_id = ${param(query.contextId)}`);
+      if (query.state !== undefined && query.state !== TaskState.TASK_STATE_UNSPECIFIED) {
+        where.push(`status_state = ${param(taskStateToJSON(query.state))}`);
+      }
+      if (query.updatedAfter !== undefined) where.push(`status_last_updated > ${param(query.updatedAfter)}`);
+      const [{ n }] = await rows<{ n: string }>(
+        db,
+        `SELECT count(*) AS n FROM a2a_tasks WHERE ${where.join(' AND ')}`,
+        args,
+      );
+      if (query.pageToken) {
+        const cursor = decodePageToken(query.pageToken);
+        const updated = param(cursor.updated);
+        where.push(
+          `(status_last_updated < ${updated} OR (status_last_updated = ${updated} AND id < ${param(cursor.id)}))`,
+        );
+      }
+      const pageSize = query.pageSize || DEFAULT_PAGE;
+      const selected = [
+        'id',
+        'context_id',
+        'status',
+        'metadata',
+        'status_last_updated',
+        query.includeArtifacts ? 'artifacts' : 'NULL AS artifacts',
+        query.includeHistory ? 'history' : 'NULL AS history',
+      ].join(', ');
+      const found = await rows<PgTaskRow>(
+        db,
+        `SELECT ${selected} FROM a2a_tasks WHERE ${where.join(' AND ')}
+         ORDER BY status_last_updated DESC, id DESC LIMIT ${param(pageSize + 1)}`,
+        args,
+      );
+      const page = found.slice(0, pageSize);
+      const tasksFound = [];
+      for (const row of page) {
+        try {
+          tasksFound.push(taskOfColumns(row));
+        } catch (err) {
+          logger.warn('unreadable task skipped', { taskId: row.id, error: errorMessage(err) });
+        }
+      }
+      const last = page.at(-1);
+      return {
+        tasks: tasksFound,
+        nextPageToken:
+          found.length > pageSize && last ? encodePageToken(Number(last.status_last_updated), last.id) : '',
+        totalSize: Number(n),
+      };
+    },
+    async failInterrupted(reason, at) {
+      // This replica's own running tasks (it is restarting or stopping) and any lost replica's.
+      await group.flush();
+      const count = await failRows(
+        `(replica = $1 OR ${lostElsewhere})`,
+        (row) => (row.replica === replica.replicaId ? reason : REPLICA_LOST),
+        at,
+      );
+      if (count > 0) logger.warn('interrupted tasks marked failed', { count, reason });
+      return count;
+    },
+    async countByState() {
+      const counted = await rows<{ state: string; count: string }>(
+        db,
+        'SELECT status_state AS state, count(*) AS count FROM a2a_tasks GROUP BY status_state',
+      );
+      return Object.fromEntries(counted.map((row) => [row.state, Number(row.count)]));
+    },
+    async purgeFinished(olderThan) {
+      await group.flush();
+      const [{ n }] = await rows<{ n: string }>(
+        db,
+        `WITH gone AS (DELETE FROM a2a_tasks WHERE status_state = ANY ($1::text[]) AND status_last_updated < $2
+           RETURNING tenant, owner, id),
+         push AS (DELETE FROM a2a_push_configs p USING gone
+           WHERE p.tenant = gone.tenant AND p.owner = gone.owner AND p.task_id = gone.id),
+         events AS (DELETE FROM a2a_task_events e USING gone
+           WHERE e.tenant = gone.tenant AND e.owner = gone.owner AND e.task_id = gone.id),
+         cancels AS (DELETE FROM a2a_task_cancels c USING gone
+           WHERE c.tenant = gone.tenant AND c.owner = gone.owner AND c.task_id = gone.id)
+         SELECT count(*) AS n FROM gone`,
+        [FINISHED, olderThan.getTime()],
+      );
+      const removed = Number(n);
+      if (removed > 0) {
+        await pushConfigs.reload();
+        logger.info('finished tasks purged', { count: removed });
+      }
+      return removed;
+    },
+  };
+
+  return {
+    tasks,
+    pushConfigs,
+    async failLostReplicaTasks(at) {
+      return failRows(lostElsewhere, () => REPLICA_LOST, at);
+    },
+  };
+}
+
+/**
+ * Push configs in `a2a_push_configs`. Which tasks may have a config is kept
+ * in memory on every replica (loaded at start, told of each save by
+ * {@link PUSH_CONFIGS_CHANNEL}, reloaded after the listen connection comes
+ * back), so the check made on every state change of every task costs no
+ * query for the usual task without webhooks, even when the config was set
+ * through another replica than the one running the task.
+ */
+function createPgPushConfigRows(
+  db: PgDatabase,
+  listener: PgListener,
+  logger: Logger,
+): PushConfigRows & { /** Reloads which tasks have configs (after a purge deleted some). */ reload(): Promise<void> } {
+  const withConfigs = new Set<string>();
+  let loaded: Promise<void> | undefined;
+  const loadAll = async () => {
+    const found = await rows<{ tenant: string; owner: string; task_id: string }>(
+      db,
+      'SELECT DISTINCT tenant, owner, task_id FROM a2a_push_configs',
+    );
+    withConfigs.clear();
+    for (const row of found) withConfigs.add(scopedKey(row, row.task_id));
+  };
+  const ensureLoaded = () =>
+    (loaded ??= loadAll().catch((err) => {
+      loaded = undefined;
+      throw err;
+    }));
+  listener.on(PUSH_CONFIGS_CHANNEL, (payload) => {
+    try {
+      const [tenant, owner, taskId] = JSON.parse(payload) as [string, string, string];
+      withConfigs.add(scopedKey({ tenant, owner }, taskId));
+    } catch {
+      // Not ours: nothing to note.
+    }
+  });
+  listener.onReconnect(() => {
+    loadAll().catch((err) => logger.warn('reloading push config tasks failed', { error: errorMessage(err) }));
+  });
+  return {
+    async save(scope, taskId, config, wireVersion) {
+      await db.query(
+        `WITH saved AS (
+           INSERT INTO a2a_push_configs (tenant, owner, task_id, config_id, config_data, protocol_version)
+           VALUES ($1, $2, $3, $4, $5, '1.0')
+           ON CONFLICT (tenant, owner, task_id, config_id) DO UPDATE SET config_data = excluded.config_data
+           RETURNING 1)
+         SELECT pg_notify($6, $7) FROM saved`,
+        [
+          scope.tenant,
+          scope.owner,
+          taskId,
+          config.id,
+          pushConfigData(config, wireVersion),
+          PUSH_CONFIGS_CHANNEL,
+          JSON.stringify([scope.tenant, scope.owner, taskId]),
+        ],
+      );
+      withConfigs.add(scopedKey(scope, taskId));
+    },
+    async load(scope, taskId) {
+      await ensureLoaded();
+      if (!withConfigs.has(scopedKey(scope, taskId))) return [];
+      const found: StoredPushConfig[] = [];
+      for (const row of await rows<{ config_id: string; config_data: string | null }>(
+        db,
+        'SELECT config_id, config_data FROM a2a_push_configs WHERE tenant = $1 AND owner = $2 AND task_id = $3',
+        [scope.tenant, scope.owner, taskId],
+      )) {
+        try {
+          found.push(pushConfigOfRow(scope.tenant, taskId, row.config_id, row.config_data));
+        } catch (err) {
+          logger.warn('unreadable push config skipped', { taskId, configId: row.config_id, error: String(err) });
+        }
+      }
+      return found;
+    },
+    async delete(scope, taskId, configId) {
+      const [left] = await rows<{ n: string }>(
+        db,
+        `WITH gone AS (DELETE FROM a2a_push_configs WHERE tenant = $1 AND owner = $2 AND task_id = $3 AND config_id = $4)
+         SELECT count(*) AS n FROM a2a_push_configs
+         WHERE tenant = $1 AND owner = $2 AND task_id = $3 AND config_id <> $4`,
+        [scope.tenant, scope.owner, taskId, configId],
+      );
+      if (Number(left.n) === 0) withConfigs.delete(scopedKey(scope, taskId));
+    },
+    async hasAny(scope: TaskScope, taskId: string) {
+      await ensureLoaded();
+      return withConfigs.has(scopedKey(scope, taskId));
+    },
+    reload: () => (loaded = loadAll()),
+  };
+}

@@ -1,0 +1,317 @@
+import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
+import type { Logger } from '../../log/logger';
+import type { Redact } from '../../log/redactJson';
+import { FINISHED_STATES, RUNNING_STATES } from '../../protocol/taskStates';
+import {
+  decodePageToken,
+  encodePageToken,
+  pushConfigData,
+  pushConfigOfRow,
+  scopedKey,
+  taskColumns,
+  taskOfColumns,
+  type PushConfigRows,
+  type StoredPushConfig,
+  type StoredTask,
+  type TaskColumns,
+  type TaskRows,
+  type TaskRowStores,
+} from '../taskRows';
+import { migrate, type SqliteDatabase } from './database';
+import type { GroupCommit } from './groupCommit';
+
+/**
+ * A2A tasks and push configs in the node's SQLite file: the rows of the
+ * SDK's database stores (`@a2a-js/sdk/server/database`: tenant + owner
+ * scoping, ProtoJSON payloads, `(status_last_updated, id)` page cursors)
+ * with prepared statements made once, task writes group-committed with the
+ * database's other stores.
+ */
+
+const MIGRATIONS = [
+  `CREATE TABLE a2a_tasks (
+     tenant TEXT NOT NULL, owner TEXT NOT NULL, id TEXT NOT NULL,
+     context_id TEXT NOT NULL, status_last_updated INTEGER NOT NULL DEFAULT 0,
+     status_state TEXT, status TEXT, artifacts TEXT, history TEXT, metadata TEXT,
+     protocol_version TEXT,
+     PRIMARY KEY (tenant, owner, id))`,
+  `CREATE INDEX a2a_tasks_by_updated ON a2a_tasks (tenant, owner, status_last_updated DESC, id DESC)`,
+  `CREATE INDEX a2a_tasks_by_state ON a2a_tasks (status_state, status_last_updated)`,
+  `CREATE TABLE a2a_push_configs (
+     tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL, config_id TEXT NOT NULL,
+     config_data TEXT, protocol_version TEXT,
+     PRIMARY KEY (tenant, owner, task_id, config_id))`,
+];
+
+/** States that end a task, as stored; only these are purged. */
+const FINISHED = FINISHED_STATES.map(taskStateToJSON);
+/** States a live task is in, as stored; after the process ends nobody runs them. */
+const IN_FLIGHT = RUNNING_STATES.map(taskStateToJSON);
+
+/** A list query: its SQL varies with the filters given, so one statement per shape is kept. */
+type ListStatement = { get(...args: unknown[]): unknown; all(...args: unknown[]): unknown[] };
+type TaskRow = TaskColumns & { tenant: string; owner: string };
+
+/** Options of {@link createSqliteTaskRows}. */
+export interface SqliteTaskRowsOptions {
+  db: SqliteDatabase;
+  /** The database's one group commit: task rows commit with the sessions' turns. */
+  group: GroupCommit;
+  logger: Logger;
+  /** Masks known secret values in every task row written (issue 11 G). */
+  redact?: Redact;
+}
+
+/**
+ * The task and push-config rows on `db` (the schema applied once).
+ * @example
+ * const { tasks, pushConfigs } = createSqliteTaskRows({ db, group, logger });
+ * await tasks.write([{ scope: { tenant: '', owner: 'alice' }, task }]);
+ */
+export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowStores {
+  const { db, group, logger, redact } = options;
+  migrate(db, 'a2a', MIGRATIONS);
+
+  const upsert = db.prepare(
+    `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata, protocol_version)
+     VALUES (@tenant, @owner, @id, @context_id, @status_last_updated, @status_state, @status, @artifacts, @history, @metadata, '1.0')
+     ON CONFLICT (tenant, owner, id) DO UPDATE SET context_id = excluded.context_id,
+       status_last_updated = excluded.status_last_updated, status_state = excluded.status_state, status = excluded.status,
+       artifacts = excluded.artifacts, history = excluded.history, metadata = excluded.metadata`,
+  );
+  const columns =
+    'tenant, owner, id, context_id, status_state, status, artifacts, history, metadata, status_last_updated';
+  const select = db.prepare(`SELECT ${columns} FROM a2a_tasks WHERE tenant = ? AND owner = ? AND id = ?`);
+  const selectAnyOwner = db.prepare(`SELECT ${columns} FROM a2a_tasks WHERE tenant = ? AND id = ? LIMIT 1`);
+  const selectInFlight = db.prepare(
+    `SELECT tenant, owner, id, context_id FROM a2a_tasks WHERE status_state IN (${IN_FLIGHT.map(() => '?').join(',')})`,
+  );
+  const updateStatus = db.prepare(
+    `UPDATE a2a_tasks SET status_state = ?, status = ?, status_last_updated = ? WHERE tenant = ? AND owner = ? AND id = ?`,
+  );
+  const countByState = db.prepare(
+    'SELECT status_state AS state, COUNT(*) AS count FROM a2a_tasks GROUP BY status_state',
+  );
+  const finished = FINISHED.map(() => '?').join(',');
+  const deleteFinishedPush = db.prepare(
+    `DELETE FROM a2a_push_configs WHERE (tenant, owner, task_id) IN (SELECT tenant, owner, id FROM a2a_tasks
+       WHERE status_state IN (${finished}) AND status_last_updated < ?)`,
+  );
+  const deleteFinished = db.prepare(
+    `DELETE FROM a2a_tasks WHERE status_state IN (${finished}) AND status_last_updated < ?`,
+  );
+  const pushConfigs = createSqlitePushConfigRows(db, logger);
+  const listStatements = new Map<string, ListStatement>();
+  const statement = (sql: string): ListStatement => {
+    let prepared = listStatements.get(sql);
+    if (!prepared) {
+      prepared = db.prepare<unknown[]>(sql);
+      listStatements.set(sql, prepared);
+    }
+    return prepared;
+  };
+
+  /** Rows waiting for the next group commit, by scope and id (a later write replaces an earlier one). */
+  const queued = new Map<string, TaskRow>();
+  const writeQueued = () => {
+    const rows = [...queued.values()];
+    queued.clear();
+    try {
+      for (const row of rows) upsert.run(row);
+    } catch (err) {
+      logger.error('task write failed', {
+        tasks: rows.length,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      throw err;
+    }
+  };
+  const stored = (row: TaskRow): StoredTask => ({
+    scope: { tenant: row.tenant, owner: row.owner },
+    task: taskOfColumns(row),
+  });
+
+  const tasks: TaskRows = {
+    write(rows) {
+      for (const { scope, task } of rows) {
+        queued.set(scopedKey(scope, task.id), { ...scope, ...taskColumns(task, redact) });
+      }
+      return group.schedule(writeQueued);
+    },
+    async get(reader, id) {
+      // Written but not committed yet: the queued row is the latest.
+      const pending = queued.get(scopedKey(reader, id));
+      if (pending) return stored(pending);
+      const own = select.get(reader.tenant, reader.owner, id) as TaskRow | undefined;
+      if (own) return stored(own);
+      if (!reader.everyone) return undefined;
+      group.flush();
+      const anyones = selectAnyOwner.get(reader.tenant, id) as TaskRow | undefined;
+      return anyones ? stored(anyones) : undefined;
+    },
+    async list(reader, query) {
+      if (queued.size > 0) group.flush();
+      const where = reader.everyone ? ['tenant = ?'] : ['tenant = ?', 'owner = ?'];
+      const args: unknown[] = reader.everyone ? [reader.tenant] : [reader.tenant, reader.owner];
+      if (query.contextId) {
+        where.push('context_id = ?');
+        args.push(query.contextId);
+      }
+      if (query.state !== undefined && query.state !== TaskState.TASK_STATE_UNSPECIFIED) {
+        where.push('status_state = ?');
+        args.push(taskStateToJSON(query.state));
+      }
+      if (query.updatedAfter !== undefined) {
+        where.push('status_last_updated > ?');
+        args.push(query.updatedAfter);
+      }
+      const total = (
+        statement(`SELECT count(*) AS n FROM a2a_tasks WHERE ${where.join(' AND ')}`).get(...args) as {
+          n: number;
+        }
+      ).n;
+      if (query.pageToken) {
+        const cursor = decodePageToken(query.pageToken);
+        where.push('(status_last_updated < ? OR (status_last_updated = ? AND id < ?))');
+        args.push(cursor.updated, cursor.updated, cursor.id);
+      }
+      const selected = [
+        'id',
+        'context_id',
+        'status',
+        'metadata',
+        'status_last_updated',
+        query.includeArtifacts ? 'artifacts' : 'NULL AS artifacts',
+        query.includeHistory ? 'history' : 'NULL AS history',
+      ].join(', ');
+      const rows = statement(
+        `SELECT ${selected} FROM a2a_tasks WHERE ${where.join(' AND ')} ORDER BY status_last_updated DESC, id DESC LIMIT ?`,
+      ).all(...args, query.pageSize + 1) as TaskColumns[];
+      const page = rows.slice(0, query.pageSize);
+      const found = [];
+      for (const row of page) {
+        try {
+          found.push(taskOfColumns(row));
+        } catch (err) {
+          logger.warn('unreadable task skipped', {
+            taskId: row.id,
+            error: err instanceof Error ? err.message : String(err),
+          });
+        }
+      }
+      const last = page.at(-1);
+      return {
+        tasks: found,
+        nextPageToken: rows.length > query.pageSize && last ? encodePageToken(last.status_last_updated, last.id) : '',
+        totalSize: total,
+      };
+    },
+    async failInterrupted(reason, at) {
+      // Rows still waiting for their group commit must be on disk before the sweep reads the table.
+      group.flush();
+      const rows = selectInFlight.all(...IN_FLIGHT) as {
+        tenant: string;
+        owner: string;
+        id: string;
+        context_id: string;
+      }[];
+      db.transaction(() => {
+        for (const row of rows) {
+          const status = {
+            state: taskStateToJSON(TaskState.TASK_STATE_FAILED),
+            timestamp: at.toISOString(),
+            message: {
+              messageId: `restart-${row.id}`,
+              taskId: row.id,
+              contextId: row.context_id,
+              role: 'ROLE_AGENT',
+              parts: [{ text: reason, mediaType: 'text/plain' }],
+            },
+          };
+          updateStatus.run(status.state, JSON.stringify(status), at.getTime(), row.tenant, row.owner, row.id);
+        }
+      })();
+      if (rows.length > 0) logger.warn('tasks interrupted by a restart marked failed', { count: rows.length });
+      return rows.length;
+    },
+    async countByState() {
+      const counted = countByState.all() as { state: string; count: number }[];
+      return Object.fromEntries(counted.map((row) => [row.state, row.count]));
+    },
+    async purgeFinished(olderThan) {
+      group.flush();
+      const cutoff = olderThan.getTime();
+      const removed = db.transaction(() => {
+        deleteFinishedPush.run(...FINISHED, cutoff);
+        return deleteFinished.run(...FINISHED, cutoff).changes;
+      })();
+      if (removed > 0) {
+        pushConfigs.forgetPurged();
+        logger.info('finished tasks purged', { count: removed });
+      }
+      return removed;
+    },
+  };
+
+  return { tasks, pushConfigs };
+}
+
+/**
+ * Push configs in `a2a_push_configs`. Which tasks have any config is kept in
+ * memory, so the check made on every state change of every task costs no
+ * query for the (usual) task without webhooks.
+ */
+function createSqlitePushConfigRows(
+  db: SqliteDatabase,
+  logger: Logger,
+): PushConfigRows & { /** Reloads which tasks have configs (after a purge deleted some). */ forgetPurged(): void } {
+  const withConfigs = new Set<string>();
+  const selectTasks = db.prepare(`SELECT DISTINCT tenant, owner, task_id FROM a2a_push_configs`);
+  const loadTasks = () => {
+    withConfigs.clear();
+    for (const row of selectTasks.all() as { tenant: string; owner: string; task_id: string }[]) {
+      withConfigs.add(scopedKey(row, row.task_id));
+    }
+  };
+  loadTasks();
+  const selectAny = db.prepare(`SELECT 1 FROM a2a_push_configs WHERE tenant = ? AND owner = ? AND task_id = ? LIMIT 1`);
+  const upsert = db.prepare(
+    `INSERT INTO a2a_push_configs (tenant, owner, task_id, config_id, config_data, protocol_version) VALUES (?, ?, ?, ?, ?, '1.0')
+     ON CONFLICT (tenant, owner, task_id, config_id) DO UPDATE SET config_data = excluded.config_data`,
+  );
+  const select = db.prepare(
+    `SELECT config_id, config_data FROM a2a_push_configs WHERE tenant = ? AND owner = ? AND task_id = ?`,
+  );
+  const remove = db.prepare(
+    `DELETE FROM a2a_push_configs WHERE tenant = ? AND owner = ? AND task_id = ? AND config_id = ?`,
+  );
+  return {
+    async save(scope, taskId, config, wireVersion) {
+      upsert.run(scope.tenant, scope.owner, taskId, config.id, pushConfigData(config, wireVersion));
+      withConfigs.add(scopedKey(scope, taskId));
+    },
+    async load(scope, taskId) {
+      if (!withConfigs.has(scopedKey(scope, taskId))) return [];
+      const found: StoredPushConfig[] = [];
+      for (const row of select.all(scope.tenant, scope.owner, taskId) as {
+        config_id: string;
+        config_data: string | null;
+      }[]) {
+        try {
+          found.push(pushConfigOfRow(scope.tenant, taskId, row.config_id, row.config_data));
+        } catch (err) {
+          logger.warn('unreadable push config skipped', { taskId, configId: row.config_id, error: String(err) });
+        }
+      }
+      return found;
+    },
+    async delete(scope, taskId, configId) {
+      remove.run(scope.tenant, scope.owner, taskId, configId);
+      if (!selectAny.get(scope.tenant, scope.owner, taskId)) withConfigs.delete(scopedKey(scope, taskId));
+    },
+    async hasAny(scope, taskId) {
+      return withConfigs.has(scopedKey(scope, taskId));
+    },
+    forgetPurged: loadTasks,
+  };
+}

@@ -1,0 +1,206 @@
+import { Task, TaskPushNotificationConfig, taskStateToJSON, type TaskState } from '@a2a-js/sdk';
+import { redactJsonText, type Redact } from '../log/redactJson';
+
+/**
+ * The rows of A2A tasks and their push-notification configs, behind an
+ * interface a second database can implement (SQLite in
+ * `store/sqlite/taskRows.ts`; the contract suite in
+ * `test/store/contracts/taskRows.contract.ts`). Rows hold what a task was
+ * when it was written: which task is live, and when it is written, is
+ * decided above (`a2a/liveTasks.ts`). Every row is scoped to the tenant and
+ * the caller that created it; the node's owner reads and lists every
+ * caller's.
+ */
+
+/** Whose a task is: the tenant and the caller (the SDK's user scope) that created it. */
+export interface TaskScope {
+  tenant: string;
+  owner: string;
+}
+
+/** Who is reading: a scope, and whether it is the node's owner (who reads every caller's tasks of the tenant). */
+export interface TaskReader extends TaskScope {
+  everyone: boolean;
+}
+
+/** A task and whose it is. */
+export interface StoredTask {
+  scope: TaskScope;
+  task: Task;
+}
+
+/** A ListTasks query, as the rows answer it. */
+export interface TaskQuery {
+  contextId?: string;
+  /** Only tasks in this state (undefined or UNSPECIFIED: any). */
+  state?: TaskState;
+  /** Only tasks whose status changed after this time (ms since the epoch). */
+  updatedAfter?: number;
+  pageSize: number;
+  /** The `nextPageToken` of the previous page; a token not made here is refused with {@link InvalidPageTokenError}. */
+  pageToken?: string;
+  /** Without: each task's artifacts come back empty. */
+  includeArtifacts: boolean;
+  /** Without: each task's history comes back empty. */
+  includeHistory: boolean;
+}
+
+/** One page of tasks, newest status first (ties by id, descending). */
+export interface TaskPage {
+  tasks: Task[];
+  /** Empty on the last page. */
+  nextPageToken: string;
+  /** How many tasks match the query, over all pages. */
+  totalSize: number;
+}
+
+/** A page token the rows did not make (the A2A layer answers it as an invalid parameter). */
+export class InvalidPageTokenError extends Error {
+  constructor() {
+    super('pageToken is not a page token from this server');
+    this.name = 'InvalidPageTokenError';
+  }
+}
+
+/** The task rows. */
+export interface TaskRows {
+  /**
+   * Writes each task as it is now (the row is taken when `write` is called;
+   * later changes to the object are not written), replacing its earlier row.
+   * Writes are group-committed with the database's other writes: resolves
+   * once the transaction holding them has committed.
+   */
+  write(rows: readonly StoredTask[]): Promise<void>;
+  /** The task `id` of the reader's scope (the owner: of any caller of the tenant), as last written. */
+  get(reader: TaskReader, id: string): Promise<StoredTask | undefined>;
+  /** The reader's tasks (the owner: every caller's of the tenant) that match `query`, a page at a time. */
+  list(reader: TaskReader, query: TaskQuery): Promise<TaskPage>;
+  /**
+   * Marks every task left submitted or working as failed with `reason` at
+   * `at` (nobody runs them any more: the process that did has ended);
+   * resolves with how many.
+   */
+  failInterrupted(reason: string, at: Date): Promise<number>;
+  /** Deletes finished tasks (and their push configs) whose status last changed before `olderThan`; resolves with how many. */
+  purgeFinished(olderThan: Date): Promise<number>;
+  /** How many tasks of every caller are in each state (`TASK_STATE_WORKING`: 2, …): the node's metrics. */
+  countByState(): Promise<Record<string, number>>;
+}
+
+/** A task's push config and the protocol version (`1.0`, `0.3`) its payloads are serialized for. */
+export interface StoredPushConfig {
+  config: TaskPushNotificationConfig;
+  wireVersion: string;
+}
+
+/** The push-notification config rows, per task of a scope. */
+export interface PushConfigRows {
+  /** Saves (or replaces) `config` under its id, which the caller has set. */
+  save(scope: TaskScope, taskId: string, config: TaskPushNotificationConfig, wireVersion: string): Promise<void>;
+  /** The task's configs (unreadable rows are skipped with a warning). */
+  load(scope: TaskScope, taskId: string): Promise<StoredPushConfig[]>;
+  /** Removes one config; nothing when there is none. */
+  delete(scope: TaskScope, taskId: string, configId: string): Promise<void>;
+  /** Whether the task has any config: asked on every state change of every task, so it should not cost a query. */
+  hasAny(scope: TaskScope, taskId: string): Promise<boolean>;
+}
+
+/** The task rows and push-config rows of one database, as the A2A layer takes them. */
+export interface TaskRowStores {
+  tasks: TaskRows;
+  pushConfigs: PushConfigRows;
+}
+
+/** A task's columns as both databases store them: ProtoJSON text, each masked by the node's redactor. */
+export interface TaskColumns {
+  id: string;
+  context_id: string;
+  /** The status timestamp in ms since the epoch (0 when it has none). */
+  status_last_updated: number;
+  status_state: string | null;
+  status: string | null;
+  artifacts: string | null;
+  history: string | null;
+  metadata: string | null;
+}
+
+/**
+ * The one seam where a task becomes a row: nothing stored holds a secret
+ * value (issue 11 G).
+ */
+export function taskColumns(task: Task, redact?: Redact): TaskColumns {
+  const payload = Task.toJSON(task) as Record<string, unknown>;
+  const encode = (value: unknown) => {
+    if (value === undefined) return null;
+    const text = JSON.stringify(value);
+    return redact ? redactJsonText(text, redact) : text;
+  };
+  return {
+    id: task.id,
+    context_id: task.contextId || '',
+    status_last_updated: timestampMs(task.status?.timestamp),
+    status_state: task.status ? taskStateToJSON(task.status.state) : null,
+    status: encode(payload.status),
+    artifacts: encode(payload.artifacts),
+    history: encode(payload.history),
+    metadata: encode(payload.metadata),
+  };
+}
+
+/** The task a row holds. */
+export function taskOfColumns(row: Omit<TaskColumns, 'status_state' | 'status_last_updated'>): Task {
+  const decode = (value: string | null) => (value ? JSON.parse(value) : undefined);
+  return Task.fromJSON({
+    id: row.id,
+    contextId: row.context_id,
+    status: decode(row.status),
+    artifacts: decode(row.artifacts),
+    history: decode(row.history),
+    metadata: decode(row.metadata),
+  });
+}
+
+/** A status timestamp in ms since the epoch; 0 for none or an unreadable one. */
+export function timestampMs(timestamp: string | undefined): number {
+  const parsed = timestamp ? Date.parse(timestamp) : NaN;
+  return Number.isNaN(parsed) ? 0 : parsed;
+}
+
+/** The page cursor, in the SDK's format: base64 of `<ISO timestamp or ''>|<id>`. */
+export function encodePageToken(updated: number, id: string): string {
+  return Buffer.from(`${updated === 0 ? '' : new Date(updated).toISOString()}|${id}`).toString('base64');
+}
+
+/** The `(status_last_updated, id)` a page token continues after. */
+export function decodePageToken(token: string): { updated: number; id: string } {
+  const [timestamp, ...idParts] = Buffer.from(token, 'base64').toString('utf-8').split('|');
+  if (idParts.length === 0) throw new InvalidPageTokenError();
+  return { updated: timestampMs(timestamp), id: idParts.join('|') };
+}
+
+/** A push config as stored: its ProtoJSON without the fields the row's keys hold, plus the wire version. */
+export function pushConfigData(config: TaskPushNotificationConfig, wireVersion: string): string {
+  const payload = TaskPushNotificationConfig.toJSON(config) as Record<string, unknown>;
+  delete payload.tenant;
+  delete payload.id;
+  delete payload.taskId;
+  return JSON.stringify({ ...payload, wireVersion });
+}
+
+/** The push config a row holds (throws on unreadable data). */
+export function pushConfigOfRow(
+  tenant: string,
+  taskId: string,
+  configId: string,
+  data: string | null,
+): StoredPushConfig {
+  const payload = JSON.parse(data || '{}') as Record<string, unknown>;
+  return {
+    config: TaskPushNotificationConfig.fromJSON({ ...payload, tenant, id: configId, taskId }),
+    wireVersion: String(payload.wireVersion || '0.3'),
+  };
+}
+
+/** Length-prefixed, so no choice of tenant, owner and id can make two scopes share a key. */
+export const scopedKey = (scope: TaskScope, taskId: string) =>
+  `${scope.tenant.length}:${scope.tenant}${scope.owner.length}:${scope.owner}${taskId}`;

@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import type { TurnRunner } from '../../agent/turn';
+import { errorMessage, InputError } from '../../errors';
+import { OWNER, type Principal } from '../../principal';
+import type { JobQueue } from '../../store/jobQueue';
+import type { BackgroundJob } from '../../store/jobs';
+import { runClaimedBackgroundJob, type BackgroundQueueOptions } from './bgQueue';
+import { startQueuePoller, type QueuePoller } from './queuePoller';
+
+/**
+ * Background prompts of a replica among several on PostgreSQL: a submitted
+ * job is a row (`bg_jobs`, queued) and an entry of the cluster's job queue;
+ * whichever replica has a free slot (`background.concurrency` each) takes
+ * the entry, claims the row (queued → running, naming the replica) and runs
+ * it. A job queued on a replica that stops or dies before it starts runs on
+ * another; one that was running when its replica died is failed "replica
+ * lost" by the heartbeat sweep (`store/postgres/cluster.ts`), since a
+ * half-done turn cannot be resumed.
+ */
+export class ClusterBackgroundQueue {
+  private readonly running = new Map<string, AbortController>();
+  private readonly inflight = new Set<Promise<void>>();
+  private runner: TurnRunner | undefined;
+  private poller: QueuePoller | undefined;
+  private closed = false;
+
+  constructor(private readonly options: BackgroundQueueOptions & { queue: JobQueue }) {}
+
+  /** Fails this replica's jobs left by its previous life, re-queues every queued row, then takes jobs. */
+  async start(runner: TurnRunner): Promise<void> {
+    if (this.runner || this.closed) return;
+    this.runner = runner;
+    const { store, queue, logger } = this.options;
+    const interrupted = await store.failInterrupted(this.now());
+    if (interrupted > 0) logger.warn('background jobs interrupted by a restart marked failed', { count: interrupted });
+    // A no-op for rows whose entry waits; puts back one whose entry was lost (queued before the queue existed).
+    for (const job of await store.queued()) await queue.enqueueBackground(job.id);
+    this.poller = startQueuePoller({ intervalMs: queue.pollMs, logger, poll: () => this.poll() });
+  }
+
+  /** Queues the principal's prompt for the first replica with a free slot. */
+  async submit(principal: Principal, input: { prompt: string; label?: string }): Promise<BackgroundJob> {
+    if (this.closed) throw new InputError('the background queue is shut down');
+    const id = `bg-${randomUUID().slice(0, 8)}`;
+    await this.options.store.insert(principal, {
+      id,
+      label: input.label ?? null,
+      prompt: input.prompt,
+      createdAt: this.now(),
+    });
+    await this.options.queue.enqueueBackground(id);
+    this.poller?.wake();
+    return this.require(principal, id);
+  }
+
+  /**
+   * Cancels a job the principal can see: a queued one is recorded cancelled
+   * (its queue entry is then dropped when taken); a running one is stopped
+   * when it runs on this replica. @throws InputError when it is unknown,
+   * finished, or running on another replica.
+   */
+  async cancel(principal: Principal, id: string): Promise<BackgroundJob> {
+    const job = await this.require(principal, id);
+    const local = this.running.get(id);
+    if (local) {
+      local.abort(new Error('cancelled by request'));
+    } else if (job.status === 'queued') {
+      await this.options.store.finish(id, {
+        status: 'cancelled',
+        finishedAt: this.now(),
+        result: 'cancelled before it started',
+        author: null,
+      });
+    } else if (job.status === 'running') {
+      throw new InputError(`background job ${id} is running on another replica; cancel it through that replica`);
+    } else {
+      throw new InputError(`background job ${id} already finished (${job.status})`);
+    }
+    return this.require(principal, id);
+  }
+
+  /** A job the principal can see. @throws InputError when there is none. */
+  async require(principal: Principal, id: string): Promise<BackgroundJob> {
+    const job = await this.options.store.get(principal, id);
+    if (!job) throw new InputError(`no background job with id "${id}"`);
+    return job;
+  }
+
+  /** Stops taking jobs, fails the running ones and waits until they are recorded; queued jobs stay queued. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.poller?.stop();
+    for (const controller of this.running.values()) controller.abort(new Error('node shutting down'));
+    await Promise.allSettled([...this.inflight]);
+  }
+
+  private now(): string {
+    return this.options.clock().toISOString();
+  }
+
+  private async poll(): Promise<void> {
+    const free = this.options.concurrency - this.running.size;
+    if (free <= 0 || this.closed) return;
+    await this.options.queue.takeBackground(free, (id) => this.take(id));
+  }
+
+  /** One job taken from the queue: claimed on its row, then run in the background. */
+  private async take(id: string): Promise<void> {
+    const runner = this.runner;
+    if (!runner || this.closed) throw new Error('the background queue is closing');
+    const { store, logger } = this.options;
+    // Cancelled or taken already: nothing to run.
+    if (!(await store.markRunning(id, this.now()))) return;
+    const job = await store.get(OWNER, id);
+    if (!job) return;
+    const controller = new AbortController();
+    this.running.set(id, controller);
+    const run = runClaimedBackgroundJob({
+      ...this.options,
+      runner,
+      job,
+      signal: controller.signal,
+      closing: () => this.closed,
+    })
+      .catch((err: unknown) => logger.error('background job could not be recorded', { id, error: errorMessage(err) }))
+      .finally(() => {
+        this.running.delete(id);
+        this.inflight.delete(run);
+        this.poller?.wake();
+      });
+    this.inflight.add(run);
+  }
+}

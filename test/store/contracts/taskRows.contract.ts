@@ -1,0 +1,256 @@
+import { Role, TaskState, type Task } from '@a2a-js/sdk';
+import { textPart } from '../../../src/a2a/messages';
+import type { Redact } from '../../../src/log/redactJson';
+import {
+  InvalidPageTokenError,
+  type PushConfigRows,
+  type TaskQuery,
+  type TaskReader,
+  type TaskRows,
+} from '../../../src/store/taskRows';
+
+/** An open set of task and push-config rows on a fresh, empty database. */
+export interface OpenedTaskRows {
+  readonly tasks: TaskRows;
+  readonly pushConfigs: PushConfigRows;
+  /** Closes and opens the same database again (what survives a restart). */
+  reopen(): Promise<void>;
+  /** Closes the database and removes what the test created. */
+  close(): Promise<void>;
+}
+
+/** How the task-rows contract gets a database: SQLite, PostgreSQL, each run through the same suite. */
+export interface TaskRowsFactory {
+  name: string;
+  /** `redact` masks secret values in every row written (the node's redactor). */
+  open(options: { redact?: Redact }): Promise<OpenedTaskRows>;
+}
+
+const alice: TaskReader = { tenant: '', owner: 'alice', everyone: false };
+const bob: TaskReader = { tenant: '', owner: 'bob', everyone: false };
+const owner: TaskReader = { tenant: '', owner: 'owner', everyone: true };
+const now = Date.parse('2026-01-01T00:00:00Z');
+const query = (fields: Partial<TaskQuery> = {}): TaskQuery => ({
+  pageSize: 10,
+  includeArtifacts: false,
+  includeHistory: true,
+  ...fields,
+});
+
+function task(id: string, state: TaskState, at: number, contextId = 'ctx-1', text = 'answer'): Task {
+  return {
+    id,
+    contextId,
+    status: { state, message: undefined, timestamp: new Date(at).toISOString() },
+    artifacts: [
+      {
+        artifactId: `a-${id}`,
+        name: 'answer',
+        description: '',
+        parts: [textPart(text)],
+        metadata: undefined,
+        extensions: [],
+      },
+    ],
+    history: [
+      {
+        messageId: `m-${id}`,
+        contextId,
+        taskId: id,
+        role: Role.ROLE_USER,
+        parts: [textPart(`hello ${id}`)],
+        metadata: undefined,
+        extensions: [],
+        referenceTaskIds: [],
+      },
+    ],
+    metadata: { source: 'test' },
+  };
+}
+
+/** What every store of A2A task rows and push configs must do. */
+export function taskRowsContract(factory: TaskRowsFactory): void {
+  describe(`A2A task rows (${factory.name})`, () => {
+    let opened: OpenedTaskRows | undefined;
+    const open = async (options: { redact?: Redact } = {}) => {
+      opened = await factory.open(options);
+      return opened;
+    };
+    afterEach(async () => {
+      await opened?.close();
+      opened = undefined;
+    });
+
+    it('round-trips a task, scoped to its caller; the owner reads any caller’s', async () => {
+      const { tasks } = await open();
+      const original = task('t1', TaskState.TASK_STATE_COMPLETED, now);
+      await tasks.write([{ scope: alice, task: original }]);
+      expect(await tasks.get(alice, 't1')).toEqual({ scope: { tenant: '', owner: 'alice' }, task: original });
+      expect(await tasks.get(bob, 't1')).toBeUndefined();
+      expect(await tasks.get({ ...alice, tenant: 'other' }, 't1')).toBeUndefined();
+      expect((await tasks.get(owner, 't1'))?.scope.owner).toBe('alice');
+      expect(await tasks.get(owner, 'missing')).toBeUndefined();
+    });
+
+    it('takes each row when written; a later write replaces it; reads see a write before it commits', async () => {
+      const { tasks } = await open();
+      const live = task('live', TaskState.TASK_STATE_WORKING, now);
+      const first = tasks.write([{ scope: alice, task: live }]);
+      live.status!.state = TaskState.TASK_STATE_CANCELED; // changed after the write: not written
+      expect((await tasks.get(alice, 'live'))?.task.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+      await first;
+      const settled = tasks.write([{ scope: alice, task: task('live', TaskState.TASK_STATE_COMPLETED, now + 1) }]);
+      expect((await tasks.get(alice, 'live'))?.task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect((await tasks.list(alice, query())).tasks.map((t) => t.status?.state)).toEqual([
+        TaskState.TASK_STATE_COMPLETED,
+      ]);
+      await settled;
+      await tasks.write([
+        { scope: alice, task: task('a', TaskState.TASK_STATE_WORKING, now) },
+        { scope: bob, task: task('a', TaskState.TASK_STATE_WORKING, now) },
+      ]);
+      expect((await tasks.list(owner, query())).totalSize).toBe(3);
+    });
+
+    it('lists newest first in pages, with filters, without artifacts or history unless asked', async () => {
+      const { tasks } = await open();
+      const rows = [0, 1, 2, 3, 4].map((i) => ({
+        scope: alice,
+        task: task(
+          `t${i}`,
+          i % 2 ? TaskState.TASK_STATE_FAILED : TaskState.TASK_STATE_COMPLETED,
+          now + i * 1000,
+          i < 3 ? 'ctx-a' : 'ctx-b',
+        ),
+      }));
+      await tasks.write(rows);
+      await tasks.write([{ scope: bob, task: task('other', TaskState.TASK_STATE_COMPLETED, now) }]);
+      const first = await tasks.list(alice, query({ pageSize: 2, includeArtifacts: true }));
+      expect(first.tasks.map((t) => t.id)).toEqual(['t4', 't3']);
+      expect(first.totalSize).toBe(5);
+      expect(first.tasks[0].artifacts).toHaveLength(1);
+      const second = await tasks.list(alice, query({ pageSize: 2, pageToken: first.nextPageToken }));
+      expect(second.tasks.map((t) => t.id)).toEqual(['t2', 't1']);
+      expect(second.tasks[0].artifacts).toEqual([]);
+      expect(second.totalSize).toBe(5);
+      const third = await tasks.list(alice, query({ pageSize: 2, pageToken: second.nextPageToken }));
+      expect(third.tasks.map((t) => t.id)).toEqual(['t0']);
+      expect(third.nextPageToken).toBe('');
+
+      const failed = await tasks.list(alice, query({ state: TaskState.TASK_STATE_FAILED }));
+      expect(failed.tasks.map((t) => t.id)).toEqual(['t3', 't1']);
+      const inB = await tasks.list(alice, query({ contextId: 'ctx-b', includeHistory: false }));
+      expect(inB.tasks.map((t) => t.id)).toEqual(['t4', 't3']);
+      expect(inB.tasks[0].history).toEqual([]);
+      const recent = await tasks.list(alice, query({ updatedAfter: now + 2500 }));
+      expect(recent.tasks.map((t) => t.id)).toEqual(['t4', 't3']);
+      expect((await tasks.list(owner, query())).tasks.map((t) => t.id)).toEqual([
+        't4',
+        't3',
+        't2',
+        't1',
+        't0', // the same time as bob's: ties go by id, descending
+        'other',
+      ]);
+      await expect(tasks.list(alice, query({ pageToken: 'bm90LWEtdG9rZW4' }))).rejects.toBeInstanceOf(
+        InvalidPageTokenError,
+      );
+    });
+
+    it('counts every caller’s tasks by state', async () => {
+      const { tasks } = await open();
+      await tasks.write([
+        { scope: alice, task: task('w', TaskState.TASK_STATE_WORKING, now) },
+        { scope: alice, task: task('c1', TaskState.TASK_STATE_COMPLETED, now) },
+        { scope: bob, task: task('c2', TaskState.TASK_STATE_COMPLETED, now) },
+      ]);
+      expect(await tasks.countByState()).toEqual({ TASK_STATE_WORKING: 1, TASK_STATE_COMPLETED: 2 });
+    });
+
+    it('masks secret values in every column it writes', async () => {
+      const { tasks } = await open({ redact: (text) => text.split('hunter22').join('[REDACTED]') });
+      await tasks.write([
+        { scope: alice, task: task('s', TaskState.TASK_STATE_COMPLETED, now, 'ctx-1', 'the key is hunter22') },
+      ]);
+      const read = await tasks.get(alice, 's');
+      expect(JSON.stringify(read)).not.toContain('hunter22');
+      expect(read?.task.artifacts[0].parts[0].content).toEqual({ $case: 'text', value: 'the key is [REDACTED]' });
+    });
+
+    it('fails submitted and working tasks after a restart, leaves the others, and keeps rows across it', async () => {
+      const store = await open();
+      await store.tasks.write([
+        { scope: alice, task: task('w', TaskState.TASK_STATE_WORKING, now) },
+        { scope: alice, task: task('s', TaskState.TASK_STATE_SUBMITTED, now) },
+        { scope: bob, task: task('i', TaskState.TASK_STATE_INPUT_REQUIRED, now) },
+        { scope: bob, task: task('c', TaskState.TASK_STATE_COMPLETED, now) },
+      ]);
+      await store.reopen();
+      expect(await store.tasks.failInterrupted('node restarted', new Date(now + 5))).toBe(2);
+      const working = (await store.tasks.get(alice, 'w'))?.task;
+      expect(working?.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+      expect(working?.status?.timestamp).toBe(new Date(now + 5).toISOString());
+      expect(working?.status?.message?.parts[0].content).toEqual({ $case: 'text', value: 'node restarted' });
+      expect(working?.status?.message?.contextId).toBe('ctx-1');
+      expect(working?.history).toHaveLength(1);
+      expect((await store.tasks.get(bob, 'i'))?.task.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      expect(await store.tasks.failInterrupted('node restarted', new Date(now + 6))).toBe(0);
+    });
+
+    it('purges finished tasks and their push configs past the cutoff, never unfinished ones', async () => {
+      const { tasks, pushConfigs } = await open();
+      await tasks.write([
+        { scope: alice, task: task('old', TaskState.TASK_STATE_COMPLETED, now - 10_000) },
+        { scope: alice, task: task('waiting', TaskState.TASK_STATE_INPUT_REQUIRED, now - 10_000) },
+        { scope: alice, task: task('new', TaskState.TASK_STATE_COMPLETED, now) },
+      ]);
+      const hook = {
+        tenant: '',
+        id: 'h',
+        taskId: 'old',
+        url: 'https://hooks.example.com',
+        token: '',
+        authentication: undefined,
+      };
+      await pushConfigs.save(alice, 'old', hook, '1.0');
+      expect(await pushConfigs.hasAny(alice, 'old')).toBe(true);
+      expect(await tasks.purgeFinished(new Date(now - 5_000))).toBe(1);
+      expect(await tasks.get(alice, 'old')).toBeUndefined();
+      expect(await tasks.get(alice, 'waiting')).toBeDefined();
+      expect(await tasks.get(alice, 'new')).toBeDefined();
+      expect(await pushConfigs.load(alice, 'old')).toEqual([]);
+      expect(await pushConfigs.hasAny(alice, 'old')).toBe(false);
+    });
+
+    it('keeps push configs per scope and task with their wire version, across a restart', async () => {
+      const store = await open();
+      const config = {
+        tenant: '',
+        id: 'c1',
+        taskId: 't1',
+        url: 'https://hooks.example.com/x',
+        token: 'tok',
+        authentication: { scheme: 'Bearer', credentials: 'c' },
+      };
+      expect(await store.pushConfigs.hasAny(alice, 't1')).toBe(false);
+      await store.pushConfigs.save(alice, 't1', config, '0.3');
+      await store.pushConfigs.save(alice, 't1', { ...config, id: 'c2', url: 'https://hooks.example.com/y' }, '1.0');
+      await store.pushConfigs.save(alice, 't1', { ...config, token: 'tok2' }, '0.3'); // replaces c1
+      await store.reopen();
+      expect(await store.pushConfigs.hasAny(alice, 't1')).toBe(true);
+      expect(await store.pushConfigs.hasAny(bob, 't1')).toBe(false);
+      const stored = (await store.pushConfigs.load(alice, 't1')).sort((a, b) => a.config.id.localeCompare(b.config.id));
+      expect(stored).toEqual([
+        { config: { ...config, token: 'tok2' }, wireVersion: '0.3' },
+        { config: { ...config, id: 'c2', url: 'https://hooks.example.com/y' }, wireVersion: '1.0' },
+      ]);
+      expect(await store.pushConfigs.load(bob, 't1')).toEqual([]);
+      await store.pushConfigs.delete(alice, 't1', 'c1');
+      expect(await store.pushConfigs.hasAny(alice, 't1')).toBe(true);
+      await store.pushConfigs.delete(alice, 't1', 'c2');
+      await store.pushConfigs.delete(alice, 't1', 'c2');
+      expect(await store.pushConfigs.load(alice, 't1')).toEqual([]);
+      expect(await store.pushConfigs.hasAny(alice, 't1')).toBe(false);
+    });
+  });
+}

@@ -1,0 +1,196 @@
+import { Client } from 'pg';
+import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
+import { migratePostgres, openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
+import { TASK_EVENTS_CHANNEL } from '../../src/store/postgres/taskEvents';
+import type { TaskEventRecord, TaskKey } from '../../src/store/taskEvents';
+import { emptyAllTables, skipWithoutPostgres, startTestPostgres, type TestPostgres } from '../support/postgres';
+import { waitFor } from '../support/waitFor';
+
+/**
+ * The A2A task events across replicas (issue 16): two storages on one
+ * throwaway PostgreSQL database stand for two replicas of one node.
+ */
+if (!skipWithoutPostgres('the A2A task events on PostgreSQL')) {
+  describe('A2A task events shared by replicas on PostgreSQL', () => {
+    let server: TestPostgres | undefined;
+    let url = '';
+    const opened: PostgresStorage[] = [];
+    beforeAll(async () => {
+      server = await startTestPostgres();
+      url = await server.createDatabase();
+      await migratePostgres(url);
+    }, 60_000);
+    afterAll(async () => {
+      await server?.stop();
+    });
+    beforeEach(() => emptyAllTables(url));
+    afterEach(async () => {
+      for (const storage of opened.splice(0)) await storage.close();
+    });
+
+    const replica = async (replicaId: string, logger: MemoryLogger = createMemoryLogger()) => {
+      const storage = await openPostgresStorage({
+        url,
+        cluster: { replicaId, heartbeatMs: 3_600_000, leaseMs: 15_000 },
+        logger,
+        clock: () => new Date(),
+      });
+      opened.push(storage);
+      return storage.taskEvents;
+    };
+    const key = (taskId: string): TaskKey => ({ tenant: '', owner: 'bearer:alice', taskId });
+    const event = (seq: number, text: string, terminal = false): TaskEventRecord => ({
+      seq,
+      event: { kind: terminal ? 'status-update' : 'artifact-update', text },
+      terminal,
+    });
+    const withoutSeq = ({ event: e, terminal }: TaskEventRecord) => ({ event: e, terminal });
+    /** Collects what a follower yields until it ends. */
+    const collect = async (records: AsyncIterable<TaskEventRecord>) => {
+      const seen: TaskEventRecord[] = [];
+      for await (const record of records) seen.push(record);
+      return seen;
+    };
+
+    it('follows on B, with no gap and in order, a task whose events A writes before and after B starts', async () => {
+      const a = await replica('a');
+      const b = await replica('b');
+      const task = key('a-task-id-longer-than-any-uuid-0123456789-0123456789');
+      await Promise.all([1, 2, 3].map((seq) => a.append(task, withoutSeq(event(seq, `chunk ${seq}`)))));
+      const followed = collect(b.follow(task, { after: 1 }));
+      for (let seq = 4; seq <= 40; seq += 1) void a.append(task, withoutSeq(event(seq, `chunk ${seq}`)));
+      await a.append(task, withoutSeq(event(41, 'done', true)));
+      const seen = await followed;
+      expect(seen.map((r) => r.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 2));
+      expect(seen[0].event).toEqual({ kind: 'artifact-update', text: 'chunk 2' });
+      expect(seen.at(-1)).toEqual({ seq: 41, event: { kind: 'status-update', text: 'done' }, terminal: true });
+    });
+
+    it('keeps text a JSONB column would refuse, and another owner sees none of the task', async () => {
+      const a = await replica('a');
+      const task = key('t-nul');
+      await a.append(task, withoutSeq(event(1, 'nul \u0000 here', true)));
+      expect(await a.read(task, 0)).toEqual([event(1, 'nul \u0000 here', true)]);
+      expect(await a.read({ ...task, owner: 'bearer:mallory' }, 0)).toEqual([]);
+    });
+
+    it('numbers a task’s events on from whichever replica writes them, and fences the end', async () => {
+      const a = await replica('a');
+      const b = await replica('b');
+      const lost = await replica('lost');
+      const task = key('t-fenced');
+      await a.append(task, withoutSeq(event(1, 'asks a question')));
+      // Answered through B after input-required: B's events go on after A's.
+      await b.append(task, withoutSeq(event(2, 'answered on b')));
+      await b.append(task, withoutSeq(event(3, 'replica lost', true)));
+      await lost.append(task, withoutSeq(event(4, 'late event')));
+      await lost.append(task, withoutSeq(event(4, 'late end', true)));
+      expect(await a.read(task, 0)).toEqual([
+        event(1, 'asks a question'),
+        event(2, 'answered on b'),
+        event(3, 'replica lost', true),
+      ]);
+    });
+
+    it('sends one notification per committed batch, naming its tasks', async () => {
+      const a = await replica('a');
+      const watcher = new Client({ connectionString: url });
+      await watcher.connect();
+      try {
+        const payloads: string[] = [];
+        watcher.on('notification', (message) => payloads.push(message.payload ?? ''));
+        await watcher.query(`LISTEN ${TASK_EVENTS_CHANNEL}`);
+        await Promise.all([
+          a.append(key('t1'), withoutSeq(event(1, 'x'))),
+          a.append(key('t1'), withoutSeq(event(2, 'y'))),
+          a.append(key('t2'), withoutSeq(event(1, 'z'))),
+        ]);
+        await waitFor(() => payloads.length > 0, 5_000, 'the batch notification');
+        // One more round trip on the watcher: a second notification would have arrived before its answer.
+        await watcher.query('SELECT 1');
+        expect(payloads).toHaveLength(1);
+        expect(JSON.parse(payloads[0])).toEqual([
+          ['', 'bearer:alice', 't1'],
+          ['', 'bearer:alice', 't2'],
+        ]);
+      } finally {
+        await watcher.end();
+      }
+    });
+
+    it('tells the replica running a task of a cancel received by another within 100 ms', async () => {
+      const a = await replica('a');
+      const c = await replica('c');
+      const task = key('t-cancel');
+      const heard = new Promise<TaskKey>((resolve) => a.onCancel(resolve));
+      const started = performance.now();
+      await c.requestCancel(task);
+      expect(await heard).toEqual(task);
+      const ms = performance.now() - started;
+      process.stderr.write(`cancel on C heard on A after ${ms.toFixed(1)} ms\n`);
+      expect(ms).toBeLessThan(100);
+    });
+
+    it('reconnects a dropped listen connection, logs it, and then wakes followers and replays cancels', async () => {
+      const logger = createMemoryLogger();
+      const a = await replica('a');
+      const b = await replica('b', logger);
+      const task = key('t-reconnect');
+      const cancels: TaskKey[] = [];
+      b.onCancel((k) => cancels.push(k));
+      const followed = collect(b.follow(task, { after: 0 }));
+      await a.append(task, withoutSeq(event(1, 'before the drop')));
+      const admin = new Client({ connectionString: url });
+      await admin.connect();
+      try {
+        // Ends every listening backend: A's and B's wake-up connections.
+        await admin.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`,
+        );
+      } finally {
+        await admin.end();
+      }
+      await waitFor(
+        () => logger.records.some((r) => r.message === 'listen connection failed'),
+        5_000,
+        'the drop to be logged',
+      );
+      await a.requestCancel(task);
+      await a.append(task, withoutSeq(event(2, 'after the drop', true)));
+      expect((await followed).map((r) => r.seq)).toEqual([1, 2]);
+      await waitFor(() => cancels.length > 0, 5_000, 'the cancel recorded while B was not listening');
+      expect(cancels[0]).toEqual(task);
+      await waitFor(
+        () => logger.records.some((r) => r.message === 'listen connection back'),
+        5_000,
+        'the reconnect to be logged',
+      );
+    });
+
+    it('stops following when the signal aborts, and purges a task with its cancels', async () => {
+      const a = await replica('a');
+      const task = key('t-purge');
+      await a.append(task, withoutSeq(event(1, 'only')));
+      const controller = new AbortController();
+      const seen: number[] = [];
+      const followed = (async () => {
+        for await (const record of a.follow(task, { after: 0, signal: controller.signal })) {
+          seen.push(record.seq);
+          controller.abort();
+        }
+      })();
+      await followed;
+      expect(seen).toEqual([1]);
+      await a.requestCancel(task);
+      await a.purge([task]);
+      expect(await a.read(task, 0)).toEqual([]);
+      const admin = new Client({ connectionString: url });
+      await admin.connect();
+      try {
+        expect((await admin.query('SELECT 1 FROM a2a_task_cancels')).rowCount).toBe(0);
+      } finally {
+        await admin.end();
+      }
+    });
+  });
+}

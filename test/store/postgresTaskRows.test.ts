@@ -1,0 +1,173 @@
+import { Role, TaskState, type Task } from '@a2a-js/sdk';
+import { textPart } from '../../src/a2a/messages';
+import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
+import { migratePostgres, openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
+import type { TaskEventRecord } from '../../src/store/taskEvents';
+import type { TaskScope } from '../../src/store/taskRows';
+import { emptyAllTables, skipWithoutPostgres, startTestPostgres, type TestPostgres } from '../support/postgres';
+import { waitFor } from '../support/waitFor';
+import { taskRowsContract, type TaskRowsFactory } from './contracts/taskRows.contract';
+
+/** A replica whose heartbeat never fires during a test (its first beat is at open). */
+const QUIET = { heartbeatMs: 3_600_000, leaseMs: 15_000 };
+
+if (!skipWithoutPostgres('the A2A task rows on PostgreSQL')) {
+  let server: TestPostgres | undefined;
+  let url = '';
+  beforeAll(async () => {
+    server = await startTestPostgres();
+    url = await server.createDatabase();
+    await migratePostgres(url);
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  const postgres: TaskRowsFactory = {
+    name: 'PostgreSQL',
+    async open({ redact }) {
+      await emptyAllTables(url);
+      const open = () =>
+        openPostgresStorage({
+          url,
+          cluster: { replicaId: 'contract', ...QUIET },
+          logger: createMemoryLogger(),
+          clock: () => new Date(),
+          redact,
+        });
+      let storage = await open();
+      return {
+        get tasks() {
+          return storage.taskRows.tasks;
+        },
+        get pushConfigs() {
+          return storage.taskRows.pushConfigs;
+        },
+        async reopen() {
+          await storage.close();
+          storage = await open();
+        },
+        close: () => storage.close(),
+      };
+    },
+  };
+  taskRowsContract(postgres);
+
+  describe('A2A task rows shared by replicas on PostgreSQL', () => {
+    const alice: TaskScope = { tenant: '', owner: 'bearer:alice' };
+    const opened: PostgresStorage[] = [];
+    beforeEach(() => emptyAllTables(url));
+    afterEach(async () => {
+      for (const storage of opened.splice(0)) await storage.close();
+    });
+    const replica = async (
+      replicaId: string,
+      timing: { heartbeatMs: number; leaseMs: number } = QUIET,
+      logger: MemoryLogger = createMemoryLogger(),
+    ) => {
+      const storage = await openPostgresStorage({
+        url,
+        cluster: { replicaId, ...timing },
+        logger,
+        clock: () => new Date(),
+      });
+      opened.push(storage);
+      return storage;
+    };
+    const task = (id: string, state: TaskState, text = 'working on it'): Task => ({
+      id,
+      contextId: 'ctx-1',
+      status: { state, message: undefined, timestamp: new Date().toISOString() },
+      artifacts: [],
+      history: [
+        {
+          messageId: `m-${id}`,
+          contextId: 'ctx-1',
+          taskId: id,
+          role: Role.ROLE_USER,
+          parts: [textPart(text)],
+          metadata: undefined,
+          extensions: [],
+          referenceTaskIds: [],
+        },
+      ],
+      metadata: undefined,
+    });
+
+    it("fails a lost replica's running task with its terminal event, ends a follower, and fences the late write", async () => {
+      const logger = createMemoryLogger();
+      // A beats once (at open) and then falls silent, as a replica killed with -9 would.
+      const a = await replica('a', QUIET, logger);
+      await a.taskRows.tasks.write([{ scope: alice, task: task('t-lost', TaskState.TASK_STATE_WORKING) }]);
+      await a.taskRows.tasks.write([{ scope: alice, task: task('t-waits', TaskState.TASK_STATE_INPUT_REQUIRED) }]);
+      const key = { ...alice, taskId: 't-lost' };
+      await a.taskEvents.append(key, { event: { statusUpdate: { taskId: 't-lost' } }, terminal: false });
+      const b = await replica('b');
+      const followed: TaskEventRecord[] = [];
+      const following = (async () => {
+        for await (const record of b.taskEvents.follow(key, { after: 0 })) followed.push(record);
+      })();
+      // C beats every 100 ms with a 400 ms lease: A is lost to it within a lease and a beat.
+      const c = await replica('c', { heartbeatMs: 100, leaseMs: 400 });
+      const started = performance.now();
+      await following;
+      process.stderr.write(`replica loss ended a follower after ${(performance.now() - started).toFixed(0)} ms\n`);
+      expect(followed.map((r) => [r.seq, r.terminal])).toEqual([
+        [1, false],
+        [2, true],
+      ]);
+      expect(followed[1].event).toMatchObject({
+        statusUpdate: {
+          taskId: 't-lost',
+          contextId: 'ctx-1',
+          status: { state: 'TASK_STATE_FAILED', message: { parts: [{ text: 'replica lost' }] } },
+        },
+      });
+      const failed = (await c.taskRows.tasks.get({ ...alice, everyone: false }, 't-lost'))?.task;
+      expect(failed?.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+      expect(failed?.status?.message?.parts[0].content).toEqual({ $case: 'text', value: 'replica lost' });
+      // A task waiting for its caller is not lost: any replica can take the answer.
+      const waiting = await c.taskRows.tasks.get({ ...alice, everyone: false }, 't-waits');
+      expect(waiting?.task.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+
+      // A comes back (a paused process): its late writes cannot undo the end.
+      await a.taskRows.tasks.write([{ scope: alice, task: task('t-lost', TaskState.TASK_STATE_COMPLETED, 'late') }]);
+      await a.taskEvents.append(key, { event: { late: true }, terminal: true });
+      await a.taskEvents.append(key, { event: { late: true }, terminal: false });
+      const after = (await b.taskRows.tasks.get({ ...alice, everyone: false }, 't-lost'))?.task;
+      expect(after?.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+      expect((await b.taskEvents.read(key, 0)).map((r) => r.seq)).toEqual([1, 2]);
+      expect(logger.records.some((r) => r.message.startsWith('late task writes refused'))).toBe(true);
+    });
+
+    it('lists every replica’s tasks, and a push config set through one replica is seen by the one running the task', async () => {
+      const a = await replica('a');
+      const b = await replica('b');
+      await a.taskRows.tasks.write([{ scope: alice, task: task('on-a', TaskState.TASK_STATE_WORKING) }]);
+      await b.taskRows.tasks.write([{ scope: alice, task: task('on-b', TaskState.TASK_STATE_WORKING) }]);
+      const listed = await b.taskRows.tasks.list(
+        { ...alice, everyone: false },
+        { pageSize: 10, includeArtifacts: false, includeHistory: false },
+      );
+      expect(listed.tasks.map((t) => t.id).sort()).toEqual(['on-a', 'on-b']);
+      expect(await a.taskRows.pushConfigs.hasAny(alice, 'on-a')).toBe(false);
+      await b.taskRows.pushConfigs.save(
+        alice,
+        'on-a',
+        {
+          tenant: '',
+          id: 'h1',
+          taskId: 'on-a',
+          url: 'https://hooks.example.com/a',
+          token: '',
+          authentication: undefined,
+        },
+        '1.0',
+      );
+      await waitFor(() => a.taskRows.pushConfigs.hasAny(alice, 'on-a'), 5_000, 'A to hear of the push config');
+      expect((await a.taskRows.pushConfigs.load(alice, 'on-a')).map((s) => s.config.url)).toEqual([
+        'https://hooks.example.com/a',
+      ]);
+    });
+  });
+}

@@ -1,0 +1,173 @@
+import { createMemoryLogger } from '../../../src/log/logger';
+import { OWNER } from '../../../src/principal';
+import { openPostgresStorage, type PostgresStorage } from '../../../src/store/postgres/storage';
+import type { CronRun } from '../../../src/store/jobs';
+import { backgroundFamily, cronFamily } from '../../../src/tools/automator/families';
+import { automatorDeps, createFamily, createRecordingRunner } from '../../support/automatorRunner';
+import { holdsFor, waitFor } from '../../support/waitFor';
+import { skipWithoutPostgres, startTestPostgres, type TestPostgres } from '../../support/postgres';
+
+/**
+ * Cron and background jobs of two or three replicas on one throwaway
+ * PostgreSQL (each replica its own storage, pool, heartbeat and job queue,
+ * in this process): every fire time and every queued job runs once
+ * cluster-wide, and what one replica queues another runs when the first is
+ * gone.
+ */
+if (!skipWithoutPostgres('cron and background jobs across replicas')) {
+  describe('cron and background jobs across replicas on PostgreSQL', () => {
+    let server: TestPostgres;
+    let url: string;
+    const open: { close(): Promise<void> }[] = [];
+
+    beforeAll(async () => {
+      server = await startTestPostgres();
+    }, 60_000);
+    beforeEach(async () => {
+      url = await server.createDatabase();
+    });
+    afterEach(async () => {
+      for (const item of open.splice(0).reverse()) await item.close();
+    });
+    afterAll(async () => {
+      await server?.stop();
+    });
+
+    /** One replica: its storage and a started cron and background family answering through its own runner. */
+    async function replica(replicaId: string, options: { start?: boolean } = {}) {
+      const storage: PostgresStorage = await openPostgresStorage({
+        url,
+        logger: createMemoryLogger(),
+        clock: () => new Date(),
+        cluster: { replicaId, heartbeatMs: 500, leaseMs: 2_000 },
+      });
+      open.push(storage);
+      const deps = await automatorDeps({ storage });
+      const turns = createRecordingRunner((input) => `${replicaId} ran ${input.sessionId}`);
+      const cron = await createFamily(cronFamily, deps);
+      const background = await createFamily(backgroundFamily, deps);
+      const families = {
+        async close() {
+          await cron.close();
+          await background.close();
+        },
+      };
+      open.push(families);
+      const start = async () => {
+        await cron.start({ runner: turns.runner });
+        await background.start({ runner: turns.runner });
+      };
+      if (options.start !== false) await start();
+      return {
+        storage,
+        turns,
+        cron,
+        background,
+        start,
+        /** Stops the replica as `serve` does on SIGTERM: families first, then the storage (its heartbeat row goes). */
+        async stop() {
+          await families.close();
+          await storage.close();
+        },
+      };
+    }
+    const cronRuns = async (storage: PostgresStorage, name: string): Promise<CronRun[]> =>
+      (await storage.stores.cron.history(OWNER, name, 100)).reverse();
+
+    it('runs an every-2-seconds cron job exactly once per tick across three replicas', async () => {
+      const replicas = [await replica('r1'), await replica('r2'), await replica('r3')];
+      await replicas[1].cron.call('cron_add', { name: 'tick', schedule: '*/2 * * * * *', prompt: 'tick' });
+      const runs = await waitFor(
+        async () => {
+          const all = await cronRuns(replicas[0].storage, 'tick');
+          return all.filter((r) => r.status === 'completed').length >= 4 && all;
+        },
+        20_000,
+        'four completed runs of the every-2-seconds job',
+      );
+      const times = runs.map((r) => Date.parse(r.scheduledFor));
+      expect(new Set(times).size).toBe(times.length);
+      // Consecutive ticks: none skipped, none run twice.
+      for (let i = 1; i < times.length; i += 1) expect(times[i] - times[i - 1]).toBe(2_000);
+      expect(runs.every((r) => r.trigger === 'schedule')).toBe(true);
+      const turns = () => replicas.reduce((sum, r) => sum + r.turns.inputs.length, 0);
+      await waitFor(
+        async () => turns() === (await cronRuns(replicas[0].storage, 'tick')).length,
+        5_000,
+        'turns = runs',
+      );
+      expect(replicas.flatMap((r) => r.turns.inputs.map((i) => i.sessionId))).toEqual(Array(turns()).fill('cron:tick'));
+    }, 40_000);
+
+    it('runs a background job queued on A, stopped before it started, once on B', async () => {
+      const a = await replica('a', { start: false });
+      const b = await replica('b', { start: false });
+      const submitted = await a.background.call('bg_submit', { prompt: 'summarise the logs', label: 'failover' });
+      await a.stop();
+      await b.start();
+      const job = await waitFor(
+        async () => {
+          const row = await b.storage.stores.background.get(OWNER, submitted.id);
+          return row?.status === 'completed' && row;
+        },
+        10_000,
+        'the job to complete on B',
+      );
+      expect(job.result).toBe(`b ran bg:${submitted.id}`);
+      expect(b.turns.inputs.map((i) => i.text)).toEqual(['summarise the logs']);
+      // Its queue entry is gone: no second run on any poll after.
+      await holdsFor(() => b.turns.inputs.length === 1, 1_500, 'one run of the job');
+    }, 30_000);
+
+    it('fires on B a cron job added on A while A is stopped; a job removed on A never fires on B', async () => {
+      const a = await replica('a');
+      const b = await replica('b', { start: false });
+      await a.cron.call('cron_add', { name: 'soon', schedule: 'every 1500ms', prompt: 'soon' });
+      await a.cron.call('cron_add', { name: 'gone', schedule: 'every 1500ms', prompt: 'gone' });
+      await a.cron.call('cron_remove', { name: 'gone' });
+      await a.stop();
+      await b.start();
+      const [first] = await waitFor(
+        async () => {
+          const runs = await cronRuns(b.storage, 'soon');
+          return runs[0]?.status === 'completed' && runs;
+        },
+        10_000,
+        'B to fire the job',
+      );
+      expect(first.result).toBe('b ran cron:soon');
+      expect(a.turns.inputs).toEqual([]);
+      await holdsFor(
+        () => b.turns.inputs.every((i) => i.sessionId === 'cron:soon'),
+        2_000,
+        'the removed job never fires',
+      );
+    }, 30_000);
+
+    it('gives a job missed while every replica was down one catch-up run, then runs it on schedule', async () => {
+      const a = await replica('a');
+      await a.cron.call('cron_add', { name: 'missed', schedule: 'every 1s', prompt: 'missed' });
+      await waitFor(async () => (await cronRuns(a.storage, 'missed')).length >= 1, 10_000, 'a first run on A');
+      await a.stop();
+      // Every replica down for several fire times.
+      await new Promise((resolve) => setTimeout(resolve, 3_500));
+      const b = await replica('b');
+      const runs = await waitFor(
+        async () => {
+          const all = await cronRuns(b.storage, 'missed');
+          return (
+            all.some((r) => r.trigger === 'catch-up') && all.filter((r) => r.trigger === 'schedule').length >= 2 && all
+          );
+        },
+        15_000,
+        'a catch-up run then a scheduled one',
+      );
+      const catchUps = runs.filter((r) => r.trigger === 'catch-up');
+      expect(catchUps).toHaveLength(1);
+      const afterCatchUp = runs.slice(runs.indexOf(catchUps[0]) + 1);
+      // The next fire time counts from the catch-up, not from the missed times.
+      expect(afterCatchUp.length).toBeGreaterThan(0);
+      expect(Date.parse(afterCatchUp[0].scheduledFor)).toBeGreaterThan(Date.parse(catchUps[0].startedAt));
+    }, 40_000);
+  });
+}
