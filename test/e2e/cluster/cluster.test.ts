@@ -68,10 +68,11 @@ describe('three replicas behind haproxy', () => {
     const outcomes: string[] = [];
     const sender = async () => {
       while (sending) {
-        const answer = await sendText(cluster.balancerUrl, 'hi').catch((err: Error) => err);
+        // Not `instanceof Error`: fetch's errors come from outside jest's realm.
+        const answer = await sendText(cluster.balancerUrl, 'hi').catch((err: Error) => ({ failure: err }));
         outcomes.push(
-          answer instanceof Error
-            ? `error ${answer.message}`
+          'failure' in answer
+            ? `error ${String(answer.failure.message)} ${String((answer.failure.cause as Error | undefined)?.message)}`
             : answer.status === 200 && !answer.body.error
               ? String(answer.servedBy)
               : `${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`,
