@@ -83,6 +83,8 @@ describe('three replicas behind haproxy', () => {
     try {
       await waitFor(() => outcomes.includes('r1'), 10_000, 'r1 to serve a request');
       await cluster.setBalancerState(1, 'drain');
+      // A stopping node ends the connections it still has: its requests in flight finish first.
+      await waitFor(async () => (await cluster.inFlight(1)) === 0, 10_000, 'r1 to finish its requests');
       await cluster.killReplica(1, 'SIGTERM');
       const whileDown = outcomes.length;
       await cluster.startReplica(1);
