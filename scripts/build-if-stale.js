@@ -1,8 +1,8 @@
 /**
  * `npm start`'s prestart: compiles only when the build is older than a source.
  * The build is current when dist/.build-stamp (written after a successful
- * `tsc -p tsconfig.build.json`) is newer than every file of src/, the
- * tsconfigs and package.json; then starting takes about a second instead of a
+ * `tsc -p tsconfig.build.json` and console build) is newer than every file of
+ * src/ and web/, the tsconfigs and package.json; then starting takes about a second instead of a
  * full compile.
  */
 const { spawnSync } = require('node:child_process');

@@ -143,10 +143,13 @@ export function consoleRoutes(sources: ConsoleSources): Router {
     });
     res.write('retry: 2000\n\n');
     res.write(`event: ready\ndata: {}\n\n`);
+    const send = (text: string) => {
+      if (!res.writableEnded && !res.destroyed) res.write(text);
+    };
     const unsubscribe = sources.timelines?.subscribe((change) => {
-      res.write(`event: change\ndata: ${JSON.stringify(change)}\n\n`);
+      send(`event: change\ndata: ${JSON.stringify(change)}\n\n`);
     });
-    const heartbeat = setInterval(() => res.write(': alive\n\n'), HEARTBEAT_MS);
+    const heartbeat = setInterval(() => send(': alive\n\n'), HEARTBEAT_MS);
     heartbeat.unref();
     req.on('close', () => {
       clearInterval(heartbeat);

@@ -80,7 +80,13 @@ export function createTimelines(options: {
   const notify = (timeline: TaskTimeline, what: TimelineChange['what'], agent?: string) => {
     if (listeners.size === 0) return;
     const change: TimelineChange = { what, taskId: timeline.taskId, ...(agent ? { agent } : {}) };
-    for (const listener of listeners) listener(change);
+    for (const listener of listeners) {
+      try {
+        listener(change);
+      } catch {
+        // A watcher that fails (a closed stream) loses its update; the turn it watches goes on.
+      }
+    }
   };
   const shorten = (value: unknown) => {
     if (value === undefined) return undefined;

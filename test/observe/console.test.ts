@@ -152,6 +152,17 @@ describe('the console over HTTP', () => {
     });
     expect(crossSite.status).toBe(403);
 
+    const second = (await signIn(url, OWNER_TOKEN)).headers.get('set-cookie')!.split(';')[0];
+    const signOut = await fetch(`${url}/console/logout`, {
+      method: 'POST',
+      headers: { cookie: second },
+      redirect: 'manual',
+    });
+    expect(signOut.status).toBe(303);
+    expect(signOut.headers.get('set-cookie')).toMatch(/^lango_console=; .*Max-Age=0$/);
+    expect((await fetch(`${url}/console/api/tasks`, { headers: { cookie: second } })).status).toBe(401);
+    expect((await fetch(`${url}/console/api/events`, { headers: { cookie: second } })).status).toBe(401);
+
     now += 9 * 3600_000;
     const expired = await fetch(`${url}/console`, { headers: { cookie: session } });
     expect(expired.status).toBe(401);

@@ -7,6 +7,7 @@ import { resolveConfig } from '../../src/config/load';
 import type { LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger } from '../../src/log/logger';
 import { testChromium } from '../support/chromium';
+import { deadPort } from '../support/federationPeers';
 import { startOpenAIServer, type OpenAIServer } from '../support/openaiServer';
 import { waitFor } from '../support/waitFor';
 
@@ -20,7 +21,7 @@ const ARTIFACTS = path.resolve(__dirname, '..', '..', 'test-artifacts', 'console
 /**
  * The console in Debian's Chromium (playwright-core): a hub node with
  * `a2a.auth` and the scripted OpenAI-compatible model, federating a second
- * lango node on 127.0.0.1. Signs in with the owner token, sees the tree and
+ * lango node on 127.0.0.1 (and an address where nothing listens). Signs in with the owner token, sees the tree and
  * the peer, chats (the answer streams chunk by chunk), follows the task into
  * its timeline, walks every control by keyboard, runs axe-core, and shows a
  * wrong credential its page. Screenshots go to test-artifacts/console/.
@@ -62,7 +63,11 @@ describe('the console in Chromium', () => {
             bearerTokens: [GUEST_TOKEN],
             callers: [{ name: 'admin', owner: true, bearerTokens: [OWNER_TOKEN] }],
           },
-          remoteAgents: [{ name: 'peer-node', baseUrl: peerUrl }],
+          cardFetchTimeoutMs: 2000,
+          remoteAgents: [
+            { name: 'peer-node', baseUrl: peerUrl },
+            { name: 'ghost', baseUrl: `http://127.0.0.1:${await deadPort()}` },
+          ],
         },
       },
       model,
@@ -139,6 +144,8 @@ describe('the console in Chromium', () => {
       for (const name of SPECIALISTS) expect(agents.some((a) => a.startsWith(`${name}|`))).toBe(true);
       expect(agents.find((a) => a.startsWith('peer-node|'))).toBe('peer-node|peer-node (remote), healthy');
       expect(agents.find((a) => a.startsWith('operator|'))).toMatch(/exec_\*/);
+      // A peer that never answered is drawn too, skipped, with the reason.
+      expect(agents.find((a) => a.startsWith('ghost|'))).toMatch(/^ghost\|ghost \(remote\), skipped: .*ECONNREFUSED/);
       await page.locator('#agents').screenshot({ path: path.join(ARTIFACTS, 'agents.png') });
 
       // The peer's card, one keypress away.
@@ -212,6 +219,25 @@ describe('the console in Chromium', () => {
       await page.fill('#filter-caller', 'bearer:');
       await waitFor(async () => (await page.locator('#task-rows tr').count()) === 0, 5000, 'no rows');
       await page.fill('#filter-caller', '');
+
+      // A delegation to the federated peer: the timeline shows the remote call and its hops.
+      model.push({ toolCalls: [{ name: 'transfer_to_agent', arguments: { agent_name: 'peer-node' } }] });
+      await page.fill('#chat-input', 'plan my week');
+      await page.press('#chat-input', 'Enter');
+      await page.waitForSelector(`${ANSWER}[data-state="completed"]`, { timeout: 20_000 });
+      // The hub's model is the scripted one: an offline-model answer came from the peer node.
+      expect(await answer.textContent()).toMatch(/^I'm \w+ on the offline model/);
+      expect(await page.textContent('#chat-log .exchange:last-child .acting')).toContain('answered by peer-node');
+      await page.click('#chat-log .exchange:last-child .acting button');
+      await page.locator('#timeline-rows tr.turn', { hasText: 'answered by peer-node' }).waitFor();
+      const remote = await page.$$eval('#timeline-rows tr.step.remote', (rows) =>
+        rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent ?? '')),
+      );
+      expect(remote).toHaveLength(1);
+      expect(remote[0][1]).toBe('remote peer-node');
+      expect(remote[0][4]).toMatch(/^\d+ hops?$/);
+      expect(model.unexpected).toEqual([]);
+      await page.locator('#timeline').screenshot({ path: path.join(ARTIFACTS, 'timeline-remote.png') });
       await page.screenshot({ path: path.join(ARTIFACTS, 'console.png'), fullPage: true });
 
       expect(errors).toEqual([]);

@@ -200,7 +200,7 @@ async function showTimeline(taskId: string): Promise<void> {
         step.inputTokens !== undefined || step.outputTokens !== undefined
           ? `${step.inputTokens ?? 0} in / ${step.outputTokens ?? 0} out`
           : step.hops !== undefined
-            ? `${step.hops} hops`
+            ? `${step.hops} ${step.hops === 1 ? 'hop' : 'hops'}`
             : '';
       const io = [step.args, step.result && `→ ${step.result}`, step.error && `error: ${step.error}`]
         .filter(Boolean)

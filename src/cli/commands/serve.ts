@@ -3,6 +3,7 @@ import { ExitCode } from '../io';
 import { appFor, configFor, dataDirOf, type CliContext, type GlobalOptions } from '../context';
 import { acquireDataLock } from '../dataLock';
 import { assertSafeExposure } from '../../a2a/auth';
+import { routeConsoleToLogger } from '../consoleToLog';
 
 /**
  * `lango serve`: the node on `server.host:server.port` until SIGINT/SIGTERM.
@@ -49,6 +50,7 @@ export function registerServeCommand(program: Command, ctx: CliContext, done: (c
           error: reason instanceof Error ? reason.message : String(reason),
         });
       process.on('unhandledRejection', onRejection);
+      const restoreConsole = routeConsoleToLogger(app.logger.child({ component: 'library' }));
       try {
         await ctx.stopSignal;
         log.info('stopping');
@@ -56,6 +58,7 @@ export function registerServeCommand(program: Command, ctx: CliContext, done: (c
       } finally {
         lock.release();
         process.off('unhandledRejection', onRejection);
+        restoreConsole();
       }
       done(ExitCode.ok);
     });

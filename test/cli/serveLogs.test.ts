@@ -1,0 +1,59 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { routeConsoleToLogger } from '../../src/cli/consoleToLog';
+import { createMemoryLogger } from '../../src/log/logger';
+import { TaskNotFoundError } from '@a2a-js/sdk/errors';
+import { freePort, spawnServe, type ServeProcess } from '../support/reliabilityProcess';
+import { waitFor } from '../support/waitFor';
+
+describe('what libraries print while the node serves', () => {
+  it('becomes one log record with the message and the A2A reason, no stack', () => {
+    const logger = createMemoryLogger();
+    const restore = routeConsoleToLogger(logger);
+    try {
+      console.error('Pre-stream error for request 1:', new TaskNotFoundError('Task not found: nope'));
+    } finally {
+      restore();
+    }
+    expect(logger.records).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        message: 'Pre-stream error for request 1',
+        meta: expect.objectContaining({ error: 'Task not found: nope', reason: 'TASK_NOT_FOUND' }),
+      }),
+    ]);
+    expect(JSON.stringify(logger.records)).not.toMatch(/\n\s+at /);
+  });
+
+  describe('lango serve', () => {
+    let dir: string;
+    let serve: ServeProcess;
+    beforeAll(async () => {
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-serve-logs-'));
+      const configFile = path.join(dir, 'lango.config.yaml');
+      fs.writeFileSync(configFile, 'tools:\n  browser:\n    enabled: false\n');
+      serve = await spawnServe({ cwd: dir, configFile, port: await freePort() });
+    }, 60_000);
+    afterAll(async () => {
+      await serve?.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('logs a peer’s refused requests as JSON lines, never a stack trace', async () => {
+      const rpc = (method: string, version: string) =>
+        fetch(serve.url, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'A2A-Version': version },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { id: 'no-such-task' } }),
+        }).then((res) => res.text());
+      expect(await rpc('GetTask', '9.9')).toContain('VERSION_NOT_SUPPORTED');
+      expect(await rpc('SubscribeToTask', '1.0')).toContain('TASK_NOT_FOUND');
+      await waitFor(() => serve.output().includes('TASK_NOT_FOUND'), 5_000, 'the refusal to be logged');
+      const lines = serve.output().trim().split('\n');
+      for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+      expect(serve.output()).not.toMatch(/\n\s+at /);
+      expect(lines.filter((l) => l.includes('"reason":"VERSION_NOT_SUPPORTED"'))).toHaveLength(1);
+    });
+  });
+});
