@@ -31,6 +31,7 @@ import { reservedAgentNames } from './orchestration/tree';
 import { buildOrchestratorSystemPrompt, buildSystemPrompt, createSubAgentPrompt, loadPromptSections } from './prompt';
 import { OWNER, type Grant } from './principal';
 import { createCallers, resolveCallerCredentials, type Callers } from './a2a/callers';
+import { createClusterTasks } from './a2a/clusterTasks';
 import type { Stores } from './store';
 import type { SqliteDatabase } from './store/sqlite/database';
 import { openNodeStorage } from './store/open';
@@ -281,6 +282,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       redact: (text) => secrets.redactText(text),
       db: storage.db,
       taskRows: storage.taskRows,
+      clusterTasks: storage.taskEvents && createClusterTasks({ events: storage.taskEvents, logger }),
       logger: logger.child({ component: 'a2a' }),
       clock,
       peerStatus: federation ? () => federation.status() : undefined,

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every scenario of issues 7, 12 and 15 against the bare SDK
+ * `npm run bench`: every scenario of issues 7, 12, 15 and 16 (cluster.ts) against the bare SDK
  * baseline (and Google ADK-JS's A2A server), then docs/benchmarks.md (plus
  * scripts/bench/analysis.md, the hand-written reading of the figures). Not
  * part of `npm test`.
@@ -15,6 +15,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { cluster, cronLateness, pgGreeting, replicaLoss } from './cluster';
 import { summarizeProfileFile } from './profile';
 import { describeMachine, renderReport } from './report';
 import {
@@ -45,6 +46,10 @@ const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   memory,
   startup,
   hop,
+  pgGreeting,
+  cluster,
+  replicaLoss,
+  cronLateness,
 };
 
 /** The 1-, 5- and 15-minute load averages, as printed next to every scenario. */

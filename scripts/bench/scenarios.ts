@@ -46,11 +46,11 @@ function baselineSpec(env: Record<string, string> = {}, nodeArgs: string[] = [])
   return { script: 'sdkBaseline.js', env: { MODE: 'task', ...env }, nodeArgs };
 }
 
-function nodeSpec(env: Record<string, string> = {}, nodeArgs: string[] = []): ServerSpec {
+export function nodeSpec(env: Record<string, string> = {}, nodeArgs: string[] = []): ServerSpec {
   return { script: 'nodeEntry.js', env: { DATA_DIR: tempDir('lango-bench-'), ...env }, nodeArgs };
 }
 
-async function withServer<T>(spec: ServerSpec, use: (server: ServerProcess) => Promise<T>): Promise<T> {
+export async function withServer<T>(spec: ServerSpec, use: (server: ServerProcess) => Promise<T>): Promise<T> {
   const server = await startServer(spec);
   try {
     return await use(server);
@@ -71,7 +71,7 @@ export interface MeasuredLoad extends LoadResult {
  * Warm-up (unmeasured) then the measured window, as two client processes so
  * the server's CPU time can be read between them from /proc.
  */
-async function load(server: ServerProcess, env: Record<string, string>): Promise<MeasuredLoad> {
+export async function load(server: ServerProcess, env: Record<string, string>): Promise<MeasuredLoad> {
   const clientEnv = {
     URL: `${server.url}${env.TARGET_PATH ?? '/'}`,
     C: String(settings.connections),
@@ -92,7 +92,7 @@ async function load(server: ServerProcess, env: Record<string, string>): Promise
  * server, rotating which side goes first (B N, N B, B N …) so drift and
  * warm caches hit all sides alike; callers take medians.
  */
-async function alternate<K extends string, T>(sides: Record<K, () => Promise<T>>): Promise<Record<K, T[]>> {
+export async function alternate<K extends string, T>(sides: Record<K, () => Promise<T>>): Promise<Record<K, T[]>> {
   const names = Object.keys(sides) as K[];
   const out = Object.fromEntries(names.map((n) => [n, [] as T[]])) as Record<K, T[]>;
   for (let round = 0; round < settings.runs; round++) {
@@ -126,7 +126,7 @@ async function profileNode(run: (nodeArgs: string[]) => Promise<number>): Promis
   return summary;
 }
 
-function loadNotes(runs: Record<string, MeasuredLoad[]>): string[] {
+export function loadNotes(runs: Record<string, MeasuredLoad[]>): string[] {
   const line = (who: string, r: MeasuredLoad[]) =>
     `${who} runs: ${r.map((x) => `${x.okPerSec} ok/s, ${fmt(x.cpuUsPerReq)} µs CPU/req, p50 ${x.p50} p99 ${x.p99} ms (${x.ok} ok, ${x.failed} failed)`).join('; ')}`;
   const notes = Object.entries(runs).map(([who, r]) => line(who, r));
@@ -138,7 +138,7 @@ function loadNotes(runs: Record<string, MeasuredLoad[]>): string[] {
 }
 
 /** Medians of one side's load runs. */
-function medians(runs: MeasuredLoad[]): { rps: number; p50: number; p99: number; cpu: number } {
+export function medians(runs: MeasuredLoad[]): { rps: number; p50: number; p99: number; cpu: number } {
   return {
     rps: median(runs.map((r) => r.okPerSec)),
     p50: median(runs.map((r) => r.p50)),
@@ -147,7 +147,7 @@ function medians(runs: MeasuredLoad[]): { rps: number; p50: number; p99: number;
   };
 }
 
-const describeLoad = (m: ReturnType<typeof medians>) =>
+export const describeLoad = (m: ReturnType<typeof medians>) =>
   `${fmt(m.rps)} req/s, ${fmt(m.cpu)} µs CPU/req, p50 ${fmt(m.p50)} / p99 ${fmt(m.p99)} ms`;
 
 async function throughput(options: {

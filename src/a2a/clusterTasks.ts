@@ -20,8 +20,12 @@ import type { TaskScope } from '../store/taskRows';
  * follow or cancel it elsewhere; it costs the database no event rows.
  */
 export interface ClusterTasks {
-  /** Writes one folded event of a live task (the `onFolded` seam of `liveTasks.ts`); failures are logged. */
-  record(folded: { scope: TaskScope; taskId: string; event: AgentExecutionEvent; task: Task }): void;
+  /**
+   * Writes one folded event of a live task (the `onFolded` seam of
+   * `liveTasks.ts`); resolves once committed. Never rejects: a failure is
+   * logged (the task goes on in this process; only followers elsewhere miss it).
+   */
+  record(folded: { scope: TaskScope; taskId: string; event: AgentExecutionEvent; task: Task }): Promise<void>;
   /**
    * The events of a task running on another replica, from the one after
    * `after` (0: all), until its terminal one or until `signal` aborts.
@@ -68,7 +72,7 @@ export function createClusterTasks(options: { events: TaskEventLog; logger: Logg
   const log = options.logger.child({ component: 'cluster-tasks' });
   return {
     record({ scope, taskId, event, task }) {
-      events
+      return events
         .append(keyOf(scope, taskId), { event: eventJson(event), terminal: isFinished(task.status?.state) })
         .catch((err) => log.warn('task event not written', { taskId, error: errorMessage(err) }));
     },

@@ -162,13 +162,18 @@ export class LangoExecutor implements AgentExecutor {
     }
   };
 
-  cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
+  /** Cancels the turn of `taskId` if one is running here (also a cancel asked through another replica); true if one was. */
+  cancelRunning(taskId: string): boolean {
     const live = this.live.get(taskId);
-    if (live && !live.settled) {
-      this.settle(taskId, TaskState.TASK_STATE_CANCELED, 'Task canceled by the caller.');
-      live.controller.abort();
-      return;
-    }
+    if (!live || live.settled) return false;
+    this.settle(taskId, TaskState.TASK_STATE_CANCELED, 'Task canceled by the caller.');
+    live.controller.abort();
+    return true;
+  }
+
+  cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
+    if (this.cancelRunning(taskId)) return;
+    const live = this.live.get(taskId);
     // Not running here (input-required, or left over from another request): the bus still wants a terminal event.
     if (live) this.live.delete(taskId);
     bus.publish(

@@ -47,6 +47,7 @@ export class GuardedRequestHandler implements A2ARequestHandler {
   private readonly resultOnly?: ResultOnlySend;
   private readonly directStream?: DirectStream;
   private readonly isWorking: (taskId: string) => boolean;
+  private readonly cancelElsewhere?: (taskId: string, context: ServerCallContext) => Promise<void>;
 
   constructor(options: {
     /** The SDK's handler, for every request the direct paths do not take. */
@@ -59,6 +60,8 @@ export class GuardedRequestHandler implements A2ARequestHandler {
     directStream?: DirectStream;
     /** Whether a turn of this task is running now (the executor's view). */
     isWorking?: (taskId: string) => boolean;
+    /** Asks the replica running a task not running here to cancel it (several replicas on PostgreSQL). */
+    cancelElsewhere?: (taskId: string, context: ServerCallContext) => Promise<void>;
   }) {
     this.inner = options.inner;
     this.cards = options.cards;
@@ -66,6 +69,7 @@ export class GuardedRequestHandler implements A2ARequestHandler {
     this.resultOnly = options.resultOnly;
     this.directStream = options.directStream;
     this.isWorking = options.isWorking ?? (() => false);
+    this.cancelElsewhere = options.cancelElsewhere;
   }
 
   async getAgentCard(): Promise<AgentCard> {
@@ -136,7 +140,8 @@ export class GuardedRequestHandler implements A2ARequestHandler {
     return this.inner.listTasks(params, context);
   }
 
-  cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+  async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+    if (this.cancelElsewhere && params.id && !this.isWorking(params.id)) await this.cancelElsewhere(params.id, context);
     return this.inner.cancelTask(params, context);
   }
 

@@ -30,6 +30,7 @@ import { createCardSigner } from './signing';
 import { parseDuration } from '../duration';
 import { LiveTasks } from './liveTasks';
 import { createA2AStores, scopeOf } from './taskStore';
+import type { ClusterTasks } from './clusterTasks';
 
 /** Dependencies of {@link createA2AServer}. */
 export interface A2AServerOptions {
@@ -41,6 +42,8 @@ export interface A2AServerOptions {
   db: SqliteDatabase;
   /** Where tasks and push configs are kept (`NodeStorage.taskRows`). */
   taskRows: TaskRowStores;
+  /** With replicas on PostgreSQL: cancels asked through one replica reach the one running the task. */
+  clusterTasks?: ClusterTasks;
   logger: Logger;
   clock: () => Date;
   /** Health of remote peers for `GET /agents` (federation). */
@@ -159,6 +162,8 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     clock,
     push: { store: pushStore, sender: pushSender },
   });
+  const { clusterTasks } = options;
+  const stopHearingCancels = clusterTasks?.onCancel((_scope, taskId) => executor.cancelRunning(taskId));
   const requestHandler = new GuardedRequestHandler({
     inner: sdkHandler,
     cards,
@@ -166,6 +171,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     resultOnly,
     directStream,
     isWorking: (taskId) => executor.isWorking(taskId),
+    cancelElsewhere: clusterTasks && ((taskId, context) => clusterTasks.requestCancel(scopeOf(context), taskId)),
   });
   const legacyCompat = { enabled: config.a2a.legacyCompat };
   const auth = createAuthenticator(
@@ -224,6 +230,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
       if (closing) return;
       closing = true;
       clearInterval(purgeTimer);
+      stopHearingCancels?.();
       executor.abortAll('node shutting down');
       await pushSender.close();
       // Let the SDK's result managers write the failures just published before the caller closes the db.

@@ -37,8 +37,11 @@ export interface JobQueue {
    * were taken. An entry whose claim throws goes back to the queue.
    */
   takeCron(limit: number, claim: (occurrence: CronOccurrence) => Promise<void>): Promise<number>;
-  /** Queues a background job (by its `bg_jobs` id) for the first replica with a free slot. */
-  enqueueBackground(id: string): Promise<void>;
+  /**
+   * Queues a background job (by its `bg_jobs` id) for the first replica
+   * with a free slot, visible to them after `delayMs` (0 when unset).
+   */
+  enqueueBackground(id: string, delayMs?: number): Promise<void>;
   /** Takes up to `limit` waiting background jobs and hands each id to `claim`, as {@link takeCron} does. */
   takeBackground(limit: number, claim: (id: string) => Promise<void>): Promise<number>;
   /** Stops the queue's own maintenance; the database stays open. */

@@ -43,7 +43,7 @@ export interface NodeStorageOptions {
  * Opens the stores where `storage.url` says: the one place the database is
  * chosen. SQLite: every store in `<dataDir>/lango.db`. PostgreSQL: every
  * store of `Stores` in the database (schemas applied under the migration
- * lock), the A2A task rows still in the SQLite file.
+ * lock), the A2A task rows and their events there too.
  * @example
  * const storage = await openNodeStorage({ url: config.storage.url, cluster: clusterSettings(config), dataDir, logger, clock });
  */

@@ -16,4 +16,17 @@ export interface VectorStore {
   put(collection: string, provider: string, rows: StoredVector[]): Promise<void>;
   /** Every vector of `collection` made by `provider`. */
   load(collection: string, provider: string): Promise<StoredVector[]>;
+  /**
+   * Present where other processes write the same vectors (PostgreSQL, one
+   * database for every replica): the vectors of `collection` by `provider`
+   * written since `version` (all when undefined), possibly a few again, and
+   * the version to ask from next. A search calls it first, so a vector
+   * written through one replica is found through any other. SQLite has one
+   * process per file, whose index already holds what it wrote.
+   */
+  changedSince?(
+    collection: string,
+    provider: string,
+    version: string | undefined,
+  ): Promise<{ rows: StoredVector[]; version: string }>;
 }

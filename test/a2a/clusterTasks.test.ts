@@ -54,16 +54,12 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       referenceTaskIds: [],
     };
     /** What a replica's LiveTasks would hand the seam: each event and the task after it. */
-    const fold = (cluster: ClusterTasks, events: Array<[AgentExecutionEvent, TaskState]>) => {
-      for (const [event, state] of events) {
-        cluster.record({
-          scope,
-          taskId: ids.taskId,
-          event,
-          task: newTask(ids, userMessage, state, at),
-        });
-      }
-    };
+    const fold = (cluster: ClusterTasks, events: Array<[AgentExecutionEvent, TaskState]>) =>
+      Promise.all(
+        events.map(([event, state]) =>
+          cluster.record({ scope, taskId: ids.taskId, event, task: newTask(ids, userMessage, state, at) }),
+        ),
+      );
     const collect = async (cluster: ClusterTasks, after: number) => {
       const seen: Array<{ seq: number; event: AgentExecutionEvent }> = [];
       for await (const followed of cluster.follow(scope, ids.taskId, { after })) seen.push(followed);
@@ -101,9 +97,9 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
           TaskState.TASK_STATE_COMPLETED,
         ],
       ];
-      fold(a, events.slice(0, 2));
+      void fold(a, events.slice(0, 2));
       const followed = collect(b, 1);
-      fold(a, events.slice(2));
+      void fold(a, events.slice(2));
       const seen = await followed;
       expect(seen.map((f) => f.seq)).toEqual([2, 3, 4]);
       expect(seen.map((f) => f.event.kind)).toEqual(['statusUpdate', 'artifactUpdate', 'statusUpdate']);
@@ -114,14 +110,15 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       const a = await replica('a');
       const b = await replica('b');
       const c = await replica('c');
-      fold(a, [
+      // The question is committed before anyone can answer it.
+      await fold(a, [
         [
           AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_INPUT_REQUIRED, at, 'which city?')),
           TaskState.TASK_STATE_INPUT_REQUIRED,
         ],
       ]);
       const followed = collect(c, 0);
-      fold(b, [
+      void fold(b, [
         [AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_WORKING, at)), TaskState.TASK_STATE_WORKING],
         [
           AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_COMPLETED, at, 'sunny')),

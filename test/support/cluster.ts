@@ -129,6 +129,8 @@ export interface TestCluster {
    * requests (those in flight finish), `ready` takes it back.
    */
   setBalancerState(i: number, state: 'drain' | 'ready'): Promise<void>;
+  /** How many requests replica `i` is answering through haproxy now. */
+  inFlight(i: number): Promise<number>;
   /** Ends haproxy, every replica and (if the cluster started it) PostgreSQL; removes the temp folders. */
   stop(): Promise<void>;
 }
@@ -156,18 +158,18 @@ function haproxyCommand(socket: string, command: string): Promise<string> {
   });
 }
 
-/** One line of haproxy's `show stat` CSV per server: its name and status. */
-async function haproxyStatus(socket: string): Promise<Record<string, string>> {
+/** One column of haproxy's `show stat` CSV for each replica server, by server name `r<i>`. */
+async function haproxyStat(socket: string, column: 'status' | 'scur'): Promise<Record<string, string>> {
   const csv = await haproxyCommand(socket, 'show stat');
   const [header, ...rows] = csv.replace(/^# /, '').trim().split('\n');
   const columns = header.split(',');
   const sv = columns.indexOf('svname');
-  const status = columns.indexOf('status');
+  const wanted = columns.indexOf(column);
   return Object.fromEntries(
     rows
       .map((row) => row.split(','))
       .filter((cells) => /^r\d+$/.test(cells[sv]))
-      .map((cells) => [cells[sv], cells[status]]),
+      .map((cells) => [cells[sv], cells[wanted]]),
   );
 }
 
@@ -180,6 +182,8 @@ export interface Balancer {
   status(): Promise<Record<string, string>>;
   /** Sets replica `i`'s admin state: `drain` sends it no new requests (those in flight finish), `ready` takes it back. */
   setState(i: number, state: 'drain' | 'ready'): Promise<void>;
+  /** How many requests replica `i` is answering now (haproxy's current sessions to it). */
+  inFlight(i: number): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -202,7 +206,7 @@ export async function startBalancer(dir: string, replicaPorts: readonly number[]
     if (haproxy.exitCode === null && haproxy.signalCode === null) haproxy.kill('SIGKILL');
     await exited;
   };
-  const status = () => haproxyStatus(statsSocket);
+  const status = () => haproxyStat(statsSocket, 'status');
   let seen = 'nothing yet';
   try {
     await waitFor(
@@ -223,6 +227,7 @@ export async function startBalancer(dir: string, replicaPorts: readonly number[]
     url: `http://127.0.0.1:${bindPort}`,
     pid: haproxy.pid!,
     status,
+    inFlight: async (i) => Number((await haproxyStat(statsSocket, 'scur'))[`r${i}`]),
     async setState(i, state) {
       const answer = await haproxyCommand(statsSocket, `set server replicas/r${i} state ${state}`);
       if (answer.trim()) throw new Error(`haproxy refused the state ${state} for r${i}: ${answer.trim()}`);
@@ -331,6 +336,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
       startReplica,
       balancerStatus: () => running.status(),
       setBalancerState: (i, state) => running.setState(i, state),
+      inFlight: (i) => running.inFlight(i),
       stop: stopAll,
     };
   } catch (err) {

@@ -142,8 +142,8 @@ export async function openPgJobQueue(options: { db: PgDatabase; logger: Logger; 
       });
     },
     takeCron: (limit, handle) => take<CronOccurrence>(CRON_QUEUE, limit, handle),
-    async enqueueBackground(id) {
-      await send(BACKGROUND_QUEUE, { id }, { singletonKey: id });
+    async enqueueBackground(id, delayMs = 0) {
+      await send(BACKGROUND_QUEUE, { id }, { singletonKey: id, startAfter: new Date(Date.now() + delayMs) });
     },
     takeBackground: (limit, handle) => take<{ id: string }>(BACKGROUND_QUEUE, limit, ({ id }) => handle(id)),
     async close() {

@@ -90,7 +90,13 @@ export function createPgListener(options: PgListenerOptions): PgListener {
           resolveReady();
           if (downSince) {
             log.info('listen connection back');
-            for (const handler of reconnectHandlers) handler(downSince);
+            for (const handler of reconnectHandlers) {
+              try {
+                handler(downSince);
+              } catch (err) {
+                log.warn('reconnect handler failed', { error: errorMessage(err) });
+              }
+            }
             downSince = undefined;
           }
           await ended;

@@ -7,11 +7,15 @@ import type { BackgroundJob } from '../../store/jobs';
 import { runClaimedBackgroundJob, type BackgroundQueueOptions } from './bgQueue';
 import { startQueuePoller, type QueuePoller } from './queuePoller';
 
+/** Polls of the other replicas a job submitted here waits before they may take it. */
+const HAND_OFF_POLLS = 2;
+
 /**
  * Background prompts of a replica among several on PostgreSQL: a submitted
  * job is a row (`bg_jobs`, queued) and an entry of the cluster's job queue;
- * whichever replica has a free slot (`background.concurrency` each) takes
- * the entry, claims the row (queued → running, naming the replica) and runs
+ * the replica it was submitted to starts it at once when it has a free
+ * slot; otherwise whichever replica has one (`background.concurrency`
+ * each) takes the entry, claims the row (queued → running, naming the replica) and runs
  * it. A job queued on a replica that stops or dies before it starts runs on
  * another; one that was running when its replica died is failed "replica
  * lost" by the heartbeat sweep (`store/postgres/cluster.ts`), since a
@@ -48,31 +52,37 @@ export class ClusterBackgroundQueue {
       prompt: input.prompt,
       createdAt: this.now(),
     });
-    await this.options.queue.enqueueBackground(id);
-    this.poller?.wake();
+    const { queue } = this.options;
+    // This replica goes first when it has a slot (the job starts at once, where it was asked for); the
+    // others see the entry after the hand-off delay, in time to take it if this replica is full or gone.
+    await queue.enqueueBackground(id, HAND_OFF_POLLS * queue.pollMs);
+    if (this.runner && !this.closed && this.running.size < this.options.concurrency) {
+      await this.take(id).catch((err: unknown) =>
+        this.options.logger.warn('background job left to the queue', { id, error: errorMessage(err) }),
+      );
+    }
     return this.require(principal, id);
   }
 
   /**
-   * Cancels a job the principal can see: a queued one is recorded cancelled
-   * (its queue entry is then dropped when taken); a running one is stopped
-   * when it runs on this replica. @throws InputError when it is unknown,
-   * finished, or running on another replica.
+   * Cancels a job the principal can see: one running here is stopped; any
+   * other is recorded cancelled, so its queue entry is dropped when taken,
+   * or the replica running it stops it at its next poll. @throws
+   * InputError when it is unknown or finished.
    */
   async cancel(principal: Principal, id: string): Promise<BackgroundJob> {
     const job = await this.require(principal, id);
     const local = this.running.get(id);
     if (local) {
       local.abort(new Error('cancelled by request'));
-    } else if (job.status === 'queued') {
+    } else if (job.status === 'queued' || job.status === 'running') {
+      // A job running on another replica: that replica sees the row cancelled at its next poll and stops the turn.
       await this.options.store.finish(id, {
         status: 'cancelled',
         finishedAt: this.now(),
-        result: 'cancelled before it started',
+        result: job.status === 'queued' ? 'cancelled before it started' : 'cancelled by request',
         author: null,
       });
-    } else if (job.status === 'running') {
-      throw new InputError(`background job ${id} is running on another replica; cancel it through that replica`);
     } else {
       throw new InputError(`background job ${id} already finished (${job.status})`);
     }
@@ -99,9 +109,18 @@ export class ClusterBackgroundQueue {
   }
 
   private async poll(): Promise<void> {
+    await this.stopCancelledElsewhere();
     const free = this.options.concurrency - this.running.size;
     if (free <= 0 || this.closed) return;
     await this.options.queue.takeBackground(free, (id) => this.take(id));
+  }
+
+  /** Stops the turns of jobs running here that were cancelled through another replica. */
+  private async stopCancelledElsewhere(): Promise<void> {
+    for (const [id, controller] of [...this.running]) {
+      const row = await this.options.store.get(OWNER, id);
+      if (row?.status === 'cancelled') controller.abort(new Error('cancelled by request'));
+    }
   }
 
   /** One job taken from the queue: claimed on its row, then run in the background. */

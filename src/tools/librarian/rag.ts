@@ -3,7 +3,7 @@ import type { Logger } from '../../log/logger';
 import type { Principal } from '../../principal';
 import { visibleOwner } from '../../principal';
 import type { EmbeddedCollection, KnowledgeStore } from '../../store/knowledge';
-import type { VectorStore } from '../../store/vectors';
+import type { StoredVector, VectorStore } from '../../store/vectors';
 import { VectorIndex } from './vectorIndex';
 
 /** One retrieved row. */
@@ -82,6 +82,8 @@ export class RagService {
    * repeated per batch, made embedding quadratic). Row ids only grow.
    */
   private readonly cursors = new Map<string, string>();
+  /** Per collection, where the index stands among every process's writes (stores shared by replicas only). */
+  private readonly versions = new Map<string, string>();
   private draining: Promise<void> | undefined;
   private again = false;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -143,6 +145,7 @@ export class RagService {
     const methods = new Set<string>();
     for (const name of names) {
       const index = await this.index(name, vector.length);
+      await this.catchUp(name, index);
       if (index.size === 0) continue;
       const owners = this.ownersOf(name);
       const accept = owner === undefined ? undefined : (id: string) => owners.get(id) === owner;
@@ -173,14 +176,9 @@ export class RagService {
   index(collection: string, dimensions: number): Promise<VectorIndex> {
     let loading = this.indexes.get(collection);
     if (!loading) {
-      loading = this.vectors.load(collection, this.provider.id).then((rows) => {
+      loading = this.loadAll(collection).then((rows) => {
         const index = new VectorIndex({ dimensions, logger: this.logger, annThreshold: this.annThreshold });
-        const owners = this.ownersOf(collection);
-        for (const row of rows) {
-          if (row.vector.length !== dimensions) continue;
-          index.upsert(row.id, row.vector);
-          owners.set(row.id, row.owner);
-        }
+        this.add(collection, index, rows);
         return index;
       });
       this.indexes.set(collection, loading);
@@ -188,6 +186,34 @@ export class RagService {
       loading.catch(() => this.indexes.delete(collection));
     }
     return loading;
+  }
+
+  private async loadAll(collection: string): Promise<StoredVector[]> {
+    if (!this.vectors.changedSince) return this.vectors.load(collection, this.provider.id);
+    const { rows, version } = await this.vectors.changedSince(collection, this.provider.id, undefined);
+    this.versions.set(collection, version);
+    return rows;
+  }
+
+  /** Adds what other replicas wrote since the index last looked (a no-op where no other process writes). */
+  private async catchUp(collection: string, index: VectorIndex): Promise<void> {
+    if (!this.vectors.changedSince) return;
+    const { rows, version } = await this.vectors.changedSince(
+      collection,
+      this.provider.id,
+      this.versions.get(collection),
+    );
+    this.versions.set(collection, version);
+    this.add(collection, index, rows);
+  }
+
+  private add(collection: string, index: VectorIndex, rows: StoredVector[]): void {
+    const owners = this.ownersOf(collection);
+    for (const row of rows) {
+      if (row.vector.length !== index.dimensions) continue;
+      index.upsert(row.id, row.vector);
+      owners.set(row.id, row.owner);
+    }
   }
 
   /** Stops embedding; work in flight is abandoned and picked up again on the next start. */

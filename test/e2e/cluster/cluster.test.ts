@@ -68,10 +68,11 @@ describe('three replicas behind haproxy', () => {
     const outcomes: string[] = [];
     const sender = async () => {
       while (sending) {
-        const answer = await sendText(cluster.balancerUrl, 'hi').catch((err: Error) => err);
+        // Not `instanceof Error`: fetch's errors come from outside jest's realm.
+        const answer = await sendText(cluster.balancerUrl, 'hi').catch((err: Error) => ({ failure: err }));
         outcomes.push(
-          answer instanceof Error
-            ? `error ${answer.message}`
+          'failure' in answer
+            ? `error ${String(answer.failure.message)} ${String((answer.failure.cause as Error | undefined)?.message)}`
             : answer.status === 200 && !answer.body.error
               ? String(answer.servedBy)
               : `${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`,
@@ -82,6 +83,8 @@ describe('three replicas behind haproxy', () => {
     try {
       await waitFor(() => outcomes.includes('r1'), 10_000, 'r1 to serve a request');
       await cluster.setBalancerState(1, 'drain');
+      // A stopping node ends the connections it still has: its requests in flight finish first.
+      await waitFor(async () => (await cluster.inFlight(1)) === 0, 10_000, 'r1 to finish its requests');
       await cluster.killReplica(1, 'SIGTERM');
       const whileDown = outcomes.length;
       await cluster.startReplica(1);

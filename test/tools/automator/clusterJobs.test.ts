@@ -1,9 +1,11 @@
 import { createMemoryLogger } from '../../../src/log/logger';
 import { OWNER } from '../../../src/principal';
-import { openPostgresStorage, type PostgresStorage } from '../../../src/store/postgres/storage';
+import { Client } from 'pg';
+import { migratePostgres, openPostgresStorage, type PostgresStorage } from '../../../src/store/postgres/storage';
 import type { CronRun } from '../../../src/store/jobs';
 import { backgroundFamily, cronFamily } from '../../../src/tools/automator/families';
-import { automatorDeps, createFamily, createRecordingRunner } from '../../support/automatorRunner';
+import type { TurnInput } from '../../../src/agent/turn';
+import { automatorDeps, createFamily, createGate, createRecordingRunner } from '../../support/automatorRunner';
 import { holdsFor, waitFor } from '../../support/waitFor';
 import { skipWithoutPostgres, startTestPostgres, type TestPostgres } from '../../support/postgres';
 
@@ -34,7 +36,10 @@ if (!skipWithoutPostgres('cron and background jobs across replicas')) {
     });
 
     /** One replica: its storage and a started cron and background family answering through its own runner. */
-    async function replica(replicaId: string, options: { start?: boolean } = {}) {
+    async function replica(
+      replicaId: string,
+      options: { start?: boolean; respond?: (input: TurnInput) => Promise<string> } = {},
+    ) {
       const storage: PostgresStorage = await openPostgresStorage({
         url,
         logger: createMemoryLogger(),
@@ -42,8 +47,8 @@ if (!skipWithoutPostgres('cron and background jobs across replicas')) {
         cluster: { replicaId, heartbeatMs: 500, leaseMs: 2_000 },
       });
       open.push(storage);
-      const deps = await automatorDeps({ storage });
-      const turns = createRecordingRunner((input) => `${replicaId} ran ${input.sessionId}`);
+      const deps = await automatorDeps({ storage, config: { background: { concurrency: 1 } } });
+      const turns = createRecordingRunner(options.respond ?? ((input) => `${replicaId} ran ${input.sessionId}`));
       const cron = await createFamily(cronFamily, deps);
       const background = await createFamily(backgroundFamily, deps);
       const families = {
@@ -73,6 +78,24 @@ if (!skipWithoutPostgres('cron and background jobs across replicas')) {
     }
     const cronRuns = async (storage: PostgresStorage, name: string): Promise<CronRun[]> =>
       (await storage.stores.cron.history(OWNER, name, 100)).reverse();
+
+    it('migrates the queue with the schema: two migrations at once create its schema and queues once', async () => {
+      const applied = await Promise.all([migratePostgres(url), migratePostgres(url)]);
+      expect(Math.max(...applied)).toBeGreaterThan(10);
+      const client = new Client({ connectionString: url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ name: string; policy: string }>(
+          'SELECT name, policy FROM pgboss.queue ORDER BY name',
+        );
+        expect(rows).toEqual([
+          { name: 'lango-background', policy: 'short' },
+          { name: 'lango-cron', policy: 'short' },
+        ]);
+      } finally {
+        await client.end();
+      }
+    });
 
     it('runs an every-2-seconds cron job exactly once per tick across three replicas', async () => {
       const replicas = [await replica('r1'), await replica('r2'), await replica('r3')];
@@ -117,6 +140,62 @@ if (!skipWithoutPostgres('cron and background jobs across replicas')) {
       expect(b.turns.inputs.map((i) => i.text)).toEqual(['summarise the logs']);
       // Its queue entry is gone: no second run on any poll after.
       await holdsFor(() => b.turns.inputs.length === 1, 1_500, 'one run of the job');
+    }, 30_000);
+
+    it('starts a background job on the replica it was submitted to; one submitted to a full replica runs on another', async () => {
+      const gate = createGate();
+      const a = await replica('a', {
+        respond: async (input) => {
+          await gate.opened;
+          return `a ran ${input.text}`;
+        },
+      });
+      const b = await replica('b');
+      const held = await a.background.call('bg_submit', { prompt: 'hold' });
+      expect(a.turns.inputs.map((i) => i.text)).toEqual(['hold']);
+      const second = await a.background.call('bg_submit', { prompt: 'second' });
+      const done = await waitFor(
+        async () => {
+          const row = await a.storage.stores.background.get(OWNER, second.id);
+          return row?.status === 'completed' && row;
+        },
+        10_000,
+        'the second job to complete on B',
+      );
+      expect(done.result).toBe(`b ran bg:${second.id}`);
+      expect(b.turns.inputs.map((i) => i.text)).toEqual(['second']);
+      gate.open();
+      await waitFor(
+        async () => (await a.storage.stores.background.get(OWNER, held.id))?.status === 'completed',
+        10_000,
+        'the held job to complete on A',
+      );
+      expect(a.turns.inputs.map((i) => i.text)).toEqual(['hold']);
+    }, 30_000);
+
+    it('stops a background job running on A when it is cancelled through B', async () => {
+      const gate = createGate();
+      const a = await replica('a', {
+        respond: async () => {
+          await gate.opened;
+          return 'finished anyway';
+        },
+      });
+      const b = await replica('b');
+      const held = await a.background.call('bg_submit', { prompt: 'hold' });
+      await waitFor(
+        async () => (await b.storage.stores.background.get(OWNER, held.id))?.status === 'running',
+        10_000,
+        'the job to run on A',
+      );
+      const cancelled = await b.background.call('bg_cancel', { id: held.id });
+      expect(cancelled.status).toBe('cancelled');
+      // A's turn ends on its own abort (the gate stays shut), well within a few polls.
+      await waitFor(() => a.turns.active === 0, 5_000, 'A to stop the turn');
+      const row = await a.storage.stores.background.get(OWNER, held.id);
+      expect(row?.status).toBe('cancelled');
+      expect(b.turns.inputs).toEqual([]);
+      gate.open();
     }, 30_000);
 
     it('fires on B a cron job added on A while A is stopped; a job removed on A never fires on B', async () => {

@@ -1,0 +1,279 @@
+/**
+ * The cluster scenarios of issue 16, on a throwaway PostgreSQL (Debian's
+ * postgresql package, as the tests use) and Debian's haproxy:
+ * `npm run bench -- pgGreeting cluster replicaLoss cronLateness`. Replicas are
+ * bench node entries (the offline model) sharing one `storage.url`, a 3 s
+ * lease and a 1 s heartbeat, each with its own data folder.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
+import { clusterUnavailable, freePort, offlineToolResult, startBalancer } from '../../test/support/cluster';
+import { postgresUnavailable, startTestPostgres, type TestPostgres } from '../../test/support/postgres';
+import { waitFor } from '../../test/support/waitFor';
+import { processCpuMs, startServer, type ServerProcess } from './proc';
+import {
+  alternate,
+  describeLoad,
+  load,
+  loadNotes,
+  medians,
+  nodeSpec,
+  settings,
+  withServer,
+  type MeasuredLoad,
+  type ScenarioResult,
+} from './scenarios';
+import { median, percentile } from './stats';
+
+const LEASE_MS = 3_000;
+const HEARTBEAT_MS = 1_000;
+/** One vault key for every replica of a run, as `lango config check` requires of a cluster. */
+const MASTER_KEY = randomBytes(32).toString('hex');
+const GREETING = { KIND: 'send', TEXT: 'hi' };
+/** How long the cron lateness scenario lets its every-2-seconds job run. */
+const CRON_WINDOW_MS = 20_000;
+const fmt = (x: number, digits = 0) => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');
+
+/** A replica's environment for the bench node entry: the shared database, its id, the short lease. */
+function replicaEnv(databaseUrl: string, replicaId: string, port?: number): Record<string, string> {
+  return {
+    EXTRA_CONFIG: JSON.stringify({
+      storage: { url: databaseUrl },
+      cluster: { replicaId, heartbeatInterval: `${HEARTBEAT_MS / 1000}s`, lease: `${LEASE_MS / 1000}s` },
+      security: { masterKey: MASTER_KEY },
+    }),
+    ...(port ? { PORT: String(port) } : {}),
+  };
+}
+
+/** Runs `use` with a throwaway PostgreSQL server, refusing with the reason on a machine without one. */
+async function withPostgres<T>(unavailable: string | undefined, use: (pg: TestPostgres) => Promise<T>): Promise<T> {
+  if (unavailable) throw new Error(unavailable);
+  const pg = await startTestPostgres();
+  try {
+    return await use(pg);
+  } finally {
+    await pg.stop();
+  }
+}
+
+/** Runs `use` with a fresh database on `pg`, dropped afterwards. */
+async function withDatabase<T>(pg: TestPostgres, use: (url: string) => Promise<T>): Promise<T> {
+  const url = await pg.createDatabase();
+  try {
+    return await use(url);
+  } finally {
+    await pg.dropDatabase(url);
+  }
+}
+
+/** Starts a bench replica on the shared database; its `stop` also removes its data folder. */
+async function startReplica(databaseUrl: string, replicaId: string, port?: number): Promise<ServerProcess> {
+  const spec = nodeSpec(replicaEnv(databaseUrl, replicaId, port));
+  const server = await startServer(spec);
+  return {
+    ...server,
+    stop: async () => {
+      await server.stop();
+      fs.rmSync(spec.env!.DATA_DIR, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One measured load through haproxy in front of `count` replicas, with haproxy's CPU per request beside the replicas'. */
+interface BalancedLoad extends MeasuredLoad {
+  haproxyCpuUsPerReq: number;
+}
+
+async function balancedLoad(pg: TestPostgres, count: number): Promise<BalancedLoad> {
+  return withDatabase(pg, async (databaseUrl) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-bench-haproxy-'));
+    const replicas: ServerProcess[] = [];
+    try {
+      const ports = await Promise.all(Array.from({ length: count }, () => freePort()));
+      // One at a time: replicas starting together only take turns at the migration lock.
+      for (let i = 0; i < count; i++) replicas.push(await startReplica(databaseUrl, `bench-${i}`, ports[i]));
+      const balancer = await startBalancer(dir, ports);
+      try {
+        // `load` reads cpuMs() right before and right after the measured window: haproxy's CPU is sampled then too.
+        const haproxyMs: number[] = [];
+        const front: ServerProcess = {
+          ...replicas[0],
+          url: balancer.url,
+          cpuMs: () => {
+            haproxyMs.push(processCpuMs(balancer.pid));
+            return replicas.reduce((sum, r) => sum + r.cpuMs(), 0);
+          },
+        };
+        const result = await load(front, GREETING);
+        const served = result.ok + result.failed;
+        return { ...result, haproxyCpuUsPerReq: served ? ((haproxyMs[1] - haproxyMs[0]) * 1000) / served : NaN };
+      } finally {
+        await balancer.stop();
+      }
+    } finally {
+      for (const replica of replicas) await replica.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+/** SendMessage greeting on one replica in PostgreSQL mode against the same node in SQLite mode, same run. */
+export async function pgGreeting(): Promise<ScenarioResult> {
+  return withPostgres(postgresUnavailable(), async (pg) => {
+    const runs = await alternate({
+      sqlite: () => withServer(nodeSpec(), (server) => load(server, GREETING)),
+      postgres: () =>
+        withDatabase(pg, (url) => withServer(nodeSpec(replicaEnv(url, 'bench-0')), (server) => load(server, GREETING))),
+    });
+    const sqlite = medians(runs.sqlite);
+    const postgres = medians(runs.postgres);
+    const failures = [...runs.sqlite, ...runs.postgres].reduce((sum, r) => sum + r.failed, 0);
+    const ratio = postgres.rps / sqlite.rps;
+    return {
+      id: 'pgGreeting',
+      title: '`SendMessage` greeting (offline model) on one replica in PostgreSQL mode vs SQLite mode',
+      target: '≥ 0.7 × SQLite mode req/s',
+      baseline: `SQLite mode: ${describeLoad(sqlite)}`,
+      node: `PostgreSQL mode: ${describeLoad(postgres)}`,
+      ratio: `${fmt(ratio, 2)} × req/s, ${fmt(postgres.cpu / sqlite.cpu, 2)} × CPU/req`,
+      met: ratio >= 0.7 && failures === 0,
+      notes: [
+        ...loadNotes(runs),
+        'CPU/req is the node process only; the PostgreSQL server (same machine, fsync off as in the tests) is not counted',
+      ],
+    };
+  });
+}
+
+/** Greeting req/s through haproxy: three replicas against one, on this machine's cores. */
+export async function cluster(): Promise<ScenarioResult> {
+  return withPostgres(clusterUnavailable(), async (pg) => {
+    const runs = await alternate({
+      one: () => balancedLoad(pg, 1),
+      three: () => balancedLoad(pg, 3),
+    });
+    const one = medians(runs.one);
+    const three = medians(runs.three);
+    const failures = [...runs.one, ...runs.three].reduce((sum, r) => sum + r.failed, 0);
+    const haproxy = (r: BalancedLoad[]) => fmt(median(r.map((x) => x.haproxyCpuUsPerReq)));
+    const ratio = three.rps / one.rps;
+    return {
+      id: 'cluster',
+      title: `\`SendMessage\` greeting through haproxy: three replicas vs one (${os.cpus().length} cores; PostgreSQL, haproxy and the load client on the same machine)`,
+      target: 'three replicas not slower than one',
+      baseline: `one replica: ${describeLoad(one)}`,
+      node: `three replicas: ${describeLoad(three)}`,
+      ratio: `${fmt(ratio, 2)} × req/s, ${fmt(three.cpu / one.cpu, 2)} × CPU/req`,
+      met: ratio >= 1 && failures === 0,
+      notes: [
+        ...loadNotes(runs),
+        `CPU/req is the replicas' summed; haproxy's own: ${haproxy(runs.one)} µs/req (one), ${haproxy(runs.three)} µs/req (three)`,
+      ],
+    };
+  });
+}
+
+/**
+ * Replica-loss detection: a background job running a 30 s command on a
+ * victim replica, the victim killed -9, the time until a surviving replica
+ * reports the job failed "replica lost". Each run a new victim; one survivor.
+ */
+export async function replicaLoss(): Promise<ScenarioResult> {
+  return withPostgres(postgresUnavailable(), (pg) =>
+    withDatabase(pg, async (databaseUrl) => {
+      const survivor = await startReplica(databaseUrl, 'survivor');
+      const detected: number[] = [];
+      try {
+        for (let run = 0; run < settings.runs; run++) {
+          const victim = await startReplica(databaseUrl, `victim-${run}`);
+          try {
+            const submitted = await offlineToolResult(
+              victim.url,
+              'bg_submit {"prompt": "exec_shell {\\"command\\": \\"sleep 30\\"}", "label": "victim"}',
+            );
+            const job = `bg_result {"id": "${String(submitted.id)}"}`;
+            await waitFor(
+              async () => (await offlineToolResult(survivor.url, job)).status === 'running',
+              15_000,
+              'the job to run on the victim',
+            );
+            process.kill(victim.pid, 'SIGKILL');
+            const killedAt = performance.now();
+            await waitFor(
+              async () => {
+                const found = await offlineToolResult(survivor.url, job);
+                if (found.status === 'failed' && found.result !== 'replica lost')
+                  throw new Error(`failed for another reason: ${String(found.result)}`);
+                return found.status === 'failed';
+              },
+              LEASE_MS + 15_000,
+              'the survivor to report the job lost',
+            );
+            detected.push(performance.now() - killedAt);
+          } finally {
+            await victim.stop();
+          }
+        }
+      } finally {
+        await survivor.stop();
+      }
+      const bound = LEASE_MS + 2 * HEARTBEAT_MS;
+      return {
+        id: 'replicaLoss',
+        title: `replica-loss detection: kill -9 of a replica running a background job → "replica lost" seen on another (lease ${LEASE_MS / 1000} s, heartbeat ${HEARTBEAT_MS / 1000} s)`,
+        target: `≤ lease + 2 heartbeats (${bound} ms)`,
+        baseline: '—',
+        node: `median ${fmt(median(detected))} ms, max ${fmt(Math.max(...detected))} ms`,
+        ratio: `${fmt(Math.max(...detected) / LEASE_MS, 2)} × lease (max)`,
+        met: Math.max(...detected) <= bound,
+        notes: [`per run: ${detected.map((ms) => fmt(ms)).join(', ')} ms (polled every 20 ms through the survivor)`],
+      };
+    }),
+  );
+}
+
+/**
+ * Cron lateness: an every-2-seconds cron job on three replicas for 20 s; the
+ * delay from each scheduled time to its run's start, and how many scheduled
+ * times ran more than once.
+ */
+export async function cronLateness(): Promise<ScenarioResult> {
+  return withPostgres(postgresUnavailable(), (pg) =>
+    withDatabase(pg, async (databaseUrl) => {
+      const replicas: ServerProcess[] = [];
+      try {
+        for (let i = 0; i < 3; i++) replicas.push(await startReplica(databaseUrl, `bench-${i}`));
+        await offlineToolResult(
+          replicas[0].url,
+          'cron_add {"name": "often", "schedule": "*/2 * * * * *", "prompt": "hi"}',
+        );
+        await new Promise((resolve) => setTimeout(resolve, CRON_WINDOW_MS));
+      } finally {
+        for (const replica of replicas) await replica.stop();
+      }
+      const db = new Client({ connectionString: databaseUrl });
+      await db.connect();
+      const { rows } = await db
+        .query<{ scheduled_for: string; started_at: string }>(
+          `SELECT scheduled_for, started_at FROM cron_runs WHERE job_name = 'often' AND trigger = 'schedule'`,
+        )
+        .finally(() => db.end());
+      const late = rows.map((r) => Date.parse(r.started_at) - Date.parse(r.scheduled_for)).sort((a, b) => a - b);
+      const twice = rows.length - new Set(rows.map((r) => r.scheduled_for)).size;
+      return {
+        id: 'cronLateness',
+        title: `cron lateness: an every-2-seconds job on three replicas for ${CRON_WINDOW_MS / 1000} s, scheduled time → run started`,
+        target: 'each scheduled time run once; lateness reported',
+        baseline: '—',
+        node: `p50 ${fmt(percentile(late, 50))} ms, p99 ${fmt(percentile(late, 99))} ms, max ${fmt(late.at(-1) ?? NaN)} ms over ${rows.length} runs`,
+        ratio: `${twice} scheduled times run twice`,
+        met: twice === 0 && rows.length > 0,
+        notes: [`lateness per run: ${late.join(', ')} ms`],
+      };
+    }),
+  );
+}

@@ -1,0 +1,100 @@
+import { TaskState } from '@a2a-js/sdk';
+import type { StreamResponse } from '@a2a-js/sdk';
+import { a2aClient, answerText, asTask, textRequest } from '../support/a2aClient';
+import { skipWithoutPostgres, startTestPostgres, type TestPostgres } from '../support/postgres';
+import { startReplicaCluster, type ReplicaCluster } from '../support/pgReplicas';
+import { parseScrape } from '../support/prometheus';
+import { waitFor } from '../support/waitFor';
+
+/**
+ * Two replicas of one node on one throwaway PostgreSQL database, in this
+ * process, each on its own 127.0.0.1 port, reached by the real SDK client:
+ * a task is the node's, whichever replica ran it.
+ */
+if (!skipWithoutPostgres('A2A tasks across replicas')) {
+  describe('A2A tasks across replicas on PostgreSQL', () => {
+    let server: TestPostgres | undefined;
+    let cluster: ReplicaCluster | undefined;
+    beforeAll(async () => {
+      server = await startTestPostgres();
+      cluster = await startReplicaCluster({
+        url: await server.createDatabase(),
+        replicaIds: ['a', 'b'],
+        config: { agent: { multiAgent: false }, observability: { metrics: true } },
+      });
+    }, 90_000);
+    afterAll(async () => {
+      await cluster?.close();
+      await server?.stop();
+    });
+
+    it('answers GetTask and ListTasks through B for a task A ran, and B’s /metrics counts it', async () => {
+      const [a, b] = cluster!.nodes;
+      cluster!.model.push({ text: 'Hello from a.' });
+      const done = asTask(await (await a2aClient(a.url, 'JSONRPC')).sendMessage(textRequest('hi')));
+      expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+
+      const onB = await a2aClient(b.url, 'HTTP+JSON');
+      const read = await onB.getTask({ tenant: '', id: done.id, historyLength: undefined });
+      expect(read.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(answerText(read)).toBe('Hello from a.');
+      const listed = await onB.listTasks({
+        tenant: '',
+        contextId: '',
+        status: 0,
+        pageToken: '',
+        statusTimestampAfter: undefined,
+        pageSize: 10,
+      });
+      expect(listed.tasks.map((t) => t.id)).toEqual([done.id]);
+
+      const scrape = parseScrape(await (await fetch(`${b.url}/metrics`)).text());
+      expect(scrape.value('lango_a2a_tasks', { state: 'TASK_STATE_COMPLETED' })).toBe(1);
+    });
+
+    it('stops a model call running on A when the task is canceled through B, and A’s stream ends canceled', async () => {
+      const [a, b] = cluster!.nodes;
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const modelCalls = cluster!.model.requests.length;
+      cluster!.model.push({ chunks: ['never sent'], before: () => held });
+      try {
+        const stream = (await a2aClient(a.url, 'JSONRPC')).sendMessageStream(textRequest('wait for it'));
+        const seen: StreamResponse[] = [];
+        const first = await stream.next();
+        seen.push(first.value as StreamResponse);
+        const payload = seen[0].payload;
+        const taskId =
+          payload?.$case === 'task' ? payload.value.id : payload?.$case === 'statusUpdate' ? payload.value.taskId : '';
+        expect(taskId).not.toBe('');
+        await waitFor(() => cluster!.model.requests.length > modelCalls, 10_000, 'the model call to be running on A');
+
+        const onB = await a2aClient(b.url, 'HTTP+JSON');
+        let canceledAt = 0;
+        const drained = (async () => {
+          for await (const event of stream) {
+            seen.push(event);
+            const update = event.payload?.$case === 'statusUpdate' ? event.payload.value : undefined;
+            if (update?.status?.state === TaskState.TASK_STATE_CANCELED) canceledAt = performance.now();
+          }
+        })();
+        const started = performance.now();
+        const canceled = await onB.cancelTask({ tenant: '', id: taskId, metadata: undefined });
+        expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+        await drained;
+        const endedMs = canceledAt - started;
+        process.stderr.write(`cancel through B ended A's stream after ${endedMs.toFixed(1)} ms\n`);
+        expect(endedMs).toBeGreaterThan(0);
+        // The target is 100 ms (the cancel's NOTIFY alone takes a few: test/store/postgresTaskEvents.test.ts); two
+        // replicas, the client and PostgreSQL share this process and a loaded 2-core machine, so the bound is looser.
+        expect(endedMs).toBeLessThan(3_000);
+        const onA = await (
+          await a2aClient(a.url, 'JSONRPC')
+        ).getTask({ tenant: '', id: taskId, historyLength: undefined });
+        expect(onA.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+      } finally {
+        release();
+      }
+    });
+  });
+}

@@ -1,0 +1,104 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createApp, type LangoApp } from '../../src/app';
+import { resolveConfig } from '../../src/config/load';
+import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
+import { startOpenAIServer, type OpenAIServer } from './openaiServer';
+
+/** The master key every replica of a test cluster shares (a vault opened by all of them). */
+export const REPLICA_MASTER_KEY = 'c'.repeat(64);
+
+/** One node of a test cluster, serving A2A on 127.0.0.1. */
+export interface ReplicaNode {
+  replicaId: string;
+  /** The node's base URL (`http://127.0.0.1:<port>`). */
+  url: string;
+  app: LangoApp;
+  logger: MemoryLogger;
+  /** Closes the node (idempotent) and removes its data folder. */
+  close(): Promise<void>;
+}
+
+/** Replicas of one node on one PostgreSQL database, sharing one scripted model. */
+export interface ReplicaCluster {
+  nodes: ReplicaNode[];
+  model: OpenAIServer;
+  /** Closes every node still open, the model server and the data folders. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link startReplicaCluster}. */
+export interface ReplicaClusterOptions {
+  /** The PostgreSQL database every replica stores in (`storage.url`). */
+  url: string;
+  /** The replicas' ids, one node each (default `a`, `b`, `c`). */
+  replicaIds?: string[];
+  /** `cluster.heartbeatInterval` and `cluster.lease` (default 200 ms and 1 s: a lost replica is seen quickly). */
+  heartbeatInterval?: string;
+  lease?: string;
+  /** Configuration merged into every replica's (before its own dataDir, storage and cluster keys). */
+  config?: Record<string, unknown>;
+  apiKey?: string;
+}
+
+/**
+ * Starts replicas of one node: each a whole node (`createApp`) with its own
+ * data folder and port, all on one PostgreSQL database and one scripted
+ * OpenAI-compatible model, listening on 127.0.0.1. The cluster end-to-end
+ * tests put a balancer in front of these.
+ * @example
+ * const cluster = await startReplicaCluster({ url: await pg.createDatabase() });
+ * cluster.model.push({ text: 'hi' });
+ * await cluster.close();
+ */
+export async function startReplicaCluster(options: ReplicaClusterOptions): Promise<ReplicaCluster> {
+  const model = await startOpenAIServer();
+  const nodes: ReplicaNode[] = [];
+  const close = async () => {
+    for (const node of nodes) await node.close();
+    await model.close();
+  };
+  try {
+    for (const replicaId of options.replicaIds ?? ['a', 'b', 'c']) {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `lango-replica-${replicaId}-`));
+      const logger = createMemoryLogger({ replica: replicaId });
+      let closed: Promise<void> | undefined;
+      const node: ReplicaNode = {
+        replicaId,
+        url: '',
+        app: undefined as unknown as LangoApp,
+        logger,
+        close: () =>
+          (closed ??= (async () => {
+            try {
+              await node.app?.close();
+            } finally {
+              fs.rmSync(dataDir, { recursive: true, force: true });
+            }
+          })()),
+      };
+      nodes.push(node);
+      const config = resolveConfig({
+        ...options.config,
+        server: { port: 0, host: '127.0.0.1' },
+        dataDir,
+        storage: { url: options.url },
+        cluster: {
+          replicaId,
+          heartbeatInterval: options.heartbeatInterval ?? '200ms',
+          lease: options.lease ?? '1s',
+        },
+        security: { masterKey: REPLICA_MASTER_KEY },
+        agent: { provider: 'openai', apiKey: options.apiKey ?? 'sk-test', baseUrl: model.baseURL, model: 'scripted' },
+        tools: { browser: { enabled: false } },
+      });
+      node.app = await createApp(config, { logger, cwd: dataDir });
+      node.url = await node.app.listen();
+    }
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { nodes, model, close };
+}
