@@ -186,7 +186,13 @@ describe('the console in Chromium', () => {
       expect(await answer.textContent()).toBe('Noted: your cat is Tom.');
       expect(Number(await answer.getAttribute('data-chunks'))).toBe(3);
       expect(shownBeforeNext).toBe(2);
-      expect(await page.textContent('#chat-log .exchange:last-child .acting')).toContain('answered by librarian');
+      // The line is rewritten when the stream closes, just after the completed state shows.
+      await waitFor(
+        async () =>
+          (await page.textContent('#chat-log .exchange:last-child .acting'))?.includes('answered by librarian'),
+        10_000,
+        'the chat to name the answering agent (librarian)',
+      );
       await page.locator('#chat').screenshot({ path: path.join(ARTIFACTS, 'chat.png') });
 
       // (b) the task in the list, live (no reload), and (c) its timeline naming the agent and the tool.
@@ -227,7 +233,13 @@ describe('the console in Chromium', () => {
       await page.waitForSelector(`${ANSWER}[data-state="completed"]`, { timeout: 20_000 });
       // The hub's model is the scripted one: an offline-model answer came from the peer node.
       expect(await answer.textContent()).toMatch(/^I'm \w+ on the offline model/);
-      expect(await page.textContent('#chat-log .exchange:last-child .acting')).toContain('answered by peer-node');
+      // The line is rewritten when the stream closes, just after the completed state shows.
+      await waitFor(
+        async () =>
+          (await page.textContent('#chat-log .exchange:last-child .acting'))?.includes('answered by peer-node'),
+        10_000,
+        'the chat to name the answering agent (peer-node)',
+      );
       await page.click('#chat-log .exchange:last-child .acting button');
       await page.locator('#timeline-rows tr.turn', { hasText: 'answered by peer-node' }).waitFor();
       const remote = await page.$$eval('#timeline-rows tr.step.remote', (rows) =>
