@@ -3,9 +3,10 @@ import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { createClusterTasks, eventJson, type ClusterTasks } from '../../src/a2a/clusterTasks';
 import { newTask, statusUpdate, textPart } from '../../src/a2a/messages';
 import { createMemoryLogger } from '../../src/log/logger';
-import { migratePostgres, openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
+import { openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
 import type { TaskScope } from '../../src/store/taskRows';
-import { emptyAllTables, skipWithoutPostgres, startTestPostgres, type TestPostgres } from '../support/postgres';
+import { emptyAllTables, skipWithoutPostgres } from '../support/postgres';
+import { useMigratedDatabase } from '../support/postgresSuite';
 
 /**
  * A task's executor events across replicas, in A2A terms: two storages on
@@ -13,25 +14,17 @@ import { emptyAllTables, skipWithoutPostgres, startTestPostgres, type TestPostgr
  */
 if (!skipWithoutPostgres('the A2A tasks across replicas')) {
   describe('A2A task events across replicas', () => {
-    let server: TestPostgres | undefined;
-    let url = '';
+    /** One database with every schema applied, shared by the suite's tests. */
+    const database = useMigratedDatabase();
     const opened: PostgresStorage[] = [];
-    beforeAll(async () => {
-      server = await startTestPostgres();
-      url = await server.createDatabase();
-      await migratePostgres(url);
-    }, 60_000);
-    afterAll(async () => {
-      await server?.stop();
-    });
-    beforeEach(() => emptyAllTables(url));
+    beforeEach(() => emptyAllTables(database.url()));
     afterEach(async () => {
       for (const storage of opened.splice(0)) await storage.close();
     });
     const replica = async (replicaId: string): Promise<ClusterTasks> => {
       const logger = createMemoryLogger();
       const storage = await openPostgresStorage({
-        url,
+        url: database.url(),
         cluster: { replicaId, heartbeatMs: 3_600_000, leaseMs: 15_000 },
         logger,
         clock: () => new Date(),

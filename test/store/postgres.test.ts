@@ -1,7 +1,8 @@
 import { createMemoryLogger } from '../../src/log/logger';
 import { namedCaller, OWNER } from '../../src/principal';
-import { migratePostgres, openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
-import { emptyAllTables, skipWithoutPostgres, startTestPostgres, type TestPostgres } from '../support/postgres';
+import { openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
+import { emptyAllTables, skipWithoutPostgres } from '../support/postgres';
+import { useMigratedDatabase } from '../support/postgresSuite';
 import { waitFor } from '../support/waitFor';
 import type { StoresFactory } from './contracts/factory';
 import { graphStoreContract } from './contracts/graph.contract';
@@ -17,27 +18,17 @@ import { vectorStoreContract } from './contracts/vectors.contract';
 const TEST_REPLICA = { replicaId: 'contract', heartbeatMs: 3_600_000, leaseMs: 15_000 };
 
 if (!skipWithoutPostgres('the store contracts on PostgreSQL')) {
-  let server: TestPostgres | undefined;
-  /** One database with every schema applied, emptied for each test (a database per test cost seconds each). */
-  let url = '';
-  beforeAll(async () => {
-    server = await startTestPostgres();
-    url = await server.createDatabase();
-    await migratePostgres(url);
-  }, 60_000);
-  afterAll(async () => {
-    await server?.stop();
-  });
+  /** One database with every schema applied, shared by the suite's tests. */
+  const database = useMigratedDatabase();
 
   /** PostgreSQL storage on a fresh database of the suite's throwaway server, per test. */
   const postgres: StoresFactory = {
     name: 'PostgreSQL',
     async open(options = {}) {
-      if (!server) throw new Error('the test server did not start');
-      await emptyAllTables(url);
+      await emptyAllTables(database.url());
       const open = () =>
         openPostgresStorage({
-          url,
+          url: database.url(),
           cluster: TEST_REPLICA,
           logger: createMemoryLogger(),
           clock: options.clock ?? (() => new Date()),
@@ -72,7 +63,7 @@ if (!skipWithoutPostgres('the store contracts on PostgreSQL')) {
     const opened: PostgresStorage[] = [];
     const replica = async (replicaId: string, timing: { heartbeatMs: number; leaseMs: number }) => {
       const storage = await openPostgresStorage({
-        url,
+        url: database.url(),
         cluster: { replicaId, ...timing },
         logger: createMemoryLogger(),
         clock: () => new Date(now),
@@ -80,7 +71,7 @@ if (!skipWithoutPostgres('the store contracts on PostgreSQL')) {
       opened.push(storage);
       return storage.stores;
     };
-    beforeEach(() => emptyAllTables(url));
+    beforeEach(() => emptyAllTables(database.url()));
     afterEach(async () => {
       for (const storage of opened.splice(0)) await storage.close();
     });

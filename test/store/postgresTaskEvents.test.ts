@@ -1,9 +1,10 @@
 import { Client } from 'pg';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
-import { migratePostgres, openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
+import { openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
 import { TASK_EVENTS_CHANNEL } from '../../src/store/postgres/taskEvents';
 import type { TaskEventRecord, TaskKey } from '../../src/store/taskEvents';
-import { emptyAllTables, skipWithoutPostgres, startTestPostgres, type TestPostgres } from '../support/postgres';
+import { emptyAllTables, skipWithoutPostgres } from '../support/postgres';
+import { useMigratedDatabase } from '../support/postgresSuite';
 import { waitFor } from '../support/waitFor';
 
 /**
@@ -12,25 +13,17 @@ import { waitFor } from '../support/waitFor';
  */
 if (!skipWithoutPostgres('the A2A task events on PostgreSQL')) {
   describe('A2A task events shared by replicas on PostgreSQL', () => {
-    let server: TestPostgres | undefined;
-    let url = '';
+    /** One database with every schema applied, shared by the suite's tests. */
+    const database = useMigratedDatabase();
     const opened: PostgresStorage[] = [];
-    beforeAll(async () => {
-      server = await startTestPostgres();
-      url = await server.createDatabase();
-      await migratePostgres(url);
-    }, 60_000);
-    afterAll(async () => {
-      await server?.stop();
-    });
-    beforeEach(() => emptyAllTables(url));
+    beforeEach(() => emptyAllTables(database.url()));
     afterEach(async () => {
       for (const storage of opened.splice(0)) await storage.close();
     });
 
     const replica = async (replicaId: string, logger: MemoryLogger = createMemoryLogger()) => {
       const storage = await openPostgresStorage({
-        url,
+        url: database.url(),
         cluster: { replicaId, heartbeatMs: 3_600_000, leaseMs: 15_000 },
         logger,
         clock: () => new Date(),
@@ -94,7 +87,7 @@ if (!skipWithoutPostgres('the A2A task events on PostgreSQL')) {
 
     it('sends one notification per committed batch, naming its tasks', async () => {
       const a = await replica('a');
-      const watcher = new Client({ connectionString: url });
+      const watcher = new Client({ connectionString: database.url() });
       await watcher.connect();
       try {
         const payloads: string[] = [];
@@ -140,7 +133,7 @@ if (!skipWithoutPostgres('the A2A task events on PostgreSQL')) {
       b.onCancel((k) => cancels.push(k));
       const followed = collect(b.follow(task, { after: 0 }));
       await a.append(task, withoutSeq(event(1, 'before the drop')));
-      const admin = new Client({ connectionString: url });
+      const admin = new Client({ connectionString: database.url() });
       await admin.connect();
       try {
         // Ends every listening backend: A's and B's wake-up connections.
@@ -184,7 +177,7 @@ if (!skipWithoutPostgres('the A2A task events on PostgreSQL')) {
       await a.requestCancel(task);
       await a.purge([task]);
       expect(await a.read(task, 0)).toEqual([]);
-      const admin = new Client({ connectionString: url });
+      const admin = new Client({ connectionString: database.url() });
       await admin.connect();
       try {
         expect((await admin.query('SELECT 1 FROM a2a_task_cancels')).rowCount).toBe(0);

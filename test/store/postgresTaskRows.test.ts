@@ -1,10 +1,11 @@
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { textPart } from '../../src/a2a/messages';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
-import { migratePostgres, openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
+import { openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
 import type { TaskEventRecord } from '../../src/store/taskEvents';
 import type { TaskScope } from '../../src/store/taskRows';
-import { emptyAllTables, skipWithoutPostgres, startTestPostgres, type TestPostgres } from '../support/postgres';
+import { emptyAllTables, skipWithoutPostgres } from '../support/postgres';
+import { useMigratedDatabase } from '../support/postgresSuite';
 import { waitFor } from '../support/waitFor';
 import { taskRowsContract, type TaskRowsFactory } from './contracts/taskRows.contract';
 
@@ -12,24 +13,16 @@ import { taskRowsContract, type TaskRowsFactory } from './contracts/taskRows.con
 const QUIET = { heartbeatMs: 3_600_000, leaseMs: 15_000 };
 
 if (!skipWithoutPostgres('the A2A task rows on PostgreSQL')) {
-  let server: TestPostgres | undefined;
-  let url = '';
-  beforeAll(async () => {
-    server = await startTestPostgres();
-    url = await server.createDatabase();
-    await migratePostgres(url);
-  }, 60_000);
-  afterAll(async () => {
-    await server?.stop();
-  });
+  /** One database with every schema applied, shared by the suite's tests. */
+  const database = useMigratedDatabase();
 
   const postgres: TaskRowsFactory = {
     name: 'PostgreSQL',
     async open({ redact }) {
-      await emptyAllTables(url);
+      await emptyAllTables(database.url());
       const open = () =>
         openPostgresStorage({
-          url,
+          url: database.url(),
           cluster: { replicaId: 'contract', ...QUIET },
           logger: createMemoryLogger(),
           clock: () => new Date(),
@@ -56,7 +49,7 @@ if (!skipWithoutPostgres('the A2A task rows on PostgreSQL')) {
   describe('A2A task rows shared by replicas on PostgreSQL', () => {
     const alice: TaskScope = { tenant: '', owner: 'bearer:alice' };
     const opened: PostgresStorage[] = [];
-    beforeEach(() => emptyAllTables(url));
+    beforeEach(() => emptyAllTables(database.url()));
     afterEach(async () => {
       for (const storage of opened.splice(0)) await storage.close();
     });
@@ -66,7 +59,7 @@ if (!skipWithoutPostgres('the A2A task rows on PostgreSQL')) {
       logger: MemoryLogger = createMemoryLogger(),
     ) => {
       const storage = await openPostgresStorage({
-        url,
+        url: database.url(),
         cluster: { replicaId, ...timing },
         logger,
         clock: () => new Date(),
