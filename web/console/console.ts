@@ -69,7 +69,7 @@ interface Status {
 interface Frame {
   result?: {
     task?: { id: string; contextId?: string; status?: Status };
-    statusUpdate?: { taskId: string; contextId?: string; status?: Status };
+    statusUpdate?: { taskId: string; contextId?: string; status?: Status; metadata?: Record<string, unknown> };
     artifactUpdate?: {
       taskId: string;
       contextId?: string;
@@ -241,6 +241,8 @@ const stateName = (state: unknown) =>
         .toLowerCase()
         .replace(/_/g, '-')
     : '';
+/** States after which a task's turn is over (ended, or waiting for the user). */
+const SETTLED_STATES = new Set(['completed', 'failed', 'canceled', 'rejected', 'input-required', 'auth-required']);
 const partsText = (parts?: Part[]) => (parts ?? []).map((p) => p.text ?? '').join('');
 
 async function chat(text: string): Promise<void> {
@@ -282,6 +284,15 @@ async function chat(text: string): Promise<void> {
   let buffer = '';
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let answeredBy = '';
+  let closed = false;
+  // The closing line is written once the task settles: live timeline updates no longer rewrite it after that.
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    if (chatActing === acting) chatActing = undefined;
+    acting.textContent = `${answer.dataset.state ?? ''}${answeredBy ? ` · answered by ${answeredBy}` : ''}`;
+    if (chatTask) acting.append(' · ', taskLink(chatTask));
+  };
   const handle = (frame: Frame) => {
     if (frame.error) {
       answer.dataset.state = 'failed';
@@ -305,10 +316,13 @@ async function chat(text: string): Promise<void> {
       }
     }
     const status = result.statusUpdate?.status ?? result.task?.status;
+    const settledBy = result.statusUpdate?.metadata?.agent;
+    if (typeof settledBy === 'string') answeredBy = settledBy;
     if (status) {
       answer.dataset.state = stateName(status.state);
       const said = partsText(status.message?.parts);
       if (said && !answer.textContent) answer.textContent = said;
+      if (SETTLED_STATES.has(answer.dataset.state)) close();
     }
     if (result.message) answer.textContent = partsText(result.message.parts);
   };
@@ -327,8 +341,7 @@ async function chat(text: string): Promise<void> {
       if (data) handle(JSON.parse(data) as Frame);
     }
   }
-  acting.textContent = `${answer.dataset.state ?? ''}${answeredBy ? ` · answered by ${answeredBy}` : ''}`;
-  if (chatTask) acting.append(' · ', taskLink(chatTask));
+  close();
 }
 
 function taskLink(taskId: string): HTMLElement {
