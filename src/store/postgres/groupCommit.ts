@@ -52,13 +52,21 @@ type Attempt =
 
 /**
  * Sends BEGIN, every write's statements and COMMIT without waiting between
- * them. A failing statement aborts the transaction: the statements after it
+ * them, in one write. A failing statement aborts the transaction: the statements after it
  * fail too and COMMIT rolls back, so the first failure names the culprit.
  */
 async function attempt(client: PoolClient, writes: PgQueuedWrite[]): Promise<Attempt> {
-  const begin = client.query('BEGIN');
-  const sent = writes.map((write) => write.statements.map((statement) => client.query(statement)));
-  const commit = client.query('COMMIT');
+  // Corked, the whole group leaves in one write to the socket rather than one per statement.
+  const { stream } = client.connection;
+  stream.cork();
+  let begin: Promise<unknown>, sent: Array<Array<Promise<QueryResult>>>, commit: Promise<unknown>;
+  try {
+    begin = client.query('BEGIN');
+    sent = writes.map((write) => write.statements.map((statement) => client.query(statement)));
+    commit = client.query('COMMIT');
+  } finally {
+    stream.uncork();
+  }
   const [began, ...settled] = await Promise.allSettled([begin, ...sent.flat(), commit]);
   const ended = settled.pop()!;
   if (began.status === 'rejected') return { committed: false, error: began.reason };

@@ -53,8 +53,8 @@ export interface PgSessionStoreOptions {
 
 /**
  * The {@link SessionStore} on PostgreSQL. Turns are group-committed; each
- * turn advances its session's `last_seq` with an upsert that locks the
- * session row until the group commits, so two replicas appending to one
+ * group advances its sessions' `last_seq` with one upsert that locks the
+ * session rows until the group commits, so two replicas appending to one
  * conversation take turns and never reuse a number. A read of a session
  * with turns still queued waits for them first.
  */
@@ -69,49 +69,81 @@ export function createPgSessionStore(options: PgSessionStoreOptions): SessionSto
   const takeQueued = (): PgQueuedWrite => {
     const turns = queue;
     queue = [];
+    // The group's turns by session, sessions in key order: two replicas' groups lock shared sessions in one order.
+    const bySession = new Map<string, QueuedTurn[]>();
+    for (const turn of turns) {
+      const key = sessionKey(turn.owner, turn.sessionId);
+      const own = bySession.get(key);
+      if (own) own.push(turn);
+      else bySession.set(key, [turn]);
+    }
+    const sessions = [...bySession.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, t]) => t);
+    const counts = sessions.map((own) => own.reduce((sum, turn) => sum + turn.messages.length, 0));
+    /** Each message with its session's turn and how many of the session's new messages come after it. */
+    const messages = sessions.flatMap((own, i) => {
+      let after = counts[i];
+      return own.flatMap((turn) => turn.messages.map((m) => ({ turn, m, after: --after })));
+    });
     return {
-      // One statement per turn: the upsert advances the counter under the session row's lock (held to the
-      // group's commit), and the messages take the numbers it hands out.
-      statements: turns.map((turn) => ({
-        name: 'sessions_commit_turn',
-        text: `WITH session AS (
-            INSERT INTO sessions (owner, id, created_at, updated_at, state, last_seq) VALUES ($1, $2, $3, $3, $4, $5)
-            ON CONFLICT (owner, id) DO UPDATE SET updated_at = EXCLUDED.updated_at, state = EXCLUDED.state,
-              last_seq = sessions.last_seq + EXCLUDED.last_seq
-            RETURNING last_seq),
-          inserted AS (
-            INSERT INTO session_messages
-              (owner, session_id, seq, role, content, tool_calls, tool_call_id, tool_name, author, visible, created_at)
-            SELECT $1, $2, session.last_seq - $5 + m.n, m.role, m.content, m.tool_calls, m.tool_call_id, m.tool_name,
-              m.author, m.visible, $3
-            FROM session, unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
-              $12::boolean[]) WITH ORDINALITY AS m(role, content, tool_calls, tool_call_id, tool_name, author, visible, n))
-          SELECT last_seq FROM session`,
-        values: [
-          turn.owner,
-          turn.sessionId,
-          turn.now,
-          turn.state,
-          turn.messages.length,
-          turn.messages.map((m) => m.role),
-          turn.messages.map((m) => m.content),
-          turn.messages.map(toolCallsColumn),
-          turn.messages.map((m) => m.toolCallId ?? null),
-          turn.messages.map((m) => m.toolName ?? null),
-          turn.messages.map((m) => m.author ?? null),
-          turn.messages.map((m) => m.visible),
-        ],
-      })),
-      committed(results) {
-        turns.forEach((turn, i) => {
-          const last = (results[i].rows[0] as { last_seq: number }).last_seq;
-          const first = last - turn.messages.length + 1;
-          turn.stored = turn.messages.map((m, j): StoredMessage => ({
-            ...m,
-            sessionId: turn.sessionId,
-            seq: first + j,
-            createdAt: turn.now,
-          }));
+      // One statement for the group: the upsert advances each session's counter under its row lock (held to the
+      // commit), and the messages take the numbers it hands out, counted back from the session's new last one.
+      statements: [
+        {
+          name: 'sessions_commit_turns',
+          text: `WITH session AS (
+              INSERT INTO sessions (owner, id, created_at, updated_at, state, last_seq)
+              SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[])
+              ON CONFLICT (owner, id) DO UPDATE SET updated_at = EXCLUDED.updated_at, state = EXCLUDED.state,
+                last_seq = sessions.last_seq + EXCLUDED.last_seq
+              RETURNING owner, id, last_seq),
+            inserted AS (
+              INSERT INTO session_messages
+                (owner, session_id, seq, role, content, tool_calls, tool_call_id, tool_name, author, visible, created_at)
+              SELECT m.owner, m.session_id, s.last_seq - m.after, m.role, m.content, m.tool_calls, m.tool_call_id,
+                m.tool_name, m.author, m.visible, m.created_at
+              FROM unnest($7::text[], $8::text[], $9::integer[], $10::text[], $11::text[], $12::text[], $13::text[],
+                $14::text[], $15::text[], $16::boolean[], $17::text[])
+                AS m(owner, session_id, after, role, content, tool_calls, tool_call_id, tool_name, author, visible, created_at)
+              JOIN session s ON s.owner = m.owner AND s.id = m.session_id)
+            SELECT owner, id, last_seq FROM session`,
+          values: [
+            sessions.map((own) => own[0].owner),
+            sessions.map((own) => own[0].sessionId),
+            sessions.map((own) => own[0].now),
+            sessions.map((own) => own.at(-1)!.now),
+            sessions.map((own) => own.at(-1)!.state),
+            counts,
+            messages.map(({ turn }) => turn.owner),
+            messages.map(({ turn }) => turn.sessionId),
+            messages.map(({ after }) => after),
+            messages.map(({ m }) => m.role),
+            messages.map(({ m }) => m.content),
+            messages.map(({ m }) => toolCallsColumn(m)),
+            messages.map(({ m }) => m.toolCallId ?? null),
+            messages.map(({ m }) => m.toolName ?? null),
+            messages.map(({ m }) => m.author ?? null),
+            messages.map(({ m }) => m.visible),
+            messages.map(({ turn }) => turn.now),
+          ],
+        },
+      ],
+      committed([result]) {
+        const last = new Map(
+          (result.rows as Array<{ owner: string; id: string; last_seq: number }>).map((row) => [
+            sessionKey(row.owner, row.id),
+            row.last_seq,
+          ]),
+        );
+        sessions.forEach((own, i) => {
+          let seq = last.get(sessionKey(own[0].owner, own[0].sessionId))! - counts[i];
+          for (const turn of own) {
+            turn.stored = turn.messages.map((m): StoredMessage => ({
+              ...m,
+              sessionId: turn.sessionId,
+              seq: ++seq,
+              createdAt: turn.now,
+            }));
+          }
         });
       },
     };

@@ -96,6 +96,32 @@ export function sessionStoreContract(factory: StoresFactory): void {
       expect((await sessions().messages(OWNER, 'busy')).map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6]);
     });
 
+    it('numbers the turns of several sessions committed at once in the order they were handed over', async () => {
+      await sessions().commitTurn(OWNER, 'y', [user('y0')], empty);
+      const turns = await Promise.all([
+        sessions().commitTurn(OWNER, 'y', [user('y1'), user('y2')], empty),
+        sessions().commitTurn(OWNER, 'x', [user('x1')], empty),
+        sessions().commitTurn(OWNER, 'y', [], empty),
+        sessions().commitTurn(OWNER, 'y', [user('y3')], { remoteState: { peer: { contextId: 'c' } } }),
+        sessions().commitTurn(OWNER, 'x', [user('x2'), user('x3')], empty),
+      ]);
+      expect(turns.map((turn) => turn.map((m) => `${m.content}@${m.seq}`))).toEqual([
+        ['y1@2', 'y2@3'],
+        ['x1@1'],
+        [],
+        ['y3@4'],
+        ['x2@2', 'x3@3'],
+      ]);
+      expect((await sessions().messages(OWNER, 'y')).map((m) => `${m.content}@${m.seq}`)).toEqual([
+        'y0@1',
+        'y1@2',
+        'y2@3',
+        'y3@4',
+      ]);
+      expect((await sessions().messages(OWNER, 'x')).map((m) => m.content)).toEqual(['x1', 'x2', 'x3']);
+      expect((await sessions().state(OWNER, 'y')).remoteState).toEqual({ peer: { contextId: 'c' } });
+    });
+
     it('gives an unknown session an empty state and forgets a deleted session', async () => {
       expect(await sessions().state(OWNER, 'nobody')).toEqual({ remoteState: {} });
       await sessions().commitTurn(OWNER, 's', [user('hi')], empty);
