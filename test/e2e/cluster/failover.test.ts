@@ -124,10 +124,11 @@ describe('three replicas behind haproxy, failing over', () => {
       `cancel through C → command on A gone: ${gone.map((ms) => ms.toFixed(1)).join(', ')} ms (median ${median.toFixed(1)}); ` +
         `CancelTask answered after ${answered.map((ms) => ms.toFixed(1)).join(', ')} ms\n`,
     );
-    // The target is 100 ms (scripts/bench/cluster.ts measures it on a quiet machine); here three replicas,
-    // haproxy, PostgreSQL and jest share two loaded cores, so the test holds a bound that fails only when the
-    // cancel does not travel by NOTIFY (the replicas' safety polls are a second apart).
-    expect(median).toBeLessThan(1_000);
+    // Issue 16's figure, held as a median of five: it measured 18–25 ms (max 57 ms) with three replicas, haproxy,
+    // PostgreSQL and jest on two cores at load ~10. No single try may take a second either: a median would hide
+    // one cancel that went astray and reached A late.
+    expect(median).toBeLessThan(100);
+    expect(Math.max(...gone)).toBeLessThan(1_000);
   }, 120_000);
 
   it('fails the task of a replica killed -9 mid-stream with "replica lost" within the lease, for every other replica', async () => {
