@@ -51,6 +51,8 @@ export interface LiveTask {
 export interface FoldedEvent {
   scope: TaskScope;
   taskId: string;
+  /** When the task is written to the rows: only an `every-state` task is watched from elsewhere. */
+  writeMode: WriteMode;
   /** The event's number within its task, from 1. */
   seq: number;
   event: AgentExecutionEvent;
@@ -125,7 +127,14 @@ export class LiveTasks {
     if (!task) return undefined;
     live.task = task;
     live.seq += 1;
-    this.options.onFolded?.({ scope: live.scope, taskId: live.id, seq: live.seq, event, task });
+    this.options.onFolded?.({
+      scope: live.scope,
+      taskId: live.id,
+      writeMode: live.writeMode,
+      seq: live.seq,
+      event,
+      task,
+    });
     return this.changed(live);
   }
 
