@@ -6,6 +6,7 @@ import { a2aClient, textRequest } from '../../support/a2aClient';
 import {
   offlineToolResult as tool,
   rpc,
+  SERVED_BY,
   skipWithoutCluster,
   startCluster,
   type TestCluster,
@@ -131,19 +132,66 @@ describe('three replicas behind haproxy, failing over', () => {
     expect(Math.max(...gone)).toBeLessThan(1_000);
   }, 120_000);
 
-  it('fails the task of a replica killed -9 mid-stream with "replica lost" within the lease, for every other replica', async () => {
+  /** One event of a stream as a JSON-RPC `result` (ProtoJSON of a StreamResponse) and when it came. */
+  type Streamed = {
+    result: Record<string, { status?: { state?: string; message?: { parts?: { text?: string }[] } } }>;
+    at: number;
+  };
+
+  /**
+   * A streaming JSON-RPC call (`SubscribeToTask`) to `url`, a replica or the
+   * balancer: resolves once the answer is a stream (rejecting with what came
+   * instead), with the events seen so far and a promise of the stream's end.
+   */
+  const subscribe = async (url: string, id: string) => {
+    const res = await fetch(`${url}/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0', accept: 'text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SubscribeToTask', params: { id } }),
+    });
+    if (res.status !== 200 || !res.headers.get('content-type')?.startsWith('text/event-stream') || !res.body)
+      throw new Error(`SubscribeToTask answered ${res.status}: ${await res.text()}`);
+    const events: Streamed[] = [];
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    const ended = (async () => {
+      let buffered = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buffered += decoder.decode(value, { stream: true });
+        let cut;
+        while ((cut = buffered.indexOf('\n\n')) >= 0) {
+          const data = buffered
+            .slice(0, cut)
+            .split('\n')
+            .filter((line) => line.startsWith('data:'))
+            .map((line) => line.slice(5))
+            .join('\n');
+          buffered = buffered.slice(cut + 2);
+          if (!data) continue;
+          const message = JSON.parse(data) as { result?: Streamed['result']; error?: { message: string } };
+          if (message.error) throw new Error(`stream error: ${message.error.message}`);
+          events.push({ result: message.result!, at: Date.now() });
+        }
+      }
+    })();
+    return { events, ended, servedBy: res.headers.get(SERVED_BY) };
+  };
+  /** A stream's last status: its state and its message's text. */
+  const lastStatus = (events: Streamed[]) => {
+    const last = events.at(-1)?.result;
+    const status = last?.statusUpdate?.status ?? last?.task?.status;
+    return { state: status?.state, text: (status?.message?.parts ?? []).map((p) => p.text ?? '').join('') };
+  };
+
+  it('ends a stream followed through B, and one resubscribed through the balancer after A is killed -9, "replica lost" within the lease', async () => {
     const command = 'sleep 24.5';
     const onA = await a2aClient(cluster.replicaUrl(0), 'JSONRPC');
     const stream = onA.sendMessageStream(textRequest(`exec_shell {"command": "${command}"}`));
     const first = await stream.next();
     const taskId = taskIdOf(first.value as StreamResponse);
     const pid = await waitFor(() => processesWith(command)[0], 15_000, `"${command}" to run on A`);
-    // The stream is live on A and the task is working as B sees it.
-    await waitFor(
-      async () => (await taskThrough(cluster.replicaUrl(1), taskId)).state === 'TASK_STATE_WORKING',
-      10_000,
-      'B to see the task working',
-    );
     const streamEnd = (async () => {
       try {
         for await (const event of stream) void event;
@@ -152,24 +200,32 @@ describe('three replicas behind haproxy, failing over', () => {
         return `broke: ${(err as Error).message}`;
       }
     })();
+    // Another client already follows the task through B (B does not run it): it has the task as it is now.
+    const onB = await subscribe(cluster.replicaUrl(1), taskId);
+    await waitFor(() => onB.events.length > 0, 10_000, 'B’s stream to send the task');
+    expect(lastStatus(onB.events).state).toBe('TASK_STATE_WORKING');
 
     await cluster.killReplica(0, 'SIGKILL');
     const killedAt = Date.now();
-    // A caller's stream breaks with its replica; it must not hang.
+    // The caller's stream breaks with its replica (it must not hang); it resubscribes through the balancer,
+    // again while haproxy still sends some requests to the dead r0 (those fail: no retries).
     expect(await streamEnd).toMatch(/^(ended|broke)/);
-    const lost = await waitFor(
-      async () => {
-        const seen = await taskThrough(cluster.replicaUrl(1), taskId);
-        return seen.state === 'TASK_STATE_FAILED' && seen;
-      },
-      LEASE_MS + 10_000,
-      'B to see the task failed',
+    const resubscribed = await waitFor(
+      () => subscribe(cluster.balancerUrl, taskId).catch(() => undefined),
+      LEASE_MS,
+      'a resubscribe through the balancer to reach a live replica',
     );
-    const detectedMs = Date.now() - killedAt;
+    expect(['r1', 'r2']).toContain(resubscribed.servedBy);
+
+    await Promise.all([onB.ended, resubscribed.ended]);
+    for (const followed of [onB, resubscribed]) {
+      expect(lastStatus(followed.events)).toEqual({ state: 'TASK_STATE_FAILED', text: 'replica lost' });
+    }
+    const detectedMs = onB.events.at(-1)!.at - killedAt;
     process.stderr.write(
-      `a killed replica's streamed task seen failed after ${detectedMs} ms (lease ${LEASE_MS} ms)\n`,
+      `a killed replica's task ended "replica lost" on B's stream ${detectedMs} ms after the kill (lease ${LEASE_MS} ms); ` +
+        `resubscribed through the balancer on ${resubscribed.servedBy}\n`,
     );
-    expect(lost.text).toBe('replica lost');
     // Its last heartbeat was at most one beat before the kill; a survivor's sweep runs every beat.
     expect(detectedMs).toBeLessThan(LEASE_MS + 2 * HEARTBEAT_MS + 1_000);
     // The sandbox dies with its parent: nothing of the killed replica's command is left running.
@@ -177,7 +233,7 @@ describe('three replicas behind haproxy, failing over', () => {
 
     // Every survivor, through the balancer too, tells the same: GetTask and ListTasks.
     await waitFor(async () => (await cluster.balancerStatus()).r0 === 'DOWN', 5_000, 'haproxy to take r0 out');
-    for (const url of [cluster.replicaUrl(2), cluster.balancerUrl]) {
+    for (const url of [cluster.replicaUrl(1), cluster.replicaUrl(2), cluster.balancerUrl]) {
       expect(await taskThrough(url, taskId)).toMatchObject({ state: 'TASK_STATE_FAILED', text: 'replica lost' });
     }
     const listed = await rpc(cluster.balancerUrl, 'ListTasks', { status: 'TASK_STATE_FAILED', pageSize: 50 });
