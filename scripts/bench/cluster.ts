@@ -12,7 +12,7 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { clusterUnavailable, freePort, offlineToolResult, startBalancer } from '../../test/support/cluster';
 import { postgresUnavailable, startTestPostgres, type TestPostgres } from '../../test/support/postgres';
-import { processesWith } from '../../test/support/processes';
+import { processEnded, processesWith } from '../../test/support/processes';
 import { waitFor } from '../../test/support/waitFor';
 import { processCpuMs, startServer, type ServerProcess } from './proc';
 import {
@@ -281,18 +281,6 @@ export async function cronLateness(): Promise<ScenarioResult> {
 
 /** How many cancels the cancel propagation scenario times (BENCH_CANCEL_TRIES). */
 const CANCEL_TRIES = Number(process.env.BENCH_CANCEL_TRIES ?? 20);
-
-/** Whether process `pid` has ended (gone from /proc, or a zombie waiting for its parent). */
-function processEnded(pid: number): boolean {
-  try {
-    return fs
-      .readFileSync(`/proc/${pid}/stat`, 'utf8')
-      .replace(/^.*\) /s, '')
-      .startsWith('Z');
-  } catch {
-    return true;
-  }
-}
 
 /** One JSON-RPC call to a replica, resolving with its `result` (or throwing its error). */
 async function rpcResult(url: string, method: string, params: unknown): Promise<Record<string, unknown>> {
