@@ -123,7 +123,14 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     channels: [TASK_EVENTS_CHANNEL, TASK_CANCELS_CHANNEL, PUSH_CONFIGS_CHANNEL],
     logger,
   });
-  const taskEvents = createPgTaskEventLog({ db, group, listener, replicaId: cluster.replicaId, logger });
+  const taskEvents = createPgTaskEventLog({
+    db,
+    group,
+    listener,
+    replicaId: cluster.replicaId,
+    logger,
+    redact: options.redact,
+  });
   const taskRows = createPgTaskRows({ db, group, listener, logger, replica, redact: options.redact });
   let stopHeartbeat: () => Promise<void>;
   try {

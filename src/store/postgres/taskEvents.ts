@@ -1,6 +1,7 @@
 import type { QueryConfig } from 'pg';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
+import { redactJsonText, type Redact } from '../../log/redactJson';
 import type { TaskEventLog, TaskEventRecord, TaskKey } from '../taskEvents';
 import { rows, type PgDatabase, type PgQueryable, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
@@ -113,6 +114,8 @@ export interface PgTaskEventLogOptions {
   /** This replica's id, recorded on the events it writes and the cancels it asks for. */
   replicaId: string;
   logger: Logger;
+  /** Masks known secret values in every event written (issue 11 G), as the task rows do. */
+  redact?: Redact;
   /**
    * A follower re-reads this often even when nothing woke it (1 s unless
    * set): a guard for a notification lost in a way the listener cannot see.
@@ -130,7 +133,7 @@ export interface PgTaskEventLogOptions {
  * for await (const record of events.follow(key, { after: 0 })) send(record.event);
  */
 export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventLog {
-  const { db, group, listener, replicaId } = options;
+  const { db, group, listener, replicaId, redact } = options;
   const log = options.logger.child({ component: 'task-events' });
   const safetyPollMs = options.safetyPollMs ?? 1_000;
   const wakers = new Map<string, Set<() => void>>();
@@ -238,7 +241,8 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
     append(key, record) {
       // Nothing follows a terminal event: one queued in this batch ends the task here already.
       if (!queue.some((e) => e.terminal && keyText(e.key) === keyText(key))) {
-        queue.push({ key, event: JSON.stringify(record.event), terminal: record.terminal });
+        const event = JSON.stringify(record.event);
+        queue.push({ key, event: redact ? redactJsonText(event, redact) : event, terminal: record.terminal });
       }
       return group.schedule(takeQueued);
     },
