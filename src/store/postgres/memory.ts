@@ -51,15 +51,23 @@ export function createPgMemoryStore(options: { db: PgDatabase; clock: () => Date
    */
   let hasMemories = false;
   let checkedEmptyAt = -Infinity;
+  /** The check under way: the turns arriving meanwhile wait for its answer instead of asking again. */
+  let checking: Promise<boolean> | undefined;
   const anyMemory = async () => {
     if (hasMemories || performance.now() - checkedEmptyAt < EMPTY_RECHECK_MS) return hasMemories;
-    const [row] = await rows<{ found: boolean }>(
+    checking ??= rows<{ found: boolean }>(
       db,
       'SELECT EXISTS (SELECT 1 FROM memory_observations) OR EXISTS (SELECT 1 FROM memory_reflections) AS found',
-    );
-    hasMemories = row.found;
-    checkedEmptyAt = performance.now();
-    return hasMemories;
+    )
+      .then(([row]) => {
+        hasMemories ||= row.found;
+        checkedEmptyAt = performance.now();
+        return hasMemories;
+      })
+      .finally(() => {
+        checking = undefined;
+      });
+    return checking;
   };
   return {
     async addObservations(principal, sessionId, contents, origin) {
