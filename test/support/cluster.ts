@@ -58,6 +58,9 @@ export function haproxyConfig(options: {
     '  timeout client 5m',
     '  timeout server 5m',
     '  timeout tunnel 1h',
+    // A replica busy with a queue of requests answers /readyz late, not never: without this the check's answer
+    // had only `inter` (500 ms), and a loaded lone replica was taken out of rotation (503 to every caller).
+    '  timeout check 3s',
     '  retries 0',
     '  option http-keep-alive',
     'frontend lango',
