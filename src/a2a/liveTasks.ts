@@ -1,4 +1,4 @@
-import type { Artifact, Message, Task, TaskState } from '@a2a-js/sdk';
+import type { Artifact, Message, StreamResponse, Task, TaskState } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { isFinished, isRunning } from '../protocol/taskStates';
 import { scopedKey, type TaskReader, type TaskRows, type TaskScope } from '../store/taskRows';
@@ -24,6 +24,9 @@ import { scopedKey, type TaskReader, type TaskRows, type TaskScope } from '../st
  *   followers on another replica, can be fed from it.
  * - A task that is not live here is read from the rows (`TaskRows.get`),
  *   which a shared database answers for every replica.
+ * - `elsewhere` (an option, {@link TasksElsewhere}) follows and cancels a
+ *   task live on another replica; without it such a task is only its row:
+ *   a subscriber gets the row alone, a cancel finds nothing running.
  */
 
 /** When a live task is written to the rows (see the module comment). */
@@ -48,6 +51,8 @@ export interface LiveTask {
 export interface FoldedEvent {
   scope: TaskScope;
   taskId: string;
+  /** When the task is written to the rows: only an `every-state` task is watched from elsewhere. */
+  writeMode: WriteMode;
   /** The event's number within its task, from 1. */
   seq: number;
   event: AgentExecutionEvent;
@@ -55,11 +60,29 @@ export interface FoldedEvent {
   task: Task;
 }
 
+/**
+ * Tasks live on other replicas (the cluster seam; `a2a/clusterTasks.ts`
+ * implements it on PostgreSQL). Absent on a single node.
+ */
+export interface TasksElsewhere {
+  /**
+   * The task `taskId` of `scope` as the replica running it sees it: first
+   * the task as it stands (a `task` response), then each later event until
+   * its final one. Yields nothing when no replica runs it; ends when
+   * `signal` aborts.
+   */
+  follow(scope: TaskScope, taskId: string, signal: AbortSignal): AsyncIterable<StreamResponse>;
+  /** Asks the replica running the task to cancel it (nothing when none does). */
+  cancel(scope: TaskScope, taskId: string): Promise<void>;
+}
+
 /** Options of {@link LiveTasks}. */
 export interface LiveTasksOptions {
   rows: TaskRows;
   /** Hears every folded event, in order per task (the cluster seam; see the module comment). */
   onFolded?: (folded: FoldedEvent) => void;
+  /** Follows and cancels tasks live on other replicas (see the module comment); none by default. */
+  elsewhere?: TasksElsewhere;
 }
 
 /** The live tasks of this process (see the module comment). */
@@ -70,6 +93,11 @@ export class LiveTasks {
   private readonly byId = new Map<string, LiveTask>();
 
   constructor(private readonly options: LiveTasksOptions) {}
+
+  /** Tasks live on other replicas, when there are replicas. */
+  get elsewhere(): TasksElsewhere | undefined {
+    return this.options.elsewhere;
+  }
 
   /** How many tasks are live. */
   get size(): number {
@@ -99,7 +127,14 @@ export class LiveTasks {
     if (!task) return undefined;
     live.task = task;
     live.seq += 1;
-    this.options.onFolded?.({ scope: live.scope, taskId: live.id, seq: live.seq, event, task });
+    this.options.onFolded?.({
+      scope: live.scope,
+      taskId: live.id,
+      writeMode: live.writeMode,
+      seq: live.seq,
+      event,
+      task,
+    });
     return this.changed(live);
   }
 

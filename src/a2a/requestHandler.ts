@@ -23,7 +23,9 @@ import type { CardService } from './cardRoutes';
 import { NEW_CONTEXT_KEY, RESULT_ONLY_KEY } from './callFlags';
 import { newContextId } from './contextIds';
 import { DirectStream } from './directStream';
+import type { TasksElsewhere } from './liveTasks';
 import { ResultOnlySend } from './resultOnlySend';
+import { scopeOf } from './taskStore';
 
 /** Gives a message that starts a conversation its new contextId (see newContextId), and marks it as new. */
 function noteNewContext(params: SendMessageRequest, context: ServerCallContext): void {
@@ -48,6 +50,7 @@ export class GuardedRequestHandler implements A2ARequestHandler {
   private readonly directStream?: DirectStream;
   private readonly isWorking: (taskId: string) => boolean;
   private readonly cancelElsewhere?: (taskId: string, context: ServerCallContext) => Promise<void>;
+  private readonly elsewhere?: TasksElsewhere;
 
   constructor(options: {
     /** The SDK's handler, for every request the direct paths do not take. */
@@ -62,6 +65,8 @@ export class GuardedRequestHandler implements A2ARequestHandler {
     isWorking?: (taskId: string) => boolean;
     /** Asks the replica running a task not running here to cancel it (several replicas on PostgreSQL). */
     cancelElsewhere?: (taskId: string, context: ServerCallContext) => Promise<void>;
+    /** Follows a task running on another replica (several replicas on PostgreSQL). */
+    elsewhere?: TasksElsewhere;
   }) {
     this.inner = options.inner;
     this.cards = options.cards;
@@ -70,6 +75,7 @@ export class GuardedRequestHandler implements A2ARequestHandler {
     this.directStream = options.directStream;
     this.isWorking = options.isWorking ?? (() => false);
     this.cancelElsewhere = options.cancelElsewhere;
+    this.elsewhere = options.elsewhere;
   }
 
   async getAgentCard(): Promise<AgentCard> {
@@ -179,7 +185,23 @@ export class GuardedRequestHandler implements A2ARequestHandler {
     params: SubscribeToTaskRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    return this.inner.resubscribe(params, context);
+    const { elsewhere, inner } = this;
+    if (!elsewhere || this.isWorking(params.id)) return inner.resubscribe(params, context);
+    // Not running here: the replica running it is followed through the shared events; if none runs it, the SDK
+    // answers from the row (the task as it stands, or the spec's error for a finished one).
+    return (async function* () {
+      const stop = new AbortController();
+      let followed = false;
+      try {
+        for await (const response of elsewhere.follow(scopeOf(context), params.id, stop.signal)) {
+          followed = true;
+          yield response;
+        }
+      } finally {
+        stop.abort();
+      }
+      if (!followed) yield* inner.resubscribe(params, context);
+    })();
   }
 }
 

@@ -43,7 +43,10 @@ export interface A2AServerOptions {
   db: SqliteDatabase;
   /** Where tasks and push configs are kept (`NodeStorage.taskRows`). */
   taskRows: TaskRowStores;
-  /** With replicas on PostgreSQL: cancels asked through one replica reach the one running the task. */
+  /**
+   * With replicas on PostgreSQL: the events of watched tasks are shared, a task running on another replica is
+   * followed there, and cancels asked through one replica reach the one running the task.
+   */
   clusterTasks?: ClusterTasks;
   logger: Logger;
   clock: () => Date;
@@ -99,7 +102,13 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const { config, root, runner, db, clock } = options;
   const logger = options.logger;
 
-  const liveTasks = new LiveTasks({ rows: options.taskRows.tasks });
+  const { clusterTasks } = options;
+  // With replicas: every event of a watched task goes to the shared log, and tasks running elsewhere are followed there.
+  const liveTasks = new LiveTasks({
+    rows: options.taskRows.tasks,
+    onFolded: clusterTasks && ((folded) => void clusterTasks.record(folded)),
+    elsewhere: clusterTasks,
+  });
   const stores = createA2AStores({ rows: options.taskRows, live: liveTasks, clock });
   // On SQLite the sweep is done when this returns (no query awaits); a shared database's sweep fails only
   // tasks of processes that ended, which the rows' implementation knows.
@@ -163,7 +172,6 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     clock,
     push: { store: pushStore, sender: pushSender },
   });
-  const { clusterTasks } = options;
   const stopHearingCancels = clusterTasks?.onCancel((_scope, taskId) => executor.cancelRunning(taskId));
   const requestHandler = new GuardedRequestHandler({
     inner: sdkHandler,
@@ -172,7 +180,8 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     resultOnly,
     directStream,
     isWorking: (taskId) => executor.isWorking(taskId),
-    cancelElsewhere: clusterTasks && ((taskId, context) => clusterTasks.requestCancel(scopeOf(context), taskId)),
+    cancelElsewhere: clusterTasks && ((taskId, context) => clusterTasks.cancel(scopeOf(context), taskId)),
+    elsewhere: liveTasks.elsewhere,
   });
   const legacyCompat = { enabled: config.a2a.legacyCompat };
   const auth = createAuthenticator(
