@@ -1,7 +1,7 @@
 /**
  * The cluster scenarios of issue 16, on a throwaway PostgreSQL (Debian's
  * postgresql package, as the tests use) and Debian's haproxy:
- * `npm run bench -- pgGreeting cluster replicaLoss cronLateness cancelPropagation`. Replicas are
+ * `npm run bench -- pgGreeting cluster replicaLoss cronLateness resubscribeElsewhere cancelPropagation`. Replicas are
  * bench node entries (the offline model) sharing one `storage.url`, a 3 s
  * lease and a 1 s heartbeat, each with its own data folder.
  */
@@ -10,6 +10,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
+import type { StreamResponse } from '@a2a-js/sdk';
+import { a2aClient, textRequest } from '../../test/support/a2aClient';
 import { clusterUnavailable, freePort, offlineToolResult, startBalancer } from '../../test/support/cluster';
 import { postgresUnavailable, startTestPostgres, type TestPostgres } from '../../test/support/postgres';
 import { processEnded, processesWith } from '../../test/support/processes';
@@ -274,6 +276,87 @@ export async function cronLateness(): Promise<ScenarioResult> {
         ratio: `${twice} scheduled times run twice`,
         met: twice === 0 && rows.length > 0,
         notes: [`lateness per run: ${late.join(', ')} ms`],
+      };
+    }),
+  );
+}
+
+/** A streamed task that runs about a second on the offline model (a confined command; no approval asked). */
+const SLOW_STREAM = 'exec_shell {"command": "sleep 1"}';
+/** How many tasks the resubscribe scenario follows. */
+const RESUBSCRIBES = 20;
+
+/** The state a stream response leaves the task in, if it carries one. */
+function streamState(response: StreamResponse): number | undefined {
+  const payload = response.payload;
+  if (payload?.$case === 'task') return payload.value.status?.state;
+  if (payload?.$case === 'statusUpdate') return payload.value.status?.state;
+  return undefined;
+}
+
+/**
+ * Resubscribe on another replica: a streamed task running on replica A,
+ * `SubscribeToTask` sent to replica B while it runs. Measured: B's first
+ * event (the task as it stands, folded from the shared events), and how long
+ * after A's stream ended B's did (an event's way through PostgreSQL: group
+ * commit, NOTIFY, B's read).
+ */
+export async function resubscribeElsewhere(): Promise<ScenarioResult> {
+  return withPostgres(postgresUnavailable(), (pg) =>
+    withDatabase(pg, async (databaseUrl) => {
+      const a = await startReplica(databaseUrl, 'bench-a');
+      const first: number[] = [];
+      const behind: number[] = [];
+      try {
+        const b = await startReplica(databaseUrl, 'bench-b');
+        try {
+          const onA = await a2aClient(a.url, 'JSONRPC');
+          const onB = await a2aClient(b.url, 'JSONRPC');
+          for (let run = 0; run < RESUBSCRIBES; run++) {
+            const stream = onA.sendMessageStream(textRequest(SLOW_STREAM));
+            const opening = (await stream.next()).value as StreamResponse;
+            const taskId = opening.payload?.$case === 'task' ? opening.payload.value.id : '';
+            if (!taskId) throw new Error('the stream on A did not start with its task');
+            const endedOnA = (async () => {
+              let at = NaN;
+              for await (const response of stream) if (response) at = performance.now();
+              return at;
+            })();
+            const sent = performance.now();
+            const resubscribed = onB.resubscribeTask({ tenant: '', id: taskId });
+            let lastState: number | undefined;
+            let firstAt = NaN;
+            let endedAt = NaN;
+            for await (const response of resubscribed) {
+              if (Number.isNaN(firstAt)) firstAt = performance.now();
+              endedAt = performance.now();
+              lastState = streamState(response) ?? lastState;
+            }
+            if (lastState !== 3 /* TASK_STATE_COMPLETED */)
+              throw new Error(`the resubscribed stream on B ended in state ${String(lastState)}, not completed`);
+            first.push(firstAt - sent);
+            behind.push(endedAt - (await endedOnA));
+          }
+        } finally {
+          await b.stop();
+        }
+      } finally {
+        await a.stop();
+      }
+      const sorted = (xs: number[]) => [...xs].sort((x, y) => x - y);
+      const firstSorted = sorted(first);
+      const behindSorted = sorted(behind);
+      return {
+        id: 'resubscribeElsewhere',
+        title: `resubscribe on another replica: \`SubscribeToTask\` on B for a stream running on A (${RESUBSCRIBES} tasks, offline model, a 1 s command each)`,
+        target: 'reported (no target)',
+        baseline: '—',
+        node: `first event on B p50 ${fmt(percentile(firstSorted, 50), 1)} ms, p99 ${fmt(percentile(firstSorted, 99), 1)} ms; B's stream ended p50 ${fmt(percentile(behindSorted, 50), 1)} ms, max ${fmt(behindSorted.at(-1) ?? NaN, 1)} ms after A's`,
+        ratio: '—',
+        met: true,
+        notes: [
+          'first event: the task as it stands, folded from the events table; the end: the closing event through group commit, NOTIFY and B’s read',
+        ],
       };
     }),
   );
