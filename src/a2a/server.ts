@@ -202,6 +202,8 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
       clearInterval(purgeTimer);
       stopHearingCancels?.();
       executor.abortAll('node shutting down');
+      // The failures just published are written before the caller closes the database.
+      await requestHandler.settleAll(2_000);
       await pushSender.close();
       try {
         await stores.failInterrupted('node shutting down');

@@ -91,7 +91,21 @@ const CANCELED_TEXT = 'Task canceled by the caller.';
  * `LiveTasks` has `elsewhere`).
  */
 export class TaskHandler implements A2ARequestHandler {
+  /** The turns started here that have not settled yet. */
+  private readonly unsettled = new Set<Promise<unknown>>();
+
   constructor(private readonly options: TaskHandlerOptions) {}
+
+  /**
+   * Resolves once every task started here has settled and been written (the
+   * node is stopping and has aborted their turns), or after `limitMs`.
+   */
+  async settleAll(limitMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs)));
+    await Promise.race([Promise.allSettled([...this.unsettled]), limit]);
+    clearTimeout(timer);
+  }
 
   async getAgentCard(): Promise<AgentCard> {
     return (await this.options.cards.current()).card;
@@ -343,6 +357,8 @@ export class TaskHandler implements A2ARequestHandler {
     })();
     // Whoever awaits it hears a failure to write; nobody else (a stream the caller left, returnImmediately) must crash.
     settled.catch((err: unknown) => logger.warn('task not written', { taskId, error: errorMessage(err) }));
+    this.unsettled.add(settled);
+    void settled.finally(() => this.unsettled.delete(settled)).catch(() => undefined);
     return { first, settled, events };
   }
 
@@ -386,12 +402,11 @@ export class TaskHandler implements A2ARequestHandler {
       logger.warn('push notification failed', { taskId: live.id, error: errorMessage(err) });
     const stop = liveTasks.listen(live, (heard) => {
       if (isSettled(heard.state)) stop();
-      const task = structuredClone(live.task!);
       chain = chain
         .then(() => heard.written)
         .then(async () => {
           if ((await push.store.load(live.id, context)).length === 0) return;
-          await push.sender.send(toStreamResponse(heard, undefined), context, task);
+          await push.sender.send(toStreamResponse(heard, undefined), context, structuredClone(live.task!));
         })
         .catch(warn);
     });

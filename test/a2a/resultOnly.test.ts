@@ -117,6 +117,31 @@ describe('a blocking SendMessage without a webhook, run on the direct path', () 
   });
 });
 
+describe('a blocking SendMessage in flight when the node stops', () => {
+  it('is written failed ("node shutting down") before the database closes, though nobody saw it before', async () => {
+    const node = await startA2ANode({ runner: new ScriptedA2ARunner(150) });
+    try {
+      const caller = await a2aClient(node.url, 'JSONRPC');
+      const pending = caller.sendMessage(textRequest('slow, stopped midway')).catch((err: unknown) => err);
+      const running = await findWorkingTask(caller, (first) => first === 'slow, stopped midway');
+      expect(running).toBeDefined();
+      await node.stop();
+      await pending;
+      const db = openDatabase(node.dbFile);
+      try {
+        const row = db.prepare('SELECT status_state, status FROM a2a_tasks WHERE id = ?').get(running!.id) as
+          { status_state: string; status: string } | undefined;
+        expect(row?.status_state).toBe('TASK_STATE_FAILED');
+        expect(row?.status).toContain('node shutting down');
+      } finally {
+        db.close();
+      }
+    } finally {
+      await node.close();
+    }
+  });
+});
+
 describe('folding executor events into the task (the SDK ResultManager rules)', () => {
   const ids = { taskId: 't1', contextId: 'c1' };
   const user: Message = {
