@@ -5,9 +5,6 @@ import { CLI_MAIN, cliWorkdir, startServe, type CliProcess } from '../support/cl
 import { TmuxTerminal, tmuxUnavailable } from '../support/tmux';
 
 jest.setTimeout(120_000);
-// Under jest (not in ten runs by hand) a chat process now and then outlives its exit key past the
-// wait; until that is found, a test that hit it runs again rather than failing the suite.
-jest.retryTimes(2, { logErrorsBeforeRetry: true });
 
 /** `lango chat …` as a shell command line for the terminal. */
 function chatCommand(cwd: string, args = ''): string {

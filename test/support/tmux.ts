@@ -1,5 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { waitFor } from './waitFor';
 
 /**
@@ -20,13 +23,19 @@ export function tmuxUnavailable(): string | undefined {
  * A real terminal: one tmux server of its own (its own socket), one pane
  * running `command` in `cwd`. Keys go in with `send-keys`, the screen comes
  * back with `capture-pane`; the pane stays after its process exits so the
- * exit status can be read. {@link TmuxTerminal.close} kills the server.
+ * last screen can be read. {@link TmuxTerminal.close} kills the server.
+ *
+ * The exit status is written to a file by the pane's shell: tmux's own
+ * `#{pane_dead_status}` now and then stays empty for good (the process sat
+ * exited but unreaped, seen under jest), which read as a process that never ended.
  */
 export class TmuxTerminal {
   private readonly socket = `lango-test-${randomUUID().slice(0, 8)}`;
+  private readonly statusFile = path.join(os.tmpdir(), `${this.socket}.status`);
 
   constructor(command: string, cwd: string) {
-    this.tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'main', '-x', '160', '-y', '50', '-c', cwd, command);
+    const recorded = `${command}; echo $? > ${this.statusFile}`;
+    this.tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'main', '-x', '160', '-y', '50', '-c', cwd, recorded);
     this.tmux('set-option', '-t', 'main', 'remain-on-exit', 'on');
   }
 
@@ -65,23 +74,24 @@ export class TmuxTerminal {
     });
   }
 
-  /** The exit status once the pane's process has exited. */
+  /** The exit status once the command has exited. */
   async exitStatus(timeoutMs = 30_000): Promise<number> {
     const status = await waitFor(
       () => {
-        const [dead, code] = this.tmux('display-message', '-p', '-t', 'main', '#{pane_dead} #{pane_dead_status}')
-          .trim()
-          .split(' ');
-        // The status is filled in a moment after the pane is marked dead.
-        return dead === '1' && code !== undefined && /^\d+$/.test(code) ? code : undefined;
+        // The shell may be part-way through writing it.
+        const written = fs.existsSync(this.statusFile) ? fs.readFileSync(this.statusFile, 'utf8') : '';
+        return /^\d+\n$/.test(written) ? written : undefined;
       },
       timeoutMs,
-      'the chat process to exit',
-    );
+      'the command to exit',
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n--- screen ---\n${this.screen()}`);
+    });
     return Number(status);
   }
 
   close(): void {
+    fs.rmSync(this.statusFile, { force: true });
     try {
       this.tmux('kill-server');
     } catch {
