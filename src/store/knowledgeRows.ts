@@ -1,4 +1,4 @@
-import type { EmbeddedCollection, KnowledgeEntry, KnowledgeKind, LearningEntry } from './knowledge';
+import type { EmbeddedCollection, Inquiry, KnowledgeEntry, KnowledgeKind, LearningEntry } from './knowledge';
 
 /**
  * The rows of the knowledge and learnings tables as both databases return
@@ -51,3 +51,31 @@ export const EMBEDDED_TEXT: Record<EmbeddedCollection, string> = {
   knowledge: `t.kind || ': ' || t.content || ' ' || t.tags`,
   learnings: `t.error_pattern || ' ' || t.diagnosis || ' ' || t.fix`,
 };
+
+/** A row of the inquiries table (see {@link KnowledgeRow}). */
+export interface InquiryRow {
+  id: number | string;
+  owner: string;
+  question: string;
+  origin: string;
+  session_id: string | null;
+  status: 'pending' | 'dismissed';
+  created_at: string;
+  dismissed_at: string | null;
+  reason: string | null;
+}
+
+export const toInquiry = (r: InquiryRow): Inquiry => ({
+  id: String(r.id),
+  owner: r.owner,
+  question: r.question,
+  origin: r.origin,
+  sessionId: r.session_id,
+  status: r.status,
+  createdAt: r.created_at,
+  dismissedAt: r.dismissed_at,
+  reason: r.reason,
+});
+
+/** An inquiry's question as lower-case words only, so "WAL mode?" and "wal  mode" are one gap. */
+export const normalizeQuestion = (q: string) => (q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(' ');

@@ -1,7 +1,16 @@
 import type { Principal } from '../../principal';
 import { visibleOwner } from '../../principal';
-import { KnowledgeKind, type Inquiry, type InquiryStore, type KnowledgeStore } from '../knowledge';
-import { EMBEDDED_TEXT, toKnowledge, toLearning, type KnowledgeRow, type LearningRow } from '../knowledgeRows';
+import { KnowledgeKind, type InquiryStore, type KnowledgeStore } from '../knowledge';
+import {
+  EMBEDDED_TEXT,
+  normalizeQuestion,
+  toInquiry,
+  toKnowledge,
+  toLearning,
+  type InquiryRow,
+  type KnowledgeRow,
+  type LearningRow,
+} from '../knowledgeRows';
 import { rowIds, rows, type PgDatabase, type PgSchema } from './database';
 import { rankScore, tsQuery } from './fts';
 
@@ -145,33 +154,7 @@ export const INQUIRY_SCHEMA: PgSchema = {
   ],
 };
 
-interface InquiryRow {
-  id: string;
-  owner: string;
-  question: string;
-  origin: string;
-  session_id: string | null;
-  status: 'pending' | 'dismissed';
-  created_at: string;
-  dismissed_at: string | null;
-  reason: string | null;
-}
 const INQUIRY_COLUMNS = 'id, owner, question, origin, session_id, status, created_at, dismissed_at, reason';
-
-const toInquiry = (r: InquiryRow): Inquiry => ({
-  id: String(r.id),
-  owner: r.owner,
-  question: r.question,
-  origin: r.origin,
-  sessionId: r.session_id,
-  status: r.status,
-  createdAt: r.created_at,
-  dismissedAt: r.dismissed_at,
-  reason: r.reason,
-});
-
-/** Lower-case words only, so "WAL mode?" and "wal  mode" are one gap (as in SQLite). */
-const normalize = (q: string) => (q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(' ');
 
 /**
  * The {@link InquiryStore} on PostgreSQL. A partial unique index keeps one
@@ -182,7 +165,7 @@ export function createPgInquiryStore(options: { db: PgDatabase; clock: () => Dat
   const { db, clock } = options;
   return {
     async raise(principal, input) {
-      const normalized = normalize(input.question);
+      const normalized = normalizeQuestion(input.question);
       const [inserted] = await rows<InquiryRow>(
         db,
         `INSERT INTO librarian_inquiries (owner, question, normalized, origin, session_id, created_at)

@@ -1,7 +1,16 @@
 import type { Principal } from '../../principal';
 import { visibleOwner } from '../../principal';
-import { KnowledgeKind, type Inquiry, type InquiryStore, type KnowledgeStore } from '../knowledge';
-import { EMBEDDED_TEXT, toKnowledge, toLearning, type KnowledgeRow, type LearningRow } from '../knowledgeRows';
+import { KnowledgeKind, type InquiryStore, type KnowledgeStore } from '../knowledge';
+import {
+  EMBEDDED_TEXT,
+  normalizeQuestion,
+  toInquiry,
+  toKnowledge,
+  toLearning,
+  type InquiryRow,
+  type KnowledgeRow,
+  type LearningRow,
+} from '../knowledgeRows';
 import { migrate, type SqliteDatabase } from './database';
 import { bm25Score, ftsQuery } from './fts';
 import { placeholders } from './rows';
@@ -148,40 +157,13 @@ const INQUIRY_STEPS = [
    CREATE INDEX librarian_inquiries_by_owner ON librarian_inquiries (owner, status, id);`,
 ];
 
-interface InquiryRow {
-  id: number;
-  owner: string;
-  question: string;
-  origin: string;
-  session_id: string | null;
-  status: 'pending' | 'dismissed';
-  created_at: string;
-  dismissed_at: string | null;
-  reason: string | null;
-}
-
-const toInquiry = (r: InquiryRow): Inquiry => ({
-  id: String(r.id),
-  owner: r.owner,
-  question: r.question,
-  origin: r.origin,
-  sessionId: r.session_id,
-  status: r.status,
-  createdAt: r.created_at,
-  dismissedAt: r.dismissed_at,
-  reason: r.reason,
-});
-
-/** Lower-case words only, so "WAL mode?" and "wal  mode" are one gap. */
-const normalize = (q: string) => (q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(' ');
-
 /** The {@link InquiryStore} in SQLite (`librarian_inquiries`). */
 export function createSqliteInquiryStore(options: { db: SqliteDatabase; clock: () => Date }): InquiryStore {
   const { db, clock } = options;
   migrate(db, 'librarian_inquiries', INQUIRY_STEPS);
   return {
     async raise(principal, input) {
-      const normalized = normalize(input.question);
+      const normalized = normalizeQuestion(input.question);
       const existing = db
         .prepare(`SELECT * FROM librarian_inquiries WHERE owner = ? AND normalized = ? AND status = 'pending'`)
         .get(principal.id, normalized) as InquiryRow | undefined;
