@@ -30,6 +30,7 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
         cluster: { replicaId, ...timing },
         logger,
         clock: () => new Date(),
+        redact: (text) => text.replaceAll(SECRET, '[secret]'),
       });
       opened.push(storage);
       const cluster = createClusterTasks({
@@ -42,6 +43,8 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
     };
     type Replica = Awaited<ReturnType<typeof replica>>;
 
+    /** A value the node knows as a secret: masked in every event written. */
+    const SECRET = 'sk-live-4242';
     const scope: TaskScope = { tenant: '', owner: 'bearer:alice' };
     const ids = { taskId: 'task-1', contextId: 'ctx-1' };
     const at = new Date('2026-11-25T20:00:00.000Z');
@@ -227,6 +230,18 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       const followed = follow(b, gone.signal);
       setTimeout(() => gone.abort(), 200);
       expect((await followed).map(describeResponse)).toEqual(['task TASK_STATE_WORKING']);
+    });
+
+    it('writes events with the secrets the node knows masked, as the rows are', async () => {
+      const a = await replica('a');
+      await runner(a)(
+        AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_WORKING, at)),
+        answerChunk(`the key is ${SECRET}`, false),
+      );
+      const stored = await a.storage.taskEvents.read({ ...scope, taskId: ids.taskId }, 0);
+      expect(stored).toHaveLength(2);
+      expect(JSON.stringify(stored)).not.toContain(SECRET);
+      expect(JSON.stringify(stored[1].event)).toContain('the key is [secret]');
     });
 
     it('writes no events for an on-settle task', async () => {
