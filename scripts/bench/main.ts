@@ -15,7 +15,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { cluster, cronLateness, pgGreeting, replicaLoss, resubscribeElsewhere } from './cluster';
+import { cancelPropagation, cluster, cronLateness, pgGreeting, replicaLoss, resubscribeElsewhere } from './cluster';
 import { summarizeProfileFile } from './profile';
 import { describeMachine, renderReport } from './report';
 import {
@@ -51,6 +51,7 @@ const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   replicaLoss,
   cronLateness,
   resubscribeElsewhere,
+  cancelPropagation,
 };
 
 /** The 1-, 5- and 15-minute load averages, as printed next to every scenario. */

@@ -18,6 +18,7 @@ import { bodyLimit, jsonErrors, notFound } from './errors';
 import { LangoExecutor } from './executor';
 import { hostGuard } from './hostGuard';
 import { jsonRpcEnvelope } from './jsonRpcEnvelope';
+import { jsonRpcRoute } from './jsonRpcRoute';
 import { restMessageGuard } from './messageSchema';
 import { CheckedPushStore, RetryingPushSender } from './pushNotifications';
 import { restResponses } from './restResponses';
@@ -166,13 +167,21 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const a2aEnabled = config.a2a.enabled;
   if (a2aEnabled) app.use(cardFastPath({ cards, legacyCompat: config.a2a.legacyCompat }));
   app.use(bodyLimit(config.a2a.maxBodyBytes));
-  // JSON-RPC first, so the hot path passes no other route. The envelope check parses the body once
-  // (the SDK's own parser skips a parsed body); REST parses its own.
+  // JSON-RPC first, so the hot path passes no other route. A v1.0 request with a plain JSON body is
+  // answered by `jsonRpcRoute` alone; anything else goes on to the envelope check, which parses the body
+  // once (the SDK's own parser skips a parsed body), and the SDK's handler. REST parses its own.
   // With `a2a.enabled: false` the node publishes no card and serves no protocol: health only.
   if (a2aEnabled) {
     app.post(
       '/',
       ...gate,
+      jsonRpcRoute({
+        requestHandler,
+        userBuilder: userFromRequest,
+        maxBodyBytes: config.a2a.maxBodyBytes,
+        legacyCompat: config.a2a.legacyCompat,
+        logger,
+      }),
       ...jsonRpcEnvelope(config.a2a.maxBodyBytes),
       jsonRpcHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }),
     );

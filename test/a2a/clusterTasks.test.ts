@@ -108,6 +108,19 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       for await (const response of on.cluster.follow(scope, ids.taskId, signal)) seen.push(response);
       return seen;
     };
+    /** Follows from `on`; resolves once its first response (the task as it stands) is in, with `all` to come. */
+    const following = async (on: Replica) => {
+      const responses = on.cluster.follow(scope, ids.taskId, new AbortController().signal)[Symbol.asyncIterator]();
+      const first = await responses.next();
+      const seen: StreamResponse[] = first.done ? [] : [first.value];
+      // In an object: awaiting `following` must not wait for the rest.
+      return {
+        all: (async () => {
+          for (let next = await responses.next(); !next.done; next = await responses.next()) seen.push(next.value);
+          return seen;
+        })(),
+      };
+    };
     const describeResponse = (response: StreamResponse) => {
       const payload = response.payload!;
       if (payload.$case === 'task') return `task ${TaskState[payload.value.status!.state]}`;
@@ -127,10 +140,9 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
         status(TaskState.TASK_STATE_WORKING),
         answerChunk('Hel', false),
       );
-      const followed = follow(b);
-      // Committed in the same turns as the follower reads what stands: each is in the task or after it, once.
+      const followed = await following(b);
       await run(answerChunk('lo', true), answerChunk(' there', true), status(TaskState.TASK_STATE_COMPLETED));
-      const seen = await followed;
+      const seen = await followed.all;
       const first = seen[0].payload;
       expect(first?.$case).toBe('task');
       const standing = first?.$case === 'task' ? first.value : undefined;
@@ -173,9 +185,9 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
           status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: at.toISOString() },
         }),
       );
-      const followed = follow(c);
+      const followed = await following(c);
       await answered(answerChunk('sunny', false), status(TaskState.TASK_STATE_COMPLETED));
-      expect((await followed).map(describeResponse)).toEqual([
+      expect((await followed.all).map(describeResponse)).toEqual([
         'task TASK_STATE_WORKING',
         'artifact sunny',
         'status TASK_STATE_COMPLETED',
@@ -191,10 +203,10 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
         AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_SUBMITTED, at)),
         status(TaskState.TASK_STATE_WORKING),
       );
-      const followed = follow(b);
+      const followed = await following(b);
       // A stops (its replica row goes): B's sweep fails its task and appends the terminal event.
       await a.storage.close();
-      const seen = await followed;
+      const seen = await followed.all;
       expect(seen.map(describeResponse)).toEqual(['task TASK_STATE_WORKING', 'status TASK_STATE_FAILED']);
       const last = seen[1].payload;
       const reason = last?.$case === 'statusUpdate' ? last.value.status?.message?.parts.map(partText).join('') : '';
@@ -206,7 +218,7 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       const b = await replica('b');
       const working = newTask(ids, userMessage, TaskState.TASK_STATE_WORKING, at);
       await a.storage.taskRows.tasks.write([{ scope, task: working }]);
-      const followed = follow(b);
+      const followed = await following(b);
       await a.storage.taskRows.tasks.write([
         {
           scope,
@@ -216,7 +228,7 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
           },
         },
       ]);
-      expect((await followed).map(describeResponse)).toEqual([
+      expect((await followed.all).map(describeResponse)).toEqual([
         'task TASK_STATE_WORKING',
         'status TASK_STATE_COMPLETED',
       ]);
