@@ -1,19 +1,41 @@
 import { TaskState } from '@a2a-js/sdk';
-import { AgentEvent, STATE_HEADERS_KEY } from '@a2a-js/sdk/server';
-import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
+import type { Message, Task } from '@a2a-js/sdk';
+import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
 import type { TurnResult, TurnRunner } from '../agent/turn';
+import type { Principal } from '../principal';
 import { childTraceparent, parseTraceparent, TRACEPARENT_KEY } from '../log/traceContext';
 import type { Logger } from '../log/logger';
 import { messageText, newTask, statusUpdate } from './messages';
 import { describeProgress, progressMetadata } from './progress';
 import { AnswerArtifact } from './answerArtifact';
-import { NEW_CONTEXT_KEY, RESULT_ONLY_KEY } from './callFlags';
-import { principalOf } from './auth';
+
+/**
+ * Publishes one event of a task into its live task (`LiveTasks.fold`);
+ * resolves once the state it carries is written, when it must be.
+ */
+export type PublishEvent = (event: AgentExecutionEvent) => Promise<void> | undefined;
+
+/** One turn of a task, as the request handler asks for it. */
+export interface TaskTurn {
+  taskId: string;
+  contextId: string;
+  /** The caller's message (with its taskId and contextId set). */
+  userMessage: Message;
+  /** The task as stored, when the message continues it (its history already ends with `userMessage`). */
+  task?: Task;
+  principal: Principal;
+  /** The request's HTTP headers (a W3C `traceparent` among them). */
+  headers?: Record<string, string | string[] | undefined>;
+  /** The message starts a new conversation: the session has no history to read. */
+  newSession: boolean;
+  /** The caller reads only the final task: no progress is published, and a new task starts out working. */
+  resultOnly: boolean;
+}
 
 /** One task this process is working on (or holding open for the user's answer). */
 interface LiveTask {
   readonly contextId: string;
-  readonly bus: ExecutionEventBus;
+  readonly publish: PublishEvent;
   readonly controller: AbortController;
   /** The answer as it streams (see AnswerArtifact). */
   readonly answer: AnswerArtifact;
@@ -32,8 +54,6 @@ export interface LangoExecutorOptions {
    * refused at the node it comes back to.
    */
   admit?: (metadata: Record<string, unknown>) => string | undefined;
-  /** Told of each task this executor creates, before its first event: the store need not look it up. */
-  onNewTask?: (taskId: string, context: RequestContext['context']) => void;
 }
 
 /**
@@ -48,9 +68,9 @@ export interface LangoExecutorOptions {
  * follow `canceled`.
  * @example
  * const executor = new LangoExecutor({ runner, logger, clock: () => new Date() });
- * new DefaultRequestHandler(card, taskStore, executor);
+ * await executor.execute(turn, (event) => liveTasks.fold(live, event, turn.userMessage));
  */
-export class LangoExecutor implements AgentExecutor {
+export class LangoExecutor {
   private readonly live = new Map<string, LiveTask>();
 
   constructor(private readonly options: LangoExecutorOptions) {}
@@ -68,15 +88,16 @@ export class LangoExecutor implements AgentExecutor {
     return live !== undefined && !live.settled;
   }
 
-  execute = async (ctx: RequestContext, bus: ExecutionEventBus): Promise<void> => {
-    const { taskId, contextId } = ctx;
+  /** Runs one turn of the task, publishing its events; resolves once the task has settled (or the turn ended). */
+  async execute(turn: TaskTurn, publish: PublishEvent): Promise<void> {
+    const { taskId, contextId } = turn;
     const ids = { taskId, contextId };
     const { clock } = this.options;
-    const { metadata, traceId } = withTraceContext(ctx);
+    const { metadata, traceId } = withTraceContext(turn);
     const logger = this.options.logger.child({ taskId, traceId });
     const live: LiveTask = {
       contextId,
-      bus,
+      publish,
       controller: new AbortController(),
       answer: new AnswerArtifact(ids),
       settled: false,
@@ -84,18 +105,17 @@ export class LangoExecutor implements AgentExecutor {
     this.live.set(taskId, live);
 
     // A blocking SendMessage without a webhook reads only the final task: its progress goes nowhere but into
-    // the stored history, where each update costs the SDK a load and a save (streams and subscribers keep theirs).
-    const quiet = ctx.context?.state.get(RESULT_ONLY_KEY) === true;
-    // The SDK requires a task event first, on follow-ups too (ctx.task is the stored one). A new task of a
-    // result-only caller starts out working: nobody sees it before it settles, so `submitted` is one event less.
-    if (!ctx.task) this.options.onNewTask?.(taskId, ctx.context);
-    const startsWorking = quiet && !ctx.task;
-    bus.publish(
+    // the stored history (streams and subscribers keep theirs).
+    const quiet = turn.resultOnly;
+    // A task event comes first, on follow-ups too (the stored task). A new task of a result-only caller starts
+    // out working: nobody sees it before it settles, so `submitted` is one event less.
+    const startsWorking = quiet && !turn.task;
+    let started = publish(
       AgentEvent.task(
-        ctx.task ??
+        turn.task ??
           newTask(
             ids,
-            ctx.userMessage,
+            turn.userMessage,
             startsWorking ? TaskState.TASK_STATE_WORKING : TaskState.TASK_STATE_SUBMITTED,
             clock(),
           ),
@@ -108,39 +128,39 @@ export class LangoExecutor implements AgentExecutor {
       this.live.delete(taskId);
       return;
     }
-    if (!startsWorking) bus.publish(AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_WORKING, clock())));
-    // A caller who watches the task (a stream) sees it before the turn takes the event loop: the turn starts
-    // once the task's first write has committed and its first event has gone out (two loop turns on).
-    if (!quiet) await new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
+    if (!startsWorking)
+      started = publish(AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_WORKING, clock())));
+    // A caller who watches the task sees it working before the turn takes the event loop: the turn starts
+    // once that state is written (and so on its way out).
+    if (!quiet) await started;
 
     let result: TurnResult | undefined;
-    const started = Date.now();
+    const startedAt = Date.now();
     try {
-      const turn = this.options.runner.run({
-        principal: principalOf(ctx.context?.user),
+      const steps = this.options.runner.run({
+        principal: turn.principal,
         sessionId: contextId,
         taskId,
-        text: messageText(ctx.userMessage),
+        text: messageText(turn.userMessage),
         signal: live.controller.signal,
-        // The SDK made up this context for a first message: the session has no history to read.
-        newSession: !ctx.task && ctx.context?.state.get(NEW_CONTEXT_KEY) === true,
+        newSession: turn.newSession && !turn.task,
         metadata,
       });
       for (;;) {
-        const step = await turn.next();
+        const step = await steps.next();
         if (step.done) {
           result = step.value;
           if (!live.settled) this.finish(live, taskId, result);
-          logger.debug('task settled', { status: result.status, agent: result.author, ms: Date.now() - started });
+          logger.debug('task settled', { status: result.status, agent: result.author, ms: Date.now() - startedAt });
           break;
         }
         if (quiet || live.settled) continue;
         // The answering agent's text reaches streams and subscribers as it is generated.
         const chunk = live.answer.chunkFor(step.value);
-        if (chunk) bus.publish(AgentEvent.artifactUpdate(chunk));
+        if (chunk) void publish(AgentEvent.artifactUpdate(chunk));
         const text = describeProgress(step.value);
         if (text !== undefined) {
-          bus.publish(
+          void publish(
             AgentEvent.statusUpdate(
               statusUpdate(ids, TaskState.TASK_STATE_WORKING, clock(), text, progressMetadata(step.value)),
             ),
@@ -160,7 +180,7 @@ export class LangoExecutor implements AgentExecutor {
       // A turn that ended in input-required stays known until answered or canceled.
       if (this.live.get(taskId) === live && result?.status !== 'input-required') this.live.delete(taskId);
     }
-  };
+  }
 
   /** Cancels the turn of `taskId` if one is running here (also a cancel asked through another replica); true if one was. */
   cancelRunning(taskId: string): boolean {
@@ -171,22 +191,11 @@ export class LangoExecutor implements AgentExecutor {
     return true;
   }
 
-  cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
-    if (this.cancelRunning(taskId)) return;
+  /** Lets go of a task this executor holds open for its caller's answer (it was canceled). */
+  release(taskId: string): void {
     const live = this.live.get(taskId);
-    // Not running here (input-required, or left over from another request): the bus still wants a terminal event.
-    if (live) this.live.delete(taskId);
-    bus.publish(
-      AgentEvent.statusUpdate(
-        statusUpdate(
-          { taskId, contextId: live?.contextId ?? '' },
-          TaskState.TASK_STATE_CANCELED,
-          this.options.clock(),
-          'Task canceled by the caller.',
-        ),
-      ),
-    );
-  };
+    if (live?.settled) this.live.delete(taskId);
+  }
 
   /** Fails every running turn (the node is stopping) so no task is left `working`. */
   abortAll(reason: string): void {
@@ -202,7 +211,7 @@ export class LangoExecutor implements AgentExecutor {
     const metadata = { agent: result.author };
     switch (result.status) {
       case 'completed':
-        live.bus.publish(AgentEvent.artifactUpdate(live.answer.last(result.text, result.author)));
+        void live.publish(AgentEvent.artifactUpdate(live.answer.last(result.text, result.author)));
         // The answer lives in the artifact only: clients that join artifacts and status text would show it twice.
         this.settle(taskId, TaskState.TASK_STATE_COMPLETED, undefined, metadata);
         break;
@@ -220,7 +229,7 @@ export class LangoExecutor implements AgentExecutor {
     const live = this.live.get(taskId);
     if (!live || live.settled) return;
     live.settled = true;
-    live.bus.publish(
+    void live.publish(
       AgentEvent.statusUpdate(
         statusUpdate({ taskId, contextId: live.contextId }, state, this.options.clock(), text, metadata),
       ),
@@ -233,11 +242,9 @@ export class LangoExecutor implements AgentExecutor {
  * the caller's (message metadata first, then the HTTP header), else a new
  * trace. Every log line of the task and every hop onward share its trace id.
  */
-function withTraceContext(ctx: RequestContext): { metadata: Record<string, unknown>; traceId: string } {
-  const metadata: Record<string, unknown> = { ...(ctx.userMessage.metadata ?? {}) };
-  const headers = ctx.context?.state.get(STATE_HEADERS_KEY) as
-    Record<string, string | string[] | undefined> | undefined;
-  const header = headers?.[TRACEPARENT_KEY];
+function withTraceContext(turn: TaskTurn): { metadata: Record<string, unknown>; traceId: string } {
+  const metadata: Record<string, unknown> = { ...(turn.userMessage.metadata ?? {}) };
+  const header = turn.headers?.[TRACEPARENT_KEY];
   const inbound = parseTraceparent(metadata[TRACEPARENT_KEY])
     ? metadata[TRACEPARENT_KEY]
     : Array.isArray(header)

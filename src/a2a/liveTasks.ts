@@ -1,6 +1,6 @@
 import type { Artifact, Message, StreamResponse, Task, TaskState } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
-import { isFinished, isRunning } from '../protocol/taskStates';
+import { isFinished, isRunning, isSettled } from '../protocol/taskStates';
 import { scopedKey, type TaskReader, type TaskRows, type TaskScope } from '../store/taskRows';
 
 /**
@@ -41,6 +41,8 @@ export interface LiveTask {
   task: Task | undefined;
   /** Events folded so far. */
   seq: number;
+  /** Who hears each event folded from now on (streams, subscribers, webhooks); none for most tasks. */
+  listeners: Array<(heard: HeardEvent) => void> | undefined;
   /** The state its row holds, if it has one. */
   written: TaskState | undefined;
   /** The task is newer than its row. */
@@ -74,6 +76,17 @@ export interface TasksElsewhere {
   follow(scope: TaskScope, taskId: string, signal: AbortSignal): AsyncIterable<StreamResponse>;
   /** Asks the replica running the task to cancel it (nothing when none does). */
   cancel(scope: TaskScope, taskId: string): Promise<void>;
+}
+
+/** One event folded into a live task, as its listeners hear it. */
+export interface HeardEvent {
+  event: AgentExecutionEvent;
+  /** Resolves once the state it carries is written, when the task's write mode says it must be. */
+  written: Promise<void> | undefined;
+  /** For a task event: a copy of the task as folded up to it. */
+  task: Task | undefined;
+  /** The task's state after it. */
+  state: TaskState | undefined;
 }
 
 /** Options of {@link LiveTasks}. */
@@ -111,7 +124,16 @@ export class LiveTasks {
   begin(scope: TaskScope, id: string, writeMode: WriteMode): LiveTask {
     const held = this.tasks.get(scopedKey(scope, id));
     if (held) return held;
-    const live: LiveTask = { scope, id, writeMode, task: undefined, seq: 0, written: undefined, dirty: false };
+    const live: LiveTask = {
+      scope,
+      id,
+      writeMode,
+      task: undefined,
+      seq: 0,
+      written: undefined,
+      dirty: false,
+      listeners: undefined,
+    };
     this.tasks.set(scopedKey(scope, id), live);
     this.byId.set(id, live);
     return live;
@@ -135,21 +157,60 @@ export class LiveTasks {
       event,
       task,
     });
-    return this.changed(live);
+    const written = this.changed(live);
+    const listeners = live.listeners;
+    if (listeners) {
+      const heard: HeardEvent = {
+        event,
+        written,
+        task: event.kind === 'task' ? structuredClone(task) : undefined,
+        state: task.status?.state,
+      };
+      for (const listener of [...listeners]) listener(heard);
+    }
+    return written;
+  }
+
+  /** Calls `listener` with each event folded into the live task from now on, in order; returns how to stop. */
+  listen(live: LiveTask, listener: (heard: HeardEvent) => void): () => void {
+    (live.listeners ??= []).push(listener);
+    return () => {
+      const index = live.listeners?.indexOf(listener) ?? -1;
+      if (index !== -1) live.listeners!.splice(index, 1);
+    };
   }
 
   /**
-   * Records a task the SDK's handler folded itself (its ResultManager, on
-   * the paths that still run through it): an `every-state` live task while
-   * it runs, written and let go once it settles. Resolves once what must be
-   * written is.
+   * The live task's events from now on, as a stream carries them, each once
+   * its state is written: a task event as the task folded up to it. Ends
+   * after the event that settles the task (or when the caller stops reading).
    */
-  record(scope: TaskScope, task: Task): Promise<void> | undefined {
-    const key = scopedKey(scope, task.id);
-    const live = this.tasks.get(key) ?? this.begin(scope, task.id, 'every-state');
-    // The SDK changes what it saved (it trims history in place): keep a copy of its own.
-    live.task = structuredClone(task);
-    return this.changed(live);
+  subscribe(live: LiveTask): AsyncGenerator<HeardEvent, void, undefined> {
+    const queue: HeardEvent[] = [];
+    let wake: (() => void) | undefined;
+    // Listening starts now, not at the first read: nothing folded meanwhile is missed.
+    const stop = this.listen(live, (heard) => {
+      queue.push(heard);
+      if (isSettled(heard.state)) stop();
+      wake?.();
+    });
+    return (async function* () {
+      try {
+        for (;;) {
+          const next = queue.shift();
+          if (!next) {
+            await new Promise<void>((resolve) => (wake = resolve));
+            wake = undefined;
+            continue;
+          }
+          if (next.written) await next.written;
+          yield next;
+          if (isSettled(next.state)) return;
+        }
+      } finally {
+        stop();
+      }
+    })();
   }
 
   /**
@@ -168,13 +229,17 @@ export class LiveTasks {
    * `undefined` when none is live here (read the rows).
    */
   read(reader: TaskReader, id: string): { task: Task | undefined } | undefined {
-    let live = this.tasks.get(scopedKey(reader, id));
-    if (!live && reader.everyone) {
-      const anyones = this.byId.get(id);
-      if (anyones?.scope.tenant === reader.tenant && anyones.task) live = anyones;
-    }
+    const live = this.held(reader, id);
     if (!live) return undefined;
     return { task: live.task && structuredClone(live.task) };
+  }
+
+  /** The live task `id` the reader may see (as {@link read}), itself: to follow or cancel it. */
+  held(reader: TaskReader, id: string): LiveTask | undefined {
+    const live = this.tasks.get(scopedKey(reader, id));
+    if (live || !reader.everyone) return live;
+    const anyones = this.byId.get(id);
+    return anyones?.scope.tenant === reader.tenant && anyones.task ? anyones : undefined;
   }
 
   /** Writes every live task newer than its row (before a query reads the rows); resolves once written. */

@@ -1,6 +1,5 @@
 import { errorMessage } from '../errors';
 import express from 'express';
-import { DefaultRequestHandler } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import type { LlmAgent } from '../agent/agent';
 import type { TurnRunner } from '../agent/turn';
@@ -11,27 +10,24 @@ import type { TaskRowStores } from '../store/taskRows';
 import { createAuthenticator, requireAuth, userFromRequest } from './auth';
 import { createCallers, type Callers } from './callers';
 import { NO_TOOLS } from '../principal';
-import { authConfigured, buildAgentCard, publicBaseUrl } from './card';
+import { authConfigured, publicBaseUrl } from './card';
 import { CardService, cardFastPath, cardRoutes } from './cardRoutes';
 import { discoveryRoutes, healthRoutes } from './discovery';
 import type { PeerStatus } from '../federation/health';
 import { bodyLimit, jsonErrors, notFound } from './errors';
-import { NodeEventBuses } from './eventBuses';
 import { LangoExecutor } from './executor';
 import { hostGuard } from './hostGuard';
 import { jsonRpcEnvelope } from './jsonRpcEnvelope';
 import { jsonRpcRoute } from './jsonRpcRoute';
 import { restMessageGuard } from './messageSchema';
 import { CheckedPushStore, RetryingPushSender } from './pushNotifications';
-import { GuardedRequestHandler } from './requestHandler';
 import { restResponses } from './restResponses';
-import { DirectStream } from './directStream';
-import { ResultOnlySend } from './resultOnlySend';
 import { createCardSigner } from './signing';
 import { parseDuration } from '../duration';
 import { LiveTasks } from './liveTasks';
-import { createA2AStores, scopeOf } from './taskStore';
+import { createA2AStores } from './taskStore';
 import type { ClusterTasks } from './clusterTasks';
+import { TaskHandler } from './taskHandler';
 
 /** Dependencies of {@link createA2AServer}. */
 export interface A2AServerOptions {
@@ -130,13 +126,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const signer = config.a2a.signingKey ? createCardSigner(config.a2a.signingKey) : undefined;
   const cards = new CardService({ config, root, baseUrl: () => publicUrl, version, signer });
 
-  const executor = new LangoExecutor({
-    runner,
-    logger,
-    clock,
-    admit: options.admit,
-    onNewTask: (taskId, context) => liveTasks.begin(scopeOf(context), taskId, 'every-state'),
-  });
+  const executor = new LangoExecutor({ runner, logger, clock, admit: options.admit });
   const { allowPrivateNetworks, maxAttempts } = config.a2a.pushNotifications;
   const pushStore = new CheckedPushStore({ inner: stores.pushConfigs, allowPrivateNetworks });
   const pushSender = new RetryingPushSender({
@@ -147,41 +137,16 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     redact: options.redact,
     ...options.push,
   });
-  const buses = new NodeEventBuses();
-  const sdkHandler = new DefaultRequestHandler(
-    buildAgentCard({ config, root: root(), baseUrl: publicUrl, version }),
-    stores.tasks,
-    executor,
-    buses,
-    pushStore,
-    pushSender,
-  );
-  const resultOnly = new ResultOnlySend({
-    executor,
-    live: liveTasks,
-    buses,
-    logger,
-    clock,
-    push: { store: pushStore, sender: pushSender },
-  });
-  const directStream = new DirectStream({
-    executor,
-    live: liveTasks,
-    buses,
-    logger,
-    clock,
-    push: { store: pushStore, sender: pushSender },
-  });
   const stopHearingCancels = clusterTasks?.onCancel((_scope, taskId) => executor.cancelRunning(taskId));
-  const requestHandler = new GuardedRequestHandler({
-    inner: sdkHandler,
+  const requestHandler = new TaskHandler({
+    executor,
+    live: liveTasks,
+    tasks: stores.tasks,
+    push: { store: pushStore, sender: pushSender },
     cards,
     extendedCardEnabled: authConfigured(config),
-    resultOnly,
-    directStream,
-    isWorking: (taskId) => executor.isWorking(taskId),
-    cancelElsewhere: clusterTasks && ((taskId, context) => clusterTasks.cancel(scopeOf(context), taskId)),
-    elsewhere: liveTasks.elsewhere,
+    logger,
+    clock,
   });
   const legacyCompat = { enabled: config.a2a.legacyCompat };
   const auth = createAuthenticator(
@@ -250,9 +215,9 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
       clearInterval(purgeTimer);
       stopHearingCancels?.();
       executor.abortAll('node shutting down');
+      // The failures just published are written before the caller closes the database.
+      await requestHandler.settleAll(2_000);
       await pushSender.close();
-      // Let the SDK's result managers write the failures just published before the caller closes the db.
-      await new Promise((resolve) => setTimeout(resolve, 50));
       try {
         await stores.failInterrupted('node shutting down');
       } catch (err) {

@@ -1,19 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { ListTasksRequest, Task, ListTasksResponse, TaskPushNotificationConfig } from '@a2a-js/sdk';
+import type { ListTasksRequest, ListTasksResponse, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { resolveUserScope } from '@a2a-js/sdk/server';
-import type {
-  PushNotificationStore,
-  ServerCallContext,
-  StoredPushNotificationConfig,
-  TaskStore,
-} from '@a2a-js/sdk/server';
+import type { PushNotificationStore, ServerCallContext, StoredPushNotificationConfig } from '@a2a-js/sdk/server';
 import type { LiveTasks } from './liveTasks';
 import { principalOf } from './auth';
 import { isOwner } from '../principal';
 import {
   InvalidPageTokenError,
   type PushConfigRows,
+  type StoredTask,
   type TaskReader,
   type TaskRows,
   type TaskRowStores,
@@ -21,7 +17,7 @@ import {
 } from '../store/taskRows';
 
 /**
- * The SDK's TaskStore and PushNotificationStore contracts over the live
+ * Task reads and the SDK's PushNotificationStore contract over the live
  * tasks and the node's task and push-config rows (`store/taskRows.ts`,
  * SQLite or PostgreSQL): the caller's scope from the SDK's call context and
  * the owner rule.
@@ -35,31 +31,31 @@ export const scopeOf = (context: ServerCallContext): TaskScope => ({
   owner: resolveUserScope(context),
 });
 /** The caller as a reader of rows: the node's owner reads every caller's tasks (issue 11 A). */
-const readerOf = (context: ServerCallContext): TaskReader => ({
+export const readerOf = (context: ServerCallContext): TaskReader => ({
   ...scopeOf(context),
   everyone: isOwner(principalOf(context.user)),
 });
 
 /**
- * Tasks for the SDK's handler: a live task is read from {@link LiveTasks}
- * (which also decides when a task the SDK saves is written), any other from
- * the rows, scoped to the caller.
+ * The tasks a caller may read: a live task from {@link LiveTasks}, any
+ * other from the rows, scoped to the caller (the owner reads every caller's).
  */
-export class RowTaskStore implements TaskStore {
+export class TaskReads {
   constructor(
     private readonly rows: TaskRows,
     private readonly live: LiveTasks,
   ) {}
 
-  async save(task: Task, context: ServerCallContext): Promise<void> {
-    await this.live.record(scopeOf(context), task);
+  /** The task `taskId` the caller may read, and whose it is; a copy the caller may change. */
+  async find(taskId: string, context: ServerCallContext): Promise<StoredTask | undefined> {
+    const reader = readerOf(context);
+    const held = this.live.held(reader, taskId);
+    if (held) return held.task && { scope: held.scope, task: structuredClone(held.task) };
+    return this.rows.get(reader, taskId);
   }
 
-  async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
-    const reader = readerOf(context);
-    const live = this.live.read(reader, taskId);
-    if (live) return live.task;
-    return (await this.rows.get(reader, taskId))?.task;
+  async load(taskId: string, context: ServerCallContext) {
+    return (await this.find(taskId, context))?.task;
   }
 
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
@@ -109,9 +105,9 @@ export class RowPushStore implements PushNotificationStore {
   }
 }
 
-/** The two SDK stores over the rows, plus the lifecycle chores. */
+/** Task reads and push configs over the rows, plus the lifecycle chores. */
 export interface A2AStores {
-  readonly tasks: RowTaskStore;
+  readonly tasks: TaskReads;
   readonly pushConfigs: RowPushStore;
   /** Marks tasks left `submitted`/`working` by a previous process as failed; resolves with how many. */
   failInterrupted(reason: string): Promise<number>;
@@ -128,7 +124,7 @@ export interface A2AStores {
 export function createA2AStores(options: { rows: TaskRowStores; live: LiveTasks; clock: () => Date }): A2AStores {
   const { rows, live, clock } = options;
   return {
-    tasks: new RowTaskStore(rows.tasks, live),
+    tasks: new TaskReads(rows.tasks, live),
     pushConfigs: new RowPushStore(rows.pushConfigs),
     failInterrupted(reason) {
       live.forget();

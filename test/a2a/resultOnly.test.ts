@@ -5,11 +5,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SendMessageRequest } from '@a2a-js/sdk';
-import { AgentEvent, DefaultExecutionEventBusManager, ServerCallContext } from '@a2a-js/sdk/server';
-import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
-import { RESULT_ONLY_KEY } from '../../src/a2a/callFlags';
+import { AgentEvent, ServerCallContext } from '@a2a-js/sdk/server';
+import type { PublishEvent, TaskTurn } from '../../src/a2a/executor';
 import { applyEvent, LiveTasks } from '../../src/a2a/liveTasks';
-import { ResultOnlySend } from '../../src/a2a/resultOnlySend';
+import { TaskHandler } from '../../src/a2a/taskHandler';
+import { createA2AStores } from '../../src/a2a/taskStore';
 import { createSqliteTaskRows } from '../../src/store/sqlite/taskRows';
 import { createMemoryLogger } from '../../src/log/logger';
 import { openDatabase } from '../../src/store/sqlite/database';
@@ -107,13 +107,38 @@ describe('a blocking SendMessage without a webhook, run on the direct path', () 
     expect(stored.status?.state).toBe(COMPLETED);
   });
 
-  it('leaves an input-required task open for its answer, which goes through the SDK path and completes it', async () => {
+  it('leaves an input-required task open for its answer, which completes it', async () => {
     const client = await a2aClient(node.url, 'JSONRPC');
     const asked = asTask(await client.sendMessage(textRequest('approve the plan')));
     expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     const done = asTask(await client.sendMessage(textRequest('yes', { taskId: asked.id, contextId: asked.contextId })));
     expect(done.id).toBe(asked.id);
     expect(done.status?.state).toBe(COMPLETED);
+  });
+});
+
+describe('a blocking SendMessage in flight when the node stops', () => {
+  it('is written failed ("node shutting down") before the database closes, though nobody saw it before', async () => {
+    const node = await startA2ANode({ runner: new ScriptedA2ARunner(150) });
+    try {
+      const caller = await a2aClient(node.url, 'JSONRPC');
+      const pending = caller.sendMessage(textRequest('slow, stopped midway')).catch((err: unknown) => err);
+      const running = await findWorkingTask(caller, (first) => first === 'slow, stopped midway');
+      expect(running).toBeDefined();
+      await node.stop();
+      await pending;
+      const db = openDatabase(node.dbFile);
+      try {
+        const row = db.prepare('SELECT status_state, status FROM a2a_tasks WHERE id = ?').get(running!.id) as
+          { status_state: string; status: string } | undefined;
+        expect(row?.status_state).toBe('TASK_STATE_FAILED');
+        expect(row?.status).toContain('node shutting down');
+      } finally {
+        db.close();
+      }
+    } finally {
+      await node.close();
+    }
   });
 });
 
@@ -183,54 +208,58 @@ describe('folding executor events into the task (the SDK ResultManager rules)', 
   });
 });
 
-describe('the direct path with executors that misbehave', () => {
+describe('a blocking send whose executor misbehaves', () => {
   /** Publishes its task (working) and then `after` decides: return, throw. */
-  class HalfExecutor implements AgentExecutor {
+  class HalfExecutor {
     constructor(private readonly after: 'return' | 'throw') {}
-    execute = async (ctx: RequestContext, bus: ExecutionEventBus) => {
-      bus.publish(
+    execute = async (turn: TaskTurn, publish: PublishEvent) => {
+      void publish(
         AgentEvent.task({
-          id: ctx.taskId,
-          contextId: ctx.contextId,
+          id: turn.taskId,
+          contextId: turn.contextId,
           status: { state: WORKING, message: undefined, timestamp: new Date().toISOString() },
           artifacts: [],
-          history: [ctx.userMessage],
+          history: [turn.userMessage],
           metadata: undefined,
         }),
       );
       if (this.after === 'throw') throw new Error('tool exploded');
     };
-    cancelTask = async () => undefined;
+    cancelRunning = () => false;
+    isWorking = () => false;
+    release = () => undefined;
   }
 
   it.each(['return', 'throw'] as const)(
-    'fails the task, writes it and removes its bus when the executor %ss without settling it',
+    'fails the task, writes it and lets it go when the executor %ss without settling it',
     async (after) => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-direct-'));
       const db = openDatabase(path.join(dir, 'lango.db'));
       try {
         const logger = createMemoryLogger();
         const rows = createSqliteTaskRows({ db, group: createGroupCommit(db), logger });
-        const buses = new DefaultExecutionEventBusManager();
-        const direct = new ResultOnlySend({
+        const live = new LiveTasks({ rows: rows.tasks });
+        const stores = createA2AStores({ rows, live, clock: () => new Date() });
+        const handler = new TaskHandler({
           executor: new HalfExecutor(after),
-          live: new LiveTasks({ rows: rows.tasks }),
-          buses,
+          live,
+          tasks: stores.tasks,
+          push: { store: stores.pushConfigs, sender: { send: async () => undefined } },
+          cards: undefined as never, // no card is asked for
+          extendedCardEnabled: false,
           logger,
           clock: () => new Date(),
         });
         const context = new ServerCallContext({ requestedVersion: '1.0' });
-        context.state.set(RESULT_ONLY_KEY, true);
         const params = SendMessageRequest.fromJSON({
           message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'hi' }], contextId: 'c1' },
         });
-        expect(ResultOnlySend.applies(params, context)).toBe(true);
-        const task = await direct.send(params, context);
+        const task = asTask(await handler.sendMessage(params, context));
         expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
         expect(partsText(task.status?.message?.parts)).toMatch(
           after === 'throw' ? /tool exploded/ : /without an answer/,
         );
-        expect(buses.getByTaskId(task.id, context)).toBeUndefined();
+        expect(live.size).toBe(0);
         const row = db.prepare('SELECT status_state FROM a2a_tasks WHERE id = ?').get(task.id) as {
           status_state: string;
         };

@@ -1,0 +1,508 @@
+import { randomUUID } from 'node:crypto';
+import { Role, TaskState } from '@a2a-js/sdk';
+import type {
+  AgentCard,
+  CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetExtendedAgentCardRequest,
+  GetTaskPushNotificationConfigRequest,
+  GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsResponse,
+  ListTasksRequest,
+  ListTasksResponse,
+  Message,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+  TaskPushNotificationConfig,
+} from '@a2a-js/sdk';
+import {
+  RequestMalformedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+} from '@a2a-js/sdk/errors';
+import { AgentEvent, STATE_HEADERS_KEY } from '@a2a-js/sdk/server';
+import type {
+  A2ARequestHandler,
+  AgentExecutionEvent,
+  PushNotificationSender,
+  PushNotificationStore,
+  ServerCallContext,
+} from '@a2a-js/sdk/server';
+import { errorMessage } from '../errors';
+import type { Logger } from '../log/logger';
+import { FINISHED_STATES, INTERRUPTED_STATES, RUNNING_STATES, isFinished, isSettled } from '../protocol/taskStates';
+import type { StoredTask } from '../store/taskRows';
+import { principalOf } from './auth';
+import type { CardService } from './cardRoutes';
+import { newContextId } from './contextIds';
+import type { LangoExecutor, TaskTurn } from './executor';
+import type { HeardEvent, LiveTask, LiveTasks, WriteMode } from './liveTasks';
+import { newTask, statusUpdate } from './messages';
+import { readerOf, scopeOf, type TaskReads } from './taskStore';
+
+/** What {@link TaskHandler} works with. */
+export interface TaskHandlerOptions {
+  /** Runs each turn (`LangoExecutor`). */
+  executor: Pick<LangoExecutor, 'execute' | 'cancelRunning' | 'isWorking' | 'release'>;
+  live: LiveTasks;
+  /** Tasks the caller may read: live here first, else the rows. */
+  tasks: TaskReads;
+  /** Push configs (webhook addresses checked when saved) and their delivery. */
+  push: { store: PushNotificationStore; sender: PushNotificationSender };
+  cards: CardService;
+  /** Whether the node publishes an extended card (`a2a.auth` is configured). */
+  extendedCardEnabled: boolean;
+  logger: Logger;
+  clock: () => Date;
+}
+
+/** ListTasks' page size when the caller names none (the SDK's). */
+const DEFAULT_PAGE_SIZE = 50;
+/** The states a ListTasks may filter by (UNSPECIFIED: any). */
+const LISTED_STATES: readonly TaskState[] = [
+  TaskState.TASK_STATE_UNSPECIFIED,
+  ...RUNNING_STATES,
+  ...FINISHED_STATES,
+  ...INTERRUPTED_STATES,
+];
+
+/** The text a canceled task's closing status carries. */
+const CANCELED_TEXT = 'Task canceled by the caller.';
+
+/**
+ * The node's A2A request handler, every method of the SDK's
+ * `A2ARequestHandler`, which the SDK's transports (JSON-RPC, HTTP+JSON, the
+ * v0.3 layer) call and whose errors (the SDK's classes) they map to codes
+ * and statuses. Malformed input is refused with RequestMalformedError
+ * naming the field before any work.
+ *
+ * A message starts (or continues) a task: the executor runs its turn and
+ * publishes each event into the task's live task (`LiveTasks`, the one
+ * fold), whose write mode is decided here once: `on-settle` for a blocking
+ * SendMessage without a webhook (nobody sees the task before it settles;
+ * no progress is published), `every-state` for everything else. The caller
+ * of a stream, SubscribeToTask callers and webhooks are listeners of the
+ * live task and hear each event once its state is written. A task not live
+ * here is read from its row (or followed on the replica running it, when
+ * `LiveTasks` has `elsewhere`).
+ */
+export class TaskHandler implements A2ARequestHandler {
+  /** The turns started here that have not settled yet. */
+  private readonly unsettled = new Set<Promise<unknown>>();
+
+  constructor(private readonly options: TaskHandlerOptions) {}
+
+  /**
+   * Resolves once every task started here has settled and been written (the
+   * node is stopping and has aborted their turns), or after `limitMs`.
+   */
+  async settleAll(limitMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs)));
+    await Promise.race([Promise.allSettled([...this.unsettled]), limit]);
+    clearTimeout(timer);
+  }
+
+  async getAgentCard(): Promise<AgentCard> {
+    return (await this.options.cards.current()).card;
+  }
+
+  async getAuthenticatedExtendedAgentCard(
+    _params: GetExtendedAgentCardRequest,
+    context: ServerCallContext,
+  ): Promise<AgentCard> {
+    if (!this.options.extendedCardEnabled)
+      throw new UnsupportedOperationError('this node publishes no extended agent card (a2a.auth is not configured)');
+    if (!context.user?.isAuthenticated) return this.getAgentCard();
+    return this.options.cards.extended();
+  }
+
+  async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    checkSendMessage(params);
+    const configuration = params.configuration;
+    const webhook = configuration?.taskPushNotificationConfig;
+    const resultOnly = !configuration?.returnImmediately && !webhook;
+    const run = await this.start(params, context, resultOnly ? 'on-settle' : 'every-state');
+    if (configuration?.returnImmediately) {
+      // The caller gets the task as its first event made it, once written; the turn goes on.
+      const first = await run.first;
+      return withHistory(first, configuration.historyLength);
+    }
+    const final = await run.settled;
+    return withHistory(final, configuration?.historyLength);
+  }
+
+  async *sendMessageStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    checkSendMessage(params);
+    const run = await this.start(params, context, 'every-state', true);
+    const historyLength = params.configuration?.historyLength;
+    // When the caller stops reading, the task runs on (it is written as it goes).
+    for await (const heard of run.events!) yield toStreamResponse(heard, historyLength);
+  }
+
+  async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
+    checkHistoryLength(params.historyLength, 'historyLength');
+    const found = await this.find(params.id, context);
+    return withHistory(found.task, params.historyLength);
+  }
+
+  async listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    checkHistoryLength(params.historyLength, 'historyLength');
+    const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 100)
+      throw new RequestMalformedError('pageSize must be between 1 and 100');
+    if (params.status !== undefined && !LISTED_STATES.includes(params.status))
+      throw new RequestMalformedError(`Invalid status filter: ${String(params.status)}`);
+    if (params.statusTimestampAfter && isNaN(Date.parse(params.statusTimestampAfter)))
+      throw new RequestMalformedError('statusTimestampAfter must be a valid ISO 8601 date string');
+    const page = await this.options.tasks.list({ ...params, pageSize }, context);
+    return { ...page, tasks: page.tasks.map((task) => withHistory(task, params.historyLength)) };
+  }
+
+  async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+    const { executor, live: liveTasks, tasks } = this.options;
+    const found = await this.find(params.id, context);
+    const state = found.task.status?.state;
+    if (state === TaskState.TASK_STATE_CANCELED) return found.task;
+    if (isFinished(state)) throw new TaskNotCancelableError(`Task not cancelable: ${params.id}`);
+    // A running turn is aborted and publishes `canceled` into its live task (which readers see at once).
+    if (!executor.cancelRunning(params.id)) {
+      // Not running here: held open for its caller's answer, or running on another replica.
+      await liveTasks.elsewhere?.cancel(found.scope, params.id);
+      executor.release(params.id);
+      await this.settleHere(found, TaskState.TASK_STATE_CANCELED, CANCELED_TEXT);
+    }
+    const latest = await tasks.load(params.id, context);
+    if (!latest) throw new TaskNotFoundError(`Task not found: ${params.id}`);
+    if (latest.status?.state !== TaskState.TASK_STATE_CANCELED)
+      throw new TaskNotCancelableError(`Task not cancelable: ${params.id}`);
+    return latest;
+  }
+
+  async *resubscribe(
+    params: SubscribeToTaskRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    requireTaskId(params.id);
+    const { live: liveTasks } = this.options;
+    const held = liveTasks.held(readerOf(context), params.id);
+    if (held?.task) {
+      // The task as it stands, then every event after it: nothing is folded between the two.
+      const current = structuredClone(held.task);
+      const events = liveTasks.subscribe(held);
+      if (isFinished(current.status?.state)) {
+        await events.return(undefined);
+        throw terminalSubscription(params.id, current);
+      }
+      yield { payload: { $case: 'task', value: current } };
+      for await (const heard of events) yield toStreamResponse(heard, undefined);
+      return;
+    }
+    const found = await this.find(params.id, context);
+    if (isFinished(found.task.status?.state)) throw terminalSubscription(params.id, found.task);
+    const elsewhere = liveTasks.elsewhere;
+    if (!elsewhere) {
+      yield { payload: { $case: 'task', value: found.task } };
+      return;
+    }
+    const stop = new AbortController();
+    let followed = false;
+    try {
+      for await (const response of elsewhere.follow(found.scope, params.id, stop.signal)) {
+        followed = true;
+        yield response;
+      }
+    } finally {
+      stop.abort();
+    }
+    // No replica runs it (it waits for its caller's answer): its row is all there is.
+    if (!followed) yield { payload: { $case: 'task', value: found.task } };
+  }
+
+  async createTaskPushNotificationConfig(
+    params: TaskPushNotificationConfig,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
+    if (!params.taskId) throw new RequestMalformedError('taskId is required');
+    if (!params.url) throw new RequestMalformedError('url is required');
+    await this.find(params.taskId, context);
+    await this.options.push.store.save(params.taskId, context, params);
+    return structuredClone(params);
+  }
+
+  async getTaskPushNotificationConfig(
+    params: GetTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
+    await this.find(params.taskId, context);
+    const configs = await this.options.push.store.load(params.taskId, context);
+    if (configs.length === 0)
+      throw new TaskNotFoundError(`Push notification config not found for task ${params.taskId}.`);
+    const config = configs.find((c) => c.id === params.id);
+    if (!config)
+      throw new TaskNotFoundError(
+        `Push notification config with id '${params.id}' not found for task ${params.taskId}.`,
+      );
+    return config;
+  }
+
+  async listTaskPushNotificationConfigs(
+    params: ListTaskPushNotificationConfigsRequest,
+    context: ServerCallContext,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
+    await this.find(params.taskId, context);
+    return { configs: await this.options.push.store.load(params.taskId, context), nextPageToken: '' };
+  }
+
+  async deleteTaskPushNotificationConfig(
+    params: DeleteTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<void> {
+    await this.find(params.taskId, context);
+    await this.options.push.store.delete(params.taskId, context, params.id);
+  }
+
+  /** The task the caller may read, or TaskNotFoundError (as for a task that does not exist). */
+  private async find(taskId: string, context: ServerCallContext): Promise<StoredTask> {
+    requireTaskId(taskId);
+    const found = await this.options.tasks.find(taskId, context);
+    if (!found) throw new TaskNotFoundError(`Task not found: ${taskId}`);
+    return found;
+  }
+
+  /**
+   * Starts one turn of a task (new, or continuing one that waits for the
+   * caller's answer) as a live task with `writeMode`: the executor's events
+   * are folded into it; `events` (when asked for) hears them from the first,
+   * `first` resolves with the task as its first event made it (written),
+   * `settled` with the task once it has settled (written).
+   */
+  private async start(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+    writeMode: WriteMode,
+    stream = false,
+  ): Promise<{ first: Promise<Task>; settled: Promise<Task>; events?: AsyncGenerator<HeardEvent> }> {
+    const { executor, live: liveTasks, logger, clock } = this.options;
+    const message = params.message!;
+    await this.acceptExtensions(context);
+    let stored: StoredTask | undefined;
+    if (message.taskId) {
+      stored = await this.continued(params, context);
+      // The task has a row and was seen: whoever saw it may watch its answer.
+      writeMode = 'every-state';
+    }
+    const taskId = message.taskId || randomUUID();
+    const contextId = message.contextId || stored?.task.contextId || newContextId();
+    const userMessage: Message = { ...message, contextId, taskId };
+    const webhook = params.configuration?.taskPushNotificationConfig;
+    if (webhook) await this.options.push.store.save(taskId, context, { ...structuredClone(webhook), taskId });
+    if (stored) stored.task.history = [...stored.task.history, userMessage];
+    const turn: TaskTurn = {
+      taskId,
+      contextId,
+      userMessage,
+      task: stored?.task,
+      principal: principalOf(context.user),
+      headers: context.state.get(STATE_HEADERS_KEY) as TaskTurn['headers'],
+      newSession: !message.contextId && !message.taskId,
+      resultOnly: writeMode === 'on-settle',
+    };
+    const live = liveTasks.begin(stored?.scope ?? scopeOf(context), taskId, writeMode);
+    const publish = (event: AgentExecutionEvent) => liveTasks.fold(live, event, userMessage);
+    const events = stream ? liveTasks.subscribe(live) : undefined;
+    if (writeMode === 'every-state') this.deliverToWebhooks(live, context);
+    let resolveFirst!: (task: Task) => void;
+    let rejectFirst!: (err: unknown) => void;
+    const first = new Promise<Task>((resolve, reject) => ((resolveFirst = resolve), (rejectFirst = reject)));
+    first.catch(() => undefined); // only a returnImmediately caller awaits it
+    const stopFirst = liveTasks.listen(live, (heard) => {
+      stopFirst();
+      Promise.resolve(heard.written).then(() => resolveFirst(heard.task ?? structuredClone(live.task!)), rejectFirst);
+    });
+    const fail = (reason: string) => {
+      // A task that failed before its first event still gets one: the caller's message, submitted.
+      if (!live.task)
+        void publish(
+          AgentEvent.task(newTask({ taskId, contextId }, userMessage, TaskState.TASK_STATE_SUBMITTED, clock())),
+        );
+      return publish(
+        AgentEvent.statusUpdate(statusUpdate({ taskId, contextId }, TaskState.TASK_STATE_FAILED, clock(), reason)),
+      );
+    };
+    const settled = (async () => {
+      try {
+        await executor.execute(turn, publish);
+      } catch (err) {
+        logger.warn('agent execution failed', { taskId, error: errorMessage(err) });
+        await fail(`Agent execution error: ${errorMessage(err)}`);
+      }
+      // An executor that returns without settling its task would leave it running forever.
+      if (!isSettled(live.task?.status?.state)) {
+        logger.warn('agent execution ended without settling its task', { taskId });
+        await fail('Agent execution ended without an answer.');
+      }
+      const final = structuredClone(live.task!);
+      // The answer is decided: an on-settle task is written now; an every-state one was as it settled.
+      await liveTasks.settle(live);
+      if (writeMode === 'on-settle') await this.notifyWebhooks(final, context);
+      return final;
+    })();
+    // Whoever awaits it hears a failure to write; nobody else (a stream the caller left, returnImmediately) must crash.
+    settled.catch((err: unknown) => logger.warn('task not written', { taskId, error: errorMessage(err) }));
+    this.unsettled.add(settled);
+    void settled.finally(() => this.unsettled.delete(settled)).catch(() => undefined);
+    return { first, settled, events };
+  }
+
+  /** The task a message continues, checked: the caller's, not finished, not working, the same context. */
+  private async continued(params: SendMessageRequest, context: ServerCallContext): Promise<StoredTask> {
+    const message = params.message!;
+    const found = await this.find(message.taskId, context);
+    // A second turn of a task whose turn still runs would run beside it: the caller waits or cancels.
+    if (this.options.executor.isWorking(message.taskId))
+      throw new UnsupportedOperationError(
+        `task ${message.taskId} is still working: wait for its answer or cancel it first`,
+      );
+    const task = found.task;
+    if (isFinished(task.status?.state))
+      throw new UnsupportedOperationError(
+        `Task ${task.id} is in a terminal state (${task.status!.state}) and cannot be modified.`,
+      );
+    if (message.contextId && task.contextId && message.contextId !== task.contextId)
+      throw new RequestMalformedError(
+        `contextId mismatch: message contextId '${message.contextId}' does not match task '${task.id}' contextId '${task.contextId}'`,
+      );
+    return found;
+  }
+
+  /** Keeps of the extensions the caller asked for only those the card offers (none today), as the SDK does. */
+  private async acceptExtensions(context: ServerCallContext): Promise<void> {
+    if (!context.requestedExtensions?.length) return;
+    const offered = new Set(((await this.getAgentCard()).capabilities?.extensions ?? []).map((e) => e.uri));
+    context.setRequestedExtensions(context.requestedExtensions.filter((uri) => offered.has(uri)));
+  }
+
+  /**
+   * Webhooks registered on an every-state task (with the message, or by
+   * another request while it runs) hear each of its events once its state
+   * is written, in order.
+   */
+  private deliverToWebhooks(live: LiveTask, context: ServerCallContext): void {
+    const { push, logger, live: liveTasks } = this.options;
+    let chain = Promise.resolve();
+    const warn = (err: unknown) =>
+      logger.warn('push notification failed', { taskId: live.id, error: errorMessage(err) });
+    const stop = liveTasks.listen(live, (heard) => {
+      if (isSettled(heard.state)) stop();
+      chain = chain
+        .then(() => heard.written)
+        .then(async () => {
+          if ((await push.store.load(live.id, context)).length === 0) return;
+          await push.sender.send(toStreamResponse(heard, undefined), context, structuredClone(live.task!));
+        })
+        .catch(warn);
+    });
+  }
+
+  /**
+   * An on-settle task's caller set no webhook, but another request may have registered one while it ran
+   * (after finding it with ListTasks): that webhook hears the final state.
+   */
+  private async notifyWebhooks(task: Task, context: ServerCallContext): Promise<void> {
+    const { push, logger } = this.options;
+    // The answer is saved: a webhook that cannot be told must not turn it into an error for the caller.
+    const warn = (err: unknown) =>
+      logger.warn('push notification failed', { taskId: task.id, error: errorMessage(err) });
+    try {
+      if ((await push.store.load(task.id, context)).length === 0) return;
+      const update = { taskId: task.id, contextId: task.contextId, status: task.status, metadata: task.metadata };
+      push.sender
+        .send({ payload: { $case: 'statusUpdate', value: update } }, context, structuredClone(task))
+        .catch(warn);
+    } catch (err) {
+      warn(err);
+    }
+  }
+
+  /** Settles a task no turn runs here (canceled while it waits for its caller, or on a replica that is gone). */
+  private async settleHere(found: StoredTask, state: TaskState, text: string): Promise<void> {
+    const { live: liveTasks, clock } = this.options;
+    const task = found.task;
+    const live = liveTasks.begin(found.scope, task.id, 'every-state');
+    // The task's first message heads its history already (the fold keeps it there).
+    const userMessage = task.history[0] ?? ({ messageId: '' } as Message);
+    void liveTasks.fold(live, AgentEvent.task(task), userMessage);
+    await liveTasks.fold(
+      live,
+      AgentEvent.statusUpdate(statusUpdate({ taskId: task.id, contextId: task.contextId }, state, clock(), text)),
+      userMessage,
+    );
+    await liveTasks.settle(live);
+  }
+}
+
+/** SubscribeToTask of a finished task: the spec's UnsupportedOperation, as the SDK answers it. */
+function terminalSubscription(taskId: string, task: Task): Error {
+  return new UnsupportedOperationError(
+    `Task ${taskId} is in a terminal state (${task.status?.state}) and cannot be subscribed to.`,
+  );
+}
+
+/** The stream's form of a heard event: a task event carries the task as folded up to it. */
+function toStreamResponse(heard: HeardEvent, historyLength: number | undefined): StreamResponse {
+  const { event } = heard;
+  switch (event.kind) {
+    case 'task':
+      return { payload: { $case: 'task', value: withHistory(heard.task ?? event.data, historyLength) } };
+    case 'message':
+      return { payload: { $case: 'message', value: event.data } };
+    case 'statusUpdate':
+      return { payload: { $case: 'statusUpdate', value: event.data } };
+    case 'artifactUpdate':
+      return { payload: { $case: 'artifactUpdate', value: event.data } };
+  }
+}
+
+/** The task with at most `historyLength` of its latest messages (all without one; none with 0). */
+function withHistory(task: Task, historyLength: number | undefined): Task {
+  if (historyLength === undefined || historyLength === null) return task;
+  return { ...task, history: historyLength <= 0 ? [] : task.history.slice(-historyLength) };
+}
+
+function requireTaskId(taskId: string | undefined): asserts taskId is string {
+  if (!taskId || taskId.trim() === '') throw new RequestMalformedError('Task ID is required');
+}
+
+/** Refuses a message the agent could not act on, naming the field. */
+export function checkSendMessage(params: SendMessageRequest): void {
+  const message = params.message;
+  if (!message) throw new RequestMalformedError('message is required');
+  if (!message.messageId) throw new RequestMalformedError('message.messageId is required');
+  if (message.role !== Role.ROLE_USER)
+    throw new RequestMalformedError('message.role must be ROLE_USER (a message from the caller)');
+  if (!Array.isArray(message.parts) || message.parts.length === 0) {
+    throw new RequestMalformedError('message.parts must contain at least one part');
+  }
+  message.parts.forEach((part, index) => {
+    const content = part?.content;
+    if (!content)
+      throw new RequestMalformedError(`message.parts[${index}] has no content: expected text, data, url or raw`);
+    if (content.$case === 'text' && typeof content.value !== 'string') {
+      throw new RequestMalformedError(`message.parts[${index}].text must be a string`);
+    }
+  });
+  checkHistoryLength(params.configuration?.historyLength, 'configuration.historyLength');
+}
+
+function checkHistoryLength(value: number | undefined, field: string): void {
+  if (value === undefined || value === null) return;
+  if (!Number.isInteger(value) || value < 0) throw new RequestMalformedError(`${field} must be a non-negative integer`);
+}
