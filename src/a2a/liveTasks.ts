@@ -53,6 +53,8 @@ export interface LiveTask {
 export interface FoldedEvent {
   scope: TaskScope;
   taskId: string;
+  /** The task's write mode: only an `every-state` task can be watched from elsewhere. */
+  writeMode: WriteMode;
   /** The event's number within its task, from 1. */
   seq: number;
   event: AgentExecutionEvent;
@@ -147,7 +149,14 @@ export class LiveTasks {
     if (!task) return undefined;
     live.task = task;
     live.seq += 1;
-    this.options.onFolded?.({ scope: live.scope, taskId: live.id, seq: live.seq, event, task });
+    this.options.onFolded?.({
+      scope: live.scope,
+      taskId: live.id,
+      writeMode: live.writeMode,
+      seq: live.seq,
+      event,
+      task,
+    });
     const written = this.changed(live);
     const listeners = live.listeners;
     if (listeners) {
