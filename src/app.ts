@@ -282,7 +282,8 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       redact: (text) => secrets.redactText(text),
       db: storage.db,
       taskRows: storage.taskRows,
-      clusterTasks: storage.taskEvents && createClusterTasks({ events: storage.taskEvents, logger }),
+      clusterTasks:
+        storage.taskEvents && createClusterTasks({ events: storage.taskEvents, rows: storage.taskRows.tasks, logger }),
       logger: logger.child({ component: 'a2a' }),
       clock,
       peerStatus: federation ? () => federation.status() : undefined,

@@ -1,7 +1,7 @@
 /**
  * The cluster scenarios of issue 16, on a throwaway PostgreSQL (Debian's
  * postgresql package, as the tests use) and Debian's haproxy:
- * `npm run bench -- pgGreeting cluster replicaLoss cronLateness`. Replicas are
+ * `npm run bench -- pgGreeting cluster replicaLoss cronLateness cancelPropagation resubscribeElsewhere`. Replicas are
  * bench node entries (the offline model) sharing one `storage.url`, a 3 s
  * lease and a 1 s heartbeat, each with its own data folder.
  */
@@ -10,8 +10,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
+import type { StreamResponse } from '@a2a-js/sdk';
+import { a2aClient, textRequest } from '../../test/support/a2aClient';
 import { clusterUnavailable, freePort, offlineToolResult, startBalancer } from '../../test/support/cluster';
 import { postgresUnavailable, startTestPostgres, type TestPostgres } from '../../test/support/postgres';
+import { processEnded, processesWith } from '../../test/support/processes';
 import { waitFor } from '../../test/support/waitFor';
 import { processCpuMs, startServer, type ServerProcess } from './proc';
 import {
@@ -273,6 +276,199 @@ export async function cronLateness(): Promise<ScenarioResult> {
         ratio: `${twice} scheduled times run twice`,
         met: twice === 0 && rows.length > 0,
         notes: [`lateness per run: ${late.join(', ')} ms`],
+      };
+    }),
+  );
+}
+
+/** How many cancels the cancel propagation scenario times (BENCH_CANCEL_TRIES). */
+const CANCEL_TRIES = Number(process.env.BENCH_CANCEL_TRIES ?? 20);
+
+/** One JSON-RPC call to a replica, resolving with its `result` (or throwing its error). */
+async function rpcResult(url: string, method: string, params: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(`${url}/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: randomBytes(4).toString('hex'), method, params }),
+  });
+  const body = (await res.json()) as { result?: Record<string, unknown>; error?: { message: string } };
+  if (!body.result) throw new Error(`${method}: ${body.error?.message ?? res.status}`);
+  return body.result;
+}
+
+/**
+ * Opens a `SendStreamingMessage` of `text` on `url`; resolves with the task
+ * id its first event names and a promise of the stream's end (read to the end
+ * meanwhile, as a client would).
+ */
+async function openStream(url: string, text: string): Promise<{ taskId: string; ended: Promise<void> }> {
+  const res = await fetch(`${url}/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0', accept: 'text/event-stream' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'SendStreamingMessage',
+      params: { message: { messageId: randomBytes(8).toString('hex'), role: 'ROLE_USER', parts: [{ text }] } },
+    }),
+  });
+  if (!res.body) throw new Error(`no stream: ${res.status}`);
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buffered = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the stream ended before its first event: ${buffered}`);
+    buffered += decoder.decode(value, { stream: true });
+    const line = buffered.split('\n').find((l) => l.startsWith('data:') && l.includes('"result"'));
+    if (!line) continue;
+    const result = (JSON.parse(line.slice(5)) as { result: Record<string, { id?: string; taskId?: string }> }).result;
+    const first = result.task ?? result.statusUpdate;
+    const taskId = first?.id ?? first?.taskId;
+    if (!taskId) throw new Error(`no task id in the first event: ${line}`);
+    const ended = (async () => {
+      while (!(await reader.read()).done);
+    })();
+    return { taskId, ended };
+  }
+}
+
+/**
+ * Cancel propagation: a streamed turn on replica A runs a long command; a
+ * `CancelTask` for it is sent to replica C; the time from sending it until
+ * the command's process is gone (the cancel's NOTIFY reached A, A aborted the
+ * turn and killed the sandbox), polled every millisecond from /proc.
+ */
+export async function cancelPropagation(): Promise<ScenarioResult> {
+  return withPostgres(postgresUnavailable(), (pg) =>
+    withDatabase(pg, async (databaseUrl) => {
+      const runner = await startReplica(databaseUrl, 'runner');
+      const canceller = await startReplica(databaseUrl, 'canceller').catch(async (err: unknown) => {
+        await runner.stop();
+        throw err;
+      });
+      const gone: number[] = [];
+      try {
+        // Try 0 warms up (each replica's first cancel opens connections and compiles its path) and is not counted.
+        for (let n = 0; n <= CANCEL_TRIES; n++) {
+          // An unusual length per try names its process (the exec timeout is 30 s).
+          const command = `sleep 28.${n}`;
+          const { taskId, ended } = await openStream(runner.url, `exec_shell {"command": "${command}"}`);
+          const pid = await waitFor(() => processesWith(command)[0], 15_000, `"${command}" to run`);
+          const sentAt = performance.now();
+          const canceled = rpcResult(canceller.url, 'CancelTask', { id: taskId });
+          await new Promise<void>((resolve, reject) => {
+            const poll = () => {
+              if (processEnded(pid)) return resolve();
+              if (performance.now() - sentAt > 10_000) return reject(new Error(`"${command}" outlived its cancel`));
+              setTimeout(poll, 1);
+            };
+            poll();
+          });
+          if (n > 0) gone.push(performance.now() - sentAt);
+          const state = ((await canceled).status as { state?: string } | undefined)?.state;
+          if (state !== 'TASK_STATE_CANCELED') throw new Error(`CancelTask answered ${String(state)}`);
+          await ended;
+        }
+      } finally {
+        await canceller.stop();
+        await runner.stop();
+      }
+      const sorted = [...gone].sort((a, b) => a - b);
+      const p99 = percentile(sorted, 99);
+      return {
+        id: 'cancelPropagation',
+        title: `cancel propagation: \`CancelTask\` sent to replica C → the command a streamed turn runs on replica A gone (${CANCEL_TRIES} tries)`,
+        target: 'p99 ≤ 100 ms',
+        baseline: '—',
+        node: `p50 ${fmt(percentile(sorted, 50), 1)} ms, p99 ${fmt(p99, 1)} ms, max ${fmt(sorted.at(-1) ?? NaN, 1)} ms`,
+        ratio: `${fmt(p99 / 100, 2)} × target (p99)`,
+        met: p99 <= 100,
+        notes: [
+          `per try: ${gone.map((ms) => fmt(ms, 1)).join(', ')} ms (process polled every 1 ms in /proc; one warm-up try before, not counted)`,
+          'the cancel travels as a row and a NOTIFY on the shared database; A aborts the turn, whose sandbox is SIGKILLed',
+        ],
+      };
+    }),
+  );
+}
+
+/** A streamed task that runs about a second on the offline model (a confined command; no approval asked). */
+const SLOW_STREAM = 'exec_shell {"command": "sleep 1"}';
+/** How many tasks the resubscribe scenario follows. */
+const RESUBSCRIBES = 20;
+
+/** The state a stream response leaves the task in, if it carries one. */
+function streamState(response: StreamResponse): number | undefined {
+  const payload = response.payload;
+  if (payload?.$case === 'task') return payload.value.status?.state;
+  if (payload?.$case === 'statusUpdate') return payload.value.status?.state;
+  return undefined;
+}
+
+/**
+ * Resubscribe on another replica: a streamed task running on replica A,
+ * `SubscribeToTask` sent to replica B while it runs. Measured: B's first
+ * event (the task as it stands, folded from the shared events), and how long
+ * after A's stream ended B's did (an event's way through PostgreSQL: group
+ * commit, NOTIFY, B's read).
+ */
+export async function resubscribeElsewhere(): Promise<ScenarioResult> {
+  return withPostgres(postgresUnavailable(), (pg) =>
+    withDatabase(pg, async (databaseUrl) => {
+      const a = await startReplica(databaseUrl, 'bench-a');
+      const first: number[] = [];
+      const behind: number[] = [];
+      try {
+        const b = await startReplica(databaseUrl, 'bench-b');
+        try {
+          const onA = await a2aClient(a.url, 'JSONRPC');
+          const onB = await a2aClient(b.url, 'JSONRPC');
+          for (let run = 0; run < RESUBSCRIBES; run++) {
+            const stream = onA.sendMessageStream(textRequest(SLOW_STREAM));
+            const opening = (await stream.next()).value as StreamResponse;
+            const taskId = opening.payload?.$case === 'task' ? opening.payload.value.id : '';
+            if (!taskId) throw new Error('the stream on A did not start with its task');
+            const endedOnA = (async () => {
+              let at = NaN;
+              for await (const response of stream) if (response) at = performance.now();
+              return at;
+            })();
+            const sent = performance.now();
+            const resubscribed = onB.resubscribeTask({ tenant: '', id: taskId });
+            let lastState: number | undefined;
+            let firstAt = NaN;
+            let endedAt = NaN;
+            for await (const response of resubscribed) {
+              if (Number.isNaN(firstAt)) firstAt = performance.now();
+              endedAt = performance.now();
+              lastState = streamState(response) ?? lastState;
+            }
+            if (lastState !== 3 /* TASK_STATE_COMPLETED */)
+              throw new Error(`the resubscribed stream on B ended in state ${String(lastState)}, not completed`);
+            first.push(firstAt - sent);
+            behind.push(endedAt - (await endedOnA));
+          }
+        } finally {
+          await b.stop();
+        }
+      } finally {
+        await a.stop();
+      }
+      const sorted = (xs: number[]) => [...xs].sort((x, y) => x - y);
+      const firstSorted = sorted(first);
+      const behindSorted = sorted(behind);
+      return {
+        id: 'resubscribeElsewhere',
+        title: `resubscribe on another replica: \`SubscribeToTask\` on B for a stream running on A (${RESUBSCRIBES} tasks, offline model, a 1 s command each)`,
+        target: 'reported (no target)',
+        baseline: '—',
+        node: `first event on B p50 ${fmt(percentile(firstSorted, 50), 1)} ms, p99 ${fmt(percentile(firstSorted, 99), 1)} ms; B's stream ended p50 ${fmt(percentile(behindSorted, 50), 1)} ms, max ${fmt(behindSorted.at(-1) ?? NaN, 1)} ms after A's`,
+        ratio: '—',
+        met: true,
+        notes: [
+          'first event: the task as it stands, folded from the events table; the end: the closing event through group commit, NOTIFY and B’s read',
+        ],
       };
     }),
   );

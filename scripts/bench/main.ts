@@ -15,7 +15,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { cluster, cronLateness, pgGreeting, replicaLoss } from './cluster';
+import { cancelPropagation, cluster, cronLateness, pgGreeting, replicaLoss, resubscribeElsewhere } from './cluster';
 import { summarizeProfileFile } from './profile';
 import { describeMachine, renderReport } from './report';
 import {
@@ -50,6 +50,8 @@ const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   cluster,
   replicaLoss,
   cronLateness,
+  cancelPropagation,
+  resubscribeElsewhere,
 };
 
 /** The 1-, 5- and 15-minute load averages, as printed next to every scenario. */

@@ -1,10 +1,11 @@
-import { StreamResponse, type Task } from '@a2a-js/sdk';
+import { Role, StreamResponse, type Message, type Task } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log/logger';
-import { isFinished } from '../protocol/taskStates';
-import type { TaskEventLog, TaskKey } from '../store/taskEvents';
-import type { TaskScope } from '../store/taskRows';
+import { isFinished, isRunning, isSettled } from '../protocol/taskStates';
+import type { TaskEventLog, TaskEventRecord, TaskKey } from '../store/taskEvents';
+import type { TaskRows, TaskScope } from '../store/taskRows';
+import { applyEvent, type FoldedEvent, type TasksElsewhere } from './liveTasks';
 
 /**
  * The A2A tasks of one node spread over replicas (issue 16), in A2A terms
@@ -18,30 +19,38 @@ import type { TaskScope } from '../store/taskRows';
  * An `on-settle` task (a blocking SendMessage without webhook) is one whose
  * id nobody outside this process knows until it settles, so nothing could
  * follow or cancel it elsewhere; it costs the database no event rows.
+ *
+ * Following a task from another replica ({@link TasksElsewhere.follow}):
+ * the task as it stands is the fold of its events from the start of its
+ * current turn (each turn's first event is a `task` event) up to the last
+ * one committed, and what follows is read from the next number on, so the
+ * follower sees every event once, with no gap, whichever replica wrote it
+ * (the sweep's "replica lost" included).
  */
-export interface ClusterTasks {
+export interface ClusterTasks extends TasksElsewhere {
   /**
-   * Writes one folded event of a live task (the `onFolded` seam of
-   * `liveTasks.ts`); resolves once committed. Never rejects: a failure is
-   * logged (the task goes on in this process; only followers elsewhere miss it).
+   * Writes one folded event of an `every-state` live task (the `onFolded`
+   * seam of `liveTasks.ts`; others are skipped); resolves once committed.
+   * Never rejects: a failure is logged (the task goes on in this process;
+   * only followers elsewhere miss it).
    */
-  record(folded: { scope: TaskScope; taskId: string; event: AgentExecutionEvent; task: Task }): Promise<void>;
-  /**
-   * The events of a task running on another replica, from the one after
-   * `after` (0: all), until its terminal one or until `signal` aborts.
-   */
-  follow(
-    scope: TaskScope,
-    taskId: string,
-    options: { after: number; signal?: AbortSignal },
-  ): AsyncIterable<{
-    seq: number;
-    event: AgentExecutionEvent;
-  }>;
-  /** Asks the replica running the task to cancel it. */
-  requestCancel(scope: TaskScope, taskId: string): Promise<void>;
+  record(folded: FoldedEvent): Promise<void>;
   /** Calls `cancel` for every cancel asked through any replica (the one running the task acts; the others ignore it). */
   onCancel(cancel: (scope: TaskScope, taskId: string) => void): () => void;
+}
+
+/** Options of {@link createClusterTasks}. */
+export interface ClusterTasksOptions {
+  events: TaskEventLog;
+  /** The task rows every replica shares: which tasks run somewhere, and the task when it has no events. */
+  rows: TaskRows;
+  logger: Logger;
+  /**
+   * How often a follower re-reads the task's row (1 s unless set): a task
+   * whose turn writes no events (an `on-settle` task a ListTasks showed) ends
+   * when its row does.
+   */
+  rowCheckMs?: number;
 }
 
 const keyOf = (scope: TaskScope, taskId: string): TaskKey => ({
@@ -52,7 +61,7 @@ const keyOf = (scope: TaskScope, taskId: string): TaskKey => ({
 
 /** An executor event as stored: the ProtoJSON of the `StreamResponse` carrying it. */
 export function eventJson(event: AgentExecutionEvent): unknown {
-  return StreamResponse.toJSON({ payload: { $case: event.kind, value: event.data } as StreamResponse['payload'] });
+  return StreamResponse.toJSON({ payload: responseOf(event).payload });
 }
 
 /** The executor event a stored `StreamResponse` carries; `undefined` for one that carries none. */
@@ -61,28 +70,139 @@ export function eventOfJson(json: unknown): AgentExecutionEvent | undefined {
   return payload ? ({ kind: payload.$case, data: payload.value } as AgentExecutionEvent) : undefined;
 }
 
+function responseOf(event: AgentExecutionEvent): StreamResponse {
+  return { payload: { $case: event.kind, value: event.data } as StreamResponse['payload'] };
+}
+
+/** The state an event leaves the task in, when it carries one. */
+function stateAfter(event: AgentExecutionEvent) {
+  if (event.kind === 'statusUpdate') return event.data.status?.state;
+  if (event.kind === 'task') return event.data.status?.state;
+  return undefined;
+}
+
 /**
- * The cluster's tasks over `events`.
- * @example
- * const cluster = createClusterTasks({ events: storage.taskEvents, logger });
- * const live = new LiveTasks({ rows, onFolded: (folded) => folded.writeMode === 'every-state' && cluster.record(folded) });
+ * Stands in for the user's message when a follower folds events: only a
+ * `task` event reads it, and the follower takes those as they are.
  */
-export function createClusterTasks(options: { events: TaskEventLog; logger: Logger }): ClusterTasks {
-  const { events } = options;
+const NO_USER_MESSAGE: Message = {
+  messageId: '',
+  contextId: '',
+  taskId: '',
+  role: Role.ROLE_USER,
+  parts: [],
+  metadata: undefined,
+  extensions: [],
+  referenceTaskIds: [],
+};
+
+/** Folds stored events into `task` (a `task` event starts the turn over); returns the task and the last number. */
+function foldRecords(task: Task | undefined, records: readonly TaskEventRecord[], after: number) {
+  let seq = after;
+  for (const record of records) {
+    seq = record.seq;
+    const event = eventOfJson(record.event);
+    if (!event) continue;
+    task =
+      event.kind === 'task'
+        ? { ...event.data, history: event.data.history ?? [] }
+        : applyEvent(task, event, NO_USER_MESSAGE);
+  }
+  return { task, seq };
+}
+
+/**
+ * The cluster's tasks over `events` and `rows`.
+ * @example
+ * const cluster = createClusterTasks({ events: storage.taskEvents, rows: storage.taskRows.tasks, logger });
+ * const live = new LiveTasks({ rows, onFolded: (folded) => void cluster.record(folded), elsewhere: cluster });
+ */
+export function createClusterTasks(options: ClusterTasksOptions): ClusterTasks {
+  const { events, rows } = options;
+  const rowCheckMs = options.rowCheckMs ?? 1_000;
   const log = options.logger.child({ component: 'cluster-tasks' });
+
+  /** Every event of the task committed now, folded, and the number of the last. */
+  const current = async (key: TaskKey) => {
+    let folded: { task: Task | undefined; seq: number } = { task: undefined, seq: 0 };
+    for (;;) {
+      const page = await events.read(key, folded.seq);
+      if (page.length === 0) return folded;
+      folded = foldRecords(folded.task, page, folded.seq);
+    }
+  };
+
   return {
-    record({ scope, taskId, event, task }) {
+    record({ scope, taskId, event, task, writeMode }) {
+      if (writeMode !== 'every-state') return Promise.resolve();
       return events
         .append(keyOf(scope, taskId), { event: eventJson(event), terminal: isFinished(task.status?.state) })
         .catch((err) => log.warn('task event not written', { taskId, error: errorMessage(err) }));
     },
-    async *follow(scope, taskId, { after, signal }) {
-      for await (const record of events.follow(keyOf(scope, taskId), { after, signal })) {
-        const event = eventOfJson(record.event);
-        if (event) yield { seq: record.seq, event };
+
+    async *follow(scope, taskId, signal) {
+      const key = keyOf(scope, taskId);
+      const row = await rows.get({ ...scope, everyone: false }, taskId);
+      if (!row || !isRunning(row.task.status?.state)) return;
+      const standing = await current(key);
+      // No events: a task whose turn writes none; its row is all there is until it ends.
+      const task = standing.task ?? row.task;
+      yield { payload: { $case: 'task', value: task } };
+      if (isSettled(task.status?.state)) return;
+
+      // Stops the event follower when the caller goes or the row settles with no event to say so.
+      const stop = new AbortController();
+      const onAbort = () => stop.abort();
+      signal.addEventListener('abort', onAbort);
+      let settledRow: Task | undefined;
+      const checkRow = async () => {
+        try {
+          const now = await rows.get({ ...scope, everyone: false }, taskId);
+          if (now && !isRunning(now.task.status?.state)) {
+            settledRow = now.task;
+            stop.abort();
+          }
+        } catch (err) {
+          log.warn('task row not read', { taskId, error: errorMessage(err) });
+        }
+      };
+      const timer = setInterval(() => void checkRow(), rowCheckMs);
+      let last = standing.seq;
+      try {
+        for await (const record of events.follow(key, { after: last, signal: stop.signal })) {
+          last = record.seq;
+          const event = eventOfJson(record.event);
+          if (!event) continue;
+          yield responseOf(event);
+          if (record.terminal || isSettled(stateAfter(event))) return;
+        }
+        if (!settledRow || signal.aborted) return;
+        // The row settled: its closing events, if any were written, are read first.
+        for (const record of await events.read(key, last)) {
+          const event = eventOfJson(record.event);
+          if (!event) continue;
+          yield responseOf(event);
+          if (record.terminal || isSettled(stateAfter(event))) return;
+        }
+        yield {
+          payload: {
+            $case: 'statusUpdate',
+            value: {
+              taskId,
+              contextId: settledRow.contextId,
+              status: settledRow.status,
+              metadata: settledRow.metadata,
+            },
+          },
+        };
+      } finally {
+        clearInterval(timer);
+        signal.removeEventListener('abort', onAbort);
       }
     },
-    requestCancel: (scope, taskId) => events.requestCancel(keyOf(scope, taskId)),
+
+    cancel: (scope, taskId) => events.requestCancel(keyOf(scope, taskId)),
+
     onCancel(cancel) {
       return events.onCancel((key) => cancel({ tenant: key.tenant, owner: key.owner }, key.taskId));
     },

@@ -23,30 +23,41 @@ const checkEnvelope: RequestHandler = (req, res, next) => {
     next();
     return;
   }
-  const body: unknown = req.body;
+  const refusal = envelopeRefusal(req.body);
+  if (refusal) res.status(200).json(refusal);
+  else next();
+};
+
+/** A JSON-RPC error response. */
+export interface JsonRpcRefusal {
+  jsonrpc: '2.0';
+  id: string | number | null;
+  error: { code: number; message: string };
+}
+
+/**
+ * The answer to a parsed `POST /` body that is not a well-formed JSON-RPC
+ * request (-32600) or whose message has the wrong shape (-32602), or
+ * undefined when the SDK may have it. JSON-RPC errors travel as HTTP 200,
+ * as the SDK sends its own.
+ */
+export function envelopeRefusal(body: unknown): JsonRpcRefusal | undefined {
   const problem = envelopeProblem(body);
   if (!problem) {
     const request = body as { id?: string | number | null; method: string; params?: unknown };
     const schema = MESSAGE_METHODS.get(request.method);
     const invalid =
       nestingProblem(request.params, 'params') ?? (schema && messageProblem(schema, request.params ?? {}, 'params'));
-    if (!invalid) {
-      next();
-      return;
-    }
-    res.status(200).json({
+    if (!invalid) return undefined;
+    return {
       jsonrpc: '2.0',
       id: request.id ?? null,
       error: { code: INVALID_PARAMS, message: `Invalid params: ${invalid}` },
-    });
-    return;
+    };
   }
-  const id = isObject(body) && isValidId(body.id) && body.id !== undefined ? body.id : null;
-  // JSON-RPC errors travel as HTTP 200, as the SDK sends its own.
-  res
-    .status(200)
-    .json({ jsonrpc: '2.0', id, error: { code: INVALID_REQUEST, message: `Invalid Request: ${problem}` } });
-};
+  const id = isObject(body) && isValidId(body.id) && body.id !== undefined ? (body.id as string | number | null) : null;
+  return { jsonrpc: '2.0', id, error: { code: INVALID_REQUEST, message: `Invalid Request: ${problem}` } };
+}
 
 function envelopeProblem(body: unknown): string | undefined {
   if (Array.isArray(body)) return 'batch requests are not supported; send one JSON-RPC object';

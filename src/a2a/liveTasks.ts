@@ -53,7 +53,7 @@ export interface LiveTask {
 export interface FoldedEvent {
   scope: TaskScope;
   taskId: string;
-  /** The task's write mode: only an `every-state` task can be watched from elsewhere. */
+  /** When the task is written to the rows: only an `every-state` task is watched from elsewhere. */
   writeMode: WriteMode;
   /** The event's number within its task, from 1. */
   seq: number;

@@ -91,8 +91,59 @@ export const MESSAGE_METHODS: ReadonlyMap<string, z.ZodType> = new Map<string, z
   ['message/stream', SendMessageParamsV03],
 ]);
 
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const optional = (value: unknown, check: (v: unknown) => boolean) => value === undefined || check(value);
+const isString = (value: unknown) => typeof value === 'string';
+/** Keys the ProtoJSON readers would rename (`message_id`): such input is left to the schema. */
+const hasSnakeKey = (value: Record<string, unknown>) => Object.keys(value).some((key) => key.includes('_'));
+
+function isPlainPartV1(part: unknown): boolean {
+  if (!isPlainObject(part) || hasSnakeKey(part)) return false;
+  const kinds = (part.text !== undefined ? 1 : 0) + (part.data !== undefined ? 1 : 0);
+  return (
+    kinds + (part.url !== undefined ? 1 : 0) + (part.raw !== undefined ? 1 : 0) === 1 &&
+    optional(part.text, isString) &&
+    optional(part.url, isString) &&
+    optional(part.raw, isString) &&
+    optional(part.metadata, isPlainObject) &&
+    optional(part.filename, isString) &&
+    optional(part.mediaType, isString)
+  );
+}
+
+/**
+ * True only for v1.0 `SendMessage` params that {@link SendMessageParamsV1}
+ * certainly accepts, in the common spelling (camelCase keys); anything else,
+ * valid or not, is left to the schema. The schema's parse (its key-renaming
+ * copies, the record checks) cost ~4% of a greeting's CPU for the answer
+ * "fine"; this check gives the same answer without copying. Narrower than the
+ * schema on purpose: it may send valid input to the schema, never pass
+ * invalid input (`messageSchema.test.ts` holds the two together).
+ */
+export function isPlainSendMessageV1(params: unknown): boolean {
+  if (!isPlainObject(params)) return false;
+  const message = params.message;
+  if (!isPlainObject(message) || hasSnakeKey(message)) return false;
+  const parts = message.parts;
+  return (
+    typeof message.messageId === 'string' &&
+    message.messageId.length > 0 &&
+    (typeof message.role === 'string' || typeof message.role === 'number') &&
+    Array.isArray(parts) &&
+    parts.length > 0 &&
+    parts.every(isPlainPartV1) &&
+    optional(message.contextId, isString) &&
+    optional(message.taskId, isString) &&
+    optional(message.metadata, isPlainObject) &&
+    optional(params.configuration, isPlainObject) &&
+    optional(params.metadata, isPlainObject)
+  );
+}
+
 /** The first problem with `value` under `schema` as `path: message` (prefixed with `root`), or undefined. */
 export function messageProblem(schema: z.ZodType, value: unknown, root: string): string | undefined {
+  if (schema === SendMessageParamsV1 && isPlainSendMessageV1(value)) return undefined;
   const result = schema.safeParse(value);
   if (result.success) return undefined;
   const issue = result.error.issues[0];

@@ -1,6 +1,5 @@
 import { errorMessage } from '../errors';
 import express from 'express';
-import type { StreamResponse } from '@a2a-js/sdk';
 import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import type { LlmAgent } from '../agent/agent';
 import type { TurnRunner } from '../agent/turn';
@@ -19,12 +18,13 @@ import { bodyLimit, jsonErrors, notFound } from './errors';
 import { LangoExecutor } from './executor';
 import { hostGuard } from './hostGuard';
 import { jsonRpcEnvelope } from './jsonRpcEnvelope';
+import { jsonRpcRoute } from './jsonRpcRoute';
 import { restMessageGuard } from './messageSchema';
 import { CheckedPushStore, RetryingPushSender } from './pushNotifications';
 import { restResponses } from './restResponses';
 import { createCardSigner } from './signing';
 import { parseDuration } from '../duration';
-import { LiveTasks, type TasksElsewhere } from './liveTasks';
+import { LiveTasks } from './liveTasks';
 import { createA2AStores } from './taskStore';
 import type { ClusterTasks } from './clusterTasks';
 import { TaskHandler } from './taskHandler';
@@ -39,7 +39,10 @@ export interface A2AServerOptions {
   db: SqliteDatabase;
   /** Where tasks and push configs are kept (`NodeStorage.taskRows`). */
   taskRows: TaskRowStores;
-  /** With replicas on PostgreSQL: cancels asked through one replica reach the one running the task. */
+  /**
+   * With replicas on PostgreSQL: the events of watched tasks are shared, a task running on another replica is
+   * followed there, and cancels asked through one replica reach the one running the task.
+   */
   clusterTasks?: ClusterTasks;
   logger: Logger;
   clock: () => Date;
@@ -96,9 +99,11 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const logger = options.logger;
 
   const { clusterTasks } = options;
+  // With replicas: every event of a watched task goes to the shared log, and tasks running elsewhere are followed there.
   const liveTasks = new LiveTasks({
     rows: options.taskRows.tasks,
-    elsewhere: clusterTasks && tasksElsewhere(clusterTasks),
+    onFolded: clusterTasks && ((folded) => void clusterTasks.record(folded)),
+    elsewhere: clusterTasks,
   });
   const stores = createA2AStores({ rows: options.taskRows, live: liveTasks, clock });
   // On SQLite the sweep is done when this returns (no query awaits); a shared database's sweep fails only
@@ -162,13 +167,21 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const a2aEnabled = config.a2a.enabled;
   if (a2aEnabled) app.use(cardFastPath({ cards, legacyCompat: config.a2a.legacyCompat }));
   app.use(bodyLimit(config.a2a.maxBodyBytes));
-  // JSON-RPC first, so the hot path passes no other route. The envelope check parses the body once
-  // (the SDK's own parser skips a parsed body); REST parses its own.
+  // JSON-RPC first, so the hot path passes no other route. A v1.0 request with a plain JSON body is
+  // answered by `jsonRpcRoute` alone; anything else goes on to the envelope check, which parses the body
+  // once (the SDK's own parser skips a parsed body), and the SDK's handler. REST parses its own.
   // With `a2a.enabled: false` the node publishes no card and serves no protocol: health only.
   if (a2aEnabled) {
     app.post(
       '/',
       ...gate,
+      jsonRpcRoute({
+        requestHandler,
+        userBuilder: userFromRequest,
+        maxBodyBytes: config.a2a.maxBodyBytes,
+        legacyCompat: config.a2a.legacyCompat,
+        logger,
+      }),
       ...jsonRpcEnvelope(config.a2a.maxBodyBytes),
       jsonRpcHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }),
     );
@@ -214,21 +227,5 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
         });
       }
     },
-  };
-}
-
-/**
- * Tasks on other replicas through the cluster's event log: a follower gets
- * the task's events from its first (the task as created), so the first
- * response is the task and the rest bring it up to date.
- */
-function tasksElsewhere(cluster: ClusterTasks): TasksElsewhere {
-  return {
-    async *follow(scope, taskId, signal) {
-      for await (const { event } of cluster.follow(scope, taskId, { after: 0, signal })) {
-        yield { payload: { $case: event.kind, value: event.data } } as StreamResponse;
-      }
-    },
-    cancel: (scope, taskId) => cluster.requestCancel(scope, taskId),
   };
 }

@@ -147,6 +147,7 @@ export class TurnState {
       sessionId,
       this.working.map((w) => toStored(w, callAuthors)),
       this.state,
+      { newSession: this.input.newSession },
     );
     if (!onTurnEnd) return;
     // A new session's whole conversation is this turn: nothing to read back.

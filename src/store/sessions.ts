@@ -56,6 +56,16 @@ export interface SessionInfo {
   updatedAt: string;
 }
 
+/** What the caller of {@link SessionStore.commitTurn} knows about the session. */
+export interface CommitTurnOptions {
+  /**
+   * The session has no earlier turn (an A2A context the node just created):
+   * its messages are numbered from 1 without reading the table for the last
+   * number (a store may ignore this; SQLite saves one query per new context).
+   */
+  newSession?: boolean;
+}
+
 /**
  * The conversation store. A conversation is keyed by (principal, session
  * id): the same A2A contextId sent by two callers is two conversations, and
@@ -73,6 +83,7 @@ export interface SessionStore {
     sessionId: string,
     messages: NewSessionMessage[],
     state: SessionState,
+    options?: CommitTurnOptions,
   ): Promise<StoredMessage[]>;
   /** Messages in order; `visibleOnly` keeps what the user saw; `limit` keeps the last N. */
   messages(

@@ -64,5 +64,6 @@ describe("Google ADK-JS's RemoteA2AAgent as a client of the node", () => {
     const contexts = new Set(turns.flatMap((t) => t.events.map((e) => e.contextId)).filter(Boolean));
     expect(contexts.size).toBe(1);
     expect(hello.events.every((e) => !e.errorCode)).toBe(true);
-  });
+    // Three turns, each an ADK client process; 30 s ran out at load 15.
+  }, 90_000);
 });

@@ -1,6 +1,7 @@
-import { Role, TaskState } from '@a2a-js/sdk';
+import { Role, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
-import { createClusterTasks, eventJson, type ClusterTasks } from '../../src/a2a/clusterTasks';
+import { createClusterTasks } from '../../src/a2a/clusterTasks';
+import { applyEvent } from '../../src/a2a/liveTasks';
 import { newTask, statusUpdate, textPart } from '../../src/a2a/messages';
 import { createMemoryLogger } from '../../src/log/logger';
 import { openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
@@ -21,17 +22,25 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
     afterEach(async () => {
       for (const storage of opened.splice(0)) await storage.close();
     });
-    const replica = async (replicaId: string): Promise<ClusterTasks> => {
+    /** One replica's storage and its cluster tasks (`heartbeatMs`/`leaseMs` as given, else no sweep in a test's time). */
+    const replica = async (replicaId: string, timing = { heartbeatMs: 3_600_000, leaseMs: 15_000 }) => {
       const logger = createMemoryLogger();
       const storage = await openPostgresStorage({
         url: database.url(),
-        cluster: { replicaId, heartbeatMs: 3_600_000, leaseMs: 15_000 },
+        cluster: { replicaId, ...timing },
         logger,
         clock: () => new Date(),
       });
       opened.push(storage);
-      return createClusterTasks({ events: storage.taskEvents, logger });
+      const cluster = createClusterTasks({
+        events: storage.taskEvents,
+        rows: storage.taskRows.tasks,
+        logger,
+        rowCheckMs: 100,
+      });
+      return { storage, cluster };
     };
+    type Replica = Awaited<ReturnType<typeof replica>>;
 
     const scope: TaskScope = { tenant: '', owner: 'bearer:alice' };
     const ids = { taskId: 'task-1', contextId: 'ctx-1' };
@@ -46,91 +55,193 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       extensions: [],
       referenceTaskIds: [],
     };
-    /** What a replica's LiveTasks would hand the seam: each event and the task after it. */
-    const fold = (cluster: ClusterTasks, events: Array<[AgentExecutionEvent, TaskState]>) =>
-      Promise.all(
-        events.map(([event, state]) =>
-          cluster.record({ scope, taskId: ids.taskId, event, task: newTask(ids, userMessage, state, at) }),
-        ),
-      );
-    const collect = async (cluster: ClusterTasks, after: number) => {
-      const seen: Array<{ seq: number; event: AgentExecutionEvent }> = [];
-      for await (const followed of cluster.follow(scope, ids.taskId, { after })) seen.push(followed);
+    const answerChunk = (text: string, append: boolean) =>
+      AgentEvent.artifactUpdate({
+        ...ids,
+        artifact: {
+          artifactId: 'answer',
+          name: 'answer',
+          description: '',
+          parts: [textPart(text)],
+          metadata: undefined,
+          extensions: [],
+        },
+        append,
+        lastChunk: false,
+        metadata: undefined,
+      });
+    const status = (state: TaskState, text?: string) => AgentEvent.statusUpdate(statusUpdate(ids, state, at, text));
+
+    /**
+     * What a replica's LiveTasks does with each event of an `every-state` task: the fold (here the SDK-shaped
+     * `applyEvent`), the row written on each state change and the event recorded, both in one group commit.
+     */
+    const runner = (on: Replica, start?: Task) => {
+      let task = start;
+      let seq = 0;
+      return (...events: AgentExecutionEvent[]) =>
+        Promise.all(
+          events.map((event) => {
+            const before = task?.status?.state;
+            task = applyEvent(task, event, userMessage)!;
+            seq += 1;
+            const recorded = on.cluster.record({
+              scope,
+              taskId: ids.taskId,
+              writeMode: 'every-state',
+              seq,
+              event,
+              task,
+            });
+            const state = task.status?.state;
+            return state === before
+              ? recorded
+              : Promise.all([recorded, on.storage.taskRows.tasks.write([{ scope, task }])]);
+          }),
+        );
+    };
+    const follow = async (on: Replica, signal = new AbortController().signal) => {
+      const seen: StreamResponse[] = [];
+      for await (const response of on.cluster.follow(scope, ids.taskId, signal)) seen.push(response);
       return seen;
     };
+    const describeResponse = (response: StreamResponse) => {
+      const payload = response.payload!;
+      if (payload.$case === 'task') return `task ${TaskState[payload.value.status!.state]}`;
+      if (payload.$case === 'statusUpdate') return `status ${TaskState[payload.value.status!.state]}`;
+      if (payload.$case === 'artifactUpdate') return `artifact ${payload.value.artifact!.parts.map(partText).join('')}`;
+      return payload.$case;
+    };
+    const partText = (part: { content?: { $case: string; value: unknown } }) =>
+      part.content?.$case === 'text' ? String(part.content.value) : '';
 
-    it('gives a follower on B the events folded on A, as the SDK events they were, ending with the task', async () => {
+    it('gives a follower on B the task as it stands on A, then every later event once, to the end', async () => {
       const a = await replica('a');
       const b = await replica('b');
-      const events: Array<[AgentExecutionEvent, TaskState]> = [
-        [
-          AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_SUBMITTED, at)),
-          TaskState.TASK_STATE_SUBMITTED,
-        ],
-        [AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_WORKING, at)), TaskState.TASK_STATE_WORKING],
-        [
-          AgentEvent.artifactUpdate({
-            ...ids,
-            artifact: {
-              artifactId: 'answer',
-              name: 'answer',
-              description: '',
-              parts: [textPart('Hi')],
-              metadata: undefined,
-              extensions: [],
-            },
-            append: false,
-            lastChunk: true,
-            metadata: undefined,
-          }),
-          TaskState.TASK_STATE_WORKING,
-        ],
-        [
-          AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_COMPLETED, at)),
-          TaskState.TASK_STATE_COMPLETED,
-        ],
-      ];
-      void fold(a, events.slice(0, 2));
-      const followed = collect(b, 1);
-      void fold(a, events.slice(2));
+      const run = runner(a);
+      await run(
+        AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_SUBMITTED, at)),
+        status(TaskState.TASK_STATE_WORKING),
+        answerChunk('Hel', false),
+      );
+      const followed = follow(b);
+      // Committed in the same turns as the follower reads what stands: each is in the task or after it, once.
+      await run(answerChunk('lo', true), answerChunk(' there', true), status(TaskState.TASK_STATE_COMPLETED));
       const seen = await followed;
-      expect(seen.map((f) => f.seq)).toEqual([2, 3, 4]);
-      expect(seen.map((f) => f.event.kind)).toEqual(['statusUpdate', 'artifactUpdate', 'statusUpdate']);
-      expect(seen.map((f) => eventJson(f.event))).toEqual(events.slice(1).map(([event]) => eventJson(event)));
+      const first = seen[0].payload;
+      expect(first?.$case).toBe('task');
+      const standing = first?.$case === 'task' ? first.value : undefined;
+      expect(standing?.history.map((m) => m.messageId)).toEqual(['m1']);
+      const shown = (standing?.artifacts[0]?.parts ?? []).map(partText).join('');
+      const later = seen
+        .slice(1)
+        .flatMap((r) => (r.payload?.$case === 'artifactUpdate' ? [partText(r.payload.value.artifact!.parts[0])] : []));
+      expect(shown + later.join('')).toBe('Hello there');
+      expect(describeResponse(seen.at(-1)!)).toBe('status TASK_STATE_COMPLETED');
     });
 
-    it('carries a task answered on B after input-required on A on to its end, for a follower on C', async () => {
+    it('follows nothing for a task no replica runs (no row, or one that has settled)', async () => {
+      const a = await replica('a');
+      const b = await replica('b');
+      expect(await follow(b)).toEqual([]);
+      const run = runner(a);
+      await run(
+        AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_SUBMITTED, at)),
+        status(TaskState.TASK_STATE_INPUT_REQUIRED, 'which city?'),
+      );
+      expect(await follow(b)).toEqual([]);
+    });
+
+    it('carries a task answered on B after input-required on A on to its end, numbered on, for a follower on C', async () => {
       const a = await replica('a');
       const b = await replica('b');
       const c = await replica('c');
-      // The question is committed before anyone can answer it.
-      await fold(a, [
-        [
-          AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_INPUT_REQUIRED, at, 'which city?')),
-          TaskState.TASK_STATE_INPUT_REQUIRED,
-        ],
+      const asked = runner(a);
+      await asked(
+        AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_SUBMITTED, at)),
+        status(TaskState.TASK_STATE_INPUT_REQUIRED, 'which city?'),
+      );
+      const row = await b.storage.taskRows.tasks.get({ ...scope, everyone: false }, ids.taskId);
+      // B's turn starts from the row, as its executor does: a task event first.
+      const answered = runner(b, row!.task);
+      await answered(
+        AgentEvent.task({
+          ...row!.task,
+          status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: at.toISOString() },
+        }),
+      );
+      const followed = follow(c);
+      await answered(answerChunk('sunny', false), status(TaskState.TASK_STATE_COMPLETED));
+      expect((await followed).map(describeResponse)).toEqual([
+        'task TASK_STATE_WORKING',
+        'artifact sunny',
+        'status TASK_STATE_COMPLETED',
       ]);
-      const followed = collect(c, 0);
-      void fold(b, [
-        [AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_WORKING, at)), TaskState.TASK_STATE_WORKING],
-        [
-          AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_COMPLETED, at, 'sunny')),
-          TaskState.TASK_STATE_COMPLETED,
-        ],
-      ]);
+      const numbers = (await c.storage.taskEvents.read({ ...scope, taskId: ids.taskId }, 0)).map((r) => r.seq);
+      expect(numbers).toEqual([1, 2, 3, 4, 5]);
+    });
+
+    it('ends a follower with "replica lost" when the replica running the task stops heartbeating', async () => {
+      const a = await replica('a');
+      const b = await replica('b', { heartbeatMs: 100, leaseMs: 300 });
+      await runner(a)(
+        AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_SUBMITTED, at)),
+        status(TaskState.TASK_STATE_WORKING),
+      );
+      const followed = follow(b);
+      // A stops (its replica row goes): B's sweep fails its task and appends the terminal event.
+      await a.storage.close();
       const seen = await followed;
-      expect(seen.map((f) => [f.seq, f.event.kind === 'statusUpdate' && f.event.data.status?.state])).toEqual([
-        [1, TaskState.TASK_STATE_INPUT_REQUIRED],
-        [2, TaskState.TASK_STATE_WORKING],
-        [3, TaskState.TASK_STATE_COMPLETED],
+      expect(seen.map(describeResponse)).toEqual(['task TASK_STATE_WORKING', 'status TASK_STATE_FAILED']);
+      const last = seen[1].payload;
+      const reason = last?.$case === 'statusUpdate' ? last.value.status?.message?.parts.map(partText).join('') : '';
+      expect(reason).toBe('replica lost');
+    });
+
+    it('ends a follower when the row of a task that writes no events settles', async () => {
+      const a = await replica('a');
+      const b = await replica('b');
+      const working = newTask(ids, userMessage, TaskState.TASK_STATE_WORKING, at);
+      await a.storage.taskRows.tasks.write([{ scope, task: working }]);
+      const followed = follow(b);
+      await a.storage.taskRows.tasks.write([
+        {
+          scope,
+          task: {
+            ...working,
+            status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: at.toISOString() },
+          },
+        },
       ]);
+      expect((await followed).map(describeResponse)).toEqual([
+        'task TASK_STATE_WORKING',
+        'status TASK_STATE_COMPLETED',
+      ]);
+    });
+
+    it('stops following when the caller goes', async () => {
+      const a = await replica('a');
+      const b = await replica('b');
+      await runner(a)(AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_WORKING, at)));
+      const gone = new AbortController();
+      const followed = follow(b, gone.signal);
+      setTimeout(() => gone.abort(), 200);
+      expect((await followed).map(describeResponse)).toEqual(['task TASK_STATE_WORKING']);
+    });
+
+    it('writes no events for an on-settle task', async () => {
+      const a = await replica('a');
+      const task = newTask(ids, userMessage, TaskState.TASK_STATE_WORKING, at);
+      const event = AgentEvent.task(task);
+      await a.cluster.record({ scope, taskId: ids.taskId, writeMode: 'on-settle', seq: 1, event, task });
+      expect(await a.storage.taskEvents.read({ ...scope, taskId: ids.taskId }, 0)).toEqual([]);
     });
 
     it('tells every replica of a cancel asked through another, by scope and task id', async () => {
       const a = await replica('a');
       const c = await replica('c');
-      const heard = new Promise<[TaskScope, string]>((resolve) => a.onCancel((s, id) => resolve([s, id])));
-      await c.requestCancel(scope, ids.taskId);
+      const heard = new Promise<[TaskScope, string]>((resolve) => a.cluster.onCancel((s, id) => resolve([s, id])));
+      await c.cluster.cancel(scope, ids.taskId);
       expect(await heard).toEqual([scope, ids.taskId]);
     });
   });

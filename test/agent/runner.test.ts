@@ -46,12 +46,25 @@ describe('runner: tools and delegation', () => {
     expect(model.agents).toEqual(['operator', 'operator', 'lango-orchestrator']);
   });
 
-  it('reads no history for a turn its caller marks as the first of a new session', async () => {
+  it('reads no history or state for a turn its caller marks as the first of a new session', async () => {
     const model = new ScriptedModel([say('first'), say('fresh start')]);
-    const run = runner(model);
+    const reads: string[] = [];
+    const sessions = store.sessions;
+    const counted: typeof sessions = {
+      ...sessions,
+      commitTurn: (...args) => sessions.commitTurn(...args),
+      messages: (...args) => (reads.push(`messages ${args[1]}`), sessions.messages(...args)),
+      state: (...args) => (reads.push(`state ${args[1]}`), sessions.state(...args)),
+    };
+    const run = runner(model, { sessions: counted });
     await collect(run, { principal: OWNER, sessionId: 'n1', text: 'remember me' });
-    await collect(run, { principal: OWNER, sessionId: 'n1', text: 'who am I?', newSession: true });
+    await collect(run, { principal: OWNER, sessionId: 'n2', text: 'who am I?', newSession: true });
+    expect(reads).toEqual(['state n1', 'messages n1']);
     expect(model.requests[1]!.messages).toEqual([{ role: 'user', content: 'who am I?' }]);
+    expect((await sessions.messages(OWNER, 'n2')).map((m) => `${m.seq}:${m.content}`)).toEqual([
+      '1:who am I?',
+      '2:fresh start',
+    ]);
   });
 
   it('runs a tool call, feeds the JSON result back and ends with the answering agent as author', async () => {

@@ -35,6 +35,32 @@ describe('logging', () => {
     expect(out.text()).not.toContain('sk-live-0123456789');
   });
 
+  it("writes a grandchild's lines with every binding, drops those below the level, and works unbound", async () => {
+    const out = sink();
+    const logger = createWinstonLogger({
+      level: 'warn',
+      pretty: false,
+      secrets: new SecretRegistry(),
+      stream: out.stream,
+    });
+    const turn = logger.child({ component: 'runner' }).child({ sessionId: 's-1' });
+    turn.info('not shown at warn');
+    turn.debug('nor this');
+    const { warn, error } = turn;
+    warn('slow step', { ms: 5 });
+    error('failed');
+    await new Promise((r) => setImmediate(r));
+    const lines = out
+      .text()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines).toMatchObject([
+      { level: 'warn', message: 'slow step', component: 'runner', sessionId: 's-1', ms: 5 },
+      { level: 'error', message: 'failed', component: 'runner', sessionId: 's-1' },
+    ]);
+  });
+
   it('prints readable lines with the component when pretty', async () => {
     const out = sink();
     const logger = createWinstonLogger({

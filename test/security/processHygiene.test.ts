@@ -224,7 +224,8 @@ describe('a real node under hostile input', () => {
   it('takes 300 subscribers of one task without a listener-leak warning', async () => {
     const { first, socket } = await openStream(
       port,
-      rpc('SendStreamingMessage', message('exec_shell {"command":"sleep 4; echo done"}')),
+      // Long enough to outlast 300 connections on a loaded machine (4 s did not, once); cancelled below.
+      rpc('SendStreamingMessage', message('exec_shell {"command":"sleep 60; echo done"}')),
     );
     const event = JSON.parse(first) as { result: { task?: { id: string }; statusUpdate?: { taskId: string } } };
     const taskId = event.result.task?.id ?? event.result.statusUpdate?.taskId;
@@ -235,6 +236,14 @@ describe('a real node under hostile input', () => {
     expect(subscribers).toHaveLength(300);
     for (const subscriber of subscribers) subscriber.socket.destroy();
     socket.destroy();
+    const cancel = await fetch(`${node.url}/`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+      body: rpc('CancelTask', { id: taskId }),
+    });
+    expect(((await cancel.json()) as { result?: { status: { state: string } } }).result?.status.state).toBe(
+      'TASK_STATE_CANCELED',
+    );
     await expectStillServing();
   }, 60_000);
 });

@@ -37,7 +37,7 @@ export interface ReplicaClusterOptions {
   /** `cluster.heartbeatInterval` and `cluster.lease` (default 200 ms and 1 s: a lost replica is seen quickly). */
   heartbeatInterval?: string;
   lease?: string;
-  /** Configuration merged into every replica's (before its own dataDir, storage and cluster keys). */
+  /** Configuration merged into every replica's (before its own dataDir, storage and cluster keys; `agent` and `tools` keys kept beside its model and browser keys). */
   config?: Record<string, unknown>;
   apiKey?: string;
 }
@@ -90,8 +90,14 @@ export async function startReplicaCluster(options: ReplicaClusterOptions): Promi
           lease: options.lease ?? '1s',
         },
         security: { masterKey: REPLICA_MASTER_KEY },
-        agent: { provider: 'openai', apiKey: options.apiKey ?? 'sk-test', baseUrl: model.baseURL, model: 'scripted' },
-        tools: { browser: { enabled: false } },
+        agent: {
+          ...(options.config?.agent as Record<string, unknown> | undefined),
+          provider: 'openai',
+          apiKey: options.apiKey ?? 'sk-test',
+          baseUrl: model.baseURL,
+          model: 'scripted',
+        },
+        tools: { ...(options.config?.tools as Record<string, unknown> | undefined), browser: { enabled: false } },
       });
       node.app = await createApp(config, { logger, cwd: dataDir });
       node.url = await node.app.listen();

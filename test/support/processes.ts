@@ -18,3 +18,20 @@ export function processesWith(command: string): number[] {
   }
   return found;
 }
+
+/**
+ * Whether process `pid` has ended: gone from /proc, or a zombie its parent
+ * has not reaped yet (it runs nothing any more). Cheap enough to poll every
+ * millisecond when a test times how fast something stops it.
+ */
+export function processEnded(pid: number): boolean {
+  try {
+    // The state follows the command name, which is in parentheses and may itself hold ") ".
+    return fs
+      .readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /s, '')
+      .startsWith('Z');
+  } catch {
+    return true;
+  }
+}

@@ -10,9 +10,13 @@ export type PgDatabase = Pool;
 /** Something queries run on: the pool, or one client inside a transaction. */
 export type PgQueryable = Pick<PoolClient, 'query'>;
 
-/** Opens a pool on `url` (`postgres://user:pass@host:port/db`); nothing connects until the first query. */
-export function openPgDatabase(url: string, options: { max?: number } = {}): PgDatabase {
-  const pool = new Pool({ connectionString: url, max: options.max ?? 10 });
+/**
+ * Opens a pool on `url` (`postgres://user:pass@host:port/db`); nothing
+ * connects until the first query. `pipeline`: each connection sends a query
+ * without waiting for the previous one's answer (the group commit's pool).
+ */
+export function openPgDatabase(url: string, options: { max?: number; pipeline?: boolean } = {}): PgDatabase {
+  const pool = new Pool({ connectionString: url, max: options.max ?? 10, pipeline: options.pipeline ?? false });
   // An idle client whose server went away emits `error` on the pool: without a listener that ends the process.
   pool.on('error', () => {});
   return pool;

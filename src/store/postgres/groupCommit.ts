@@ -1,27 +1,38 @@
-import type { PoolClient } from 'pg';
+import type { PoolClient, QueryConfig, QueryResult } from 'pg';
 import { NOOP_OBSERVER, type Observer } from '../../observe/observer';
 import type { PgDatabase } from './database';
 
-/** Writes rows on the group's client, inside its transaction. */
-export type PgQueuedWriter = (client: PoolClient) => Promise<void>;
+/**
+ * A store's queued rows as statements, run inside the group's transaction in
+ * this order. No statement depends on an earlier one's result, so the whole
+ * group is sent at once (pipelined) and answered in one round trip.
+ */
+export interface PgQueuedWrite {
+  statements: QueryConfig[];
+  /** Told each statement's result once the group has committed (e.g. numbers the database handed out). */
+  committed?(results: QueryResult[]): void;
+}
 
 /**
  * Takes a store's queued rows, at the moment the group closes, and returns
- * the writer of exactly those: rows queued while the group commits belong to
+ * the write of exactly those: rows queued while the group commits belong to
  * the next group, and their callers hear that group's outcome.
  */
-export type PgQueuedBatch = () => PgQueuedWriter;
+export type PgQueuedBatch = () => PgQueuedWrite;
 
 /**
  * Group commit on PostgreSQL, as SQLite's (`../sqlite/groupCommit.ts`): a
- * store queues its rows and schedules its writer; one transaction per turn
- * of the event loop runs every scheduled writer, each in its own savepoint.
- * One commit per row was far too slow on a database across a socket. While
- * a group commits, the next one gathers; they commit one after another, so
+ * store queues its rows and schedules its write; one transaction runs every
+ * scheduled write. One commit per row was far too slow on a database across
+ * a socket, and so was one round trip per statement: the group's BEGIN,
+ * statements and COMMIT go out together on a pipelined connection. While a
+ * group commits the next one gathers, and it closes when that commit ends
+ * (or at the end of the event-loop turn when none is under way): under load
+ * the groups grow instead of queueing. Groups commit one after another, so
  * writes from one process land in the order they were scheduled.
  */
 export interface PgGroupCommit {
-  /** Runs the writer `batch` returns when the next group closes; resolves once that group commits, rejects with the writer's error. */
+  /** Runs the write `batch` returns when the next group closes; resolves once that group commits, rejects with the write's error. */
   schedule(batch: PgQueuedBatch): Promise<void>;
   /** Resolves once everything scheduled before the call has committed (or failed). */
   flush(): Promise<void>;
@@ -33,55 +44,100 @@ interface Scheduled {
   reject: (err: unknown) => void;
 }
 
-/** Creates the group commit of `db`: one per pool, shared by every store on it; each commit's duration goes to `observer`. */
+/** How one pipelined attempt at a group ended. */
+type Attempt =
+  | { committed: true; results: Map<PgQueuedWrite, QueryResult[]> }
+  /** `culprit` undefined: the transaction itself failed (connection, BEGIN, COMMIT), not one write's statement. */
+  | { committed: false; culprit?: PgQueuedWrite; error: unknown };
+
+/**
+ * Sends BEGIN, every write's statements and COMMIT without waiting between
+ * them. A failing statement aborts the transaction: the statements after it
+ * fail too and COMMIT rolls back, so the first failure names the culprit.
+ */
+async function attempt(client: PoolClient, writes: PgQueuedWrite[]): Promise<Attempt> {
+  const begin = client.query('BEGIN');
+  const sent = writes.map((write) => write.statements.map((statement) => client.query(statement)));
+  const commit = client.query('COMMIT');
+  const [began, ...settled] = await Promise.allSettled([begin, ...sent.flat(), commit]);
+  const ended = settled.pop()!;
+  if (began.status === 'rejected') return { committed: false, error: began.reason };
+  let index = 0;
+  const results = new Map<PgQueuedWrite, QueryResult[]>();
+  for (const write of writes) {
+    const own = settled.slice(index, index + write.statements.length);
+    index += write.statements.length;
+    const failed = own.find((r) => r.status === 'rejected');
+    if (failed) return { committed: false, culprit: write, error: failed.reason };
+    results.set(
+      write,
+      own.map((r) => (r as PromiseFulfilledResult<QueryResult>).value),
+    );
+  }
+  if (ended.status === 'rejected') return { committed: false, error: ended.reason };
+  return { committed: true, results };
+}
+
+/**
+ * Creates the group commit on `db`, a pool of pipelined connections
+ * (`openPgDatabase(url, { pipeline: true })`; one connection is enough, as
+ * groups commit one at a time); each commit's duration goes to `observer`.
+ */
 export function createPgGroupCommit(db: PgDatabase, observer: Observer = NOOP_OBSERVER): PgGroupCommit {
   let scheduled = new Map<PgQueuedBatch, Scheduled>();
   let timerSet = false;
-  /** The commit under way (or the last one): the next waits for it. */
-  let committing: Promise<void> = Promise.resolve();
+  /** The commit under way: the next group gathers until it ends. */
+  let committing: Promise<void> | undefined;
 
-  const commit = async (batch: Map<PgQueuedWriter, Scheduled>) => {
-    const failures = new Map<PgQueuedWriter, unknown>();
+  /**
+   * Commits the group's writes; a write whose statement fails is left out
+   * and the rest are tried again, so one store's bad row fails only its
+   * callers. Resolves once every caller has its outcome.
+   */
+  const commit = async (group: Map<PgQueuedWrite, Scheduled>) => {
     const started = observer.active ? performance.now() : 0;
-    let client: PoolClient | undefined;
-    try {
-      client = await db.connect();
-      await client.query('BEGIN');
-      // A lone writer needs no savepoint: its failure is the whole group's, and it is the whole group.
-      const savepoints = batch.size > 1;
-      for (const writer of batch.keys()) {
-        if (savepoints) await client.query('SAVEPOINT queued_writer');
-        try {
-          await writer(client);
-          if (savepoints) await client.query('RELEASE SAVEPOINT queued_writer');
-        } catch (err) {
-          failures.set(writer, err);
-          await client.query(savepoints ? 'ROLLBACK TO SAVEPOINT queued_writer' : 'ROLLBACK');
-        }
+    let pending = [...group.keys()];
+    while (pending.length > 0) {
+      let outcome: Attempt;
+      let client: PoolClient | undefined;
+      try {
+        client = await db.connect();
+        outcome = await attempt(client, pending);
+      } catch (err) {
+        outcome = { committed: false, error: err };
       }
-      if (savepoints || failures.size === 0) await client.query('COMMIT');
-    } catch (err) {
-      await client?.query('ROLLBACK').catch(() => {});
-      for (const writer of batch.keys()) failures.set(writer, err);
-    } finally {
-      client?.release();
+      // A connection whose transaction did not commit is not trusted for the next group.
+      client?.release(outcome.committed ? undefined : true);
+      if (outcome.committed) {
+        for (const [write, results] of outcome.results) {
+          const { resolve, reject } = group.get(write)!;
+          try {
+            write.committed?.(results);
+            resolve();
+          } catch (err) {
+            reject(err);
+          }
+        }
+        break;
+      }
+      const failed = outcome.culprit ? [outcome.culprit] : pending;
+      for (const write of failed) group.get(write)!.reject(outcome.error);
+      pending = pending.filter((write) => !failed.includes(write));
     }
     if (observer.active) observer.storeWrite(performance.now() - started);
-    for (const [writer, { resolve, reject }] of batch) {
-      if (failures.has(writer)) reject(failures.get(writer));
-      else resolve();
-    }
   };
 
-  const flush = (): Promise<void> => {
+  /** Closes the gathering group and commits it, unless a commit is under way (its end closes the group). */
+  const close = () => {
     timerSet = false;
-    if (scheduled.size > 0) {
-      // Each store takes its queued rows now, synchronously: what is queued from here on is the next group's.
-      const batch = new Map([...scheduled].map(([take, entry]) => [take(), entry]));
-      scheduled = new Map();
-      committing = committing.then(() => commit(batch));
-    }
-    return committing;
+    if (committing || scheduled.size === 0) return;
+    // Each store takes its queued rows now, synchronously: what is queued from here on is the next group's.
+    const group = new Map([...scheduled].map(([take, entry]) => [take(), entry]));
+    scheduled = new Map();
+    committing = commit(group).finally(() => {
+      committing = undefined;
+      close();
+    });
   };
 
   return {
@@ -96,13 +152,19 @@ export function createPgGroupCommit(db: PgDatabase, observer: Observer = NOOP_OB
         });
         entry = { promise, resolve, reject };
         scheduled.set(take, entry);
-        if (!timerSet) {
+        if (!timerSet && !committing) {
           timerSet = true;
-          setImmediate(() => void flush());
+          setImmediate(close);
         }
       }
       return entry.promise;
     },
-    flush,
+    async flush() {
+      const waiting = [...scheduled.values()].map((entry) => entry.promise.catch(() => {}));
+      const underWay = committing;
+      close();
+      await underWay;
+      await Promise.all(waiting);
+    },
   };
 }

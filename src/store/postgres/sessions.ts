@@ -1,4 +1,3 @@
-import type { PoolClient } from 'pg';
 import type { Logger } from '../../log/logger';
 import { errorMessage } from '../../errors';
 import { visibleOwner } from '../../principal';
@@ -12,7 +11,7 @@ import {
   type MessageRow,
 } from '../sessionRows';
 import { rows, type PgDatabase, type PgSchema } from './database';
-import type { PgGroupCommit } from './groupCommit';
+import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 
 /** The sessions' tables; `last_seq` is the session's message counter, advanced under the session row's lock. */
 export const SESSION_SCHEMA: PgSchema = {
@@ -67,52 +66,54 @@ export function createPgSessionStore(options: PgSessionStoreOptions): SessionSto
   /** Turns handed to the store and not yet committed, per session. */
   const unwritten = new Map<string, number>();
 
-  const takeQueued = () => {
+  const takeQueued = (): PgQueuedWrite => {
     const turns = queue;
     queue = [];
-    return async (client: PoolClient) => {
-      for (const turn of turns) {
-        // One statement per turn: the upsert advances the counter under the session row's lock (held to the
-        // group's commit), and the messages take the numbers it hands out.
-        const [{ last_seq: last }] = await rows<{ last_seq: number }>(client, {
-          name: 'sessions_commit_turn',
-          text: `WITH session AS (
-              INSERT INTO sessions (owner, id, created_at, updated_at, state, last_seq) VALUES ($1, $2, $3, $3, $4, $5)
-              ON CONFLICT (owner, id) DO UPDATE SET updated_at = EXCLUDED.updated_at, state = EXCLUDED.state,
-                last_seq = sessions.last_seq + EXCLUDED.last_seq
-              RETURNING last_seq),
-            inserted AS (
-              INSERT INTO session_messages
-                (owner, session_id, seq, role, content, tool_calls, tool_call_id, tool_name, author, visible, created_at)
-              SELECT $1, $2, session.last_seq - $5 + m.n, m.role, m.content, m.tool_calls, m.tool_call_id, m.tool_name,
-                m.author, m.visible, $3
-              FROM session, unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
-                $12::boolean[]) WITH ORDINALITY AS m(role, content, tool_calls, tool_call_id, tool_name, author, visible, n))
-            SELECT last_seq FROM session`,
-          values: [
-            turn.owner,
-            turn.sessionId,
-            turn.now,
-            turn.state,
-            turn.messages.length,
-            turn.messages.map((m) => m.role),
-            turn.messages.map((m) => m.content),
-            turn.messages.map(toolCallsColumn),
-            turn.messages.map((m) => m.toolCallId ?? null),
-            turn.messages.map((m) => m.toolName ?? null),
-            turn.messages.map((m) => m.author ?? null),
-            turn.messages.map((m) => m.visible),
-          ],
+    return {
+      // One statement per turn: the upsert advances the counter under the session row's lock (held to the
+      // group's commit), and the messages take the numbers it hands out.
+      statements: turns.map((turn) => ({
+        name: 'sessions_commit_turn',
+        text: `WITH session AS (
+            INSERT INTO sessions (owner, id, created_at, updated_at, state, last_seq) VALUES ($1, $2, $3, $3, $4, $5)
+            ON CONFLICT (owner, id) DO UPDATE SET updated_at = EXCLUDED.updated_at, state = EXCLUDED.state,
+              last_seq = sessions.last_seq + EXCLUDED.last_seq
+            RETURNING last_seq),
+          inserted AS (
+            INSERT INTO session_messages
+              (owner, session_id, seq, role, content, tool_calls, tool_call_id, tool_name, author, visible, created_at)
+            SELECT $1, $2, session.last_seq - $5 + m.n, m.role, m.content, m.tool_calls, m.tool_call_id, m.tool_name,
+              m.author, m.visible, $3
+            FROM session, unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
+              $12::boolean[]) WITH ORDINALITY AS m(role, content, tool_calls, tool_call_id, tool_name, author, visible, n))
+          SELECT last_seq FROM session`,
+        values: [
+          turn.owner,
+          turn.sessionId,
+          turn.now,
+          turn.state,
+          turn.messages.length,
+          turn.messages.map((m) => m.role),
+          turn.messages.map((m) => m.content),
+          turn.messages.map(toolCallsColumn),
+          turn.messages.map((m) => m.toolCallId ?? null),
+          turn.messages.map((m) => m.toolName ?? null),
+          turn.messages.map((m) => m.author ?? null),
+          turn.messages.map((m) => m.visible),
+        ],
+      })),
+      committed(results) {
+        turns.forEach((turn, i) => {
+          const last = (results[i].rows[0] as { last_seq: number }).last_seq;
+          const first = last - turn.messages.length + 1;
+          turn.stored = turn.messages.map((m, j): StoredMessage => ({
+            ...m,
+            sessionId: turn.sessionId,
+            seq: first + j,
+            createdAt: turn.now,
+          }));
         });
-        const first = last - turn.messages.length + 1;
-        const stored = turn.messages.map((m, i): StoredMessage => ({
-          ...m,
-          sessionId: turn.sessionId,
-          seq: first + i,
-          createdAt: turn.now,
-        }));
-        turn.stored = stored;
-      }
+      },
     };
   };
 

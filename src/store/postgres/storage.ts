@@ -115,13 +115,22 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
   }
   const { cluster } = options;
   const replica = { replicaId: cluster.replicaId, leaseMs: cluster.leaseMs };
-  const group = createPgGroupCommit(db, options.observer);
+  // The group commit's own pipelined connection: a group's statements go out together, and no reader waits behind them.
+  const writer = openPgDatabase(options.url, { max: 1, pipeline: true });
+  const group = createPgGroupCommit(writer, options.observer);
   const listener = createPgListener({
     url: options.url,
     channels: [TASK_EVENTS_CHANNEL, TASK_CANCELS_CHANNEL, PUSH_CONFIGS_CHANNEL],
     logger,
   });
-  const taskEvents = createPgTaskEventLog({ db, group, listener, replicaId: cluster.replicaId, logger });
+  const taskEvents = createPgTaskEventLog({
+    db,
+    group,
+    listener,
+    replicaId: cluster.replicaId,
+    logger,
+    redact: options.redact,
+  });
   const taskRows = createPgTaskRows({ db, group, listener, logger, replica, redact: options.redact });
   let stopHeartbeat: () => Promise<void>;
   try {
@@ -134,6 +143,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     });
   } catch (err) {
     await listener.close();
+    await writer.end().catch(() => {});
     await db.end().catch(() => {});
     throw err;
   }
@@ -143,6 +153,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
   } catch (err) {
     await stopHeartbeat().catch(() => {});
     await listener.close();
+    await writer.end().catch(() => {});
     await db.end().catch(() => {});
     throw err;
   }
@@ -177,6 +188,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
           await stopHeartbeat();
         } finally {
           await listener.close();
+          await writer.end();
           await db.end();
         }
       })();

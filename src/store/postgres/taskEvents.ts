@@ -1,9 +1,10 @@
-import type { PoolClient } from 'pg';
+import type { QueryConfig } from 'pg';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
+import { redactJsonText, type Redact } from '../../log/redactJson';
 import type { TaskEventLog, TaskEventRecord, TaskKey } from '../taskEvents';
 import { rows, type PgDatabase, type PgQueryable, type PgSchema } from './database';
-import type { PgGroupCommit } from './groupCommit';
+import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 import type { PgListener } from './listener';
 
 /**
@@ -92,11 +93,16 @@ interface EventRow {
  * lock, so a late event and the terminal one never commit side by side.
  */
 export async function lockTasks(client: PgQueryable, keys: readonly TaskKey[]): Promise<void> {
-  const texts = [...new Set(keys.map(keyText))].sort();
-  await client.query(
-    `SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM (SELECT k FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n) ORDER BY n) s`,
-    [texts],
-  );
+  await client.query(lockTasksStatement(keys));
+}
+
+/** {@link lockTasks} as a statement of a group commit's write. */
+export function lockTasksStatement(keys: readonly TaskKey[]): QueryConfig {
+  return {
+    name: 'a2a_lock_tasks',
+    text: `SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM (SELECT k FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n) ORDER BY n) s`,
+    values: [[...new Set(keys.map(keyText))].sort()],
+  };
 }
 
 /** Options of {@link createPgTaskEventLog}. */
@@ -108,6 +114,8 @@ export interface PgTaskEventLogOptions {
   /** This replica's id, recorded on the events it writes and the cancels it asks for. */
   replicaId: string;
   logger: Logger;
+  /** Masks known secret values in every event written (issue 11 G), as the task rows do. */
+  redact?: Redact;
   /**
    * A follower re-reads this often even when nothing woke it (1 s unless
    * set): a guard for a notification lost in a way the listener cannot see.
@@ -125,7 +133,7 @@ export interface PgTaskEventLogOptions {
  * for await (const record of events.follow(key, { after: 0 })) send(record.event);
  */
 export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventLog {
-  const { db, group, listener, replicaId } = options;
+  const { db, group, listener, replicaId, redact } = options;
   const log = options.logger.child({ component: 'task-events' });
   const safetyPollMs = options.safetyPollMs ?? 1_000;
   const wakers = new Map<string, Set<() => void>>();
@@ -173,32 +181,41 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
     if (cancelHandlers.size > 0) void replayCancels(new Date(downSince.getTime() - CLOCK_MARGIN_MS));
   });
 
-  const write = (batch: QueuedEvent[]) => async (client: PoolClient) => {
+  const write = (batch: QueuedEvent[]): PgQueuedWrite => {
     const keys = batch.map((e) => e.key);
-    await lockTasks(client, keys);
-    // Numbered after the task's last event, under its lock: whichever replica writes, the numbers go on with no gap.
-    await client.query(
-      `INSERT INTO a2a_task_events (tenant, owner, task_id, seq, event, terminal, replica, at)
-       SELECT e.tenant, e.owner, e.task_id,
-         COALESCE((SELECT max(t.seq) FROM a2a_task_events t
-           WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id), 0)
-           + row_number() OVER (PARTITION BY e.tenant, e.owner, e.task_id ORDER BY e.n),
-         e.event, e.terminal, $6, now()
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[])
-         WITH ORDINALITY AS e(tenant, owner, task_id, event, terminal, n)
-       WHERE NOT EXISTS (SELECT 1 FROM a2a_task_events t
-         WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id AND t.terminal)`,
-      [
-        batch.map((e) => e.key.tenant),
-        batch.map((e) => e.key.owner),
-        batch.map((e) => e.key.taskId),
-        batch.map((e) => e.event),
-        batch.map((e) => e.terminal),
-        replicaId,
-      ],
-    );
     const distinct = [...new Map(keys.map((k) => [keyText(k), k])).values()];
-    await client.query('SELECT pg_notify($1, $2)', [TASK_EVENTS_CHANNEL, payloadOf(distinct)]);
+    return {
+      statements: [
+        lockTasksStatement(keys),
+        // Numbered after the task's last event, under its lock: whichever replica writes, the numbers go on with no gap.
+        {
+          name: 'a2a_task_events_append',
+          text: `INSERT INTO a2a_task_events (tenant, owner, task_id, seq, event, terminal, replica, at)
+             SELECT e.tenant, e.owner, e.task_id,
+               COALESCE((SELECT max(t.seq) FROM a2a_task_events t
+                 WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id), 0)
+                 + row_number() OVER (PARTITION BY e.tenant, e.owner, e.task_id ORDER BY e.n),
+               e.event, e.terminal, $6, now()
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[])
+               WITH ORDINALITY AS e(tenant, owner, task_id, event, terminal, n)
+             WHERE NOT EXISTS (SELECT 1 FROM a2a_task_events t
+               WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id AND t.terminal)`,
+          values: [
+            batch.map((e) => e.key.tenant),
+            batch.map((e) => e.key.owner),
+            batch.map((e) => e.key.taskId),
+            batch.map((e) => e.event),
+            batch.map((e) => e.terminal),
+            replicaId,
+          ],
+        },
+        {
+          name: 'a2a_task_events_notify',
+          text: 'SELECT pg_notify($1, $2)',
+          values: [TASK_EVENTS_CHANNEL, payloadOf(distinct)],
+        },
+      ],
+    };
   };
   const takeQueued = () => {
     const batch = queue;
@@ -224,7 +241,8 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
     append(key, record) {
       // Nothing follows a terminal event: one queued in this batch ends the task here already.
       if (!queue.some((e) => e.terminal && keyText(e.key) === keyText(key))) {
-        queue.push({ key, event: JSON.stringify(record.event), terminal: record.terminal });
+        const event = JSON.stringify(record.event);
+        queue.push({ key, event: redact ? redactJsonText(event, redact) : event, terminal: record.terminal });
       }
       return group.schedule(takeQueued);
     },

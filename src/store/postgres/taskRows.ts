@@ -1,5 +1,4 @@
 import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
-import type { PoolClient } from 'pg';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
 import type { Redact } from '../../log/redactJson';
@@ -21,9 +20,9 @@ import {
 } from '../taskRows';
 import { REPLICA_LOST, type ReplicaScope } from './cluster';
 import { rows, transaction, type PgDatabase, type PgSchema } from './database';
-import type { PgGroupCommit } from './groupCommit';
+import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 import type { PgListener } from './listener';
-import { lockTasks, TASK_EVENTS_CHANNEL } from './taskEvents';
+import { lockTasks, lockTasksStatement, TASK_EVENTS_CHANNEL } from './taskEvents';
 
 /**
  * A2A tasks and push configs on PostgreSQL: the SQLite rows (`../sqlite/taskRows.ts`)
@@ -130,45 +129,52 @@ function failedStatus(row: { id: string; context_id: string }, reason: string, a
 export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
   const { db, group, logger, redact, replica } = options;
   const queued = new Map<string, TaskRow>();
+  /** Rows taken by a group that has not committed yet: reads still see them (the next group gathers meanwhile). */
+  const committing = new Map<string, TaskRow>();
   const pushConfigs = createPgPushConfigRows(db, options.listener, logger);
 
-  const writeBatch = (batch: TaskRow[]) => async (client: PoolClient) => {
-    await lockTasks(
-      client,
-      batch.map((row) => ({ tenant: row.tenant, owner: row.owner, taskId: row.id })),
-    );
+  const writeBatch = (batch: TaskRow[]): PgQueuedWrite => {
     const column = <K extends keyof TaskRow>(name: K) => batch.map((row) => row[name]);
-    const result = await client.query(
-      `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts,
-         history, metadata, protocol_version, replica)
-       SELECT t.*, '1.0', $11 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[],
-         $7::text[], $8::text[], $9::text[], $10::text[])
-         AS t(tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata)
-       ON CONFLICT (tenant, owner, id) DO UPDATE SET context_id = excluded.context_id,
-         status_last_updated = excluded.status_last_updated, status_state = excluded.status_state,
-         status = excluded.status, artifacts = excluded.artifacts, history = excluded.history,
-         metadata = excluded.metadata, replica = excluded.replica
-       WHERE a2a_tasks.status_state IS NULL OR NOT (a2a_tasks.status_state = ANY ($12::text[]))`,
-      [
-        column('tenant'),
-        column('owner'),
-        column('id'),
-        column('context_id'),
-        column('status_last_updated'),
-        column('status_state'),
-        column('status'),
-        column('artifacts'),
-        column('history'),
-        column('metadata'),
-        replica.replicaId,
-        FINISHED,
+    return {
+      statements: [
+        lockTasksStatement(batch.map((row) => ({ tenant: row.tenant, owner: row.owner, taskId: row.id }))),
+        {
+          name: 'a2a_tasks_write',
+          text: `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts,
+             history, metadata, protocol_version, replica)
+           SELECT t.*, '1.0', $11 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[],
+             $7::text[], $8::text[], $9::text[], $10::text[])
+             AS t(tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata)
+           ON CONFLICT (tenant, owner, id) DO UPDATE SET context_id = excluded.context_id,
+             status_last_updated = excluded.status_last_updated, status_state = excluded.status_state,
+             status = excluded.status, artifacts = excluded.artifacts, history = excluded.history,
+             metadata = excluded.metadata, replica = excluded.replica
+           WHERE a2a_tasks.status_state IS NULL OR NOT (a2a_tasks.status_state = ANY ($12::text[]))`,
+          values: [
+            column('tenant'),
+            column('owner'),
+            column('id'),
+            column('context_id'),
+            column('status_last_updated'),
+            column('status_state'),
+            column('status'),
+            column('artifacts'),
+            column('history'),
+            column('metadata'),
+            replica.replicaId,
+            FINISHED,
+          ],
+        },
       ],
-    );
-    const fenced = batch.length - (result.rowCount ?? 0);
-    if (fenced > 0) logger.warn('late task writes refused: the tasks had already ended', { count: fenced });
+      committed([, written]) {
+        const fenced = batch.length - (written.rowCount ?? 0);
+        if (fenced > 0) logger.warn('late task writes refused: the tasks had already ended', { count: fenced });
+      },
+    };
   };
   const takeQueued = () => {
     const batch = [...queued.values()];
+    for (const [key, row] of queued) committing.set(key, row);
     queued.clear();
     return writeBatch(batch);
   };
@@ -236,13 +242,22 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
 
   const tasks: TaskRows = {
     write(rowsToWrite) {
+      const written: Array<[string, TaskRow]> = [];
       for (const { scope, task } of rowsToWrite) {
-        queued.set(scopedKey(scope, task.id), { ...scope, ...taskColumns(task, redact) });
+        const key = scopedKey(scope, task.id);
+        const row = { ...scope, ...taskColumns(task, redact) };
+        queued.set(key, row);
+        written.push([key, row]);
       }
-      return group.schedule(takeQueued);
+      const settled = group.schedule(takeQueued);
+      const forget = () => {
+        for (const [key, row] of written) if (committing.get(key) === row) committing.delete(key);
+      };
+      settled.then(forget, forget);
+      return settled;
     },
     async get(reader, id) {
-      const pending = queued.get(scopedKey(reader, id));
+      const pending = queued.get(scopedKey(reader, id)) ?? committing.get(scopedKey(reader, id));
       if (pending) return { scope: { tenant: pending.tenant, owner: pending.owner }, task: taskOfColumns(pending) };
       const [own] = await rows<PgTaskRow>(db, {
         name: 'a2a_tasks_get',
@@ -260,7 +275,7 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
       return anyones ? stored(anyones) : undefined;
     },
     async list(reader, query) {
-      if (queued.size > 0) await group.flush();
+      if (queued.size > 0 || committing.size > 0) await group.flush();
       const args: unknown[] = [];
       const param = (value: unknown) => {
         args.push(value);

@@ -130,11 +130,12 @@ export function createSqliteSessionStore(options: SqliteSessionStoreOptions): Se
   };
 
   return {
-    async commitTurn(principal, sessionId, messages, state) {
+    async commitTurn(principal, sessionId, messages, state, options) {
       const owner = principal.id;
       const key = sessionKey(owner, sessionId);
       const now = clock().toISOString();
-      let seq = queuedSeq.get(key) ?? (lastSeq.get(owner, sessionId) as { seq: number }).seq;
+      let seq =
+        queuedSeq.get(key) ?? (options?.newSession ? 0 : (lastSeq.get(owner, sessionId) as { seq: number }).seq);
       const rows: Record<string, unknown>[] = [];
       const stored = redactMessages(messages, redact).map((m): StoredMessage => {
         seq += 1;

@@ -63,6 +63,8 @@ describe('three replicas behind haproxy', () => {
     }
   });
 
+  // Bounded by its own waits (a restart may take 60 s to answer /readyz), not jest's default 30 s: a replica
+  // restarting on two cores at load ~14 outlasted that while two senders kept the others busy.
   it('restarts a replica drained in haproxy while requests keep coming, none failing', async () => {
     let sending = true;
     const outcomes: string[] = [];
@@ -97,7 +99,7 @@ describe('three replicas behind haproxy', () => {
     const failed = outcomes.filter((o) => !/^r\d$/.test(o));
     expect(failed).toEqual([]);
     expect(new Set(outcomes)).toEqual(new Set(['r0', 'r1', 'r2']));
-  });
+  }, 120_000);
 
   it('fails the running job of a replica killed -9 with "replica lost" within the lease, and haproxy takes it out', async () => {
     const submitted = await tool(

@@ -50,6 +50,26 @@ describe('the SQLite session store', () => {
     expect(fs.readFileSync(file).includes('hunter2-very-secret')).toBe(false);
   });
 
+  it('numbers a new session from 1 when the caller says it is new, and a second queued turn after it', async () => {
+    const { sessions } = open().stores;
+    const user = (content: string) => ({ role: 'user' as const, content, visible: true });
+    const first = sessions.commitTurn(
+      OWNER,
+      'fresh',
+      [user('a'), user('b')],
+      { remoteState: {} },
+      { newSession: true },
+    );
+    const second = sessions.commitTurn(OWNER, 'fresh', [user('c')], { remoteState: {} });
+    expect((await first).map((m) => m.seq)).toEqual([1, 2]);
+    expect((await second).map((m) => m.seq)).toEqual([3]);
+    expect((await sessions.messages(OWNER, 'fresh')).map((m) => `${m.seq}:${m.content}`)).toEqual([
+      '1:a',
+      '2:b',
+      '3:c',
+    ]);
+  });
+
   it('sees a turn in every read as soon as it is handed over, before its group commit', async () => {
     const { sessions } = open().stores;
     const committed = sessions.commitTurn(OWNER, 's', [{ role: 'user', content: 'hi', visible: true }], {
