@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { A2A_VERSION_HEADER, Extensions, HTTP_EXTENSION_HEADER } from '@a2a-js/sdk';
@@ -117,23 +118,29 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): RequestHandler {
       next();
       return;
     }
-    readBody(req, maxBodyBytes, (err, text) => {
-      if (err) {
-        next(err);
-        return;
-      }
-      let body: unknown;
-      try {
-        // body-parser's reading of an empty body (`strict: false`): an empty object.
-        body = text === '' ? {} : JSON.parse(text as string);
-      } catch (parseError) {
-        next(Object.assign(parseError as Error, { status: 400, type: 'entity.parse.failed' }));
-        return;
-      }
-      // Later layers (request metrics) read the method from the parsed body.
-      req.body = body;
-      answer(req, res, body).catch(next);
-    });
+    // Bound to this request's async context, as body-parser binds its own: the body's events come from
+    // the socket's context, and the request's trace span (OpenTelemetry's context) must reach the turn.
+    readBody(
+      req,
+      maxBodyBytes,
+      AsyncResource.bind((err, text) => {
+        if (err) {
+          next(err);
+          return;
+        }
+        let body: unknown;
+        try {
+          // body-parser's reading of an empty body (`strict: false`): an empty object.
+          body = text === '' ? {} : JSON.parse(text as string);
+        } catch (parseError) {
+          next(Object.assign(parseError as Error, { status: 400, type: 'entity.parse.failed' }));
+          return;
+        }
+        // Later layers (request metrics) read the method from the parsed body.
+        req.body = body;
+        answer(req, res, body).catch(next);
+      }),
+    );
   };
 }
 

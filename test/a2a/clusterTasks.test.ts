@@ -30,6 +30,7 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
         cluster: { replicaId, ...timing },
         logger,
         clock: () => new Date(),
+        redact: (text) => text.replaceAll(SECRET, '[secret]'),
       });
       opened.push(storage);
       const cluster = createClusterTasks({
@@ -42,6 +43,8 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
     };
     type Replica = Awaited<ReturnType<typeof replica>>;
 
+    /** A value the node knows as a secret: masked in every event written. */
+    const SECRET = 'sk-live-4242';
     const scope: TaskScope = { tenant: '', owner: 'bearer:alice' };
     const ids = { taskId: 'task-1', contextId: 'ctx-1' };
     const at = new Date('2026-11-25T20:00:00.000Z');
@@ -105,6 +108,19 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       for await (const response of on.cluster.follow(scope, ids.taskId, signal)) seen.push(response);
       return seen;
     };
+    /** Follows from `on`; resolves once its first response (the task as it stands) is in, with `all` to come. */
+    const following = async (on: Replica) => {
+      const responses = on.cluster.follow(scope, ids.taskId, new AbortController().signal)[Symbol.asyncIterator]();
+      const first = await responses.next();
+      const seen: StreamResponse[] = first.done ? [] : [first.value];
+      // In an object: awaiting `following` must not wait for the rest.
+      return {
+        all: (async () => {
+          for (let next = await responses.next(); !next.done; next = await responses.next()) seen.push(next.value);
+          return seen;
+        })(),
+      };
+    };
     const describeResponse = (response: StreamResponse) => {
       const payload = response.payload!;
       if (payload.$case === 'task') return `task ${TaskState[payload.value.status!.state]}`;
@@ -124,10 +140,9 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
         status(TaskState.TASK_STATE_WORKING),
         answerChunk('Hel', false),
       );
-      const followed = follow(b);
-      // Committed in the same turns as the follower reads what stands: each is in the task or after it, once.
+      const followed = await following(b);
       await run(answerChunk('lo', true), answerChunk(' there', true), status(TaskState.TASK_STATE_COMPLETED));
-      const seen = await followed;
+      const seen = await followed.all;
       const first = seen[0].payload;
       expect(first?.$case).toBe('task');
       const standing = first?.$case === 'task' ? first.value : undefined;
@@ -170,9 +185,9 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
           status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: at.toISOString() },
         }),
       );
-      const followed = follow(c);
+      const followed = await following(c);
       await answered(answerChunk('sunny', false), status(TaskState.TASK_STATE_COMPLETED));
-      expect((await followed).map(describeResponse)).toEqual([
+      expect((await followed.all).map(describeResponse)).toEqual([
         'task TASK_STATE_WORKING',
         'artifact sunny',
         'status TASK_STATE_COMPLETED',
@@ -188,10 +203,10 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
         AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_SUBMITTED, at)),
         status(TaskState.TASK_STATE_WORKING),
       );
-      const followed = follow(b);
+      const followed = await following(b);
       // A stops (its replica row goes): B's sweep fails its task and appends the terminal event.
       await a.storage.close();
-      const seen = await followed;
+      const seen = await followed.all;
       expect(seen.map(describeResponse)).toEqual(['task TASK_STATE_WORKING', 'status TASK_STATE_FAILED']);
       const last = seen[1].payload;
       const reason = last?.$case === 'statusUpdate' ? last.value.status?.message?.parts.map(partText).join('') : '';
@@ -203,7 +218,7 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       const b = await replica('b');
       const working = newTask(ids, userMessage, TaskState.TASK_STATE_WORKING, at);
       await a.storage.taskRows.tasks.write([{ scope, task: working }]);
-      const followed = follow(b);
+      const followed = await following(b);
       await a.storage.taskRows.tasks.write([
         {
           scope,
@@ -213,7 +228,7 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
           },
         },
       ]);
-      expect((await followed).map(describeResponse)).toEqual([
+      expect((await followed.all).map(describeResponse)).toEqual([
         'task TASK_STATE_WORKING',
         'status TASK_STATE_COMPLETED',
       ]);
@@ -227,6 +242,18 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       const followed = follow(b, gone.signal);
       setTimeout(() => gone.abort(), 200);
       expect((await followed).map(describeResponse)).toEqual(['task TASK_STATE_WORKING']);
+    });
+
+    it('writes events with the secrets the node knows masked, as the rows are', async () => {
+      const a = await replica('a');
+      await runner(a)(
+        AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_WORKING, at)),
+        answerChunk(`the key is ${SECRET}`, false),
+      );
+      const stored = await a.storage.taskEvents.read({ ...scope, taskId: ids.taskId }, 0);
+      expect(stored).toHaveLength(2);
+      expect(JSON.stringify(stored)).not.toContain(SECRET);
+      expect(JSON.stringify(stored[1].event)).toContain('the key is [secret]');
     });
 
     it('writes no events for an on-settle task', async () => {
