@@ -126,11 +126,13 @@ export class TaskHandler implements A2ARequestHandler {
     const configuration = params.configuration;
     const webhook = configuration?.taskPushNotificationConfig;
     const resultOnly = !configuration?.returnImmediately && !webhook;
-    const run = await this.start(params, context, resultOnly ? 'on-settle' : 'every-state');
-    if (configuration?.returnImmediately) {
+    const immediately = configuration?.returnImmediately === true;
+    const run = await this.start(params, context, resultOnly ? 'on-settle' : 'every-state', immediately);
+    if (run.events) {
       // The caller gets the task as its first event made it, once written; the turn goes on.
-      const first = await run.first;
-      return withHistory(first, configuration.historyLength);
+      const first = await run.events.next();
+      await run.events.return(undefined);
+      if (!first.done && first.value.task) return withHistory(first.value.task, configuration?.historyLength);
     }
     const final = await run.settled;
     return withHistory(final, configuration?.historyLength);
@@ -280,16 +282,16 @@ export class TaskHandler implements A2ARequestHandler {
   /**
    * Starts one turn of a task (new, or continuing one that waits for the
    * caller's answer) as a live task with `writeMode`: the executor's events
-   * are folded into it; `events` (when asked for) hears them from the first,
-   * `first` resolves with the task as its first event made it (written),
-   * `settled` with the task once it has settled (written).
+   * are folded into it; `events` (with `listen`) hears them from the first,
+   * each once written; `settled` resolves with the task once it has settled
+   * (and is written).
    */
   private async start(
     params: SendMessageRequest,
     context: ServerCallContext,
     writeMode: WriteMode,
-    stream = false,
-  ): Promise<{ first: Promise<Task>; settled: Promise<Task>; events?: AsyncGenerator<HeardEvent> }> {
+    listen: boolean,
+  ): Promise<{ settled: Promise<Task>; events?: AsyncGenerator<HeardEvent> }> {
     const { executor, live: liveTasks, logger, clock } = this.options;
     const message = params.message!;
     await this.acceptExtensions(context);
@@ -317,16 +319,8 @@ export class TaskHandler implements A2ARequestHandler {
     };
     const live = liveTasks.begin(stored?.scope ?? scopeOf(context), taskId, writeMode);
     const publish = (event: AgentExecutionEvent) => liveTasks.fold(live, event, userMessage);
-    const events = stream ? liveTasks.subscribe(live) : undefined;
+    const events = listen ? liveTasks.subscribe(live) : undefined;
     if (writeMode === 'every-state') this.deliverToWebhooks(live, context);
-    let resolveFirst!: (task: Task) => void;
-    let rejectFirst!: (err: unknown) => void;
-    const first = new Promise<Task>((resolve, reject) => ((resolveFirst = resolve), (rejectFirst = reject)));
-    first.catch(() => undefined); // only a returnImmediately caller awaits it
-    const stopFirst = liveTasks.listen(live, (heard) => {
-      stopFirst();
-      Promise.resolve(heard.written).then(() => resolveFirst(heard.task ?? structuredClone(live.task!)), rejectFirst);
-    });
     const fail = (reason: string) => {
       // A task that failed before its first event still gets one: the caller's message, submitted.
       if (!live.task)
@@ -359,7 +353,7 @@ export class TaskHandler implements A2ARequestHandler {
     settled.catch((err: unknown) => logger.warn('task not written', { taskId, error: errorMessage(err) }));
     this.unsettled.add(settled);
     void settled.finally(() => this.unsettled.delete(settled)).catch(() => undefined);
-    return { first, settled, events };
+    return { settled, events };
   }
 
   /** The task a message continues, checked: the caller's, not finished, not working, the same context. */
