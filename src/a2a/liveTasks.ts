@@ -166,7 +166,9 @@ export class LiveTasks {
         task: event.kind === 'task' ? structuredClone(task) : undefined,
         state: task.status?.state,
       };
-      for (const listener of [...listeners]) listener(heard);
+      // A listener may stop listening as it hears: it must not make the next one miss this event.
+      if (listeners.length === 1) listeners[0]!(heard);
+      else for (const listener of [...listeners]) listener(heard);
     }
     return written;
   }

@@ -398,8 +398,8 @@ export class TaskHandler implements A2ARequestHandler {
     const stop = liveTasks.listen(live, (heard) => {
       if (isSettled(heard.state)) stop();
       chain = chain
-        .then(() => heard.written)
         .then(async () => {
+          if (heard.written) await heard.written;
           if ((await push.store.load(live.id, context)).length === 0) return;
           await push.sender.send(toStreamResponse(heard, undefined), context, structuredClone(live.task!));
         })
