@@ -25,6 +25,9 @@ export class AnswerArtifact {
   private stale = false;
   /** Tool calls started and not ended: text while one runs is the tool's, not the answer. */
   private toolsRunning = 0;
+  /** The agent {@link description} names. */
+  private describedAgent: string | undefined;
+  private description = '';
 
   constructor(private readonly ids: { taskId: string; contextId: string }) {}
 
@@ -72,13 +75,19 @@ export class AnswerArtifact {
   }
 
   private update(text: string, chunk: { append: boolean; lastChunk: boolean; agent: string }): TaskArtifactUpdateEvent {
+    // Once per agent, not per chunk: the description is the same for every chunk of one agent's answer.
+    if (chunk.agent !== this.describedAgent) {
+      this.describedAgent = chunk.agent;
+      this.description = `Answer from ${chunk.agent}`;
+    }
     const metadata = { agent: chunk.agent };
     return {
-      ...this.ids,
+      taskId: this.ids.taskId,
+      contextId: this.ids.contextId,
       artifact: {
         artifactId: this.artifactId,
         name: 'answer',
-        description: `Answer from ${chunk.agent}`,
+        description: this.description,
         parts: [textPart(text)],
         metadata,
         extensions: [],

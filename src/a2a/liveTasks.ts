@@ -166,7 +166,9 @@ export class LiveTasks {
         task: event.kind === 'task' ? structuredClone(task) : undefined,
         state: task.status?.state,
       };
-      for (const listener of [...listeners]) listener(heard);
+      // A listener may stop listening as it hears: it must not make the next one miss this event.
+      if (listeners.length === 1) listeners[0]!(heard);
+      else for (const listener of [...listeners]) listener(heard);
     }
     return written;
   }
@@ -291,7 +293,9 @@ export class LiveTasks {
  * status messages are appended to it, artifacts are replaced or appended
  * by id, metadata is merged, and nothing changes a task once it has ended.
  * The executor's events are fresh objects it never touches again, so they
- * are taken as they are, not copied.
+ * are taken as they are, not copied, except artifacts: the task holds its
+ * own copy of each (see {@link ownArtifact}), so an appended chunk goes into
+ * it in place instead of copying every earlier chunk again.
  */
 export function applyEvent(task: Task | undefined, event: AgentExecutionEvent, userMessage: Message): Task | undefined {
   switch (event.kind) {
@@ -302,6 +306,7 @@ export function applyEvent(task: Task | undefined, event: AgentExecutionEvent, u
         next.artifacts = mergeArtifacts(task.artifacts, next.artifacts);
         if (task.metadata || next.metadata) next.metadata = { ...task.metadata, ...next.metadata };
       }
+      next.artifacts = next.artifacts.map(ownArtifact);
       if (!next.history.some((m) => m.messageId === userMessage.messageId))
         next.history = [userMessage, ...next.history];
       return next;
@@ -323,17 +328,14 @@ export function applyEvent(task: Task | undefined, event: AgentExecutionEvent, u
       const artifact = update.artifact;
       if (!task || !artifact || task.id !== update.taskId) return task;
       const index = task.artifacts.findIndex((a) => a.artifactId === artifact.artifactId);
-      if (index === -1) task.artifacts = [...task.artifacts, artifact];
-      else if (!update.append) task.artifacts[index] = artifact;
+      if (index === -1) task.artifacts = [...task.artifacts, ownArtifact(artifact)];
+      else if (!update.append) task.artifacts[index] = ownArtifact(artifact);
       else {
         const existing = task.artifacts[index]!;
-        task.artifacts[index] = {
-          ...existing,
-          parts: [...existing.parts, ...artifact.parts],
-          ...(artifact.name ? { name: artifact.name } : {}),
-          ...(artifact.description ? { description: artifact.description } : {}),
-          ...(artifact.metadata ? { metadata: { ...existing.metadata, ...artifact.metadata } } : {}),
-        };
+        existing.parts.push(...artifact.parts);
+        if (artifact.name) existing.name = artifact.name;
+        if (artifact.description) existing.description = artifact.description;
+        if (artifact.metadata) existing.metadata = { ...existing.metadata, ...artifact.metadata };
       }
       if (update.metadata) task.metadata = { ...task.metadata, ...update.metadata };
       return task;
@@ -342,6 +344,14 @@ export function applyEvent(task: Task | undefined, event: AgentExecutionEvent, u
       // The node's executor answers with tasks only; a direct reply would end no task.
       return task;
   }
+}
+
+/**
+ * The task's own copy of an artifact an event carried: the event may still
+ * be on its way to a stream when a later chunk is appended to the task's.
+ */
+function ownArtifact(artifact: Artifact): Artifact {
+  return { ...artifact, parts: [...artifact.parts] };
 }
 
 function mergeArtifacts(earlier: Artifact[], incoming: Artifact[]): Artifact[] {

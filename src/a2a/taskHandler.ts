@@ -134,7 +134,7 @@ export class TaskHandler implements A2ARequestHandler {
       await run.events.return(undefined);
       if (!first.done && first.value.task) return withHistory(first.value.task, configuration?.historyLength);
     }
-    const final = await run.settled;
+    const final = structuredClone(await run.settled);
     return withHistory(final, configuration?.historyLength);
   }
 
@@ -284,7 +284,8 @@ export class TaskHandler implements A2ARequestHandler {
    * caller's answer) as a live task with `writeMode`: the executor's events
    * are folded into it; `events` (with `listen`) hears them from the first,
    * each once written; `settled` resolves with the task once it has settled
-   * (and is written).
+   * (and is written): the live task's own object, which nothing changes once
+   * settled; a caller that hands it on copies it (a stream never reads it).
    */
   private async start(
     params: SendMessageRequest,
@@ -343,7 +344,7 @@ export class TaskHandler implements A2ARequestHandler {
         logger.warn('agent execution ended without settling its task', { taskId });
         await fail('Agent execution ended without an answer.');
       }
-      const final = structuredClone(live.task!);
+      const final = live.task!;
       // The answer is decided: an on-settle task is written now; an every-state one was as it settled.
       await liveTasks.settle(live);
       if (writeMode === 'on-settle') await this.notifyWebhooks(final, context);
@@ -397,8 +398,8 @@ export class TaskHandler implements A2ARequestHandler {
     const stop = liveTasks.listen(live, (heard) => {
       if (isSettled(heard.state)) stop();
       chain = chain
-        .then(() => heard.written)
         .then(async () => {
+          if (heard.written) await heard.written;
           if ((await push.store.load(live.id, context)).length === 0) return;
           await push.sender.send(toStreamResponse(heard, undefined), context, structuredClone(live.task!));
         })
