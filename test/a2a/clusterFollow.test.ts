@@ -4,8 +4,8 @@ import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { applyEvent } from '../../src/a2a/liveTasks';
 import { a2aClient, answerText, asTask, textRequest } from '../support/a2aClient';
-import { skipWithoutPostgres, startTestPostgres, type TestPostgres } from '../support/postgres';
-import { startReplicaCluster, type ReplicaCluster } from '../support/pgReplicas';
+import { skipWithoutPostgres } from '../support/postgres';
+import { useReplicaCluster } from '../support/pgReplicas';
 import { waitFor } from '../support/waitFor';
 
 /**
@@ -72,29 +72,19 @@ function gate() {
 
 if (!skipWithoutPostgres('one node across replicas')) {
   describe('one node across two replicas on PostgreSQL', () => {
-    let server: TestPostgres | undefined;
-    let cluster: ReplicaCluster | undefined;
-    beforeAll(async () => {
-      server = await startTestPostgres();
-      cluster = await startReplicaCluster({
-        url: await server.createDatabase(),
-        replicaIds: ['a', 'b'],
-        config: {
-          agent: { multiAgent: false },
-          tools: { exec: { policy: 'ask' } },
-          a2a: { pushNotifications: { allowPrivateNetworks: true, maxAttempts: 1 } },
-        },
-      });
-    }, 90_000);
-    afterAll(async () => {
-      await cluster?.close();
-      await server?.stop();
+    const cluster = useReplicaCluster({
+      replicaIds: ['a', 'b'],
+      config: {
+        agent: { multiAgent: false },
+        tools: { exec: { policy: 'ask' } },
+        a2a: { pushNotifications: { allowPrivateNetworks: true, maxAttempts: 1 } },
+      },
     });
 
     it('resubscribes on B to a stream running on A: the task as it stands, then every later event, no gap', async () => {
-      const [a, b] = cluster!.nodes;
+      const [a, b] = cluster().nodes;
       const held = gate();
-      cluster!.model.push({
+      cluster().model.push({
         chunks: ['one ', 'two ', 'three'],
         before: (i) => (i === 1 ? held.opened : Promise.resolve()),
       });
@@ -138,8 +128,8 @@ if (!skipWithoutPostgres('one node across replicas')) {
     });
 
     it('answers an input-required task from A through B: B continues the turn from the shared session', async () => {
-      const [a, b] = cluster!.nodes;
-      cluster!.model.push(
+      const [a, b] = cluster().nodes;
+      cluster().model.push(
         { toolCalls: [{ name: 'exec_shell', arguments: { command: 'echo approved-on-b' } }] },
         { text: 'The command ran.' },
       );
@@ -155,17 +145,17 @@ if (!skipWithoutPostgres('one node across replicas')) {
       expect(answered.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       expect(answerText(answered)).toBe('The command ran.');
       // B ran the call A had held for approval, and told the model its output.
-      const lastCall = cluster!.model.requests.at(-1)!.body.messages;
+      const lastCall = cluster().model.requests.at(-1)!.body.messages;
       expect(lastCall.some((m) => m.role === 'tool' && String(m.content).includes('approved-on-b'))).toBe(true);
       const onA = await (await a2aClient(a.url, 'JSONRPC')).getTask({ tenant: '', id: asked.id });
       expect(onA.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     });
 
     it('delivers each push notification of a task running on A once, whatever B is asked about it', async () => {
-      const [a, b] = cluster!.nodes;
+      const [a, b] = cluster().nodes;
       const hook = await webhookReceiver();
       const held = gate();
-      cluster!.model.push({ chunks: ['pushed ', 'once'], before: (i) => (i === 1 ? held.opened : Promise.resolve()) });
+      cluster().model.push({ chunks: ['pushed ', 'once'], before: (i) => (i === 1 ? held.opened : Promise.resolve()) });
       try {
         const started = asTask(
           await (

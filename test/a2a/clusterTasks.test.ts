@@ -8,6 +8,7 @@ import { openPostgresStorage, type PostgresStorage } from '../../src/store/postg
 import type { TaskScope } from '../../src/store/taskRows';
 import { emptyAllTables, skipWithoutPostgres } from '../support/postgres';
 import { useMigratedDatabase } from '../support/postgresSuite';
+import { answerChunk } from '../support/taskEvents';
 
 /**
  * A task's executor events across replicas, in A2A terms: two storages on
@@ -58,21 +59,7 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       extensions: [],
       referenceTaskIds: [],
     };
-    const answerChunk = (text: string, append: boolean) =>
-      AgentEvent.artifactUpdate({
-        ...ids,
-        artifact: {
-          artifactId: 'answer',
-          name: 'answer',
-          description: '',
-          parts: [textPart(text)],
-          metadata: undefined,
-          extensions: [],
-        },
-        append,
-        lastChunk: false,
-        metadata: undefined,
-      });
+    const chunk = (text: string, append: boolean) => answerChunk(ids, text, { append });
     const status = (state: TaskState, text?: string) => AgentEvent.statusUpdate(statusUpdate(ids, state, at, text));
 
     /**
@@ -138,10 +125,10 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       await run(
         AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_SUBMITTED, at)),
         status(TaskState.TASK_STATE_WORKING),
-        answerChunk('Hel', false),
+        chunk('Hel', false),
       );
       const followed = await following(b);
-      await run(answerChunk('lo', true), answerChunk(' there', true), status(TaskState.TASK_STATE_COMPLETED));
+      await run(chunk('lo', true), chunk(' there', true), status(TaskState.TASK_STATE_COMPLETED));
       const seen = await followed.all;
       const first = seen[0].payload;
       expect(first?.$case).toBe('task');
@@ -186,7 +173,7 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
         }),
       );
       const followed = await following(c);
-      await answered(answerChunk('sunny', false), status(TaskState.TASK_STATE_COMPLETED));
+      await answered(chunk('sunny', false), status(TaskState.TASK_STATE_COMPLETED));
       expect((await followed.all).map(describeResponse)).toEqual([
         'task TASK_STATE_WORKING',
         'artifact sunny',
@@ -248,7 +235,7 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       const a = await replica('a');
       await runner(a)(
         AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_WORKING, at)),
-        answerChunk(`the key is ${SECRET}`, false),
+        chunk(`the key is ${SECRET}`, false),
       );
       const stored = await a.storage.taskEvents.read({ ...scope, taskId: ids.taskId }, 0);
       expect(stored).toHaveLength(2);

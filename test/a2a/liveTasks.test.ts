@@ -9,6 +9,7 @@ import { createMemoryLogger } from '../../src/log/logger';
 import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/storage';
 import { createSqliteTaskRows } from '../../src/store/sqlite/taskRows';
 import type { TaskRowStores } from '../../src/store/taskRows';
+import { answerChunk } from '../support/taskEvents';
 
 const alice = { tenant: '', owner: 'alice' };
 const ids = { taskId: 't1', contextId: 'c1' };
@@ -23,21 +24,7 @@ const userMessage: Message = {
   referenceTaskIds: [],
 };
 const working = (text?: string) => AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_WORKING, at, text));
-const chunk = (text: string, append: boolean) =>
-  AgentEvent.artifactUpdate({
-    ...ids,
-    artifact: {
-      artifactId: 'answer',
-      name: 'answer',
-      description: '',
-      parts: [textPart(text)],
-      metadata: undefined,
-      extensions: [],
-    },
-    append,
-    lastChunk: false,
-    metadata: undefined,
-  });
+const chunk = (text: string, append: boolean) => answerChunk(ids, text, { append });
 
 describe('LiveTasks', () => {
   let dir: string;

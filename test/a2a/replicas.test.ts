@@ -1,8 +1,8 @@
 import { TaskState } from '@a2a-js/sdk';
 import type { StreamResponse } from '@a2a-js/sdk';
 import { a2aClient, answerText, asTask, textRequest } from '../support/a2aClient';
-import { skipWithoutPostgres, startTestPostgres, type TestPostgres } from '../support/postgres';
-import { startReplicaCluster, type ReplicaCluster } from '../support/pgReplicas';
+import { skipWithoutPostgres } from '../support/postgres';
+import { useReplicaCluster } from '../support/pgReplicas';
 import { parseScrape } from '../support/prometheus';
 import { waitFor } from '../support/waitFor';
 
@@ -13,24 +13,14 @@ import { waitFor } from '../support/waitFor';
  */
 if (!skipWithoutPostgres('A2A tasks across replicas')) {
   describe('A2A tasks across replicas on PostgreSQL', () => {
-    let server: TestPostgres | undefined;
-    let cluster: ReplicaCluster | undefined;
-    beforeAll(async () => {
-      server = await startTestPostgres();
-      cluster = await startReplicaCluster({
-        url: await server.createDatabase(),
-        replicaIds: ['a', 'b'],
-        config: { agent: { multiAgent: false }, observability: { metrics: true } },
-      });
-    }, 90_000);
-    afterAll(async () => {
-      await cluster?.close();
-      await server?.stop();
+    const cluster = useReplicaCluster({
+      replicaIds: ['a', 'b'],
+      config: { agent: { multiAgent: false }, observability: { metrics: true } },
     });
 
     it('answers GetTask and ListTasks through B for a task A ran, and B’s /metrics counts it', async () => {
-      const [a, b] = cluster!.nodes;
-      cluster!.model.push({ text: 'Hello from a.' });
+      const [a, b] = cluster().nodes;
+      cluster().model.push({ text: 'Hello from a.' });
       const done = asTask(await (await a2aClient(a.url, 'JSONRPC')).sendMessage(textRequest('hi')));
       expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
 
@@ -53,11 +43,11 @@ if (!skipWithoutPostgres('A2A tasks across replicas')) {
     });
 
     it('stops a model call running on A when the task is canceled through B, and A’s stream ends canceled', async () => {
-      const [a, b] = cluster!.nodes;
+      const [a, b] = cluster().nodes;
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
-      const modelCalls = cluster!.model.requests.length;
-      cluster!.model.push({ chunks: ['never sent'], before: () => held });
+      const modelCalls = cluster().model.requests.length;
+      cluster().model.push({ chunks: ['never sent'], before: () => held });
       try {
         const stream = (await a2aClient(a.url, 'JSONRPC')).sendMessageStream(textRequest('wait for it'));
         const seen: StreamResponse[] = [];
@@ -67,7 +57,7 @@ if (!skipWithoutPostgres('A2A tasks across replicas')) {
         const taskId =
           payload?.$case === 'task' ? payload.value.id : payload?.$case === 'statusUpdate' ? payload.value.taskId : '';
         expect(taskId).not.toBe('');
-        await waitFor(() => cluster!.model.requests.length > modelCalls, 10_000, 'the model call to be running on A');
+        await waitFor(() => cluster().model.requests.length > modelCalls, 10_000, 'the model call to be running on A');
 
         const onB = await a2aClient(b.url, 'HTTP+JSON');
         let canceledAt = 0;

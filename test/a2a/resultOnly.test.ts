@@ -19,6 +19,7 @@ import { a2aClient, asTask, findWorkingTask, partsText, textRequest } from '../s
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
 import { ScriptedA2ARunner } from '../support/a2aRunner';
 import { waitFor } from '../support/waitFor';
+import { answerChunk } from '../support/taskEvents';
 
 const { TASK_STATE_WORKING: WORKING, TASK_STATE_COMPLETED: COMPLETED, TASK_STATE_CANCELED: CANCELED } = TaskState;
 
@@ -162,20 +163,7 @@ describe('folding executor events into the task (the SDK ResultManager rules)', 
     metadata: undefined,
   });
   const artifact = (text: string, append: boolean) =>
-    AgentEvent.artifactUpdate({
-      ...ids,
-      artifact: {
-        artifactId: 'a1',
-        name: 'answer',
-        description: '',
-        parts: [textPart(text)],
-        metadata: undefined,
-        extensions: [],
-      },
-      append,
-      lastChunk: false,
-      metadata: { chunk: text },
-    });
+    answerChunk(ids, text, { append, artifactId: 'a1', metadata: { chunk: text } });
 
   it('heads the history with the user message, appends status messages once, and merges metadata', () => {
     let task = applyEvent(undefined, AgentEvent.task(first()), user)!;

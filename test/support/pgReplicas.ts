@@ -5,6 +5,7 @@ import { createApp, type LangoApp } from '../../src/app';
 import { resolveConfig } from '../../src/config/load';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
 import { startOpenAIServer, type OpenAIServer } from './openaiServer';
+import { startTestPostgres, type TestPostgres } from './postgres';
 
 /** The master key every replica of a test cluster shares (a vault opened by all of them). */
 export const REPLICA_MASTER_KEY = 'c'.repeat(64);
@@ -107,4 +108,28 @@ export async function startReplicaCluster(options: ReplicaClusterOptions): Promi
     throw err;
   }
   return { nodes, model, close };
+}
+
+/**
+ * A throwaway PostgreSQL server and replicas of one node on a database of it,
+ * for the suite it is called in (registers its own beforeAll / afterAll).
+ * @example
+ * const cluster = useReplicaCluster({ replicaIds: ['a', 'b'] });
+ * it('…', () => { const [a, b] = cluster().nodes; });
+ */
+export function useReplicaCluster(options: Omit<ReplicaClusterOptions, 'url'>): () => ReplicaCluster {
+  let server: TestPostgres | undefined;
+  let cluster: ReplicaCluster | undefined;
+  beforeAll(async () => {
+    server = await startTestPostgres();
+    cluster = await startReplicaCluster({ ...options, url: await server.createDatabase() });
+  }, 90_000);
+  afterAll(async () => {
+    await cluster?.close();
+    await server?.stop();
+  });
+  return () => {
+    if (!cluster) throw new Error('the replicas are not started (use cluster() inside tests and hooks)');
+    return cluster;
+  };
 }
