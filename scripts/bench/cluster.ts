@@ -16,7 +16,7 @@ import { clusterUnavailable, freePort, offlineToolResult, startBalancer } from '
 import { postgresUnavailable, startTestPostgres, type TestPostgres } from '../../test/support/postgres';
 import { processEnded, processesWith } from '../../test/support/processes';
 import { waitFor } from '../../test/support/waitFor';
-import { processCpuMs, startServer, type ServerProcess } from './proc';
+import { processCpuMs, processThreadStats, startServer, type ServerProcess, type ThreadStats } from './proc';
 import {
   alternate,
   describeLoad,
@@ -86,9 +86,16 @@ async function startReplica(databaseUrl: string, replicaId: string, port?: numbe
   };
 }
 
-/** One measured load through haproxy in front of `count` replicas, with haproxy's CPU per request beside the replicas'. */
+/**
+ * One measured load through haproxy in front of `count` replicas, with
+ * haproxy's CPU per request beside the replicas', and the replicas' split:
+ * event loop, other threads (GC, compiler, libuv) and preemptions, per request.
+ */
 interface BalancedLoad extends MeasuredLoad {
   haproxyCpuUsPerReq: number;
+  mainUsPerReq: number;
+  otherThreadsUsPerReq: number;
+  preemptionsPerReq: number;
 }
 
 async function balancedLoad(pg: TestPostgres, count: number): Promise<BalancedLoad> {
@@ -103,17 +110,37 @@ async function balancedLoad(pg: TestPostgres, count: number): Promise<BalancedLo
       try {
         // `load` reads cpuMs() right before and right after the measured window: haproxy's CPU is sampled then too.
         const haproxyMs: number[] = [];
+        const threads: ThreadStats[] = [];
         const front: ServerProcess = {
           ...replicas[0],
           url: balancer.url,
           cpuMs: () => {
             haproxyMs.push(processCpuMs(balancer.pid));
+            threads.push(
+              replicas
+                .map((r) => processThreadStats(r.pid))
+                .reduce((a, b) => ({
+                  mainMs: a.mainMs + b.mainMs,
+                  otherMs: a.otherMs + b.otherMs,
+                  preempted: a.preempted + b.preempted,
+                })),
+            );
             return replicas.reduce((sum, r) => sum + r.cpuMs(), 0);
           },
         };
-        const result = await load(front, GREETING);
+        // Each replica compiles its own hot paths: round robin gives each a third of the warm-up's requests, so
+        // three replicas warm up three times as long for each to reach the lone replica's JIT state before the window.
+        const result = await load(front, GREETING, settings.warmupSec * count);
         const served = result.ok + result.failed;
-        return { ...result, haproxyCpuUsPerReq: served ? ((haproxyMs[1] - haproxyMs[0]) * 1000) / served : NaN };
+        const perReq = (before: number, after: number, scale = 1000) =>
+          served ? ((after - before) * scale) / served : NaN;
+        return {
+          ...result,
+          haproxyCpuUsPerReq: perReq(haproxyMs[0], haproxyMs[1]),
+          mainUsPerReq: perReq(threads[0].mainMs, threads[1].mainMs),
+          otherThreadsUsPerReq: perReq(threads[0].otherMs, threads[1].otherMs),
+          preemptionsPerReq: perReq(threads[0].preempted, threads[1].preempted, 1),
+        };
       } finally {
         await balancer.stop();
       }
@@ -162,7 +189,10 @@ export async function cluster(): Promise<ScenarioResult> {
     const one = medians(runs.one);
     const three = medians(runs.three);
     const failures = [...runs.one, ...runs.three].reduce((sum, r) => sum + r.failed, 0);
-    const haproxy = (r: BalancedLoad[]) => fmt(median(r.map((x) => x.haproxyCpuUsPerReq)));
+    const perReq = (r: BalancedLoad[], figure: keyof BalancedLoad, digits = 0) =>
+      fmt(median(r.map((x) => Number(x[figure]))), digits);
+    const split = (r: BalancedLoad[]) =>
+      `event loop ${perReq(r, 'mainUsPerReq')} µs, other threads ${perReq(r, 'otherThreadsUsPerReq')} µs, ${perReq(r, 'preemptionsPerReq', 1)} preemptions`;
     const ratio = three.rps / one.rps;
     return {
       id: 'cluster',
@@ -174,7 +204,9 @@ export async function cluster(): Promise<ScenarioResult> {
       met: ratio >= 1 && failures === 0,
       notes: [
         ...loadNotes(runs),
-        `CPU/req is the replicas' summed; haproxy's own: ${haproxy(runs.one)} µs/req (one), ${haproxy(runs.three)} µs/req (three)`,
+        `CPU/req is the replicas' summed; haproxy's own: ${perReq(runs.one, 'haproxyCpuUsPerReq')} µs/req (one), ${perReq(runs.three, 'haproxyCpuUsPerReq')} µs/req (three)`,
+        `replicas' CPU per request: one ${split(runs.one)}; three ${split(runs.three)} (preemptions: the kernel taking a core from a replica thread that still wanted it; more processes than cores)`,
+        `warm-up ${settings.warmupSec} s (one) and ${settings.warmupSec * 3} s (three): each replica JIT-compiles its own hot paths from about as many warm-up requests`,
       ],
     };
   });

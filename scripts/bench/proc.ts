@@ -81,11 +81,43 @@ let ticksPerSecond: number | undefined;
 
 /** CPU time (user + system) a process has used, in milliseconds; 10 ms resolution at the usual 100 ticks/s. */
 export function processCpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/** The CPU milliseconds of a `stat` file: a process's (`/proc/<pid>/stat`) or one thread's (`/proc/<pid>/task/<tid>/stat`). */
+function statCpuMs(file: string): number {
   ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const stat = fs.readFileSync(file, 'utf8');
   // Fields after the parenthesised command name, which may itself hold spaces: state is field 3, utime 14, stime 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
+}
+
+/** Where a process's CPU went, summed over its threads (/proc/<pid>/task). */
+export interface ThreadStats {
+  /** The event loop's CPU, in ms. */
+  mainMs: number;
+  /** Every other thread's (V8's GC and compiler threads, libuv's pool), in ms. */
+  otherMs: number;
+  /** How often the kernel took a CPU from one of its threads that still wanted it (nonvoluntary context switches). */
+  preempted: number;
+}
+
+/** {@link ThreadStats} of `pid` now; threads that ended since the last reading are not counted. */
+export function processThreadStats(pid: number): ThreadStats {
+  const stats: ThreadStats = { mainMs: 0, otherMs: 0, preempted: 0 };
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const ms = statCpuMs(`/proc/${pid}/task/${tid}/stat`);
+      if (tid === String(pid)) stats.mainMs += ms;
+      else stats.otherMs += ms;
+      const status = fs.readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+      stats.preempted += Number(/^nonvoluntary_ctxt_switches:\s+(\d+)$/m.exec(status)?.[1] ?? 0);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return stats;
 }
 
 /** A process's resident set size in bytes (VmRSS of /proc/<pid>/status). */

@@ -69,9 +69,14 @@ export interface MeasuredLoad extends LoadResult {
 
 /**
  * Warm-up (unmeasured) then the measured window, as two client processes so
- * the server's CPU time can be read between them from /proc.
+ * the server's CPU time can be read between them from /proc. `warmupSec`
+ * defaults to BENCH_WARMUP.
  */
-export async function load(server: ServerProcess, env: Record<string, string>): Promise<MeasuredLoad> {
+export async function load(
+  server: ServerProcess,
+  env: Record<string, string>,
+  warmupSec = settings.warmupSec,
+): Promise<MeasuredLoad> {
   const clientEnv = {
     URL: `${server.url}${env.TARGET_PATH ?? '/'}`,
     C: String(settings.connections),
@@ -79,8 +84,8 @@ export async function load(server: ServerProcess, env: Record<string, string>): 
     ...env,
     WARMUP: '0',
   };
-  if (settings.warmupSec > 0 && !env.AMOUNT)
-    await runClient<LoadResult>('loadClient.js', { ...clientEnv, DURATION: String(settings.warmupSec) });
+  if (warmupSec > 0 && !env.AMOUNT)
+    await runClient<LoadResult>('loadClient.js', { ...clientEnv, DURATION: String(warmupSec) });
   const cpuBefore = server.cpuMs();
   const result = await runClient<LoadResult>('loadClient.js', clientEnv);
   const served = result.ok + result.failed;
