@@ -323,6 +323,9 @@ async function fetchCard(
       });
       return { ...fetched, url };
     } catch (error) {
+      // One deadline for every path: a timeout is the card's whole timeout, not what this path had left of it.
+      if (error instanceof RemoteAgentError && error.message.startsWith('timed out after'))
+        throw new RemoteAgentError(`timed out after ${timeoutMs} ms`, { cause: error.cause });
       const notFound = error instanceof RemoteAgentError && /^HTTP 404/.test(error.message);
       if (!notFound || i + 1 >= urls.length) throw error;
     }
