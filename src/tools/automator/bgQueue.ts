@@ -5,6 +5,7 @@ import type { Logger } from '../../log/logger';
 import type { Principal, PrincipalDirectory } from '../../principal';
 import type { BackgroundJob, BackgroundJobStore } from '../../store/jobs';
 import { runPrompt } from './runPrompt';
+import { RunningJobs } from './runningJobs';
 
 /** What the queue needs; one named options object. */
 export interface BackgroundQueueOptions {
@@ -29,8 +30,7 @@ export interface BackgroundQueueOptions {
  */
 export class BackgroundQueue {
   private readonly queue: BackgroundJob[] = [];
-  private readonly running = new Map<string, AbortController>();
-  private readonly inflight = new Set<Promise<void>>();
+  private readonly runs = new RunningJobs();
   /** Set by {@link start}: jobs run only once the agent tree exists. */
   private runner: TurnRunner | undefined;
   private closed = false;
@@ -52,13 +52,7 @@ export class BackgroundQueue {
   /** Queues the principal's prompt; it starts as soon as a slot is free (after {@link start}). */
   async submit(principal: Principal, input: { prompt: string; label?: string }): Promise<BackgroundJob> {
     if (this.closed) throw new InputError('the background queue is shut down');
-    const id = `bg-${randomUUID().slice(0, 8)}`;
-    await this.options.store.insert(principal, {
-      id,
-      label: input.label ?? null,
-      prompt: input.prompt,
-      createdAt: this.now(),
-    });
+    const id = await insertBackgroundJob(this.options, principal, input);
     const job = await this.require(principal, id);
     this.queue.push(job);
     this.pump();
@@ -78,7 +72,7 @@ export class BackgroundQueue {
         author: null,
       });
     } else if (job.status === 'running' || job.status === 'queued') {
-      this.running.get(id)?.abort(new Error('cancelled by request'));
+      this.runs.abort(id, new Error('cancelled by request'));
     } else {
       throw new InputError(`background job ${id} already finished (${job.status})`);
     }
@@ -86,17 +80,14 @@ export class BackgroundQueue {
   }
 
   /** A job the principal can see. @throws InputError when there is none. */
-  async require(principal: Principal, id: string): Promise<BackgroundJob> {
-    const job = await this.options.store.get(principal, id);
-    if (!job) throw new InputError(`no background job with id "${id}"`);
-    return job;
+  require(principal: Principal, id: string): Promise<BackgroundJob> {
+    return requireBackgroundJob(this.options.store, principal, id);
   }
 
   /** Stops starting jobs, fails the running ones and waits until they are recorded; queued jobs stay queued. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const controller of this.running.values()) controller.abort(new Error('node shutting down'));
-    await Promise.allSettled([...this.inflight]);
+    await this.runs.stopAll(new Error('node shutting down'));
   }
 
   private now(): string {
@@ -105,35 +96,51 @@ export class BackgroundQueue {
 
   private pump(): void {
     const runner = this.runner;
-    while (runner && !this.closed && this.running.size < this.options.concurrency && this.queue.length > 0) {
+    while (runner && !this.closed && this.runs.size < this.options.concurrency && this.queue.length > 0) {
       const job = this.queue.shift() as BackgroundJob;
-      const controller = new AbortController();
-      // Claimed before the first await, so the slot is counted at once.
-      this.running.set(job.id, controller);
-      const run = this.execute(runner, job, controller)
-        .catch((err: unknown) =>
-          this.options.logger.error('background job could not be recorded', { id: job.id, error: errorMessage(err) }),
-        )
-        .finally(() => {
-          this.running.delete(job.id);
-          this.inflight.delete(run);
-          this.pump();
-        });
-      this.inflight.add(run);
+      this.runs.start(
+        job.id,
+        (signal) =>
+          this.execute(runner, job, signal).catch((err: unknown) =>
+            this.options.logger.error('background job could not be recorded', { id: job.id, error: errorMessage(err) }),
+          ),
+        () => this.pump(),
+      );
     }
   }
 
-  private async execute(runner: TurnRunner, job: BackgroundJob, controller: AbortController): Promise<void> {
+  private async execute(runner: TurnRunner, job: BackgroundJob, signal: AbortSignal): Promise<void> {
     // Another replica on the same database may have claimed it (or it was cancelled meanwhile).
     if (!(await this.options.store.markRunning(job.id, this.now()))) return;
-    await runClaimedBackgroundJob({
-      ...this.options,
-      runner,
-      job,
-      signal: controller.signal,
-      closing: () => this.closed,
-    });
+    await runClaimedBackgroundJob({ ...this.options, runner, job, signal, closing: () => this.closed });
   }
+}
+
+/** Stores the principal's new job, queued, under a new id; resolves with the id. */
+export async function insertBackgroundJob(
+  run: { store: BackgroundJobStore; clock: () => Date },
+  principal: Principal,
+  input: { prompt: string; label?: string },
+): Promise<string> {
+  const id = `bg-${randomUUID().slice(0, 8)}`;
+  await run.store.insert(principal, {
+    id,
+    label: input.label ?? null,
+    prompt: input.prompt,
+    createdAt: run.clock().toISOString(),
+  });
+  return id;
+}
+
+/** A job the principal can see. @throws InputError when there is none. */
+export async function requireBackgroundJob(
+  store: BackgroundJobStore,
+  principal: Principal,
+  id: string,
+): Promise<BackgroundJob> {
+  const job = await store.get(principal, id);
+  if (!job) throw new InputError(`no background job with id "${id}"`);
+  return job;
 }
 
 /**

@@ -1,11 +1,16 @@
-import { randomUUID } from 'node:crypto';
 import type { TurnRunner } from '../../agent/turn';
 import { errorMessage, InputError } from '../../errors';
 import { OWNER, type Principal } from '../../principal';
 import type { JobQueue } from '../../store/jobQueue';
 import type { BackgroundJob } from '../../store/jobs';
-import { runClaimedBackgroundJob, type BackgroundQueueOptions } from './bgQueue';
+import {
+  insertBackgroundJob,
+  requireBackgroundJob,
+  runClaimedBackgroundJob,
+  type BackgroundQueueOptions,
+} from './bgQueue';
 import { startQueuePoller, type QueuePoller } from './queuePoller';
+import { RunningJobs } from './runningJobs';
 
 /** Polls of the other replicas a job submitted here waits before they may take it. */
 const HAND_OFF_POLLS = 2;
@@ -22,8 +27,7 @@ const HAND_OFF_POLLS = 2;
  * half-done turn cannot be resumed.
  */
 export class ClusterBackgroundQueue {
-  private readonly running = new Map<string, AbortController>();
-  private readonly inflight = new Set<Promise<void>>();
+  private readonly runs = new RunningJobs();
   private runner: TurnRunner | undefined;
   private poller: QueuePoller | undefined;
   private closed = false;
@@ -45,18 +49,12 @@ export class ClusterBackgroundQueue {
   /** Queues the principal's prompt for the first replica with a free slot. */
   async submit(principal: Principal, input: { prompt: string; label?: string }): Promise<BackgroundJob> {
     if (this.closed) throw new InputError('the background queue is shut down');
-    const id = `bg-${randomUUID().slice(0, 8)}`;
-    await this.options.store.insert(principal, {
-      id,
-      label: input.label ?? null,
-      prompt: input.prompt,
-      createdAt: this.now(),
-    });
+    const id = await insertBackgroundJob(this.options, principal, input);
     const { queue } = this.options;
     // This replica goes first when it has a slot (the job starts at once, where it was asked for); the
     // others see the entry after the hand-off delay, in time to take it if this replica is full or gone.
     await queue.enqueueBackground(id, HAND_OFF_POLLS * queue.pollMs);
-    if (this.runner && !this.closed && this.running.size < this.options.concurrency) {
+    if (this.runner && !this.closed && this.runs.size < this.options.concurrency) {
       await this.take(id).catch((err: unknown) =>
         this.options.logger.warn('background job left to the queue', { id, error: errorMessage(err) }),
       );
@@ -72,10 +70,9 @@ export class ClusterBackgroundQueue {
    */
   async cancel(principal: Principal, id: string): Promise<BackgroundJob> {
     const job = await this.require(principal, id);
-    const local = this.running.get(id);
-    if (local) {
-      local.abort(new Error('cancelled by request'));
-    } else if (job.status === 'queued' || job.status === 'running') {
+    // Running here: its turn stops and records the cancel.
+    if (this.runs.abort(id, new Error('cancelled by request'))) return this.require(principal, id);
+    if (job.status === 'queued' || job.status === 'running') {
       // A job running on another replica: that replica sees the row cancelled at its next poll and stops the turn.
       await this.options.store.finish(id, {
         status: 'cancelled',
@@ -90,18 +87,15 @@ export class ClusterBackgroundQueue {
   }
 
   /** A job the principal can see. @throws InputError when there is none. */
-  async require(principal: Principal, id: string): Promise<BackgroundJob> {
-    const job = await this.options.store.get(principal, id);
-    if (!job) throw new InputError(`no background job with id "${id}"`);
-    return job;
+  require(principal: Principal, id: string): Promise<BackgroundJob> {
+    return requireBackgroundJob(this.options.store, principal, id);
   }
 
   /** Stops taking jobs, fails the running ones and waits until they are recorded; queued jobs stay queued. */
   async close(): Promise<void> {
     this.closed = true;
     await this.poller?.stop();
-    for (const controller of this.running.values()) controller.abort(new Error('node shutting down'));
-    await Promise.allSettled([...this.inflight]);
+    await this.runs.stopAll(new Error('node shutting down'));
   }
 
   private now(): string {
@@ -110,16 +104,16 @@ export class ClusterBackgroundQueue {
 
   private async poll(): Promise<void> {
     await this.stopCancelledElsewhere();
-    const free = this.options.concurrency - this.running.size;
+    const free = this.options.concurrency - this.runs.size;
     if (free <= 0 || this.closed) return;
     await this.options.queue.takeBackground(free, (id) => this.take(id));
   }
 
   /** Stops the turns of jobs running here that were cancelled through another replica. */
   private async stopCancelledElsewhere(): Promise<void> {
-    for (const [id, controller] of [...this.running]) {
+    for (const id of this.runs.keys()) {
       const row = await this.options.store.get(OWNER, id);
-      if (row?.status === 'cancelled') controller.abort(new Error('cancelled by request'));
+      if (row?.status === 'cancelled') this.runs.abort(id, new Error('cancelled by request'));
     }
   }
 
@@ -132,21 +126,13 @@ export class ClusterBackgroundQueue {
     if (!(await store.markRunning(id, this.now()))) return;
     const job = await store.get(OWNER, id);
     if (!job) return;
-    const controller = new AbortController();
-    this.running.set(id, controller);
-    const run = runClaimedBackgroundJob({
-      ...this.options,
-      runner,
-      job,
-      signal: controller.signal,
-      closing: () => this.closed,
-    })
-      .catch((err: unknown) => logger.error('background job could not be recorded', { id, error: errorMessage(err) }))
-      .finally(() => {
-        this.running.delete(id);
-        this.inflight.delete(run);
-        this.poller?.wake();
-      });
-    this.inflight.add(run);
+    this.runs.start(
+      id,
+      (signal) =>
+        runClaimedBackgroundJob({ ...this.options, runner, job, signal, closing: () => this.closed }).catch(
+          (err: unknown) => logger.error('background job could not be recorded', { id, error: errorMessage(err) }),
+        ),
+      () => this.poller?.wake(),
+    );
   }
 }

@@ -1,10 +1,17 @@
 import type { TurnRunner } from '../../agent/turn';
-import { InputError } from '../../errors';
 import type { Principal } from '../../principal';
 import type { CronOccurrence, JobQueue } from '../../store/jobQueue';
 import type { CronJob, CronTrigger } from '../../store/jobs';
-import { addCronJob, runCronJob, type CronSchedulerOptions } from './cronScheduler';
+import {
+  addCronJob,
+  cronJobKey,
+  requireCronJob,
+  resumeCronJob,
+  startCronRun,
+  type CronSchedulerOptions,
+} from './cronScheduler';
 import { startQueuePoller, type QueuePoller } from './queuePoller';
+import { RunningJobs } from './runningJobs';
 import { parseSchedule, type Schedule } from './schedule';
 
 /** Fire times taken from the queue per poll. */
@@ -23,8 +30,6 @@ export function wasMissed(schedule: Schedule, scheduledFor: string, now: Date): 
   if (following) return following.getTime() <= now.getTime();
   return now.getTime() - due.getTime() > MISSED_AFTER_MS;
 }
-
-const keyOf = (job: Pick<CronJob, 'owner' | 'name'>) => `${job.owner}\u0000${job.name}`;
 
 /**
  * The cron scheduler of a replica among several on PostgreSQL: each fire
@@ -45,8 +50,7 @@ const keyOf = (job: Pick<CronJob, 'owner' | 'name'>) => `${job.owner}\u0000${job
  * still going is skipped.
  */
 export class ClusterCronScheduler {
-  private readonly running = new Map<string, AbortController>();
-  private readonly inflight = new Set<Promise<void>>();
+  private readonly runs = new RunningJobs();
   private runner: TurnRunner | undefined;
   private poller: QueuePoller | undefined;
   private closed = false;
@@ -93,22 +97,15 @@ export class ClusterCronScheduler {
 
   /** Resumes a paused job from the current time (runs missed while paused are skipped). */
   async resume(principal: Principal, name: string): Promise<CronJob> {
-    const job = await this.require(principal, name);
-    if (job.status !== 'paused') return job;
-    const next = parseSchedule(job.schedule, new Date(job.anchorAt)).next(this.now());
-    await this.options.store.update(principal, name, {
-      status: next ? 'active' : 'done',
-      nextRunAt: next?.toISOString() ?? null,
-    });
-    const resumed = await this.require(principal, name);
-    await this.queueCurrent(resumed);
-    return resumed;
+    const { job, resumed } = await resumeCronJob(this.options.store, principal, name, this.now());
+    if (resumed) await this.queueCurrent(job);
+    return job;
   }
 
   /** Removes the principal's job and its history, cancelling a run under way on this replica. */
   async remove(principal: Principal, name: string): Promise<void> {
     const job = await this.require(principal, name);
-    this.running.get(keyOf(job))?.abort(new Error('job removed'));
+    this.runs.abort(cronJobKey(job), new Error('job removed'));
     await this.options.store.remove(principal, name);
   }
 
@@ -116,18 +113,15 @@ export class ClusterCronScheduler {
   async close(): Promise<void> {
     this.closed = true;
     await this.poller?.stop();
-    for (const controller of this.running.values()) controller.abort(new Error('node shutting down'));
-    await Promise.allSettled([...this.inflight]);
+    await this.runs.stopAll(new Error('node shutting down'));
   }
 
   private now(): Date {
     return this.options.clock();
   }
 
-  private async require(principal: Principal, name: string): Promise<CronJob> {
-    const job = await this.options.store.get(principal, name);
-    if (!job) throw new InputError(`no cron job named "${name}"`);
-    return job;
+  private require(principal: Principal, name: string): Promise<CronJob> {
+    return requireCronJob(this.options.store, principal, name);
   }
 
   private async queueCurrent(job: CronJob): Promise<void> {
@@ -153,26 +147,14 @@ export class ClusterCronScheduler {
     });
     if (!claimed) return;
     const trigger: CronTrigger = wasMissed(schedule, occurrence.scheduledFor, now) ? 'catch-up' : 'schedule';
-    if (this.running.has(keyOf(job))) {
-      this.options.logger.warn('cron run skipped: the previous run is still going', { job: job.name });
-      return;
-    }
-    const controller = new AbortController();
-    this.running.set(keyOf(job), controller);
-    const run = runCronJob({
-      ...this.options,
+    startCronRun(this.runs, this.options, {
       runner,
       principal,
       job,
       trigger,
       scheduledFor: occurrence.scheduledFor,
       startedAt: now,
-      signal: controller.signal,
-    }).finally(() => {
-      this.running.delete(keyOf(job));
-      this.inflight.delete(run);
     });
-    this.inflight.add(run);
   }
 }
 

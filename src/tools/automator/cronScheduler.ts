@@ -4,6 +4,7 @@ import type { Logger } from '../../log/logger';
 import type { Principal, PrincipalDirectory } from '../../principal';
 import type { CronJob, CronStore, CronTrigger } from '../../store/jobs';
 import { runPrompt } from './runPrompt';
+import { RunningJobs } from './runningJobs';
 import { parseSchedule } from './schedule';
 
 /** setTimeout cannot wait longer than this; longer waits re-arm when it fires. */
@@ -20,7 +21,7 @@ export interface CronSchedulerOptions {
 }
 
 /** A job's key among every principal's jobs (names are unique within one principal's). */
-const keyOf = (job: Pick<CronJob, 'owner' | 'name'>) => `${job.owner}\u0000${job.name}`;
+export const cronJobKey = (job: Pick<CronJob, 'owner' | 'name'>) => `${job.owner}\u0000${job.name}`;
 
 /**
  * Fires persisted cron jobs through the agent tree, each as the principal
@@ -40,8 +41,7 @@ const keyOf = (job: Pick<CronJob, 'owner' | 'name'>) => `${job.owner}\u0000${job
  */
 export class CronScheduler {
   private readonly timers = new Map<string, NodeJS.Timeout>();
-  private readonly running = new Map<string, AbortController>();
-  private readonly inflight = new Set<Promise<void>>();
+  private readonly runs = new RunningJobs();
   /** Set by {@link start}: jobs run only once the agent tree exists. */
   private runner: TurnRunner | undefined;
   private closed = false;
@@ -82,23 +82,16 @@ export class CronScheduler {
 
   /** Resumes a paused job from the current time (runs missed while paused are skipped). */
   async resume(principal: Principal, name: string): Promise<CronJob> {
-    const job = await this.require(principal, name);
-    if (job.status !== 'paused') return job;
-    const next = parseSchedule(job.schedule, new Date(job.anchorAt)).next(this.now());
-    await this.options.store.update(principal, name, {
-      status: next ? 'active' : 'done',
-      nextRunAt: next?.toISOString() ?? null,
-    });
-    const resumed = await this.require(principal, name);
-    if (next && this.runner) this.arm(resumed);
-    return resumed;
+    const { job, resumed } = await resumeCronJob(this.options.store, principal, name, this.now());
+    if (resumed && job.nextRunAt && this.runner) this.arm(job);
+    return job;
   }
 
   /** Removes the principal's job and its history, cancelling a run under way. */
   async remove(principal: Principal, name: string): Promise<void> {
     const job = await this.require(principal, name);
     this.disarm(job);
-    this.running.get(keyOf(job))?.abort(new Error('job removed'));
+    this.runs.abort(cronJobKey(job), new Error('job removed'));
     await this.options.store.remove(principal, name);
   }
 
@@ -107,14 +100,11 @@ export class CronScheduler {
     this.closed = true;
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
-    for (const controller of this.running.values()) controller.abort(new Error('node shutting down'));
-    await Promise.allSettled([...this.inflight]);
+    await this.runs.stopAll(new Error('node shutting down'));
   }
 
-  private async require(principal: Principal, name: string): Promise<CronJob> {
-    const job = await this.options.store.get(principal, name);
-    if (!job) throw new InputError(`no cron job named "${name}"`);
-    return job;
+  private require(principal: Principal, name: string): Promise<CronJob> {
+    return requireCronJob(this.options.store, principal, name);
   }
 
   private now(): Date {
@@ -126,17 +116,17 @@ export class CronScheduler {
     if (this.closed || !job.nextRunAt) return;
     const delay = Math.min(Math.max(Date.parse(job.nextRunAt) - this.now().getTime(), 0), MAX_TIMER_MS);
     const timer = setTimeout(() => {
-      this.timers.delete(keyOf(job));
+      this.timers.delete(cronJobKey(job));
       this.onTimer(job).catch((err: unknown) =>
         this.options.logger.error('cron job could not fire', { job: job.name, error: errorMessage(err) }),
       );
     }, delay);
     timer.unref();
-    this.timers.set(keyOf(job), timer);
+    this.timers.set(cronJobKey(job), timer);
   }
 
   private disarm(job: Pick<CronJob, 'owner' | 'name'>): void {
-    const key = keyOf(job);
+    const key = cronJobKey(job);
     clearTimeout(this.timers.get(key));
     this.timers.delete(key);
   }
@@ -163,37 +153,14 @@ export class CronScheduler {
     });
     const updated = await this.options.store.get(principal, job.name);
     if (updated && next) this.arm(updated);
-    if (this.running.has(keyOf(job))) {
-      this.options.logger.warn('cron run skipped: the previous run is still going', { job: job.name });
-      return;
-    }
-    const run = this.execute(runner, principal, job, trigger, now).finally(() => this.inflight.delete(run));
-    this.inflight.add(run);
-  }
-
-  private async execute(
-    runner: TurnRunner,
-    principal: Principal,
-    job: CronJob,
-    trigger: CronTrigger,
-    startedAt: Date,
-  ): Promise<void> {
-    const controller = new AbortController();
-    this.running.set(keyOf(job), controller);
-    try {
-      await runCronJob({
-        ...this.options,
-        runner,
-        principal,
-        job,
-        trigger,
-        scheduledFor: job.nextRunAt ?? startedAt.toISOString(),
-        startedAt,
-        signal: controller.signal,
-      });
-    } finally {
-      this.running.delete(keyOf(job));
-    }
+    startCronRun(this.runs, this.options, {
+      runner,
+      principal,
+      job,
+      trigger,
+      scheduledFor: job.nextRunAt ?? now.toISOString(),
+      startedAt: now,
+    });
   }
 }
 
@@ -229,6 +196,49 @@ export async function addCronJob(
   const { owner: _owner, ...row } = job;
   if (!(await store.insert(principal, row))) throw new InputError(`a cron job named "${input.name}" already exists`);
   return job;
+}
+
+/** A job the principal has. @throws InputError when there is none. */
+export async function requireCronJob(store: CronStore, principal: Principal, name: string): Promise<CronJob> {
+  const job = await store.get(principal, name);
+  if (!job) throw new InputError(`no cron job named "${name}"`);
+  return job;
+}
+
+/**
+ * Resumes the principal's paused job from `now` (runs missed while paused
+ * are skipped): active again with its next fire time, or done when the
+ * schedule has none left. `resumed` is false for a job that was not paused
+ * (returned as it is); the scheduler arms or queues a resumed job.
+ */
+export async function resumeCronJob(
+  store: CronStore,
+  principal: Principal,
+  name: string,
+  now: Date,
+): Promise<{ job: CronJob; resumed: boolean }> {
+  const job = await requireCronJob(store, principal, name);
+  if (job.status !== 'paused') return { job, resumed: false };
+  const next = parseSchedule(job.schedule, new Date(job.anchorAt)).next(now);
+  await store.update(principal, name, { status: next ? 'active' : 'done', nextRunAt: next?.toISOString() ?? null });
+  return { job: await requireCronJob(store, principal, name), resumed: true };
+}
+
+/**
+ * Starts one run of a job among `runs` ({@link runCronJob}), unless the
+ * job's previous run is still going: that fire time is skipped.
+ */
+export function startCronRun(
+  runs: RunningJobs,
+  options: { store: CronStore; logger: Logger; clock: () => Date },
+  run: Omit<Parameters<typeof runCronJob>[0], 'store' | 'logger' | 'clock' | 'signal'>,
+): void {
+  const key = cronJobKey(run.job);
+  if (runs.has(key)) {
+    options.logger.warn('cron run skipped: the previous run is still going', { job: run.job.name });
+    return;
+  }
+  runs.start(key, (signal) => runCronJob({ ...options, ...run, signal }));
 }
 
 /**
