@@ -1,7 +1,6 @@
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import type express from 'express';
 import type { LlmAgent } from './agent/agent';
 import type { AnyTool } from './agent/tool';
 import { createRunner } from './agent/runner';
@@ -99,8 +98,8 @@ export interface LangoApp {
   unmatchedTools(): string[];
   /** Health of each configured remote agent (empty without `a2a.remoteAgents`). */
   peers(): PeerStatus[];
-  /** The express application serving A2A, the card, discovery and health. */
-  readonly http: express.Express;
+  /** The request listener serving A2A, the card, discovery and health (`http.createServer(app.http)`). */
+  readonly http: http.RequestListener;
   /** The node's agent card as served (ProtoJSON). */
   agentCard(): Promise<Record<string, unknown>>;
   /** Starts listening on `server.host:server.port`; resolves with the base URL. */
