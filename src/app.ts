@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { LlmAgent } from './agent/agent';
 import type { AnyTool } from './agent/tool';
 import { createRunner } from './agent/runner';
-import { routesOf } from './agent/transfer';
+import { treeIndexes } from './agent/transfer';
 import type { TurnRunner } from './agent/turn';
 import { combineContextProviders } from './agent/turnState';
 import { assertSafeExposure } from './a2a/auth';
@@ -226,11 +226,13 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       tree.rebuild();
       logger.info('agent tree rebuilt', { component: 'tools', tools: toolset.tools.length });
     });
+    // The offline model routes by the current tree; each tree's routes are worked out once.
+    const offlineIndexOf = treeIndexes();
     const model =
       deps.model ??
       createConfiguredModel(config, {
         logger: logger.child({ component: 'llm' }),
-        routes: (agentName) => routesOf(tree.current(), agentName),
+        routes: (agentName) => offlineIndexOf(tree.current()).routes(agentName),
       });
 
     const federation = createNodeFederation(config, {
@@ -408,7 +410,7 @@ async function nodeCallers(
 /** The model `config.agent` asks for: an OpenAI-compatible endpoint, or the embedded offline model. */
 function createConfiguredModel(
   config: LangoConfig,
-  options: { logger: Logger; routes: (agentName: string) => ModelRoute[] },
+  options: { logger: Logger; routes: (agentName: string) => readonly ModelRoute[] },
 ): Model {
   const { logger } = options;
   if (config.agent.provider !== 'openai') return createOfflineModel({ routes: options.routes });
