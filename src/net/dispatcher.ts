@@ -76,6 +76,7 @@ export function createOutboundFetch(options: OutboundFetchOptions): typeof fetch
   const outbound = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const response = await undiciFetch(input as string, {
       ...(init as object),
+      ...(typeof init?.body === 'string' ? sentOnce(init.body, init.headers) : {}),
       redirect: 'manual',
       dispatcher: options.dispatcher,
     });
@@ -94,4 +95,28 @@ export function createOutboundFetch(options: OutboundFetchOptions): typeof fetch
     });
   };
   return outbound as typeof fetch;
+}
+
+/**
+ * A text body as a stream of its bytes read once, its length declared (so it
+ * still goes out with `Content-Length`, not chunked). undici's fetch keeps a
+ * text body, to send again after a redirect, until the response is read to
+ * its end: for a streamed model answer that is the whole answer, a prompt of
+ * ~15 KB held per open stream. A stream body is let go once sent, and nothing
+ * here sends a body twice (redirects are refused, a retry calls fetch again).
+ */
+function sentOnce(
+  text: string,
+  headers: RequestInit['headers'],
+): { body: ReadableStream; headers: Record<string, string>; duplex: 'half' } {
+  const bytes = Buffer.from(text, 'utf8');
+  const sent: Record<string, string> = Object.fromEntries(new Headers(headers));
+  sent['content-length'] = String(bytes.length);
+  const body = new ReadableStream({
+    start(controller) {
+      controller.enqueue(bytes);
+      controller.close();
+    },
+  });
+  return { body, headers: sent, duplex: 'half' };
 }
