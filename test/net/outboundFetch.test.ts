@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createOutboundFetch, createOutboundPolicy, createPinnedAgent } from '../../src/net';
+import { createOutboundFetch, createOutboundPolicy, createPinnedAgent, OutboundRefusedError } from '../../src/net';
 
 /**
  * The outbound fetch sends a text body (a model request) as a stream read
@@ -10,11 +10,17 @@ import { createOutboundFetch, createOutboundPolicy, createPinnedAgent } from '..
  */
 describe('the outbound fetch', () => {
   let server: http.Server;
+  let origin: string;
   let url: string;
   const received: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
 
   beforeAll(async () => {
     server = http.createServer((req, res) => {
+      if (req.url === '/moved') {
+        req.resume();
+        res.writeHead(307, { location: 'http://127.0.0.1:1/elsewhere' }).end();
+        return;
+      }
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
@@ -23,7 +29,8 @@ describe('the outbound fetch', () => {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`;
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    url = `${origin}/v1/chat/completions`;
   });
   afterAll(async () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -50,5 +57,22 @@ describe('the outbound fetch', () => {
       expect(headers['transfer-encoding']).toBeUndefined();
     }
     expect(received[0]!.headers['content-type']).toBe('application/json');
+  });
+
+  it('refuses a redirect, naming the origin that sent it', async () => {
+    const dispatcher = createPinnedAgent({
+      policy: createOutboundPolicy({ setting: 'agent.baseUrl', allowAddresses: ['127.0.0.0/8'] }),
+    });
+    const fetch = createOutboundFetch({ dispatcher });
+    try {
+      const refusal = await fetch(`${origin}/moved`, { method: 'POST', body: '{}' }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(refusal).toBeInstanceOf(OutboundRefusedError);
+      expect((refusal as Error).message).toBe(`${origin} answered with a redirect, refused: this endpoint needs none`);
+    } finally {
+      await dispatcher.close();
+    }
   });
 });
