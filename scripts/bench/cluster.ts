@@ -113,6 +113,8 @@ interface BalancedLoad extends MeasuredLoad {
   preemptionsPerReq: number;
   /** What the database did per request in the window (pg_stat_database, pg_stat_statements). */
   db: DatabaseTally;
+  /** Each replica's own counters over the window (its /metrics), one line each. */
+  replicas: string[];
 }
 
 /** The database's side of a measured window, per request. */
@@ -130,6 +132,37 @@ interface DatabaseTally {
 interface DatabaseCounters {
   transactions: number;
   calls: Map<string, number>;
+}
+
+/** The store counters a replica's /metrics shows, summed over their series. */
+interface ReplicaCounters {
+  requests: number;
+  groupCommits: number;
+  statements: number;
+  notifications: number;
+}
+
+/** Scrapes one replica's /metrics (the bench node is loopback without auth: its owner may look). */
+async function replicaCounters(url: string): Promise<ReplicaCounters> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const sum = (series: RegExp) =>
+    text
+      .split('\n')
+      .filter((line) => series.test(line))
+      .reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+  return {
+    requests: sum(/^lango_a2a_requests_total\{[^}]*method="SendMessage"/),
+    groupCommits: sum(/^lango_store_write_duration_seconds_count\b/),
+    statements: sum(/^lango_store_write_statements_total\b/),
+    notifications: sum(/^lango_store_notifications_total\b/),
+  };
+}
+
+/** Per replica over the window: its share of the requests, and its group commits, statements and notifications per request it served. */
+function replicaTally(before: ReplicaCounters, after: ReplicaCounters): string {
+  const requests = after.requests - before.requests;
+  const per = (key: keyof ReplicaCounters) => fmt((after[key] - before[key]) / requests, 2);
+  return `${requests} req: ${per('groupCommits')} commits, ${per('statements')} statements, ${per('notifications')} notifications`;
 }
 
 /** Reads this database's committed transactions and each statement's calls so far. */
@@ -197,10 +230,12 @@ async function balancedLoad(pg: TestPostgres, count: number): Promise<BalancedLo
         // Each replica compiles its own hot paths: round robin gives each a third of the warm-up's requests, so
         // three replicas warm up three times as long for each to reach the lone replica's JIT state before the window.
         await load({ ...front, cpuMs: () => 0 }, { ...GREETING, DURATION: String(settings.warmupSec * count) }, 0);
-        const { result, before, after } = await withClient(databaseUrl, async (stats) => {
-          const before = await databaseCounters(stats);
+        const scrape = () => Promise.all(replicas.map((r) => replicaCounters(r.url)));
+        const { result, before, after, scrapedBefore, scrapedAfter } = await withClient(databaseUrl, async (stats) => {
+          const [before, scrapedBefore] = [await databaseCounters(stats), await scrape()];
           const result = await load(front, GREETING, 0);
-          return { result, before, after: await databaseCounters(stats) };
+          const [after, scrapedAfter] = [await databaseCounters(stats), await scrape()];
+          return { result, before, after, scrapedBefore, scrapedAfter };
         });
         const served = result.ok + result.failed;
         const perReq = (before: number, after: number, scale = 1000) =>
@@ -212,6 +247,7 @@ async function balancedLoad(pg: TestPostgres, count: number): Promise<BalancedLo
           otherThreadsUsPerReq: perReq(threads[0].otherMs, threads[1].otherMs),
           preemptionsPerReq: perReq(threads[0].preempted, threads[1].preempted, 1),
           db: databaseTally(before, after, served),
+          replicas: scrapedBefore.map((counters, i) => replicaTally(counters, scrapedAfter[i])),
         };
       } finally {
         await balancer.stop();
@@ -291,6 +327,7 @@ export async function cluster(): Promise<ScenarioResult> {
           `CPU/req is the replicas' summed; haproxy's own: ${perReq(runs.one, 'haproxyCpuUsPerReq')} µs/req (one), ${perReq(runs.three, 'haproxyCpuUsPerReq')} µs/req (three)`,
           `replicas' CPU per request: one ${split(runs.one)}; three ${split(runs.three)} (preemptions: the kernel taking a core from a replica thread that still wanted it; more processes than cores)`,
           `database per request: one ${tally(runs.one)}; three ${tally(runs.three)}`,
+          `each replica (last run), per request it served: one ${runs.one.at(-1)!.replicas.join('; ')}; three ${runs.three.at(-1)!.replicas.join('; ')}`,
           `most frequent statements per request: one ${topStatements(runs.one)}; three ${topStatements(runs.three)}`,
           `warm-up ${settings.warmupSec} s (one) and ${settings.warmupSec * 3} s (three): each replica JIT-compiles its own hot paths from about as many warm-up requests`,
         ],
