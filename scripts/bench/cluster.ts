@@ -63,9 +63,13 @@ function replicaEnv(
 }
 
 /** Runs `use` with a throwaway PostgreSQL server, refusing with the reason on a machine without one. */
-async function withPostgres<T>(unavailable: string | undefined, use: (pg: TestPostgres) => Promise<T>): Promise<T> {
+async function withPostgres<T>(
+  unavailable: string | undefined,
+  use: (pg: TestPostgres) => Promise<T>,
+  serverSettings?: Record<string, string>,
+): Promise<T> {
   if (unavailable) throw new Error(unavailable);
-  const pg = await startTestPostgres();
+  const pg = await startTestPostgres({ settings: serverSettings });
   try {
     return await use(pg);
   } finally {
@@ -80,6 +84,17 @@ async function withDatabase<T>(pg: TestPostgres, use: (url: string) => Promise<T
     return await use(url);
   } finally {
     await pg.dropDatabase(url);
+  }
+}
+
+/** Runs `use` with one connection to `url`. */
+async function withClient<T>(url: string, use: (db: Client) => Promise<T>): Promise<T> {
+  const db = new Client({ connectionString: url });
+  await db.connect();
+  try {
+    return await use(db);
+  } finally {
+    await db.end();
   }
 }
 
@@ -111,10 +126,94 @@ interface BalancedLoad extends MeasuredLoad {
   mainUsPerReq: number;
   otherThreadsUsPerReq: number;
   preemptionsPerReq: number;
+  /** What the database did per request in the window (pg_stat_database, pg_stat_statements). */
+  db: DatabaseTally;
+  /** Each replica's own counters over the window (its /metrics), one line each. */
+  replicas: string[];
+}
+
+/** The database's side of a measured window, per request. */
+interface DatabaseTally {
+  /** Committed transactions; PostgreSQL counts each statement outside BEGIN … COMMIT as one. */
+  transactionsPerReq: number;
+  /** Statements other than BEGIN and COMMIT. */
+  statementsPerReq: number;
+  notifiesPerReq: number;
+  /** The most frequent statements: calls per request and the statement's first words. */
+  top: Array<{ perReq: number; query: string }>;
+}
+
+/** The counters {@link DatabaseTally} is the difference of. */
+interface DatabaseCounters {
+  transactions: number;
+  calls: Map<string, number>;
+}
+
+/** The store counters a replica's /metrics shows, summed over their series. */
+interface ReplicaCounters {
+  requests: number;
+  groupCommits: number;
+  statements: number;
+  notifications: number;
+}
+
+/** Scrapes one replica's /metrics (the bench node is loopback without auth: its owner may look). */
+async function replicaCounters(url: string): Promise<ReplicaCounters> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const sum = (series: RegExp) =>
+    text
+      .split('\n')
+      .filter((line) => series.test(line))
+      .reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+  return {
+    requests: sum(/^lango_a2a_requests_total\{[^}]*method="SendMessage"/),
+    groupCommits: sum(/^lango_store_write_duration_seconds_count\b/),
+    statements: sum(/^lango_store_write_statements_total\b/),
+    notifications: sum(/^lango_store_notifications_total\b/),
+  };
+}
+
+/** Per replica over the window: its share of the requests, and its group commits, statements and notifications per request it served. */
+function replicaTally(before: ReplicaCounters, after: ReplicaCounters): string {
+  const requests = after.requests - before.requests;
+  const per = (key: keyof ReplicaCounters) => fmt((after[key] - before[key]) / requests, 2);
+  return `${requests} req: ${per('groupCommits')} commits, ${per('statements')} statements, ${per('notifications')} notifications`;
+}
+
+/** Reads this database's committed transactions and each statement's calls so far. */
+async function databaseCounters(db: Client): Promise<DatabaseCounters> {
+  const [{ rows: xact }, { rows: statements }] = [
+    await db.query<{ n: string }>(
+      `SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()`,
+    ),
+    await db.query<{ query: string; calls: string }>(
+      `SELECT query, calls::text FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    ),
+  ];
+  const calls = new Map<string, number>();
+  for (const { query, calls: n } of statements) calls.set(query, (calls.get(query) ?? 0) + Number(n));
+  return { transactions: Number(xact[0].n), calls };
+}
+
+function databaseTally(before: DatabaseCounters, after: DatabaseCounters, requests: number): DatabaseTally {
+  const perQuery = [...after.calls].map(([query, n]) => ({ query, n: n - (before.calls.get(query) ?? 0) }));
+  const counted = perQuery.filter(({ query }) => !/^(BEGIN|COMMIT)\b/i.test(query) && !query.includes('pg_stat_'));
+  const sum = (xs: Array<{ n: number }>) => xs.reduce((total, x) => total + x.n, 0);
+  return {
+    transactionsPerReq: (after.transactions - before.transactions) / requests,
+    statementsPerReq: sum(counted) / requests,
+    notifiesPerReq: sum(counted.filter(({ query }) => query.includes('pg_notify'))) / requests,
+    top: counted
+      .filter(({ n }) => n > 0)
+      .sort((a, b) => b.n - a.n)
+      .slice(0, 8)
+      .map(({ query, n }) => ({ perReq: n / requests, query: query.replace(/\s+/g, ' ').slice(0, 60) })),
+  };
 }
 
 async function balancedLoad(pg: TestPostgres, count: number): Promise<BalancedLoad> {
   return withDatabase(pg, async (databaseUrl) => {
+    await withClient(databaseUrl, (db) => db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements'));
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-bench-haproxy-'));
     const replicas: ServerProcess[] = [];
     try {
@@ -145,7 +244,14 @@ async function balancedLoad(pg: TestPostgres, count: number): Promise<BalancedLo
         };
         // Each replica compiles its own hot paths: round robin gives each a third of the warm-up's requests, so
         // three replicas warm up three times as long for each to reach the lone replica's JIT state before the window.
-        const result = await load(front, GREETING, settings.warmupSec * count);
+        await load({ ...front, cpuMs: () => 0 }, { ...GREETING, DURATION: String(settings.warmupSec * count) }, 0);
+        const scrape = () => Promise.all(replicas.map((r) => replicaCounters(r.url)));
+        const { result, before, after, scrapedBefore, scrapedAfter } = await withClient(databaseUrl, async (stats) => {
+          const [before, scrapedBefore] = [await databaseCounters(stats), await scrape()];
+          const result = await load(front, GREETING, 0);
+          const [after, scrapedAfter] = [await databaseCounters(stats), await scrape()];
+          return { result, before, after, scrapedBefore, scrapedAfter };
+        });
         const served = result.ok + result.failed;
         const perReq = (before: number, after: number, scale = 1000) =>
           served ? ((after - before) * scale) / served : NaN;
@@ -155,6 +261,8 @@ async function balancedLoad(pg: TestPostgres, count: number): Promise<BalancedLo
           mainUsPerReq: perReq(threads[0].mainMs, threads[1].mainMs),
           otherThreadsUsPerReq: perReq(threads[0].otherMs, threads[1].otherMs),
           preemptionsPerReq: perReq(threads[0].preempted, threads[1].preempted, 1),
+          db: databaseTally(before, after, served),
+          replicas: scrapedBefore.map((counters, i) => replicaTally(counters, scrapedAfter[i])),
         };
       } finally {
         await balancer.stop();
@@ -196,35 +304,52 @@ export async function pgGreeting(): Promise<ScenarioResult> {
 
 /** Greeting req/s through haproxy: three replicas against one, on this machine's cores. */
 export async function cluster(): Promise<ScenarioResult> {
-  return withPostgres(clusterUnavailable(), async (pg) => {
-    const runs = await alternate({
-      one: () => balancedLoad(pg, 1),
-      three: () => balancedLoad(pg, 3),
-    });
-    const one = medians(runs.one);
-    const three = medians(runs.three);
-    const failures = [...runs.one, ...runs.three].reduce((sum, r) => sum + r.failed, 0);
-    const perReq = (r: BalancedLoad[], figure: keyof BalancedLoad, digits = 0) =>
-      fmt(median(r.map((x) => Number(x[figure]))), digits);
-    const split = (r: BalancedLoad[]) =>
-      `event loop ${perReq(r, 'mainUsPerReq')} µs, other threads ${perReq(r, 'otherThreadsUsPerReq')} µs, ${perReq(r, 'preemptionsPerReq', 1)} preemptions`;
-    const ratio = three.rps / one.rps;
-    return {
-      id: 'cluster',
-      title: `\`SendMessage\` greeting through haproxy: three replicas vs one (${os.cpus().length} cores; PostgreSQL, haproxy and the load client on the same machine)`,
-      target: 'three replicas not slower than one',
-      baseline: `one replica: ${describeLoad(one)}`,
-      node: `three replicas: ${describeLoad(three)}`,
-      ratio: `${fmt(ratio, 2)} × req/s, ${fmt(three.cpu / one.cpu, 2)} × CPU/req`,
-      met: ratio >= 1 && failures === 0,
-      notes: [
-        ...loadNotes(runs),
-        `CPU/req is the replicas' summed; haproxy's own: ${perReq(runs.one, 'haproxyCpuUsPerReq')} µs/req (one), ${perReq(runs.three, 'haproxyCpuUsPerReq')} µs/req (three)`,
-        `replicas' CPU per request: one ${split(runs.one)}; three ${split(runs.three)} (preemptions: the kernel taking a core from a replica thread that still wanted it; more processes than cores)`,
-        `warm-up ${settings.warmupSec} s (one) and ${settings.warmupSec * 3} s (three): each replica JIT-compiles its own hot paths from about as many warm-up requests`,
-      ],
-    };
-  });
+  return withPostgres(
+    clusterUnavailable(),
+    async (pg) => {
+      const runs = await alternate({
+        one: () => balancedLoad(pg, 1),
+        three: () => balancedLoad(pg, 3),
+      });
+      const one = medians(runs.one);
+      const three = medians(runs.three);
+      const failures = [...runs.one, ...runs.three].reduce((sum, r) => sum + r.failed, 0);
+      const perReq = (r: BalancedLoad[], figure: keyof BalancedLoad, digits = 0) =>
+        fmt(median(r.map((x) => Number(x[figure]))), digits);
+      const split = (r: BalancedLoad[]) =>
+        `event loop ${perReq(r, 'mainUsPerReq')} µs, other threads ${perReq(r, 'otherThreadsUsPerReq')} µs, ${perReq(r, 'preemptionsPerReq', 1)} preemptions`;
+      const dbFigure = (r: BalancedLoad[], figure: Exclude<keyof DatabaseTally, 'top'>) =>
+        fmt(median(r.map((x) => x.db[figure])), 2);
+      const tally = (r: BalancedLoad[]) =>
+        `${dbFigure(r, 'transactionsPerReq')} transactions, ${dbFigure(r, 'statementsPerReq')} statements, ${dbFigure(r, 'notifiesPerReq')} NOTIFYs`;
+      // The last run's: enough to see which statements grow with the replicas.
+      const topStatements = (r: BalancedLoad[]) =>
+        r
+          .at(-1)!
+          .db.top.map(({ perReq: n, query }) => `${fmt(n, 3)} × \`${query}\``)
+          .join(', ');
+      const ratio = three.rps / one.rps;
+      return {
+        id: 'cluster',
+        title: `\`SendMessage\` greeting through haproxy: three replicas vs one (${os.cpus().length} cores; PostgreSQL, haproxy and the load client on the same machine)`,
+        target: 'three replicas not slower than one',
+        baseline: `one replica: ${describeLoad(one)}`,
+        node: `three replicas: ${describeLoad(three)}`,
+        ratio: `${fmt(ratio, 2)} × req/s, ${fmt(three.cpu / one.cpu, 2)} × CPU/req`,
+        met: ratio >= 1 && failures === 0,
+        notes: [
+          ...loadNotes(runs),
+          `CPU/req is the replicas' summed; haproxy's own: ${perReq(runs.one, 'haproxyCpuUsPerReq')} µs/req (one), ${perReq(runs.three, 'haproxyCpuUsPerReq')} µs/req (three)`,
+          `replicas' CPU per request: one ${split(runs.one)}; three ${split(runs.three)} (preemptions: the kernel taking a core from a replica thread that still wanted it; more processes than cores)`,
+          `database per request: one ${tally(runs.one)}; three ${tally(runs.three)}`,
+          `each replica (last run), per request it served: one ${runs.one.at(-1)!.replicas.join('; ')}; three ${runs.three.at(-1)!.replicas.join('; ')}`,
+          `most frequent statements per request: one ${topStatements(runs.one)}; three ${topStatements(runs.three)}`,
+          `warm-up ${settings.warmupSec} s (one) and ${settings.warmupSec * 3} s (three): each replica JIT-compiles its own hot paths from about as many warm-up requests`,
+        ],
+      };
+    },
+    { shared_preload_libraries: 'pg_stat_statements' },
+  );
 }
 
 /**

@@ -1,4 +1,5 @@
-import type { Request, RequestHandler, Router } from 'express';
+import type { Request, Router } from 'express';
+import type { InterceptedRequest, RequestIntercept } from '../a2a/intercept';
 import express from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PeerState, PeerStatus } from '../federation/health';
@@ -19,7 +20,7 @@ export interface NodeMetricsOptions {
 export interface NodeMetrics {
   readonly observer: Observer;
   /** Counts each request by A2A method and HTTP status, once it is answered. */
-  readonly countRequests: RequestHandler;
+  readonly countRequests: RequestIntercept;
   /** `GET /metrics` in the text exposition format. */
   readonly routes: Router;
   /** The registry (one per node: two nodes in one process keep apart). */
@@ -112,6 +113,17 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
     buckets: WRITE_BUCKETS,
     registers,
   });
+  const storeStatements = new Counter({
+    name: 'lango_store_write_statements_total',
+    help: 'Statements sent in group commits of the node database (PostgreSQL; BEGIN and COMMIT not counted)',
+    registers,
+  });
+  const storeNotifications = new Counter({
+    name: 'lango_store_notifications_total',
+    help: 'Notifications received on the replica LISTEN connection (PostgreSQL), by channel',
+    labelNames: ['channel'] as const,
+    registers,
+  });
   new Gauge({
     name: 'lango_peer_state',
     help: 'Each remote peer circuit: 1 for its current state (healthy, open, half-open, skipped), else 0',
@@ -196,7 +208,11 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
     observer: {
       active: true,
       turn: () => observe('turn', 'turn'),
-      storeWrite: (ms) => storeWrites.observe(ms / 1000),
+      storeWrite: (ms, statements) => {
+        storeWrites.observe(ms / 1000);
+        if (statements) storeStatements.inc(statements);
+      },
+      storeNotification: (channel) => storeNotifications.inc({ channel }),
     },
     countRequests: (req, res, next) => {
       res.once('finish', () => requests.inc({ method: a2aMethodOf(req), status: String(res.statusCode) }));
@@ -252,10 +268,10 @@ const REST_METHODS: Array<[string, RegExp, string]> = [
 ];
 
 /** The A2A method a request called, else a coarse name for the node's other routes (never a raw path). */
-export function a2aMethodOf(req: Request): string {
+export function a2aMethodOf(req: InterceptedRequest): string {
   const body = req.body as { method?: unknown } | undefined;
   // Read once the request is answered, when routers have put back the URL they rewrote.
-  const path = req.originalUrl.split('?')[0] ?? '/';
+  const path = (req.originalUrl ?? req.url ?? '/').split('?')[0] ?? '/';
   if (req.method === 'POST' && path === '/' && body && typeof body === 'object') {
     return typeof body.method === 'string' && JSON_RPC_METHODS.has(body.method) ? body.method : 'unknown';
   }
