@@ -747,11 +747,12 @@ export async function resubscribeLongAnswer(): Promise<ScenarioResult> {
       return {
         id: 'resubscribeLongAnswer',
         title: `resubscribe on another replica to a long answer: \`SubscribeToTask\` on B while A streams a ${LONG_ANSWER_CHUNKS}-chunk answer, after ${RESUBSCRIBE_AT.join(', ')} chunks (${LONG_ANSWERS} answers)`,
-        target: 'first event on B not slower late in the answer than early (p50 within 1.5 ×)',
+        // The first event is the whole answer so far: it grows with the answer; what is read to build it should not.
+        target: 'reported (no target): compare runs before and after a change',
         baseline: describe(early),
         node: describe(late),
         ratio: `${fmt(late.p50 / early.p50, 2)} × p50, ${fmt(late.min / early.min, 2)} × min (late vs early)`,
-        met: late.p50 <= early.p50 * 1.5,
+        met: undefined,
         notes: [
           ...figures.map((f) => `after ${f.at} chunks, per answer: ${f.all.map((ms) => fmt(ms, 1)).join(', ')} ms`),
           'every subscriber on B ended with exactly the answer A streamed; one warm-up answer before, not counted',
