@@ -1,11 +1,10 @@
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import type express from 'express';
 import type { LlmAgent } from './agent/agent';
 import type { AnyTool } from './agent/tool';
 import { createRunner } from './agent/runner';
-import { routesOf } from './agent/transfer';
+import { treeIndexes } from './agent/transfer';
 import type { TurnRunner } from './agent/turn';
 import { combineContextProviders } from './agent/turnState';
 import { assertSafeExposure } from './a2a/auth';
@@ -99,8 +98,8 @@ export interface LangoApp {
   unmatchedTools(): string[];
   /** Health of each configured remote agent (empty without `a2a.remoteAgents`). */
   peers(): PeerStatus[];
-  /** The express application serving A2A, the card, discovery and health. */
-  readonly http: express.Express;
+  /** The request listener serving A2A, the card, discovery and health (`http.createServer(app.http)`). */
+  readonly http: http.RequestListener;
   /** The node's agent card as served (ProtoJSON). */
   agentCard(): Promise<Record<string, unknown>>;
   /** Starts listening on `server.host:server.port`; resolves with the base URL. */
@@ -227,11 +226,13 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       tree.rebuild();
       logger.info('agent tree rebuilt', { component: 'tools', tools: toolset.tools.length });
     });
+    // The offline model routes by the current tree; each tree's routes are worked out once.
+    const offlineIndexOf = treeIndexes();
     const model =
       deps.model ??
       createConfiguredModel(config, {
         logger: logger.child({ component: 'llm' }),
-        routes: (agentName) => routesOf(tree.current(), agentName),
+        routes: (agentName) => offlineIndexOf(tree.current()).routes(agentName),
       });
 
     const federation = createNodeFederation(config, {
@@ -409,7 +410,7 @@ async function nodeCallers(
 /** The model `config.agent` asks for: an OpenAI-compatible endpoint, or the embedded offline model. */
 function createConfiguredModel(
   config: LangoConfig,
-  options: { logger: Logger; routes: (agentName: string) => ModelRoute[] },
+  options: { logger: Logger; routes: (agentName: string) => readonly ModelRoute[] },
 ): Model {
   const { logger } = options;
   if (config.agent.provider !== 'openai') return createOfflineModel({ routes: options.routes });

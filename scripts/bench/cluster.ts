@@ -1,7 +1,8 @@
 /**
  * The cluster scenarios of issue 16, on a throwaway PostgreSQL (Debian's
  * postgresql package, as the tests use) and Debian's haproxy:
- * `npm run bench -- pgGreeting cluster replicaLoss cronLateness cancelPropagation resubscribeElsewhere`. Replicas are
+ * `npm run bench -- pgGreeting cluster replicaLoss cronLateness cancelPropagation resubscribeElsewhere
+ * resubscribeLongAnswer`. Replicas are
  * bench node entries (the offline model) sharing one `storage.url`, a 3 s
  * lease and a 1 s heartbeat, each with its own data folder.
  */
@@ -11,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import type { StreamResponse } from '@a2a-js/sdk';
-import { a2aClient, textRequest } from '../../test/support/a2aClient';
+import { a2aClient, partsText, textRequest } from '../../test/support/a2aClient';
 import { clusterUnavailable, freePort, offlineToolResult, startBalancer } from '../../test/support/cluster';
 import { postgresUnavailable, startTestPostgres, type TestPostgres } from '../../test/support/postgres';
 import { processEnded, processesWith } from '../../test/support/processes';
@@ -40,10 +41,19 @@ const GREETING = { KIND: 'send', TEXT: 'hi' };
 const CRON_WINDOW_MS = 20_000;
 const fmt = (x: number, digits = 0) => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');
 
-/** A replica's environment for the bench node entry: the shared database, its id, the short lease. */
-function replicaEnv(databaseUrl: string, replicaId: string, port?: number): Record<string, string> {
+/**
+ * A replica's environment for the bench node entry: the shared database, its
+ * id, the short lease (and `extra` configuration, e.g. a model).
+ */
+function replicaEnv(
+  databaseUrl: string,
+  replicaId: string,
+  port?: number,
+  extra: Record<string, unknown> = {},
+): Record<string, string> {
   return {
     EXTRA_CONFIG: JSON.stringify({
+      ...extra,
       storage: { url: databaseUrl },
       cluster: { replicaId, heartbeatInterval: `${HEARTBEAT_MS / 1000}s`, lease: `${LEASE_MS / 1000}s` },
       security: { masterKey: MASTER_KEY },
@@ -89,8 +99,13 @@ async function withClient<T>(url: string, use: (db: Client) => Promise<T>): Prom
 }
 
 /** Starts a bench replica on the shared database; its `stop` also removes its data folder. */
-async function startReplica(databaseUrl: string, replicaId: string, port?: number): Promise<ServerProcess> {
-  const spec = nodeSpec(replicaEnv(databaseUrl, replicaId, port));
+async function startReplica(
+  databaseUrl: string,
+  replicaId: string,
+  port?: number,
+  extra?: Record<string, unknown>,
+): Promise<ServerProcess> {
+  const spec = nodeSpec(replicaEnv(databaseUrl, replicaId, port, extra));
   const server = await startServer(spec);
   return {
     ...server,
@@ -641,6 +656,118 @@ export async function resubscribeElsewhere(): Promise<ScenarioResult> {
         met: true,
         notes: [
           'first event: the task as it stands, folded from the events table; the end: the closing event through group commit, NOTIFY and B’s read',
+        ],
+      };
+    }),
+  );
+}
+
+/** How many chunks the long answer of {@link resubscribeLongAnswer} streams, one a millisecond. */
+const LONG_ANSWER_CHUNKS = 3_000;
+/** After how many chunks streamed on A a subscriber comes on B: early in the answer, and late. */
+const RESUBSCRIBE_AT = [200, 2_000] as const;
+/** How many long answers the scenario streams. */
+const LONG_ANSWERS = 5;
+
+/** The answer text a stream carries: each artifact chunk appended (or starting the artifact over). */
+function streamedAnswer(responses: readonly StreamResponse[]): string {
+  let text = '';
+  for (const { payload } of responses) {
+    if (payload?.$case === 'task') text = payload.value.artifacts.map((a) => partsText(a.parts)).join('');
+    if (payload?.$case === 'artifactUpdate') {
+      const chunk = partsText(payload.value.artifact?.parts);
+      text = payload.value.append ? text + chunk : chunk;
+    }
+  }
+  return text;
+}
+
+/**
+ * Resubscribe on another replica to a long answer: replica A streams a
+ * 3,000-chunk answer from the scripted model (one chunk a millisecond, each
+ * chunk one row of the events table); a `SubscribeToTask` is sent to replica
+ * B once A's caller has seen 200 chunks, another once it has seen 2,000.
+ * Measured: each subscriber's first event (the task as it stands on B); each
+ * must end with exactly A's answer (no chunk lost or repeated).
+ */
+export async function resubscribeLongAnswer(): Promise<ScenarioResult> {
+  return withPostgres(postgresUnavailable(), (pg) =>
+    withDatabase(pg, async (databaseUrl) => {
+      const model = await startServer({
+        script: 'scriptedModel.js',
+        env: { CHUNKS: String(LONG_ANSWER_CHUNKS), FIRST_MS: '0', INTERVAL_MS: '1' },
+      });
+      const first = new Map<number, number[]>(RESUBSCRIBE_AT.map((at) => [at, []]));
+      try {
+        const extra = {
+          agent: { provider: 'openai', baseUrl: model.url, apiKey: 'bench-key', model: 'scripted', multiAgent: false },
+        };
+        const a = await startReplica(databaseUrl, 'bench-a', undefined, extra);
+        try {
+          const b = await startReplica(databaseUrl, 'bench-b', undefined, extra);
+          try {
+            const onA = await a2aClient(a.url, 'JSONRPC');
+            const onB = await a2aClient(b.url, 'JSONRPC');
+            // Run 0 warms up both replicas' paths and is not counted.
+            for (let run = 0; run <= LONG_ANSWERS; run++) {
+              const seenOnA: StreamResponse[] = [];
+              const followers: Array<Promise<StreamResponse[]>> = [];
+              let chunks = 0;
+              let taskId = '';
+              for await (const response of onA.sendMessageStream(textRequest('a long answer, please'))) {
+                seenOnA.push(response);
+                if (!taskId && response.payload?.$case === 'task') taskId = response.payload.value.id;
+                if (response.payload?.$case !== 'artifactUpdate') continue;
+                chunks += 1;
+                const at = RESUBSCRIBE_AT.find((n) => n === chunks);
+                if (at === undefined) continue;
+                const sent = performance.now();
+                followers.push(
+                  (async () => {
+                    const seen: StreamResponse[] = [];
+                    for await (const r of onB.resubscribeTask({ tenant: '', id: taskId })) {
+                      if (seen.length === 0 && run > 0) first.get(at)!.push(performance.now() - sent);
+                      seen.push(r);
+                    }
+                    return seen;
+                  })(),
+                );
+              }
+              if (chunks < LONG_ANSWER_CHUNKS)
+                throw new Error(`A streamed ${chunks} chunks, not ${LONG_ANSWER_CHUNKS}`);
+              const answer = streamedAnswer(seenOnA);
+              for (const seen of await Promise.all(followers)) {
+                if (streamState(seen.at(-1)!) !== 3 /* TASK_STATE_COMPLETED */)
+                  throw new Error('a subscriber on B did not see the task complete');
+                if (streamedAnswer(seen) !== answer)
+                  throw new Error('a subscriber on B rebuilt another answer than A streamed');
+              }
+            }
+          } finally {
+            await b.stop();
+          }
+        } finally {
+          await a.stop();
+        }
+      } finally {
+        await model.stop();
+      }
+      const figures = RESUBSCRIBE_AT.map((at) => {
+        const sorted = [...first.get(at)!].sort((x, y) => x - y);
+        return { at, p50: percentile(sorted, 50), max: sorted.at(-1) ?? NaN, all: sorted };
+      });
+      const [early, late] = figures;
+      return {
+        id: 'resubscribeLongAnswer',
+        title: `resubscribe on another replica to a long answer: \`SubscribeToTask\` on B while A streams a ${LONG_ANSWER_CHUNKS}-chunk answer, after ${RESUBSCRIBE_AT.join(' and after ')} chunks (${LONG_ANSWERS} answers)`,
+        target: 'first event on B not slower late in the answer than early',
+        baseline: `after ${early.at} chunks: first event p50 ${fmt(early.p50, 1)} ms, max ${fmt(early.max, 1)} ms`,
+        node: `after ${late.at} chunks: first event p50 ${fmt(late.p50, 1)} ms, max ${fmt(late.max, 1)} ms`,
+        ratio: `${fmt(late.p50 / early.p50, 2)} × (p50, late vs early)`,
+        met: late.p50 <= early.p50 * 1.5,
+        notes: [
+          ...figures.map((f) => `after ${f.at} chunks, per answer: ${f.all.map((ms) => fmt(ms, 1)).join(', ')} ms`),
+          'every subscriber on B ended with exactly the answer A streamed; one warm-up answer before, not counted',
         ],
       };
     }),

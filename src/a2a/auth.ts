@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler } from 'express';
 import type { User } from '@a2a-js/sdk/server';
 import { UnauthenticatedUser } from '@a2a-js/sdk/server';
@@ -48,7 +49,7 @@ export interface Authenticator {
   /** Whether any credential is configured (else every caller is anonymous). */
   readonly enabled: boolean;
   /** The caller, `undefined` when credentials are required and missing or wrong. */
-  authenticate(req: Request): User | undefined;
+  authenticate(req: IncomingMessage): User | undefined;
   /** The `WWW-Authenticate` challenge for a refusal. */
   readonly challenge: string;
 }

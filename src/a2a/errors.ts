@@ -45,41 +45,63 @@ export const notFound: RequestHandler = (req, res) => {
   sendError(res, req.method, req.path, 404, -32601, `no route for ${req.method} ${req.path}`);
 };
 
+/** How an error reaching the edge is answered: HTTP status, JSON-RPC code and message, and whether the connection closes. */
+export interface ErrorAnswer {
+  status: number;
+  code: number;
+  message: string;
+  /** After an oversized body nothing reads the rest: the connection closes. */
+  close: boolean;
+}
+
+/**
+ * The answer to `err` for a request (`method`, `path`): body-parser errors keep their status, parse errors are
+ * JSON-RPC's (HTTP 200 for a JSON-RPC post), anything else is an internal error, logged without a stack.
+ */
+export function errorAnswer(err: unknown, method: string, path: string, logger: Logger): ErrorAnswer {
+  const e = (err ?? {}) as { status?: number; statusCode?: number; type?: string; message?: string };
+  const status = e.status ?? e.statusCode ?? 500;
+  if (e.type === 'entity.too.large' || status === 413) {
+    return { status: 413, code: INVALID_REQUEST, message: 'request body exceeds the size limit', close: true };
+  }
+  if (e.type === 'entity.parse.failed' || err instanceof SyntaxError) {
+    // JSON-RPC errors travel as HTTP 200 (as the SDK sends its own); REST says 400.
+    return {
+      status: isJsonRpc(method, path) ? 200 : 400,
+      code: PARSE_ERROR,
+      message: 'Parse error: the request body is not valid JSON',
+      close: false,
+    };
+  }
+  if (status >= 400 && status < 500) {
+    return {
+      status,
+      code: INVALID_REQUEST,
+      message: `bad request: ${e.type ?? e.message ?? 'unreadable body'}`,
+      close: false,
+    };
+  }
+  logger.error('request failed', { method, path, error: e.message ?? String(err) });
+  return { status: 500, code: INTERNAL_ERROR, message: 'internal error', close: false };
+}
+
+/** The JSON body of an error answer: a JSON-RPC envelope for a JSON-RPC post, the REST error object otherwise. */
+export function errorBody(method: string, path: string, status: number, code: number, message: string): unknown {
+  return isJsonRpc(method, path)
+    ? { jsonrpc: '2.0', id: null, error: { code, message } }
+    : { error: { code: status, message } };
+}
+
 /** Maps any error reaching express to a JSON answer. */
 export function jsonErrors(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
-    const e = (err ?? {}) as { status?: number; statusCode?: number; type?: string; message?: string };
-    const status = e.status ?? e.statusCode ?? 500;
     if (res.headersSent) {
       res.end();
       return;
     }
-    if (e.type === 'entity.too.large' || status === 413) {
-      res.setHeader('Connection', 'close');
-      sendError(res, req.method, req.path, 413, INVALID_REQUEST, 'request body exceeds the size limit');
-    } else if (e.type === 'entity.parse.failed' || err instanceof SyntaxError) {
-      // JSON-RPC errors travel as HTTP 200 (as the SDK sends its own); REST says 400.
-      sendError(
-        res,
-        req.method,
-        req.path,
-        isJsonRpc(req.method, req.path) ? 200 : 400,
-        PARSE_ERROR,
-        'Parse error: the request body is not valid JSON',
-      );
-    } else if (status >= 400 && status < 500) {
-      sendError(
-        res,
-        req.method,
-        req.path,
-        status,
-        INVALID_REQUEST,
-        `bad request: ${e.type ?? e.message ?? 'unreadable body'}`,
-      );
-    } else {
-      logger.error('request failed', { method: req.method, path: req.path, error: e.message ?? String(err) });
-      sendError(res, req.method, req.path, 500, INTERNAL_ERROR, 'internal error');
-    }
+    const answer = errorAnswer(err, req.method, req.path, logger);
+    if (answer.close) res.setHeader('Connection', 'close');
+    sendError(res, req.method, req.path, answer.status, answer.code, answer.message);
   };
 }
 
@@ -91,9 +113,5 @@ function sendError(
   code: number,
   message: string,
 ): void {
-  if (isJsonRpc(method, path)) {
-    res.status(status).json({ jsonrpc: '2.0', id: null, error: { code, message } });
-  } else {
-    res.status(status).json({ error: { code: status, message } });
-  }
+  res.status(status).json(errorBody(method, path, status, code, message));
 }

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { RequestHandler, Response } from 'express';
 import type { LangoConfig } from '../config/schema';
 import { isLoopbackHost } from '../net/host';
@@ -42,15 +43,30 @@ function refuse(res: Response, method: string, path: string, status: 421 | 403, 
   }
 }
 
+/** Why a request is refused before any route: its status and the message it is answered with. */
+export interface HostRefusal {
+  status: 421 | 403;
+  message: string;
+}
+
+/** The host and origin check of a node without credentials, usable before express and as its first layer. */
+export interface HostGuard {
+  /** Why `req` is refused, or undefined when it may go on. */
+  refusal(req: IncomingMessage): HostRefusal | undefined;
+  /** The check as express's first layer, answering a refusal itself. */
+  readonly handler: RequestHandler;
+}
+
 /**
  * The guard for `config`, or undefined when credentials are configured (then
- * every request must present one, and `Host` is not restricted). Mount it
- * before every route.
+ * every request must present one, and `Host` is not restricted). Mount its
+ * handler before every route; a layer in front of express asks `refusal` and
+ * leaves refused requests to that handler.
  * @example
  * const guard = hostGuard(config);
- * if (guard) app.use(guard);
+ * if (guard) app.use(guard.handler);
  */
-export function hostGuard(config: LangoConfig): RequestHandler | undefined {
+export function hostGuard(config: LangoConfig): HostGuard | undefined {
   if (authConfigured(config)) return undefined;
   const publicHost = hostOfHeader(new URL(publicBaseUrl(config)).host);
   const allowed = (host: string | undefined): host is string =>
@@ -66,41 +82,40 @@ export function hostGuard(config: LangoConfig): RequestHandler | undefined {
     lastServed = header;
     return true;
   };
-  return (req, res, next) => {
+  const refusal = (req: IncomingMessage): HostRefusal | undefined => {
     const hostHeader = req.headers.host;
     if (!servedHeader(hostHeader)) {
-      refuse(
-        res,
-        req.method,
-        req.path,
-        421,
-        `misdirected request: Host ${hostHeader === undefined ? 'is missing' : `"${hostHeader}" is not this node`}; ` +
+      return {
+        status: 421,
+        message:
+          `misdirected request: Host ${hostHeader === undefined ? 'is missing' : `"${hostHeader}" is not this node`}; ` +
           `${served} (set a2a.baseUrl to the public address, or configure a2a.auth)`,
-      );
-      return;
+      };
     }
-    if (!SAFE_METHODS.has(req.method)) {
-      const origin = req.headers.origin;
-      let crossOrigin = req.headers['sec-fetch-site'] === 'cross-site';
-      if (!crossOrigin && origin !== undefined) {
-        try {
-          crossOrigin = !allowed(hostOfHeader(new URL(origin).host));
-        } catch {
-          crossOrigin = true; // `null` (sandboxed frames, files) or garbage
-        }
-      }
-      if (crossOrigin) {
-        refuse(
-          res,
-          req.method,
-          req.path,
-          403,
-          `cross-origin request refused${origin ? ` (Origin "${origin}")` : ''}: ${served}; configure a2a.auth ` +
-            'to accept callers from elsewhere',
-        );
-        return;
+    if (SAFE_METHODS.has(req.method ?? '')) return undefined;
+    const origin = req.headers.origin;
+    let crossOrigin = req.headers['sec-fetch-site'] === 'cross-site';
+    if (!crossOrigin && origin !== undefined) {
+      try {
+        crossOrigin = !allowed(hostOfHeader(new URL(origin).host));
+      } catch {
+        crossOrigin = true; // `null` (sandboxed frames, files) or garbage
       }
     }
-    next();
+    if (!crossOrigin) return undefined;
+    return {
+      status: 403,
+      message:
+        `cross-origin request refused${origin ? ` (Origin "${origin}")` : ''}: ${served}; configure a2a.auth ` +
+        'to accept callers from elsewhere',
+    };
+  };
+  return {
+    refusal,
+    handler: (req, res, next) => {
+      const refused = refusal(req);
+      if (refused) refuse(res, req.method, req.path, refused.status, refused.message);
+      else next();
+    },
   };
 }

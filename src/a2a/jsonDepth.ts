@@ -12,12 +12,28 @@ export const MAX_JSON_DEPTH = 100;
  * recursion, so it is safe on any input.
  */
 export function nestingProblem(value: unknown, where: string, max = MAX_JSON_DEPTH): string | undefined {
-  const pending: Array<[unknown, number]> = [[value, 1]];
-  while (pending.length > 0) {
-    const [item, depth] = pending.pop() as [unknown, number];
+  // Two parallel stacks of objects rather than a pair per value: this walks every request's params.
+  const values: unknown[] = [value];
+  const depths: number[] = [1];
+  while (values.length > 0) {
+    const item = values.pop();
+    const depth = depths.pop() as number;
     if (typeof item !== 'object' || item === null) continue;
     if (depth > max) return `${where} nests deeper than ${max} levels`;
-    for (const child of Array.isArray(item) ? item : Object.values(item)) pending.push([child, depth + 1]);
+    if (Array.isArray(item)) {
+      for (const child of item) {
+        if (typeof child !== 'object' || child === null) continue;
+        values.push(child);
+        depths.push(depth + 1);
+      }
+    } else {
+      for (const key in item) {
+        const child = (item as Record<string, unknown>)[key];
+        if (!Object.hasOwn(item, key) || typeof child !== 'object' || child === null) continue;
+        values.push(child);
+        depths.push(depth + 1);
+      }
+    }
   }
   return undefined;
 }

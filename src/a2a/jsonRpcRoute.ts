@@ -1,6 +1,5 @@
 import { AsyncResource } from 'node:async_hooks';
-import type { IncomingMessage } from 'node:http';
-import type { Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { A2A_VERSION_HEADER, Extensions, HTTP_EXTENSION_HEADER } from '@a2a-js/sdk';
 import {
   defaultServerCallContextBuilder,
@@ -11,13 +10,21 @@ import {
 } from '@a2a-js/sdk/server';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log/logger';
+import { errorAnswer, errorBody } from './errors';
+import type { HostGuard } from './hostGuard';
+import { runIntercepts, type InterceptedRequest, type RequestIntercept } from './intercept';
 import { envelopeRefusal } from './jsonRpcEnvelope';
 
 /** Options of {@link jsonRpcRoute}. */
 export interface JsonRpcRouteOptions {
   requestHandler: A2ARequestHandler;
-  /** Who the caller is (`auth.ts` `userFromRequest`). */
-  userBuilder: (req: Request) => Promise<User>;
+  /** The node's host and origin check (`hostGuard.ts`), when it has one: a refused request is left to express. */
+  hostGuard?: HostGuard;
+  /** Who the caller is (`auth.ts` `Authenticator`); undefined leaves the request to express, which refuses it (401). */
+  authenticate: (req: IncomingMessage) => User | undefined;
+  /** Run before the body is read, as express runs them before every route (request metrics and spans). */
+  intercepts: readonly RequestIntercept[];
+  /** `a2a.maxBodyBytes`: a declared length over it is left to express (413); a streamed body over it is refused here. */
   maxBodyBytes: number;
   /** `a2a.legacyCompat`: a request without `A2A-Version` (or with 0.3) is v0.3 and left to the SDK's adapter. */
   legacyCompat: boolean;
@@ -34,27 +41,34 @@ const SSE_HEADERS = {
 const LEGACY_VERSION = '0.3';
 const INTERNAL_ERROR = -32603;
 
+/** A request listener's front: answers what it takes and says so; `false` leaves the request untouched. */
+export type FrontHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+
 /**
- * `POST /` for a v1.0 JSON-RPC request with a plain UTF-8 JSON body, in one
- * handler: it reads and parses the body, checks the envelope
- * (`jsonRpcEnvelope.ts`) and calls the SDK's `JsonRpcTransportHandler` as the
- * SDK's express `jsonRpcHandler` does, without body-parser, the SDK's nested
- * router and express's `res.json` (together about a tenth of a greeting's CPU).
- * Anything else — v0.3 requests, other content types or encodings, a body
- * without a length or chunking — goes to `next()`, the general chain
- * (`jsonRpcEnvelope` and the SDK's handler), which answers it as before.
- * Oversized and malformed bodies are passed to the error handler
- * (`errors.ts` `jsonErrors`) in body-parser's terms, so they are answered alike.
+ * `POST /` for a v1.0 JSON-RPC request with a plain UTF-8 JSON body, answered
+ * before express sees it: the host guard, the declared body limit and the
+ * caller's credential are checked as express's layers check them, the
+ * interceptors (metrics, the request's span) run once, then it reads and
+ * parses the body, checks the envelope (`jsonRpcEnvelope.ts`) and calls the
+ * SDK's `JsonRpcTransportHandler` as the SDK's express `jsonRpcHandler` does —
+ * without express's router and middleware, body-parser, the SDK's nested router
+ * and `res.json`. It returns `false` without touching the request for anything
+ * else — another method or path, v0.3, other content types or encodings, a body
+ * without a length or chunking — and for every request express's layers refuse
+ * (host, declared size, credential), so express answers those exactly as before.
+ * A streamed body over the limit and malformed JSON are answered here as
+ * express's error handler answers them (`errors.ts` `errorAnswer`).
  * @example
- * app.post('/', jsonRpcRoute({ requestHandler, userBuilder, maxBodyBytes, legacyCompat: true, logger }), ...jsonRpcEnvelope(maxBodyBytes), jsonRpcHandler(...));
+ * const front = jsonRpcRoute({ requestHandler, authenticate, intercepts: [], maxBodyBytes, legacyCompat: true, logger });
+ * http.createServer((req, res) => front(req, res) || app(req, res));
  */
-export function jsonRpcRoute(options: JsonRpcRouteOptions): RequestHandler {
-  const { requestHandler, userBuilder, maxBodyBytes, legacyCompat, logger } = options;
+export function jsonRpcRoute(options: JsonRpcRouteOptions): FrontHandler {
+  const { requestHandler, hostGuard, authenticate, intercepts, maxBodyBytes, legacyCompat, logger } = options;
   const transport = new JsonRpcTransportHandler(requestHandler);
   const versionHeader = A2A_VERSION_HEADER.toLowerCase();
   const extensionHeader = HTTP_EXTENSION_HEADER.toLowerCase();
 
-  const answer = async (req: Request, res: Response, body: unknown): Promise<void> => {
+  const answer = async (req: IncomingMessage, res: ServerResponse, body: unknown, user: User): Promise<void> => {
     const refusal = envelopeRefusal(body);
     if (refusal) {
       sendJson(res, 200, refusal);
@@ -65,7 +79,7 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): RequestHandler {
       const requestedVersion = headerValue(req, versionHeader);
       const context = defaultServerCallContextBuilder({
         extensions: Extensions.parseServiceParameter(headerValue(req, extensionHeader)),
-        user: await userBuilder(req),
+        user,
         headers: req.headers,
         requestedVersion,
       });
@@ -85,7 +99,7 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): RequestHandler {
 
   // Events as the SDK's handler writes them: the first event is awaited before the SSE headers,
   // so an error before any event is a plain JSON-RPC answer.
-  const stream = async (res: Response, events: AsyncGenerator<unknown>, requestId: unknown): Promise<void> => {
+  const stream = async (res: ServerResponse, events: AsyncGenerator<unknown>, requestId: unknown): Promise<void> => {
     let event: IteratorResult<unknown>;
     try {
       event = await events.next();
@@ -110,14 +124,18 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): RequestHandler {
     }
   };
 
-  return (req, res, next) => {
-    if (
-      !plainJsonBody(req) ||
-      (legacyCompat && (headerValue(req, versionHeader) ?? LEGACY_VERSION) === LEGACY_VERSION)
-    ) {
-      next();
+  // What express's error handler (`errors.ts` `jsonErrors`) would answer for `err`.
+  const fail = (res: ServerResponse, err: unknown): void => {
+    if (res.headersSent) {
+      res.end();
       return;
     }
+    const { status, code, message, close } = errorAnswer(err, 'POST', '/', logger);
+    if (close) res.setHeader('Connection', 'close');
+    sendJson(res, status, errorBody('POST', '/', status, code, message));
+  };
+
+  const readAndAnswer = (req: InterceptedRequest, res: ServerResponse, user: User): void => {
     // Run in this request's async context, as body-parser binds its own: the body's events come from
     // the socket's context, and the request's trace span (OpenTelemetry's context) must reach the turn.
     // `runInAsyncScope` rather than `AsyncResource.bind`, whose bound function carries two deprecation
@@ -126,7 +144,7 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): RequestHandler {
     readBody(req, maxBodyBytes, (err, text) =>
       scope.runInAsyncScope(() => {
         if (err) {
-          next(err);
+          fail(res, err);
           return;
         }
         let body: unknown;
@@ -134,14 +152,31 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): RequestHandler {
           // body-parser's reading of an empty body (`strict: false`): an empty object.
           body = text === '' ? {} : JSON.parse(text as string);
         } catch (parseError) {
-          next(Object.assign(parseError as Error, { status: 400, type: 'entity.parse.failed' }));
+          fail(res, Object.assign(parseError as Error, { status: 400, type: 'entity.parse.failed' }));
           return;
         }
-        // Later layers (request metrics) read the method from the parsed body.
+        // Interceptors (request metrics, the span's name) read the method from the parsed body.
         req.body = body;
-        answer(req, res, body).catch(next);
+        answer(req, res, body, user).catch((error: unknown) => fail(res, error));
       }),
     );
+  };
+
+  return (req, res) => {
+    if (
+      req.method !== 'POST' ||
+      !(req.url === '/' || req.url?.startsWith('/?')) ||
+      !plainJsonBody(req) ||
+      (legacyCompat && (headerValue(req, versionHeader) ?? LEGACY_VERSION) === LEGACY_VERSION) ||
+      hostGuard?.refusal(req) ||
+      Number(req.headers['content-length'] ?? 0) > maxBodyBytes
+    )
+      return false;
+    const user = authenticate(req);
+    if (!user) return false;
+    if (intercepts.length === 0) readAndAnswer(req, res, user);
+    else runIntercepts(intercepts, req, res, () => readAndAnswer(req, res, user));
+    return true;
   };
 }
 
@@ -198,7 +233,7 @@ function bodyError(message: string, status: number, type: string): Error & { sta
   return Object.assign(new Error(message), { status, type });
 }
 
-function sendJson(res: Response, status: number, value: unknown): void {
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const json = JSON.stringify(value);
   res.writeHead(status, { 'Content-Type': JSON_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(json) });
   res.end(json);

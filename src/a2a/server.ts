@@ -1,3 +1,4 @@
+import type { RequestListener } from 'node:http';
 import { errorMessage } from '../errors';
 import express from 'express';
 import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
@@ -17,6 +18,7 @@ import type { PeerStatus } from '../federation/health';
 import { bodyLimit, jsonErrors, notFound } from './errors';
 import { LangoExecutor } from './executor';
 import { hostGuard } from './hostGuard';
+import type { RequestIntercept } from './intercept';
 import { jsonRpcEnvelope } from './jsonRpcEnvelope';
 import { jsonRpcRoute } from './jsonRpcRoute';
 import { restMessageGuard } from './messageSchema';
@@ -57,7 +59,7 @@ export interface A2AServerOptions {
   /** Push delivery tuning (tests shorten the backoff). */
   push?: { baseDelayMs?: number; timeoutMs?: number };
   /** Run before every route, after the host guard (request metrics and spans); none when nothing observes. */
-  intercept?: express.RequestHandler[];
+  intercept?: RequestIntercept[];
   /** The node's own pages (metrics, console), mounted before A2A's catch-all routes; each checks its own access. */
   pages?: express.Router[];
   /** Masks known secret values in every push payload (issue 11 G; the node's `SecretRegistry`; the task rows mask their own). */
@@ -68,8 +70,11 @@ export interface A2AServerOptions {
 
 /** The A2A surface of the node. */
 export interface A2AServer {
-  /** Mount at the root of an HTTP server: `http.createServer(a2a.app)`. */
-  readonly app: express.Express;
+  /**
+   * Mount at the root of an HTTP server: `http.createServer(a2a.app)`. The v1.0 JSON-RPC route answers
+   * what it takes (`jsonRpcRoute.ts`), express the rest.
+   */
+  readonly app: RequestListener;
   /** Tells the card where the node listens (after `listen` on port 0); ignored when `a2a.baseUrl` is set. */
   setPublicUrl(url: string): void;
   /** The public card exactly as served at /.well-known/agent-card.json (ProtoJSON, signed when configured). */
@@ -157,31 +162,39 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const gate: express.RequestHandler[] = auth.enabled ? [requireAuth(auth)] : [];
   let closing = false;
 
+  const guard = hostGuard(config);
+  const intercepts = options.intercept ?? [];
+  const a2aEnabled = config.a2a.enabled;
+  // In front of express: a v1.0 JSON-RPC request with a plain JSON body that the host guard, the declared
+  // body limit and the credential check let through is answered by `jsonRpcRoute` alone, after the same
+  // interceptors; everything else, refusals included, goes to express unchanged.
+  // With `a2a.enabled: false` the node publishes no card and serves no protocol: health only.
+  const front = a2aEnabled
+    ? jsonRpcRoute({
+        requestHandler,
+        hostGuard: guard,
+        authenticate: (req) => auth.authenticate(req),
+        intercepts,
+        maxBodyBytes: config.a2a.maxBodyBytes,
+        legacyCompat: config.a2a.legacyCompat,
+        logger,
+      })
+    : undefined;
+
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   // Before every route: without credentials, only requests addressed to this node from its own origins.
-  const guard = hostGuard(config);
-  if (guard) app.use(guard);
-  if (options.intercept?.length) app.use(...options.intercept);
-  const a2aEnabled = config.a2a.enabled;
+  if (guard) app.use(guard.handler);
+  if (intercepts.length) app.use(...intercepts);
   if (a2aEnabled) app.use(cardFastPath({ cards, legacyCompat: config.a2a.legacyCompat }));
   app.use(bodyLimit(config.a2a.maxBodyBytes));
-  // JSON-RPC first, so the hot path passes no other route. A v1.0 request with a plain JSON body is
-  // answered by `jsonRpcRoute` alone; anything else goes on to the envelope check, which parses the body
-  // once (the SDK's own parser skips a parsed body), and the SDK's handler. REST parses its own.
-  // With `a2a.enabled: false` the node publishes no card and serves no protocol: health only.
+  // JSON-RPC the front route did not take (v0.3, other bodies, refusals): the envelope check, which
+  // parses the body once (the SDK's own parser skips a parsed body), and the SDK's handler. REST parses its own.
   if (a2aEnabled) {
     app.post(
       '/',
       ...gate,
-      jsonRpcRoute({
-        requestHandler,
-        userBuilder: userFromRequest,
-        maxBodyBytes: config.a2a.maxBodyBytes,
-        legacyCompat: config.a2a.legacyCompat,
-        logger,
-      }),
       ...jsonRpcEnvelope(config.a2a.maxBodyBytes),
       jsonRpcHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }),
     );
@@ -203,7 +216,11 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   app.use(jsonErrors(logger));
 
   return {
-    app,
+    app: front
+      ? (req, res) => {
+          if (!front(req, res)) app(req, res);
+        }
+      : app,
     setPublicUrl(url) {
       if (!config.a2a.baseUrl) publicUrl = url.replace(/\/+$/, '');
     },

@@ -6,7 +6,7 @@ import { errorMessage, raceAbort, throwIfAborted } from '../errors';
 import { callModel } from './modelCall';
 import { callRemote } from './remoteCall';
 import { executeToolCall, grantRefusal, DEFAULT_MAX_TOOL_RESULT_CHARS } from './toolCall';
-import { indexTree, routesFor, transferTarget, transferToolSpec, TRANSFER_TOOL } from './transfer';
+import { transferTarget, transferToolSpec, treeIndexes, TRANSFER_TOOL } from './transfer';
 import { resumePendingApproval } from './resume';
 import { previewArguments } from './argumentPreview';
 import { historyMessages, toolContext, TurnState, type ContextProvider, type TurnEndHook } from './turnState';
@@ -77,6 +77,8 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   const { sessions } = options;
   const redact = options.redact ?? ((text: string) => text);
   const observer = options.observer ?? NOOP_OBSERVER;
+  // Each turn runs on the tree current when it starts; its index (names, parents, routes) is built once per tree.
+  const indexOf = treeIndexes();
 
   /** A turn under the observer: how it ended is reported however it ends. */
   async function* observedRun(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
@@ -93,7 +95,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   /** The loop: who acts next, what they decided, until someone answers, asks, or it fails. */
   async function* run(input: TurnInput, observed: ObservedTurn): AsyncGenerator<RunEvent, TurnResult> {
     const { principal, sessionId } = input;
-    const tree = indexTree(options.tree.current(principal));
+    const tree = indexOf(options.tree.current(principal));
     const fresh = input.newSession === true;
     const [state, history] = fresh
       ? [emptySessionState(), []]
@@ -176,7 +178,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
     const model = agent.model ?? options.model;
     if (!model) return { type: 'failed', reason: `agent ${agent.name} has no model configured` };
 
-    const routes = routesFor(agent, turn.tree);
+    const routes = turn.tree.routes(agent.name);
     const tools = agent.tools.map((t) => ({ name: t.name, description: t.description, parameters: toolJsonSchema(t) }));
     if (routes.length) tools.push(transferToolSpec(routes));
     const context = await agentContext(turn, agent);
@@ -262,7 +264,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
     call: ModelToolCall,
     text: string,
   ): AsyncGenerator<RunEvent, Step> {
-    const routes = routesFor(agent, turn.tree).map((r) => r.name);
+    const routes = turn.tree.routes(agent.name).map((r) => r.name);
     const target = transferTarget(call.arguments);
     const answer = (content: string) => turn.push({ role: 'tool', toolCallId: call.id, name: call.name, content });
     if (!target || !routes.includes(target)) {

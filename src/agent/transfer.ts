@@ -4,11 +4,13 @@ import type { ModelRoute, ModelToolSpec } from '../llm/model';
 /** The delegation function offered to the model (adk-js's name and argument). */
 export const TRANSFER_TOOL = 'transfer_to_agent';
 
-/** Where each agent of the tree sits: the agent and its parent (undefined for the root). */
+/** Where each agent of the tree sits: the agent and its parent (undefined for the root), and where it may transfer. */
 export interface TreeIndex {
   root: LlmAgent;
   get(name: string): Agent | undefined;
   parentOf(name: string): LlmAgent | undefined;
+  /** {@link routesFor} the agent named `name` (empty for an unknown or remote agent), worked out once per index. */
+  routes(name: string): readonly ModelRoute[];
 }
 
 /** Indexes the tree under `root` by name. The first agent with a name wins (names are unique in a built tree). */
@@ -22,7 +24,42 @@ export function indexTree(root: LlmAgent): TreeIndex {
     if (agent.kind === 'llm') for (const sub of agent.subAgents) visit(sub, agent);
   };
   visit(root);
-  return { root, get: (name) => agents.get(name), parentOf: (name) => parents.get(name) };
+  const routes = new Map<string, readonly ModelRoute[]>();
+  const index: TreeIndex = {
+    root,
+    get: (name) => agents.get(name),
+    parentOf: (name) => parents.get(name),
+    routes(name) {
+      let found = routes.get(name);
+      if (!found) {
+        const agent = agents.get(name);
+        found = Object.freeze(agent?.kind === 'llm' ? routesFor(agent, index) : []);
+        routes.set(name, found);
+      }
+      return found;
+    },
+  };
+  return index;
+}
+
+/**
+ * The index of whichever tree is current, built once per tree: a tree is
+ * rebuilt as a new root (peers or tools change), never changed in place, so
+ * an index stays true for its root and goes when the root does.
+ * @example
+ * const indexOf = treeIndexes();
+ * const routes = indexOf(holder.current()).routes('orchestrator');
+ */
+export function treeIndexes(): (root: LlmAgent) => TreeIndex {
+  const indexes = new WeakMap<LlmAgent, TreeIndex>();
+  return (root) => {
+    let index = indexes.get(root);
+    if (!index) {
+      index = indexTree(root);
+      indexes.set(root, index);
+    }
+    return index;
+  };
 }
 
 /**
@@ -48,14 +85,12 @@ export function routesFor(agent: LlmAgent, tree: TreeIndex): ModelRoute[] {
  * The routes of the agent named `agentName` in the tree under `root`
  * (empty for an unknown or remote agent): what the offline model routes by.
  */
-export function routesOf(root: LlmAgent, agentName: string): ModelRoute[] {
-  const tree = indexTree(root);
-  const agent = tree.get(agentName);
-  return agent?.kind === 'llm' ? routesFor(agent, tree) : [];
+export function routesOf(root: LlmAgent, agentName: string): readonly ModelRoute[] {
+  return indexTree(root).routes(agentName);
 }
 
 /** The `transfer_to_agent` function as offered to the model, listing the names it may use. */
-export function transferToolSpec(routes: ModelRoute[]): ModelToolSpec {
+export function transferToolSpec(routes: readonly ModelRoute[]): ModelToolSpec {
   const names = routes.map((r) => r.name).join(', ');
   return {
     name: TRANSFER_TOOL,

@@ -10,7 +10,7 @@ export interface OfflineModelOptions {
    * tools: the offline model routes by these. The composition root reads
    * them from the live agent tree; without it the model routes nowhere.
    */
-  routes?: (agentName: string) => ModelRoute[];
+  routes?: (agentName: string) => readonly ModelRoute[];
 }
 
 /**
@@ -72,7 +72,7 @@ export function createOfflineModel(options: OfflineModelOptions = {}): Model {
  * offers only the agents its grant allows (`transfer_to_agent`'s enum), and
  * the offline model must not route past that.
  */
-function offeredRoutes(request: ModelRequest, routes: ModelRoute[]): ModelRoute[] {
+function offeredRoutes(request: ModelRequest, routes: readonly ModelRoute[]): readonly ModelRoute[] {
   const transfer = request.tools.find((t) => t.name === TRANSFER);
   const names = (transfer?.parameters as { properties?: { agent_name?: { enum?: unknown } } } | undefined)?.properties
     ?.agent_name?.enum;
@@ -81,7 +81,7 @@ function offeredRoutes(request: ModelRequest, routes: ModelRoute[]): ModelRoute[
 
 type Decision = { type: 'text'; text: string } | { type: 'call'; name: string; arguments: string };
 
-function decide(request: ModelRequest, routes: ModelRoute[]): Decision {
+function decide(request: ModelRequest, routes: readonly ModelRoute[]): Decision {
   const { agentName, messages } = request;
   const userIndex = findLastIndex(messages, (m) => m.role === 'user' && !m.runtimeNote);
   const text = userIndex >= 0 ? messages[userIndex]!.content : '';
@@ -148,7 +148,7 @@ function decide(request: ModelRequest, routes: ModelRoute[]): Decision {
 }
 
 /** What this agent can do, and the tool syntax, in plain words. */
-function abilities(agentName: string, routes: ModelRoute[], tools: ModelToolSpec[]): string {
+function abilities(agentName: string, routes: readonly ModelRoute[], tools: ModelToolSpec[]): string {
   if (routes.length) {
     // The capability phrases say enough; the role sentences before them would make the greeting a page.
     const list = routes

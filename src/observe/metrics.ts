@@ -1,4 +1,5 @@
-import type { Request, RequestHandler, Router } from 'express';
+import type { Request, Router } from 'express';
+import type { InterceptedRequest, RequestIntercept } from '../a2a/intercept';
 import express from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PeerState, PeerStatus } from '../federation/health';
@@ -19,7 +20,7 @@ export interface NodeMetricsOptions {
 export interface NodeMetrics {
   readonly observer: Observer;
   /** Counts each request by A2A method and HTTP status, once it is answered. */
-  readonly countRequests: RequestHandler;
+  readonly countRequests: RequestIntercept;
   /** `GET /metrics` in the text exposition format. */
   readonly routes: Router;
   /** The registry (one per node: two nodes in one process keep apart). */
@@ -267,10 +268,10 @@ const REST_METHODS: Array<[string, RegExp, string]> = [
 ];
 
 /** The A2A method a request called, else a coarse name for the node's other routes (never a raw path). */
-export function a2aMethodOf(req: Request): string {
+export function a2aMethodOf(req: InterceptedRequest): string {
   const body = req.body as { method?: unknown } | undefined;
   // Read once the request is answered, when routers have put back the URL they rewrote.
-  const path = req.originalUrl.split('?')[0] ?? '/';
+  const path = (req.originalUrl ?? req.url ?? '/').split('?')[0] ?? '/';
   if (req.method === 'POST' && path === '/' && body && typeof body === 'object') {
     return typeof body.method === 'string' && JSON_RPC_METHODS.has(body.method) ? body.method : 'unknown';
   }

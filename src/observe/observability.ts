@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RequestHandler, Router } from 'express';
+import type { Router } from 'express';
+import type { RequestIntercept } from '../a2a/intercept';
 import type { Agent } from '../agent/agent';
 import { authConfigured } from '../a2a/card';
 import type { LangoConfig } from '../config/schema';
@@ -43,7 +44,7 @@ export interface Observability {
   /** The one observer the runner and the stores report to: a no-op when nothing is configured. */
   readonly observer: Observer;
   /** Handlers before every route (request counter); empty when nothing listens. */
-  readonly intercept: RequestHandler[];
+  readonly intercept: RequestIntercept[];
   /** `/metrics` and the console, each checking its own access. */
   readonly pages: Router[];
   /** Flushes and stops exporters and monitors. */
@@ -61,7 +62,7 @@ export function createObservability(sources: ObservabilitySources): Observabilit
   const { config } = sources;
   const settings = config.observability;
   const observers: Observer[] = [];
-  const intercept: RequestHandler[] = [];
+  const intercept: RequestIntercept[] = [];
   const pages: Router[] = [];
   const closers: Array<() => unknown> = [];
 

@@ -15,7 +15,7 @@ import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/expor
 import { OTLPTraceExporter as OTLPProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import type { RequestHandler } from 'express';
+import type { RequestIntercept } from '../a2a/intercept';
 import { TRACEPARENT_KEY } from '../log/traceContext';
 import { a2aMethodOf } from './metrics';
 import type { ObservedAttributes, ObservedKind, Observation, Observer } from './observer';
@@ -35,7 +35,7 @@ export interface TracingOptions {
 export interface NodeTracing {
   readonly observer: Observer;
   /** Opens a server span per request, parented by the inbound `traceparent`; the turn it serves nests under it. */
-  readonly traceRequests: RequestHandler;
+  readonly traceRequests: RequestIntercept;
   /** Exports what is left and stops. */
   close(): Promise<void>;
 }

@@ -68,7 +68,26 @@ describe('POST / for v1.0 JSON-RPC', () => {
       'A2A-Version': '1.0',
     });
     expect(response.status).toBe(413);
+    expect(response.headers.connection).toBe('close');
     expect(JSON.parse(response.text).error.code).toBe(-32600);
+  });
+
+  it('answers a post to /?query as express routed it: the same JSON-RPC answer as on /', async () => {
+    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = http.request(
+        `${node.url}/?from=test`,
+        { method: 'POST', headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        },
+      );
+      req.on('error', reject);
+      req.end(sendMessage('query'));
+    });
+    expect(answer.status).toBe(200);
+    expect(JSON.stringify(JSON.parse(answer.text).result)).toContain('echo: query');
   });
 
   it('leaves a gzip-encoded body to the general chain, which inflates and answers it', async () => {
