@@ -15,7 +15,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { cancelPropagation, cluster, cronLateness, pgGreeting, replicaLoss, resubscribeElsewhere } from './cluster';
+import {
+  cancelPropagation,
+  cluster,
+  cronLateness,
+  pgGreeting,
+  replicaLoss,
+  resubscribeElsewhere,
+  resubscribeLongAnswer,
+} from './cluster';
 import { summarizeProfileFile } from './profile';
 import { describeMachine, renderReport } from './report';
 import {
@@ -52,6 +60,7 @@ const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   cronLateness,
   cancelPropagation,
   resubscribeElsewhere,
+  resubscribeLongAnswer,
 };
 
 /** The 1-, 5- and 15-minute load averages, as printed next to every scenario. */

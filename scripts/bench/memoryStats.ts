@@ -12,6 +12,8 @@ export function answerMemoryProbe(): void {
       gc();
     }
     const m = process.memoryUsage();
-    process.stdout.write(`${JSON.stringify({ stats: true, gc: Boolean(gc), rss: m.rss, heapUsed: m.heapUsed })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ stats: true, gc: Boolean(gc), rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers })}\n`,
+    );
   });
 }

@@ -1,4 +1,4 @@
-import { Role, StreamResponse, type Message, type Task } from '@a2a-js/sdk';
+import { Role, StreamResponse, Task, type Message } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log/logger';
@@ -21,11 +21,15 @@ import { applyEvent, type FoldedEvent, type TasksElsewhere } from './liveTasks';
  * follow or cancel it elsewhere; it costs the database no event rows.
  *
  * Following a task from another replica ({@link TasksElsewhere.follow}):
- * the task as it stands is the fold of its events from the start of its
- * current turn (each turn's first event is a `task` event) up to the last
- * one committed, and what follows is read from the next number on, so the
- * follower sees every event once, with no gap, whichever replica wrote it
- * (the sweep's "replica lost" included).
+ * the task as it stands is its latest snapshot (every
+ * {@link SNAPSHOT_EVERY}th event of a turn carries the task as the running
+ * replica has folded it, stored under that event's number) with the events
+ * after it folded on (a turn's first event, a `task` event, starts over),
+ * and what follows is read from the next number on, so the follower sees
+ * every event once, with no gap, whichever replica wrote it (the sweep's
+ * "replica lost" included). Reading the task as it stands costs the row,
+ * the snapshot and one page of fewer than {@link SNAPSHOT_EVERY} events,
+ * however long the answer streamed so far.
  */
 export interface ClusterTasks extends TasksElsewhere {
   /**
@@ -52,6 +56,13 @@ export interface ClusterTasksOptions {
    */
   rowCheckMs?: number;
 }
+
+/**
+ * Every this many events of a turn, the event carries the task as it stands
+ * (a snapshot). Fewer events to fold for a follower against more writes of
+ * the whole task: one per this many events, each as long as the task then.
+ */
+export const SNAPSHOT_EVERY = 100;
 
 const keyOf = (scope: TaskScope, taskId: string): TaskKey => ({
   tenant: scope.tenant,
@@ -122,21 +133,35 @@ export function createClusterTasks(options: ClusterTasksOptions): ClusterTasks {
   const rowCheckMs = options.rowCheckMs ?? 1_000;
   const log = options.logger.child({ component: 'cluster-tasks' });
 
-  /** Every event of the task committed now, folded, and the number of the last. */
-  const current = async (key: TaskKey) => {
-    let folded: { task: Task | undefined; seq: number } = { task: undefined, seq: 0 };
-    for (;;) {
-      const page = await events.read(key, folded.seq);
-      if (page.length === 0) return folded;
-      folded = foldRecords(folded.task, page, folded.seq);
+  /** The task's latest snapshot, if it has a readable one. */
+  const latestSnapshot = async (key: TaskKey) => {
+    const snapshot = await events.snapshot(key);
+    if (!snapshot) return { task: undefined, seq: 0 };
+    try {
+      return { task: Task.fromJSON(snapshot.task), seq: snapshot.seq };
+    } catch (err) {
+      log.warn('task snapshot unreadable: folding every event', { taskId: key.taskId, error: errorMessage(err) });
+      return { task: undefined, seq: 0 };
     }
+  };
+  /**
+   * The task as it stands: its snapshot and the page of events after it
+   * folded, and the number of the last. Events beyond that page (a burst
+   * since the snapshot) are the follower's next ones.
+   */
+  const current = async (key: TaskKey) => {
+    const snapshot = await latestSnapshot(key);
+    return foldRecords(snapshot.task, await events.read(key, snapshot.seq), snapshot.seq);
   };
 
   return {
-    record({ scope, taskId, event, task, writeMode }) {
+    record({ scope, taskId, event, task, writeMode, seq }) {
       if (writeMode !== 'every-state') return Promise.resolve();
+      const terminal = isFinished(task.status?.state);
+      // Taken now: the live task changes with the next event. Nobody follows an ended task, so its end carries none.
+      const snapshot = seq % SNAPSHOT_EVERY === 0 && !terminal ? Task.toJSON(task) : undefined;
       return events
-        .append(keyOf(scope, taskId), { event: eventJson(event), terminal: isFinished(task.status?.state) })
+        .append(keyOf(scope, taskId), { event: eventJson(event), terminal, snapshot })
         .catch((err) => log.warn('task event not written', { taskId, error: errorMessage(err) }));
     },
 

@@ -184,35 +184,13 @@ export class LiveTasks {
 
   /**
    * The live task's events from now on, as a stream carries them, each once
-   * its state is written: a task event as the task folded up to it. Ends
-   * after the event that settles the task (or when the caller stops reading).
+   * its state is written and as `form` makes it (a task event as the task
+   * folded up to it). Ends after the event that settles the task (or when
+   * the caller stops reading). Listening starts now, not at the first read:
+   * nothing folded meanwhile is missed.
    */
-  subscribe(live: LiveTask): AsyncGenerator<HeardEvent, void, undefined> {
-    const queue: HeardEvent[] = [];
-    let wake: (() => void) | undefined;
-    // Listening starts now, not at the first read: nothing folded meanwhile is missed.
-    const stop = this.listen(live, (heard) => {
-      queue.push(heard);
-      if (isSettled(heard.state)) stop();
-      wake?.();
-    });
-    return (async function* () {
-      try {
-        for (;;) {
-          const next = queue.shift();
-          if (!next) {
-            await new Promise<void>((resolve) => (wake = resolve));
-            wake = undefined;
-            continue;
-          }
-          if (next.written) await next.written;
-          yield next;
-          if (isSettled(next.state)) return;
-        }
-      } finally {
-        stop();
-      }
-    })();
+  subscribe<T>(live: LiveTask, form: (heard: HeardEvent) => T): AsyncGenerator<T, void, undefined> {
+    return new TaskEvents(this, live, form);
   }
 
   /**
@@ -284,6 +262,120 @@ export class LiveTasks {
     const key = scopedKey(live.scope, live.id);
     if (this.tasks.get(key) === live) this.tasks.delete(key);
     if (this.byId.get(live.id) === live) this.byId.delete(live.id);
+  }
+}
+
+/**
+ * A live task's events as an async iterator (see {@link LiveTasks.subscribe}),
+ * written by hand rather than as an async generator: a stream reads one per
+ * event, and a generator (with the `for await` that feeds it) adds a
+ * promise, a suspended frame and a turn of the microtask queue per layer and
+ * event. Reads are answered in order, each event once its state is written.
+ */
+class TaskEvents<T> implements AsyncGenerator<T, void, undefined> {
+  /** Heard and not yet read. */
+  private readonly heard: HeardEvent[] = [];
+  /** Reads waiting for an event, in order. */
+  private readonly reads: Array<{
+    resolve: (result: IteratorResult<T, void>) => void;
+    reject: (err: unknown) => void;
+  }> = [];
+  /** The head event waits for its state to be written. */
+  private writing = false;
+  /** The settling event was read, or the reader stopped: every later read is done. */
+  private ended = false;
+  private readonly stop: () => void;
+
+  constructor(
+    liveTasks: LiveTasks,
+    live: LiveTask,
+    private readonly form: (heard: HeardEvent) => T,
+  ) {
+    this.stop = liveTasks.listen(live, (heard) => {
+      if (isSettled(heard.state)) this.stop();
+      this.heard.push(heard);
+      this.drain();
+    });
+  }
+
+  next(): Promise<IteratorResult<T, void>> {
+    if (this.ended) return Promise.resolve({ value: undefined, done: true });
+    const head = this.heard[0];
+    // The common read: an event already here, nothing written to wait for, no read before it.
+    if (head && !head.written && !this.writing && this.reads.length === 0) {
+      this.heard.shift();
+      return Promise.resolve(this.result(head));
+    }
+    return new Promise((resolve, reject) => {
+      this.reads.push({ resolve, reject });
+      this.drain();
+    });
+  }
+
+  return(): Promise<IteratorResult<T, void>> {
+    this.end();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  throw(err: unknown): Promise<IteratorResult<T, void>> {
+    this.end();
+    return Promise.reject(err);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    this.end();
+  }
+
+  /** Answers waiting reads with the events heard, in order, each once written. */
+  private drain(): void {
+    while (!this.writing && this.reads.length > 0 && this.heard.length > 0) {
+      const head = this.heard.shift()!;
+      if (head.written) {
+        this.writing = true;
+        head.written.then(
+          () => {
+            this.writing = false;
+            this.answer(head);
+            this.drain();
+          },
+          (err: unknown) => {
+            this.writing = false;
+            this.reads.shift()?.reject(err);
+            this.end();
+          },
+        );
+        return;
+      }
+      this.answer(head);
+    }
+  }
+
+  private answer(heard: HeardEvent): void {
+    const read = this.reads.shift();
+    if (!read) return; // the reader stopped while its state was written
+    read.resolve(this.result(heard));
+    if (this.ended) this.end();
+  }
+
+  /** The read result of `heard`; after the settling event the stream has ended. */
+  private result(heard: HeardEvent): IteratorResult<T, void> {
+    if (isSettled(heard.state)) {
+      this.ended = true;
+      this.stop();
+    }
+    return { value: this.form(heard), done: false };
+  }
+
+  /** Stops listening and answers every waiting read as done. */
+  private end(): void {
+    this.ended = true;
+    this.stop();
+    this.heard.length = 0;
+    for (const read of this.reads.splice(0)) read.resolve({ value: undefined, done: true });
   }
 }
 

@@ -127,7 +127,12 @@ export class TaskHandler implements A2ARequestHandler {
     const webhook = configuration?.taskPushNotificationConfig;
     const resultOnly = !configuration?.returnImmediately && !webhook;
     const immediately = configuration?.returnImmediately === true;
-    const run = await this.start(params, context, resultOnly ? 'on-settle' : 'every-state', immediately);
+    const run = await this.start(
+      params,
+      context,
+      resultOnly ? 'on-settle' : 'every-state',
+      immediately ? id : undefined,
+    );
     if (run.events) {
       // The caller gets the task as its first event made it, once written; the turn goes on.
       const first = await run.events.next();
@@ -138,15 +143,18 @@ export class TaskHandler implements A2ARequestHandler {
     return withHistory(final, configuration?.historyLength);
   }
 
-  async *sendMessageStream(
+  sendMessageStream(
     params: SendMessageRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    checkSendMessage(params);
-    const run = await this.start(params, context, 'every-state', true);
     const historyLength = params.configuration?.historyLength;
+    // As an async generator would, it starts at the first read: a refusal is that read's error.
     // When the caller stops reading, the task runs on (it is written as it goes).
-    for await (const heard of run.events!) yield toStreamResponse(heard, historyLength);
+    return startedAtFirstRead(async () => {
+      checkSendMessage(params);
+      const run = await this.start(params, context, 'every-state', (heard) => toStreamResponse(heard, historyLength));
+      return run.events!;
+    });
   }
 
   async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
@@ -198,13 +206,13 @@ export class TaskHandler implements A2ARequestHandler {
     if (held?.task) {
       // The task as it stands, then every event after it: nothing is folded between the two.
       const current = structuredClone(held.task);
-      const events = liveTasks.subscribe(held);
+      const events = liveTasks.subscribe(held, (heard) => toStreamResponse(heard, undefined));
       if (isFinished(current.status?.state)) {
         await events.return(undefined);
         throw terminalSubscription(params.id, current);
       }
       yield { payload: { $case: 'task', value: current } };
-      for await (const heard of events) yield toStreamResponse(heard, undefined);
+      yield* events;
       return;
     }
     const found = await this.find(params.id, context);
@@ -282,17 +290,17 @@ export class TaskHandler implements A2ARequestHandler {
   /**
    * Starts one turn of a task (new, or continuing one that waits for the
    * caller's answer) as a live task with `writeMode`: the executor's events
-   * are folded into it; `events` (with `listen`) hears them from the first,
-   * each once written; `settled` resolves with the task once it has settled
+   * are folded into it; `events` (with `form`) hears them from the first,
+   * each once written, in that form; `settled` resolves with the task once it has settled
    * (and is written): the live task's own object, which nothing changes once
    * settled; a caller that hands it on copies it (a stream never reads it).
    */
-  private async start(
+  private async start<T>(
     params: SendMessageRequest,
     context: ServerCallContext,
     writeMode: WriteMode,
-    listen: boolean,
-  ): Promise<{ settled: Promise<Task>; events?: AsyncGenerator<HeardEvent> }> {
+    form?: (heard: HeardEvent) => T,
+  ): Promise<{ settled: Promise<Task>; events?: AsyncGenerator<T, void, undefined> }> {
     const { executor, live: liveTasks, logger, clock } = this.options;
     const message = params.message!;
     await this.acceptExtensions(context);
@@ -320,7 +328,7 @@ export class TaskHandler implements A2ARequestHandler {
     };
     const live = liveTasks.begin(stored?.scope ?? scopeOf(context), taskId, writeMode);
     const publish = (event: AgentExecutionEvent) => liveTasks.fold(live, event, userMessage);
-    const events = listen ? liveTasks.subscribe(live) : undefined;
+    const events = form ? liveTasks.subscribe(live, form) : undefined;
     if (writeMode === 'every-state') this.deliverToWebhooks(live, context);
     const fail = (reason: string) => {
       // A task that failed before its first event still gets one: the caller's message, submitted.
@@ -442,6 +450,51 @@ export class TaskHandler implements A2ARequestHandler {
     );
     await liveTasks.settle(live);
   }
+}
+
+/** The heard event itself (a returnImmediately SendMessage reads the task of the first). */
+const id = (heard: HeardEvent): HeardEvent => heard;
+
+/**
+ * The stream `open` resolves to, opened at the first read, as an async
+ * generator's body runs then: an error opening it rejects that read; a
+ * stream returned before any read is never opened.
+ */
+function startedAtFirstRead<T>(
+  open: () => Promise<AsyncGenerator<T, void, undefined>>,
+): AsyncGenerator<T, void, undefined> {
+  let opened: Promise<AsyncGenerator<T, void, undefined>> | undefined;
+  let events: AsyncGenerator<T, void, undefined> | undefined;
+  let done = false;
+  const stream: AsyncGenerator<T, void, undefined> = {
+    next: () => {
+      if (events) return events.next();
+      if (done) return Promise.resolve({ value: undefined, done: true });
+      opened ??= open().then(
+        (e) => (events = e),
+        (err: unknown) => {
+          done = true;
+          throw err;
+        },
+      );
+      return opened.then((e) => e.next());
+    },
+    return: async () => {
+      done = true;
+      const e = events ?? (await opened?.catch(() => undefined));
+      await e?.return(undefined);
+      return { value: undefined, done: true };
+    },
+    throw: async (err: unknown) => {
+      await stream.return(undefined);
+      throw err;
+    },
+    [Symbol.asyncIterator]: () => stream,
+    [Symbol.asyncDispose]: async () => {
+      await stream.return(undefined);
+    },
+  };
+  return stream;
 }
 
 /** SubscribeToTask of a finished task: the spec's UnsupportedOperation, as the SDK answers it. */

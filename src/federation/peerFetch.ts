@@ -1,6 +1,8 @@
-import { fetch as undiciFetch, Headers as UndiciHeaders, Response as UndiciResponse, type Dispatcher } from 'undici';
-import { RemoteAgentError } from '../errors';
-import { BodyTooLargeError, readWebBody } from '../net/body';
+import { PassThrough, pipeline, type Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { Headers as UndiciHeaders, Response as UndiciResponse, type Dispatcher } from 'undici';
+import { errorMessage, LangoError, RemoteAgentError } from '../errors';
+import { BodyTooLargeError, discardBody, quietBody, readBody } from '../net/body';
 import { describeNetworkError } from './cardFetch';
 import { completeLegacyKinds, fillMissingMessageIds, wrapStringStatusMessage } from './legacyKinds';
 
@@ -55,11 +57,34 @@ export class PeerCallMeter {
   }
 }
 
+/**
+ * The meters of one peer's calls in flight, each found by the call's abort
+ * signal: one SDK client (and its fetch) serves every call to a pinned
+ * card, and the SDK hands each request's `signal` to the fetch unchanged,
+ * so the signal says which call — and so which bound — a request is part of.
+ */
+export class PeerCallMeters {
+  private readonly bySignal = new WeakMap<AbortSignal, PeerCallMeter>();
+
+  /** A fresh meter for the call whose requests carry `signal`. */
+  start(signal: AbortSignal): PeerCallMeter {
+    const meter = new PeerCallMeter();
+    this.bySignal.set(signal, meter);
+    return meter;
+  }
+
+  /** The meter of the call `signal` belongs to; undefined for a request outside every call. */
+  of(signal: AbortSignal | null | undefined): PeerCallMeter | undefined {
+    return signal ? this.bySignal.get(signal) : undefined;
+  }
+}
+
 /** Options of {@link createPeerFetch}. */
 export interface PeerFetchOptions {
   dispatcher: Dispatcher;
   limits: PeerLimits;
-  meter: PeerCallMeter;
+  /** Where each request finds its call's meter; a request without one is refused before it leaves. */
+  meters: PeerCallMeters;
   /** The peer speaks v0.3: results without `kind` are completed when their shape is unambiguous. */
   legacy: boolean;
   /** Told each tolerated deviation from the spec (the caller warns once per peer and deviation). */
@@ -75,90 +100,220 @@ const ID_DEVIATION =
   "a JSON-RPC response id that is not the request's (taken as the request's: one HTTP exchange, one request)";
 
 /**
- * Builds the bounded, fault-naming `fetch` for one call.
+ * Builds the bounded, fault-naming `fetch` for one peer's client. It sends
+ * with undici's `request` rather than its `fetch`: the WHATWG machinery
+ * (request objects, a body stream, a stream per response) cost more than
+ * the rest of a delegated call on loopback, and nothing here needs it.
  * @example
- * const meter = new PeerCallMeter();
- * const fetchImpl = createPeerFetch({ dispatcher, limits, meter, legacy: false, onDeviation: warnOnce });
+ * const meters = new PeerCallMeters();
+ * const fetchImpl = createPeerFetch({ dispatcher, limits, meters, legacy: false, onDeviation: warnOnce });
+ * const meter = meters.start(signal); // then every request of the call passes `signal`
  */
 export function createPeerFetch(options: PeerFetchOptions): typeof fetch {
-  const { meter, limits } = options;
+  const { limits } = options;
   const peerFetch = async (input: string | URL, init?: RequestInit): Promise<UndiciResponse> => {
-    const requestId = jsonRpcRequestId(init?.body);
-    const response = await undiciFetch(input, {
-      ...(init as object),
-      redirect: 'manual',
-      dispatcher: options.dispatcher,
+    const meter = options.meters.of(init?.signal);
+    if (!meter) throw new RemoteAgentError('a request to a peer outside a delegated call');
+    const body = init?.body ?? undefined;
+    if (body !== undefined && typeof body !== 'string')
+      throw new RemoteAgentError('a request body to a peer must be JSON text');
+    const requestId = jsonRpcRequestId(body);
+    const url = new URL(input);
+    const response = await options.dispatcher.request({
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
+      method: (init?.method ?? 'GET') as Dispatcher.HttpMethod,
+      headers: requestHeaders(init?.headers),
+      body,
+      signal: init?.signal ?? undefined,
     });
     meter.responded = true;
-    if (response.status >= 300 && response.status < 400) {
-      await response.body?.cancel().catch(() => undefined);
-      throw meter.fail(`redirect (HTTP ${response.status}) not followed`);
+    const { statusCode: status } = response;
+    const ok = status >= 200 && status < 300;
+    if (status >= 300 && status < 400) {
+      discardBody(response.body);
+      throw meter.fail(`redirect (HTTP ${status}) not followed`);
     }
-    const headers = new UndiciHeaders(response.headers);
-    // The body handed on is decoded and may be rewritten: these no longer describe it.
-    headers.delete('content-length');
-    headers.delete('content-encoding');
-    const init2 = { status: response.status, statusText: response.statusText, headers };
-    if (response.ok && response.body && /^text\/event-stream/i.test(response.headers.get('content-type') ?? '')) {
-      return new UndiciResponse(response.body.pipeThrough(sseGuard(options, requestId)), init2);
+    const encoding = response.headers['content-encoding'];
+    const headers = new UndiciHeaders();
+    for (const [name, value] of Object.entries(response.headers)) {
+      // The body handed on is decoded and may be rewritten: these no longer describe it.
+      if (value === undefined || name === 'content-length' || name === 'content-encoding') continue;
+      for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+    }
+    const init2 = { status, statusText: response.statusText, headers };
+    if (ok && /^text\/event-stream/i.test(headers.get('content-type') ?? '')) {
+      return new UndiciResponse(sseBody(decoded(response.body, encoding), options, meter, requestId), init2);
     }
     let text: string;
     try {
-      text = await readWebBody(response.body, limits.maxAnswerBytes);
+      text = (await readBody(response.body, limits.maxAnswerBytes, encoding)).toString('utf8');
     } catch (error) {
       if (error instanceof BodyTooLargeError)
         throw meter.fail(`larger than a2a.peerLimits.maxAnswerBytes (${limits.maxAnswerBytes} bytes)`);
       if (init?.signal?.aborted) throw error;
+      if (error instanceof LangoError) throw meter.fail(errorMessage(error));
       throw meter.fail(`cut off: ${describeNetworkError(error)}`);
     }
     const json = parseJson(text);
     if (json === undefined) {
-      throw meter.fail(response.ok ? `not JSON (${preview(text)})` : `HTTP ${response.status} (${preview(text)})`);
+      throw meter.fail(ok ? `not JSON (${preview(text)})` : `HTTP ${status} (${preview(text)})`);
     }
     const rejection = a2aError(json);
     if (rejection) meter.rejected ??= rejection;
-    else if (!response.ok) throw meter.fail(`HTTP ${response.status} without an A2A error`);
-    const body = tolerate(json, requestId, rejection, options) ? JSON.stringify(json) : text;
-    return new UndiciResponse(body, init2);
+    else if (!ok) throw meter.fail(`HTTP ${status} without an A2A error`);
+    const answer = tolerate(json, requestId, rejection, options) ? JSON.stringify(json) : text;
+    return new UndiciResponse(answer, init2);
   };
   return peerFetch as unknown as typeof fetch;
+}
+
+/** The SDK's headers (a plain object) as undici's `request` takes them. */
+function requestHeaders(headers: RequestInit['headers']): Record<string, string> {
+  if (!headers) return {};
+  if (headers instanceof Headers || Array.isArray(headers)) return Object.fromEntries(new Headers(headers));
+  return headers as Record<string, string>;
+}
+
+/** A stream body as sent, or decoded when a server compressed it although we did not offer to accept that. */
+function decoded(body: Readable, encoding: string | string[] | undefined): Readable {
+  const name = String(encoding ?? '')
+    .toLowerCase()
+    .trim();
+  if (name === '' || name === 'identity') return body;
+  const decoder =
+    name === 'gzip' || name === 'x-gzip'
+      ? createGunzip()
+      : name === 'deflate'
+        ? createInflate()
+        : name === 'br'
+          ? createBrotliDecompress()
+          : undefined;
+  if (!decoder) {
+    discardBody(body);
+    const unsupported = new PassThrough();
+    unsupported.destroy(new LangoError(`unsupported content-encoding ${name.slice(0, 40)}`));
+    return unsupported;
+  }
+  return pipeline(quietBody(body), decoder, () => undefined);
+}
+
+/**
+ * The web stream the SDK reads a server-sent event stream from: the
+ * peer's bytes checked by {@link SseGuard} as they arrive, with the
+ * socket paused while the reader is behind.
+ */
+function sseBody(
+  body: Readable,
+  options: PeerFetchOptions,
+  meter: PeerCallMeter,
+  requestId: JsonRpcId | undefined,
+): ReadableStream<Uint8Array> {
+  const guard = new SseGuard(options, meter, requestId);
+  quietBody(body);
+  let done = false;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      const fail = (error: unknown) => {
+        if (done) return;
+        done = true;
+        controller.error(error);
+        body.destroy();
+      };
+      const enqueue = (bytes: Uint8Array) => controller.enqueue(bytes);
+      body.on('data', (chunk: Buffer) => {
+        if (done) return;
+        try {
+          guard.push(chunk, enqueue);
+        } catch (error) {
+          return fail(error);
+        }
+        if ((controller.desiredSize ?? 1) <= 0) body.pause();
+      });
+      body.on('end', () => {
+        if (done) return;
+        try {
+          guard.end(enqueue);
+        } catch (error) {
+          return fail(error);
+        }
+        done = true;
+        controller.close();
+      });
+      body.on('error', fail);
+    },
+    pull() {
+      body.resume();
+    },
+    cancel() {
+      done = true;
+      body.destroy();
+    },
+  });
 }
 
 /**
  * Checks a server-sent event stream as it passes: line and event size,
  * event count, JSON in every data event; strips control characters a few
- * servers put before the JSON; completes v0.3 kinds. Errors the stream
- * (and so the SDK's read) with a {@link PeerAnswerError} past a cap.
+ * servers put before the JSON; completes v0.3 kinds. Throws a
+ * {@link PeerAnswerError} past a cap, which errors the SDK's read.
  */
-function sseGuard(
-  options: PeerFetchOptions,
-  requestId: JsonRpcId | undefined,
-): TransformStream<Uint8Array, Uint8Array> {
-  const { meter, limits } = options;
-  const decoder = new TextDecoder();
-  const encoder = new TextEncoder();
-  let pending = '';
-  let lines: string[] = [];
-  let eventSize = 0;
+class SseGuard {
+  private readonly decoder = new TextDecoder();
+  private readonly encoder = new TextEncoder();
+  private pending = '';
+  private lines: string[] = [];
+  private eventSize = 0;
 
-  const addLine = (raw: string) => {
+  constructor(
+    private readonly options: PeerFetchOptions,
+    private readonly meter: PeerCallMeter,
+    private readonly requestId: JsonRpcId | undefined,
+  ) {}
+
+  push(chunk: Uint8Array, enqueue: (bytes: Uint8Array) => void): void {
+    const { limits } = this.options;
+    this.pending += this.decoder.decode(chunk, { stream: true });
+    let newline: number;
+    while ((newline = this.pending.indexOf('\n')) >= 0) {
+      const line = this.pending.slice(0, newline);
+      this.pending = this.pending.slice(newline + 1);
+      if (line === '' || line === '\r') this.endEvent(enqueue);
+      else this.addLine(line);
+    }
+    if (this.pending.length > limits.maxAnswerBytes)
+      throw this.meter.fail(`a stream line larger than a2a.peerLimits.maxAnswerBytes (${limits.maxAnswerBytes} bytes)`);
+  }
+
+  end(enqueue: (bytes: Uint8Array) => void): void {
+    this.pending += this.decoder.decode();
+    if (this.pending) this.addLine(this.pending);
+    this.endEvent(enqueue);
+  }
+
+  private addLine(raw: string): void {
+    const { limits } = this.options;
     let line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     if (line.startsWith('data:')) {
       const value = line.slice(5).replace(/^ /, '');
       const stripped = value.replace(LEADING_CONTROL, '');
-      if (stripped !== value) options.onDeviation(CONTROL_DEVIATION);
+      if (stripped !== value) this.options.onDeviation(CONTROL_DEVIATION);
       line = `data: ${stripped}`;
     }
-    lines.push(line);
-    eventSize += line.length;
-    if (eventSize > limits.maxAnswerBytes)
-      throw meter.fail(`a stream event larger than a2a.peerLimits.maxAnswerBytes (${limits.maxAnswerBytes} bytes)`);
-  };
+    this.lines.push(line);
+    this.eventSize += line.length;
+    if (this.eventSize > limits.maxAnswerBytes)
+      throw this.meter.fail(
+        `a stream event larger than a2a.peerLimits.maxAnswerBytes (${limits.maxAnswerBytes} bytes)`,
+      );
+  }
 
-  const endEvent = (controller: TransformStreamDefaultController<Uint8Array>) => {
-    const event = lines;
-    lines = [];
-    eventSize = 0;
+  private endEvent(enqueue: (bytes: Uint8Array) => void): void {
+    const { limits } = this.options;
+    const { meter } = this;
+    const event = this.lines;
+    this.lines = [];
+    this.eventSize = 0;
     if (event.length === 0) return;
     const data = event.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6));
     let out = event;
@@ -170,32 +325,12 @@ function sseGuard(
       if (json === undefined) throw meter.fail(`a stream event is not JSON (${preview(data.join('\n'))})`);
       const rejection = a2aError(json);
       if (rejection) meter.rejected ??= rejection;
-      if (tolerate(json, requestId, rejection, options)) {
+      if (tolerate(json, this.requestId, rejection, this.options)) {
         out = [...event.filter((l) => !l.startsWith('data: ')), `data: ${JSON.stringify(json)}`];
       }
     }
-    controller.enqueue(encoder.encode(`${out.join('\n')}\n\n`));
-  };
-
-  return new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      pending += decoder.decode(chunk, { stream: true });
-      let newline: number;
-      while ((newline = pending.indexOf('\n')) >= 0) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 1);
-        if (line === '' || line === '\r') endEvent(controller);
-        else addLine(line);
-      }
-      if (pending.length > limits.maxAnswerBytes)
-        throw meter.fail(`a stream line larger than a2a.peerLimits.maxAnswerBytes (${limits.maxAnswerBytes} bytes)`);
-    },
-    flush(controller) {
-      pending += decoder.decode();
-      if (pending) addLine(pending);
-      endEvent(controller);
-    },
-  });
+    enqueue(this.encoder.encode(`${out.join('\n')}\n\n`));
+  }
 }
 
 type JsonRpcId = string | number;

@@ -14,7 +14,7 @@ import { OutboundRefusedError } from '../net/policy';
 import { rememberSeen, unseenContext, type PeerSessionState } from './peerContext';
 import { sanitizeCardText } from './peerCard';
 import { AnswerRelay } from './answerRelay';
-import { createPeerFetch, DEFAULT_PEER_LIMITS, PeerCallMeter, type PeerLimits } from './peerFetch';
+import { createPeerFetch, DEFAULT_PEER_LIMITS, PeerCallMeters, type PeerCallMeter, type PeerLimits } from './peerFetch';
 import {
   ArtifactText,
   asTask,
@@ -92,18 +92,24 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     warned.add(deviation);
     log.warn('remote agent deviates from the A2A spec; tolerated', { deviation });
   };
-  /** A client for one call: its own meter, so the call's failure is named by what this call saw. */
-  const clientFor = (meter: PeerCallMeter) =>
-    createPeerClient(peer.sdkCard, {
-      fetchImpl: createPeerFetch({
-        dispatcher: options.dispatcher,
-        limits,
-        meter,
-        legacy: peer.protocolVersion === '0.3',
-        onDeviation,
-      }),
-      polling: !peer.streaming,
-    });
+  // One client for the pinned card, shared by every call; each call's requests find the call's own meter
+  // (and so its bound, and the name of what went wrong) by the call's abort signal.
+  const meters = new PeerCallMeters();
+  const fetchImpl = createPeerFetch({
+    dispatcher: options.dispatcher,
+    limits,
+    meters,
+    legacy: peer.protocolVersion === '0.3',
+    onDeviation,
+  });
+  let client: Promise<Client> | undefined;
+  const sharedClient = (): Promise<Client> => {
+    if (client) return client;
+    client = createPeerClient(peer.sdkCard, { fetchImpl, polling: !peer.streaming });
+    // A client that could not be built is not kept: the next call tries again and names the same failure.
+    client.catch(() => (client = undefined));
+    return client;
+  };
   /** The answer kept from one call is bounded like each response. */
   const checkAnswerSize = (meter: PeerCallMeter, artifacts: ArtifactText, text: string) => {
     if (artifacts.bytes + Buffer.byteLength(text) > limits.maxAnswerBytes)
@@ -152,7 +158,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       signal,
       serviceParameters: { ...peer.headers, [TRACEPARENT_KEY]: trace.traceparent },
     };
-    const meter = new PeerCallMeter();
+    const meter = meters.start(signal);
     const started = Date.now();
     const context = unseenContext(invocation.context, session, peer.name);
     yield RunEvents.remoteCall(peer.name, 'sending', undefined, endpoint);
@@ -162,7 +168,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       contextLines: context.length,
     });
     try {
-      const c = await clientFor(meter);
+      const c = await sharedClient();
       const message = userMessage(invocation.text, metadata, session, context);
       const params = { tenant: '', message, configuration: undefined, metadata };
       const task = peer.streaming
@@ -327,13 +333,12 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   async function cancelRemote(taskId: string | undefined, callLog: Logger): Promise<void> {
     if (!taskId) return;
     try {
-      const c = await clientFor(new PeerCallMeter());
+      const c = await sharedClient();
+      const signal = AbortSignal.timeout(CANCEL_TIMEOUT_MS);
+      meters.start(signal);
       await c.cancelTask(
         { tenant: '', id: taskId, metadata: undefined },
-        {
-          signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS),
-          serviceParameters: { ...peer.headers },
-        },
+        { signal, serviceParameters: { ...peer.headers } },
       );
       callLog.info('remote task cancelled', { taskId });
     } catch (error) {

@@ -19,8 +19,9 @@ import { RemoteAgentError } from '../errors';
 
 /**
  * Builds an SDK client for an already validated and pinned card; `polling`
- * for peers that do not stream. `fetchImpl` is the call's bounded peer
- * fetch (see peerFetch.ts): every byte the client reads passes through it.
+ * for peers that do not stream. `fetchImpl` is the peer's bounded fetch
+ * (see peerFetch.ts), which finds each call's bound by the call's signal:
+ * every byte the client reads passes through it.
  */
 export async function createPeerClient(
   card: AgentCard,

@@ -74,17 +74,22 @@ export interface OutboundFetchOptions {
  */
 export function createOutboundFetch(options: OutboundFetchOptions): typeof fetch {
   const outbound = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const response = await undiciFetch(input as string, {
-      ...(init as object),
-      redirect: 'manual',
-      dispatcher: options.dispatcher,
-    });
-    if (response.status >= 300 && response.status < 400) {
-      await response.body?.cancel().catch(() => undefined);
-      const location = response.headers.get('location') ?? '(no location)';
-      throw new OutboundRefusedError(
-        `HTTP ${response.status} redirect to ${location.slice(0, 200)} refused: this endpoint needs none`,
-      );
+    let response;
+    try {
+      response = await undiciFetch(input as string, {
+        ...(init as object),
+        ...(typeof init?.body === 'string' ? sentOnce(init.body, init.headers) : {}),
+        // Not 'manual': with any mode but 'error' undici sends a copy of the request (its body teed),
+        // which holds the body's bytes in the unread branch for as long as the answer streams.
+        redirect: 'error',
+        dispatcher: options.dispatcher,
+      });
+    } catch (err) {
+      if ((err as { cause?: { message?: unknown } }).cause?.message === 'unexpected redirect')
+        throw new OutboundRefusedError(
+          `${originOf(input)} answered with a redirect, refused: this endpoint needs none`,
+        );
+      throw err;
     }
     if (options.maxResponseBytes === undefined || !response.body) return response as unknown as Response;
     return new Response(capBody(response.body, options.maxResponseBytes), {
@@ -94,4 +99,37 @@ export function createOutboundFetch(options: OutboundFetchOptions): typeof fetch
     });
   };
   return outbound as typeof fetch;
+}
+
+/** The origin a request went to, for a refusal (no path or query: they may carry keys). */
+function originOf(input: string | URL | Request): string {
+  try {
+    return new URL(typeof input === 'string' || input instanceof URL ? input : input.url).origin;
+  } catch {
+    return 'the endpoint';
+  }
+}
+
+/**
+ * A text body as a stream of its bytes read once, its length declared (so it
+ * still goes out with `Content-Length`, not chunked). undici's fetch keeps a
+ * text body, to send again after a redirect, until the response is read to
+ * its end: for a streamed model answer that is the whole answer, a prompt of
+ * ~15 KB held per open stream. A stream body is let go once sent, and nothing
+ * here sends a body twice (redirects are errors, a retry calls fetch again).
+ */
+function sentOnce(
+  text: string,
+  headers: RequestInit['headers'],
+): { body: ReadableStream; headers: Record<string, string>; duplex: 'half' } {
+  const bytes = Buffer.from(text, 'utf8');
+  const sent: Record<string, string> = Object.fromEntries(new Headers(headers));
+  sent['content-length'] = String(bytes.length);
+  const body = new ReadableStream({
+    start(controller) {
+      controller.enqueue(bytes);
+      controller.close();
+    },
+  });
+  return { body, headers: sent, duplex: 'half' };
 }

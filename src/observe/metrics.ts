@@ -113,6 +113,17 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
     buckets: WRITE_BUCKETS,
     registers,
   });
+  const storeStatements = new Counter({
+    name: 'lango_store_write_statements_total',
+    help: 'Statements sent in group commits of the node database (PostgreSQL; BEGIN and COMMIT not counted)',
+    registers,
+  });
+  const storeNotifications = new Counter({
+    name: 'lango_store_notifications_total',
+    help: 'Notifications received on the replica LISTEN connection (PostgreSQL), by channel',
+    labelNames: ['channel'] as const,
+    registers,
+  });
   new Gauge({
     name: 'lango_peer_state',
     help: 'Each remote peer circuit: 1 for its current state (healthy, open, half-open, skipped), else 0',
@@ -197,7 +208,11 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
     observer: {
       active: true,
       turn: () => observe('turn', 'turn'),
-      storeWrite: (ms) => storeWrites.observe(ms / 1000),
+      storeWrite: (ms, statements) => {
+        storeWrites.observe(ms / 1000);
+        if (statements) storeStatements.inc(statements);
+      },
+      storeNotification: (channel) => storeNotifications.inc({ channel }),
     },
     countRequests: (req, res, next) => {
       res.once('finish', () => requests.inc({ method: a2aMethodOf(req), status: String(res.statusCode) }));

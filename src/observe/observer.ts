@@ -52,8 +52,14 @@ export interface Observer {
   readonly active: boolean;
   /** Starts observing one turn. */
   turn(start: TurnStart): Observation;
-  /** One group commit took `ms` milliseconds. */
-  storeWrite(ms: number): void;
+  /** One group commit took `ms` milliseconds; `statements`: how many it sent (PostgreSQL), BEGIN and COMMIT not counted. */
+  storeWrite(ms: number, statements?: number): void;
+  /**
+   * A notification arrived on the replica's `LISTEN` connection (PostgreSQL):
+   * every replica receives every one sent on a channel, whether or not it
+   * follows the task it names, so this is the price of a wake-up per replica.
+   */
+  storeNotification(channel: string): void;
 }
 
 /** The observation of nothing: every method does nothing, `child` returns itself. */
@@ -69,6 +75,7 @@ export const NOOP_OBSERVER: Observer = Object.freeze({
   active: false,
   turn: () => NOOP_OBSERVATION,
   storeWrite: () => {},
+  storeNotification: () => {},
 });
 
 /**
@@ -85,8 +92,11 @@ export function combineObservers(observers: readonly Observer[]): Observer {
   return {
     active: true,
     turn: (start) => combineObservations(listening.map((o) => o.turn(start))),
-    storeWrite: (ms) => {
-      for (const o of listening) o.storeWrite(ms);
+    storeWrite: (ms, statements) => {
+      for (const o of listening) o.storeWrite(ms, statements);
+    },
+    storeNotification: (channel) => {
+      for (const o of listening) o.storeNotification(channel);
     },
   };
 }

@@ -168,6 +168,7 @@ export function createTimelines(options: {
       };
     },
     storeWrite: () => {},
+    storeNotification: () => {},
   };
 
   const recent = () => [...ring].reverse();

@@ -181,6 +181,7 @@ export function createNodeTracing(options: TracingOptions): NodeTracing {
         });
       },
       storeWrite: () => {},
+      storeNotification: () => {},
     },
     traceRequests: (req, res, next) => {
       const parent = propagator.extract(ROOT_CONTEXT, req.headers, headerGetter);

@@ -1,9 +1,10 @@
 import { Role, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
-import { createClusterTasks } from '../../src/a2a/clusterTasks';
+import { createClusterTasks, SNAPSHOT_EVERY } from '../../src/a2a/clusterTasks';
 import { applyEvent } from '../../src/a2a/liveTasks';
 import { newTask, statusUpdate, textPart } from '../../src/a2a/messages';
 import { createMemoryLogger } from '../../src/log/logger';
+import type { PgDatabase } from '../../src/store/postgres/database';
 import { openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
 import type { TaskScope } from '../../src/store/taskRows';
 import { emptyAllTables, skipWithoutPostgres } from '../support/postgres';
@@ -142,6 +143,78 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       expect(describeResponse(seen.at(-1)!)).toBe('status TASK_STATE_COMPLETED');
     });
 
+    /** Counts the queries `db` answers about A2A tasks, and the rows they return (other stores' polling aside). */
+    const countTaskQueries = (db: PgDatabase) => {
+      const counts = { queries: 0, rows: 0 };
+      const query = db.query.bind(db) as (...args: unknown[]) => Promise<{ rows?: unknown[] }>;
+      db.query = (async (...args: unknown[]) => {
+        const result = await query(...args);
+        const sql = args[0];
+        const text = typeof sql === 'string' ? sql : (sql as { text: string }).text;
+        if (text.includes('a2a_task')) {
+          counts.queries += 1;
+          counts.rows += result.rows?.length ?? 0;
+        }
+        return result;
+      }) as unknown as typeof db.query;
+      return counts;
+    };
+    /** The answer text a follower's responses make: the task's artifact, then each chunk appended. */
+    const followedAnswer = (responses: StreamResponse[]) => {
+      let text = '';
+      for (const { payload } of responses) {
+        if (payload?.$case === 'task') text = (payload.value.artifacts[0]?.parts ?? []).map(partText).join('');
+        if (payload?.$case === 'artifactUpdate') {
+          const chunkText = payload.value.artifact!.parts.map(partText).join('');
+          text = payload.value.append ? text + chunkText : chunkText;
+        }
+      }
+      return text;
+    };
+
+    it('resubscribes on B to a 2,000-chunk answer reading a bounded number of rows, then every chunk once (as C, which came at 1,000)', async () => {
+      const a = await replica('a');
+      const b = await replica('b');
+      const c = await replica('c');
+      const run = runner(a);
+      await run(
+        AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_SUBMITTED, at)),
+        status(TaskState.TASK_STATE_WORKING),
+      );
+      const words = Array.from({ length: 2_150 }, (_, i) => `c${i} `);
+      // Batches of 37 chunks: snapshots fall inside batches and at their edges.
+      const stream = async (from: number, to: number) => {
+        for (let i = from; i < to; i += 37)
+          await run(...words.slice(i, Math.min(i + 37, to)).map((w, j) => chunk(w, i + j > 0)));
+      };
+      await stream(0, 1_000);
+      // On C: B's queries are counted below.
+      const early = await following(c);
+      await stream(1_000, 2_000);
+
+      const counts = countTaskQueries(b.storage.db);
+      const late = await following(b);
+      const before = { ...counts };
+      await stream(2_000, 2_150);
+      await run(status(TaskState.TASK_STATE_COMPLETED));
+
+      // The row, the snapshot and one page of the events after it: not 2,000 rows in 5 pages.
+      expect(before.queries).toBeLessThanOrEqual(3);
+      expect(before.rows).toBeLessThanOrEqual(SNAPSHOT_EVERY + 1);
+      const whole = words.join('');
+      for (const seen of [await early.all, await late.all]) {
+        expect(seen[0].payload?.$case).toBe('task');
+        expect(describeResponse(seen.at(-1)!)).toBe('status TASK_STATE_COMPLETED');
+        // Every chunk once, in order: the chunks are all different, so a lost or repeated one changes the text.
+        expect(followedAnswer(seen)).toBe(whole);
+      }
+      const standingLate = (await late.all)[0].payload;
+      expect(standingLate?.$case === 'task' && standingLate.value.history.map((m) => m.messageId)).toEqual(['m1']);
+      process.stderr.write(
+        `resubscribe after 2,000 chunks: ${before.queries} queries, ${before.rows} rows before the first event\n`,
+      );
+    });
+
     it('follows nothing for a task no replica runs (no row, or one that has settled)', async () => {
       const a = await replica('a');
       const b = await replica('b');
@@ -233,7 +306,8 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
 
     it('writes events with the secrets the node knows masked, as the rows are', async () => {
       const a = await replica('a');
-      await runner(a)(
+      const run = runner(a);
+      await run(
         AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_WORKING, at)),
         chunk(`the key is ${SECRET}`, false),
       );
@@ -241,6 +315,12 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       expect(stored).toHaveLength(2);
       expect(JSON.stringify(stored)).not.toContain(SECRET);
       expect(JSON.stringify(stored[1].event)).toContain('the key is [secret]');
+      // The snapshot the 100th event carries is masked too.
+      await run(...Array.from({ length: SNAPSHOT_EVERY - 2 }, () => chunk('.', true)));
+      const snapshot = await a.storage.taskEvents.snapshot({ ...scope, taskId: ids.taskId });
+      expect(snapshot?.seq).toBe(SNAPSHOT_EVERY);
+      expect(JSON.stringify(snapshot?.task)).not.toContain(SECRET);
+      expect(JSON.stringify(snapshot?.task)).toContain('the key is [secret]');
     });
 
     it('writes no events for an on-settle task', async () => {

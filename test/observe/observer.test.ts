@@ -14,6 +14,7 @@ function recordingObserver(): Observer & { lines: string[]; open: number } {
     active: true,
     turn: () => observation('turn', 'turn', 0, {}),
     storeWrite: () => {},
+    storeNotification: () => {},
   };
   function observation(kind: string, name: string, depth: number, attributes: Record<string, unknown>): Observation {
     record.open++;

@@ -85,6 +85,28 @@ if (!skipWithoutPostgres('the A2A task events on PostgreSQL')) {
       ]);
     });
 
+    it('keeps a task’s newest snapshot under the number its event got, written with it; none after the end', async () => {
+      const a = await replica('a');
+      const b = await replica('b');
+      const task = key('t-snapshot');
+      // One batch: two snapshots, the later one kept, under the number the database gave its event.
+      await Promise.all(
+        [1, 2, 3, 4, 5].map((n) =>
+          a.append(task, { ...withoutSeq(event(n, `chunk ${n}`)), snapshot: n % 2 === 0 ? { upTo: n } : undefined }),
+        ),
+      );
+      expect(await b.snapshot(task)).toEqual({ seq: 4, task: { upTo: 4 } });
+      // Answered through B: its events number on, and so does its snapshot.
+      await b.append(task, withoutSeq(event(6, 'answered on b')));
+      await b.append(task, { ...withoutSeq(event(7, 'more')), snapshot: { upTo: 7 } });
+      await a.append(task, withoutSeq(event(8, 'done', true)));
+      await a.append(task, { ...withoutSeq(event(9, 'late')), snapshot: { upTo: 9 } });
+      expect(await a.snapshot(task)).toEqual({ seq: 7, task: { upTo: 7 } });
+      expect(await a.snapshot(key('t-none'))).toBeUndefined();
+      await a.purge([task]);
+      expect(await a.snapshot(task)).toBeUndefined();
+    });
+
     it('sends one notification per committed batch, naming its tasks', async () => {
       const a = await replica('a');
       const watcher = new Client({ connectionString: database.url() });

@@ -1,4 +1,5 @@
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
+import { Client } from 'pg';
 import { textPart } from '../../src/a2a/messages';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
 import { openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
@@ -131,6 +132,37 @@ if (!skipWithoutPostgres('the A2A task rows on PostgreSQL')) {
       expect(after?.status?.state).toBe(TaskState.TASK_STATE_FAILED);
       expect((await b.taskEvents.read(key, 0)).map((r) => r.seq)).toEqual([1, 2]);
       expect(logger.records.some((r) => r.message.startsWith('late task writes refused'))).toBe(true);
+    });
+
+    it('prunes the events and snapshot of a task ended five minutes ago, all but its terminal event', async () => {
+      const a = await replica('a');
+      const append = (taskId: string, seq: number, terminal = false) =>
+        a.taskEvents.append(
+          { ...alice, taskId },
+          { event: { seq }, terminal, snapshot: seq === 2 && !terminal ? { upTo: seq } : undefined },
+        );
+      for (const seq of [1, 2, 3]) await append('t-ended', seq, seq === 3);
+      for (const seq of [1, 2, 3]) await append('t-ended-now', seq, seq === 3);
+      for (const seq of [1, 2]) await append('t-running', seq);
+      const admin = new Client({ connectionString: database.url() });
+      await admin.connect();
+      try {
+        await admin.query(
+          `UPDATE a2a_task_events SET at = now() - interval '6 minutes' WHERE task_id IN ('t-ended', 't-running')`,
+        );
+      } finally {
+        await admin.end();
+      }
+      await a.taskRows.tasks.purgeFinished(new Date(0));
+      const seqs = async (taskId: string) => (await a.taskEvents.read({ ...alice, taskId }, 0)).map((r) => r.seq);
+      // The terminal event stays: it is what refuses a late writer's events.
+      expect(await seqs('t-ended')).toEqual([3]);
+      expect(await a.taskEvents.snapshot({ ...alice, taskId: 't-ended' })).toBeUndefined();
+      expect(await seqs('t-ended-now')).toEqual([1, 2, 3]);
+      expect(await seqs('t-running')).toEqual([1, 2]);
+      expect(await a.taskEvents.snapshot({ ...alice, taskId: 't-running' })).toEqual({ seq: 2, task: { upTo: 2 } });
+      await a.taskEvents.append({ ...alice, taskId: 't-ended' }, { event: { late: true }, terminal: false });
+      expect(await seqs('t-ended')).toEqual([3]);
     });
 
     it('lists every replica’s tasks, and a push config set through one replica is seen by the one running the task', async () => {

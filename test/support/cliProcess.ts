@@ -95,7 +95,8 @@ export async function startServe(cwd: string): Promise<{ serve: CliProcess; url:
           return undefined;
         }
       },
-      30_000,
+      // A cold start of the built CLI took over 30 s once on a loaded CI machine.
+      60_000,
       'serve to record its URL in the lock file',
     );
     return { serve, url };

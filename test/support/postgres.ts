@@ -112,13 +112,14 @@ function testDatabaseName(url: string): string {
  * Starts a throwaway PostgreSQL server: `initdb` into a temp directory, then
  * `postgres` on a free loopback port (TCP only, no Unix socket, fsync off:
  * nothing here must survive a crash), as `nobody` when the tests run as root.
+ * `settings` adds server settings (the cluster bench preloads `pg_stat_statements`).
  * Call `stop()` when done; it removes the directory.
  * @example
  * const pg = await startTestPostgres();
  * const url = await pg.createDatabase();
  * await pg.stop();
  */
-export async function startTestPostgres(): Promise<TestPostgres> {
+export async function startTestPostgres(options: { settings?: Record<string, string> } = {}): Promise<TestPostgres> {
   const bin = postgresBinDir();
   if (!bin) throw new Error(postgresUnavailable());
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-pg-'));
@@ -155,6 +156,7 @@ export async function startTestPostgres(): Promise<TestPostgres> {
         'full_page_writes=off',
         '-c',
         'max_connections=200',
+        ...Object.entries(options.settings ?? {}).flatMap(([key, value]) => ['-c', `${key}=${value}`]),
       ],
       { ...as, cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
     );

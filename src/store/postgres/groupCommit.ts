@@ -132,7 +132,10 @@ export function createPgGroupCommit(db: PgDatabase, observer: Observer = NOOP_OB
       for (const write of failed) group.get(write)!.reject(outcome.error);
       pending = pending.filter((write) => !failed.includes(write));
     }
-    if (observer.active) observer.storeWrite(performance.now() - started);
+    if (observer.active) {
+      const statements = [...group.keys()].reduce((sum, write) => sum + write.statements.length, 0);
+      observer.storeWrite(performance.now() - started, statements);
+    }
   };
 
   /** Closes the gathering group and commits it, unless a commit is under way (its end closes the group). */

@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
+import { NOOP_OBSERVER, type Observer } from '../../observe/observer';
 
 /**
  * This replica's one `LISTEN` connection. A pooled client cannot listen (it
@@ -29,6 +30,8 @@ export interface PgListenerOptions {
   /** Channel names (plain identifiers): listened on at every (re)connect. */
   channels: readonly string[];
   logger: Logger;
+  /** Told of each notification received (the metrics count wake-ups per replica). */
+  observer?: Observer;
   /** The first pause before reconnecting, doubled each failure up to `maxRetryMs` (defaults 100 ms, 2 s). */
   retryMs?: number;
   maxRetryMs?: number;
@@ -57,7 +60,9 @@ export function createPgListener(options: PgListenerOptions): PgListener {
   let resolveReady!: () => void;
   const ready = new Promise<void>((resolve) => (resolveReady = resolve));
 
+  const observer = options.observer ?? NOOP_OBSERVER;
   const dispatch = (channel: string, payload: string) => {
+    observer.storeNotification(channel);
     for (const handler of handlers.get(channel) ?? []) {
       try {
         handler(payload);

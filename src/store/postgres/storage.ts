@@ -122,6 +122,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     url: options.url,
     channels: [TASK_EVENTS_CHANNEL, TASK_CANCELS_CHANNEL, PUSH_CONFIGS_CHANNEL],
     logger,
+    observer: options.observer,
   });
   const taskEvents = createPgTaskEventLog({
     db,

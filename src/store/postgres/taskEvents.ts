@@ -2,13 +2,15 @@ import type { QueryConfig } from 'pg';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
 import { redactJsonText, type Redact } from '../../log/redactJson';
-import type { TaskEventLog, TaskEventRecord, TaskKey } from '../taskEvents';
+import type { TaskEventLog, TaskEventRecord, TaskKey, TaskSnapshot } from '../taskEvents';
 import { rows, type PgDatabase, type PgQueryable, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 import type { PgListener } from './listener';
 
 /**
- * The events of every task, numbered per task by the database, and the cancels asked for.
+ * The events of every task, numbered per task by the database, the latest
+ * snapshot of each task (the task folded up to one of its events), and the
+ * cancels asked for.
  * Events are text, not JSONB: nothing queries inside them, and JSONB refuses
  * the `\u0000` a client may put in a message. At most one terminal event per
  * task (the partial unique index): a running replica and the sweep that
@@ -27,6 +29,10 @@ export const TASK_EVENTS_SCHEMA: PgSchema = {
        requested_by TEXT NOT NULL, requested_at TIMESTAMPTZ NOT NULL,
        PRIMARY KEY (tenant, owner, task_id));
      CREATE INDEX a2a_task_cancels_by_time ON a2a_task_cancels (requested_at);`,
+    // The task as it stood after event `seq`, written in the same statement as that event: a follower reads it and the events after it.
+    `CREATE TABLE a2a_task_snapshots (
+       tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL, seq BIGINT NOT NULL, task TEXT NOT NULL,
+       PRIMARY KEY (tenant, owner, task_id));`,
   ],
 };
 
@@ -79,6 +85,8 @@ interface QueuedEvent {
   key: TaskKey;
   event: string;
   terminal: boolean;
+  /** The task after this event, as text; null when none was given or a later event of the batch carries a newer one. */
+  snapshot: string | null;
 }
 
 interface EventRow {
@@ -139,6 +147,11 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
   const wakers = new Map<string, Set<() => void>>();
   const cancelHandlers = new Set<(key: TaskKey) => void>();
   let queue: QueuedEvent[] = [];
+  /** What is stored of an event or snapshot: its JSON text, with the secrets the node knows masked. */
+  const asText = (value: unknown) => {
+    const text = JSON.stringify(value);
+    return redact ? redactJsonText(text, redact) : text;
+  };
 
   const wakeAll = () => {
     for (const set of wakers.values()) for (const wake of set) wake();
@@ -184,28 +197,40 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
   const write = (batch: QueuedEvent[]): PgQueuedWrite => {
     const keys = batch.map((e) => e.key);
     const distinct = [...new Map(keys.map((k) => [keyText(k), k])).values()];
+    // One snapshot per task and statement (an upsert may not touch a row twice): the batch's last is the newest.
+    const newest = new Map<string, QueuedEvent>();
+    for (const e of batch) if (e.snapshot !== null) newest.set(keyText(e.key), e);
+    const snapshots = batch.map((e) => (e.snapshot !== null && newest.get(keyText(e.key)) === e ? e.snapshot : null));
     return {
       statements: [
         lockTasksStatement(keys),
         // Numbered after the task's last event, under its lock: whichever replica writes, the numbers go on with no gap.
+        // A snapshot goes in with the number its event gets, in the same statement, so the two never disagree.
         {
           name: 'a2a_task_events_append',
-          text: `INSERT INTO a2a_task_events (tenant, owner, task_id, seq, event, terminal, replica, at)
-             SELECT e.tenant, e.owner, e.task_id,
-               COALESCE((SELECT max(t.seq) FROM a2a_task_events t
-                 WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id), 0)
-                 + row_number() OVER (PARTITION BY e.tenant, e.owner, e.task_id ORDER BY e.n),
-               e.event, e.terminal, $6, now()
-             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[])
-               WITH ORDINALITY AS e(tenant, owner, task_id, event, terminal, n)
-             WHERE NOT EXISTS (SELECT 1 FROM a2a_task_events t
-               WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id AND t.terminal)`,
+          text: `WITH numbered AS (
+               SELECT e.tenant, e.owner, e.task_id, e.event, e.terminal, e.snapshot,
+                 COALESCE((SELECT max(t.seq) FROM a2a_task_events t
+                   WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id), 0)
+                   + row_number() OVER (PARTITION BY e.tenant, e.owner, e.task_id ORDER BY e.n) AS seq
+               FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[], $6::text[])
+                 WITH ORDINALITY AS e(tenant, owner, task_id, event, terminal, snapshot, n)
+               WHERE NOT EXISTS (SELECT 1 FROM a2a_task_events t
+                 WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id AND t.terminal)),
+             appended AS (
+               INSERT INTO a2a_task_events (tenant, owner, task_id, seq, event, terminal, replica, at)
+               SELECT tenant, owner, task_id, seq, event, terminal, $7, now() FROM numbered)
+           INSERT INTO a2a_task_snapshots (tenant, owner, task_id, seq, task)
+           SELECT tenant, owner, task_id, seq, snapshot FROM numbered WHERE snapshot IS NOT NULL
+           ON CONFLICT (tenant, owner, task_id) DO UPDATE SET seq = excluded.seq, task = excluded.task
+             WHERE a2a_task_snapshots.seq < excluded.seq`,
           values: [
             batch.map((e) => e.key.tenant),
             batch.map((e) => e.key.owner),
             batch.map((e) => e.key.taskId),
             batch.map((e) => e.event),
             batch.map((e) => e.terminal),
+            snapshots,
             replicaId,
           ],
         },
@@ -241,12 +266,26 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
     append(key, record) {
       // Nothing follows a terminal event: one queued in this batch ends the task here already.
       if (!queue.some((e) => e.terminal && keyText(e.key) === keyText(key))) {
-        const event = JSON.stringify(record.event);
-        queue.push({ key, event: redact ? redactJsonText(event, redact) : event, terminal: record.terminal });
+        queue.push({
+          key,
+          event: asText(record.event),
+          terminal: record.terminal,
+          snapshot: record.snapshot === undefined ? null : asText(record.snapshot),
+        });
       }
       return group.schedule(takeQueued);
     },
     read,
+    async snapshot(key) {
+      const [found] = await rows<{ seq: string; task: string }>(db, {
+        name: 'a2a_task_snapshot',
+        text: 'SELECT seq, task FROM a2a_task_snapshots WHERE tenant = $1 AND owner = $2 AND task_id = $3',
+        values: [key.tenant, key.owner, key.taskId],
+      });
+      return found
+        ? ({ seq: Number(found.seq), task: JSON.parse(found.task) as unknown } satisfies TaskSnapshot)
+        : undefined;
+    },
     async *follow(key, { after, signal }) {
       const text = keyText(key);
       /** Set by a wake-up: the next read must happen even if the last one found nothing. */
@@ -316,6 +355,7 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
       const params = [keys.map((k) => k.tenant), keys.map((k) => k.owner), keys.map((k) => k.taskId)];
       const match = `(tenant, owner, task_id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`;
       await db.query(`DELETE FROM a2a_task_events WHERE ${match}`, params);
+      await db.query(`DELETE FROM a2a_task_snapshots WHERE ${match}`, params);
       await db.query(`DELETE FROM a2a_task_cancels WHERE ${match}`, params);
     },
   };

@@ -56,6 +56,12 @@ const FINISHED = FINISHED_STATES.map(taskStateToJSON);
 /** States a live task runs in, as stored: the ones a lost or restarted replica leaves behind. */
 const IN_FLIGHT = RUNNING_STATES.map(taskStateToJSON);
 const DEFAULT_PAGE = 50;
+/**
+ * How long the retention sweep keeps an ended task's events after its
+ * terminal one (database time): a follower reading them as the task ended
+ * has this long to finish; after it the task is its row.
+ */
+const ENDED_TASK_EVENTS_KEPT_MS = 5 * 60_000;
 
 type TaskRow = TaskColumns & { tenant: string; owner: string };
 interface PgTaskRow extends Omit<TaskRow, 'status_last_updated'> {
@@ -362,10 +368,26 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
          events AS (DELETE FROM a2a_task_events e USING gone
            WHERE e.tenant = gone.tenant AND e.owner = gone.owner AND e.task_id = gone.id),
          cancels AS (DELETE FROM a2a_task_cancels c USING gone
-           WHERE c.tenant = gone.tenant AND c.owner = gone.owner AND c.task_id = gone.id)
+           WHERE c.tenant = gone.tenant AND c.owner = gone.owner AND c.task_id = gone.id),
+         snapshots AS (DELETE FROM a2a_task_snapshots s USING gone
+           WHERE s.tenant = gone.tenant AND s.owner = gone.owner AND s.task_id = gone.id)
          SELECT count(*) AS n FROM gone`,
         [FINISHED, olderThan.getTime()],
       );
+      // An ended task's row holds all its events told: they go long before the row, all but the terminal one (the fence).
+      const [{ pruned }] = await rows<{ pruned: string }>(
+        db,
+        `WITH ended AS (SELECT tenant, owner, task_id, seq FROM a2a_task_events
+             WHERE terminal AND at < now() - make_interval(secs => $1::double precision / 1000)),
+         snapshots AS (DELETE FROM a2a_task_snapshots s USING ended
+           WHERE s.tenant = ended.tenant AND s.owner = ended.owner AND s.task_id = ended.task_id),
+         folded AS (DELETE FROM a2a_task_events e USING ended
+           WHERE e.tenant = ended.tenant AND e.owner = ended.owner AND e.task_id = ended.task_id AND e.seq < ended.seq
+           RETURNING 1)
+         SELECT count(*) AS pruned FROM folded`,
+        [ENDED_TASK_EVENTS_KEPT_MS],
+      );
+      if (Number(pruned) > 0) logger.debug('events of ended tasks pruned', { count: Number(pruned) });
       const removed = Number(n);
       if (removed > 0) {
         await pushConfigs.reload();

@@ -1,0 +1,106 @@
+import { createMemoryLogger } from '../../src/log/logger';
+import { startHeartbeat } from '../../src/store/postgres/cluster';
+import { openPgDatabase, type PgDatabase } from '../../src/store/postgres/database';
+import { emptyAllTables, skipWithoutPostgres } from '../support/postgres';
+import { useMigratedDatabase } from '../support/postgresSuite';
+import { waitFor } from '../support/waitFor';
+
+/**
+ * A replica's heartbeat on its own: how many beats it has sent and how many
+ * sweeps it has run (each sweep asks `failLostTasks` last).
+ */
+interface Beating {
+  beats(): number;
+  sweeps(): number;
+  stop(): Promise<void>;
+}
+
+if (!skipWithoutPostgres('the heartbeat on PostgreSQL')) {
+  describe('the cluster heartbeat', () => {
+    const database = useMigratedDatabase();
+    const pools: PgDatabase[] = [];
+    const running: Beating[] = [];
+
+    /** Starts `replicaId`'s heartbeat every 20 ms with a lease of 1 s, counting its beats and sweeps. */
+    const beating = async (replicaId: string): Promise<Beating> => {
+      const pool = openPgDatabase(database.url(), { max: 2 });
+      pools.push(pool);
+      let beats = 0;
+      let sweeps = 0;
+      const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+      // Counts the beats: the heartbeat statement is the named one.
+      const counted = new Proxy(pool, {
+        get(target, property, receiver) {
+          if (property !== 'query') return Reflect.get(target, property, receiver) as unknown;
+          return (...args: unknown[]) => {
+            if ((args[0] as { name?: string }).name === 'cluster_heartbeat') beats += 1;
+            return query(...args);
+          };
+        },
+      });
+      const stop = await startHeartbeat({
+        db: counted,
+        cluster: { replicaId, heartbeatMs: 20, leaseMs: 1_000 },
+        logger: createMemoryLogger(),
+        clock: () => new Date(),
+        failLostTasks: () => {
+          sweeps += 1;
+          return Promise.resolve(0);
+        },
+      });
+      const replica = { beats: () => beats, sweeps: () => sweeps, stop };
+      running.push(replica);
+      return replica;
+    };
+    const replicaIds = async () =>
+      (await pools[0].query<{ replica_id: string }>('SELECT replica_id FROM cluster_replicas ORDER BY 1')).rows.map(
+        (r) => r.replica_id,
+      );
+
+    beforeEach(() => emptyAllTables(database.url()));
+    afterEach(async () => {
+      for (const replica of running.splice(0)) await replica.stop();
+      for (const pool of pools.splice(0)) await pool.end();
+    });
+
+    it('sweeps on its first beat, then not while every other replica beats', async () => {
+      const a = await beating('a');
+      await beating('b');
+      await waitFor(() => a.beats() >= 5, 5_000, "a's first beats");
+      const swept = a.sweeps();
+      // The first beat, and perhaps the one that first saw b.
+      expect(swept).toBeGreaterThanOrEqual(1);
+      expect(swept).toBeLessThanOrEqual(2);
+      const beats = a.beats();
+      await waitFor(() => a.beats() >= beats + 20, 5_000, '20 more beats of a');
+      expect(a.sweeps()).toBe(swept);
+    });
+
+    it('sweeps when it sees a replica past the lease, forgets it, then stops sweeping', async () => {
+      const a = await beating('a');
+      await waitFor(() => a.sweeps() >= 1, 5_000, "a's first sweep");
+      await pools[0].query(
+        `INSERT INTO cluster_replicas (replica_id, started_at, heartbeat_at)
+         VALUES ('gone', now() - interval '1 hour', now() - interval '1 hour')`,
+      );
+      await waitFor(async () => !(await replicaIds()).includes('gone'), 5_000, 'the lost replica to be forgotten');
+      const swept = a.sweeps();
+      expect(swept).toBeGreaterThanOrEqual(2);
+      const beats = a.beats();
+      await waitFor(() => a.beats() >= beats + 20, 5_000, '20 more beats of a');
+      expect(a.sweeps()).toBe(swept);
+    });
+
+    it('sweeps once more when another replica stops cleanly (its left rows are failed at once)', async () => {
+      const a = await beating('a');
+      const b = await beating('b');
+      await waitFor(async () => (await replicaIds()).join() === 'a,b', 5_000, 'both replicas beating');
+      const beats = a.beats();
+      await waitFor(() => a.beats() >= beats + 3, 5_000, 'a to see b');
+      const swept = a.sweeps();
+      await b.stop();
+      await waitFor(() => a.sweeps() > swept, 5_000, 'a to sweep after b left');
+      expect(await replicaIds()).toEqual(['a']);
+    });
+  });
+}
