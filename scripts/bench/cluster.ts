@@ -139,6 +139,8 @@ interface DatabaseTally {
   /** Statements other than BEGIN and COMMIT. */
   statementsPerReq: number;
   notifiesPerReq: number;
+  /** The PostgreSQL server's CPU (its backends and background processes, same cores), µs. */
+  serverCpuUsPerReq: number;
   /** The most frequent statements: calls per request and the statement's first words. */
   top: Array<{ perReq: number; query: string }>;
 }
@@ -147,6 +149,8 @@ interface DatabaseTally {
 interface DatabaseCounters {
   transactions: number;
   calls: Map<string, number>;
+  /** CPU ms of each server process (backends and background workers) by pid. */
+  cpuMs: Map<number, number>;
 }
 
 /** The store counters a replica's /metrics shows, summed over their series. */
@@ -192,14 +196,26 @@ async function databaseCounters(db: Client): Promise<DatabaseCounters> {
   ];
   const calls = new Map<string, number>();
   for (const { query, calls: n } of statements) calls.set(query, (calls.get(query) ?? 0) + Number(n));
-  return { transactions: Number(xact[0].n), calls };
+  const { rows: pids } = await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity');
+  const cpuMs = new Map<number, number>();
+  for (const { pid } of pids) {
+    try {
+      cpuMs.set(pid, processCpuMs(pid));
+    } catch {
+      // A backend that ended between the query and the read.
+    }
+  }
+  return { transactions: Number(xact[0].n), calls, cpuMs };
 }
 
 function databaseTally(before: DatabaseCounters, after: DatabaseCounters, requests: number): DatabaseTally {
   const perQuery = [...after.calls].map(([query, n]) => ({ query, n: n - (before.calls.get(query) ?? 0) }));
   const counted = perQuery.filter(({ query }) => !/^(BEGIN|COMMIT)\b/i.test(query) && !query.includes('pg_stat_'));
   const sum = (xs: Array<{ n: number }>) => xs.reduce((total, x) => total + x.n, 0);
+  // Processes alive at both ends of the window (the pools keep their connections through it).
+  const serverCpuMs = [...after.cpuMs].reduce((total, [pid, ms]) => total + ms - (before.cpuMs.get(pid) ?? ms), 0);
   return {
+    serverCpuUsPerReq: (serverCpuMs * 1000) / requests,
     transactionsPerReq: (after.transactions - before.transactions) / requests,
     statementsPerReq: sum(counted) / requests,
     notifiesPerReq: sum(counted.filter(({ query }) => query.includes('pg_notify'))) / requests,
@@ -321,7 +337,7 @@ export async function cluster(): Promise<ScenarioResult> {
       const dbFigure = (r: BalancedLoad[], figure: Exclude<keyof DatabaseTally, 'top'>) =>
         fmt(median(r.map((x) => x.db[figure])), 2);
       const tally = (r: BalancedLoad[]) =>
-        `${dbFigure(r, 'transactionsPerReq')} transactions, ${dbFigure(r, 'statementsPerReq')} statements, ${dbFigure(r, 'notifiesPerReq')} NOTIFYs`;
+        `${dbFigure(r, 'transactionsPerReq')} transactions, ${dbFigure(r, 'statementsPerReq')} statements, ${dbFigure(r, 'notifiesPerReq')} NOTIFYs, PostgreSQL's CPU ${fmt(median(r.map((x) => x.db.serverCpuUsPerReq)))} µs`;
       // The last run's: enough to see which statements grow with the replicas.
       const topStatements = (r: BalancedLoad[]) =>
         r

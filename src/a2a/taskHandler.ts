@@ -131,7 +131,7 @@ export class TaskHandler implements A2ARequestHandler {
       params,
       context,
       resultOnly ? 'on-settle' : 'every-state',
-      immediately ? id : undefined,
+      immediately ? asHeard : undefined,
     );
     if (run.events) {
       // The caller gets the task as its first event made it, once written; the turn goes on.
@@ -453,7 +453,7 @@ export class TaskHandler implements A2ARequestHandler {
 }
 
 /** The heard event itself (a returnImmediately SendMessage reads the task of the first). */
-const id = (heard: HeardEvent): HeardEvent => heard;
+const asHeard = (heard: HeardEvent): HeardEvent => heard;
 
 /**
  * The stream `open` resolves to, opened at the first read, as an async

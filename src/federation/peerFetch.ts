@@ -7,8 +7,9 @@ import { describeNetworkError } from './cardFetch';
 import { completeLegacyKinds, fillMissingMessageIds, wrapStringStatusMessage } from './legacyKinds';
 
 /**
- * The `fetch` the SDK client uses to talk to one peer for one call. Every
- * response passes here before the SDK reads it, so this is where a peer's
+ * The `fetch` the SDK client uses to talk to one peer, shared by every
+ * call to it, each call's requests metered on their own. Every response
+ * passes here before the SDK reads it, so this is where a peer's
  * answer is bounded (issue 11, F), where what went wrong is named (issue
  * 12: "invalid answer" is not "unreachable"), and where harmless quirks of
  * peers in the wild are tolerated with a warning (control characters

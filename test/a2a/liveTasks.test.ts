@@ -95,4 +95,46 @@ describe('LiveTasks', () => {
     await live.settle(held);
     expect(rowState()).toBe('TASK_STATE_CANCELED');
   });
+
+  it('streams events to a subscriber in order, each once its state is written, and ends after the settling one', async () => {
+    const live = new LiveTasks({ rows: rows.tasks });
+    const held = live.begin(alice, 't1', 'every-state');
+    const events = live.subscribe(held, (heard) => ({ kind: heard.event.kind, state: heard.state, row: rowState() }));
+    // Reads asked before anything is folded are answered in order as events come.
+    const first = events.next();
+    const second = events.next();
+    void live.fold(held, AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_SUBMITTED, at)), userMessage);
+    void live.fold(held, working(), userMessage);
+    live.fold(held, chunk('Hel', false), userMessage);
+    // A state is sent only once written (the two states may share one write); the chunk after it waits its turn.
+    const submitted = await first;
+    expect(submitted.done).toBe(false);
+    expect(submitted.value).toMatchObject({ kind: 'task', state: TaskState.TASK_STATE_SUBMITTED });
+    expect(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING']).toContain(submitted.value!.row);
+    expect((await second).value).toEqual({
+      kind: 'statusUpdate',
+      state: TaskState.TASK_STATE_WORKING,
+      row: 'TASK_STATE_WORKING',
+    });
+    expect((await events.next()).value).toMatchObject({ kind: 'artifactUpdate' });
+    void live.fold(held, AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_COMPLETED, at)), userMessage);
+    expect((await events.next()).value).toEqual({
+      kind: 'statusUpdate',
+      state: TaskState.TASK_STATE_COMPLETED,
+      row: 'TASK_STATE_COMPLETED',
+    });
+    expect(await events.next()).toEqual({ value: undefined, done: true });
+  });
+
+  it('stops a subscriber that returns: waiting reads end, later events are not heard', async () => {
+    const live = new LiveTasks({ rows: rows.tasks });
+    const held = live.begin(alice, 't1', 'every-state');
+    const events = live.subscribe(held, (heard) => heard.event.kind);
+    const waiting = events.next();
+    await events.return(undefined);
+    expect(await waiting).toEqual({ value: undefined, done: true });
+    expect(held.listeners).toEqual([]);
+    await live.fold(held, AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_SUBMITTED, at)), userMessage);
+    expect(await events.next()).toEqual({ value: undefined, done: true });
+  });
 });
