@@ -174,8 +174,13 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): FrontHandler {
       return false;
     const user = authenticate(req);
     if (!user) return false;
-    if (intercepts.length === 0) readAndAnswer(req, res, user);
-    else runIntercepts(intercepts, req, res, () => readAndAnswer(req, res, user));
+    // Express catches what its layers throw; here nothing would, and a throw would end the process.
+    try {
+      if (intercepts.length === 0) readAndAnswer(req, res, user);
+      else runIntercepts(intercepts, req, res, () => readAndAnswer(req, res, user));
+    } catch (err) {
+      fail(res, err);
+    }
     return true;
   };
 }

@@ -110,3 +110,41 @@ describe('POST / for v1.0 JSON-RPC', () => {
     expect(JSON.parse(response.text).error).toMatchObject({ code: -32600, message: expect.stringMatching(/jsonrpc/) });
   });
 });
+
+describe('the JSON-RPC route in front of express', () => {
+  it('runs the interceptors once per request, and answers one that throws with a JSON-RPC internal error', async () => {
+    let calls = 0;
+    const front = await startA2ANode({
+      extra: {
+        intercept: [
+          (_req, _res, next) => {
+            calls += 1;
+            if (calls === 1) throw new Error('interceptor broke');
+            next();
+          },
+        ],
+      },
+    });
+    try {
+      const send = (text: string) =>
+        fetch(`${front.url}/`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+          body: sendMessage(text),
+        });
+      const broken = await send('first');
+      expect(broken.status).toBe(500);
+      expect(await broken.json()).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32603, message: 'internal error' },
+      });
+      const answered = await send('second');
+      expect(answered.status).toBe(200);
+      expect(JSON.stringify(((await answered.json()) as { result: unknown }).result)).toContain('echo: second');
+      expect(calls).toBe(2);
+    } finally {
+      await front.close();
+    }
+  });
+});

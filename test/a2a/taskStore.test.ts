@@ -10,6 +10,7 @@ import { parseDuration } from '../../src/duration';
 import { LiveTasks } from '../../src/a2a/liveTasks';
 import { statusUpdate, textPart } from '../../src/a2a/messages';
 import { createMemoryLogger } from '../../src/log/logger';
+import { NOOP_OBSERVER } from '../../src/observe/observer';
 import { OWNER } from '../../src/principal';
 import type { SqliteDatabase } from '../../src/store/sqlite/database';
 import type { TaskRowStores } from '../../src/store/taskRows';
@@ -182,24 +183,31 @@ describe('the SQLite task and push stores', () => {
   });
 
   it('group-commits the task and session writes of one event-loop turn in one transaction', async () => {
-    const { sessions } = storage.stores;
-    const commits: string[] = [];
-    const trace = db as unknown as { transaction: SqliteDatabase['transaction'] };
-    const original = trace.transaction.bind(db);
-    trace.transaction = ((fn: (...args: unknown[]) => unknown) => {
-      commits.push('tx');
-      return original(fn);
-    }) as SqliteDatabase['transaction'];
-    const saved = save(task('t1', TaskState.TASK_STATE_SUBMITTED, now), 'alice');
-    const turn = sessions.commitTurn(OWNER, 's1', [{ role: 'user', content: 'hi', visible: true }], {
-      remoteState: {},
+    // The group commit reports each transaction it commits to the observer: one for both stores' writes.
+    let groupCommits = 0;
+    const counted = openSqliteStorage({
+      file: path.join(dir, 'counted.db'),
+      logger: createMemoryLogger(),
+      clock: () => new Date(now),
+      observer: { ...NOOP_OBSERVER, active: true, storeWrite: () => (groupCommits += 1) },
     });
-    await Promise.all([saved, turn]);
-    trace.transaction = original;
-    // One outer transaction, one savepoint per store.
-    expect(commits).toHaveLength(3);
-    expect((await sessions.messages(OWNER, 's1')).map((m) => m.seq)).toEqual([1]);
-    expect((await stores.tasks.load('t1', as('alice')))?.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
+    try {
+      const countedRows = createSqliteTaskRows({ db: counted.db, group: counted.group, logger: createMemoryLogger() });
+      const { sessions } = counted.stores;
+      const saved = countedRows.tasks.write([
+        { scope: scopeOf(as('alice')), task: task('t1', TaskState.TASK_STATE_SUBMITTED, now) },
+      ]);
+      const turn = sessions.commitTurn(OWNER, 's1', [{ role: 'user', content: 'hi', visible: true }], {
+        remoteState: {},
+      });
+      await Promise.all([saved, turn]);
+      expect(groupCommits).toBe(1);
+      expect((await sessions.messages(OWNER, 's1')).map((m) => m.seq)).toEqual([1]);
+      const row = await countedRows.tasks.get({ ...scopeOf(as('alice')), everyone: false }, 't1');
+      expect(row?.task.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
+    } finally {
+      await counted.close();
+    }
   });
 
   it('marks submitted and working tasks failed after a restart, and leaves the others alone', async () => {

@@ -42,6 +42,27 @@ interface Scheduled {
 export function createGroupCommit(db: SqliteDatabase, observer: Observer = NOOP_OBSERVER): GroupCommit {
   let scheduled = new Map<QueuedWriter, Scheduled>();
   let timerSet = false;
+  // better-sqlite3 builds a wrapper (five variants, their properties) per `db.transaction` call: the group's
+  // transaction and each writer's savepoint are built once, not on every commit. Writers are each store's
+  // one queue writer; the weak map lets a store that goes away take its savepoint with it.
+  const savepoints = new WeakMap<QueuedWriter, () => void>();
+  const savepointOf = (writer: QueuedWriter) => {
+    let savepoint = savepoints.get(writer);
+    if (!savepoint) {
+      savepoint = db.transaction(writer);
+      savepoints.set(writer, savepoint);
+    }
+    return savepoint;
+  };
+  const commitGroup = db.transaction((batch: Map<QueuedWriter, Scheduled>, failures: Map<QueuedWriter, unknown>) => {
+    for (const writer of batch.keys()) {
+      try {
+        savepointOf(writer)();
+      } catch (err) {
+        failures.set(writer, err);
+      }
+    }
+  });
 
   const flush = () => {
     timerSet = false;
@@ -51,15 +72,7 @@ export function createGroupCommit(db: SqliteDatabase, observer: Observer = NOOP_
     const failures = new Map<QueuedWriter, unknown>();
     const started = observer.active ? performance.now() : 0;
     try {
-      db.transaction(() => {
-        for (const writer of batch.keys()) {
-          try {
-            db.transaction(writer)();
-          } catch (err) {
-            failures.set(writer, err);
-          }
-        }
-      })();
+      commitGroup(batch, failures);
     } catch (err) {
       for (const writer of batch.keys()) failures.set(writer, err);
     }

@@ -76,7 +76,8 @@ interface QueuedTurn {
   sessionId: string;
   state: string;
   now: string;
-  rows: Record<string, unknown>[];
+  /** Each message's columns in `session_messages` order: owner, session_id, seq, role, content, tool_calls, tool_call_id, tool_name, author, visible, created_at. */
+  rows: unknown[][];
 }
 
 /**
@@ -94,13 +95,14 @@ export function createSqliteSessionStore(options: SqliteSessionStoreOptions): Se
   const logger = options.logger.child({ component: 'sessions' });
   migrate(db, 'sessions', STEPS);
 
+  // Bound by position (the order of `QueuedTurn.rows`): named parameters cost a property lookup each, per row.
   const upsertSession = db.prepare(
-    `INSERT INTO sessions (owner, id, created_at, updated_at, state) VALUES (@owner, @id, @now, @now, @state)
-     ON CONFLICT(owner, id) DO UPDATE SET updated_at = @now, state = @state`,
+    `INSERT INTO sessions (owner, id, created_at, updated_at, state) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT(owner, id) DO UPDATE SET updated_at = excluded.updated_at, state = excluded.state`,
   );
   const insertMessage = db.prepare(
     `INSERT INTO session_messages (owner, session_id, seq, role, content, tool_calls, tool_call_id, tool_name, author, visible, created_at)
-     VALUES (@owner, @session_id, @seq, @role, @content, @tool_calls, @tool_call_id, @tool_name, @author, @visible, @created_at)`,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const lastSeq = db.prepare(
     'SELECT COALESCE(MAX(seq), 0) AS seq FROM session_messages WHERE owner = ? AND session_id = ?',
@@ -114,7 +116,7 @@ export function createSqliteSessionStore(options: SqliteSessionStoreOptions): Se
     const items = queue.splice(0);
     queuedSeq.clear();
     for (const item of items) {
-      upsertSession.run({ owner: item.owner, id: item.sessionId, now: item.now, state: item.state });
+      upsertSession.run(item.owner, item.sessionId, item.now, item.now, item.state);
       for (const row of item.rows) insertMessage.run(row);
     }
   };
@@ -136,22 +138,22 @@ export function createSqliteSessionStore(options: SqliteSessionStoreOptions): Se
       const now = clock().toISOString();
       let seq =
         queuedSeq.get(key) ?? (options?.newSession ? 0 : (lastSeq.get(owner, sessionId) as { seq: number }).seq);
-      const rows: Record<string, unknown>[] = [];
+      const rows: unknown[][] = [];
       const stored = redactMessages(messages, redact).map((m): StoredMessage => {
         seq += 1;
-        rows.push({
+        rows.push([
           owner,
-          session_id: sessionId,
+          sessionId,
           seq,
-          role: m.role,
-          content: m.content,
-          tool_calls: toolCallsColumn(m),
-          tool_call_id: m.toolCallId ?? null,
-          tool_name: m.toolName ?? null,
-          author: m.author ?? null,
-          visible: m.visible ? 1 : 0,
-          created_at: now,
-        });
+          m.role,
+          m.content,
+          toolCallsColumn(m),
+          m.toolCallId ?? null,
+          m.toolName ?? null,
+          m.author ?? null,
+          m.visible ? 1 : 0,
+          now,
+        ]);
         return { ...m, sessionId, seq, createdAt: now };
       });
       queue.push({ owner, sessionId, now, state: JSON.stringify(SessionState.parse(state)), rows });
