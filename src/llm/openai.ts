@@ -41,6 +41,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
   const endpoint = options.baseURL ?? 'https://api.openai.com/v1';
 
   async function* stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
+    // By the index the model gives each call (a Map, not an array: the index is the model's to choose).
     const calls = new Map<number, ModelToolCall>();
     try {
       const chunks = await client.chat.completions.create(
@@ -60,13 +61,15 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
         const delta = chunk.choices[0]?.delta;
         if (!delta) continue;
         if (delta.content) yield { type: 'text_delta', delta: delta.content };
+        const parts = delta.tool_calls;
+        if (!parts) continue;
         // Tool calls arrive in fragments keyed by index: the first carries id and name, later ones more argument text.
-        for (const part of delta.tool_calls ?? []) {
-          const call = calls.get(part.index) ?? { id: '', name: '', arguments: '' };
+        for (const part of parts) {
+          let call = calls.get(part.index);
+          if (!call) calls.set(part.index, (call = { id: '', name: '', arguments: '' }));
           if (part.id) call.id = part.id;
           if (part.function?.name) call.name += part.function.name;
           if (part.function?.arguments) call.arguments += part.function.arguments;
-          calls.set(part.index, call);
         }
       }
     } catch (err) {

@@ -139,7 +139,8 @@ function requestBody(
   headers: RequestInit['headers'],
   body: RequestInit['body'] | undefined,
 ): { headers: Record<string, string>; body?: Readable } {
-  const sent: Record<string, string> = Object.fromEntries(new Headers(headers));
+  // The `openai` client passes a `Headers`: read as it is, not copied through another.
+  const sent: Record<string, string> = Object.fromEntries(headers instanceof Headers ? headers : new Headers(headers));
   if (body === undefined || body === null) return { headers: sent };
   let bytes: Uint8Array;
   if (typeof body === 'string') bytes = Buffer.from(body, 'utf8');
@@ -150,42 +151,55 @@ function requestBody(
 }
 
 /**
+ * Bytes queued in a response stream before its body is paused: a streamed
+ * model answer comes in events of a few hundred bytes, each read before the
+ * next arrives, so it never pauses; a reader that stops reading holds at
+ * most this much here (undici and the socket hold back the rest).
+ */
+const RESPONSE_QUEUE_BYTES = 64 * 1024;
+
+/**
  * One web byte stream over an undici body, erroring with
  * {@link BodyTooLargeError} past `maxBytes`: pull-based, the body paused
- * while the reader has a chunk it has not taken, destroyed on cancel.
+ * while more than {@link RESPONSE_QUEUE_BYTES} wait unread (not at every
+ * chunk: a pause and resume per chunk cost more than the chunk's own
+ * handling), destroyed on cancel.
  */
 function byteStream(body: Readable, maxBytes: number | undefined): ReadableStream<Uint8Array> {
   quietBody(body);
   let size = 0;
   let done = false;
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      const fail = (error: unknown) => {
-        if (done) return;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        const fail = (error: unknown) => {
+          if (done) return;
+          done = true;
+          controller.error(error);
+          body.destroy();
+        };
+        body.on('data', (chunk: Buffer) => {
+          if (done) return;
+          size += chunk.byteLength;
+          if (maxBytes !== undefined && size > maxBytes) return fail(new BodyTooLargeError(maxBytes));
+          controller.enqueue(chunk);
+          if ((controller.desiredSize ?? 1) <= 0) body.pause();
+        });
+        body.on('end', () => {
+          if (done) return;
+          done = true;
+          controller.close();
+        });
+        body.on('error', fail);
+      },
+      pull() {
+        body.resume();
+      },
+      cancel() {
         done = true;
-        controller.error(error);
         body.destroy();
-      };
-      body.on('data', (chunk: Buffer) => {
-        if (done) return;
-        size += chunk.byteLength;
-        if (maxBytes !== undefined && size > maxBytes) return fail(new BodyTooLargeError(maxBytes));
-        controller.enqueue(chunk);
-        if ((controller.desiredSize ?? 1) <= 0) body.pause();
-      });
-      body.on('end', () => {
-        if (done) return;
-        done = true;
-        controller.close();
-      });
-      body.on('error', fail);
+      },
     },
-    pull() {
-      body.resume();
-    },
-    cancel() {
-      done = true;
-      body.destroy();
-    },
-  });
+    new ByteLengthQueuingStrategy({ highWaterMark: RESPONSE_QUEUE_BYTES }),
+  );
 }
