@@ -147,7 +147,20 @@ function requestBody(
   else if (body instanceof Uint8Array) bytes = body;
   else throw new TypeError('the outbound fetch sends a text or byte body only');
   sent['content-length'] = String(bytes.byteLength);
-  return { headers: sent, body: Readable.from([bytes], { objectMode: false }) };
+  return { headers: sent, body: sentOnce(bytes) };
+}
+
+/**
+ * A stream of `bytes`, queued at once and so let go once read (not
+ * `Readable.from([bytes])`: its iterator keeps the array, and so the bytes,
+ * for as long as the stream object lives — undici's request keeps that until
+ * the answer ends).
+ */
+function sentOnce(bytes: Uint8Array): Readable {
+  const stream = new Readable({ read: () => undefined });
+  stream.push(bytes);
+  stream.push(null);
+  return stream;
 }
 
 /**
