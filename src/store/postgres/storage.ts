@@ -29,7 +29,7 @@ import type { TaskEventLog } from '../taskEvents';
 import type { PushConfigRows, TaskRows } from '../taskRows';
 import { createPgTaskRows, PUSH_CONFIGS_CHANNEL, TASK_ROWS_SCHEMA } from './taskRows';
 import { createPgListener } from './listener';
-import { createPgTaskEventLog, TASK_CANCELS_CHANNEL, TASK_EVENTS_CHANNEL, TASK_EVENTS_SCHEMA } from './taskEvents';
+import { createPgTaskEventLog, TASK_CANCELS_CHANNEL, TASK_EVENTS_SCHEMA } from './taskEvents';
 
 /** Every store's schema, in the order they are applied. */
 export const POSTGRES_SCHEMAS: readonly PgSchema[] = [
@@ -120,7 +120,8 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
   const group = createPgGroupCommit(writer, options.observer);
   const listener = createPgListener({
     url: options.url,
-    channels: [TASK_EVENTS_CHANNEL, TASK_CANCELS_CHANNEL, PUSH_CONFIGS_CHANNEL],
+    // The task events channel is listened on only while a follower waits on it (`taskEvents.ts`).
+    channels: [TASK_CANCELS_CHANNEL, PUSH_CONFIGS_CHANNEL],
     logger,
     observer: options.observer,
   });
