@@ -16,7 +16,7 @@ import {
   EXEC_JOB_SCHEMA,
   WORKFLOW_SCHEMA,
 } from './jobs';
-import { migrateJobQueue, openPgJobQueue } from './jobQueue';
+import { JOB_QUEUE_CHANNEL, migrateJobQueue, openPgJobQueue } from './jobQueue';
 import { createPgInquiryStore, createPgKnowledgeStore, INQUIRY_SCHEMA, KNOWLEDGE_SCHEMA } from './knowledge';
 import { createPgGraphStore, GRAPH_SCHEMA } from './graph';
 import { createPgPaymentLedger, LEDGER_SCHEMA } from './ledger';
@@ -121,7 +121,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
   const listener = createPgListener({
     url: options.url,
     // The task events channel is listened on only while a follower waits on it (`taskEvents.ts`).
-    channels: [TASK_CANCELS_CHANNEL, PUSH_CONFIGS_CHANNEL],
+    channels: [TASK_CANCELS_CHANNEL, PUSH_CONFIGS_CHANNEL, JOB_QUEUE_CHANNEL],
     logger,
     observer: options.observer,
   });
@@ -151,7 +151,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
   }
   let jobQueue: JobQueue;
   try {
-    jobQueue = await openPgJobQueue({ db, logger });
+    jobQueue = await openPgJobQueue({ db, listener, logger });
   } catch (err) {
     await stopHeartbeat().catch(() => {});
     await listener.close();
