@@ -122,6 +122,8 @@ async function startReplica(
  * event loop, other threads (GC, compiler, libuv) and preemptions, per request.
  */
 interface BalancedLoad extends MeasuredLoad {
+  /** The machine's 1-minute load average just before the measured window. */
+  loadAverage: number;
   haproxyCpuUsPerReq: number;
   mainUsPerReq: number;
   otherThreadsUsPerReq: number;
@@ -258,12 +260,15 @@ async function balancedLoad(pg: TestPostgres, count: number): Promise<BalancedLo
             return replicas.reduce((sum, r) => sum + r.cpuMs(), 0);
           },
         };
-        // Each replica compiles its own hot paths: round robin gives each a third of the warm-up's requests, so
-        // three replicas warm up three times as long for each to reach the lone replica's JIT state before the window.
-        await load({ ...front, cpuMs: () => 0 }, { ...GREETING, DURATION: String(settings.warmupSec * count) }, 0);
+        // Each replica compiles its own hot paths: each is warmed up on its own, directly, as long as the lone
+        // replica is (the others idle meanwhile), so each reaches about the lone replica's JIT state before the window.
+        for (const replica of replicas)
+          await load({ ...replica, cpuMs: () => 0 }, { ...GREETING, DURATION: String(settings.warmupSec) }, 0);
         const scrape = () => Promise.all(replicas.map((r) => replicaCounters(r.url)));
+        let loadAverage = NaN;
         const { result, before, after, scrapedBefore, scrapedAfter } = await withClient(databaseUrl, async (stats) => {
           const [before, scrapedBefore] = [await databaseCounters(stats), await scrape()];
+          loadAverage = os.loadavg()[0];
           const result = await load(front, GREETING, 0);
           const [after, scrapedAfter] = [await databaseCounters(stats), await scrape()];
           return { result, before, after, scrapedBefore, scrapedAfter };
@@ -273,6 +278,7 @@ async function balancedLoad(pg: TestPostgres, count: number): Promise<BalancedLo
           served ? ((after - before) * scale) / served : NaN;
         return {
           ...result,
+          loadAverage,
           haproxyCpuUsPerReq: perReq(haproxyMs[0], haproxyMs[1]),
           mainUsPerReq: perReq(threads[0].mainMs, threads[1].mainMs),
           otherThreadsUsPerReq: perReq(threads[0].otherMs, threads[1].otherMs),
@@ -360,7 +366,8 @@ export async function cluster(): Promise<ScenarioResult> {
           `database per request: one ${tally(runs.one)}; three ${tally(runs.three)}`,
           `each replica (last run), per request it served: one ${runs.one.at(-1)!.replicas.join('; ')}; three ${runs.three.at(-1)!.replicas.join('; ')}`,
           `most frequent statements per request: one ${topStatements(runs.one)}; three ${topStatements(runs.three)}`,
-          `warm-up ${settings.warmupSec} s (one) and ${settings.warmupSec * 3} s (three): each replica JIT-compiles its own hot paths from about as many warm-up requests`,
+          `warm-up ${settings.warmupSec} s per replica, each on its own and directly (one and three alike): each replica JIT-compiles its own hot paths from about as many warm-up requests; sides alternate by round`,
+          `load average (1 min) before each window: one ${runs.one.map((r) => fmt(r.loadAverage, 2)).join(', ')}; three ${runs.three.map((r) => fmt(r.loadAverage, 2)).join(', ')}`,
         ],
       };
     },
