@@ -216,7 +216,9 @@ export function createPeerExchange(options: PeerFetchOptions): PeerExchange {
       };
       const body = decoded(response.body, response.headers['content-encoding']);
       try {
-        for await (const chunk of body) {
+        // Destroyed below, without the AbortError (and its stack) a returning `for await` makes when a
+        // caller stops at the answer before the peer's stream has ended.
+        for await (const chunk of body.iterator({ destroyOnReturn: false })) {
           guard.push(chunk as Buffer, collect);
           for (const event of events.splice(0)) yield event;
         }
