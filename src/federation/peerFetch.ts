@@ -214,7 +214,8 @@ export function createPeerExchange(options: PeerFetchOptions): PeerExchange {
       const collect = (event: SseEvent) => {
         if (event.data !== undefined) events.push(event.data);
       };
-      const body = decoded(response.body, response.headers['content-encoding']);
+      // Quiet: a body destroyed below emits its abort as an error that nothing else listens for.
+      const body = quietBody(decoded(response.body, response.headers['content-encoding']));
       try {
         // Destroyed below, without the AbortError (and its stack) a returning `for await` makes when a
         // caller stops at the answer before the peer's stream has ended.
