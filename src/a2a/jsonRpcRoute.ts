@@ -1,11 +1,19 @@
 import { AsyncResource } from 'node:async_hooks';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { A2A_VERSION_HEADER, Extensions, HTTP_EXTENSION_HEADER } from '@a2a-js/sdk';
+import {
+  A2A_VERSION_HEADER,
+  Extensions,
+  HTTP_EXTENSION_HEADER,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+} from '@a2a-js/sdk';
 import {
   defaultServerCallContextBuilder,
   JsonRpcTransportHandler,
   validateVersion,
   type A2ARequestHandler,
+  type ServerCallContext,
   type User,
 } from '@a2a-js/sdk/server';
 import { errorMessage } from '../errors';
@@ -52,7 +60,9 @@ export type FrontHandler = (req: IncomingMessage, res: ServerResponse) => boolea
  * parses the body, checks the envelope (`jsonRpcEnvelope.ts`) and calls the
  * SDK's `JsonRpcTransportHandler` as the SDK's express `jsonRpcHandler` does —
  * without express's router and middleware, body-parser, the SDK's nested router
- * and `res.json`. It returns `false` without touching the request for anything
+ * and `res.json`. A stream (`SendStreamingMessage`, `SubscribeToTask`) is
+ * opened on the request handler directly and its events written as the SDK's
+ * frames, one string each, as fast as the caller reads them. It returns `false` without touching the request for anything
  * else — another method or path, v0.3, other content types or encodings, a body
  * without a length or chunking — and for every request express's layers refuse
  * (host, declared size, credential), so express answers those exactly as before.
@@ -84,7 +94,9 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): FrontHandler {
         requestedVersion,
       });
       validateVersion(context.requestedVersion, await requestHandler.getAgentCard(), 'JSONRPC');
-      const result = await transport.handle(body as Record<string, unknown>, context);
+      const result = isStreamRequest(body)
+        ? openStream(body, context)
+        : await transport.handle(body as Record<string, unknown>, context);
       if (context.activatedExtensions) res.setHeader(HTTP_EXTENSION_HEADER, Array.from(context.activatedExtensions));
       if (isAsyncIterable(result)) await stream(res, result, requestId);
       else sendJson(res, 200, result);
@@ -97,10 +109,37 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): FrontHandler {
     }
   };
 
-  // Events as the SDK's handler writes them: the first event is awaited before the SSE headers,
-  // so an error before any event is a plain JSON-RPC answer.
-  const stream = async (res: ServerResponse, events: AsyncGenerator<unknown>, requestId: unknown): Promise<void> => {
-    let event: IteratorResult<unknown>;
+  // A stream request the SDK's transport would take (`isStreamRequest`), opened as its `handle` opens it —
+  // the tenant, the params read with the SDK's `fromJSON`, the handler's method — without the transport's
+  // generator around it, whose per-event layer (a promise and a suspended frame per event) and wrapper
+  // object `stream` replaces with one string per event. A refusal is a JSON-RPC answer, as `handle` gives.
+  const openStream = (
+    request: StreamRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse> | Record<string, unknown> => {
+    const id = request.id ?? null;
+    try {
+      if (request.params.tenant) context.setTenant(request.params.tenant as string);
+      return request.method === 'SendStreamingMessage'
+        ? requestHandler.sendMessageStream(SendMessageRequest.fromJSON(request.params), context)
+        : requestHandler.resubscribe(SubscribeToTaskRequest.fromJSON(request.params), context);
+    } catch (err) {
+      return { jsonrpc: '2.0', id, error: JsonRpcTransportHandler.mapToJSONRPCError(err) };
+    }
+  };
+
+  // Events as the SDK's handler writes them, byte for byte: the first event is awaited before the SSE
+  // headers, so an error before any event is a plain JSON-RPC answer; each frame is the SDK's
+  // `{"jsonrpc","id","result"}` with the event's ProtoJSON (`StreamResponse.toJSON`), encoded once.
+  // The next event is read only once the socket took the last one: a slow reader holds the events in
+  // the live task's queue (the task's own length), not in the socket's buffer. A caller that leaves
+  // ends the subscription at once, not at the task's next event.
+  const stream = async (
+    res: ServerResponse,
+    events: AsyncGenerator<StreamResponse>,
+    requestId: unknown,
+  ): Promise<void> => {
+    let event: IteratorResult<StreamResponse>;
     try {
       event = await events.next();
     } catch (err) {
@@ -109,9 +148,17 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): FrontHandler {
     }
     res.writeHead(200, SSE_HEADERS);
     res.flushHeaders();
+    const framePrefix = `data: {"jsonrpc":"2.0","id":${JSON.stringify(requestId)},"result":`;
+    let left = false;
+    const onClose = () => {
+      left = true;
+      void events.return(undefined);
+    };
+    res.once('close', onClose);
     try {
-      while (!event.done) {
-        res.write(`data: ${JSON.stringify(event.value)}\n\n`);
+      while (!event.done && !left) {
+        if (!res.write(`${framePrefix}${JSON.stringify(StreamResponse.toJSON(event.value))}}\n\n`)) await drained(res);
+        if (left) break;
         event = await events.next();
       }
     } catch (err) {
@@ -120,6 +167,7 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): FrontHandler {
       if (!res.writableEnded)
         res.write(`event: error\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: requestId, error })}\n\n`);
     } finally {
+      res.off('close', onClose);
       if (!res.writableEnded) res.end();
     }
   };
@@ -244,6 +292,42 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
   res.end(json);
 }
 
-function isAsyncIterable(value: unknown): value is AsyncGenerator<unknown> {
+/** A `SendStreamingMessage` or `SubscribeToTask` whose envelope and params the SDK's transport accepts. */
+interface StreamRequest {
+  id?: string | number | null;
+  method: 'SendStreamingMessage' | 'SubscribeToTask';
+  params: Record<string, unknown>;
+}
+
+/**
+ * A stream request the SDK's `JsonRpcTransportHandler.handle` would open (its `isRequestValid` and
+ * `paramsAreValid`: an integer, string or null id, params an object without an empty key). Anything
+ * else goes to `handle`, which answers it as before.
+ */
+function isStreamRequest(body: unknown): body is StreamRequest {
+  const request = body as Partial<StreamRequest>;
+  if (request.method !== 'SendStreamingMessage' && request.method !== 'SubscribeToTask') return false;
+  const id = request.id;
+  if (!(id === undefined || id === null || typeof id === 'string' || Number.isInteger(id))) return false;
+  const params = request.params;
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) return false;
+  for (const key of Object.keys(params)) if (key === '') return false;
+  return true;
+}
+
+function isAsyncIterable(value: unknown): value is AsyncGenerator<StreamResponse> {
   return typeof (value as { [Symbol.asyncIterator]?: unknown } | null)?.[Symbol.asyncIterator] === 'function';
+}
+
+/** Resolves once the response's buffer has drained, or it closed. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }

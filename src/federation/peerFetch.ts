@@ -111,7 +111,6 @@ const ID_DEVIATION =
  * const meter = meters.start(signal); // then every request of the call passes `signal`
  */
 export function createPeerFetch(options: PeerFetchOptions): typeof fetch {
-  const { limits } = options;
   const peerFetch = async (input: string | URL, init?: RequestInit): Promise<UndiciResponse> => {
     const meter = options.meters.of(init?.signal);
     if (!meter) throw new RemoteAgentError('a request to a peer outside a delegated call');
@@ -120,7 +119,7 @@ export function createPeerFetch(options: PeerFetchOptions): typeof fetch {
       throw new RemoteAgentError('a request body to a peer must be JSON text');
     const requestId = jsonRpcRequestId(body);
     const url = new URL(input);
-    const response = await options.dispatcher.request({
+    const response = await send(options, meter, {
       origin: url.origin,
       path: `${url.pathname}${url.search}`,
       method: (init?.method ?? 'GET') as Dispatcher.HttpMethod,
@@ -128,45 +127,165 @@ export function createPeerFetch(options: PeerFetchOptions): typeof fetch {
       body,
       signal: init?.signal ?? undefined,
     });
-    meter.responded = true;
-    const { statusCode: status } = response;
-    const ok = status >= 200 && status < 300;
-    if (status >= 300 && status < 400) {
-      discardBody(response.body);
-      throw meter.fail(`redirect (HTTP ${status}) not followed`);
-    }
-    const encoding = response.headers['content-encoding'];
     const headers = new UndiciHeaders();
     for (const [name, value] of Object.entries(response.headers)) {
       // The body handed on is decoded and may be rewritten: these no longer describe it.
       if (value === undefined || name === 'content-length' || name === 'content-encoding') continue;
       for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
     }
-    const init2 = { status, statusText: response.statusText, headers };
-    if (ok && /^text\/event-stream/i.test(headers.get('content-type') ?? '')) {
-      return new UndiciResponse(sseBody(decoded(response.body, encoding), options, meter, requestId), init2);
+    const init2 = { status: response.statusCode, statusText: response.statusText, headers };
+    if (isEventStream(response)) {
+      return new UndiciResponse(sseBody(response, options, meter, requestId), init2);
     }
-    let text: string;
-    try {
-      text = (await readBody(response.body, limits.maxAnswerBytes, encoding)).toString('utf8');
-    } catch (error) {
-      if (error instanceof BodyTooLargeError)
-        throw meter.fail(`larger than a2a.peerLimits.maxAnswerBytes (${limits.maxAnswerBytes} bytes)`);
-      if (init?.signal?.aborted) throw error;
-      if (error instanceof LangoError) throw meter.fail(errorMessage(error));
-      throw meter.fail(`cut off: ${describeNetworkError(error)}`);
-    }
-    const json = parseJson(text);
-    if (json === undefined) {
-      throw meter.fail(ok ? `not JSON (${preview(text)})` : `HTTP ${status} (${preview(text)})`);
-    }
-    const rejection = a2aError(json);
-    if (rejection) meter.rejected ??= rejection;
-    else if (!ok) throw meter.fail(`HTTP ${status} without an A2A error`);
-    const answer = tolerate(json, requestId, rejection, options) ? JSON.stringify(json) : text;
-    return new UndiciResponse(answer, init2);
+    const answer = await readAnswer(response, options, meter, requestId, init?.signal ?? undefined);
+    return new UndiciResponse(answer.changed ? JSON.stringify(answer.json) : answer.text, init2);
   };
   return peerFetch as unknown as typeof fetch;
+}
+
+/**
+ * One JSON-RPC exchange with a peer outside the SDK client (the lean
+ * v1.0 client, jsonRpcPeer.ts), through the same checks as
+ * {@link createPeerFetch}: the call's meter and bounds, the pinned
+ * dispatcher, redirects refused, every answer and stream event checked.
+ */
+export interface PeerExchange {
+  /** Sends `request` (a JSON-RPC request object) and returns the checked JSON answer. */
+  call(url: URL, request: JsonRpcRequest, headers: Record<string, string>, signal: AbortSignal): Promise<unknown>;
+  /**
+   * Sends `request` asking for a stream and yields each checked event's JSON;
+   * a peer that refuses with an A2A error in plain JSON yields that one body.
+   */
+  stream(
+    url: URL,
+    request: JsonRpcRequest,
+    headers: Record<string, string>,
+    signal: AbortSignal,
+  ): AsyncGenerator<unknown, void, undefined>;
+}
+
+/** A JSON-RPC 2.0 request as it goes out. */
+export interface JsonRpcRequest {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  method: string;
+  params: unknown;
+}
+
+/** Builds the {@link PeerExchange} of one peer (its options as for {@link createPeerFetch}). */
+export function createPeerExchange(options: PeerFetchOptions): PeerExchange {
+  const open = async (
+    url: URL,
+    request: JsonRpcRequest,
+    headers: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<{ meter: PeerCallMeter; response: Dispatcher.ResponseData }> => {
+    const meter = options.meters.of(signal);
+    if (!meter) throw new RemoteAgentError('a request to a peer outside a delegated call');
+    const response = await send(options, meter, {
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
+      method: 'POST',
+      headers,
+      body: JSON.stringify(request),
+      signal,
+    });
+    return { meter, response };
+  };
+  return {
+    async call(url, request, headers, signal) {
+      const { meter, response } = await open(url, request, headers, signal);
+      if (isEventStream(response)) {
+        discardBody(response.body);
+        throw meter.fail('an event stream where one JSON answer was asked for');
+      }
+      return (await readAnswer(response, options, meter, request.id, signal)).json;
+    },
+    async *stream(url, request, headers, signal) {
+      const { meter, response } = await open(url, request, headers, signal);
+      if (!isEventStream(response)) {
+        const answer = await readAnswer(response, options, meter, request.id, signal);
+        if (!a2aError(answer.json)) throw meter.fail('a JSON answer where an event stream was asked for');
+        yield answer.json;
+        return;
+      }
+      const guard = new SseGuard(options, meter, request.id);
+      const events: unknown[] = [];
+      const collect = (event: SseEvent) => {
+        if (event.data !== undefined) events.push(event.data);
+      };
+      const body = decoded(response.body, response.headers['content-encoding']);
+      try {
+        for await (const chunk of body) {
+          guard.push(chunk as Buffer, collect);
+          for (const event of events.splice(0)) yield event;
+        }
+        guard.end(collect);
+        for (const event of events.splice(0)) yield event;
+      } finally {
+        if (!body.readableEnded) body.destroy();
+      }
+    },
+  };
+}
+
+/** Sends one request through the pinned dispatcher; a redirect is refused, never followed. */
+async function send(
+  options: PeerFetchOptions,
+  meter: PeerCallMeter,
+  request: Dispatcher.RequestOptions,
+): Promise<Dispatcher.ResponseData> {
+  const response = await options.dispatcher.request(request);
+  meter.responded = true;
+  const status = response.statusCode;
+  if (status >= 300 && status < 400) {
+    discardBody(response.body);
+    throw meter.fail(`redirect (HTTP ${status}) not followed`);
+  }
+  return response;
+}
+
+function isEventStream(response: Dispatcher.ResponseData): boolean {
+  const status = response.statusCode;
+  const type = response.headers['content-type'];
+  return status >= 200 && status < 300 && /^text\/event-stream/i.test(String(type ?? ''));
+}
+
+/**
+ * Reads a JSON answer within `maxAnswerBytes`: an A2A error is recorded as
+ * the peer's rejection, anything else that is not a 2xx JSON answer is an
+ * invalid answer. `changed` says a tolerated deviation was repaired in `json`.
+ */
+async function readAnswer(
+  response: Dispatcher.ResponseData,
+  options: PeerFetchOptions,
+  meter: PeerCallMeter,
+  requestId: JsonRpcId | undefined,
+  signal: AbortSignal | undefined,
+): Promise<{ json: unknown; text: string; changed: boolean }> {
+  const { limits } = options;
+  const status = response.statusCode;
+  const ok = status >= 200 && status < 300;
+  let text: string;
+  try {
+    text = (await readBody(response.body, limits.maxAnswerBytes, response.headers['content-encoding'])).toString(
+      'utf8',
+    );
+  } catch (error) {
+    if (error instanceof BodyTooLargeError)
+      throw meter.fail(`larger than a2a.peerLimits.maxAnswerBytes (${limits.maxAnswerBytes} bytes)`);
+    if (signal?.aborted) throw error;
+    if (error instanceof LangoError) throw meter.fail(errorMessage(error));
+    throw meter.fail(`cut off: ${describeNetworkError(error)}`);
+  }
+  const json = parseJson(text);
+  if (json === undefined) {
+    throw meter.fail(ok ? `not JSON (${preview(text)})` : `HTTP ${status} (${preview(text)})`);
+  }
+  const rejection = a2aError(json);
+  if (rejection) meter.rejected ??= rejection;
+  else if (!ok) throw meter.fail(`HTTP ${status} without an A2A error`);
+  return { json, text, changed: tolerate(json, requestId, rejection, options) };
 }
 
 /** The SDK's headers (a plain object) as undici's `request` takes them. */
@@ -205,13 +324,14 @@ function decoded(body: Readable, encoding: string | string[] | undefined): Reada
  * socket paused while the reader is behind.
  */
 function sseBody(
-  body: Readable,
+  response: Dispatcher.ResponseData,
   options: PeerFetchOptions,
   meter: PeerCallMeter,
   requestId: JsonRpcId | undefined,
 ): ReadableStream<Uint8Array> {
   const guard = new SseGuard(options, meter, requestId);
-  quietBody(body);
+  const body = quietBody(decoded(response.body, response.headers['content-encoding']));
+  const encoder = new TextEncoder();
   let done = false;
   return new ReadableStream<Uint8Array>({
     start(controller) {
@@ -221,7 +341,13 @@ function sseBody(
         controller.error(error);
         body.destroy();
       };
-      const enqueue = (bytes: Uint8Array) => controller.enqueue(bytes);
+      const enqueue = (event: SseEvent) => {
+        const lines =
+          event.data === undefined || !event.changed
+            ? event.lines
+            : [...event.lines.filter((l) => !l.startsWith('data: ')), `data: ${JSON.stringify(event.data)}`];
+        controller.enqueue(encoder.encode(`${lines.join('\n')}\n\n`));
+      };
       body.on('data', (chunk: Buffer) => {
         if (done) return;
         try {
@@ -253,6 +379,13 @@ function sseBody(
   });
 }
 
+/** One checked server-sent event: its lines, and the JSON of its data (repaired when `changed`). */
+interface SseEvent {
+  lines: string[];
+  data?: unknown;
+  changed: boolean;
+}
+
 /**
  * Checks a server-sent event stream as it passes: line and event size,
  * event count, JSON in every data event; strips control characters a few
@@ -261,7 +394,6 @@ function sseBody(
  */
 class SseGuard {
   private readonly decoder = new TextDecoder();
-  private readonly encoder = new TextEncoder();
   private pending = '';
   private lines: string[] = [];
   private eventSize = 0;
@@ -272,7 +404,7 @@ class SseGuard {
     private readonly requestId: JsonRpcId | undefined,
   ) {}
 
-  push(chunk: Uint8Array, enqueue: (bytes: Uint8Array) => void): void {
+  push(chunk: Uint8Array, enqueue: (event: SseEvent) => void): void {
     const { limits } = this.options;
     this.pending += this.decoder.decode(chunk, { stream: true });
     let newline: number;
@@ -286,7 +418,7 @@ class SseGuard {
       throw this.meter.fail(`a stream line larger than a2a.peerLimits.maxAnswerBytes (${limits.maxAnswerBytes} bytes)`);
   }
 
-  end(enqueue: (bytes: Uint8Array) => void): void {
+  end(enqueue: (event: SseEvent) => void): void {
     this.pending += this.decoder.decode();
     if (this.pending) this.addLine(this.pending);
     this.endEvent(enqueue);
@@ -309,7 +441,7 @@ class SseGuard {
       );
   }
 
-  private endEvent(enqueue: (bytes: Uint8Array) => void): void {
+  private endEvent(enqueue: (event: SseEvent) => void): void {
     const { limits } = this.options;
     const { meter } = this;
     const event = this.lines;
@@ -317,24 +449,19 @@ class SseGuard {
     this.eventSize = 0;
     if (event.length === 0) return;
     const data = event.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6));
-    let out = event;
-    if (data.length > 0) {
-      meter.events += 1;
-      if (meter.events > limits.maxEvents)
-        throw meter.fail(`more than a2a.peerLimits.maxEvents (${limits.maxEvents}) stream events`);
-      const json = parseJson(data.join('\n'));
-      if (json === undefined) throw meter.fail(`a stream event is not JSON (${preview(data.join('\n'))})`);
-      const rejection = a2aError(json);
-      if (rejection) meter.rejected ??= rejection;
-      if (tolerate(json, this.requestId, rejection, this.options)) {
-        out = [...event.filter((l) => !l.startsWith('data: ')), `data: ${JSON.stringify(json)}`];
-      }
-    }
-    enqueue(this.encoder.encode(`${out.join('\n')}\n\n`));
+    if (data.length === 0) return enqueue({ lines: event, changed: false });
+    meter.events += 1;
+    if (meter.events > limits.maxEvents)
+      throw meter.fail(`more than a2a.peerLimits.maxEvents (${limits.maxEvents}) stream events`);
+    const json = parseJson(data.join('\n'));
+    if (json === undefined) throw meter.fail(`a stream event is not JSON (${preview(data.join('\n'))})`);
+    const rejection = a2aError(json);
+    if (rejection) meter.rejected ??= rejection;
+    enqueue({ lines: event, data: json, changed: tolerate(json, this.requestId, rejection, this.options) });
   }
 }
 
-type JsonRpcId = string | number;
+export type JsonRpcId = string | number;
 
 /**
  * Repairs what peers in the wild get harmlessly wrong in one JSON-RPC

@@ -1,5 +1,5 @@
 import { TaskState, type Message, type Task } from '@a2a-js/sdk';
-import type { Client, RequestOptions } from '@a2a-js/sdk/client';
+import type { RequestOptions } from '@a2a-js/sdk/client';
 import type { Dispatcher } from 'undici';
 import type { RemoteAgent, RemoteInvocation, RemoteOutcome } from '../agent/agent';
 import { RunEvents, type RunEvent } from '../agent/events';
@@ -14,7 +14,16 @@ import { OutboundRefusedError } from '../net/policy';
 import { rememberSeen, unseenContext, type PeerSessionState } from './peerContext';
 import { sanitizeCardText } from './peerCard';
 import { AnswerRelay } from './answerRelay';
-import { createPeerFetch, DEFAULT_PEER_LIMITS, PeerCallMeters, type PeerCallMeter, type PeerLimits } from './peerFetch';
+import {
+  createPeerExchange,
+  createPeerFetch,
+  DEFAULT_PEER_LIMITS,
+  PeerCallMeters,
+  type PeerCallMeter,
+  type PeerFetchOptions,
+  type PeerLimits,
+} from './peerFetch';
+import { createJsonRpcPeerClient, leanJsonRpcEndpoint, type PeerClient } from './jsonRpcPeer';
 import {
   ArtifactText,
   asTask,
@@ -95,17 +104,27 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   // One client for the pinned card, shared by every call; each call's requests find the call's own meter
   // (and so its bound, and the name of what went wrong) by the call's abort signal.
   const meters = new PeerCallMeters();
-  const fetchImpl = createPeerFetch({
+  const peerOptions: PeerFetchOptions = {
     dispatcher: options.dispatcher,
     limits,
     meters,
     legacy: peer.protocolVersion === '0.3',
     onDeviation,
-  });
-  let client: Promise<Client> | undefined;
-  const sharedClient = (): Promise<Client> => {
+  };
+  // A v1.0 JSON-RPC peer gets the lean client (jsonRpcPeer.ts); any other card the SDK's, over the same checks.
+  const leanEndpoint = leanJsonRpcEndpoint(peer.sdkCard);
+  let client: Promise<PeerClient> | undefined;
+  const sharedClient = (): Promise<PeerClient> => {
     if (client) return client;
-    client = createPeerClient(peer.sdkCard, { fetchImpl, polling: !peer.streaming });
+    client = leanEndpoint
+      ? Promise.resolve(
+          createJsonRpcPeerClient({
+            endpoint: leanEndpoint,
+            exchange: createPeerExchange(peerOptions),
+            polling: !peer.streaming,
+          }),
+        )
+      : createPeerClient(peer.sdkCard, { fetchImpl: createPeerFetch(peerOptions), polling: !peer.streaming });
     // A client that could not be built is not kept: the next call tries again and names the same failure.
     client.catch(() => (client = undefined));
     return client;
@@ -207,8 +226,8 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
 
   /** Streams `SendStreamingMessage`, relaying status changes as progress, and returns the task as it last stood. */
   async function* streamCall(
-    c: Client,
-    params: Parameters<Client['sendMessageStream']>[0],
+    c: PeerClient,
+    params: Parameters<PeerClient['sendMessageStream']>[0],
     request: RequestOptions,
     seen: TaskTracker,
     meter: PeerCallMeter,
@@ -270,8 +289,8 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
 
   /** Sends without blocking and polls `GetTask` until the task settles, so a cancel can name the task early. */
   async function* pollCall(
-    c: Client,
-    params: Parameters<Client['sendMessage']>[0],
+    c: PeerClient,
+    params: Parameters<PeerClient['sendMessage']>[0],
     request: RequestOptions,
     seen: TaskTracker,
     meter: PeerCallMeter,

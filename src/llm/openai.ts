@@ -75,6 +75,8 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
       logger.warn('model request failed', { error: message });
       throw new ModelRequestError(message);
     }
+    // The `openai` stream ends quietly when its request is aborted mid-answer: a cut answer is no answer.
+    if (request.signal.aborted) throw new AbortError('the model call was cancelled');
     const ordered = [...calls.entries()]
       .sort(([a], [b]) => a - b)
       .map(([index, call]) => ({ ...call, id: call.id || `call_${index}` }));

@@ -1,5 +1,12 @@
-import type { Readable } from 'node:stream';
-import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import { PassThrough, pipeline, type Readable } from 'node:stream';
+import {
+  brotliDecompressSync,
+  createBrotliDecompress,
+  createGunzip,
+  createInflate,
+  gunzipSync,
+  inflateSync,
+} from 'node:zlib';
 import { LangoError } from '../errors';
 
 /**
@@ -72,21 +79,30 @@ function decode(raw: Buffer, maxBytes: number, contentEncoding?: string | string
 }
 
 /**
- * A web stream that passes `body` through and errors with
- * {@link BodyTooLargeError} once more than `maxBytes` went by (the source
- * is cancelled then, so its connection is released).
+ * A streamed body decoded, when a server compressed it although we did not
+ * offer to accept that (`gzip`, `deflate`, `br`); an unsupported encoding
+ * gives a body that errors at the first read.
  */
-export function capBody(body: ReadableStream<Uint8Array>, maxBytes: number): ReadableStream<Uint8Array> {
-  let size = 0;
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        size += chunk.byteLength;
-        if (size > maxBytes) controller.error(new BodyTooLargeError(maxBytes));
-        else controller.enqueue(chunk);
-      },
-    }),
-  );
+export function decodedBody(body: Readable, contentEncoding: string | string[] | undefined): Readable {
+  const encoding = String(contentEncoding ?? '')
+    .toLowerCase()
+    .trim();
+  if (encoding === '' || encoding === 'identity') return body;
+  const decoder =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? createGunzip()
+      : encoding === 'deflate'
+        ? createInflate()
+        : encoding === 'br'
+          ? createBrotliDecompress()
+          : undefined;
+  if (!decoder) {
+    discardBody(body);
+    const unsupported = new PassThrough();
+    unsupported.destroy(new LangoError(`unsupported content-encoding ${encoding.slice(0, 40)}`));
+    return unsupported;
+  }
+  return pipeline(quietBody(body), decoder, () => undefined);
 }
 
 /**

@@ -1,6 +1,8 @@
-import { Agent, buildConnector, fetch as undiciFetch, type Dispatcher } from 'undici';
+import { Readable } from 'node:stream';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
+import { AbortError } from '../errors';
 import { formatIp } from './address';
-import { capBody } from './body';
+import { BodyTooLargeError, decodedBody, discardBody, quietBody } from './body';
 import { OutboundRefusedError, type OutboundPolicy } from './policy';
 
 /**
@@ -63,73 +65,127 @@ export interface OutboundFetchOptions {
   maxResponseBytes?: number;
 }
 
+/** The statuses `fetch` would follow: refused here, the endpoint needs none. */
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Statuses a `Response` must have no body with. */
+const NULL_BODY = new Set([101, 204, 205, 304]);
+
 /**
  * A `fetch` for endpoints that need no redirect (model and embeddings
- * APIs, webhooks): connections through a pinned dispatcher, a redirect
- * answered with an {@link OutboundRefusedError} instead of followed, the
- * body optionally capped.
+ * APIs): connections through a pinned dispatcher, a redirect answered
+ * with an {@link OutboundRefusedError} instead of followed, the body
+ * optionally capped. It sends with undici's `request`, not its `fetch`:
+ * the WHATWG machinery (a `Request` and its clone, a body stream per side,
+ * a stream per response) cost more than the rest of a streamed model
+ * call, and held ~10 KiB per open stream. The answer is a `Response`
+ * over one pull-based byte stream: the socket is paused while the reader
+ * (the `openai` client's SSE decoder) is behind.
  * @example
  * const fetch = createOutboundFetch({ dispatcher: createPinnedAgent({ policy }) });
  * new OpenAI({ apiKey, baseURL, fetch });
  */
 export function createOutboundFetch(options: OutboundFetchOptions): typeof fetch {
-  const outbound = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    let response;
+  const outbound = async (input: string | URL, init?: RequestInit): Promise<Response> => {
+    const url = new URL(input);
+    const signal = init?.signal ?? undefined;
+    let answer: Dispatcher.ResponseData;
     try {
-      response = await undiciFetch(input as string, {
-        ...(init as object),
-        ...(typeof init?.body === 'string' ? sentOnce(init.body, init.headers) : {}),
-        // Not 'manual': with any mode but 'error' undici sends a copy of the request (its body teed),
-        // which holds the body's bytes in the unread branch for as long as the answer streams.
-        redirect: 'error',
-        dispatcher: options.dispatcher,
+      answer = await options.dispatcher.request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method: (init?.method ?? 'GET').toUpperCase() as Dispatcher.HttpMethod,
+        ...requestBody(init?.headers, init?.body),
+        signal,
       });
-    } catch (err) {
-      if ((err as { cause?: { message?: unknown } }).cause?.message === 'unexpected redirect')
-        throw new OutboundRefusedError(
-          `${originOf(input)} answered with a redirect, refused: this endpoint needs none`,
-        );
-      throw err;
+    } catch (error) {
+      // undici rejects with the signal's reason, a `DOMException` the caller may not
+      // take for an `Error` (another realm's): an `AbortError` of ours is one everywhere.
+      if (signal?.aborted) throw new AbortError('the request was aborted');
+      throw error;
     }
-    if (options.maxResponseBytes === undefined || !response.body) return response as unknown as Response;
-    return new Response(capBody(response.body, options.maxResponseBytes), {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers as unknown as Headers,
-    });
+    const { statusCode: status } = answer;
+    if (REDIRECTS.has(status)) {
+      discardBody(answer.body);
+      throw new OutboundRefusedError(`${url.origin} answered with a redirect, refused: this endpoint needs none`);
+    }
+    const encoding = answer.headers['content-encoding'];
+    const decoding = encoding !== undefined && String(encoding).trim().toLowerCase() !== 'identity';
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(answer.headers)) {
+      // A decoded body is no longer what these describe.
+      if (value === undefined || (decoding && (name === 'content-length' || name === 'content-encoding'))) continue;
+      if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+      else headers.append(name, value);
+    }
+    if (NULL_BODY.has(status)) discardBody(answer.body);
+    const body = NULL_BODY.has(status)
+      ? null
+      : byteStream(decoding ? decodedBody(answer.body, encoding) : answer.body, options.maxResponseBytes);
+    return new Response(body, { status, statusText: answer.statusText, headers });
   };
   return outbound as typeof fetch;
 }
 
-/** The origin a request went to, for a refusal (no path or query: they may carry keys). */
-function originOf(input: string | URL | Request): string {
-  try {
-    return new URL(typeof input === 'string' || input instanceof URL ? input : input.url).origin;
-  } catch {
-    return 'the endpoint';
-  }
+/**
+ * The caller's headers and body as undici's `request` takes them. A body is
+ * sent as a one-read stream with its length declared (so it still goes out
+ * with `Content-Length`, not chunked): undici keeps a string or buffer body
+ * on its request until the answer has been read to its end — for a streamed
+ * model answer, a prompt of ~15 KB held per open stream — while a stream
+ * lets the bytes go once sent. Nothing here sends a body twice (redirects are
+ * refused, a retry calls fetch again).
+ */
+function requestBody(
+  headers: RequestInit['headers'],
+  body: RequestInit['body'] | undefined,
+): { headers: Record<string, string>; body?: Readable } {
+  const sent: Record<string, string> = Object.fromEntries(new Headers(headers));
+  if (body === undefined || body === null) return { headers: sent };
+  let bytes: Uint8Array;
+  if (typeof body === 'string') bytes = Buffer.from(body, 'utf8');
+  else if (body instanceof Uint8Array) bytes = body;
+  else throw new TypeError('the outbound fetch sends a text or byte body only');
+  sent['content-length'] = String(bytes.byteLength);
+  return { headers: sent, body: Readable.from([bytes], { objectMode: false }) };
 }
 
 /**
- * A text body as a stream of its bytes read once, its length declared (so it
- * still goes out with `Content-Length`, not chunked). undici's fetch keeps a
- * text body, to send again after a redirect, until the response is read to
- * its end: for a streamed model answer that is the whole answer, a prompt of
- * ~15 KB held per open stream. A stream body is let go once sent, and nothing
- * here sends a body twice (redirects are errors, a retry calls fetch again).
+ * One web byte stream over an undici body, erroring with
+ * {@link BodyTooLargeError} past `maxBytes`: pull-based, the body paused
+ * while the reader has a chunk it has not taken, destroyed on cancel.
  */
-function sentOnce(
-  text: string,
-  headers: RequestInit['headers'],
-): { body: ReadableStream; headers: Record<string, string>; duplex: 'half' } {
-  const bytes = Buffer.from(text, 'utf8');
-  const sent: Record<string, string> = Object.fromEntries(new Headers(headers));
-  sent['content-length'] = String(bytes.length);
-  const body = new ReadableStream({
+function byteStream(body: Readable, maxBytes: number | undefined): ReadableStream<Uint8Array> {
+  quietBody(body);
+  let size = 0;
+  let done = false;
+  return new ReadableStream<Uint8Array>({
     start(controller) {
-      controller.enqueue(bytes);
-      controller.close();
+      const fail = (error: unknown) => {
+        if (done) return;
+        done = true;
+        controller.error(error);
+        body.destroy();
+      };
+      body.on('data', (chunk: Buffer) => {
+        if (done) return;
+        size += chunk.byteLength;
+        if (maxBytes !== undefined && size > maxBytes) return fail(new BodyTooLargeError(maxBytes));
+        controller.enqueue(chunk);
+        if ((controller.desiredSize ?? 1) <= 0) body.pause();
+      });
+      body.on('end', () => {
+        if (done) return;
+        done = true;
+        controller.close();
+      });
+      body.on('error', fail);
+    },
+    pull() {
+      body.resume();
+    },
+    cancel() {
+      done = true;
+      body.destroy();
     },
   });
-  return { body, headers: sent, duplex: 'half' };
 }

@@ -17,8 +17,27 @@ export interface CronOccurrence {
  * process keeps its own timers and in-memory queue.
  */
 export interface JobQueue {
-  /** How often a replica asks for due work (milliseconds): the most a fire time or a queued job waits. */
-  readonly pollMs: number;
+  /**
+   * How long a background job queued here waits (milliseconds) before the
+   * other replicas may take it: this replica goes first.
+   */
+  readonly handOffMs: number;
+  /**
+   * How often a replica asks for due work when nothing woke it
+   * (milliseconds): a guard for a wake-up lost in a way the queue cannot
+   * see, and the most an entry handed back by a replica that died after
+   * taking it waits.
+   */
+  readonly idlePollMs: number;
+  /**
+   * Calls `wake` whenever entries of `kind` may be due, instead of a poll
+   * on a short timer: when one is queued due now through any replica (a
+   * notification), when the earliest waiting entry's time comes (a timer
+   * the queue arms after each take and each notification), and when the
+   * notifications may have been missed (the listening connection came
+   * back). Returns the function that stops it.
+   */
+  onDue(kind: 'cron' | 'background', wake: () => void): () => void;
   /** Queues the job's fire at `scheduledFor`: one waiting entry per (job, time), however often it is queued. */
   scheduleCron(occurrence: CronOccurrence): Promise<void>;
   /**

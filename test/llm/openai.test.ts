@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { createOpenAIModel, ModelRequestError } from '../../src/llm/openai';
@@ -9,6 +11,8 @@ import { runToEnd } from '../../src/agent/turn';
 import { startOpenAIServer, type OpenAIServer } from '../support/openaiServer';
 import { makeAgent, openStore } from '../agent/helpers';
 import { OWNER } from '../../src/principal';
+import { createEndpointFetch } from '../../src/net/endpoint';
+import { waitFor } from '../support/waitFor';
 
 const API_KEY = 'sk-test-abcdefghijklmnop1234';
 
@@ -39,6 +43,8 @@ describe('openai provider against a scripted OpenAI-compatible server', () => {
       logger: createMemoryLogger(),
       timeoutMs: 5000,
       maxRetries: 0,
+      // The composition root's fetch: the address policy, undici `request` on a pinned dispatcher.
+      fetch: createEndpointFetch({ baseUrl: server.baseURL, setting: 'agent.baseUrl' }),
     });
   });
   afterEach(() => server.close());
@@ -134,6 +140,7 @@ describe('openai provider against a scripted OpenAI-compatible server', () => {
       logger: createMemoryLogger(),
       timeoutMs: 2000,
       maxRetries: 0,
+      fetch: createEndpointFetch({ baseUrl: closed.baseURL, setting: 'agent.baseUrl' }),
     });
     await expect(drain(offline)).rejects.toThrow(`cannot reach the model endpoint ${closed.baseURL}`);
   });
@@ -143,6 +150,33 @@ describe('openai provider against a scripted OpenAI-compatible server', () => {
     const controller = new AbortController();
     controller.abort();
     await expect(drain(model, { signal: controller.signal })).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('stops reading the answer mid-stream when the request is aborted', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    server.push({ chunks: ['one', 'two'], before: (index) => (index === 1 ? held : Promise.resolve()) });
+    const controller = new AbortController();
+    const seen: string[] = [];
+    const reading = (async () => {
+      for await (const e of model.stream({
+        agentName: 'lango-agent',
+        instruction: 'You are terse.',
+        messages: [{ role: 'user', content: 'hi' }],
+        tools: [],
+        signal: controller.signal,
+      })) {
+        if (e.type === 'text_delta') seen.push(e.delta);
+      }
+    })();
+    try {
+      await waitFor(() => seen.length === 1, 5000, 'the first delta');
+      controller.abort();
+      await expect(reading).rejects.toMatchObject({ name: 'AbortError' });
+      expect(seen).toEqual(['one']);
+    } finally {
+      release();
+    }
   });
 
   it('drives a delegated tool call through the runner end to end', async () => {
@@ -186,5 +220,66 @@ describe('openai provider against a scripted OpenAI-compatible server', () => {
       { id: 'c1', type: 'function', function: { name: 'fs_read', arguments: '{"path":"x"}' } },
     ]);
     expect(server.unexpected).toEqual([]);
+  });
+});
+
+describe('openai provider through the outbound address policy', () => {
+  let raw: http.Server;
+  let origin: string;
+  let handle: (req: http.IncomingMessage, res: http.ServerResponse) => void;
+  beforeEach(async () => {
+    raw = http.createServer((req, res) => handle(req, res));
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+    origin = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
+  });
+  afterEach(async () => {
+    raw.closeAllConnections();
+    await new Promise<void>((resolve) => raw.close(() => resolve()));
+  });
+
+  const modelAt = (baseURL: string, timeoutMs = 5000): Model =>
+    createOpenAIModel({
+      apiKey: API_KEY,
+      baseURL,
+      model: 'm',
+      logger: createMemoryLogger(),
+      timeoutMs,
+      maxRetries: 0,
+      fetch: createEndpointFetch({ baseUrl: `${origin}/v1`, setting: 'agent.baseUrl' }),
+    });
+
+  it('refuses a host other than the configured one before connecting', async () => {
+    let requests = 0;
+    handle = (_req, res) => {
+      requests += 1;
+      res.end();
+    };
+    const elsewhere = modelAt(`${origin.replace('127.0.0.1', 'localhost')}/v1`);
+    const error = await drain(elsewhere).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ModelRequestError);
+    expect((error as Error).message).toMatch(
+      /^cannot reach the model endpoint .*refused by the outbound address policy/,
+    );
+    expect(requests).toBe(0);
+  });
+
+  it('refuses a redirect and names the endpoint, not the path', async () => {
+    handle = (req, res) => {
+      req.resume();
+      res.writeHead(307, { location: 'http://127.0.0.1:1/v1/chat/completions' }).end();
+    };
+    const error = await drain(modelAt(`${origin}/v1`)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ModelRequestError);
+    expect((error as Error).message).toBe(
+      `cannot reach the model endpoint ${origin}/v1: ${origin} answered with a redirect, refused: this endpoint needs none`,
+    );
+  });
+
+  it('gives up on an endpoint that never answers, within the timeout', async () => {
+    handle = (req) => req.resume();
+    const started = Date.now();
+    const error = await drain(modelAt(`${origin}/v1`, 300)).catch((e: unknown) => e);
+    expect((error as Error).message).toBe(`the model endpoint ${origin}/v1 did not answer in time`);
+    expect(Date.now() - started).toBeLessThan(3000);
   });
 });

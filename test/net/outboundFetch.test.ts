@@ -1,6 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createOutboundFetch, createOutboundPolicy, createPinnedAgent, OutboundRefusedError } from '../../src/net';
+import { gzipSync } from 'node:zlib';
+import {
+  BodyTooLargeError,
+  createOutboundFetch,
+  createOutboundPolicy,
+  createPinnedAgent,
+  OutboundRefusedError,
+} from '../../src/net';
+import { holdsFor, waitFor } from '../support/waitFor';
 
 /**
  * The outbound fetch sends a text body (a model request) as a stream read
@@ -13,9 +21,43 @@ describe('the outbound fetch', () => {
   let origin: string;
   let url: string;
   const received: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
+  const ENDLESS_BYTES = 64 * 1024 * 1024;
+  let endless: { written: number; res: http.ServerResponse } | undefined;
+  const loopbackFetch = () => {
+    const dispatcher = createPinnedAgent({
+      policy: createOutboundPolicy({ setting: 'agent.baseUrl', allowAddresses: ['127.0.0.0/8'] }),
+    });
+    return { dispatcher, fetch: createOutboundFetch({ dispatcher, maxResponseBytes: 1024 }) };
+  };
 
   beforeAll(async () => {
     server = http.createServer((req, res) => {
+      if (req.url === '/gzip') {
+        req.resume();
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' });
+        res.end(gzipSync('data: {"a":1}\n\n'));
+        return;
+      }
+      if (req.url === '/large') {
+        req.resume();
+        res.end('x'.repeat(4096));
+        return;
+      }
+      if (req.url === '/endless') {
+        req.resume();
+        endless = { written: 0, res };
+        const chunk = Buffer.alloc(64 * 1024, 'y');
+        const write = (): void => {
+          while (endless!.written < ENDLESS_BYTES) {
+            endless!.written += chunk.length;
+            if (!res.write(chunk)) return void res.once('drain', write);
+          }
+          res.end();
+        };
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        write();
+        return;
+      }
       if (req.url === '/moved') {
         req.resume();
         res.writeHead(307, { location: 'http://127.0.0.1:1/elsewhere' }).end();
@@ -71,6 +113,46 @@ describe('the outbound fetch', () => {
       );
       expect(refusal).toBeInstanceOf(OutboundRefusedError);
       expect((refusal as Error).message).toBe(`${origin} answered with a redirect, refused: this endpoint needs none`);
+    } finally {
+      await dispatcher.close();
+    }
+  });
+
+  it('answers a body decoded when the server compressed it anyway', async () => {
+    const { dispatcher, fetch } = loopbackFetch();
+    try {
+      const response = await fetch(`${origin}/gzip`);
+      expect(response.headers.get('content-encoding')).toBeNull();
+      expect(await response.text()).toBe('data: {"a":1}\n\n');
+    } finally {
+      await dispatcher.close();
+    }
+  });
+
+  it('errors a body past the cap', async () => {
+    const { dispatcher, fetch } = loopbackFetch();
+    try {
+      const response = await fetch(`${origin}/large`);
+      await expect(response.text()).rejects.toBeInstanceOf(BodyTooLargeError);
+    } finally {
+      await dispatcher.close();
+    }
+  });
+
+  it('stops reading from the server while the answer is not read, and closes it on cancel', async () => {
+    const dispatcher = createPinnedAgent({
+      policy: createOutboundPolicy({ setting: 'agent.baseUrl', allowAddresses: ['127.0.0.0/8'] }),
+    });
+    const fetch = createOutboundFetch({ dispatcher });
+    try {
+      const response = await fetch(`${origin}/endless`);
+      const reader = response.body!.getReader();
+      expect((await reader.read()).value!.byteLength).toBeGreaterThan(0);
+      const stream = await waitFor(() => endless?.res.writableNeedDrain && endless, 5000, 'the server to be held back');
+      await holdsFor(() => stream.written < ENDLESS_BYTES / 4, 300, 'the server held back');
+      await reader.cancel();
+      await waitFor(() => stream.res.destroyed, 5000, 'the connection to close');
+      expect(stream.written).toBeLessThan(ENDLESS_BYTES / 4);
     } finally {
       await dispatcher.close();
     }

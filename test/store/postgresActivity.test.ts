@@ -4,7 +4,7 @@ import { openPostgresStorage, type PostgresStorage } from '../../src/store/postg
 import { TASK_EVENTS_CHANNEL } from '../../src/store/postgres/taskEvents';
 import { emptyAllTables, skipWithoutPostgres } from '../support/postgres';
 import { useMigratedDatabase } from '../support/postgresSuite';
-import { waitFor } from '../support/waitFor';
+import { holdsFor } from '../support/waitFor';
 
 if (!skipWithoutPostgres('the store activity metrics on PostgreSQL')) {
   describe("a PostgreSQL replica's store activity on /metrics", () => {
@@ -35,9 +35,10 @@ if (!skipWithoutPostgres('the store activity metrics on PostgreSQL')) {
       return { storage, value };
     };
 
-    it('counts group commits and their statements where written, and the notification on every replica', async () => {
+    it('counts group commits and their statements where written, and the notification only where a task is followed', async () => {
       const a = await replica('a');
       const b = await replica('b');
+      const c = await replica('c');
       const key = { tenant: '', owner: 'owner', taskId: 'task-1' };
       await Promise.all([
         a.storage.taskEvents.append(key, { event: { n: 1 }, terminal: false }),
@@ -47,12 +48,24 @@ if (!skipWithoutPostgres('the store activity metrics on PostgreSQL')) {
       expect(await a.value('lango_store_write_duration_seconds', { le: '+Inf' })).toBe(1);
       expect(await a.value('lango_store_write_statements_total')).toBe(3);
       expect(await b.value('lango_store_write_statements_total')).toBe(0);
-      for (const { value } of [a, b])
-        await waitFor(
-          async () => (await value('lango_store_notifications_total', { channel: TASK_EVENTS_CHANNEL })) === 1,
-          5_000,
-          'the NOTIFY to reach the replica',
-        );
+
+      // B follows the task: it listens before it reads, so once it has read the first two it hears the third.
+      const stop = new AbortController();
+      const followed = b.storage.taskEvents.follow(key, { after: 0, signal: stop.signal })[Symbol.asyncIterator]();
+      expect((await followed.next()).value?.seq).toBe(1);
+      expect((await followed.next()).value?.seq).toBe(2);
+      await a.storage.taskEvents.append(key, { event: { n: 3 }, terminal: false });
+      expect((await followed.next()).value?.seq).toBe(3);
+      const heard = (r: typeof a) => r.value('lango_store_notifications_total', { channel: TASK_EVENTS_CHANNEL });
+      expect(await heard(b)).toBe(1);
+      // Nobody follows on A or C: neither is woken by the batch.
+      await holdsFor(async () => (await heard(a)) === 0 && (await heard(c)) === 0, 300, 'idle replicas not woken');
+
+      // B stops following: it stops listening, and the next batch wakes no replica.
+      stop.abort();
+      expect((await followed.next()).done).toBe(true);
+      await a.storage.taskEvents.append(key, { event: { n: 4 }, terminal: false });
+      await holdsFor(async () => (await heard(b)) === 1, 300, 'B no longer woken');
     });
   });
 }

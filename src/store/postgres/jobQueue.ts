@@ -2,7 +2,8 @@ import PgBoss from 'pg-boss';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
 import type { CronOccurrence, JobQueue } from '../jobQueue';
-import { transaction, type PgDatabase, type PgQueryable } from './database';
+import { rows, transaction, type PgDatabase, type PgQueryable } from './database';
+import type { PgListener } from './listener';
 
 /**
  * pg-boss 10 is the queue (not graphile-worker, not pg-boss 11+): both later
@@ -83,6 +84,50 @@ export async function migrateJobQueue(db: PgDatabase): Promise<void> {
 const cronKey = (o: CronOccurrence) => JSON.stringify([o.owner, o.name, o.scheduledFor]);
 
 /**
+ * Told of every entry queued through any replica: `{"queue", "dueAt"}`
+ * (milliseconds since the epoch), so each replica arms its timer for the
+ * earliest due entry instead of asking the queue every half second.
+ */
+export const JOB_QUEUE_CHANNEL = 'lango_job_queue';
+
+/** Polls when nothing woke the replica (the guard of {@link JobQueue.idlePollMs}). */
+const IDLE_POLL_MS = 10_000;
+/** The wait after a take found nothing although an entry looked due (another replica had it locked). */
+const RETAKE_AFTER_MS = 50;
+
+/**
+ * Wakes the takers of one queue when its earliest known entry comes due: a
+ * single timer, moved earlier by each entry learned of, cleared when it
+ * rings (the takers' next take arms it again).
+ */
+function createDueAlarm() {
+  const wakers = new Set<() => void>();
+  let timer: NodeJS.Timeout | undefined;
+  let ringsAt = Infinity;
+  const ring = () => {
+    clearTimeout(timer);
+    ringsAt = Infinity;
+    for (const wake of wakers) wake();
+  };
+  return {
+    wakers,
+    ring,
+    /** Rings at `dueAt` (milliseconds since the epoch; at once when past) unless it rings sooner already. */
+    setFor(dueAt: number) {
+      if (!(dueAt < ringsAt)) return;
+      clearTimeout(timer);
+      ringsAt = dueAt;
+      timer = setTimeout(ring, Math.max(0, dueAt - Date.now()));
+      timer.unref();
+    },
+    stop() {
+      clearTimeout(timer);
+      wakers.clear();
+    },
+  };
+}
+
+/**
  * The {@link JobQueue} on pg-boss over the node's pool. A cron fire time is
  * an entry due at that time, keyed by (job, time); a background job an entry
  * keyed by its id. Taking an entry marks it active; it completes once the
@@ -90,15 +135,56 @@ const cronKey = (o: CronOccurrence) => JSON.stringify([o.owner, o.name, o.schedu
  * `bg_jobs.status` running), so a replica dying in between leaves the entry
  * to expire back to the others, and the claim makes a second take harmless.
  */
-export async function openPgJobQueue(options: { db: PgDatabase; logger: Logger; pollMs?: number }): Promise<JobQueue> {
-  const { db } = options;
+export async function openPgJobQueue(options: {
+  db: PgDatabase;
+  /** This replica's listening connection, listening on {@link JOB_QUEUE_CHANNEL}. */
+  listener: PgListener;
+  logger: Logger;
+  /** How long a background job queued here is left to this replica (1 s unless set). */
+  handOffMs?: number;
+}): Promise<JobQueue> {
+  const { db, listener } = options;
   const log = options.logger.child({ component: 'job-queue' });
   await migrateJobQueue(db);
   const boss = bossOn(db, { migrate: false, supervise: true });
   boss.on('error', (err: Error) => log.warn('job queue maintenance failed', { error: errorMessage(err) }));
   await boss.start();
 
-  const send = (name: string, data: object, sendOptions: PgBoss.SendOptions) => boss.send(name, data, sendOptions);
+  const alarms = new Map([CRON_QUEUE, BACKGROUND_QUEUE].map((name) => [name, createDueAlarm()]));
+  const alarmOf = (name: string) => alarms.get(name)!;
+  const stopListening = [
+    listener.on(JOB_QUEUE_CHANNEL, (payload) => {
+      try {
+        const { queue, dueAt } = JSON.parse(payload) as { queue?: unknown; dueAt?: unknown };
+        if (typeof queue === 'string' && typeof dueAt === 'number') alarms.get(queue)?.setFor(dueAt);
+      } catch {
+        // Not ours: nothing to wake for.
+      }
+    }),
+    // Entries queued while the connection was down were announced to nobody here.
+    listener.onReconnect(() => alarms.forEach((alarm) => alarm.ring())),
+  ];
+
+  /** Queues an entry and, when it is new, tells every replica when it comes due. */
+  async function send(via: PgQueryable, name: string, data: object, sendOptions: PgBoss.SendOptions) {
+    const id = await boss.send(name, data, { ...sendOptions, db: adapter(via) });
+    // An entry already waiting under the key was announced when it was queued.
+    if (id === null) return;
+    const dueAt = sendOptions.startAfter instanceof Date ? sendOptions.startAfter.getTime() : Date.now();
+    await via.query('SELECT pg_notify($1, $2)', [JOB_QUEUE_CHANNEL, JSON.stringify({ queue: name, dueAt })]);
+  }
+  /** Arms the queue's alarm for its earliest waiting entry (database time), after a take that left some. */
+  async function armForNext(name: string, taken: number, limit: number) {
+    if (taken === limit) return alarmOf(name).setFor(Date.now());
+    const [next] = await rows<{ delay: number | null }>(
+      db,
+      `SELECT ceil(extract(epoch FROM min(start_after) - now()) * 1000)::float8 AS delay
+       FROM ${SCHEMA}.job WHERE name = $1 AND state < 'active'`,
+      [name],
+    );
+    if (next?.delay == null) return;
+    alarmOf(name).setFor(Date.now() + Math.max(next.delay, taken === 0 ? RETAKE_AFTER_MS : 0));
+  }
   async function take<T>(name: string, limit: number, handle: (data: T) => Promise<void>): Promise<number> {
     const jobs = await boss.fetch<T>(name, { batchSize: limit });
     for (const job of jobs) {
@@ -110,13 +196,20 @@ export async function openPgJobQueue(options: { db: PgDatabase; logger: Logger; 
         await boss.fail(name, job.id).catch(() => {});
       }
     }
+    await armForNext(name, jobs.length, limit);
     return jobs.length;
   }
 
   return {
-    pollMs: options.pollMs ?? 500,
+    handOffMs: options.handOffMs ?? 1_000,
+    idlePollMs: IDLE_POLL_MS,
+    onDue(kind, wake) {
+      const { wakers } = alarmOf(kind === 'cron' ? CRON_QUEUE : BACKGROUND_QUEUE);
+      wakers.add(wake);
+      return () => wakers.delete(wake);
+    },
     async scheduleCron(occurrence) {
-      await send(CRON_QUEUE, occurrence, {
+      await send(db, CRON_QUEUE, occurrence, {
         startAfter: new Date(occurrence.scheduledFor),
         singletonKey: cronKey(occurrence),
       });
@@ -132,10 +225,9 @@ export async function openPgJobQueue(options: { db: PgDatabase; logger: Logger; 
         if (next.status === 'active' && next.nextRunAt) {
           const following = { owner: occurrence.owner, name: occurrence.name, scheduledFor: next.nextRunAt };
           // In the same transaction: a replica dying here leaves neither the move nor the next fire time.
-          await send(CRON_QUEUE, following, {
+          await send(client, CRON_QUEUE, following, {
             startAfter: new Date(next.nextRunAt),
             singletonKey: cronKey(following),
-            db: adapter(client),
           });
         }
         return true;
@@ -143,10 +235,12 @@ export async function openPgJobQueue(options: { db: PgDatabase; logger: Logger; 
     },
     takeCron: (limit, handle) => take<CronOccurrence>(CRON_QUEUE, limit, handle),
     async enqueueBackground(id, delayMs = 0) {
-      await send(BACKGROUND_QUEUE, { id }, { singletonKey: id, startAfter: new Date(Date.now() + delayMs) });
+      await send(db, BACKGROUND_QUEUE, { id }, { singletonKey: id, startAfter: new Date(Date.now() + delayMs) });
     },
     takeBackground: (limit, handle) => take<{ id: string }>(BACKGROUND_QUEUE, limit, ({ id }) => handle(id)),
     async close() {
+      stopListening.forEach((stop) => stop());
+      alarms.forEach((alarm) => alarm.stop());
       await boss.stop({ close: false, graceful: false });
     },
   };

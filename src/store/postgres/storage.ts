@@ -16,7 +16,7 @@ import {
   EXEC_JOB_SCHEMA,
   WORKFLOW_SCHEMA,
 } from './jobs';
-import { migrateJobQueue, openPgJobQueue } from './jobQueue';
+import { JOB_QUEUE_CHANNEL, migrateJobQueue, openPgJobQueue } from './jobQueue';
 import { createPgInquiryStore, createPgKnowledgeStore, INQUIRY_SCHEMA, KNOWLEDGE_SCHEMA } from './knowledge';
 import { createPgGraphStore, GRAPH_SCHEMA } from './graph';
 import { createPgPaymentLedger, LEDGER_SCHEMA } from './ledger';
@@ -29,7 +29,7 @@ import type { TaskEventLog } from '../taskEvents';
 import type { PushConfigRows, TaskRows } from '../taskRows';
 import { createPgTaskRows, PUSH_CONFIGS_CHANNEL, TASK_ROWS_SCHEMA } from './taskRows';
 import { createPgListener } from './listener';
-import { createPgTaskEventLog, TASK_CANCELS_CHANNEL, TASK_EVENTS_CHANNEL, TASK_EVENTS_SCHEMA } from './taskEvents';
+import { createPgTaskEventLog, TASK_CANCELS_CHANNEL, TASK_EVENTS_SCHEMA } from './taskEvents';
 
 /** Every store's schema, in the order they are applied. */
 export const POSTGRES_SCHEMAS: readonly PgSchema[] = [
@@ -120,7 +120,8 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
   const group = createPgGroupCommit(writer, options.observer);
   const listener = createPgListener({
     url: options.url,
-    channels: [TASK_EVENTS_CHANNEL, TASK_CANCELS_CHANNEL, PUSH_CONFIGS_CHANNEL],
+    // The task events channel is listened on only while a follower waits on it (`taskEvents.ts`).
+    channels: [TASK_CANCELS_CHANNEL, PUSH_CONFIGS_CHANNEL, JOB_QUEUE_CHANNEL],
     logger,
     observer: options.observer,
   });
@@ -150,7 +151,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
   }
   let jobQueue: JobQueue;
   try {
-    jobQueue = await openPgJobQueue({ db, logger });
+    jobQueue = await openPgJobQueue({ db, listener, logger });
   } catch (err) {
     await stopHeartbeat().catch(() => {});
     await listener.close();

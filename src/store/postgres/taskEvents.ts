@@ -117,7 +117,7 @@ export function lockTasksStatement(keys: readonly TaskKey[]): QueryConfig {
 export interface PgTaskEventLogOptions {
   db: PgDatabase;
   group: PgGroupCommit;
-  /** This replica's listening connection, listening on both channels above. */
+  /** This replica's listening connection: always on the cancels channel, on the events channel while following. */
   listener: PgListener;
   /** This replica's id, recorded on the events it writes and the cancels it asks for. */
   replicaId: string;
@@ -300,10 +300,12 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
       set.add(wake);
       const onAbort = () => resume?.();
       signal?.addEventListener('abort', onAbort);
+      // This replica listens for task events only while it follows a task: idle ones are not woken by every batch.
+      const held = listener.hold(TASK_EVENTS_CHANNEL);
       try {
         // Listening first, then reading: an event committed between the two is either read or wakes us.
         await Promise.race([
-          listener.ready(),
+          held.listening,
           new Promise<void>((resolve) => {
             resume = resolve;
             if (signal?.aborted) resolve();
@@ -329,6 +331,7 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
           resume = undefined;
         }
       } finally {
+        await held.release();
         signal?.removeEventListener('abort', onAbort);
         set.delete(wake);
         if (set.size === 0) wakers.delete(text);

@@ -12,8 +12,8 @@ import {
 import { startQueuePoller, type QueuePoller } from './queuePoller';
 import { RunningJobs } from './runningJobs';
 
-/** Polls of the other replicas a job submitted here waits before they may take it. */
-const HAND_OFF_POLLS = 2;
+/** How often a replica running jobs looks for those of them cancelled through another replica. */
+const CANCEL_CHECK_MS = 500;
 
 /**
  * Background prompts of a replica among several on PostgreSQL: a submitted
@@ -30,6 +30,9 @@ export class ClusterBackgroundQueue {
   private readonly runs = new RunningJobs();
   private runner: TurnRunner | undefined;
   private poller: QueuePoller | undefined;
+  private stopWaking: (() => void) | undefined;
+  /** Ticks while jobs run here: a cancel through another replica is a row to look at, not a wake-up. */
+  private cancelCheck: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(private readonly options: BackgroundQueueOptions & { queue: JobQueue }) {}
@@ -43,7 +46,9 @@ export class ClusterBackgroundQueue {
     if (interrupted > 0) logger.warn('background jobs interrupted by a restart marked failed', { count: interrupted });
     // A no-op for rows whose entry waits; puts back one whose entry was lost (queued before the queue existed).
     for (const job of await store.queued()) await queue.enqueueBackground(job.id);
-    this.poller = startQueuePoller({ intervalMs: queue.pollMs, logger, poll: () => this.poll() });
+    const poller = startQueuePoller({ intervalMs: queue.idlePollMs, logger, poll: () => this.poll() });
+    this.poller = poller;
+    this.stopWaking = queue.onDue('background', () => poller.wake());
   }
 
   /** Queues the principal's prompt for the first replica with a free slot. */
@@ -53,7 +58,7 @@ export class ClusterBackgroundQueue {
     const { queue } = this.options;
     // This replica goes first when it has a slot (the job starts at once, where it was asked for); the
     // others see the entry after the hand-off delay, in time to take it if this replica is full or gone.
-    await queue.enqueueBackground(id, HAND_OFF_POLLS * queue.pollMs);
+    await queue.enqueueBackground(id, queue.handOffMs);
     if (this.runner && !this.closed && this.runs.size < this.options.concurrency) {
       await this.take(id).catch((err: unknown) =>
         this.options.logger.warn('background job left to the queue', { id, error: errorMessage(err) }),
@@ -65,7 +70,7 @@ export class ClusterBackgroundQueue {
   /**
    * Cancels a job the principal can see: one running here is stopped; any
    * other is recorded cancelled, so its queue entry is dropped when taken,
-   * or the replica running it stops it at its next poll. @throws
+   * or the replica running it stops it at its next check (within {@link CANCEL_CHECK_MS}). @throws
    * InputError when it is unknown or finished.
    */
   async cancel(principal: Principal, id: string): Promise<BackgroundJob> {
@@ -73,7 +78,7 @@ export class ClusterBackgroundQueue {
     // Running here: its turn stops and records the cancel.
     if (this.runs.abort(id, new Error('cancelled by request'))) return this.require(principal, id);
     if (job.status === 'queued' || job.status === 'running') {
-      // A job running on another replica: that replica sees the row cancelled at its next poll and stops the turn.
+      // A job running on another replica: that replica sees the row cancelled at its next check and stops the turn.
       await this.options.store.finish(id, {
         status: 'cancelled',
         finishedAt: this.now(),
@@ -94,6 +99,8 @@ export class ClusterBackgroundQueue {
   /** Stops taking jobs, fails the running ones and waits until they are recorded; queued jobs stay queued. */
   async close(): Promise<void> {
     this.closed = true;
+    this.stopWaking?.();
+    clearInterval(this.cancelCheck);
     await this.poller?.stop();
     await this.runs.stopAll(new Error('node shutting down'));
   }
@@ -103,7 +110,6 @@ export class ClusterBackgroundQueue {
   }
 
   private async poll(): Promise<void> {
-    await this.stopCancelledElsewhere();
     const free = this.options.concurrency - this.runs.size;
     if (free <= 0 || this.closed) return;
     await this.options.queue.takeBackground(free, (id) => this.take(id));
@@ -115,6 +121,20 @@ export class ClusterBackgroundQueue {
       const row = await this.options.store.get(OWNER, id);
       if (row?.status === 'cancelled') this.runs.abort(id, new Error('cancelled by request'));
     }
+  }
+
+  /** Checks for cancels every {@link CANCEL_CHECK_MS} while a job runs here, one check at a time. */
+  private checkCancelsWhileRunning(): void {
+    if (this.cancelCheck) return;
+    let checking = false;
+    this.cancelCheck = setInterval(() => {
+      if (checking) return;
+      checking = true;
+      this.stopCancelledElsewhere()
+        .catch((err: unknown) => this.options.logger.warn('cancel check failed', { error: errorMessage(err) }))
+        .finally(() => (checking = false));
+    }, CANCEL_CHECK_MS);
+    this.cancelCheck.unref();
   }
 
   /** One job taken from the queue: claimed on its row, then run in the background. */
@@ -132,7 +152,14 @@ export class ClusterBackgroundQueue {
         runClaimedBackgroundJob({ ...this.options, runner, job, signal, closing: () => this.closed }).catch(
           (err: unknown) => logger.error('background job could not be recorded', { id, error: errorMessage(err) }),
         ),
-      () => this.poller?.wake(),
+      () => {
+        if (this.runs.size === 0) {
+          clearInterval(this.cancelCheck);
+          this.cancelCheck = undefined;
+        }
+        this.poller?.wake();
+      },
     );
+    this.checkCancelsWhileRunning();
   }
 }

@@ -34,10 +34,10 @@ export function wasMissed(schedule: Schedule, scheduledFor: string, now: Date): 
 /**
  * The cron scheduler of a replica among several on PostgreSQL: each fire
  * time of each job is an entry of the cluster's job queue, due at that
- * time, so exactly one replica takes it (whichever polls first), a job
- * added, paused, resumed or removed through any replica is seen by all at
- * their next poll, and a replica stopped or dead leaves its jobs to the
- * others. Taking a fire time claims it on the job's row (its `nextRunAt`
+ * time, so exactly one replica takes it (whichever asks first when it
+ * comes due: each replica is woken then by the queue, not by a short poll),
+ * a job added, paused, resumed or removed through any replica is seen by
+ * all, and a replica stopped or dead leaves its jobs to the others. Taking a fire time claims it on the job's row (its `nextRunAt`
  * moves on and the next fire time is queued, in one transaction), and the
  * run record is unique per (job, scheduled time, trigger).
  *
@@ -53,6 +53,7 @@ export class ClusterCronScheduler {
   private readonly runs = new RunningJobs();
   private runner: TurnRunner | undefined;
   private poller: QueuePoller | undefined;
+  private stopWaking: (() => void) | undefined;
   private closed = false;
 
   constructor(private readonly options: CronSchedulerOptions & { queue: JobQueue }) {}
@@ -71,13 +72,15 @@ export class ClusterCronScheduler {
     for (const job of await store.all()) {
       if (job.status === 'active' && job.nextRunAt) await queue.scheduleCron(occurrenceOf(job, job.nextRunAt));
     }
-    this.poller = startQueuePoller({
-      intervalMs: queue.pollMs,
+    const poller = startQueuePoller({
+      intervalMs: queue.idlePollMs,
       logger,
       poll: async () => {
         await queue.takeCron(TAKEN_PER_POLL, (occurrence) => this.take(occurrence));
       },
     });
+    this.poller = poller;
+    this.stopWaking = queue.onDue('cron', () => poller.wake());
   }
 
   /** Adds the principal's job and queues its first fire time (any replica may run it). */
@@ -112,6 +115,7 @@ export class ClusterCronScheduler {
   /** Stops taking fire times, cancels runs under way and waits for them to be recorded. */
   async close(): Promise<void> {
     this.closed = true;
+    this.stopWaking?.();
     await this.poller?.stop();
     await this.runs.stopAll(new Error('node shutting down'));
   }
