@@ -1,12 +1,11 @@
 import type { Agent, LlmAgent, RemoteAgent } from './agent';
 import { assertNever, RunEvents, type RunEvent } from './events';
-import { toolJsonSchema } from './tool';
 import type { TurnInput, TurnResult, TurnRunner } from './turn';
 import { errorMessage, raceAbort, throwIfAborted } from '../errors';
 import { callModel } from './modelCall';
 import { callRemote } from './remoteCall';
 import { executeToolCall, grantRefusal, DEFAULT_MAX_TOOL_RESULT_CHARS } from './toolCall';
-import { transferTarget, transferToolSpec, treeIndexes, TRANSFER_TOOL } from './transfer';
+import { transferTarget, treeIndexes, TRANSFER_TOOL } from './transfer';
 import { resumePendingApproval } from './resume';
 import { previewArguments } from './argumentPreview';
 import { historyMessages, toolContext, TurnState, type ContextProvider, type TurnEndHook } from './turnState';
@@ -181,9 +180,6 @@ export function createRunner(options: RunnerOptions): TurnRunner {
     const model = agent.model ?? options.model;
     if (!model) return { type: 'failed', reason: `agent ${agent.name} has no model configured` };
 
-    const routes = turn.tree.routes(agent.name);
-    const tools = agent.tools.map((t) => ({ name: t.name, description: t.description, parameters: toolJsonSchema(t) }));
-    if (routes.length) tools.push(transferToolSpec(routes));
     const context = await agentContext(turn, agent);
     const reply = yield* callModel(
       model,
@@ -191,7 +187,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         agentName: agent.name,
         instruction: context ? `${agent.instruction}\n\n${context}` : agent.instruction,
         messages: turn.messages(),
-        tools,
+        tools: turn.tree.toolSpecs(agent.name),
         signal: turn.signal,
       },
       turn.log,
