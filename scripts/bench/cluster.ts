@@ -122,6 +122,8 @@ async function startReplica(
  * event loop, other threads (GC, compiler, libuv) and preemptions, per request.
  */
 interface BalancedLoad extends MeasuredLoad {
+  /** The machine's 1-minute load average just before the measured window. */
+  loadAverage: number;
   haproxyCpuUsPerReq: number;
   mainUsPerReq: number;
   otherThreadsUsPerReq: number;
@@ -130,6 +132,8 @@ interface BalancedLoad extends MeasuredLoad {
   db: DatabaseTally;
   /** Each replica's own counters over the window (its /metrics), one line each. */
   replicas: string[];
+  /** What the idle replicas cost the database after the window: transactions a second, and what they were. */
+  idle: { transactionsPerSec: number; top: string };
 }
 
 /** The database's side of a measured window, per request. */
@@ -227,6 +231,23 @@ function databaseTally(before: DatabaseCounters, after: DatabaseCounters, reques
   };
 }
 
+/** How long the replicas are left idle after the window, to count what they cost while nobody asks. */
+const IDLE_WINDOW_MS = 5_000;
+
+/** Counts the database's transactions and statements while the replicas idle for {@link IDLE_WINDOW_MS}. */
+async function idleTally(db: Client): Promise<BalancedLoad['idle']> {
+  const before = await databaseCounters(db);
+  await new Promise((resolve) => setTimeout(resolve, IDLE_WINDOW_MS));
+  const after = await databaseCounters(db);
+  const seconds = IDLE_WINDOW_MS / 1000;
+  // Per second instead of per request: the tally's "per request" divides by what it is given.
+  const tally = databaseTally(before, after, seconds);
+  return {
+    transactionsPerSec: tally.transactionsPerReq,
+    top: tally.top.map(({ perReq, query }) => `${fmt(perReq, 1)}/s \`${query}\``).join(', '),
+  };
+}
+
 async function balancedLoad(pg: TestPostgres, count: number): Promise<BalancedLoad> {
   return withDatabase(pg, async (databaseUrl) => {
     await withClient(databaseUrl, (db) => db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements'));
@@ -258,27 +279,35 @@ async function balancedLoad(pg: TestPostgres, count: number): Promise<BalancedLo
             return replicas.reduce((sum, r) => sum + r.cpuMs(), 0);
           },
         };
-        // Each replica compiles its own hot paths: round robin gives each a third of the warm-up's requests, so
-        // three replicas warm up three times as long for each to reach the lone replica's JIT state before the window.
-        await load({ ...front, cpuMs: () => 0 }, { ...GREETING, DURATION: String(settings.warmupSec * count) }, 0);
+        // Each replica compiles its own hot paths: each is warmed up on its own, directly, as long as the lone
+        // replica is (the others idle meanwhile), so each reaches about the lone replica's JIT state before the window.
+        for (const replica of replicas)
+          await load({ ...replica, cpuMs: () => 0 }, { ...GREETING, DURATION: String(settings.warmupSec) }, 0);
         const scrape = () => Promise.all(replicas.map((r) => replicaCounters(r.url)));
-        const { result, before, after, scrapedBefore, scrapedAfter } = await withClient(databaseUrl, async (stats) => {
-          const [before, scrapedBefore] = [await databaseCounters(stats), await scrape()];
-          const result = await load(front, GREETING, 0);
-          const [after, scrapedAfter] = [await databaseCounters(stats), await scrape()];
-          return { result, before, after, scrapedBefore, scrapedAfter };
-        });
+        let loadAverage = NaN;
+        const { result, before, after, scrapedBefore, scrapedAfter, idle } = await withClient(
+          databaseUrl,
+          async (stats) => {
+            const [before, scrapedBefore] = [await databaseCounters(stats), await scrape()];
+            loadAverage = os.loadavg()[0];
+            const result = await load(front, GREETING, 0);
+            const [after, scrapedAfter] = [await databaseCounters(stats), await scrape()];
+            return { result, before, after, scrapedBefore, scrapedAfter, idle: await idleTally(stats) };
+          },
+        );
         const served = result.ok + result.failed;
         const perReq = (before: number, after: number, scale = 1000) =>
           served ? ((after - before) * scale) / served : NaN;
         return {
           ...result,
+          loadAverage,
           haproxyCpuUsPerReq: perReq(haproxyMs[0], haproxyMs[1]),
           mainUsPerReq: perReq(threads[0].mainMs, threads[1].mainMs),
           otherThreadsUsPerReq: perReq(threads[0].otherMs, threads[1].otherMs),
           preemptionsPerReq: perReq(threads[0].preempted, threads[1].preempted, 1),
           db: databaseTally(before, after, served),
           replicas: scrapedBefore.map((counters, i) => replicaTally(counters, scrapedAfter[i])),
+          idle,
         };
       } finally {
         await balancer.stop();
@@ -359,8 +388,10 @@ export async function cluster(): Promise<ScenarioResult> {
           `replicas' CPU per request: one ${split(runs.one)}; three ${split(runs.three)} (preemptions: the kernel taking a core from a replica thread that still wanted it; more processes than cores)`,
           `database per request: one ${tally(runs.one)}; three ${tally(runs.three)}`,
           `each replica (last run), per request it served: one ${runs.one.at(-1)!.replicas.join('; ')}; three ${runs.three.at(-1)!.replicas.join('; ')}`,
+          `idle for ${IDLE_WINDOW_MS / 1000} s after the window (heartbeat ${HEARTBEAT_MS / 1000} s): one ${fmt(median(runs.one.map((r) => r.idle.transactionsPerSec)), 1)} transactions/s, three ${fmt(median(runs.three.map((r) => r.idle.transactionsPerSec)), 1)}; last run's statements: one ${runs.one.at(-1)!.idle.top}; three ${runs.three.at(-1)!.idle.top}`,
           `most frequent statements per request: one ${topStatements(runs.one)}; three ${topStatements(runs.three)}`,
-          `warm-up ${settings.warmupSec} s (one) and ${settings.warmupSec * 3} s (three): each replica JIT-compiles its own hot paths from about as many warm-up requests`,
+          `warm-up ${settings.warmupSec} s per replica, each on its own and directly (one and three alike): each replica JIT-compiles its own hot paths from about as many warm-up requests; sides alternate by round`,
+          `load average (1 min) before each window: one ${runs.one.map((r) => fmt(r.loadAverage, 2)).join(', ')}; three ${runs.three.map((r) => fmt(r.loadAverage, 2)).join(', ')}`,
         ],
       };
     },

@@ -146,8 +146,8 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): FrontHandler {
       sendJson(res, 200, { jsonrpc: '2.0', id: requestId, error: JsonRpcTransportHandler.mapToJSONRPCError(err) });
       return;
     }
+    // The headers go out with the first frame, in one write (the SDK's handler flushes them alone first).
     res.writeHead(200, SSE_HEADERS);
-    res.flushHeaders();
     const framePrefix = `data: {"jsonrpc":"2.0","id":${JSON.stringify(requestId)},"result":`;
     let left = false;
     const onClose = () => {

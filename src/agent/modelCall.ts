@@ -1,7 +1,7 @@
-import type { ModelRequest, ModelToolCall, Model } from '../llm/model';
+import type { ModelEvent, ModelRequest, ModelToolCall, Model } from '../llm/model';
 import type { Logger } from '../log/logger';
 import { RunEvents, type RunEvent } from './events';
-import { errorMessage, AbortError, raceAbort } from '../errors';
+import { errorMessage, AbortError } from '../errors';
 import { NOOP_OBSERVATION, type Observation } from '../observe/observer';
 
 /** What one model call produced: its text and the tool calls it asked for, or why it failed. */
@@ -27,14 +27,12 @@ export async function* callModel(
     observation.set(usage);
     observation.end(error);
   };
+  // Each step is raced with the signal: a provider that ignores it cannot hold a cancelled turn open.
+  let events: AbortableSteps<ModelEvent> | undefined;
   try {
-    // Each step is raced with the signal: a provider that ignores it cannot hold a cancelled turn open.
-    const events = model.stream(request)[Symbol.asyncIterator]();
+    events = new AbortableSteps(model.stream(request)[Symbol.asyncIterator](), request.signal);
     for (;;) {
-      const next = await raceAbort(events.next(), request.signal).catch((err: unknown) => {
-        if (request.signal.aborted) void Promise.resolve(events.return?.()).catch(() => {});
-        throw err;
-      });
+      const next = await events.next();
       if (next.done) break;
       const event = next.value;
       switch (event.type) {
@@ -63,8 +61,48 @@ export async function* callModel(
     const reason = errorMessage(err);
     logger.warn('model call failed', { agent: request.agentName, model: model.name, error: reason });
     return { ok: false, reason: `the model failed: ${reason}` };
+  } finally {
+    events?.close();
   }
   ended(request.signal.aborted ? 'aborted' : undefined);
   if (request.signal.aborted) throw new AbortError();
   return { ok: true, text, toolCalls };
+}
+
+/**
+ * A model's event stream whose every step is raced with the turn's signal,
+ * through one abort listener for the whole call (a listener added and
+ * removed per event, and the promises and closures around it, were most of
+ * the garbage a streamed chunk made in this layer). On abort the step being
+ * awaited rejects with {@link AbortError} and the stream is told to stop.
+ */
+class AbortableSteps<T> {
+  /** Rejects the step being awaited, while one is. */
+  private rejectStep: ((err: unknown) => void) | undefined;
+  private readonly onAbort = () => {
+    this.rejectStep?.(new AbortError());
+    void Promise.resolve(this.events.return?.()).catch(() => {});
+  };
+
+  constructor(
+    private readonly events: AsyncIterator<T>,
+    private readonly signal: AbortSignal,
+  ) {
+    signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  next(): Promise<IteratorResult<T>> {
+    if (this.signal.aborted) return Promise.reject(new AbortError());
+    const step = this.events.next();
+    return new Promise((resolve, reject) => {
+      this.rejectStep = reject;
+      step.then(resolve, reject);
+    });
+  }
+
+  /** The call is over: no abort is listened for any more. */
+  close(): void {
+    this.rejectStep = undefined;
+    this.signal.removeEventListener('abort', this.onAbort);
+  }
 }

@@ -1,12 +1,11 @@
 import type { Agent, LlmAgent, RemoteAgent } from './agent';
 import { assertNever, RunEvents, type RunEvent } from './events';
-import { toolJsonSchema } from './tool';
 import type { TurnInput, TurnResult, TurnRunner } from './turn';
 import { errorMessage, raceAbort, throwIfAborted } from '../errors';
 import { callModel } from './modelCall';
 import { callRemote } from './remoteCall';
 import { executeToolCall, grantRefusal, DEFAULT_MAX_TOOL_RESULT_CHARS } from './toolCall';
-import { transferTarget, transferToolSpec, treeIndexes, TRANSFER_TOOL } from './transfer';
+import { transferTarget, treeIndexes, TRANSFER_TOOL } from './transfer';
 import { resumePendingApproval } from './resume';
 import { previewArguments } from './argumentPreview';
 import { historyMessages, toolContext, TurnState, type ContextProvider, type TurnEndHook } from './turnState';
@@ -80,88 +79,91 @@ export function createRunner(options: RunnerOptions): TurnRunner {
   // Each turn runs on the tree current when it starts; its index (names, parents, routes) is built once per tree.
   const indexOf = treeIndexes();
 
-  /** A turn under the observer: how it ended is reported however it ends. */
-  async function* observedRun(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
-    const observed = ObservedTurn.start(observer, input);
+  /**
+   * The loop: who acts next, what they decided, until someone answers, asks,
+   * or it fails. How it ended is reported to the observer however it ends
+   * (here, not in a generator around this one: every event would cross one
+   * more layer).
+   */
+  async function* run(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
+    // Nothing listening: turns run with no observer in the way.
+    const observed = observer.active ? ObservedTurn.start(observer, input) : ObservedTurn.none;
     try {
-      const result = yield* run(input, observed);
-      observed.settle(result);
-      return result;
+      const { principal, sessionId } = input;
+      const tree = indexOf(options.tree.current(principal));
+      const fresh = input.newSession === true;
+      const [state, history] = fresh
+        ? [emptySessionState(), []]
+        : await Promise.all([
+            sessions.state(principal, sessionId),
+            historyMessages(sessions, principal, sessionId, options.historyLimit ?? 40),
+          ]);
+      const turn = new TurnState({ input, tree, history, state, logger });
+      /** Hands the turn to the store; the returned promise settles once it is committed. */
+      const end = (result: TurnResult) =>
+        turn.commit(sessions, options.onTurnEnd).then(() => {
+          observed.settle(result);
+          return result;
+        });
+      throwIfAborted(turn.signal);
+
+      let agent: Agent = startingAgent(turn);
+      yield observed.enter(agent);
+      if (state.pendingApproval && agent.kind === 'llm') {
+        yield* resumePendingApproval(turn, agent, state.pendingApproval, { maxToolChars, redact });
+      }
+      // Whatever the session was waiting for, this message answers it.
+      delete state.pendingApproval;
+      delete state.activeAgent;
+
+      for (;;) {
+        throwIfAborted(turn.signal);
+        const step: Step =
+          agent.kind === 'llm' ? yield* llmStep(turn, agent, observed) : yield* remoteStep(turn, agent, observed);
+        switch (step.type) {
+          case 'final': {
+            // Handed to the store before the event goes out, so a consumer that stops reading at `final` loses
+            // nothing; the turn's result is returned only once the write has committed.
+            turn.push({ role: 'assistant', content: step.text, author: agent.name }, true);
+            const committed = end({ status: 'completed', text: step.text, author: agent.name });
+            yield RunEvents.final(agent.name, step.text);
+            return await committed;
+          }
+          case 'delegate':
+            observed.step.child('transfer', step.to.name, { from: agent.name, to: step.to.name }).end();
+            yield RunEvents.transfer(agent.name, step.to.name);
+            agent = step.to;
+            yield observed.enter(agent);
+            continue;
+          case 'again':
+            continue;
+          case 'rejected':
+            yield RunEvents.rejected(agent.name, step.note);
+            agent = handBack(turn, agent, step.note);
+            yield observed.enter(agent);
+            continue;
+          case 'remote_failed':
+            agent = handBack(turn, agent, step.note, step.advice);
+            yield observed.enter(agent);
+            continue;
+          case 'input_required': {
+            turn.push({ role: 'assistant', content: step.question, author: agent.name }, true);
+            // The next message of this session goes straight back to whoever asked.
+            state.activeAgent = agent.name;
+            if (step.pending) state.pendingApproval = step.pending;
+            const committed = end({ status: 'input-required', text: step.question, author: agent.name });
+            yield RunEvents.inputRequired(agent.name, step.question);
+            return await committed;
+          }
+          case 'failed':
+            turn.log.warn('turn failed', { agent: agent.name, reason: step.reason });
+            return await end({ status: 'failed', text: step.reason, author: agent.name });
+          default:
+            return assertNever(step);
+        }
+      }
     } finally {
       observed.end();
-    }
-  }
-
-  /** The loop: who acts next, what they decided, until someone answers, asks, or it fails. */
-  async function* run(input: TurnInput, observed: ObservedTurn): AsyncGenerator<RunEvent, TurnResult> {
-    const { principal, sessionId } = input;
-    const tree = indexOf(options.tree.current(principal));
-    const fresh = input.newSession === true;
-    const [state, history] = fresh
-      ? [emptySessionState(), []]
-      : await Promise.all([
-          sessions.state(principal, sessionId),
-          historyMessages(sessions, principal, sessionId, options.historyLimit ?? 40),
-        ]);
-    const turn = new TurnState({ input, tree, history, state, logger });
-    /** Hands the turn to the store; the returned promise settles once it is committed. */
-    const end = (result: TurnResult) => turn.commit(sessions, options.onTurnEnd).then(() => result);
-    throwIfAborted(turn.signal);
-
-    let agent: Agent = startingAgent(turn);
-    yield observed.enter(agent);
-    if (state.pendingApproval && agent.kind === 'llm') {
-      yield* resumePendingApproval(turn, agent, state.pendingApproval, { maxToolChars, redact });
-    }
-    // Whatever the session was waiting for, this message answers it.
-    delete state.pendingApproval;
-    delete state.activeAgent;
-
-    for (;;) {
-      throwIfAborted(turn.signal);
-      const step: Step =
-        agent.kind === 'llm' ? yield* llmStep(turn, agent, observed) : yield* remoteStep(turn, agent, observed);
-      switch (step.type) {
-        case 'final': {
-          // Handed to the store before the event goes out, so a consumer that stops reading at `final` loses
-          // nothing; the turn's result is returned only once the write has committed.
-          turn.push({ role: 'assistant', content: step.text, author: agent.name }, true);
-          const committed = end({ status: 'completed', text: step.text, author: agent.name });
-          yield RunEvents.final(agent.name, step.text);
-          return await committed;
-        }
-        case 'delegate':
-          observed.step.child('transfer', step.to.name, { from: agent.name, to: step.to.name }).end();
-          yield RunEvents.transfer(agent.name, step.to.name);
-          agent = step.to;
-          yield observed.enter(agent);
-          continue;
-        case 'again':
-          continue;
-        case 'rejected':
-          yield RunEvents.rejected(agent.name, step.note);
-          agent = handBack(turn, agent, step.note);
-          yield observed.enter(agent);
-          continue;
-        case 'remote_failed':
-          agent = handBack(turn, agent, step.note, step.advice);
-          yield observed.enter(agent);
-          continue;
-        case 'input_required': {
-          turn.push({ role: 'assistant', content: step.question, author: agent.name }, true);
-          // The next message of this session goes straight back to whoever asked.
-          state.activeAgent = agent.name;
-          if (step.pending) state.pendingApproval = step.pending;
-          const committed = end({ status: 'input-required', text: step.question, author: agent.name });
-          yield RunEvents.inputRequired(agent.name, step.question);
-          return await committed;
-        }
-        case 'failed':
-          turn.log.warn('turn failed', { agent: agent.name, reason: step.reason });
-          return await end({ status: 'failed', text: step.reason, author: agent.name });
-        default:
-          return assertNever(step);
-      }
     }
   }
 
@@ -178,9 +180,6 @@ export function createRunner(options: RunnerOptions): TurnRunner {
     const model = agent.model ?? options.model;
     if (!model) return { type: 'failed', reason: `agent ${agent.name} has no model configured` };
 
-    const routes = turn.tree.routes(agent.name);
-    const tools = agent.tools.map((t) => ({ name: t.name, description: t.description, parameters: toolJsonSchema(t) }));
-    if (routes.length) tools.push(transferToolSpec(routes));
     const context = await agentContext(turn, agent);
     const reply = yield* callModel(
       model,
@@ -188,7 +187,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         agentName: agent.name,
         instruction: context ? `${agent.instruction}\n\n${context}` : agent.instruction,
         messages: turn.messages(),
-        tools,
+        tools: turn.tree.toolSpecs(agent.name),
         signal: turn.signal,
       },
       turn.log,
@@ -356,8 +355,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
     return turn.contexts.get(agent.name);
   }
 
-  // Nothing listening: turns run with no observer in the way.
-  return { run: observer.active ? observedRun : (input) => run(input, ObservedTurn.none) };
+  return { run };
 }
 
 /**

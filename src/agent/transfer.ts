@@ -1,5 +1,6 @@
 import type { Agent, LlmAgent } from './agent';
 import type { ModelRoute, ModelToolSpec } from '../llm/model';
+import { toolJsonSchema } from './tool';
 
 /** The delegation function offered to the model (adk-js's name and argument). */
 export const TRANSFER_TOOL = 'transfer_to_agent';
@@ -11,6 +12,13 @@ export interface TreeIndex {
   parentOf(name: string): LlmAgent | undefined;
   /** {@link routesFor} the agent named `name` (empty for an unknown or remote agent), worked out once per index. */
   routes(name: string): readonly ModelRoute[];
+  /**
+   * What the model of the agent named `name` is offered: its tools, then the
+   * transfer function when it has {@link routes}; worked out once per index
+   * (each model call of a stream held its own copy while the answer streamed).
+   * Callers must not change it.
+   */
+  toolSpecs(name: string): ModelToolSpec[];
 }
 
 /** Indexes the tree under `root` by name. The first agent with a name wins (names are unique in a built tree). */
@@ -25,6 +33,7 @@ export function indexTree(root: LlmAgent): TreeIndex {
   };
   visit(root);
   const routes = new Map<string, readonly ModelRoute[]>();
+  const specs = new Map<string, ModelToolSpec[]>();
   const index: TreeIndex = {
     root,
     get: (name) => agents.get(name),
@@ -38,8 +47,24 @@ export function indexTree(root: LlmAgent): TreeIndex {
       }
       return found;
     },
+    toolSpecs(name) {
+      let found = specs.get(name);
+      if (!found) {
+        const agent = agents.get(name);
+        found = agent?.kind === 'llm' ? agentToolSpecs(agent, index.routes(name)) : [];
+        specs.set(name, found);
+      }
+      return found;
+    },
   };
   return index;
+}
+
+/** An agent's tools as the model sees them, then the transfer function when it has somewhere to transfer. */
+function agentToolSpecs(agent: LlmAgent, routes: readonly ModelRoute[]): ModelToolSpec[] {
+  const tools = agent.tools.map((t) => ({ name: t.name, description: t.description, parameters: toolJsonSchema(t) }));
+  if (routes.length) tools.push(transferToolSpec(routes));
+  return tools;
 }
 
 /**

@@ -214,20 +214,30 @@ export function createPeerExchange(options: PeerFetchOptions): PeerExchange {
       const collect = (event: SseEvent) => {
         if (event.data !== undefined) events.push(event.data);
       };
-      const body = decoded(response.body, response.headers['content-encoding']);
+      // Quiet: a body destroyed below emits the reason as an error that nothing else listens for.
+      const body = quietBody(decoded(response.body, response.headers['content-encoding']));
       try {
-        for await (const chunk of body) {
+        // Destroyed below, without the AbortError (and its stack) a returning `for await` makes when a
+        // caller stops at the answer before the peer's stream has ended.
+        for await (const chunk of body.iterator({ destroyOnReturn: false })) {
           guard.push(chunk as Buffer, collect);
           for (const event of events.splice(0)) yield event;
         }
         guard.end(collect);
         for (const event of events.splice(0)) yield event;
       } finally {
-        if (!body.readableEnded) body.destroy();
+        if (!body.readableEnded) body.destroy(READER_DONE);
       }
     },
   };
 }
+
+/**
+ * Why a stream body is dropped when its reader has what it needed (an
+ * answer, then the peer's end still in flight): one instance, so no call
+ * pays for an error's stack (undici makes one per body destroyed without a reason).
+ */
+const READER_DONE = new RemoteAgentError('the reader stopped before the peer ended its stream');
 
 /** Sends one request through the pinned dispatcher; a redirect is refused, never followed. */
 async function send(

@@ -155,9 +155,10 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     const metadata = { ...hop.metadata, [TRACEPARENT_KEY]: trace.traceparent };
     const limitedByConfig = peer.entry.timeoutMs === undefined || peer.entry.timeoutMs > limits.maxDurationMs;
     const timeoutMs = limitedByConfig ? limits.maxDurationMs : (peer.entry.timeoutMs as number);
-    const timeout = AbortSignal.timeout(timeoutMs);
-    // A cancel before the peer has named its task lets the request run on briefly, so the task can be cancelled by id.
+    // One signal per call, aborted by its deadline or by the caller's cancel. A cancel before the peer has
+    // named its task lets the request run on briefly, so the task can be cancelled by id.
     const requestAbort = new AbortController();
+    let timedOut = false;
     let grace: NodeJS.Timeout | undefined;
     const seen: TaskTracker = {
       taskId: session.taskId,
@@ -172,7 +173,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     };
     if (invocation.signal.aborted) requestAbort.abort(invocation.signal.reason);
     else invocation.signal.addEventListener('abort', onCallerAbort, { once: true });
-    const signal = AbortSignal.any([requestAbort.signal, timeout]);
+    const signal = requestAbort.signal;
     const request: RequestOptions = {
       signal,
       serviceParameters: { ...peer.headers, [TRACEPARENT_KEY]: trace.traceparent },
@@ -186,6 +187,10 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       streaming: peer.streaming,
       contextLines: context.length,
     });
+    const deadline = setTimeout(() => {
+      timedOut = true;
+      requestAbort.abort(new DOMException(`the call took longer than ${timeoutMs} ms`, 'TimeoutError'));
+    }, timeoutMs).unref();
     try {
       const c = await sharedClient();
       const message = userMessage(invocation.text, metadata, session, context);
@@ -203,8 +208,8 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
         throw abortError(invocation.signal);
       }
       delete invocation.state[stateKey];
-      if (timeout.aborted) await cancelRemote(seen.taskId, callLog);
-      const fault = timeout.aborted
+      if (timedOut) await cancelRemote(seen.taskId, callLog);
+      const fault = timedOut
         ? {
             reason: `timed out after ${timeoutMs} ms${limitedByConfig ? ' (a2a.peerLimits.maxDurationMs)' : ''}`,
             counts: true,
@@ -219,6 +224,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       callLog.warn('remote call failed', { reason });
       return { status: 'failed', reason: `remote agent ${peer.name} ${reason}` };
     } finally {
+      clearTimeout(deadline);
       clearTimeout(grace);
       invocation.signal.removeEventListener('abort', onCallerAbort);
     }

@@ -41,46 +41,67 @@ export function createWinstonLogger(options: WinstonLoggerOptions): Logger {
   return wrap(root);
 }
 
+/** The level methods of a {@link Logger}. */
+type Level = 'debug' | 'info' | 'warn' | 'error';
+type WriteLine = (message: string, meta?: Record<string, unknown>) => void;
+
+/** What a line below the level is written with: nothing. */
+const ignoreLine: WriteLine = () => {};
+
 /**
  * A {@link Logger} over a winston logger made on first use. Each request
  * makes a few children (the turn's, the tool's) that usually log nothing at
  * `warn`; winston's `child` allocated one per call (~0.7% of a greeting's
  * CPU). Lines below the level cost nothing and make nothing; a child shares
  * its root's level, so the root answers for it.
+ *
+ * Callers may take a method off unbound (`(changed ? log.warn : log.debug)(…)`),
+ * so each level method is a function bound to its logger; it is made when
+ * first asked for (an open stream holds a few children that never write a
+ * line, and four closures each were most of their size), and below the level
+ * every logger hands out the one {@link ignoreLine}.
  */
 class LazyWinstonLogger implements Logger {
   private made: winston.Logger | undefined;
+  private bound: Partial<Record<Level, WriteLine>> | undefined;
 
+  /** The root itself (no parent), or a child of `parent` with `bindings`, made when it first writes a line. */
   constructor(
-    private readonly make: () => winston.Logger,
     private readonly root: winston.Logger,
+    private readonly parent?: LazyWinstonLogger,
+    private readonly bindings?: Record<string, unknown>,
   ) {}
 
   private get logger(): winston.Logger {
-    return (this.made ??= this.make());
+    return (this.made ??= this.parent ? this.parent.logger.child(this.bindings ?? {}) : this.root);
   }
 
-  // Arrow fields, not methods: callers may pass a method on unbound (`(changed ? log.warn : log.debug)(…)`).
-  debug = (message: string, meta?: Record<string, unknown>): void => {
-    if (this.root.isDebugEnabled()) this.logger.debug(message, meta);
-  };
+  private writer(level: Level): WriteLine {
+    const bound = (this.bound ??= {});
+    return (bound[level] ??= (message, meta) => this.logger[level](message, meta));
+  }
 
-  info = (message: string, meta?: Record<string, unknown>): void => {
-    if (this.root.isInfoEnabled()) this.logger.info(message, meta);
-  };
+  get debug(): WriteLine {
+    return this.root.isDebugEnabled() ? this.writer('debug') : ignoreLine;
+  }
 
-  warn = (message: string, meta?: Record<string, unknown>): void => {
-    this.logger.warn(message, meta);
-  };
+  get info(): WriteLine {
+    return this.root.isInfoEnabled() ? this.writer('info') : ignoreLine;
+  }
 
-  error = (message: string, meta?: Record<string, unknown>): void => {
-    this.logger.error(message, meta);
-  };
+  get warn(): WriteLine {
+    return this.writer('warn');
+  }
 
-  child = (bindings: Record<string, unknown>): Logger =>
-    new LazyWinstonLogger(() => this.logger.child(bindings), this.root);
+  get error(): WriteLine {
+    return this.writer('error');
+  }
+
+  child(bindings: Record<string, unknown>): Logger {
+    return new LazyWinstonLogger(this.root, this, bindings);
+  }
 }
 
 function wrap(root: winston.Logger): Logger {
-  return new LazyWinstonLogger(() => root, root);
+  return new LazyWinstonLogger(root);
 }

@@ -146,8 +146,7 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
     },
   });
 
-  /** Records one finished observation into its metric. */
-  const record = (kind: ObservedKind, name: string, seen: ObservedAttributes, seconds: number, error?: string) => {
+  const record: RecordObservation = (kind, name, seen, seconds, error) => {
     const outcome = error ? 'error' : 'ok';
     switch (kind) {
       case 'turn':
@@ -176,21 +175,8 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
     }
   };
 
-  const observe = (kind: ObservedKind, name: string, attributes: ObservedAttributes = {}): Observation => {
-    const started = performance.now();
-    const seen = { ...attributes };
-    let ended = false;
-    return {
-      child: (childKind, childName, childAttributes) => observe(childKind, childName, childAttributes),
-      set: (more) => Object.assign(seen, more),
-      end: (error) => {
-        if (ended) return;
-        ended = true;
-        record(kind, name, seen, (performance.now() - started) / 1000, error);
-      },
-      traceparent: () => undefined,
-    };
-  };
+  const observe = (kind: ObservedKind, name: string, attributes: ObservedAttributes = {}): Observation =>
+    new MetricObservation(record, kind, name, attributes);
 
   const routes = express.Router();
   routes.get('/metrics', requireOwner(options.access), async (_req, res, next) => {
@@ -278,4 +264,57 @@ export function a2aMethodOf(req: InterceptedRequest): string {
   for (const [verb, pattern, name] of REST_METHODS) if (req.method === verb && pattern.test(path)) return name;
   const first = path.split('/')[1] ?? '';
   return ['agents', 'healthz', 'readyz', 'metrics', 'console'].includes(first) ? first : 'other';
+}
+
+/** Records one finished observation (`seconds` long) into its metric. */
+type RecordObservation = (
+  kind: ObservedKind,
+  name: string,
+  seen: ObservedAttributes,
+  seconds: number,
+  error?: string,
+) => void;
+
+/**
+ * One observation as the metrics see it: timed from its start, recorded into
+ * its metric when it ends. A class, not a literal of closures: an open stream
+ * holds one per step for as long as it runs.
+ */
+class MetricObservation implements Observation {
+  private readonly started = performance.now();
+  private seen: ObservedAttributes;
+  /** Whether `seen` is this observation's own copy (the caller's attributes are copied on the first `set`). */
+  private owned = false;
+  private ended = false;
+
+  constructor(
+    private readonly record: RecordObservation,
+    private readonly kind: ObservedKind,
+    private readonly name: string,
+    attributes: ObservedAttributes,
+  ) {
+    this.seen = attributes;
+  }
+
+  child(kind: ObservedKind, name: string, attributes: ObservedAttributes = {}): Observation {
+    return new MetricObservation(this.record, kind, name, attributes);
+  }
+
+  set(more: ObservedAttributes): void {
+    if (!this.owned) {
+      this.seen = { ...this.seen };
+      this.owned = true;
+    }
+    Object.assign(this.seen, more);
+  }
+
+  end(error?: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.record(this.kind, this.name, this.seen, (performance.now() - this.started) / 1000, error);
+  }
+
+  traceparent(): undefined {
+    return undefined;
+  }
 }

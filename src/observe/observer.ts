@@ -102,20 +102,33 @@ export function combineObservers(observers: readonly Observer[]): Observer {
 }
 
 function combineObservations(parts: readonly Observation[]): Observation {
-  return {
-    child: (kind, name, attributes) => combineObservations(parts.map((p) => p.child(kind, name, attributes))),
-    set: (attributes) => {
-      for (const p of parts) p.set(attributes);
-    },
-    end: (error) => {
-      for (const p of parts) p.end(error);
-    },
-    traceparent: () => {
-      for (const p of parts) {
-        const value = p.traceparent();
-        if (value) return value;
-      }
-      return undefined;
-    },
-  };
+  return new CombinedObservation(parts);
+}
+
+/**
+ * One observation per sink, told together. A class, not a literal of
+ * closures: an open stream holds a few of these for as long as it runs.
+ */
+class CombinedObservation implements Observation {
+  constructor(private readonly parts: readonly Observation[]) {}
+
+  child(kind: ObservedKind, name: string, attributes?: ObservedAttributes): Observation {
+    return new CombinedObservation(this.parts.map((p) => p.child(kind, name, attributes)));
+  }
+
+  set(attributes: ObservedAttributes): void {
+    for (const p of this.parts) p.set(attributes);
+  }
+
+  end(error?: string): void {
+    for (const p of this.parts) p.end(error);
+  }
+
+  traceparent(): string | undefined {
+    for (const p of this.parts) {
+      const value = p.traceparent();
+      if (value) return value;
+    }
+    return undefined;
+  }
 }

@@ -94,45 +94,7 @@ export function createTimelines(options: {
     return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text;
   };
 
-  const stepOf = (timeline: TaskTimeline, started: number, parentAgent?: string) =>
-    function observe(kind: ObservedKind, name: string, attributes: ObservedAttributes = {}): Observation {
-      const at = performance.now();
-      const step: TimelineStep | undefined =
-        kind === 'turn' || timeline.steps.length >= MAX_STEPS
-          ? undefined
-          : {
-              kind,
-              name,
-              agent: typeof attributes.agent === 'string' ? attributes.agent : parentAgent,
-              atMs: Math.round(at - started),
-              args: shorten(attributes.args),
-            };
-      if (step) {
-        timeline.steps.push(step);
-        notify(timeline, 'step', step.agent);
-      }
-      const agent = step?.agent ?? parentAgent;
-      let ended = false;
-      return {
-        child: (childKind, childName, childAttributes) =>
-          stepOf(timeline, started, agent)(childKind, childName, childAttributes),
-        set: (more) => {
-          if (!step) return;
-          if (more.result !== undefined) step.result = shorten(more.result);
-          if (typeof more.inputTokens === 'number') step.inputTokens = more.inputTokens;
-          if (typeof more.outputTokens === 'number') step.outputTokens = more.outputTokens;
-          if (typeof more.hops === 'number') step.hops = more.hops;
-        },
-        end: (error) => {
-          if (ended || !step) return;
-          ended = true;
-          step.ms = Math.round(performance.now() - at);
-          if (error) step.error = shorten(error);
-          notify(timeline, 'step', step.agent);
-        },
-        traceparent: () => undefined,
-      };
-    };
+  const sink: TimelineSink = { notify, shorten };
 
   const observer: Observer = {
     active: true,
@@ -148,24 +110,7 @@ export function createTimelines(options: {
       ring.push(timeline);
       if (ring.length > options.size) ring.splice(0, ring.length - options.size);
       notify(timeline, 'turn');
-      const child = stepOf(timeline, started);
-      let ended = false;
-      return {
-        child,
-        set: (more) => {
-          if (typeof more.status === 'string') timeline.status = more.status;
-          if (typeof more.agent === 'string') timeline.agent = more.agent;
-        },
-        end: (error) => {
-          if (ended) return;
-          ended = true;
-          timeline.ms = Math.round(performance.now() - started);
-          if (error) timeline.error = shorten(error);
-          timeline.status ??= error ? 'aborted' : 'completed';
-          notify(timeline, 'end', timeline.agent);
-        },
-        traceparent: () => undefined,
-      };
+      return new TurnObservation(sink, timeline, started);
     },
     storeWrite: () => {},
     storeNotification: () => {},
@@ -192,4 +137,117 @@ export function createTimelines(options: {
     };
   };
   return { observer, recent, subscribe, routes };
+}
+
+/** What every observation of one timelines sink shares: telling watchers, and shortening what it keeps. */
+interface TimelineSink {
+  notify(timeline: TaskTimeline, what: TimelineChange['what'], agent?: string): void;
+  shorten(value: unknown): string | undefined;
+}
+
+/**
+ * A turn's timeline as it is recorded. Observations are classes, not
+ * literals of closures: an open stream holds one per step while it runs.
+ */
+class TurnObservation implements Observation {
+  private ended = false;
+
+  constructor(
+    private readonly sink: TimelineSink,
+    private readonly timeline: TaskTimeline,
+    private readonly started: number,
+  ) {}
+
+  child(kind: ObservedKind, name: string, attributes?: ObservedAttributes): Observation {
+    return StepObservation.start(this.sink, this.timeline, this.started, undefined, kind, name, attributes);
+  }
+
+  set(more: ObservedAttributes): void {
+    if (typeof more.status === 'string') this.timeline.status = more.status;
+    if (typeof more.agent === 'string') this.timeline.agent = more.agent;
+  }
+
+  end(error?: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    const { timeline } = this;
+    timeline.ms = Math.round(performance.now() - this.started);
+    if (error) timeline.error = this.sink.shorten(error);
+    timeline.status ??= error ? 'aborted' : 'completed';
+    this.sink.notify(timeline, 'end', timeline.agent);
+  }
+
+  traceparent(): undefined {
+    return undefined;
+  }
+}
+
+/** One step of a turn's timeline (none once the turn has {@link MAX_STEPS}: its children still nest). */
+class StepObservation implements Observation {
+  private ended = false;
+
+  private constructor(
+    private readonly sink: TimelineSink,
+    private readonly timeline: TaskTimeline,
+    /** When the turn started. */
+    private readonly started: number,
+    /** When this step started. */
+    private readonly at: number,
+    private readonly step: TimelineStep | undefined,
+    /** The agent acting: this step's, else its parent's. */
+    private readonly agent: string | undefined,
+  ) {}
+
+  static start(
+    sink: TimelineSink,
+    timeline: TaskTimeline,
+    started: number,
+    parentAgent: string | undefined,
+    kind: ObservedKind,
+    name: string,
+    attributes: ObservedAttributes = {},
+  ): StepObservation {
+    const at = performance.now();
+    const step: TimelineStep | undefined =
+      kind === 'turn' || timeline.steps.length >= MAX_STEPS
+        ? undefined
+        : {
+            kind,
+            name,
+            agent: typeof attributes.agent === 'string' ? attributes.agent : parentAgent,
+            atMs: Math.round(at - started),
+            args: sink.shorten(attributes.args),
+          };
+    if (step) {
+      timeline.steps.push(step);
+      sink.notify(timeline, 'step', step.agent);
+    }
+    return new StepObservation(sink, timeline, started, at, step, step?.agent ?? parentAgent);
+  }
+
+  child(kind: ObservedKind, name: string, attributes?: ObservedAttributes): Observation {
+    return StepObservation.start(this.sink, this.timeline, this.started, this.agent, kind, name, attributes);
+  }
+
+  set(more: ObservedAttributes): void {
+    const { step } = this;
+    if (!step) return;
+    if (more.result !== undefined) step.result = this.sink.shorten(more.result);
+    if (typeof more.inputTokens === 'number') step.inputTokens = more.inputTokens;
+    if (typeof more.outputTokens === 'number') step.outputTokens = more.outputTokens;
+    if (typeof more.hops === 'number') step.hops = more.hops;
+  }
+
+  end(error?: string): void {
+    const { step } = this;
+    if (this.ended || !step) return;
+    this.ended = true;
+    step.ms = Math.round(performance.now() - this.at);
+    if (error) step.error = this.sink.shorten(error);
+    this.sink.notify(this.timeline, 'step', step.agent);
+  }
+
+  traceparent(): undefined {
+    return undefined;
+  }
 }

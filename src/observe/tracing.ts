@@ -137,35 +137,6 @@ export function createNodeTracing(options: TracingOptions): NodeTracing {
   /** The server span of the request being served, for the turn it starts. */
   const requestSpan = new AsyncLocalStorage<Span>();
 
-  const observe = (kind: ObservedKind, name: string, parent: Context, attributes: ObservedAttributes = {}) => {
-    const seen = { ...attributes };
-    const described = describe(kind, name, seen);
-    const span = tracer.startSpan(
-      described.name,
-      { kind: kind === 'remote' ? SpanKind.CLIENT : SpanKind.INTERNAL, attributes: described.attributes },
-      parent,
-    );
-    const context = trace.setSpan(parent, span);
-    let ended = false;
-    const observation: Observation = {
-      child: (childKind, childName, childAttributes) => observe(childKind, childName, context, childAttributes),
-      set: (more) => Object.assign(seen, more),
-      end: (error) => {
-        if (ended) return;
-        ended = true;
-        span.setAttributes(laterAttributes(kind, seen));
-        if (error) span.setStatus({ code: SpanStatusCode.ERROR, message: options.redact(error).slice(0, 500) });
-        span.end();
-      },
-      traceparent: () => {
-        const carrier: Record<string, string> = {};
-        propagator.inject(context, carrier, { set: (c, k, v) => (c[k] = v) });
-        return carrier[TRACEPARENT_KEY];
-      },
-    };
-    return observation;
-  };
-
   return {
     observer: {
       active: true,
@@ -174,7 +145,7 @@ export function createNodeTracing(options: TracingOptions): NodeTracing {
         const parent = serving
           ? trace.setSpan(ROOT_CONTEXT, serving)
           : propagator.extract(ROOT_CONTEXT, { [TRACEPARENT_KEY]: start.traceparent }, headerGetter);
-        return observe('turn', 'turn', parent, {
+        return SpanObservation.start(tracer, options.redact, 'turn', 'turn', parent, {
           caller: start.caller,
           sessionId: start.sessionId,
           taskId: start.taskId,
@@ -201,4 +172,62 @@ export function createNodeTracing(options: TracingOptions): NodeTracing {
     },
     close: () => provider.shutdown(),
   };
+}
+
+/**
+ * One span being recorded. A class, not a literal of closures: an open
+ * stream holds one per step while it runs.
+ */
+class SpanObservation implements Observation {
+  private ended = false;
+
+  private constructor(
+    private readonly tracer: Tracer,
+    private readonly redact: (text: string) => string,
+    private readonly kind: ObservedKind,
+    private readonly span: Span,
+    /** The span's context: its children's parent. */
+    private readonly context: Context,
+    private readonly seen: ObservedAttributes,
+  ) {}
+
+  static start(
+    tracer: Tracer,
+    redact: (text: string) => string,
+    kind: ObservedKind,
+    name: string,
+    parent: Context,
+    attributes: ObservedAttributes = {},
+  ): SpanObservation {
+    const seen = { ...attributes };
+    const described = describe(kind, name, seen);
+    const span = tracer.startSpan(
+      described.name,
+      { kind: kind === 'remote' ? SpanKind.CLIENT : SpanKind.INTERNAL, attributes: described.attributes },
+      parent,
+    );
+    return new SpanObservation(tracer, redact, kind, span, trace.setSpan(parent, span), seen);
+  }
+
+  child(kind: ObservedKind, name: string, attributes?: ObservedAttributes): Observation {
+    return SpanObservation.start(this.tracer, this.redact, kind, name, this.context, attributes);
+  }
+
+  set(more: ObservedAttributes): void {
+    Object.assign(this.seen, more);
+  }
+
+  end(error?: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.span.setAttributes(laterAttributes(this.kind, this.seen));
+    if (error) this.span.setStatus({ code: SpanStatusCode.ERROR, message: this.redact(error).slice(0, 500) });
+    this.span.end();
+  }
+
+  traceparent(): string | undefined {
+    const carrier: Record<string, string> = {};
+    propagator.inject(this.context, carrier, { set: (c, k, v) => (c[k] = v) });
+    return carrier[TRACEPARENT_KEY];
+  }
 }

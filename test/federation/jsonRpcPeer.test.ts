@@ -10,8 +10,8 @@ import {
   type PeerFetchOptions,
 } from '../../src/federation/peerFetch';
 import { createPeerClient, isProtocolError, partsText } from '../../src/federation/remoteClient';
-import { startPeer, type TestPeer } from '../support/federationPeers';
-import { waitFor } from '../support/waitFor';
+import { startPeer, startRawServer, type TestPeer } from '../support/federationPeers';
+import { holdsFor, waitFor } from '../support/waitFor';
 
 /**
  * The lean v1.0 JSON-RPC client (issue 15, the hop) must be a drop-in for
@@ -180,5 +180,49 @@ describe('the lean client against a real SDK peer, next to the SDK client', () =
       lean.getTask({ tenant: '', id: 'x', historyLength: 0 }, { signal: AbortSignal.timeout(1_000) }),
     ).rejects.toThrow(/outside a delegated call/);
     expect(peer.requests).toEqual([]);
+  });
+
+  it('stops reading at the answer as the peer ends its stream, and the abandoned body throws nothing', async () => {
+    // As an SDK server answers with a Message: one event, then the end, which the caller does not wait for.
+    const raw = await startRawServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        const { id } = JSON.parse(body) as { id: number };
+        const message = { messageId: 'm1', role: 'ROLE_AGENT', parts: [{ text: 'answer' }] };
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(`data: ${JSON.stringify({ jsonrpc: '2.0', id, result: { message } })}\n\n`);
+      });
+    });
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const meters = new PeerCallMeters();
+      const exchange = createPeerExchange({
+        dispatcher,
+        limits: { ...DEFAULT_PEER_LIMITS, maxDurationMs: 5_000 },
+        meters,
+        legacy: false,
+        onDeviation: () => undefined,
+      });
+      const lean = createJsonRpcPeerClient({ endpoint: `${raw.origin}/`, exchange, polling: false });
+      const answers: string[] = [];
+      for (let i = 0; i < 20; i++) {
+        const signal = AbortSignal.timeout(5_000);
+        meters.start(signal);
+        for await (const event of lean.sendMessageStream(params('hi'), { signal })) {
+          if (event.payload?.$case !== 'message') continue;
+          answers.push(partsText(event.payload.value.parts));
+          break;
+        }
+      }
+      expect(answers).toEqual(Array(20).fill('answer'));
+      await holdsFor(() => uncaught.length === 0, 200, 'no uncaught error from an abandoned body');
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await raw.close();
+    }
   });
 });

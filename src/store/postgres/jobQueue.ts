@@ -94,6 +94,8 @@ export const JOB_QUEUE_CHANNEL = 'lango_job_queue';
 const IDLE_POLL_MS = 10_000;
 /** The wait after a take found nothing although an entry looked due (another replica had it locked). */
 const RETAKE_AFTER_MS = 50;
+/** The longest timer Node keeps (a longer one fires at once): an entry due later is looked at again then. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Wakes the takers of one queue when its earliest known entry comes due: a
@@ -117,7 +119,7 @@ function createDueAlarm() {
       if (!(dueAt < ringsAt)) return;
       clearTimeout(timer);
       ringsAt = dueAt;
-      timer = setTimeout(ring, Math.max(0, dueAt - Date.now()));
+      timer = setTimeout(ring, Math.min(Math.max(0, dueAt - Date.now()), LONGEST_TIMER_MS));
       timer.unref();
     },
     stop() {
@@ -171,7 +173,12 @@ export async function openPgJobQueue(options: {
     // An entry already waiting under the key was announced when it was queued.
     if (id === null) return;
     const dueAt = sendOptions.startAfter instanceof Date ? sendOptions.startAfter.getTime() : Date.now();
-    await via.query('SELECT pg_notify($1, $2)', [JOB_QUEUE_CHANNEL, JSON.stringify({ queue: name, dueAt })]);
+    const announce = via.query('SELECT pg_notify($1, $2)', [JOB_QUEUE_CHANNEL, JSON.stringify({ queue: name, dueAt })]);
+    // On the pool the entry is queued whatever happens to its announcement: the idle poll finds it. In a
+    // transaction a failed statement fails the transaction anyway, and the caller hears that.
+    if (via === db)
+      await announce.catch((err: unknown) => log.warn('a queued job was not announced', { error: errorMessage(err) }));
+    else await announce;
   }
   /** Arms the queue's alarm for its earliest waiting entry (database time), after a take that left some. */
   async function armForNext(name: string, taken: number, limit: number) {
