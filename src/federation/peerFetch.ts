@@ -1,8 +1,6 @@
-import { PassThrough, pipeline, type Readable } from 'node:stream';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { Headers as UndiciHeaders, Response as UndiciResponse, type Dispatcher } from 'undici';
 import { errorMessage, LangoError, RemoteAgentError } from '../errors';
-import { BodyTooLargeError, discardBody, quietBody, readBody } from '../net/body';
+import { BodyTooLargeError, decodedBody, discardBody, quietBody, readBody } from '../net/body';
 import { describeNetworkError } from './cardFetch';
 import { completeLegacyKinds, fillMissingMessageIds, wrapStringStatusMessage } from './legacyKinds';
 
@@ -215,7 +213,7 @@ export function createPeerExchange(options: PeerFetchOptions): PeerExchange {
         if (event.data !== undefined) events.push(event.data);
       };
       // Quiet: a body destroyed below emits the reason as an error that nothing else listens for.
-      const body = quietBody(decoded(response.body, response.headers['content-encoding']));
+      const body = quietBody(decodedBody(response.body, response.headers['content-encoding']));
       try {
         // Destroyed below, without the AbortError (and its stack) a returning `for await` makes when a
         // caller stops at the answer before the peer's stream has ended.
@@ -305,29 +303,6 @@ function requestHeaders(headers: RequestInit['headers']): Record<string, string>
   return headers as Record<string, string>;
 }
 
-/** A stream body as sent, or decoded when a server compressed it although we did not offer to accept that. */
-function decoded(body: Readable, encoding: string | string[] | undefined): Readable {
-  const name = String(encoding ?? '')
-    .toLowerCase()
-    .trim();
-  if (name === '' || name === 'identity') return body;
-  const decoder =
-    name === 'gzip' || name === 'x-gzip'
-      ? createGunzip()
-      : name === 'deflate'
-        ? createInflate()
-        : name === 'br'
-          ? createBrotliDecompress()
-          : undefined;
-  if (!decoder) {
-    discardBody(body);
-    const unsupported = new PassThrough();
-    unsupported.destroy(new LangoError(`unsupported content-encoding ${name.slice(0, 40)}`));
-    return unsupported;
-  }
-  return pipeline(quietBody(body), decoder, () => undefined);
-}
-
 /**
  * The web stream the SDK reads a server-sent event stream from: the
  * peer's bytes checked by {@link SseGuard} as they arrive, with the
@@ -340,7 +315,7 @@ function sseBody(
   requestId: JsonRpcId | undefined,
 ): ReadableStream<Uint8Array> {
   const guard = new SseGuard(options, meter, requestId);
-  const body = quietBody(decoded(response.body, response.headers['content-encoding']));
+  const body = quietBody(decodedBody(response.body, response.headers['content-encoding']));
   const encoder = new TextEncoder();
   let done = false;
   return new ReadableStream<Uint8Array>({

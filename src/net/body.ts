@@ -104,25 +104,3 @@ export function decodedBody(body: Readable, contentEncoding: string | string[] |
   }
   return pipeline(quietBody(body), decoder, () => undefined);
 }
-
-/**
- * Reads a web-stream body (`fetch`) to the end as text, at most `maxBytes`;
- * past the cap the source is cancelled and {@link BodyTooLargeError} thrown.
- */
-export async function readWebBody(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<string> {
-  if (!body) return '';
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let size = 0;
-  let text = '';
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return text + decoder.decode();
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw new BodyTooLargeError(maxBytes);
-    }
-    text += decoder.decode(value, { stream: true });
-  }
-}

@@ -23,5 +23,5 @@ export {
   type PinnedAgentOptions,
   type OutboundFetchOptions,
 } from './dispatcher';
-export { readBody, readWebBody, discardBody, quietBody, decodedBody, BodyTooLargeError } from './body';
+export { readBody, discardBody, quietBody, decodedBody, BodyTooLargeError } from './body';
 export { createEndpointFetch, type EndpointFetchOptions } from './endpoint';
