@@ -152,7 +152,10 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): FrontHandler {
     let left = false;
     const onClose = () => {
       left = true;
-      void events.return(undefined);
+      // A throw in the stream's cleanup is logged: a caller leaving must not end the process.
+      events.return(undefined).catch((err: unknown) => {
+        logger.warn('JSON-RPC stream cleanup failed', { error: errorMessage(err) });
+      });
     };
     res.once('close', onClose);
     try {
