@@ -1,6 +1,6 @@
 import { Headers as UndiciHeaders, Response as UndiciResponse, type Dispatcher } from 'undici';
 import { errorMessage, LangoError, RemoteAgentError } from '../errors';
-import { BodyTooLargeError, decodedBody, discardBody, quietBody, readBody } from '../net/body';
+import { BodyTooLargeError, decodedBody, discardBody, quietBody, readBody, relayedWebStream } from '../net/body';
 import { describeNetworkError } from './cardFetch';
 import { completeLegacyKinds, fillMissingMessageIds, wrapStringStatusMessage } from './legacyKinds';
 
@@ -317,50 +317,15 @@ function sseBody(
   const guard = new SseGuard(options, meter, requestId);
   const body = quietBody(decodedBody(response.body, response.headers['content-encoding']));
   const encoder = new TextEncoder();
-  let done = false;
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      const fail = (error: unknown) => {
-        if (done) return;
-        done = true;
-        controller.error(error);
-        body.destroy();
-      };
-      const enqueue = (event: SseEvent) => {
-        const lines =
-          event.data === undefined || !event.changed
-            ? event.lines
-            : [...event.lines.filter((l) => !l.startsWith('data: ')), `data: ${JSON.stringify(event.data)}`];
-        controller.enqueue(encoder.encode(`${lines.join('\n')}\n\n`));
-      };
-      body.on('data', (chunk: Buffer) => {
-        if (done) return;
-        try {
-          guard.push(chunk, enqueue);
-        } catch (error) {
-          return fail(error);
-        }
-        if ((controller.desiredSize ?? 1) <= 0) body.pause();
-      });
-      body.on('end', () => {
-        if (done) return;
-        try {
-          guard.end(enqueue);
-        } catch (error) {
-          return fail(error);
-        }
-        done = true;
-        controller.close();
-      });
-      body.on('error', fail);
-    },
-    pull() {
-      body.resume();
-    },
-    cancel() {
-      done = true;
-      body.destroy();
-    },
+  return relayedWebStream(body, (enqueue) => {
+    const enqueueEvent = (event: SseEvent) => {
+      const lines =
+        event.data === undefined || !event.changed
+          ? event.lines
+          : [...event.lines.filter((l) => !l.startsWith('data: ')), `data: ${JSON.stringify(event.data)}`];
+      enqueue(encoder.encode(`${lines.join('\n')}\n\n`));
+    };
+    return { chunk: (chunk) => guard.push(chunk, enqueueEvent), end: () => guard.end(enqueueEvent) };
   });
 }
 

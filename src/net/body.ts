@@ -104,3 +104,66 @@ export function decodedBody(body: Readable, contentEncoding: string | string[] |
   }
   return pipeline(quietBody(body), decoder, () => undefined);
 }
+
+/** What {@link relayedWebStream} does with a body's bytes; a throw from either errors the stream. */
+export interface BodyRelay {
+  /** One chunk as it arrives: it enqueues what the reader gets of it (nothing, all, or pieces). */
+  chunk(chunk: Buffer): void;
+  /** The body ended: it enqueues what was held back. */
+  end?(): void;
+}
+
+/**
+ * A pull-based web byte stream over a Node body, each chunk passed through
+ * the relay `relayTo` makes for the stream's `enqueue`: the body paused while the reader is behind (the queue at the
+ * strategy's high-water mark) and resumed when it pulls; destroyed on cancel
+ * and when the relay throws, which errors the stream.
+ */
+export function relayedWebStream(
+  body: Readable,
+  relayTo: (enqueue: (bytes: Uint8Array) => void) => BodyRelay,
+  strategy?: QueuingStrategy<Uint8Array>,
+): ReadableStream<Uint8Array> {
+  let done = false;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        const relay = relayTo((bytes) => controller.enqueue(bytes));
+        const fail = (error: unknown) => {
+          if (done) return;
+          done = true;
+          controller.error(error);
+          body.destroy();
+        };
+        body.on('data', (chunk: Buffer) => {
+          if (done) return;
+          try {
+            relay.chunk(chunk);
+          } catch (error) {
+            return fail(error);
+          }
+          if ((controller.desiredSize ?? 1) <= 0) body.pause();
+        });
+        body.on('end', () => {
+          if (done) return;
+          try {
+            relay.end?.();
+          } catch (error) {
+            return fail(error);
+          }
+          done = true;
+          controller.close();
+        });
+        body.on('error', fail);
+      },
+      pull() {
+        body.resume();
+      },
+      cancel() {
+        done = true;
+        body.destroy();
+      },
+    },
+    strategy,
+  );
+}

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { AbortError } from '../errors';
 import { formatIp } from './address';
-import { BodyTooLargeError, decodedBody, discardBody, quietBody } from './body';
+import { BodyTooLargeError, decodedBody, discardBody, quietBody, relayedWebStream } from './body';
 import { OutboundRefusedError, type OutboundPolicy } from './policy';
 
 /**
@@ -181,38 +181,15 @@ const RESPONSE_QUEUE_BYTES = 64 * 1024;
 function byteStream(body: Readable, maxBytes: number | undefined): ReadableStream<Uint8Array> {
   quietBody(body);
   let size = 0;
-  let done = false;
-  return new ReadableStream<Uint8Array>(
-    {
-      start(controller) {
-        const fail = (error: unknown) => {
-          if (done) return;
-          done = true;
-          controller.error(error);
-          body.destroy();
-        };
-        body.on('data', (chunk: Buffer) => {
-          if (done) return;
-          size += chunk.byteLength;
-          if (maxBytes !== undefined && size > maxBytes) return fail(new BodyTooLargeError(maxBytes));
-          controller.enqueue(chunk);
-          if ((controller.desiredSize ?? 1) <= 0) body.pause();
-        });
-        body.on('end', () => {
-          if (done) return;
-          done = true;
-          controller.close();
-        });
-        body.on('error', fail);
+  return relayedWebStream(
+    body,
+    (enqueue) => ({
+      chunk(chunk) {
+        size += chunk.byteLength;
+        if (maxBytes !== undefined && size > maxBytes) throw new BodyTooLargeError(maxBytes);
+        enqueue(chunk);
       },
-      pull() {
-        body.resume();
-      },
-      cancel() {
-        done = true;
-        body.destroy();
-      },
-    },
+    }),
     new ByteLengthQueuingStrategy({ highWaterMark: RESPONSE_QUEUE_BYTES }),
   );
 }
