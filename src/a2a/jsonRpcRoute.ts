@@ -62,8 +62,9 @@ export type FrontHandler = (req: IncomingMessage, res: ServerResponse) => boolea
  * without express's router and middleware, body-parser, the SDK's nested router
  * and `res.json`. A stream (`SendStreamingMessage`, `SubscribeToTask`) is
  * opened on the request handler directly and its events written as the SDK's
- * frames, one string each, as fast as the caller reads them. It returns `false` without touching the request for anything
- * else — another method or path, v0.3, other content types or encodings, a body
+ * frames, one string each, as fast as the caller reads them. It returns
+ * `false` without touching the request for anything else — another method
+ * or path, v0.3, other content types or encodings, a body
  * without a length or chunking — and for every request express's layers refuse
  * (host, declared size, credential), so express answers those exactly as before.
  * A streamed body over the limit and malformed JSON are answered here as

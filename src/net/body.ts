@@ -115,9 +115,10 @@ export interface BodyRelay {
 
 /**
  * A pull-based web byte stream over a Node body, each chunk passed through
- * the relay `relayTo` makes for the stream's `enqueue`: the body paused while the reader is behind (the queue at the
- * strategy's high-water mark) and resumed when it pulls; destroyed on cancel
- * and when the relay throws, which errors the stream.
+ * the relay `relayTo` makes for the stream's `enqueue`: the body paused
+ * while the reader is behind (the queue at the strategy's high-water mark)
+ * and resumed when it pulls; destroyed on cancel and when the relay throws,
+ * which errors the stream.
  */
 export function relayedWebStream(
   body: Readable,

@@ -37,9 +37,10 @@ export function wasMissed(schedule: Schedule, scheduledFor: string, now: Date): 
  * time, so exactly one replica takes it (whichever asks first when it
  * comes due: each replica is woken then by the queue, not by a short poll),
  * a job added, paused, resumed or removed through any replica is seen by
- * all, and a replica stopped or dead leaves its jobs to the others. Taking a fire time claims it on the job's row (its `nextRunAt`
- * moves on and the next fire time is queued, in one transaction), and the
- * run record is unique per (job, scheduled time, trigger).
+ * all, and a replica stopped or dead leaves its jobs to the others. Taking
+ * a fire time claims it on the job's row (its `nextRunAt` moves on and the
+ * next fire time is queued, in one transaction), and the run record is
+ * unique per (job, scheduled time, trigger).
  *
  * Missed runs: the rule of the SQLite scheduler, cluster-wide. While no
  * replica is up, the job's one queued fire time waits; the first replica
