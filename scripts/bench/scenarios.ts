@@ -42,7 +42,7 @@ function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-function baselineSpec(env: Record<string, string> = {}, nodeArgs: string[] = []): ServerSpec {
+export function baselineSpec(env: Record<string, string> = {}, nodeArgs: string[] = []): ServerSpec {
   return { script: 'sdkBaseline.js', env: { MODE: 'task', ...env }, nodeArgs };
 }
 

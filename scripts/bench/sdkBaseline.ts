@@ -197,6 +197,8 @@ const card = agentCard(`http://127.0.0.1:${PORT}/`);
 const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
 const app = express();
 app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: requestHandler }));
+// Only behind the cluster bench's haproxy, whose health check asks /readyz; the other scenarios' baseline has no extra route.
+if (process.env.READYZ === '1') app.get('/readyz', (_req, res) => void res.send('ok'));
 app.use(jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }));
 
 answerMemoryProbe();
