@@ -11,9 +11,10 @@
  * and system apart) and, with HOLD=1, what each open stream holds (heap and
  * ArrayBuffer bytes after full GCs with all K open, less the same after a
  * warm-up with none open; the model slowed to one chunk per HOLD_INTERVAL_MS).
- * SNAPSHOT=<file> also writes a heap snapshot while the K streams are open
- * (for retainers in DevTools). Run with `--expose-gc` for HOLD; add
- * `--cpu-prof` for self time by layer.
+ * SNAPSHOT=<file> also writes heap snapshots while the K streams are open
+ * and, to `<file>.idle`, before (for retainers in DevTools). Run with `--expose-gc` for HOLD; add
+ * `--cpu-prof` for self time by layer. AGENT='{"keepAliveTimeout":30000}' tries
+ * other undici agent settings on the same path.
  *   K=200 ROUNDS=3 CHUNKS=20 INTERVAL_MS=200 node --expose-gc modelLeg.js
  *   HOLD=1 K=300 node --expose-gc modelLeg.js
  */
@@ -22,6 +23,8 @@ import { createOpenAIModel } from '../../src/llm/openai';
 import type { ModelRequest, ModelToolSpec } from '../../src/llm/model';
 import { silentLogger } from '../../src/log/logger';
 import { createEndpointFetch } from '../../src/net/endpoint';
+import { createOutboundFetch, createPinnedAgent } from '../../src/net/dispatcher';
+import { createOutboundPolicy } from '../../src/net/policy';
 import { startServer } from './proc';
 
 const K = Number(process.env.K ?? 200);
@@ -99,7 +102,9 @@ async function main(): Promise<void> {
       logger: silentLogger,
       timeoutMs: 120_000,
       maxRetries: 0,
-      fetch: createEndpointFetch({ baseUrl: scripted.url, setting: 'agent.baseUrl' }),
+      fetch: process.env.AGENT
+        ? agentFetch(JSON.parse(process.env.AGENT))
+        : createEndpointFetch({ baseUrl: scripted.url, setting: 'agent.baseUrl' }),
     });
     await Promise.all(Array.from({ length: WARM_UP }, () => readOne(model, new AbortController().signal)));
     if (HOLD) await holding(model);
@@ -131,6 +136,7 @@ async function rounds(model: ReturnType<typeof createOpenAIModel>): Promise<void
 /** Heap and ArrayBuffer bytes held per open stream: K open at once, less none open. */
 async function holding(model: ReturnType<typeof createOpenAIModel>): Promise<void> {
   const idle = await settle();
+  if (process.env.SNAPSHOT) v8.writeHeapSnapshot(`${process.env.SNAPSHOT}.idle`);
   const cancels = Array.from({ length: K }, () => new AbortController());
   let reached = 0;
   let allOpen!: () => void;
@@ -155,6 +161,12 @@ async function holding(model: ReturnType<typeof createOpenAIModel>): Promise<voi
   );
   for (const cancel of cancels) cancel.abort();
   await Promise.all(streams);
+}
+
+/** The endpoint fetch with other undici agent settings (AGENT='{"pipelining":0}'), to compare pools. */
+function agentFetch(agent: Record<string, unknown>): typeof fetch {
+  const policy = createOutboundPolicy({ setting: 'agent.baseUrl', allowAddresses: ['127.0.0.0/8'] });
+  return createOutboundFetch({ dispatcher: createPinnedAgent({ policy, agent }) });
 }
 
 function round2(row: Record<string, number>): Record<string, number> {
