@@ -92,6 +92,9 @@ const extensionState = async (db: Pick<PgDatabase, 'query'>): Promise<ExtensionS
  * extension: a role that may not create it gets the in-memory path and the
  * reason, and an administrator can run `CREATE EXTENSION vector` (or `lango
  * migrate` as a superuser) for the next start. Run after the schema steps.
+ * @example
+ * const state = await preparePgvector(db);
+ * const vectors = createPgVectorStore({ db, pgvector: state.searchable });
  */
 export async function preparePgvector(db: PgDatabase): Promise<PgvectorState> {
   const seen = await extensionState(db);
