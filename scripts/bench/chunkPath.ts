@@ -15,6 +15,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createHook } from 'node:async_hooks';
 import { Session, type Profiler } from 'node:inspector';
 import { createApp } from '../../src/app';
 import { resolveConfig } from '../../src/config/load';
@@ -25,8 +26,15 @@ const CHUNKS = Number(process.env.CHUNKS ?? 20);
 const INTERVAL_MS = Number(process.env.INTERVAL_MS ?? 20);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const PROFILE = process.env.PROFILE === '1';
+/** Counts the async resources the node makes (a promise hook: slower, so CPU figures of such a run mean little). */
+const COUNT = process.env.COUNT === '1';
+
+const made = new Map<string, number>();
+if (COUNT) createHook({ init: (_id, type) => void made.set(type, (made.get(type) ?? 0) + 1) }).enable();
 
 interface Half {
+  /** Async resources made (promises, timers, socket requests) by type, when COUNT=1. */
+  made: Map<string, number>;
   userUs: number;
   systemUs: number;
   ok: number;
@@ -36,6 +44,7 @@ interface Half {
 
 /** Runs K streams of `chunks` chunks against the node, the scripted model answering; the node's CPU over it. */
 async function half(nodeUrl: string, chunks: number): Promise<Half> {
+  made.clear();
   const before = process.cpuUsage();
   const r = await runClient<{ ok: number; failed: number; chunksSeen: number }>('chunkClient.js', {
     URL: `${nodeUrl}/`,
@@ -44,7 +53,14 @@ async function half(nodeUrl: string, chunks: number): Promise<Half> {
     RAMP_MS: '200',
   });
   const used = process.cpuUsage(before);
-  return { userUs: used.user, systemUs: used.system, ok: r.ok, failed: r.failed, chunksSeen: r.chunksSeen };
+  return {
+    made: new Map(made),
+    userUs: used.user,
+    systemUs: used.system,
+    ok: r.ok,
+    failed: r.failed,
+    chunksSeen: r.chunksSeen,
+  };
 }
 
 /** Layers a profiled function is counted under, by the file it is in (first match wins). */
@@ -162,6 +178,14 @@ async function main(): Promise<void> {
           `per chunk ${us(user + system)} µs (user ${us(user)}, system ${us(system)}); load ${os.loadavg()[0]!.toFixed(2)}\n`,
       );
       if (full.profile && zero.profile) report(full.profile, zero.profile, chunks);
+      if (COUNT) {
+        const types = [...new Set([...full.result.made.keys(), ...zero.result.made.keys()])];
+        const perChunkMade = types
+          .map((t) => [t, ((full.result.made.get(t) ?? 0) - (zero.result.made.get(t) ?? 0)) / chunks] as const)
+          .filter(([, n]) => Math.abs(n) >= 0.05)
+          .map(([t, n]) => `${t} ${n.toFixed(2)}`);
+        process.stdout.write(`  async resources made per chunk: ${perChunkMade.join(', ')}\n`);
+      }
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     process.stdout.write(
