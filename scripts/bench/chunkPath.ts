@@ -30,7 +30,26 @@ const PROFILE = process.env.PROFILE === '1';
 const COUNT = process.env.COUNT === '1';
 
 const made = new Map<string, number>();
-if (COUNT) createHook({ init: (_id, type) => void made.set(type, (made.get(type) ?? 0) + 1) }).enable();
+/** With COUNT=stacks, promises by the code that made them (the first frames of its stack). */
+const makers = new Map<string, number>();
+if (COUNT)
+  createHook({
+    init: (_id, type) => {
+      made.set(type, (made.get(type) ?? 0) + 1);
+      if (process.env.COUNT_STACKS === '1' && type === 'PROMISE') {
+        const frames = (new Error().stack ?? '').split('\n').slice(3, 6);
+        const where = frames
+          .map((f) =>
+            f
+              .trim()
+              .replace(/^at /, '')
+              .replace(/\(.*\/(node_modules|src)\//, '($1/'),
+          )
+          .join(' ← ');
+        makers.set(where, (makers.get(where) ?? 0) + 1);
+      }
+    },
+  }).enable();
 
 interface Half {
   /** Async resources made (promises, timers, socket requests) by type, when COUNT=1. */
@@ -45,6 +64,7 @@ interface Half {
 /** Runs K streams of `chunks` chunks against the node, the scripted model answering; the node's CPU over it. */
 async function half(nodeUrl: string, chunks: number): Promise<Half> {
   made.clear();
+  makers.clear();
   const before = process.cpuUsage();
   const r = await runClient<{ ok: number; failed: number; chunksSeen: number }>('chunkClient.js', {
     URL: `${nodeUrl}/`,
@@ -185,6 +205,8 @@ async function main(): Promise<void> {
           .filter(([, n]) => Math.abs(n) >= 0.05)
           .map(([t, n]) => `${t} ${n.toFixed(2)}`);
         process.stdout.write(`  async resources made per chunk: ${perChunkMade.join(', ')}\n`);
+        for (const [where, n] of [...makers].sort((a, b) => b[1] - a[1]).slice(0, 40))
+          process.stdout.write(`  ${(n / chunks).toFixed(2).padStart(6)}  ${where}\n`);
       }
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
