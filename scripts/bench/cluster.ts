@@ -20,6 +20,7 @@ import { waitFor } from '../../test/support/waitFor';
 import { processCpuMs, processThreadStats, startServer, type ServerProcess, type ThreadStats } from './proc';
 import {
   alternate,
+  baselineSpec,
   describeLoad,
   load,
   loadNotes,
@@ -319,6 +320,34 @@ async function balancedLoad(pg: TestPostgres, count: number): Promise<BalancedLo
   });
 }
 
+/**
+ * The same greeting load through the same haproxy in front of `count` bare-SDK
+ * baselines (in-memory task store, no database): what `count` Node processes
+ * on this machine's cores do to an A2A server that shares nothing, measured
+ * beside the node's replicas.
+ */
+async function balancedBaselineLoad(count: number): Promise<MeasuredLoad> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-bench-haproxy-'));
+  const servers: ServerProcess[] = [];
+  try {
+    const ports = await Promise.all(Array.from({ length: count }, () => freePort()));
+    for (const port of ports) servers.push(await startServer(baselineSpec({ PORT: String(port), READYZ: '1' })));
+    const balancer = await startBalancer(dir, ports);
+    try {
+      // Warmed as the node's replicas are: each on its own, directly, for the same time.
+      for (const server of servers)
+        await load({ ...server, cpuMs: () => 0 }, { ...GREETING, DURATION: String(settings.warmupSec) }, 0);
+      const front = { ...servers[0], url: balancer.url, cpuMs: () => servers.reduce((sum, s) => sum + s.cpuMs(), 0) };
+      return await load(front, GREETING, 0);
+    } finally {
+      await balancer.stop();
+    }
+  } finally {
+    for (const server of servers) await server.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** SendMessage greeting on one replica in PostgreSQL mode against the same node in SQLite mode, same run. */
 export async function pgGreeting(): Promise<ScenarioResult> {
   return withPostgres(postgresUnavailable(), async (pg) => {
@@ -356,8 +385,13 @@ export async function cluster(): Promise<ScenarioResult> {
         one: () => balancedLoad(pg, 1),
         three: () => balancedLoad(pg, 3),
       });
+      const sdk = await alternate({
+        sdkOne: () => balancedBaselineLoad(1),
+        sdkThree: () => balancedBaselineLoad(3),
+      });
       const one = medians(runs.one);
       const three = medians(runs.three);
+      const sdkRatio = medians(sdk.sdkThree).rps / medians(sdk.sdkOne).rps;
       const failures = [...runs.one, ...runs.three].reduce((sum, r) => sum + r.failed, 0);
       const perReq = (r: BalancedLoad[], figure: keyof BalancedLoad, digits = 0) =>
         fmt(median(r.map((x) => Number(x[figure]))), digits);
@@ -380,10 +414,12 @@ export async function cluster(): Promise<ScenarioResult> {
         target: 'three replicas not slower than one',
         baseline: `one replica: ${describeLoad(one)}`,
         node: `three replicas: ${describeLoad(three)}`,
-        ratio: `${fmt(ratio, 2)} × req/s, ${fmt(three.cpu / one.cpu, 2)} × CPU/req`,
+        ratio: `${fmt(ratio, 2)} × req/s, ${fmt(three.cpu / one.cpu, 2)} × CPU/req (bare SDK: ${fmt(sdkRatio, 2)} × req/s)`,
         met: ratio >= 1 && failures === 0,
         notes: [
           ...loadNotes(runs),
+          `the same load through the same haproxy in front of bare-SDK baselines (in-memory task store, no database; sides alternate by round): three ${describeLoad(medians(sdk.sdkThree))} against one ${describeLoad(medians(sdk.sdkOne))}, ${fmt(sdkRatio, 2)} × req/s: what three Node processes on these cores cost a server that shares nothing`,
+          ...loadNotes(sdk),
           `CPU/req is the replicas' summed; haproxy's own: ${perReq(runs.one, 'haproxyCpuUsPerReq')} µs/req (one), ${perReq(runs.three, 'haproxyCpuUsPerReq')} µs/req (three)`,
           `replicas' CPU per request: one ${split(runs.one)}; three ${split(runs.three)} (preemptions: the kernel taking a core from a replica thread that still wanted it; more processes than cores)`,
           `database per request: one ${tally(runs.one)}; three ${tally(runs.three)}`,

@@ -42,7 +42,7 @@ function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-function baselineSpec(env: Record<string, string> = {}, nodeArgs: string[] = []): ServerSpec {
+export function baselineSpec(env: Record<string, string> = {}, nodeArgs: string[] = []): ServerSpec {
   return { script: 'sdkBaseline.js', env: { MODE: 'task', ...env }, nodeArgs };
 }
 
@@ -648,6 +648,13 @@ export async function concurrentStreams(): Promise<ScenarioResult> {
         await chunkRun(s, warm);
         return chunkRun(s, client);
       }),
+    relay: () =>
+      withServer({ script: 'scriptedModel.js', env: script }, (m) =>
+        withServer(baselineSpec({ MODE: 'relay', MODEL_URL: m.url }), async (s) => {
+          await chunkRun(s, warm, m.url);
+          return chunkRun(s, client, m.url);
+        }),
+      ),
     node: () =>
       withStreamingNode(script, async (s, modelUrl) => {
         await chunkRun(s, warm, modelUrl);
@@ -672,6 +679,7 @@ export async function concurrentStreams(): Promise<ScenarioResult> {
     };
   };
   const b = summary(runs.baseline);
+  const relay = summary(runs.relay);
   const s = summary(runs.node);
   // Streams open at once below 90% of n: the machine could not start them within one stream's 4 s.
   const concurrent = (x: typeof s) => x.open >= 0.9 * n;
@@ -705,11 +713,13 @@ export async function concurrentStreams(): Promise<ScenarioResult> {
     target: 'RSS per task in flight ≤ 64 KiB, every chunk delivered, delivery p99 ≤ 50 ms',
     baseline: `SDK executor streaming the chunks itself: ${describe(b)}`,
     node: describe(s),
-    ratio: `${fmt(s.perTask / b.perTask, 2)} × RSS/task, +${fmt(s.p99 - b.p99, 1)} ms delivery p99, ${fmt(s.cpu / b.cpu, 2)} × CPU/stream`,
+    ratio: `${fmt(s.perTask / b.perTask, 2)} × RSS/task, +${fmt(s.p99 - b.p99, 1)} ms delivery p99, ${fmt(s.cpu / b.cpu, 2)} × CPU/stream (against the SDK relaying the model: ${fmt(s.perTask / relay.perTask, 2)} × RSS/task, ${fmt(s.p99 - relay.p99, 1)} ms p99, ${fmt(s.cpu / relay.cpu, 2)} × CPU/stream)`,
     met,
     ...(profile ? { profile } : {}),
     notes: [
+      `the bare SDK relaying the same scripted model with the real \`openai\` client (an executor that publishes each text delta as a chunk; in-memory store; the model call the first baseline does not make): ${describe(relay)}`,
       line('baseline', runs.baseline),
+      line('relay', runs.relay),
       line('node', runs.node),
       `node events seen (last run): ${chunkCarriers(runs.node.at(-1)!)}`,
       "RSS per task: the server's peak RSS while the streams are open (sampled every 50 ms from /proc, no GC forced) minus its RSS after a 50-stream warm-up, ÷ the streams open at once; delivery: arrival at the client minus the stamp the model wrote into the token (one wall clock, both processes on this machine)",

@@ -12,12 +12,16 @@
  * (`append`, `lastChunk`), the first after FIRST_MS, then one every
  * INTERVAL_MS, each text a stamp like scriptedModel.ts writes: the streamed
  * answer with no model hop and no store, for the concurrent-streams scenario.
+ * MODE=relay: the same task shape, but each chunk is a text delta of the
+ * scripted model at MODEL_URL read with the real `openai` client (default
+ * fetch): the least an SDK agent relaying a model's streamed answer does.
  * Prints `{"ready":true,...}` on stdout once listening; SIGUSR2 (with
  * --expose-gc) runs a full GC and prints process.memoryUsage().
  */
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import OpenAI from 'openai';
 import { A2A_PROTOCOL_VERSION, AGENT_CARD_PATH, Role, TaskState } from '@a2a-js/sdk';
 import type { AgentCard, Part, Task } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
@@ -27,7 +31,8 @@ import { answerMemoryProbe } from './memoryStats';
 import { wallClockMs } from './stats';
 
 const PORT = Number(process.env.PORT ?? 0);
-const MODE = process.env.MODE === 'message' || process.env.MODE === 'chunks' ? process.env.MODE : 'task';
+const MODES = ['task', 'message', 'chunks', 'relay'] as const;
+const MODE = MODES.find((mode) => mode === process.env.MODE) ?? 'task';
 const DELAY_MS = Number(process.env.DELAY_MS ?? 0);
 const CHUNKS = Number(process.env.CHUNKS ?? 20);
 const FIRST_MS = Number(process.env.FIRST_MS ?? 0);
@@ -158,6 +163,67 @@ class ChunkExecutor implements AgentExecutor {
   cancelTask = async (): Promise<void> => {};
 }
 
+class RelayExecutor implements AgentExecutor {
+  private readonly model = new OpenAI({ baseURL: process.env.MODEL_URL, apiKey: 'bench-key', maxRetries: 0 });
+
+  async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    const { taskId, contextId } = ctx;
+    bus.publish(
+      AgentEvent.task({
+        id: taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now() },
+        artifacts: [],
+        history: [ctx.userMessage],
+        metadata: undefined,
+      }),
+    );
+    const question = ctx.userMessage.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+    const artifactId = randomUUID();
+    let state = TaskState.TASK_STATE_COMPLETED;
+    try {
+      const stream = await this.model.chat.completions.create({
+        model: 'scripted',
+        messages: [{ role: 'user', content: question }],
+        stream: true,
+      });
+      let seq = 0;
+      for await (const chunk of stream) {
+        const delta = chunk.choices[0]?.delta?.content;
+        if (!delta) continue;
+        bus.publish(
+          AgentEvent.artifactUpdate({
+            taskId,
+            contextId,
+            artifact: {
+              artifactId,
+              name: 'answer',
+              description: '',
+              parts: [textPart(delta)],
+              metadata: undefined,
+              extensions: [],
+            },
+            append: seq++ > 0,
+            lastChunk: false,
+            metadata: undefined,
+          }),
+        );
+      }
+    } catch {
+      state = TaskState.TASK_STATE_FAILED;
+    }
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: { state, message: undefined, timestamp: now() },
+        metadata: undefined,
+      }),
+    );
+  }
+  cancelTask = async (): Promise<void> => {};
+}
+
 function agentCard(base: string): AgentCard {
   return {
     name: 'Baseline Agent',
@@ -191,12 +257,15 @@ const executors: Record<typeof MODE, () => AgentExecutor> = {
   task: () => new TaskExecutor(),
   message: () => new MessageExecutor(),
   chunks: () => new ChunkExecutor(),
+  relay: () => new RelayExecutor(),
 };
 const executor = executors[MODE]();
 const card = agentCard(`http://127.0.0.1:${PORT}/`);
 const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
 const app = express();
 app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: requestHandler }));
+// Only behind the cluster bench's haproxy, whose health check asks /readyz; the other scenarios' baseline has no extra route.
+if (process.env.READYZ === '1') app.get('/readyz', (_req, res) => void res.send('ok'));
 app.use(jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }));
 
 answerMemoryProbe();

@@ -5,11 +5,18 @@ export interface StoredVector {
   vector: Float32Array;
 }
 
+/** One answer of {@link VectorStore.search}: a row id and its similarity to the query. */
+export interface VectorMatch {
+  id: string;
+  score: number;
+}
+
 /**
  * Embeddings of rows of other stores (knowledge, learnings), by collection
  * and embedding provider. Node maintenance: vectors are written by the
- * background embedder and loaded whole into each process's in-memory index;
- * each carries its row's owner, so a search filters by principal.
+ * background embedder; each carries its row's owner, so a search filters by
+ * principal. Searched either by the database itself ({@link search}) or in
+ * each process's in-memory index, loaded whole ({@link load}).
  */
 export interface VectorStore {
   /** Stores (or replaces) the vectors of rows of `collection` made by `provider`. */
@@ -29,4 +36,18 @@ export interface VectorStore {
     provider: string,
     version: string | undefined,
   ): Promise<{ rows: StoredVector[]; version: string }>;
+  /**
+   * Present where the database searches the vectors itself (PostgreSQL with
+   * pgvector): no process then loads them. The `limit` vectors of
+   * `collection` by `provider` with the highest dot product with `query`
+   * (every provider's vectors are unit length, so cosine similarity: the
+   * in-memory index's score), of `owner`'s rows only when `owner` is given,
+   * best first. Exact; vectors of another length than the query's are skipped.
+   */
+  search?(
+    collection: string,
+    provider: string,
+    query: Float32Array,
+    options: { limit: number; owner?: string },
+  ): Promise<VectorMatch[]>;
 }

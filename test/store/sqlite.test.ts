@@ -45,7 +45,7 @@ sessionStoreContract(sqlite);
 memoryStoreContract(sqlite);
 knowledgeStoreContract(sqlite);
 graphStoreContract(sqlite);
-vectorStoreContract(sqlite);
+vectorStoreContract(sqlite, { search: 'memory' });
 vaultStoreContract(sqlite);
 ledgerContract(sqlite);
 jobStoresContract(sqlite);

@@ -50,6 +50,24 @@ export function skipWithoutPostgres(what: string): boolean {
   return true;
 }
 
+/**
+ * Why the pgvector tests cannot run here, or `undefined` when the server
+ * binaries' share directory (`pg_config --sharedir`, else Debian's
+ * `/usr/share/postgresql/<n>`) holds the `vector` extension: built from
+ * source by `.ci/pgvector`, best effort, since Debian 12 has no package.
+ */
+export function pgvectorUnavailable(): string | undefined {
+  const bin = postgresBinDir();
+  if (!bin) return postgresUnavailable();
+  const config = spawnSync(path.join(bin, 'pg_config'), ['--sharedir'], { encoding: 'utf8' });
+  const share =
+    config.status === 0 ? config.stdout.trim() : path.join('/usr/share/postgresql', path.basename(path.dirname(bin)));
+  const control = path.join(share, 'extension', 'vector.control');
+  return fs.existsSync(control)
+    ? undefined
+    : `the pgvector extension is not installed on this machine's PostgreSQL (no ${control}; .ci/pgvector builds it)`;
+}
+
 /** Empties every table of the database at `url` but `schema_migrations`, restarting its id sequences. */
 export async function emptyAllTables(url: string): Promise<void> {
   const client = new Client({ connectionString: url });

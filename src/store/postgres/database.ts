@@ -65,7 +65,7 @@ export interface PgSchema {
  * The advisory lock replicas take to migrate: replicas starting together
  * take turns, the first applies the steps, the others find them applied.
  */
-const MIGRATION_LOCK = 0x6c616e67; // 'lang'
+export const MIGRATION_LOCK = 0x6c616e67; // 'lang'
 
 /**
  * Applies each schema's steps once, in order, recording them in

@@ -24,7 +24,7 @@ import { createPgMemoryStore, MEMORY_SCHEMA } from './memory';
 import { createPgNodeIdentityStore, NODE_SCHEMA } from './nodeIdentity';
 import { createPgSessionStore, SESSION_SCHEMA } from './sessions';
 import { createPgVaultStore, VAULT_SCHEMA } from './vault';
-import { createPgVectorStore, VECTOR_SCHEMA } from './vectors';
+import { createPgVectorStore, preparePgvector, VECTOR_SCHEMA } from './vectors';
 import type { TaskEventLog } from '../taskEvents';
 import type { PushConfigRows, TaskRows } from '../taskRows';
 import { createPgTaskRows, PUSH_CONFIGS_CHANNEL, TASK_ROWS_SCHEMA } from './taskRows';
@@ -75,6 +75,8 @@ export interface PostgresStorageOptions {
   observer?: Observer;
   /** Connections in the pool (10 when unset). */
   maxConnections?: number;
+  /** False: vectors stay bytes searched in each replica's memory even where pgvector exists (default true). */
+  pgvector?: boolean;
 }
 
 /**
@@ -87,6 +89,7 @@ export async function migratePostgres(url: string): Promise<number> {
   const db = openPgDatabase(url, { max: 1 });
   try {
     const applied = await migrate(db, [...POSTGRES_SCHEMAS]);
+    await preparePgvector(db);
     await migrateJobQueue(db);
     return applied;
   } finally {
@@ -107,8 +110,18 @@ export async function migratePostgres(url: string): Promise<number> {
 export async function openPostgresStorage(options: PostgresStorageOptions): Promise<PostgresStorage> {
   const { clock, logger } = options;
   const db = openPgDatabase(options.url, { max: options.maxConnections });
+  let pgvector = false;
   try {
     await migrate(db, [...POSTGRES_SCHEMAS]);
+    if (options.pgvector !== false) {
+      const state = await preparePgvector(db);
+      pgvector = state.searchable;
+      if (state.searchable) logger.info('vectors searched in the database (pgvector)');
+      else
+        logger[state.missing === 'privilege' ? 'warn' : 'info']("vectors searched in each replica's memory", {
+          reason: state.reason,
+        });
+    }
   } catch (err) {
     await db.end().catch(() => {});
     throw err;
@@ -166,7 +179,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     knowledge: createPgKnowledgeStore({ db, clock }),
     inquiries: createPgInquiryStore({ db, clock }),
     graph: createPgGraphStore({ db, clock }),
-    vectors: createPgVectorStore({ db }),
+    vectors: createPgVectorStore({ db, pgvector }),
     vault: createPgVaultStore({ db }),
     ledger: createPgPaymentLedger({ db }),
     cron: createPgCronStore({ db, replica }),

@@ -3,8 +3,9 @@ import type { Logger } from '../../log/logger';
 import type { Principal } from '../../principal';
 import { visibleOwner } from '../../principal';
 import type { EmbeddedCollection, KnowledgeStore } from '../../store/knowledge';
-import type { StoredVector, VectorStore } from '../../store/vectors';
-import { VectorIndex } from './vectorIndex';
+import type { VectorStore } from '../../store/vectors';
+import type { VectorIndex } from './vectorIndex';
+import { InMemoryVectorSearch, vectorSearchFor, type VectorSearch } from './vectorSearch';
 
 /** One retrieved row. */
 export interface RagHit {
@@ -61,29 +62,25 @@ const COLLECTIONS: ReadonlyArray<{
 /**
  * Retrieval over embedded knowledge and learnings. Saving a row only calls
  * {@link schedule}; embedding happens afterwards, in batches, off the tool's
- * path, and the vectors go to the vector store and to an in-memory
- * {@link VectorIndex} per collection, loaded on first use. A search sees
- * only the rows of the principal that asks (the owner: everyone's).
+ * path, and the vectors go to the vector store, searched through one
+ * {@link VectorSearch}: the database's own (pgvector) or an in-memory
+ * {@link VectorIndex} per collection. A search sees only the rows of the
+ * principal that asks (the owner: everyone's).
  */
 export class RagService {
   readonly provider: EmbeddingProvider;
   private readonly knowledge: KnowledgeStore;
   private readonly vectors: VectorStore;
+  private readonly search: VectorSearch;
   private readonly logger: Logger;
-  private readonly annThreshold?: number;
   private readonly batchSize: number;
   private readonly retryMs: number;
-  private readonly indexes = new Map<string, Promise<VectorIndex>>();
-  /** Whose row each indexed id is, per collection: searches filter by it. */
-  private readonly owners = new Map<string, Map<string, string>>();
   /**
    * Per collection, an id up to which every row has a vector: drains resume
    * there instead of re-checking the whole table (at 100k rows that check,
    * repeated per batch, made embedding quadratic). Row ids only grow.
    */
   private readonly cursors = new Map<string, string>();
-  /** Per collection, where the index stands among every process's writes (stores shared by replicas only). */
-  private readonly versions = new Map<string, string>();
   private draining: Promise<void> | undefined;
   private again = false;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -95,7 +92,12 @@ export class RagService {
     this.vectors = options.vectors;
     this.provider = options.provider;
     this.logger = options.logger;
-    this.annThreshold = options.annThreshold;
+    this.search = vectorSearchFor({
+      vectors: options.vectors,
+      provider: options.provider.id,
+      logger: options.logger,
+      annThreshold: options.annThreshold,
+    });
     this.batchSize = options.batchSize ?? 64;
     this.retryMs = options.retryMs ?? 30_000;
   }
@@ -144,13 +146,8 @@ export class RagService {
     const scored: { collection: string; id: string; score: number }[] = [];
     const methods = new Set<string>();
     for (const name of names) {
-      const index = await this.index(name, vector.length);
-      await this.catchUp(name, index);
-      if (index.size === 0) continue;
-      const owners = this.ownersOf(name);
-      const accept = owner === undefined ? undefined : (id: string) => owners.get(id) === owner;
-      const { hits, method } = index.search(vector, options.limit, accept);
-      methods.add(method);
+      const { hits, method } = await this.search.search(name, vector, options.limit, owner);
+      if (method) methods.add(method);
       for (const h of hits) scored.push({ collection: name, ...h });
     }
     scored.sort((a, b) => b.score - a.score);
@@ -172,48 +169,11 @@ export class RagService {
     return { hits, method: [...methods].join('+') || 'exact' };
   }
 
-  /** The in-memory index of `collection`, loading stored vectors of this provider on first use. */
+  /** This process's in-memory index of `collection`; there is none where the database searches (pgvector). */
   index(collection: string, dimensions: number): Promise<VectorIndex> {
-    let loading = this.indexes.get(collection);
-    if (!loading) {
-      loading = this.loadAll(collection).then((rows) => {
-        const index = new VectorIndex({ dimensions, logger: this.logger, annThreshold: this.annThreshold });
-        this.add(collection, index, rows);
-        return index;
-      });
-      this.indexes.set(collection, loading);
-      // A failed load is tried again by the next search.
-      loading.catch(() => this.indexes.delete(collection));
-    }
-    return loading;
-  }
-
-  private async loadAll(collection: string): Promise<StoredVector[]> {
-    if (!this.vectors.changedSince) return this.vectors.load(collection, this.provider.id);
-    const { rows, version } = await this.vectors.changedSince(collection, this.provider.id, undefined);
-    this.versions.set(collection, version);
-    return rows;
-  }
-
-  /** Adds what other replicas wrote since the index last looked (a no-op where no other process writes). */
-  private async catchUp(collection: string, index: VectorIndex): Promise<void> {
-    if (!this.vectors.changedSince) return;
-    const { rows, version } = await this.vectors.changedSince(
-      collection,
-      this.provider.id,
-      this.versions.get(collection),
-    );
-    this.versions.set(collection, version);
-    this.add(collection, index, rows);
-  }
-
-  private add(collection: string, index: VectorIndex, rows: StoredVector[]): void {
-    const owners = this.ownersOf(collection);
-    for (const row of rows) {
-      if (row.vector.length !== index.dimensions) continue;
-      index.upsert(row.id, row.vector);
-      owners.set(row.id, row.owner);
-    }
+    if (!(this.search instanceof InMemoryVectorSearch))
+      return Promise.reject(new Error('vectors are searched in the database; no in-memory index'));
+    return this.search.index(collection, dimensions);
   }
 
   /** Stops embedding; work in flight is abandoned and picked up again on the next start. */
@@ -221,17 +181,7 @@ export class RagService {
     this.closed = true;
     this.abort.abort();
     if (this.retryTimer) clearTimeout(this.retryTimer);
-    for (const loading of this.indexes.values())
-      void loading.then(
-        (index) => index.close(),
-        () => {},
-      );
-  }
-
-  private ownersOf(collection: string): Map<string, string> {
-    let owners = this.owners.get(collection);
-    if (!owners) this.owners.set(collection, (owners = new Map()));
-    return owners;
+    this.search.close();
   }
 
   private async drain(): Promise<void> {
@@ -256,12 +206,7 @@ export class RagService {
         if (this.closed) return;
         const rows = batch.map((b, i) => ({ id: b.id, owner: b.owner, vector: vectors[i] }));
         await this.vectors.put(name, this.provider.id, rows);
-        const index = await this.index(name, vectors[0].length);
-        const owners = this.ownersOf(name);
-        for (const row of rows) {
-          index.upsert(row.id, row.vector);
-          owners.set(row.id, row.owner);
-        }
+        await this.search.stored(name, rows);
         this.cursors.set(name, batch[batch.length - 1].id);
         this.logger.debug('embedded rows', { collection: name, count: batch.length });
       }
