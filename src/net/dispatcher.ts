@@ -1,8 +1,9 @@
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
+import type { UnderlyingSource } from 'node:stream/web';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { AbortError } from '../errors';
 import { formatIp } from './address';
-import { BodyTooLargeError, decodedBody, discardBody, quietBody, relayedWebStream } from './body';
+import { BodyTooLargeError, decodedBody, quietBody, relayedWebStream } from './body';
 import { OutboundRefusedError, type OutboundPolicy } from './policy';
 
 /**
@@ -74,56 +75,200 @@ const NULL_BODY = new Set([101, 204, 205, 304]);
  * A `fetch` for endpoints that need no redirect (model and embeddings
  * APIs): connections through a pinned dispatcher, a redirect answered
  * with an {@link OutboundRefusedError} instead of followed, the body
- * optionally capped. It sends with undici's `request`, not its `fetch`:
- * the WHATWG machinery (a `Request` and its clone, a body stream per side,
- * a stream per response) cost more than the rest of a streamed model
- * call, and held ~10 KiB per open stream. The answer is a `Response`
- * over one pull-based byte stream: the socket is paused while the reader
- * (the `openai` client's SSE decoder) is behind.
+ * optionally capped. It sends with undici's `dispatch` and its own handler,
+ * not undici's `fetch` or `request`: the WHATWG machinery (a `Request` and
+ * its clone, a body stream per side) cost more than the rest of a streamed
+ * model call, and `request` answers a Node stream whose every chunk takes a
+ * push, a `'data'` event and a read-more turn on its way to the web stream
+ * the caller reads. Here the bytes undici parses are enqueued straight into
+ * the `Response`'s one pull-based byte stream ({@link ResponseRelay}): the
+ * socket is paused while the reader (the `openai` client's SSE decoder) is
+ * behind, resumed when it pulls.
  * @example
  * const fetch = createOutboundFetch({ dispatcher: createPinnedAgent({ policy }) });
  * new OpenAI({ apiKey, baseURL, fetch });
  */
 export function createOutboundFetch(options: OutboundFetchOptions): typeof fetch {
-  const outbound = async (input: string | URL, init?: RequestInit): Promise<Response> => {
-    const url = new URL(input);
-    const signal = init?.signal ?? undefined;
-    let answer: Dispatcher.ResponseData;
-    try {
-      answer = await options.dispatcher.request({
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
-        method: (init?.method ?? 'GET').toUpperCase() as Dispatcher.HttpMethod,
-        ...requestBody(init?.headers, init?.body),
-        signal,
-      });
-    } catch (error) {
-      // undici rejects with the signal's reason, a `DOMException` the caller may not
-      // take for an `Error` (another realm's): an `AbortError` of ours is one everywhere.
-      if (signal?.aborted) throw new AbortError('the request was aborted');
-      throw error;
-    }
-    const { statusCode: status } = answer;
+  const outbound = (input: string | URL, init?: RequestInit): Promise<Response> =>
+    new Promise((resolve, reject) => {
+      const url = new URL(input);
+      const { headers, body } = requestBody(init?.headers, init?.body);
+      const relay = new ResponseRelay(url.origin, init?.signal ?? undefined, options.maxResponseBytes, resolve, reject);
+      options.dispatcher.dispatch(
+        {
+          origin: url.origin,
+          path: `${url.pathname}${url.search}`,
+          method: (init?.method ?? 'GET').toUpperCase() as Dispatcher.HttpMethod,
+          headers,
+          body,
+        },
+        relay,
+      );
+    });
+  return outbound as typeof fetch;
+}
+
+/**
+ * One outbound call's undici handler: it settles the `fetch` promise with a
+ * `Response` when the headers come and then feeds that response's byte
+ * stream, chunk by chunk as undici parses them, within the cap. The caller's
+ * signal aborts the call (before the answer: the promise rejects with our
+ * {@link AbortError}; during it: the body errors with the signal's reason,
+ * as undici's own `fetch` does). Methods on a class, not closures: one
+ * object per call.
+ */
+class ResponseRelay implements Dispatcher.DispatchHandler, UnderlyingSource<Uint8Array> {
+  private controller: Dispatcher.DispatchController | undefined;
+  /** The body's web stream controller, once the headers came and a body is expected. */
+  private stream: ReadableStreamDefaultController<Uint8Array> | undefined;
+  /** The compressed body's path, when a server compressed although asked for nothing: Node streams, rare. */
+  private compressed: PassThrough | undefined;
+  private settled = false;
+  private ended = false;
+  private size = 0;
+
+  constructor(
+    private readonly origin: string,
+    private readonly signal: AbortSignal | undefined,
+    private readonly maxBytes: number | undefined,
+    private readonly resolve: (response: Response) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {
+    // The relay is the listener (`handleEvent`): no closure per call.
+    signal?.addEventListener('abort', this, { once: true });
+  }
+
+  /** The caller's signal fired. */
+  handleEvent(): void {
+    this.controller?.abort(this.signal?.reason);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.signal?.aborted) controller.abort(this.signal.reason);
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    status: number,
+    received: Record<string, string | string[] | undefined>,
+    statusText?: string,
+  ): void {
+    if (status < 200) return;
     if (REDIRECTS.has(status)) {
-      discardBody(answer.body);
-      throw new OutboundRefusedError(`${url.origin} answered with a redirect, refused: this endpoint needs none`);
+      this.fail(new OutboundRefusedError(`${this.origin} answered with a redirect, refused: this endpoint needs none`));
+      return;
     }
-    const encoding = answer.headers['content-encoding'];
+    const encoding = received['content-encoding'];
     const decoding = encoding !== undefined && String(encoding).trim().toLowerCase() !== 'identity';
     const headers = new Headers();
-    for (const [name, value] of Object.entries(answer.headers)) {
+    for (const [name, value] of Object.entries(received)) {
       // A decoded body is no longer what these describe.
       if (value === undefined || (decoding && (name === 'content-length' || name === 'content-encoding'))) continue;
       if (Array.isArray(value)) for (const v of value) headers.append(name, v);
       else headers.append(name, value);
     }
-    if (NULL_BODY.has(status)) discardBody(answer.body);
-    const body = NULL_BODY.has(status)
-      ? null
-      : byteStream(decoding ? decodedBody(answer.body, encoding) : answer.body, options.maxResponseBytes);
-    return new Response(body, { status, statusText: answer.statusText, headers });
-  };
-  return outbound as typeof fetch;
+    let body: ReadableStream<Uint8Array> | null = null;
+    if (NULL_BODY.has(status)) this.ended = true;
+    else if (decoding) body = this.decodedStream(controller, encoding);
+    else
+      body = new ReadableStream<Uint8Array>(
+        this,
+        new ByteLengthQueuingStrategy({ highWaterMark: RESPONSE_QUEUE_BYTES }),
+      );
+    this.settled = true;
+    this.resolve(new Response(body, { status, statusText, headers }));
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.ended) return;
+    if (this.compressed) {
+      if (!this.compressed.write(chunk)) controller.pause();
+      return;
+    }
+    const stream = this.stream!;
+    this.size += chunk.byteLength;
+    if (this.maxBytes !== undefined && this.size > this.maxBytes)
+      return this.fail(new BodyTooLargeError(this.maxBytes));
+    stream.enqueue(chunk);
+    // Paused only past the high-water mark: a pause and resume per chunk cost more than the chunk's own handling.
+    if ((stream.desiredSize ?? 1) <= 0) controller.pause();
+  }
+
+  onResponseEnd(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.signal?.removeEventListener('abort', this);
+    if (this.compressed) this.compressed.end();
+    else this.stream?.close();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.signal?.removeEventListener('abort', this);
+    if (!this.settled) {
+      this.settled = true;
+      this.ended = true;
+      // undici fails with the signal's reason, a `DOMException` the caller may not
+      // take for an `Error` (another realm's): an `AbortError` of ours is one everywhere.
+      this.reject(this.signal?.aborted ? new AbortError('the request was aborted') : error);
+      return;
+    }
+    if (this.ended) return;
+    this.ended = true;
+    if (this.compressed) this.compressed.destroy(error);
+    else this.stream?.error(error);
+  }
+
+  /** The body's underlying source (the relay is one: no closures per call): its stream starts. */
+  start(stream: ReadableStreamDefaultController<Uint8Array>): void {
+    this.stream = stream;
+  }
+
+  /** The reader wants more: a socket paused past the high-water mark reads again. */
+  pull(): void {
+    this.controller?.resume();
+  }
+
+  /** The reader let the body go: the connection is dropped. */
+  cancel(): void {
+    this.ended = true;
+    this.signal?.removeEventListener('abort', this);
+    this.controller?.abort(new AbortError('the response body was cancelled'));
+  }
+
+  /** Ends the call with `error`: the promise rejects, or the body errors; the connection is dropped. */
+  private fail(error: Error): void {
+    if (!this.settled) {
+      this.settled = true;
+      this.reject(error);
+    } else if (!this.ended) {
+      if (this.compressed) this.compressed.destroy(error);
+      else this.stream?.error(error);
+    }
+    this.ended = true;
+    this.signal?.removeEventListener('abort', this);
+    this.controller?.abort(error);
+  }
+
+  /**
+   * The body of a response a server compressed anyway: the raw chunks written
+   * to a Node stream, decoded, then relayed (the cap applied to the decoded
+   * bytes, so a compression bomb stops at it). The socket is paused while the
+   * decoder is behind.
+   */
+  private decodedStream(
+    controller: Dispatcher.DispatchController,
+    encoding: string | string[] | undefined,
+  ): ReadableStream<Uint8Array> {
+    const raw = new PassThrough();
+    raw.on('drain', () => controller.resume());
+    // Destroyed by the relay (cancel, cap) or the decoder (not valid gzip…): the connection goes too.
+    raw.once('close', () => {
+      if (!this.ended) this.cancel();
+    });
+    this.compressed = raw;
+    return byteStream(decodedBody(raw, encoding), this.maxBytes);
+  }
 }
 
 /**
