@@ -2,6 +2,7 @@ import { TaskState } from '@a2a-js/sdk';
 import type { Message, Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
 import type { TurnResult, TurnRunner } from '../agent/turn';
+import type { TextDeltaEvent } from '../agent/events';
 import type { Principal } from '../principal';
 import { childTraceparent, parseTraceparent, TRACEPARENT_KEY } from '../log/traceContext';
 import type { Logger } from '../log/logger';
@@ -145,6 +146,9 @@ export class LangoExecutor {
         signal: live.controller.signal,
         newSession: turn.newSession && !turn.task,
         metadata,
+        // The answering agent's text reaches streams and subscribers as it is generated, handed over here
+        // rather than yielded through the runner's generators (a hop per layer and chunk).
+        onTextDelta: quiet ? ignoreText : (event) => this.relayText(live, event),
       });
       for (;;) {
         const step = await steps.next();
@@ -155,7 +159,7 @@ export class LangoExecutor {
           break;
         }
         if (quiet || live.settled) continue;
-        // The answering agent's text reaches streams and subscribers as it is generated.
+        // A tool call, a delegation or a refusal turns the text streamed before it into commentary.
         const chunk = live.answer.chunkFor(step.value);
         if (chunk) void publish(AgentEvent.artifactUpdate(chunk));
         const text = describeProgress(step.value);
@@ -180,6 +184,13 @@ export class LangoExecutor {
       // A turn that ended in input-required stays known until answered or canceled.
       if (this.live.get(taskId) === live && result?.status !== 'input-required') this.live.delete(taskId);
     }
+  }
+
+  /** One streamed piece of the answer, published as an artifact chunk unless the task has settled. */
+  private relayText(live: LiveTask, event: TextDeltaEvent): void {
+    if (live.settled) return;
+    const chunk = live.answer.chunkFor(event);
+    if (chunk) void live.publish(AgentEvent.artifactUpdate(chunk));
   }
 
   /** Cancels the turn of `taskId` if one is running here (also a cancel asked through another replica); true if one was. */
@@ -236,6 +247,9 @@ export class LangoExecutor {
     );
   }
 }
+
+/** A result-only caller sees no progress: its text deltas go nowhere. */
+const ignoreText = (): void => {};
 
 /**
  * The message metadata the turn runs with, carrying a W3C `traceparent`:

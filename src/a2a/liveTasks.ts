@@ -427,15 +427,25 @@ export function applyEvent(task: Task | undefined, event: AgentExecutionEvent, u
         existing.parts.push(...artifact.parts);
         if (artifact.name) existing.name = artifact.name;
         if (artifact.description) existing.description = artifact.description;
-        if (artifact.metadata) existing.metadata = { ...existing.metadata, ...artifact.metadata };
+        if (artifact.metadata && !holds(existing.metadata, artifact.metadata))
+          existing.metadata = { ...existing.metadata, ...artifact.metadata };
       }
-      if (update.metadata) task.metadata = { ...task.metadata, ...update.metadata };
+      // Each answer chunk carries the same metadata: merged (a new object per chunk) only when it changes something.
+      if (update.metadata && !holds(task.metadata, update.metadata))
+        task.metadata = { ...task.metadata, ...update.metadata };
       return task;
     }
     case 'message':
       // The node's executor answers with tasks only; a direct reply would end no task.
       return task;
   }
+}
+
+/** Whether `target` already has every entry of `entries` (so merging them in would change nothing). */
+function holds(target: Record<string, unknown> | undefined, entries: Record<string, unknown>): boolean {
+  if (!target) return false;
+  for (const key in entries) if (!Object.hasOwn(target, key) || target[key] !== entries[key]) return false;
+  return true;
 }
 
 /**

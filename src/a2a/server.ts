@@ -147,7 +147,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     executor,
     live: liveTasks,
     tasks: stores.tasks,
-    push: { store: pushStore, sender: pushSender },
+    push: { store: pushStore, sender: pushSender, saves: () => stores.pushConfigs.saves },
     cards,
     extendedCardEnabled: authConfigured(config),
     logger,

@@ -51,8 +51,13 @@ export interface TaskHandlerOptions {
   live: LiveTasks;
   /** Tasks the caller may read: live here first, else the rows. */
   tasks: TaskReads;
-  /** Push configs (webhook addresses checked when saved) and their delivery. */
-  push: { store: PushNotificationStore; sender: PushNotificationSender };
+  /**
+   * Push configs (webhook addresses checked when saved) and their delivery;
+   * `saves`, how many configs were saved so far anywhere (`RowPushStore.saves`),
+   * lets a task found without any skip the lookup for its later events until
+   * it moves.
+   */
+  push: { store: PushNotificationStore; sender: PushNotificationSender; saves?: () => number };
   cards: CardService;
   /** Whether the node publishes an extended card (`a2a.auth` is configured). */
   extendedCardEnabled: boolean;
@@ -401,14 +406,22 @@ export class TaskHandler implements A2ARequestHandler {
   private deliverToWebhooks(live: LiveTask, context: ServerCallContext): void {
     const { push, logger, live: liveTasks } = this.options;
     let chain = Promise.resolve();
+    /** The save count when the task was last found without configs (none since: it still has none). */
+    let noneAtSaves: number | undefined;
     const warn = (err: unknown) =>
       logger.warn('push notification failed', { taskId: live.id, error: errorMessage(err) });
     const stop = liveTasks.listen(live, (heard) => {
       if (isSettled(heard.state)) stop();
+      // The usual task has no webhook: its answer chunks cost no lookup (and no promise) each.
+      if (noneAtSaves !== undefined && noneAtSaves === push.saves?.()) return;
       chain = chain
         .then(async () => {
           if (heard.written) await heard.written;
-          if ((await push.store.load(live.id, context)).length === 0) return;
+          const saves = push.saves?.();
+          if ((await push.store.load(live.id, context)).length === 0) {
+            noneAtSaves = saves;
+            return;
+          }
           await push.sender.send(toStreamResponse(heard, undefined), context, structuredClone(live.task!));
         })
         .catch(warn);

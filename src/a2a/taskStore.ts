@@ -103,6 +103,11 @@ export class RowPushStore implements PushNotificationStore {
     if (configId === undefined) throw new RequestMalformedError('deleting a push notification config needs its id');
     await this.rows.delete(scopeOf(context), taskId, configId);
   }
+
+  /** How many configs were saved so far, anywhere (`PushConfigRows.saves`): a task found without any stays so until it moves. */
+  get saves(): number {
+    return this.rows.saves;
+  }
 }
 
 /** Task reads and push configs over the rows, plus the lifecycle chores. */

@@ -17,10 +17,13 @@ export type RunEvent =
   | { type: 'input_required'; agent: string; question: string }
   | { type: 'final'; agent: string; text: string };
 
+/** A piece of the model's text as it streams. */
+export type TextDeltaEvent = Extract<RunEvent, { type: 'text_delta' }>;
+
 /** Factories for {@link RunEvent}s, so call sites read as sentences. */
 export const RunEvents = {
   agentStart: (agent: string): RunEvent => ({ type: 'agent_start', agent }),
-  textDelta: (agent: string, delta: string): RunEvent => ({ type: 'text_delta', agent, delta }),
+  textDelta: (agent: string, delta: string): TextDeltaEvent => ({ type: 'text_delta', agent, delta }),
   transfer: (from: string, to: string): RunEvent => ({ type: 'transfer', from, to }),
   transferRefused: (from: string, to: string, reason: string): RunEvent => ({
     type: 'transfer_refused',

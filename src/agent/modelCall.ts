@@ -1,6 +1,6 @@
 import type { ModelEvent, ModelRequest, ModelToolCall, Model } from '../llm/model';
 import type { Logger } from '../log/logger';
-import { RunEvents, type RunEvent } from './events';
+import { RunEvents, type RunEvent, type TextDeltaEvent } from './events';
 import { errorMessage, AbortError } from '../errors';
 import { NOOP_OBSERVATION, type Observation } from '../observe/observer';
 
@@ -8,16 +8,19 @@ import { NOOP_OBSERVATION, type Observation } from '../observe/observer';
 export type ModelReply = { ok: true; text: string; toolCalls: ModelToolCall[] } | { ok: false; reason: string };
 
 /**
- * Streams one model call, yielding its text as `text_delta` events. A
- * provider error becomes `{ ok: false, reason }` (its message, never a
- * stack); cancellation throws {@link AbortError}. The call is observed
- * under `step` (the acting agent's step) with the tokens it used.
+ * Streams one model call, yielding its text as `text_delta` events, or
+ * handing them to `onTextDelta` when given (the turn's sink: then nothing
+ * is yielded per chunk). A provider error becomes `{ ok: false, reason }`
+ * (its message, never a stack); cancellation throws {@link AbortError}.
+ * The call is observed under `step` (the acting agent's step) with the
+ * tokens it used.
  */
 export async function* callModel(
   model: Model,
   request: ModelRequest,
   logger: Logger,
   step: Observation = NOOP_OBSERVATION,
+  onTextDelta?: (event: TextDeltaEvent) => void,
 ): AsyncGenerator<RunEvent, ModelReply> {
   let text = '';
   const toolCalls: ModelToolCall[] = [];
@@ -39,7 +42,8 @@ export async function* callModel(
         case 'text_delta':
           if (!event.delta) break;
           text += event.delta;
-          yield RunEvents.textDelta(request.agentName, event.delta);
+          if (onTextDelta) onTextDelta(RunEvents.textDelta(request.agentName, event.delta));
+          else yield RunEvents.textDelta(request.agentName, event.delta);
           break;
         case 'tool_call':
           toolCalls.push({ ...event.call, id: event.call.id || `call_${toolCalls.length + 1}` });

@@ -192,6 +192,7 @@ export function createRunner(options: RunnerOptions): TurnRunner {
       },
       turn.log,
       observed.step,
+      turn.input.onTextDelta,
     );
     if (!reply.ok) return { type: 'failed', reason: reply.reason };
 

@@ -1,5 +1,5 @@
 import type { Principal } from '../principal';
-import type { RunEvent } from './events';
+import type { RunEvent, TextDeltaEvent } from './events';
 
 /** One user message to be answered by the agent tree. */
 export interface TurnInput {
@@ -28,6 +28,14 @@ export interface TurnInput {
   taskId?: string;
   /** Request metadata (A2A message metadata: trace context, hop path). Never shown to the model. */
   metadata?: Record<string, unknown>;
+  /**
+   * Hears each `text_delta` as the model streams it, instead of `run`
+   * yielding it: a streamed chunk then crosses no generator layer of the
+   * runner (each costs a promise and a microtask turn per chunk). Called
+   * in order with the events `run` yields: a delta is handed over before
+   * whatever `run` yields after it.
+   */
+  onTextDelta?: (event: TextDeltaEvent) => void;
 }
 
 /** How a turn ended. A cancelled turn does not end: `run` throws an error named `AbortError`. */
@@ -54,7 +62,7 @@ export async function runToEnd(
   input: TurnInput,
   onEvent: (event: RunEvent) => void = () => {},
 ): Promise<TurnResult> {
-  const turn = runner.run(input);
+  const turn = runner.run(input.onTextDelta ? input : { ...input, onTextDelta: onEvent });
   for (;;) {
     const step = await turn.next();
     if (step.done) return step.value;

@@ -103,6 +103,12 @@ export interface PushConfigRows {
   delete(scope: TaskScope, taskId: string, configId: string): Promise<void>;
   /** Whether the task has any config: asked on every state change of every task, so it should not cost a query. */
   hasAny(scope: TaskScope, taskId: string): Promise<boolean>;
+  /**
+   * How many configs were saved since start, here or (heard) on another
+   * replica: a `hasAny` false stands while this count is unchanged, so a
+   * caller asking for each event of a task need not ask again.
+   */
+  readonly saves: number;
 }
 
 /** The task rows and push-config rows of one database, as the A2A layer takes them. */

@@ -84,6 +84,36 @@ describe('push notifications to a loopback receiver (allowPrivateNetworks: true)
     }
   });
 
+  it('delivers the later events of a streamed task to a webhook registered while it runs', async () => {
+    const hook = await receiver();
+    try {
+      const client = await a2aClient(node.url, 'JSONRPC');
+      const stream = client.sendMessageStream(textRequest('slow, hooked late'));
+      const first = await stream.next();
+      const task = asTask(first.value?.payload?.value);
+      // The task's first events were looked up and found without a webhook; the one registered now counts.
+      const second = await stream.next();
+      expect(second.value?.payload?.$case).toBe('statusUpdate');
+      await client.createTaskPushNotificationConfig({
+        tenant: '',
+        id: 'late',
+        taskId: task.id,
+        url: hook.url,
+        token: '',
+        authentication: undefined,
+      });
+      for await (const event of stream) void event;
+      await waitFor(
+        () => hook.deliveries.some((d) => stateOf(d) === 'TASK_STATE_COMPLETED'),
+        5_000,
+        'the completed push',
+      );
+      expect(hook.deliveries.map(stateOf)).not.toContain('TASK_STATE_SUBMITTED');
+    } finally {
+      await hook.close();
+    }
+  });
+
   it('retries a failing receiver with backoff until it accepts', async () => {
     const hook = await receiver([503, 503]);
     try {

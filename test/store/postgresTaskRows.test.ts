@@ -176,6 +176,7 @@ if (!skipWithoutPostgres('the A2A task rows on PostgreSQL')) {
       );
       expect(listed.tasks.map((t) => t.id).sort()).toEqual(['on-a', 'on-b']);
       expect(await a.taskRows.pushConfigs.hasAny(alice, 'on-a')).toBe(false);
+      const savesOnA = a.taskRows.pushConfigs.saves;
       await b.taskRows.pushConfigs.save(
         alice,
         'on-a',
@@ -190,6 +191,8 @@ if (!skipWithoutPostgres('the A2A task rows on PostgreSQL')) {
         '1.0',
       );
       await waitFor(() => a.taskRows.pushConfigs.hasAny(alice, 'on-a'), 5_000, 'A to hear of the push config');
+      // What A hears moves its save count: A's cached "no webhooks" answers are asked again.
+      expect(a.taskRows.pushConfigs.saves).toBeGreaterThan(savesOnA);
       expect((await a.taskRows.pushConfigs.load(alice, 'on-a')).map((s) => s.config.url)).toEqual([
         'https://hooks.example.com/a',
       ]);

@@ -89,6 +89,19 @@ if (!skipWithoutPostgres('enabling pgvector on PostgreSQL')) {
         expect(found[1].score).toBeCloseTo(0, 5);
       });
 
+      it('stores and searches vectors too long to stay in the row (3,072 dimensions: 12 KB)', async () => {
+        const url = await server.createDatabase();
+        const storage = await open(url);
+        const long = (at: number) => unit(...Array.from({ length: 3072 }, (_, i) => (i === at ? 1 : 0.01)));
+        await storage.stores.vectors.put('knowledge', 'large', [
+          { id: '1', owner: 'owner', vector: long(0) },
+          { id: '2', owner: 'owner', vector: long(1) },
+        ]);
+        const found = await storage.stores.vectors.search!('knowledge', 'large', long(1), { limit: 1 });
+        // pgvector sums in float32: over 3,072 products the score is 1 to about 1e-5.
+        expect(found).toEqual([{ id: '2', score: expect.closeTo(1, 4) }]);
+      });
+
       it('keeps the in-memory path, with a warning, for a role that may not create the extension, until it exists', async () => {
         const adminUrl = await server.createDatabase();
         const name = new URL(adminUrl).pathname.slice(1);

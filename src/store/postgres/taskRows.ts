@@ -420,6 +420,8 @@ function createPgPushConfigRows(
   logger: Logger,
 ): PushConfigRows & { /** Reloads which tasks have configs (after a purge deleted some). */ reload(): Promise<void> } {
   const withConfigs = new Set<string>();
+  /** Saves here, saves heard from other replicas, and reloads (which may find configs saved unheard). */
+  let saves = 0;
   let loaded: Promise<void> | undefined;
   const loadAll = async () => {
     const found = await rows<{ tenant: string; owner: string; task_id: string }>(
@@ -428,6 +430,7 @@ function createPgPushConfigRows(
     );
     withConfigs.clear();
     for (const row of found) withConfigs.add(scopedKey(row, row.task_id));
+    saves += 1;
   };
   const ensureLoaded = () =>
     (loaded ??= loadAll().catch((err) => {
@@ -438,6 +441,7 @@ function createPgPushConfigRows(
     try {
       const [tenant, owner, taskId] = JSON.parse(payload) as [string, string, string];
       withConfigs.add(scopedKey({ tenant, owner }, taskId));
+      saves += 1;
     } catch {
       // Not ours: nothing to note.
     }
@@ -465,6 +469,7 @@ function createPgPushConfigRows(
         ],
       );
       withConfigs.add(scopedKey(scope, taskId));
+      saves += 1;
     },
     async load(scope, taskId) {
       await ensureLoaded();
@@ -496,6 +501,9 @@ function createPgPushConfigRows(
     async hasAny(scope: TaskScope, taskId: string) {
       await ensureLoaded();
       return withConfigs.has(scopedKey(scope, taskId));
+    },
+    get saves() {
+      return saves;
     },
     reload: () => (loaded = loadAll()),
   };

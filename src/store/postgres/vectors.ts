@@ -37,6 +37,11 @@ export const VECTOR_SCHEMA: PgSchema = {
  *   leave a stale vector searchable. Such rows, and those stored before
  *   pgvector appeared, are filled from the bytes ({@link fillEmbeddings}),
  *   found through the partial index.
+ * - Storage: a search reads every candidate's `embedding`, never the bytes.
+ *   The bytes go out of line (EXTERNAL) and the vector stays in the row
+ *   where it fits (MAIN): with both inline a row passes the 2 KB TOAST
+ *   threshold at 512 dimensions and the searched vector was fetched from
+ *   the TOAST table row by row.
  */
 const PGVECTOR_STEPS = `
   ALTER TABLE rag_vectors ADD COLUMN IF NOT EXISTS embedding vector;
@@ -49,7 +54,8 @@ const PGVECTOR_STEPS = `
     RETURN NEW;
   END $$;
   CREATE OR REPLACE TRIGGER rag_vectors_stale_embedding BEFORE UPDATE ON rag_vectors
-    FOR EACH ROW EXECUTE FUNCTION rag_vectors_stale_embedding();`;
+    FOR EACH ROW EXECUTE FUNCTION rag_vectors_stale_embedding();
+  ALTER TABLE rag_vectors ALTER COLUMN vector SET STORAGE EXTERNAL, ALTER COLUMN embedding SET STORAGE MAIN;`;
 
 /**
  * Whether this database searches vectors with pgvector, and if not, why:
@@ -72,7 +78,7 @@ const extensionState = async (db: Pick<PgDatabase, 'query'>): Promise<ExtensionS
       `SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') AS available,
               EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector') AS installed,
               EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'rag_vectors'::regclass
-                        AND attname = 'embedding' AND NOT attisdropped) AS ready`,
+                        AND attname = 'embedding' AND attstorage = 'm' AND NOT attisdropped) AS ready`,
     )
   )[0];
 
@@ -86,6 +92,9 @@ const extensionState = async (db: Pick<PgDatabase, 'query'>): Promise<ExtensionS
  * extension: a role that may not create it gets the in-memory path and the
  * reason, and an administrator can run `CREATE EXTENSION vector` (or `lango
  * migrate` as a superuser) for the next start. Run after the schema steps.
+ * @example
+ * const state = await preparePgvector(db);
+ * const vectors = createPgVectorStore({ db, pgvector: state.searchable });
  */
 export async function preparePgvector(db: PgDatabase): Promise<PgvectorState> {
   const seen = await extensionState(db);

@@ -280,6 +280,7 @@ function createSqlitePushConfigRows(
   logger: Logger,
 ): PushConfigRows & { /** Reloads which tasks have configs (after a purge deleted some). */ forgetPurged(): void } {
   const withConfigs = new Set<string>();
+  let saves = 0;
   const selectTasks = db.prepare(`SELECT DISTINCT tenant, owner, task_id FROM a2a_push_configs`);
   const loadTasks = () => {
     withConfigs.clear();
@@ -303,6 +304,7 @@ function createSqlitePushConfigRows(
     async save(scope, taskId, config, wireVersion) {
       upsert.run(scope.tenant, scope.owner, taskId, config.id, pushConfigData(config, wireVersion));
       withConfigs.add(scopedKey(scope, taskId));
+      saves += 1;
     },
     async load(scope, taskId) {
       if (!withConfigs.has(scopedKey(scope, taskId))) return [];
@@ -325,6 +327,9 @@ function createSqlitePushConfigRows(
     },
     async hasAny(scope, taskId) {
       return withConfigs.has(scopedKey(scope, taskId));
+    },
+    get saves() {
+      return saves;
     },
     forgetPurged: loadTasks,
   };

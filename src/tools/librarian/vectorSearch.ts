@@ -32,7 +32,12 @@ export interface VectorSearchOptions {
   annThreshold?: number;
 }
 
-/** The database's own search where the store offers one (pgvector), else each process's in-memory index. */
+/**
+ * The database's own search where the store offers one (pgvector), else each process's in-memory index.
+ * @example
+ * const search = vectorSearchFor({ vectors: stores.vectors, provider: provider.id, logger });
+ * const { hits } = await search.search('knowledge', queryVector, 5, visibleOwner(principal));
+ */
 export function vectorSearchFor(options: VectorSearchOptions): VectorSearch {
   const { vectors, provider } = options;
   if (!vectors.search) return new InMemoryVectorSearch(options);

@@ -233,7 +233,10 @@ export function taskRowsContract(factory: TaskRowsFactory): void {
         authentication: { scheme: 'Bearer', credentials: 'c' },
       };
       expect(await store.pushConfigs.hasAny(alice, 't1')).toBe(false);
+      const savesBefore = store.pushConfigs.saves;
       await store.pushConfigs.save(alice, 't1', config, '0.3');
+      // A cached "no configs" answer is good only while nothing was saved.
+      expect(store.pushConfigs.saves).toBeGreaterThan(savesBefore);
       await store.pushConfigs.save(alice, 't1', { ...config, id: 'c2', url: 'https://hooks.example.com/y' }, '1.0');
       await store.pushConfigs.save(alice, 't1', { ...config, token: 'tok2' }, '0.3'); // replaces c1
       await store.reopen();
