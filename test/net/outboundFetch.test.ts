@@ -23,6 +23,7 @@ describe('the outbound fetch', () => {
   const received: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
   const ENDLESS_BYTES = 64 * 1024 * 1024;
   let endless: { written: number; res: http.ServerResponse } | undefined;
+  let gzipLarge: http.ServerResponse | undefined;
   const loopbackFetch = () => {
     const dispatcher = createPinnedAgent({
       policy: createOutboundPolicy({ setting: 'agent.baseUrl', allowAddresses: ['127.0.0.0/8'] }),
@@ -36,6 +37,14 @@ describe('the outbound fetch', () => {
         req.resume();
         res.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' });
         res.end(gzipSync('data: {"a":1}\n\n'));
+        return;
+      }
+      if (req.url === '/gzip-large') {
+        req.resume();
+        gzipLarge = res;
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' });
+        // Decodes to 64 KiB, past the 1 KiB cap; the connection stays open until the client drops it.
+        res.write(gzipSync('z'.repeat(64 * 1024)));
         return;
       }
       if (req.url === '/large') {
@@ -124,6 +133,17 @@ describe('the outbound fetch', () => {
       const response = await fetch(`${origin}/gzip`);
       expect(response.headers.get('content-encoding')).toBeNull();
       expect(await response.text()).toBe('data: {"a":1}\n\n');
+    } finally {
+      await dispatcher.close();
+    }
+  });
+
+  it('errors a compressed body past the cap once decoded, and drops the connection', async () => {
+    const { dispatcher, fetch } = loopbackFetch();
+    try {
+      const response = await fetch(`${origin}/gzip-large`);
+      await expect(response.text()).rejects.toBeInstanceOf(BodyTooLargeError);
+      await waitFor(() => gzipLarge?.destroyed, 5000, 'the connection to close');
     } finally {
       await dispatcher.close();
     }
