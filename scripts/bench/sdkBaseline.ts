@@ -116,49 +116,55 @@ class TaskExecutor implements AgentExecutor {
   cancelTask = async (): Promise<void> => {};
 }
 
+/** The streamed task's first event: working, the caller's message its history. */
+const workingTask = (ctx: RequestContext) =>
+  AgentEvent.task({
+    id: ctx.taskId,
+    contextId: ctx.contextId,
+    status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now() },
+    artifacts: [],
+    history: [ctx.userMessage],
+    metadata: undefined,
+  });
+
+/** One chunk of the streamed answer artifact. */
+const answerChunk = (ctx: RequestContext, artifactId: string, text: string, append: boolean, lastChunk: boolean) =>
+  AgentEvent.artifactUpdate({
+    taskId: ctx.taskId,
+    contextId: ctx.contextId,
+    artifact: {
+      artifactId,
+      name: 'answer',
+      description: '',
+      parts: [textPart(text)],
+      metadata: undefined,
+      extensions: [],
+    },
+    append,
+    lastChunk,
+    metadata: undefined,
+  });
+
+/** The streamed task's last event. */
+const finalStatus = (ctx: RequestContext, state: TaskState) =>
+  AgentEvent.statusUpdate({
+    taskId: ctx.taskId,
+    contextId: ctx.contextId,
+    status: { state, message: undefined, timestamp: now() },
+    metadata: undefined,
+  });
+
 class ChunkExecutor implements AgentExecutor {
   async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
-    const { taskId, contextId } = ctx;
-    bus.publish(
-      AgentEvent.task({
-        id: taskId,
-        contextId,
-        status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now() },
-        artifacts: [],
-        history: [ctx.userMessage],
-        metadata: undefined,
-      }),
-    );
+    bus.publish(workingTask(ctx));
     const artifactId = randomUUID();
     await sleep(FIRST_MS);
     for (let seq = 0; seq < CHUNKS; seq++) {
       if (seq > 0) await sleep(INTERVAL_MS);
-      bus.publish(
-        AgentEvent.artifactUpdate({
-          taskId,
-          contextId,
-          artifact: {
-            artifactId,
-            name: 'answer',
-            description: '',
-            parts: [textPart(`[[c${seq}@${wallClockMs().toFixed(3)}]] `)],
-            metadata: undefined,
-            extensions: [],
-          },
-          append: seq > 0,
-          lastChunk: seq === CHUNKS - 1,
-          metadata: undefined,
-        }),
-      );
+      const stamp = `[[c${seq}@${wallClockMs().toFixed(3)}]] `;
+      bus.publish(answerChunk(ctx, artifactId, stamp, seq > 0, seq === CHUNKS - 1));
     }
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId,
-        status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: now() },
-        metadata: undefined,
-      }),
-    );
+    bus.publish(finalStatus(ctx, TaskState.TASK_STATE_COMPLETED));
   }
   cancelTask = async (): Promise<void> => {};
 }
@@ -167,17 +173,7 @@ class RelayExecutor implements AgentExecutor {
   private readonly model = new OpenAI({ baseURL: process.env.MODEL_URL, apiKey: 'bench-key', maxRetries: 0 });
 
   async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
-    const { taskId, contextId } = ctx;
-    bus.publish(
-      AgentEvent.task({
-        id: taskId,
-        contextId,
-        status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now() },
-        artifacts: [],
-        history: [ctx.userMessage],
-        metadata: undefined,
-      }),
-    );
+    bus.publish(workingTask(ctx));
     const question = ctx.userMessage.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
     const artifactId = randomUUID();
     let state = TaskState.TASK_STATE_COMPLETED;
@@ -190,36 +186,12 @@ class RelayExecutor implements AgentExecutor {
       let seq = 0;
       for await (const chunk of stream) {
         const delta = chunk.choices[0]?.delta?.content;
-        if (!delta) continue;
-        bus.publish(
-          AgentEvent.artifactUpdate({
-            taskId,
-            contextId,
-            artifact: {
-              artifactId,
-              name: 'answer',
-              description: '',
-              parts: [textPart(delta)],
-              metadata: undefined,
-              extensions: [],
-            },
-            append: seq++ > 0,
-            lastChunk: false,
-            metadata: undefined,
-          }),
-        );
+        if (delta) bus.publish(answerChunk(ctx, artifactId, delta, seq++ > 0, false));
       }
     } catch {
       state = TaskState.TASK_STATE_FAILED;
     }
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId,
-        status: { state, message: undefined, timestamp: now() },
-        metadata: undefined,
-      }),
-    );
+    bus.publish(finalStatus(ctx, state));
   }
   cancelTask = async (): Promise<void> => {};
 }
