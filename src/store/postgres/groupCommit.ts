@@ -28,8 +28,10 @@ export type PgQueuedBatch = () => PgQueuedWrite;
  * statements and COMMIT go out together on a pipelined connection. While a
  * group commits the next one gathers, and it closes when that commit ends
  * (or at the end of the event-loop turn when none is under way): under load
- * the groups grow instead of queueing. Groups commit one after another, so
- * writes from one process land in the order they were scheduled.
+ * the groups grow instead of queueing. A group that gathered during a commit
+ * but is still small holds on (see {@link FULL_GROUP}). Groups commit one
+ * after another, so writes from one process land in the order they were
+ * scheduled.
  */
 export interface PgGroupCommit {
   /** Runs the write `batch` returns when the next group closes; resolves once that group commits, rejects with the write's error. */
@@ -37,6 +39,20 @@ export interface PgGroupCommit {
   /** Resolves once everything scheduled before the call has committed (or failed). */
   flush(): Promise<void>;
 }
+
+/**
+ * Writes (scheduled calls) that make a group worth its commit. A group that
+ * gathered while a commit ran (writes are arriving concurrently) but has
+ * fewer holds on until it has this many, for at most as long as that commit
+ * took. Each commit costs the database and the replica about as much as a
+ * dozen rows, and a replica sharing its cores with others (three replicas on
+ * two cores in the bench) otherwise commits groups of two or three requests:
+ * three times the commits of one replica for the same load. The hold is
+ * bounded by the commit's own duration, so it adds little where commits are
+ * quick, and a lone caller (nothing gathered during its commit) never waits.
+ * Measured in scripts/bench/analysis.md.
+ */
+const FULL_GROUP = 8;
 
 interface Scheduled {
   promise: Promise<void>;
@@ -93,9 +109,18 @@ async function attempt(client: PoolClient, writes: PgQueuedWrite[]): Promise<Att
  */
 export function createPgGroupCommit(db: PgDatabase, observer: Observer = NOOP_OBSERVER): PgGroupCommit {
   let scheduled = new Map<PgQueuedBatch, Scheduled>();
+  /** Writes scheduled into the gathering group, and when its first was. */
+  let gathered = 0;
+  let openedAt = 0;
   let timerSet = false;
+  /** The timer of a small group holding on after a commit (see {@link FULL_GROUP}). */
+  let hold: NodeJS.Timeout | undefined;
   /** The commit under way: the next group gathers until it ends. */
   let committing: Promise<void> | undefined;
+  /** How long the last commit took, in ms: the most a small group holds on. */
+  let lastCommitMs = 0;
+  /** Whether writes were scheduled while the last commit ran (before its callers heard). */
+  let arrivedDuringCommit = false;
 
   /**
    * Commits the group's writes; a write whose statement fails is left out
@@ -103,7 +128,8 @@ export function createPgGroupCommit(db: PgDatabase, observer: Observer = NOOP_OB
    * callers. Resolves once every caller has its outcome.
    */
   const commit = async (group: Map<PgQueuedWrite, Scheduled>) => {
-    const started = observer.active ? performance.now() : 0;
+    const started = performance.now();
+    let gatheredDuring: number | undefined;
     let pending = [...group.keys()];
     while (pending.length > 0) {
       let outcome: Attempt;
@@ -114,6 +140,8 @@ export function createPgGroupCommit(db: PgDatabase, observer: Observer = NOOP_OB
       } catch (err) {
         outcome = { committed: false, error: err };
       }
+      // Counted before any caller hears its outcome: a caller writing again as it hears is not "concurrent".
+      gatheredDuring ??= gathered;
       // A connection whose transaction did not commit is not trusted for the next group.
       client?.release(outcome.committed ? undefined : true);
       if (outcome.committed) {
@@ -132,27 +160,50 @@ export function createPgGroupCommit(db: PgDatabase, observer: Observer = NOOP_OB
       for (const write of failed) group.get(write)!.reject(outcome.error);
       pending = pending.filter((write) => !failed.includes(write));
     }
+    lastCommitMs = performance.now() - started;
+    arrivedDuringCommit = (gatheredDuring ?? 0) > 0;
     if (observer.active) {
       const statements = [...group.keys()].reduce((sum, write) => sum + write.statements.length, 0);
-      observer.storeWrite(performance.now() - started, statements);
+      observer.storeWrite(lastCommitMs, statements);
     }
   };
 
-  /** Closes the gathering group and commits it, unless a commit is under way (its end closes the group). */
-  const close = () => {
+  /**
+   * Closes the gathering group and commits it, unless a commit is under way
+   * (its end closes the group). `afterCommit`: called as a commit ended; a
+   * group that had writes gathered during that commit holds on while small.
+   */
+  const close = (afterCommit = false) => {
     timerSet = false;
+    clearTimeout(hold);
+    hold = undefined;
     if (committing || scheduled.size === 0) return;
+    const holdFor = openedAt + lastCommitMs - performance.now();
+    if (afterCommit && arrivedDuringCommit && gathered < FULL_GROUP && holdFor >= 1) {
+      hold = setTimeout(close, holdFor);
+      return;
+    }
     // Each store takes its queued rows now, synchronously: what is queued from here on is the next group's.
     const group = new Map([...scheduled].map(([take, entry]) => [take(), entry]));
     scheduled = new Map();
+    gathered = 0;
     committing = commit(group).finally(() => {
       committing = undefined;
-      close();
+      close(true);
     });
   };
 
   return {
     schedule(take) {
+      if (gathered === 0) openedAt = performance.now();
+      gathered += 1;
+      // A holding group closes once full (rows queued in this turn still join it).
+      if (hold && gathered >= FULL_GROUP) {
+        clearTimeout(hold);
+        hold = undefined;
+        timerSet = true;
+        setImmediate(close);
+      }
       let entry = scheduled.get(take);
       if (!entry) {
         let resolve!: () => void;
@@ -163,7 +214,7 @@ export function createPgGroupCommit(db: PgDatabase, observer: Observer = NOOP_OB
         });
         entry = { promise, resolve, reject };
         scheduled.set(take, entry);
-        if (!timerSet && !committing) {
+        if (!timerSet && !committing && !hold) {
           timerSet = true;
           setImmediate(close);
         }
