@@ -37,10 +37,10 @@ import { openNodeStorage } from './store/open';
 import { clusterSettings, storagePassword } from './config/cluster';
 import { toolFamilies } from './tools/families';
 import { createSecretReferences } from './vault/references';
-import { createToolset, type FamilyStatus } from './tools/toolset';
+import { createToolset, type FamilyStatus } from './toolset/toolset';
 import { openVault, requireVault, type VaultAccess } from './vault/vault';
 
-export type { FamilyStatus } from './tools/toolset';
+export type { FamilyStatus } from './toolset/toolset';
 
 /** Dependencies a caller may supply instead of the ones built from config (tests pass real ones on temp dirs). */
 export interface AppDeps {

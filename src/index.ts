@@ -77,8 +77,8 @@ export { openDatabase, migrate, type SqliteDatabase } from './store/sqlite/datab
 
 // Tool families
 export { toolFamilies } from './tools/families';
-export type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from './tools/family';
-export { createToolset, type Toolset } from './tools/toolset';
+export type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from './toolset/family';
+export { createToolset, type Toolset } from './toolset/toolset';
 export { checkCommandSandbox } from './tools/operator/family';
 export { describeSandbox, type SandboxStatus } from './tools/operator/sandbox';
 

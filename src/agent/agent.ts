@@ -1,4 +1,4 @@
-import type { Observation } from '../observe/observer';
+import type { Observation } from '../observation/observer';
 import type { AnyTool } from './tool';
 import type { Model } from '../llm/model';
 import type { RunEvent } from './events';

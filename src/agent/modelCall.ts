@@ -2,7 +2,7 @@ import type { ModelEvent, ModelRequest, ModelToolCall, Model } from '../llm/mode
 import type { Logger } from '../log/logger';
 import { RunEvents, type RunEvent, type TextDeltaEvent } from './events';
 import { errorMessage, AbortError } from '../errors';
-import { NOOP_OBSERVATION, type Observation } from '../observe/observer';
+import { NOOP_OBSERVATION, type Observation } from '../observation/observer';
 
 /** What one model call produced: its text and the tool calls it asked for, or why it failed. */
 export type ModelReply = { ok: true; text: string; toolCalls: ModelToolCall[] } | { ok: false; reason: string };

@@ -4,7 +4,7 @@ import type { ToolCallOutcome } from './toolCall';
 import type { TurnInput, TurnResult } from './turn';
 import type { ModelToolCall } from '../llm/model';
 import { TRACEPARENT_KEY } from '../log/traceContext';
-import { NOOP_OBSERVATION, type Observation, type Observer } from '../observe/observer';
+import { NOOP_OBSERVATION, type Observation, type Observer } from '../observation/observer';
 
 /**
  * One turn as its observer sees it: the turn's observation and the step of

@@ -2,7 +2,7 @@ import type { RemoteAgent, RemoteInvocation, RemoteOutcome } from './agent';
 import type { Logger } from '../log/logger';
 import { RunEvents, type RunEvent } from './events';
 import { errorMessage, AbortError, raceAbort } from '../errors';
-import { NOOP_OBSERVATION, type Observation } from '../observe/observer';
+import { NOOP_OBSERVATION, type Observation } from '../observation/observer';
 
 /**
  * Calls a remote A2A agent for one request, relaying the events it yields.

@@ -11,7 +11,7 @@ import { previewArguments } from './argumentPreview';
 import { historyMessages, toolContext, TurnState, type ContextProvider, type TurnEndHook } from './turnState';
 import type { Model, ModelMessage, ModelToolCall } from '../llm/model';
 import type { Logger } from '../log/logger';
-import { NOOP_OBSERVER, type Observer } from '../observe/observer';
+import { NOOP_OBSERVER, type Observer } from '../observation/observer';
 import { ObservedTurn, observeToolCall } from './observedTurn';
 import type { Principal } from '../principal';
 import { emptySessionState, type PendingApproval, type SessionStore } from '../store/sessions';

@@ -3,7 +3,7 @@ import type { InterceptedRequest, RequestIntercept } from '../a2a/intercept';
 import express from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PeerState, PeerStatus } from '../federation/health';
-import type { ObservedAttributes, ObservedKind, Observation, Observer } from './observer';
+import type { ObservedAttributes, ObservedKind, Observation, Observer } from '../observation/observer';
 import { requireOwner, type AccessRefusal } from './access';
 
 /** What {@link createNodeMetrics} reads at scrape time. */

@@ -14,7 +14,7 @@ import { consoleRoutes } from './console';
 import { createConsoleSessions } from './consoleSessions';
 import { agentGraph } from './graph';
 import { createNodeMetrics } from './metrics';
-import { combineObservers, type Observer } from './observer';
+import { combineObservers, type Observer } from '../observation/observer';
 import { createTimelines } from './timeline';
 import { createNodeTracing } from './tracing';
 

@@ -1,7 +1,7 @@
 import type { Request, Router } from 'express';
 import express from 'express';
 import { requireOwner, type AccessRefusal } from './access';
-import type { ObservedAttributes, ObservedKind, Observation, Observer } from './observer';
+import type { ObservedAttributes, ObservedKind, Observation, Observer } from '../observation/observer';
 
 /** One step of a task: a transfer, a model, tool or remote call, an agent's turn at acting. */
 export interface TimelineStep {

@@ -18,7 +18,7 @@ import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { RequestIntercept } from '../a2a/intercept';
 import { TRACEPARENT_KEY } from '../log/traceContext';
 import { a2aMethodOf } from './metrics';
-import type { ObservedAttributes, ObservedKind, Observation, Observer } from './observer';
+import type { ObservedAttributes, ObservedKind, Observation, Observer } from '../observation/observer';
 
 /** Where and how spans go: `observability.otlp` with an endpoint set. */
 export interface TracingOptions {

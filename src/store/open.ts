@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { ClusterSettings } from '../config/cluster';
 import type { Logger } from '../log/logger';
-import type { Observer } from '../observe/observer';
+import type { Observer } from '../observation/observer';
 import type { Stores } from './index';
 import type { TaskEventLog } from './taskEvents';
 import { openPostgresStorage } from './postgres/storage';

@@ -1,4 +1,4 @@
-import type { ToolFamily } from './family';
+import type { ToolFamily } from '../toolset/family';
 import { execFamily, fsFamily, skillsFamily } from './operator/family';
 import { navigatorFamily } from './navigator/family';
 import { cryptoFamily, paymentFamily, secretsFamily } from './vault/family';

@@ -10,7 +10,7 @@ import { parseDuration } from '../../src/duration';
 import { LiveTasks } from '../../src/a2a/liveTasks';
 import { statusUpdate, textPart } from '../../src/a2a/messages';
 import { createMemoryLogger } from '../../src/log/logger';
-import { NOOP_OBSERVER } from '../../src/observe/observer';
+import { NOOP_OBSERVER } from '../../src/observation/observer';
 import { OWNER } from '../../src/principal';
 import type { SqliteDatabase } from '../../src/store/sqlite/database';
 import type { TaskRowStores } from '../../src/store/taskRows';

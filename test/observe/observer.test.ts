@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../src/agent/tool';
-import { combineObservers, NOOP_OBSERVER, type Observation, type Observer } from '../../src/observe/observer';
+import { combineObservers, NOOP_OBSERVER, type Observation, type Observer } from '../../src/observation/observer';
 import { OWNER } from '../../src/principal';
 import { ScriptedModel, callTool, transferTo } from '../support/scriptedModel';
 import { collect, makeAgent, openStore, runnerFor } from '../agent/helpers';

@@ -1,4 +1,4 @@
-import { NOOP_OBSERVER, type Observer } from '../../src/observe/observer';
+import { NOOP_OBSERVER, type Observer } from '../../src/observation/observer';
 import { openPgDatabase, type PgDatabase } from '../../src/store/postgres/database';
 import { createPgGroupCommit, type PgGroupCommit } from '../../src/store/postgres/groupCommit';
 import { skipWithoutPostgres } from '../support/postgres';

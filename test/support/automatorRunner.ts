@@ -9,7 +9,7 @@ import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
 import { OWNER, type Principal } from '../../src/principal';
 import type { Storage } from '../../src/store/index';
 import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/storage';
-import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../../src/tools/family';
+import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../../src/toolset/family';
 import { testFamilyDeps, unusedModel } from './familyDeps';
 
 /** What a scripted turn answers: a text (completed) or a whole TurnResult. */

@@ -4,7 +4,7 @@ import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
 import { SecretRegistry } from '../../src/log/redact';
 import { defaultPrincipals } from '../../src/principal';
 import type { Storage } from '../../src/store/index';
-import type { ToolFamilyDeps } from '../../src/tools/family';
+import type { ToolFamilyDeps } from '../../src/toolset/family';
 import { createSecretReferences } from '../../src/vault/references';
 import { openVault, requireVault, type VaultAccess } from '../../src/vault/vault';
 

@@ -1,5 +1,5 @@
 import type { PoolClient, QueryConfig, QueryResult } from 'pg';
-import { NOOP_OBSERVER, type Observer } from '../../observe/observer';
+import { NOOP_OBSERVER, type Observer } from '../../observation/observer';
 import type { PgDatabase } from './database';
 
 /**

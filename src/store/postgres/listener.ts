@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
-import { NOOP_OBSERVER, type Observer } from '../../observe/observer';
+import { NOOP_OBSERVER, type Observer } from '../../observation/observer';
 
 /**
  * This replica's one `LISTEN` connection. A pooled client cannot listen (it

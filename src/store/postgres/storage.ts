@@ -1,6 +1,6 @@
 import type { ClusterSettings } from '../../config/cluster';
 import type { Logger } from '../../log/logger';
-import type { Observer } from '../../observe/observer';
+import type { Observer } from '../../observation/observer';
 import type { Storage, Stores } from '../index';
 import type { JobQueue } from '../jobQueue';
 import { CLUSTER_SCHEMA, startHeartbeat } from './cluster';

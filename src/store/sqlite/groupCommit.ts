@@ -1,4 +1,4 @@
-import { NOOP_OBSERVER, type Observer } from '../../observe/observer';
+import { NOOP_OBSERVER, type Observer } from '../../observation/observer';
 import type { SqliteDatabase } from './database';
 
 /** Writes a store's queued rows; runs inside the group's transaction. */

@@ -1,4 +1,4 @@
-import type { Observer } from '../../observe/observer';
+import type { Observer } from '../../observation/observer';
 import type { Logger } from '../../log/logger';
 import type { Storage, Stores } from '../index';
 import { createSqliteBackgroundJobStore } from './background';

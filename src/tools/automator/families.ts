@@ -1,4 +1,4 @@
-import type { ToolFamily } from '../family';
+import type { ToolFamily } from '../../toolset/family';
 import { BackgroundQueue } from './bgQueue';
 import { createBackgroundTools } from './bgTools';
 import { ClusterBackgroundQueue } from './clusterBackground';

@@ -4,7 +4,7 @@ import { errorMessage, InputError } from '../../errors';
 import type { Logger } from '../../log/logger';
 import type { Principal } from '../../principal';
 import type { WorkflowRunStatus, WorkflowStepStatus, WorkflowStore } from '../../store/jobs';
-import type { FamilyRuntime } from '../family';
+import type { FamilyRuntime } from '../../toolset/family';
 import { parseDuration } from '../../duration';
 import { runPrompt } from './runPrompt';
 import { checkAgents, parseWorkflow, renderPrompt, type WorkflowDefinition, type WorkflowStep } from './workflowSpec';

@@ -1,7 +1,7 @@
 import type { ContextRequest } from '../../agent/turnState';
 import type { Model } from '../../llm/model';
 import type { Principal } from '../../principal';
-import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../family';
+import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../../toolset/family';
 import { Chronicler, type SessionMessage } from './chronicler';
 import { createChroniclerTools } from './tools';
 

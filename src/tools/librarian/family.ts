@@ -5,7 +5,7 @@ import { createEmbeddingProvider } from '../../llm/embeddings';
 import type { EmbeddingProvider } from '../../llm/embeddings/provider';
 import type { GraphStore } from '../../store/graph';
 import type { InquiryStore, KnowledgeStore } from '../../store/knowledge';
-import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../family';
+import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../../toolset/family';
 import { createGraphTools } from './graphTools';
 import { createKnowledgeTools } from './knowledgeTools';
 import { RagService } from './rag';

@@ -1,5 +1,5 @@
 import type { AnyTool } from '../../agent/tool';
-import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../family';
+import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../../toolset/family';
 import { createActionTool } from './actionTool';
 import { BrowserUnavailableError, checkBrowser } from './checkBrowser';
 import { createHostPolicy, type HostPolicy } from './hostPolicy';

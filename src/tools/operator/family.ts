@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { LangoConfig } from '../../config/schema';
-import type { ToolFamily, ToolFamilyDeps } from '../family';
+import type { ToolFamily, ToolFamilyDeps } from '../../toolset/family';
 import { createExecShellTool } from './exec';
 import { createExecBgTools } from './execBg';
 import { createFsTools } from './fs';

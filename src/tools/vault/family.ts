@@ -1,6 +1,6 @@
 import { getAddress, isAddress } from 'viem';
 import { ConfigError } from '../../errors';
-import type { ToolFamily } from '../family';
+import type { ToolFamily } from '../../toolset/family';
 import { createCryptoTools } from './cryptoTools';
 import { BASE_RPC_URL, BASE_USDC, createTokenChain, walletAccount } from './payment/chain';
 import { createPaymentTools } from './payment/tools';

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { LangoConfigInput } from '../../../src/config/schema';
 import { createMemoryLogger, type MemoryLogger } from '../../../src/log/logger';
 import { openSqliteStorage, type SqliteStorage } from '../../../src/store/sqlite/storage';
-import type { ToolFamilyDeps } from '../../../src/tools/family';
+import type { ToolFamilyDeps } from '../../../src/toolset/family';
 import { testFamilyDeps } from '../../support/familyDeps';
 
 /** Real family deps over a temp data directory and a real SQLite file in it. */

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ApprovalRequired, type AnyTool } from '../../../src/agent/tool';
-import type { ToolFamilyInstance } from '../../../src/tools/family';
+import type { ToolFamilyInstance } from '../../../src/toolset/family';
 import { execFamily } from '../../../src/tools/operator/family';
 import { byName, callTool, tempDir, toolContext, itWhenSandboxed } from './context';
 import { familyDeps } from './deps';
