@@ -13,6 +13,7 @@ import { createSqlitePaymentLedger } from './ledger';
 import { createSqliteMemoryStore } from './memory';
 import { createSqliteNodeIdentityStore } from './nodeIdentity';
 import { createSqliteSessionStore } from './sessions';
+import { createSqliteTimelineStore } from './timelines';
 import { createSqliteVaultStore } from './vault';
 import { createSqliteVectorStore } from './vectors';
 import { createSqliteWorkflowStore } from './workflows';
@@ -72,6 +73,7 @@ export function openSqliteStorage(options: SqliteStorageOptions): SqliteStorage 
       background: createSqliteBackgroundJobStore({ db }),
       workflows: createSqliteWorkflowStore({ db }),
       execJobs: createSqliteExecJobStore({ db }),
+      timelines: createSqliteTimelineStore({ db, group }),
     };
     let closed = false;
     return {
