@@ -114,6 +114,22 @@ if (!skipWithoutPostgres('the store contracts on PostgreSQL')) {
       expect(claims.filter(Boolean)).toHaveLength(1);
     });
 
+    it('lists every replica with its heartbeat age by the database clock, live within the lease, itself marked', async () => {
+      const timing = { heartbeatMs: 3_600_000, leaseMs: 15_000 };
+      const a = await replica('a', timing);
+      await replica('b', timing);
+      const seen = await a.replicas!.replicas();
+      expect(seen.map((r) => [r.replicaId, r.self, r.live])).toEqual([
+        ['a', true, true],
+        ['b', false, true],
+      ]);
+      for (const r of seen) {
+        expect(r.heartbeatAgeMs).toBeGreaterThanOrEqual(0);
+        expect(r.heartbeatAgeMs).toBeLessThan(15_000);
+        expect(Date.parse(r.startedAt)).not.toBeNaN();
+      }
+    });
+
     it("fails a live replica's running rows only once it falls silent past the lease, as replica lost", async () => {
       // A beats once (at open) and then falls silent.
       const a = await replica('a', { heartbeatMs: 3_600_000, leaseMs: 15_000 });
