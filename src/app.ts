@@ -170,6 +170,9 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       peers: () => federation?.status() ?? [],
       root: () => tree.current(),
       remoteCard: (name) => federation?.card(name),
+      probe: async (name) => federation?.probe(name),
+      stores: () => storage.stores,
+      runTool: (input) => runner.runTool(input),
       redact: (text) => secrets.redactText(text),
       clock,
     });

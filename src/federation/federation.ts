@@ -43,6 +43,12 @@ export interface Federation {
   status(): PeerStatus[];
   /** The card held for a loaded peer as ProtoJSON (pinned interfaces only), for `GET /agents/:name/card`. */
   card(name: string): Record<string, unknown> | undefined;
+  /**
+   * Probes the named peer (every configured peer when none is named) now:
+   * its card is loaded again, as a scheduled probe would; a failure opens its
+   * circuit. Resolves with the probed peers' status.
+   */
+  probe(name?: string): Promise<PeerStatus[]>;
   /** Subscribes to changes of {@link agents}; returns the unsubscribe function. */
   onChange(listener: FederationListener): () => void;
 }
@@ -248,6 +254,17 @@ export function createFederation(options: FederationOptions): Federation {
     card(name) {
       const card = records.get(name)?.peer?.sdkCard;
       return card ? (AgentCard.toJSON(card) as Record<string, unknown>) : undefined;
+    },
+    async probe(name) {
+      const chosen = [...records.values()].filter((r) => name === undefined || r.status.name === name);
+      await Promise.all(
+        chosen.map(async (record) => {
+          clearTimeout(record.timer);
+          await probe(record);
+          record.status.lastProbeAt = new Date(clock.now()).toISOString();
+        }),
+      );
+      return chosen.map(({ status }) => ({ ...status }));
     },
     onChange(listener) {
       listeners.add(listener);

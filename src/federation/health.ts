@@ -24,6 +24,8 @@ export interface PeerStatus {
   protocolVersion?: '1.0' | '0.3';
   /** Consecutive counted failures (unreachable, timed out, invalid answer). */
   failures: number;
+  /** When the peer was last probed on demand (ISO time). */
+  lastProbeAt?: string;
   /** When the next background probe runs (ISO time), if one is scheduled. */
   nextProbeAt?: string;
 }
