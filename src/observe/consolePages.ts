@@ -113,12 +113,6 @@ export function consoleShell(nodeName: string, options: { auth: boolean; signedI
 </div>
 </section>
 <section id="view-agents" class="view agents-view" role="tabpanel" aria-labelledby="tab-agents" hidden>
-<div id="agents" class="panel">
-<h2 id="agents-title">Agent graph</h2>
-<div id="graph" class="graph"><p class="muted">Laying out the graph…</p></div>
-<div id="card" class="card" hidden><h3 id="card-title">Card</h3><pre id="card-body"></pre>
-<button type="button" id="card-close">Close card</button></div>
-</div>
 <div id="peers" class="panel">
 <h2 id="peers-title">Remote agents</h2>
 <p id="peers-status" class="muted" role="status"></p>
@@ -134,9 +128,18 @@ export function consoleShell(nodeName: string, options: { auth: boolean; signedI
 <table class="list" id="replicas-table" hidden><thead><tr><th scope="col">Replica</th><th scope="col">Heartbeat</th>
 <th scope="col">Heartbeat age</th><th scope="col">Started</th></tr></thead><tbody id="replica-rows"></tbody></table>
 </div>
+<div id="agents" class="panel">
+<h2 id="agents-title">Agent graph</h2>
+<div class="graph-row">
+<div id="graph" class="graph"><p class="muted">Laying out the graph…</p></div>
+<div id="card" class="card" hidden><h3 id="card-title">Card</h3><pre id="card-body"></pre>
+<button type="button" id="card-close">Close card</button></div>
+</div>
+</div>
 </section>
 <section id="view-tools" class="view tools-view" role="tabpanel" aria-labelledby="tab-tools" hidden>
-<div class="panel">
+<div class="panel tools-panel">
+<div>
 <h2 id="tools-title">Run a tool</h2>
 <p class="muted">Runs as the owner through the node's runner: the same checks, redaction and timeline as a model's call.</p>
 <form id="tool-form" class="tool-form">
@@ -146,6 +149,7 @@ export function consoleShell(nodeName: string, options: { auth: boolean; signedI
 <fieldset><legend>Arguments</legend><div id="tool-fields" class="fields"></div></fieldset>
 <button type="submit" id="tool-run" disabled>Run tool</button>
 </form>
+</div>
 <div id="tool-result-box" class="result" hidden>
 <h3 id="tool-result-title">Result</h3>
 <pre id="tool-result" role="status"></pre>

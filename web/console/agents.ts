@@ -129,7 +129,9 @@ export async function loadAgents(): Promise<void> {
     const id = `a${i}`;
     children.push({ id, width: 210, height: 52 });
     edges.push({ id: `e-${id}`, sources: ['root'], targets: [id] });
-    const second = agent.kind === 'remote' ? healthLine(agent) : `${agent.detail.length} tool families`;
+    const families = agent.detail.length;
+    const second =
+      agent.kind === 'remote' ? healthLine(agent) : `${families} tool ${families === 1 ? 'family' : 'families'}`;
     boxes.set(id, {
       label: [agent.kind === 'remote' ? `${agent.name} (remote)` : agent.name, second],
       agent,
@@ -150,6 +152,8 @@ export async function loadAgents(): Promise<void> {
       'elk.algorithm': 'layered',
       'elk.direction': 'RIGHT',
       'elk.edgeRouting': 'ORTHOGONAL',
+      // The agents in the tree's order (specialists as the table lists them, then remote agents).
+      'elk.layered.considerModelOrder.strategy': 'NODES_AND_EDGES',
       'elk.layered.spacing.nodeNodeBetweenLayers': '56',
       'elk.spacing.nodeNode': '10',
       'elk.spacing.edgeNode': '12',

@@ -81,7 +81,7 @@ function exchange(said: string): { turn: HTMLElement; cards: HTMLElement; answer
   const reply = el('div', undefined, { class: 'bubble agent' });
   const answer = el('p', '', { class: 'answer', 'data-chunks': '0', 'data-state': 'sent' });
   const acting = el('p', 'waiting for the orchestrator…', { class: 'acting muted' });
-  reply.append(answer);
+  reply.append(el('span', 'agent', { class: 'who' }), answer);
   turn.append(you, cards, reply, acting);
   byId('chat-log').append(turn);
   scrollToNewest();
@@ -122,13 +122,34 @@ function progressCard(cards: HTMLElement, meta: Record<string, unknown>): void {
     outcome.textContent = ok ? `→ ${summary}` : summary === 'approval required' ? 'waits for approval' : summary;
     outcome.className = `outcome ${ok ? '' : 'bad'}`;
   } else if (event === 'remote_call') {
-    const where = text(meta.endpoint) ? ` at ${text(meta.endpoint)}` : '';
-    const detail = text(meta.detail);
-    cards.append(card('remote', `${text(meta.agent)}${where}: ${text(meta.status)}`, detail || undefined));
+    remoteCard(cards, meta);
   } else if (event === 'rejected') {
     cards.append(card('rejected', text(meta.agent)));
   }
   scrollToNewest();
+}
+
+/**
+ * A call to a remote agent: one card per call, its title naming the peer
+ * and its endpoint once known, its progress (`started → sending → working →
+ * completed`) as the peer reports it.
+ */
+function remoteCard(cards: HTMLElement, meta: Record<string, unknown>): void {
+  const agent = text(meta.agent);
+  const status = text(meta.status);
+  const last = cards.lastElementChild as HTMLElement | null;
+  let item =
+    last?.classList.contains('remote') && last.dataset.agent === agent && status !== 'started' ? last : undefined;
+  if (!item) {
+    item = card('remote', agent, '', { 'data-agent': agent });
+    cards.append(item);
+  }
+  const endpoint = text(meta.endpoint);
+  if (endpoint) item.querySelector('.title')!.textContent = `${agent} at ${endpoint}`;
+  const trail = item.querySelector('.detail') ?? item.appendChild(el('code', '', { class: 'detail' }));
+  const detail = text(meta.detail);
+  trail.textContent = `${trail.textContent ? `${trail.textContent} → ` : ''}${status}${detail ? ` (${detail})` : ''}`;
+  item.dataset.state = status;
 }
 
 /** The approval a turn waits for: the question, Approve and Deny (each sends the answer as the next message). */
@@ -172,6 +193,7 @@ async function chat(message: string, said: string): Promise<void> {
     parts: [{ text: message }],
     ...(contextId ? { contextId } : {}),
   };
+  if (!contextId) byId('chat-title').textContent = said;
   const res = await fetch('/', {
     method: 'POST',
     headers,
@@ -225,7 +247,11 @@ async function chat(message: string, said: string): Promise<void> {
     }
     const metadata = result.statusUpdate?.metadata;
     if (metadata && typeof metadata.event === 'string') progressCard(cards, metadata);
-    const status = result.statusUpdate?.status ?? result.task?.status;
+    // The stream opens with the task as it stands: a task continued from input-required still says so then.
+    const status = result.statusUpdate?.status;
+    if (result.task && !SETTLED_STATES.has(stateName(result.task.status?.state))) {
+      answer.dataset.state = stateName(result.task.status?.state);
+    }
     const settledBy = metadata?.agent;
     if (typeof settledBy === 'string' && metadata?.event === undefined) answeredBy = settledBy;
     if (status) {
@@ -236,7 +262,7 @@ async function chat(message: string, said: string): Promise<void> {
       if (SETTLED_STATES.has(state)) close();
     }
     if (result.message) answer.textContent = partsText(result.message.parts);
-    answer.closest('.bubble')?.setAttribute('data-agent', answeredBy);
+    if (answeredBy) answer.parentElement!.querySelector('.who')!.textContent = answeredBy;
   };
   for (;;) {
     const { value, done } = await reader.read();
@@ -333,6 +359,7 @@ async function reopen(conversation: Conversation): Promise<void> {
       current.answer.dataset.state = 'stored';
     } else if (current) {
       current.answer.textContent = message.text;
+      if (message.author) current.answer.parentElement!.querySelector('.who')!.textContent = message.author;
       if (message.author) current.acting.textContent = `${ago(message.at)} · answered by ${message.author}`;
     }
   }

@@ -72,6 +72,7 @@ export function ago(iso: string | undefined, now = Date.now()): string {
   const ms = now - Date.parse(iso);
   if (Number.isNaN(ms)) return '—';
   if (ms < 0) return `in ${took(-ms)}`;
+  if (ms < 5000) return 'just now';
   if (ms < 60_000) return `${Math.round(ms / 1000)} s ago`;
   if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min ago`;
   return new Date(iso).toLocaleString();
