@@ -4,7 +4,7 @@ import type { LlmAgent } from '../agent/agent';
 import { toolJsonSchema } from '../agent/tool';
 import { errorMessage } from '../errors';
 import { OWNER } from '../principal';
-import type { ConsoleSources } from './console';
+import type { ConsoleSources } from './consoleSources';
 import { toSvg } from './graph';
 
 /** One tool the owner may run from the console, with the JSON Schema its form is built from. */

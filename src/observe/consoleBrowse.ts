@@ -1,7 +1,7 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { errorMessage } from '../errors';
 import { isOwner, OWNER, OWNER_ID, type Principal } from '../principal';
-import type { ConsoleSources } from './console';
+import type { ConsoleSources } from './consoleSources';
 import { isTaskStateName, listConsoleTasks } from './consoleTasks';
 
 /** Conversations a listing shows. */
