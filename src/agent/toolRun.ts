@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { LlmAgent } from './agent';
+import { previewArguments } from './argumentPreview';
 import { ObservedTurn, observeToolCall } from './observedTurn';
 import { executeToolCall, grantRefusal } from './toolCall';
 import type { Logger } from '../log/logger';
@@ -55,7 +56,8 @@ export function createToolRunner(options: {
   const logger = options.logger.child({ component: 'tool-run' });
   return {
     async runTool(input) {
-      const text = `run ${input.tool} ${input.arguments}`;
+      // What observers keep of the run: its arguments as a person may see them (credential-named keys masked).
+      const text = `run ${input.tool} ${previewArguments(input.arguments, options.redact)}`;
       const observed = options.observer.active
         ? ObservedTurn.start(options.observer, { ...input, text })
         : ObservedTurn.none;

@@ -39,10 +39,12 @@ describe('running one tool for a person', () => {
     subAgents: [makeAgent({ name: 'scribe', tools: [notes, guarded] })],
   });
   const seen: string[] = [];
+  const asked: Array<string | undefined> = [];
   const observer: Observer = {
     active: true,
     turn: (start) => {
       seen.push(`turn ${start.caller} ${start.sessionId}`);
+      asked.push(start.text);
       const observation = {
         child: (kind: ObservedKind, name: string) => {
           seen.push(`${kind} ${name}`);
@@ -74,6 +76,13 @@ describe('running one tool for a person', () => {
     expect(result).toEqual({ status: 'completed', agent: 'scribe', text: '{"added":"buy milk","token":"[REDACTED]"}' });
     expect(ran).toEqual(['owner:buy milk']);
     expect(seen).toEqual(['turn owner console:tools', 'agent scribe', 'tool notes_add']);
+    expect(asked).toEqual(['run notes_add {"text":"buy milk"}']);
+  });
+
+  it('shows observers the arguments masked: a credential-named key never reaches them', async () => {
+    asked.length = 0;
+    await runner.runTool({ ...input, principal: OWNER, arguments: '{"text":"x","password":"hunter2"}' });
+    expect(asked).toEqual(['run notes_add {"text":"x","password":"•••"}']);
   });
 
   it("refuses a caller's call outside its grant before the tool runs", async () => {
