@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { Request, Router } from 'express';
 import express from 'express';
 import { previewArguments } from '../agent/argumentPreview';
+import { newContextId } from '../a2a/contextIds';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log/logger';
 import { OWNER } from '../principal';
@@ -108,7 +108,8 @@ export function createTimelines(options: {
     turn: (start) => {
       const started = performance.now();
       const timeline: TaskTimeline = {
-        id: randomUUID(),
+        // Time-ordered (UUIDv7): a turn's row is appended to the id index, not put on a random page of it.
+        id: newContextId(),
         taskId: start.taskId,
         sessionId: start.sessionId,
         caller: start.caller,

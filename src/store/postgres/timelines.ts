@@ -11,8 +11,7 @@ export const TIMELINE_SCHEMA: PgSchema = {
        id TEXT PRIMARY KEY, owner TEXT NOT NULL, task_id TEXT, session_id TEXT NOT NULL, replica TEXT,
        started_at TEXT NOT NULL, ms INTEGER, status TEXT, agent TEXT, asked TEXT, error TEXT, steps TEXT NOT NULL);
      CREATE INDEX task_timelines_by_task ON task_timelines (task_id, started_at);
-     CREATE INDEX task_timelines_by_start ON task_timelines (started_at, id);
-     CREATE INDEX task_timelines_by_owner ON task_timelines (owner, started_at);`,
+     CREATE INDEX task_timelines_by_start ON task_timelines (started_at, id);`,
   ],
 };
 
