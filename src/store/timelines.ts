@@ -70,6 +70,50 @@ export interface TimelineStore {
   list(principal: Principal, query: TimelineQuery): Promise<TaskTimeline[]>;
   /** Keeps the newest `keep` turns and deletes the rest; resolves with how many went. */
   prune(keep: number): Promise<number>;
+  /** Hands the turns saved and not yet written to the database's next commit (the storage calls it as it closes). */
+  flush(): void;
+}
+
+/**
+ * How long a saved turn waits for others before it is written: turns ending
+ * within this of each other share one statement, and a turn's timeline,
+ * which ends just after the turn's own rows were committed, does not cost a
+ * transaction of its own. Reads and closing write at once.
+ */
+export const TIMELINE_SAVE_DELAY_MS = 50;
+
+/**
+ * A write held for `delayMs` so the saves requested meanwhile share it:
+ * `request()` resolves once the shared write has; `now()` starts a held
+ * write at once.
+ */
+export function heldWrite(write: () => Promise<void>, delayMs: number): { request(): Promise<void>; now(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let waiting: { promise: Promise<void>; resolve: () => void; reject: (err: unknown) => void } | undefined;
+  const start = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    const started = waiting;
+    waiting = undefined;
+    if (started) write().then(started.resolve, started.reject);
+  };
+  return {
+    request() {
+      if (!waiting) {
+        let resolve!: () => void;
+        let reject!: (err: unknown) => void;
+        const promise = new Promise<void>((res, rej) => {
+          resolve = res;
+          reject = rej;
+        });
+        waiting = { promise, resolve, reject };
+        timer = setTimeout(start, delayMs);
+        timer.unref();
+      }
+      return waiting.promise;
+    },
+    now: start,
+  };
 }
 
 /** A turn's row as both databases hold it. */

@@ -202,6 +202,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     close() {
       closed ??= (async () => {
         try {
+          stores.timelines.flush();
           await group.flush();
           await jobQueue.close();
           await stopHeartbeat();

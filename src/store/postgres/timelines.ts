@@ -1,5 +1,12 @@
 import { visibleOwner } from '../../principal';
-import { timelineOfRow, timelineRow, type TimelineRow, type TimelineStore } from '../timelines';
+import {
+  heldWrite,
+  TIMELINE_SAVE_DELAY_MS,
+  timelineOfRow,
+  timelineRow,
+  type TimelineRow,
+  type TimelineStore,
+} from '../timelines';
 import { rows, type PgDatabase, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 
@@ -16,8 +23,9 @@ export const TIMELINE_SCHEMA: PgSchema = {
 };
 
 /**
- * The {@link TimelineStore} on PostgreSQL: turns queued and written in the
- * group commit (one statement per group, however many turns ended), each
+ * The {@link TimelineStore} on PostgreSQL: turns queued (see
+ * {@link TIMELINE_SAVE_DELAY_MS}) and written in the group commit (one
+ * statement per group, however many turns ended), each
  * stamped with this replica's id. A read waits for the turns this replica
  * has queued, so it sees every turn saved before it.
  */
@@ -62,8 +70,11 @@ export function createPgTimelineStore(options: {
       ],
     };
   };
+  const saving = heldWrite(() => group.schedule(take), TIMELINE_SAVE_DELAY_MS);
   const written = async () => {
-    if (unwritten > 0) await group.flush();
+    if (unwritten === 0) return;
+    saving.now();
+    await group.flush();
   };
 
   return {
@@ -72,7 +83,7 @@ export function createPgTimelineStore(options: {
       for (const turn of turns) queue.push(timelineRow(turn, replicaId));
       unwritten += 1;
       try {
-        await group.schedule(take);
+        await saving.request();
       } finally {
         unwritten -= 1;
       }
@@ -115,5 +126,6 @@ export function createPgTimelineStore(options: {
       );
       return result.rowCount ?? 0;
     },
+    flush: () => saving.now(),
   };
 }

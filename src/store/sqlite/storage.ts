@@ -84,6 +84,7 @@ export function openSqliteStorage(options: SqliteStorageOptions): SqliteStorage 
         if (closed) return;
         closed = true;
         try {
+          stores.timelines.flush();
           group.flush();
         } finally {
           await stopCheckpoints?.();

@@ -1,5 +1,13 @@
 import { visibleOwner } from '../../principal';
-import { TIMELINE_COLUMNS, timelineOfRow, timelineRow, type TimelineRow, type TimelineStore } from '../timelines';
+import {
+  heldWrite,
+  TIMELINE_COLUMNS,
+  TIMELINE_SAVE_DELAY_MS,
+  timelineOfRow,
+  timelineRow,
+  type TimelineRow,
+  type TimelineStore,
+} from '../timelines';
 import { migrate, type SqliteDatabase } from './database';
 import type { GroupCommit } from './groupCommit';
 import { placeholders } from './rows';
@@ -14,10 +22,9 @@ const STEPS = [
 
 /**
  * The {@link TimelineStore} in SQLite: one row per finished turn, its steps
- * as JSON, queued and written in the database's group commit (a turn's
- * timeline costs one statement in a transaction the turn's other rows pay
- * for). A read first commits what is queued, so it sees every turn saved
- * before it.
+ * as JSON, queued (see {@link TIMELINE_SAVE_DELAY_MS}) and written in the
+ * database's group commit. A read first commits what is queued, so it sees
+ * every turn saved before it.
  */
 export function createSqliteTimelineStore(options: { db: SqliteDatabase; group: GroupCommit }): TimelineStore {
   const { db, group } = options;
@@ -31,6 +38,13 @@ export function createSqliteTimelineStore(options: { db: SqliteDatabase; group: 
     queued.clear();
     for (const row of rows) upsert.run(...TIMELINE_COLUMNS.map((column) => row[column]));
   };
+  const saving = heldWrite(() => group.schedule(writeQueued), TIMELINE_SAVE_DELAY_MS);
+  /** Commits the queued turns now (before a read that must see them). */
+  const written = () => {
+    if (queued.size === 0) return;
+    saving.now();
+    group.flush();
+  };
   const prune = db.prepare(
     `DELETE FROM task_timelines WHERE (started_at, id) < (
        SELECT started_at, id FROM task_timelines ORDER BY started_at DESC, id DESC LIMIT 1 OFFSET ?)`,
@@ -39,10 +53,10 @@ export function createSqliteTimelineStore(options: { db: SqliteDatabase; group: 
   return {
     save(turns) {
       for (const turn of turns) queued.set(turn.id, timelineRow(turn, undefined));
-      return group.schedule(writeQueued);
+      return saving.request();
     },
     async list(principal, query) {
-      if (queued.size > 0) group.flush();
+      written();
       const where: string[] = [];
       const args: unknown[] = [];
       const owner = visibleOwner(principal) ?? query.caller;
@@ -64,8 +78,9 @@ export function createSqliteTimelineStore(options: { db: SqliteDatabase; group: 
       return (db.prepare<unknown[]>(sql).all(...args, query.limit) as TimelineRow[]).map(timelineOfRow);
     },
     async prune(keep) {
-      if (queued.size > 0) group.flush();
+      written();
       return prune.run(Math.max(0, keep - 1)).changes;
     },
+    flush: () => saving.now(),
   };
 }
