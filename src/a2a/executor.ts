@@ -77,7 +77,7 @@ export class LangoExecutor {
     const { metadata, traceId } = withTraceContext(turn);
     const logger = this.options.logger.child({ taskId, traceId });
     /** Publishes the task's closing state, unless it has one already (a cancel, the node stopping). */
-    const settle = (state: TaskState, text: string | undefined, agent?: Record<string, unknown>) => {
+    const settle: Settle = (state, text, agent) => {
       if (live.phase === 'running')
         void publish(AgentEvent.statusUpdate(statusUpdate(ids, state, clock(), text, agent)));
     };
@@ -129,7 +129,7 @@ export class LangoExecutor {
         const step = await steps.next();
         if (step.done) {
           const result = step.value;
-          if (live.phase === 'running') this.finish(live, publish, settle, result);
+          if (live.phase === 'running') finish(result, live, publish, settle);
           logger.debug('task settled', { status: result.status, agent: result.author, ms: Date.now() - startedAt });
           break;
         }
@@ -156,29 +156,28 @@ export class LangoExecutor {
       settle(TaskState.TASK_STATE_FAILED, reason);
     }
   }
+}
 
-  private finish(
-    live: LiveTask,
-    publish: PublishEvent,
-    settle: (state: TaskState, text: string | undefined, metadata?: Record<string, unknown>) => void,
-    result: TurnResult,
-  ): void {
-    const metadata = { agent: result.author };
-    switch (result.status) {
-      case 'completed':
-        void publish(AgentEvent.artifactUpdate(live.answer.last(result.text, result.author)));
-        // The answer lives in the artifact only: clients that join artifacts and status text would show it twice.
-        settle(TaskState.TASK_STATE_COMPLETED, undefined, metadata);
-        break;
-      case 'input-required':
-        settle(TaskState.TASK_STATE_INPUT_REQUIRED, result.text, metadata);
-        break;
-      case 'failed':
-        settle(TaskState.TASK_STATE_FAILED, result.text || 'the agent could not answer', metadata);
-        break;
-    }
+/** Settles the task as the turn ended: the answer's closing chunk then `completed`, `input-required` or `failed`. */
+function finish(result: TurnResult, live: LiveTask, publish: PublishEvent, settle: Settle): void {
+  const metadata = { agent: result.author };
+  switch (result.status) {
+    case 'completed':
+      void publish(AgentEvent.artifactUpdate(live.answer.last(result.text, result.author)));
+      // The answer lives in the artifact only: clients that join artifacts and status text would show it twice.
+      settle(TaskState.TASK_STATE_COMPLETED, undefined, metadata);
+      break;
+    case 'input-required':
+      settle(TaskState.TASK_STATE_INPUT_REQUIRED, result.text, metadata);
+      break;
+    case 'failed':
+      settle(TaskState.TASK_STATE_FAILED, result.text || 'the agent could not answer', metadata);
+      break;
   }
 }
+
+/** Publishes the task's closing state, unless it has one already. */
+type Settle = (state: TaskState, text: string | undefined, metadata?: Record<string, unknown>) => void;
 
 /** One streamed piece of the answer, published as an artifact chunk while the task runs. */
 function relayText(live: LiveTask, publish: PublishEvent, event: TextDeltaEvent): void {

@@ -290,16 +290,18 @@ export class TaskHandler implements A2ARequestHandler {
     const { executor, live: liveTasks, logger, clock } = this.options;
     const message = params.message!;
     await this.acceptExtensions(context);
-    const claimed = message.taskId ? await this.continued(params, context) : undefined;
+    const found = message.taskId ? await this.continued(params, context) : undefined;
     const taskId = message.taskId || randomUUID();
-    const contextId = message.contextId || claimed?.task.contextId || newContextId();
+    const contextId = message.contextId || found?.task.contextId || newContextId();
     const userMessage: Message = { ...message, contextId, taskId };
+    // Checked (the address) and saved before the turn: a webhook refused refuses the message.
+    const webhook = params.configuration?.taskPushNotificationConfig;
+    if (webhook) await this.options.push.store.save(taskId, context, { ...structuredClone(webhook), taskId });
     // A new task's id is fresh: nothing else can hold it, so its first row is its claim.
+    const claimed = found && (await this.claim(found, message.messageId));
     const live = claimed?.live ?? liveTasks.begin(scopeOf(context), { taskId, contextId }, writeMode);
     // A continued task has a row and was seen: whoever saw it may watch its answer.
     if (claimed) writeMode = 'every-state';
-    const webhook = params.configuration?.taskPushNotificationConfig;
-    if (webhook) await this.options.push.store.save(taskId, context, { ...structuredClone(webhook), taskId });
     const continuedTask = claimed && { ...claimed.task, history: [...claimed.task.history, userMessage] };
     const turn: TaskTurn = {
       taskId,
@@ -349,15 +351,8 @@ export class TaskHandler implements A2ARequestHandler {
     return { settled, events };
   }
 
-  /**
-   * The task a message continues, checked (the caller's, not working here,
-   * not finished, the same context) and claimed for this turn: refused as
-   * still working when another turn holds it, on this replica or another.
-   */
-  private async continued(
-    params: SendMessageRequest,
-    context: ServerCallContext,
-  ): Promise<{ live: LiveTask; task: Task }> {
+  /** The task a message continues, checked: the caller's, not working here, not finished, the same context. */
+  private async continued(params: SendMessageRequest, context: ServerCallContext): Promise<StoredTask> {
     const message = params.message!;
     const found = await this.find(message.taskId, context);
     // A second turn of a task whose turn still runs would run beside it: the caller waits or cancels.
@@ -368,12 +363,22 @@ export class TaskHandler implements A2ARequestHandler {
       throw new RequestMalformedError(
         `contextId mismatch: message contextId '${message.contextId}' does not match task '${task.id}' contextId '${task.contextId}'`,
       );
-    const claim = await this.options.live.claim(found, message.messageId);
+    return found;
+  }
+
+  /**
+   * Claims the task a message continues for its turn (`LiveTasks.claim`):
+   * refused as still working when another turn holds it, on this replica or
+   * another, exactly as a single node refuses it.
+   */
+  private async claim(found: StoredTask, messageId: string): Promise<{ live: LiveTask; task: Task }> {
+    const claim = await this.options.live.claim(found, messageId);
     if (claim.won) return claim;
-    // It ended meanwhile (a cancel), or a turn holds it here or on another replica: as a single node refuses it.
-    if (isFinished(claim.state)) throw terminalTask(task.id, claim.state!);
-    if (claim.state === undefined) throw new TaskNotFoundError(`Task not found: ${task.id}`);
-    throw stillWorking(task.id);
+    const id = found.task.id;
+    // Ended meanwhile (a cancel), or gone (purged); else a turn holds it.
+    if (isFinished(claim.state)) throw terminalTask(id, claim.state!);
+    if (claim.state === undefined) throw new TaskNotFoundError(`Task not found: ${id}`);
+    throw stillWorking(id);
   }
 
   /** Keeps of the extensions the caller asked for only those the card offers (none today), as the SDK does. */

@@ -7,8 +7,10 @@ import { INTERRUPTED_STATES } from '../protocol/taskStates';
  * interface a second database can implement (SQLite in
  * `store/sqlite/taskRows.ts`; the contract suite in
  * `test/store/contracts/taskRows.contract.ts`). Rows hold what a task was
- * when it was written: which task is live, and when it is written, is
- * decided above (`a2a/liveTasks.ts`). Every row is scoped to the tenant and
+ * when it was written, and the claim that starts each turn of a task
+ * waiting for its caller (one turn at a time, whichever replica claims):
+ * which task is live, and when it is written, is decided above
+ * (`a2a/liveTasks.ts`). Every row is scoped to the tenant and
  * the caller that created it; the node's owner reads and lists every
  * caller's.
  */

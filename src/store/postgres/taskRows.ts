@@ -133,7 +133,9 @@ function failedStatus(row: { id: string; context_id: string }, reason: string, a
  * a finished state, so a late write from a replica that lost its lease (or
  * any late write) cannot undo a task's end. Each batch takes the tasks'
  * advisory locks first (as the event writer and the sweep do), so the sweep
- * and a late writer take turns instead of deadlocking.
+ * and a late writer take turns instead of deadlocking. A claim is one
+ * conditional update (its row lock orders racing claims: the second finds
+ * the row working), fenced like the upsert: never a running or finished task.
  * @example
  * const { tasks } = createPgTaskRows({ db, group, listener, logger, replica: { replicaId: 'a', leaseMs: 15_000 } });
  * await tasks.write([{ scope: { tenant: '', owner: 'alice' }, task }]);
