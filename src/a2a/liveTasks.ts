@@ -140,7 +140,7 @@ export interface LiveTasksOptions {
 }
 
 /** The text a canceled task's closing status carries. */
-export const CANCELED_TEXT = 'Task canceled by the caller.';
+const CANCELED_TEXT = 'Task canceled by the caller.';
 
 /** The live tasks of this process (see the module comment). */
 export class LiveTasks {
