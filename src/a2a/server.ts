@@ -157,6 +157,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const auth = createAuthenticator(
     config,
     options.callers ?? createCallers(config.a2a.auth, { defaultGrant: NO_TOOLS }),
+    { logger },
   );
   // Without credentials configured every caller is anonymous: no check (not even a no-op layer) on the request path.
   const gate: express.RequestHandler[] = auth.enabled ? [requireAuth(auth)] : [];
