@@ -181,8 +181,9 @@ export class LangoExecutor {
       this.settle(taskId, TaskState.TASK_STATE_FAILED, reason);
       return;
     } finally {
-      // A turn that ended in input-required stays known until answered or canceled.
-      if (this.live.get(taskId) === live && result?.status !== 'input-required') this.live.delete(taskId);
+      // A turn that ended in input-required (or auth-required) stays known until answered or canceled.
+      const waiting = result?.status === 'input-required' || result?.status === 'auth-required';
+      if (this.live.get(taskId) === live && !waiting) this.live.delete(taskId);
     }
   }
 
@@ -228,6 +229,9 @@ export class LangoExecutor {
         break;
       case 'input-required':
         this.settle(taskId, TaskState.TASK_STATE_INPUT_REQUIRED, result.text, metadata);
+        break;
+      case 'auth-required':
+        this.settle(taskId, TaskState.TASK_STATE_AUTH_REQUIRED, result.text, metadata);
         break;
       case 'failed':
         this.settle(taskId, TaskState.TASK_STATE_FAILED, result.text || 'the agent could not answer', metadata);
