@@ -27,7 +27,9 @@ export function principalOfClaims(
   options: { oidc: A2aOidc; callers: Callers },
 ): Principal | undefined {
   const { oidc, callers } = options;
-  const names = [claims.client_id, claims.azp, claims.sub].filter((n): n is string => typeof n === 'string' && n !== '');
+  const names = [claims.client_id, claims.azp, claims.sub].filter(
+    (n): n is string => typeof n === 'string' && n !== '',
+  );
   const configured = names.map((name) => callers.subjects.get(name)).find(Boolean);
   const scoped = scopesGrant(tokenScopes(claims), oidc, callers.defaultGrant);
   if (configured) {

@@ -131,7 +131,9 @@ const CallerGrant = z
  * fingerprint (hex, colons optional).
  */
 const ClientCertificate = z.union([
-  z.object({ subject: z.string().regex(/^\s*[A-Za-z.0-9]+=[^,]+(,\s*[A-Za-z.0-9]+=[^,]+)*\s*$/, 'e.g. CN=peer-a') }).strict(),
+  z
+    .object({ subject: z.string().regex(/^\s*[A-Za-z.0-9]+=[^,]+(,\s*[A-Za-z.0-9]+=[^,]+)*\s*$/, 'e.g. CN=peer-a') })
+    .strict(),
   z
     .object({
       fingerprint: z
@@ -142,7 +144,18 @@ const ClientCertificate = z.union([
 ]);
 
 /** The signature algorithms a token may use: asymmetric only, so no key the node publishes can forge one. */
-const TokenAlgorithm = z.enum(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']);
+const TokenAlgorithm = z.enum([
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+]);
 
 /**
  * Inbound OAuth 2 / OpenID Connect (issue 26): JWT access tokens from one

@@ -106,6 +106,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   const meters = new PeerCallMeters();
   const peerOptions: PeerFetchOptions = {
     dispatcher: options.dispatcher,
+    credentials: peer.credentials,
     limits,
     meters,
     legacy: peer.protocolVersion === '0.3',
