@@ -23,6 +23,7 @@ import { jsonRpcEnvelope } from './jsonRpcEnvelope';
 import { jsonRpcRoute } from './jsonRpcRoute';
 import { restMessageGuard } from './messageSchema';
 import { CheckedPushStore, RetryingPushSender } from './pushNotifications';
+import { PUSH_DELIVERY_PATH, pushDeliveryRoute } from './pushDeliveries';
 import { restResponses } from './restResponses';
 import { createCardSigner } from './signing';
 import { parseDuration } from '../duration';
@@ -132,13 +133,14 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const cards = new CardService({ config, root, baseUrl: () => publicUrl, version, signer });
 
   const executor = new LangoExecutor({ runner, logger, clock, admit: options.admit });
-  const { allowPrivateNetworks, maxAttempts } = config.a2a.pushNotifications;
+  const { allowPrivateNetworks, maxAttempts, timeoutMs } = config.a2a.pushNotifications;
   const pushStore = new CheckedPushStore({ inner: stores.pushConfigs, allowPrivateNetworks });
   const pushSender = new RetryingPushSender({
     store: pushStore,
     logger: logger.child({ component: 'a2a.push' }),
     allowPrivateNetworks,
     maxAttempts,
+    timeoutMs,
     redact: options.redact,
     ...options.push,
   });
@@ -206,6 +208,8 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     app.use(cardRoutes({ cards, legacyCompat: config.a2a.legacyCompat }));
     if (gate.length > 0) app.use('/agents', ...gate);
     app.use(discoveryRoutes({ root, peerStatus: options.peerStatus, remoteCard: options.remoteCard }));
+    // How a push config's latest notification went, for its owner (§13.2; the config itself has no field for it).
+    app.get(PUSH_DELIVERY_PATH, ...gate, pushDeliveryRoute({ rows: options.taskRows.pushConfigs, logger }));
     app.use(
       restResponses(),
       ...gate,
