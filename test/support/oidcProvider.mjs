@@ -1,6 +1,6 @@
 // A real OpenID provider (`oidc-provider`, ESM-only, so run as a child process) issuing client-credentials
-// access tokens as JWTs, for the identity tests. Listens on 127.0.0.1 port 0 and prints `{"url": …}`; counts
-// token requests (`{"seen": {"token": n}}` lines); ends when its stdin closes.
+// access tokens as JWTs, for the identity tests. Listens on 127.0.0.1 port 0 and prints `{"url": …}`; prints
+// `{"seen": {"path": …}}` for each request (token, discovery, key set); ends when its stdin closes.
 // Usage: node oidcProvider.mjs <config JSON>
 //   config: { jwk: <private signing JWK with kid and alg>, clients: [{ client_id, client_secret, scope }],
 //             resources: { <audience>: { scope: 'a b', ttl?: seconds } } }
@@ -51,13 +51,9 @@ const provider = new Provider(url, {
 });
 provider.on('server_error', (_ctx, error) => process.stderr.write(`oidc-provider error: ${error.stack}\n`));
 
-let tokens = 0;
 const callback = provider.callback();
 server.on('request', (req, res) => {
-  if (req.method === 'POST' && req.url === '/token') {
-    tokens += 1;
-    process.stdout.write(`${JSON.stringify({ seen: { token: tokens } })}\n`);
-  }
+  process.stdout.write(`${JSON.stringify({ seen: { method: req.method, path: req.url } })}\n`);
   callback(req, res);
 });
 
