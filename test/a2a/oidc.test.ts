@@ -1,5 +1,5 @@
 import { SignJWT, decodeJwt, generateKeyPair } from 'jose';
-import { TaskState } from '@a2a-js/sdk';
+import { SendMessageRequest, TaskState } from '@a2a-js/sdk';
 import type { ScriptedA2ARunner } from '../support/a2aRunner';
 import { a2aClient, asTask, textRequest } from '../support/a2aClient';
 import { rawPost, startA2ANode, type A2ATestNode } from '../support/a2aServer';
@@ -150,7 +150,12 @@ describe('inbound JWT access tokens from an OpenID provider', () => {
       const runs = runner().calls.length;
       const jsonRpc = await rawPost(
         node.url,
-        JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: textRequest('must not run') }),
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'SendMessage',
+          params: SendMessageRequest.toJSON(textRequest('must not run')),
+        }),
         { 'Content-Type': 'application/json', 'A2A-Version': '1.0', authorization: `Bearer ${token}` },
       );
       expect(jsonRpc.status).toBe(401);
@@ -159,7 +164,7 @@ describe('inbound JWT access tokens from an OpenID provider', () => {
       const rest = await fetch(`${node.url}/message:send`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', authorization: `Bearer ${token}` },
-        body: JSON.stringify(textRequest('must not run either')),
+        body: JSON.stringify(SendMessageRequest.toJSON(textRequest('must not run either'))),
       });
       expect(rest.status).toBe(401);
       expect(await rest.json()).toEqual({ error: { code: 401, status: 'UNAUTHENTICATED', message: REFUSAL } });
@@ -199,7 +204,12 @@ describe('an issuer on loopback without allowPrivateNetwork', () => {
       const token = await issuer.token(PEER, { scope: 'lango:chat' });
       const response = await rawPost(
         node.url,
-        JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: textRequest('no') }),
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'SendMessage',
+          params: SendMessageRequest.toJSON(textRequest('no')),
+        }),
         { 'Content-Type': 'application/json', 'A2A-Version': '1.0', authorization: `Bearer ${token}` },
       );
       expect(response.status).toBe(401);
