@@ -264,6 +264,9 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
           };
           // Repeated identical updates (heartbeats) are not relayed: each relayed event reaches the caller.
           if (changed) yield RunEvents.remoteCall(peer.name, stateName(state), progress(text));
+          // A peer keeps its stream open after auth-required (A2A §7.6.1, for credentials it may get out of
+          // band); the caller is asked now instead, and its answer continues the remote task.
+          if (state === TaskState.TASK_STATE_AUTH_REQUIRED) return task;
           break;
         }
         case 'artifactUpdate': {
