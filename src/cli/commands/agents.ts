@@ -209,6 +209,7 @@ async function remoteAgents(
         : '';
       lines.push(`  ${agent.name}${agent.kind === 'remote' ? ` (remote: ${agent.cardUrl ?? '?'})${health}` : ''}`);
       if (agent.capabilities.length) lines.push(`    ${agent.capabilities.join(', ')}`);
+      if (options.check && agent.health?.security) lines.push(securityLine(agent.health.security));
     }
     io.out(lines.join('\n') + '\n');
   }
