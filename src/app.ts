@@ -1,4 +1,5 @@
-import http from 'node:http';
+import type http from 'node:http';
+import type https from 'node:https';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { LlmAgent } from './agent/agent';
@@ -9,6 +10,7 @@ import type { TurnRunner } from './agent/turn';
 import { combineContextProviders } from './agent/turnState';
 import { assertSafeExposure } from './a2a/auth';
 import { createA2AServer } from './a2a/server';
+import { createNodeServer, serverTlsOptions } from './a2a/serverTls';
 import type { LangoConfig } from './config/schema';
 import { errorMessage, LangoError } from './errors';
 import { createFederation, type Federation } from './federation/federation';
@@ -138,6 +140,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   // Checks that need no I/O come first, so a refused start writes nothing: the
   // exposure rule (no public bind without auth), then the prompts directory.
   if (config.a2a.enabled) assertSafeExposure(config);
+  const tls = config.server.tls && serverTlsOptions(config.server.tls, cwd);
   const promptLogger = logger.child({ component: 'prompt' });
   const sections = loadPromptSections({ promptsDir: config.agent.promptsDir, logger: promptLogger, secrets });
   const systemPrompt = config.agent.multiAgent ? buildOrchestratorSystemPrompt(sections) : buildSystemPrompt(sections);
@@ -301,7 +304,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     cleanups.push(() => a2a.close());
     await toolset.start({ runner, model, agentNames: () => tree.agentNames(), runsJobs: deps.runJobs ?? true });
 
-    let server: http.Server | undefined;
+    let server: http.Server | https.Server | undefined;
     return {
       config,
       logger,
@@ -324,7 +327,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       agentCard: () => a2a.card(),
       listen: () =>
         new Promise<string>((resolve, reject) => {
-          const listening = http.createServer(a2a.app);
+          const listening = createNodeServer(a2a.app, tls);
           const failed = (err: Error) => reject(listenError(err, config.server.host, config.server.port));
           listening.once('error', failed);
           listening.listen(config.server.port, config.server.host, () => {
@@ -335,7 +338,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
             cleanups.push(() => closeServer(listening));
             const { port } = listening.address() as AddressInfo;
             const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
-            const url = `http://${host}:${port}`;
+            const url = `${tls ? 'https' : 'http'}://${host}:${port}`;
             a2a.setPublicUrl(url);
             resolve(url);
           });
@@ -480,7 +483,7 @@ function listenError(err: NodeJS.ErrnoException, host: string, port: number): La
 }
 
 /** Stops accepting connections and ends idle and active ones, so close never waits on a keep-alive client. */
-function closeServer(server: http.Server): Promise<void> {
+function closeServer(server: http.Server | https.Server): Promise<void> {
   return new Promise((resolve) => {
     server.close(() => resolve());
     server.closeAllConnections();

@@ -20,7 +20,9 @@ export interface AgentEntry {
   /** The capability phrases from the description (`… Capabilities: a, b`), if any. */
   capabilities: string[];
   cardUrl?: string;
-  health?: Pick<PeerStatus, 'reason' | 'lastError' | 'latencyMs'> & { state: PeerStatus['state'] | 'unknown' };
+  health?: Pick<PeerStatus, 'reason' | 'lastError' | 'latencyMs' | 'security'> & {
+    state: PeerStatus['state'] | 'unknown';
+  };
 }
 
 /**
@@ -54,7 +56,7 @@ export function agentCatalog(options: DiscoveryOptions): AgentEntry[] {
         capabilities,
         cardUrl: agent.cardUrl,
         health: peer
-          ? { state: peer.state, lastError: peer.lastError, latencyMs: peer.latencyMs }
+          ? { state: peer.state, lastError: peer.lastError, latencyMs: peer.latencyMs, security: peer.security }
           : { state: 'unknown' },
       };
     })

@@ -7,6 +7,7 @@ import { loadRemoteAgents, loadScreenedPeer, remoteAgentFor, type LoadRemoteAgen
 import type { Lookup } from '../net/policy';
 import { createPeerNetwork, type PeerNetwork } from './outbound';
 import type { CallReport } from './remoteAgent';
+import { describePeerSecurity } from './peerSecurity';
 
 /**
  * The node's set of remote agents over time: loads them at start, keeps a
@@ -77,7 +78,7 @@ export function createFederation(options: FederationOptions): Federation {
     ? undefined
     : createPeerNetwork({ entries: options.entries, lookup: options.lookup });
   const dispatcher: Dispatcher = options.dispatcher ?? (network as PeerNetwork).dispatcher;
-  const loadOptions = { ...options, dispatcher, openHost: network?.open };
+  const loadOptions = { ...options, dispatcher, openHost: network?.open, dispatcherFor: network?.dispatcherFor };
   const closing = new AbortController();
   const records = new Map<string, PeerRecord>();
   const listeners = new Set<FederationListener>();
@@ -181,6 +182,7 @@ export function createFederation(options: FederationOptions): Federation {
     latencyMs: peer.latencyMs,
     protocolVersion: peer.protocolVersion,
     failures: 0,
+    security: describePeerSecurity(peer.sdkCard, peer.entry),
   });
 
   const federation: Federation = {

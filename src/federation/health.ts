@@ -1,3 +1,5 @@
+import type { PeerSecurity } from './peerSecurity';
+
 /**
  * Per-peer health (issue 4, "Staying healthy"): a circuit breaker over the
  * outcome of delegated calls — unreachable, timed out and invalid answers
@@ -26,6 +28,8 @@ export interface PeerStatus {
   failures: number;
   /** When the next background probe runs (ISO time), if one is scheduled. */
   nextProbeAt?: string;
+  /** What the peer's card asks of callers and whether the entry gives it (once its card is loaded). */
+  security?: PeerSecurity;
 }
 
 /** Tuning of {@link PeerCircuit}. */

@@ -70,9 +70,16 @@ function renderPeers(peers: PeerStatus[]): string[] {
         p.reason && `reason: ${p.reason}`,
         p.lastError && p.lastError !== p.reason && `last error: ${p.lastError}`,
       ].filter(Boolean);
-      return `  ${p.name.padEnd(16)} ${p.state.padEnd(9)} ${p.cardUrl}${details.length ? ` (${details.join('; ')})` : ''}`;
+      const line = `  ${p.name.padEnd(16)} ${p.state.padEnd(9)} ${p.cardUrl}${details.length ? ` (${details.join('; ')})` : ''}`;
+      return p.security ? `${line}\n${securityLine(p.security)}` : line;
     }),
   ];
+}
+
+/** What a peer's card asks of callers and whether its entry gives it (issue 26). */
+function securityLine(security: NonNullable<PeerStatus['security']>): string {
+  const verdict = security.satisfied ? 'satisfied' : 'NOT satisfied';
+  return `  ${''.padEnd(16)} auth: requires ${security.requires}; ${verdict}: ${security.note}`;
 }
 
 /** Tool families that are not on, so a specialist that is missing says why (no browser → no navigator). */
@@ -202,6 +209,7 @@ async function remoteAgents(
         : '';
       lines.push(`  ${agent.name}${agent.kind === 'remote' ? ` (remote: ${agent.cardUrl ?? '?'})${health}` : ''}`);
       if (agent.capabilities.length) lines.push(`    ${agent.capabilities.join(', ')}`);
+      if (options.check && agent.health?.security) lines.push(securityLine(agent.health.security));
     }
     io.out(lines.join('\n') + '\n');
   }

@@ -36,7 +36,8 @@ function localConversation(app: LangoApp, sessionId: string): Conversation {
           if (shown) onEvent(shown);
         });
         if (result.status === 'failed') onEvent({ type: 'failed', text: result.text });
-        return result.status;
+        // A remote agent asking for authorization waits for the user's next message, as a question does.
+        return result.status === 'auth-required' ? 'input-required' : result.status;
       } catch (err) {
         if (!signal.aborted) throw err;
         onEvent({ type: 'cancelled' });
