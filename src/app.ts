@@ -11,6 +11,7 @@ import { assertSafeExposure } from './a2a/auth';
 import { createA2AServer } from './a2a/server';
 import type { LangoConfig } from './config/schema';
 import { errorMessage, LangoError } from './errors';
+import { parseDuration } from './duration';
 import { createFederation, type Federation } from './federation/federation';
 import { checkInboundHops } from './federation/hops';
 import type { SecretResolver } from './federation/loader';
@@ -98,6 +99,8 @@ export interface LangoApp {
   unmatchedTools(): string[];
   /** Health of each configured remote agent (empty without `a2a.remoteAgents`). */
   peers(): PeerStatus[];
+  /** Probes the remote agent named `name` (every one when omitted) now; resolves with every one's health. */
+  probePeers(name?: string): Promise<PeerStatus[]>;
   /** The request listener serving A2A, the card, discovery and health (`http.createServer(app.http)`). */
   readonly http: http.RequestListener;
   /** The node's agent card as served (ProtoJSON). */
@@ -247,11 +250,12 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     if (federation) {
       cleanups.push(() => federation.close());
       await federation.start();
+      // A peer that is down stays in the tree as a stand-in answering that it is unavailable.
       federation.onChange((remoteAgents) => {
-        tree.rebuild(remoteAgents);
+        tree.rebuild(federation.routable());
         logger.info('agent tree rebuilt', { component: 'federation', remoteAgents: remoteAgents.map((a) => a.name) });
       });
-      tree.rebuild(federation.agents());
+      tree.rebuild(federation.routable());
     }
 
     const runtimeLogger = logger.child({ component: 'runtime' });
@@ -320,6 +324,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
         nodeTools().map((tool) => ({ tool, owner: config.agent.multiAgent ? ownerOfTool(tool, specs) : undefined })),
       unmatchedTools: () => partitionTools(nodeTools(), specs).unmatched.map((t) => t.name),
       peers: () => federation?.status() ?? [],
+      probePeers: async (name) => (federation ? federation.probe(name) : []),
       http: a2a.app,
       agentCard: () => a2a.card(),
       listen: () =>
@@ -449,6 +454,7 @@ function createNodeFederation(
     maxHops: config.a2a.maxHops,
     verifyCards: config.a2a.verifyCards,
     cardFetchTimeoutMs: config.a2a.cardFetchTimeoutMs,
+    probeIntervalMs: parseDuration(config.a2a.peerHealth.probeInterval, 'a2a.peerHealth.probeInterval'),
     resolveSecret: options.resolveSecret,
     secrets: options.secrets,
     limits: config.a2a.peerLimits,

@@ -136,6 +136,11 @@ const A2a = z
     verifyCards: z.enum(['off', 'ifPresent', 'require']).default('ifPresent'),
     maxHops: z.number().int().min(1).max(32).default(4),
     cardFetchTimeoutMs: z.number().int().positive().default(5000),
+    /** Active health of remote agents: each card probed every `probeInterval` (with jitter), and on demand. */
+    peerHealth: z
+      .object({ probeInterval: z.string().refine(isDuration, DURATION_FORMS).default('30s') })
+      .strict()
+      .prefault({}),
     maxBodyBytes: z
       .number()
       .int()
