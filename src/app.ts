@@ -27,6 +27,7 @@ import { createObservability } from './observe/observability';
 import { createAgentTreeHolder, type AgentTreeHolder } from './orchestration/liveTree';
 import { ownerOfTool, partitionTools } from './orchestration/partition';
 import { defineSpecs, specRows, type AgentSpec, type SpecRow } from './orchestration/specs';
+import { checkEmbedderInput } from './orchestration/embedderInput';
 import { reservedAgentNames } from './orchestration/tree';
 import { buildOrchestratorSystemPrompt, buildSystemPrompt, createSubAgentPrompt, loadPromptSections } from './prompt';
 import { OWNER, type Grant } from './principal';
@@ -134,9 +135,13 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   const clock = deps.clock ?? (() => new Date());
   const cwd = deps.cwd ?? process.cwd();
   const dataDir = path.resolve(cwd, config.dataDir);
+  // From JavaScript nothing else checks their shape: every problem at once, each naming its field path.
+  checkEmbedderInput(
+    { specialists: deps.specialists, tools: deps.tools },
+    specRows.map((row) => row.name),
+  );
   const specs = defineSpecs<string>([...specRows, ...(deps.specialists ?? [])]);
   const extraTools = [...(deps.tools ?? [])];
-  assertToolAgents(extraTools, specs);
 
   // Checks that need no I/O come first, so a refused start writes nothing: the
   // exposure rule (no public bind without auth), then the prompts directory.
@@ -459,17 +464,6 @@ function createNodeFederation(
     secrets: options.secrets,
     limits: config.a2a.peerLimits,
   });
-}
-
-/** An embedder's tool that names no specialist would be silently unmatched: refuse it, naming the choices. */
-function assertToolAgents(tools: readonly AnyTool[], specs: readonly AgentSpec[]): void {
-  for (const tool of tools) {
-    if (tool.agent !== undefined && !specs.some((spec) => spec.name === tool.agent)) {
-      throw new LangoError(
-        `tool "${tool.name}" names agent "${tool.agent}", which is not a specialist of this node (${specs.map((s) => s.name).join(', ')})`,
-      );
-    }
-  }
 }
 
 /** Why the node could not listen, as one line naming the setting to change. */

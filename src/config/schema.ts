@@ -170,21 +170,8 @@ const A2a = z
       .strict()
       .default({ allowPrivateNetworks: false, maxAttempts: 5 }),
   })
-  .strict()
-  .superRefine((a2a, ctx) => {
-    // Agent names are compared ignoring case when routing: two remotes must differ beyond case.
-    const seen = new Map<string, number>();
-    a2a.remoteAgents.forEach((entry, i) => {
-      const first = seen.get(entry.name.toLowerCase());
-      if (first === undefined) seen.set(entry.name.toLowerCase(), i);
-      else
-        ctx.addIssue({
-          code: 'custom',
-          path: ['remoteAgents', i, 'name'],
-          message: `"${entry.name}" is already the name of a2a.remoteAgents[${first}] ("${a2a.remoteAgents[first]!.name}"); names must differ ignoring case`,
-        });
-    });
-  });
+  // Names must differ ignoring case, and from the node's own agents: checked across fields (`check.ts`).
+  .strict();
 
 const Embedding = z
   .object({

@@ -120,7 +120,13 @@ export function createFederation(options: FederationOptions): Federation {
     if (result.ok) {
       const wasHealthy = record.status.state === 'healthy';
       record.circuit.recordSuccess();
-      record.status = { ...record.status, state: 'healthy', failures: 0, latencyMs: result.latencyMs, since: undefined };
+      record.status = {
+        ...record.status,
+        state: 'healthy',
+        failures: 0,
+        latencyMs: result.latencyMs,
+        since: undefined,
+      };
       if (!wasHealthy) publish();
       return;
     }
@@ -367,7 +373,10 @@ export function createFederation(options: FederationOptions): Federation {
       });
     },
     status() {
-      return ordered().map(({ status }) => ({ ...status, ...(status.lastProbe ? { lastProbe: { ...status.lastProbe } } : {}) }));
+      return ordered().map(({ status }) => ({
+        ...status,
+        ...(status.lastProbe ? { lastProbe: { ...status.lastProbe } } : {}),
+      }));
     },
     async probe(name) {
       const chosen = [...records.values()].filter((r) => name === undefined || r.status.name === name);
