@@ -286,7 +286,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
 
     const a2a = createA2AServer({
       config,
-      root: () => tree.current(),
+      root: (principal) => tree.current(principal),
       runner,
       callers,
       redact: (text) => secrets.redactText(text),
