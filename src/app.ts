@@ -24,6 +24,9 @@ import type { Logger } from './log/logger';
 import { SecretRegistry } from './log/redact';
 import { createWinstonLogger } from './log/winston';
 import { createObservability } from './observe/observability';
+import { ownerAccess } from './observe/access';
+import { nodeInfoRoutes, type NodeInfoSources } from './observe/nodeInfo';
+import { checkCommandSandbox } from './tools/operator/family';
 import { createAgentTreeHolder, type AgentTreeHolder } from './orchestration/liveTree';
 import { ownerOfTool, partitionTools } from './orchestration/partition';
 import { defineSpecs, specRows, type AgentSpec, type SpecRow } from './orchestration/specs';
@@ -98,6 +101,8 @@ export interface LangoApp {
   tools(): OwnedTool[];
   /** Tools no specialist owns (by `agent` or prefix); listed in the orchestrator's instruction. */
   unmatchedTools(): string[];
+  /** What `lango tools`, `doctor` and `agents` report (`observe/nodeInfo.ts`), as the node's owner-only routes do. */
+  readonly info: NodeInfoSources;
   /** Health of each configured remote agent (empty without `a2a.remoteAgents`). */
   peers(): PeerStatus[];
   /** Probes the remote agent named `name` (every one when omitted) now; resolves with every one's health. */
@@ -284,6 +289,20 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       observer: observability.observer,
     });
 
+    // What `lango tools`, `doctor` and `agents` report, in this process or from the node's owner-only routes.
+    const ownedTools = (): OwnedTool[] =>
+      nodeTools().map((tool) => ({ tool, owner: config.agent.multiAgent ? ownerOfTool(tool, specs) : undefined }));
+    const info: NodeInfoSources = {
+      config,
+      dataDir,
+      root: () => tree.current(),
+      tools: ownedTools,
+      unmatchedTools: () => partitionTools(nodeTools(), specs).unmatched.map((t) => t.name),
+      families: () => toolset.statuses,
+      peers: () => federation?.status() ?? [],
+      probePeers: async () => (federation ? federation.probe() : []),
+      sandbox: () => checkCommandSandbox(config, dataDir),
+    };
     const a2a = createA2AServer({
       config,
       root: (principal) => tree.current(principal),
@@ -304,7 +323,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
         return hop.ok ? undefined : hop.reason;
       },
       intercept: observability.intercept,
-      pages: observability.pages,
+      pages: [...observability.pages, nodeInfoRoutes({ ...info, access: ownerAccess(config, () => callers) })],
     });
     // Before the tool families close: running turns are failed first, then the tools they use go away.
     cleanups.push(() => a2a.close());
@@ -325,9 +344,9 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       tree,
       root: () => tree.current(),
       specs,
-      tools: () =>
-        nodeTools().map((tool) => ({ tool, owner: config.agent.multiAgent ? ownerOfTool(tool, specs) : undefined })),
-      unmatchedTools: () => partitionTools(nodeTools(), specs).unmatched.map((t) => t.name),
+      tools: ownedTools,
+      unmatchedTools: info.unmatchedTools,
+      info,
       peers: () => federation?.status() ?? [],
       probePeers: async (name) => (federation ? federation.probe(name) : []),
       http: a2a.app,
