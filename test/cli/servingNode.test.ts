@@ -73,7 +73,9 @@ if (noTmux) process.stderr.write(`skipping the terminal tests: ${noTmux}\n`);
     it('names --data-dir and LANGO_DATA_DIR when a second node is refused the folder, and takes either', async () => {
       const second = await inTerminal('serve');
       expect(second.code).toBe(2);
-      expect(second.screen).toContain('one node per data folder: give this one another with --data-dir DIR or LANGO_DATA_DIR=DIR');
+      expect(second.screen).toContain(
+        'one node per data folder: give this one another with --data-dir DIR or LANGO_DATA_DIR=DIR',
+      );
       const elsewhere = await runCliInProcess(['--data-dir', 'other', 'doctor'], cwd);
       expect(elsewhere.out).toContain(`data: ${cwd}/other\n`);
       const byEnv = await runCliInProcess(['doctor'], cwd, { LANGO_DATA_DIR: `${cwd}/by-env` });
