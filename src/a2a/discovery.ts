@@ -59,7 +59,7 @@ export function agentCatalog(options: DiscoveryOptions, principal: Principal = O
         capabilities,
         cardUrl: agent.cardUrl,
         health: peer
-          ? { state: peer.state, lastError: peer.lastError, latencyMs: peer.latencyMs }
+          ? { state: peer.state, reason: peer.reason, lastError: peer.lastError, latencyMs: peer.latencyMs }
           : { state: 'unknown' },
       };
     })
