@@ -1,6 +1,7 @@
 import type { RemoteAgent } from '../agent/agent';
 import type { RemoteAgentEntry } from '../config/schema';
 import { errorMessage, RemoteAgentError } from '../errors';
+import type { Logger } from '../log/logger';
 import { fetchJson } from './cardFetch';
 import { DEFAULT_CARD_TIMEOUT_MS, DEFAULT_MAX_CARD_BYTES, type LoadedPeer, type PeerLoadOptions } from './loader';
 import { loadScreenedPeer } from './loadRemoteAgents';
@@ -33,7 +34,8 @@ export async function probePeer(
 ): Promise<ProbeResult> {
   const started = Date.now();
   if (!entry.cardFile) {
-    const result = await loadScreenedPeer(entry, options);
+    // What the load warned about at start (an unsigned card, a tolerated deviation) is not repeated every interval.
+    const result = await loadScreenedPeer(entry, { ...options, logger: quiet(options.logger) });
     return result.ok
       ? { ok: true, peer: result.peer, latencyMs: result.peer.latencyMs ?? Date.now() - started }
       : { ok: false, reason: result.reason };
@@ -51,6 +53,17 @@ export async function probePeer(
     if (status === undefined || Number(status) >= 500) return { ok: false, reason: `card ${errorMessage(error)}` };
   }
   return { ok: true, peer, latencyMs: Date.now() - started };
+}
+
+/** `logger` with its warnings and notes as debug lines. */
+function quiet(logger: Logger): Logger {
+  return {
+    debug: (message, meta) => logger.debug(message, meta),
+    info: (message, meta) => logger.debug(message, meta),
+    warn: (message, meta) => logger.debug(message, meta),
+    error: (message, meta) => logger.error(message, meta),
+    child: (bindings) => quiet(logger.child(bindings)),
+  };
 }
 
 /**
