@@ -10,7 +10,7 @@ import type { SqliteDatabase } from '../store/sqlite/database';
 import type { TaskRowStores } from '../store/taskRows';
 import { createAuthenticator, requireAuth, userFromRequest } from './auth';
 import { createCallers, type Callers } from './callers';
-import { NO_TOOLS } from '../principal';
+import { NO_TOOLS, type Principal } from '../principal';
 import { authConfigured, publicBaseUrl } from './card';
 import { CardService, cardFastPath, cardRoutes } from './cardRoutes';
 import { discoveryRoutes, healthRoutes } from './discovery';
@@ -35,8 +35,8 @@ import { TaskHandler } from './taskHandler';
 /** Dependencies of {@link createA2AServer}. */
 export interface A2AServerOptions {
   config: LangoConfig;
-  /** The current tree root; federation rebuilds the tree when peers join or leave. */
-  root: () => LlmAgent;
+  /** The current tree root (as `principal`'s grant allows, for discovery); federation rebuilds it when peers join or leave. */
+  root: (principal?: Principal) => LlmAgent;
   runner: TurnRunner;
   /** The node's SQLite file, for the health checks. */
   db: SqliteDatabase;

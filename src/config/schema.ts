@@ -258,6 +258,11 @@ const A2a = z
     verifyCards: z.enum(['off', 'ifPresent', 'require']).default('ifPresent'),
     maxHops: z.number().int().min(1).max(32).default(4),
     cardFetchTimeoutMs: z.number().int().positive().default(5000),
+    /** Active health of remote agents: each card probed every `probeInterval` (with jitter), and on demand. */
+    peerHealth: z
+      .object({ probeInterval: z.string().refine(isDuration, DURATION_FORMS).default('30s') })
+      .strict()
+      .prefault({}),
     maxBodyBytes: z
       .number()
       .int()
@@ -289,21 +294,8 @@ const A2a = z
       .strict()
       .prefault({}),
   })
-  .strict()
-  .superRefine((a2a, ctx) => {
-    // Agent names are compared ignoring case when routing: two remotes must differ beyond case.
-    const seen = new Map<string, number>();
-    a2a.remoteAgents.forEach((entry, i) => {
-      const first = seen.get(entry.name.toLowerCase());
-      if (first === undefined) seen.set(entry.name.toLowerCase(), i);
-      else
-        ctx.addIssue({
-          code: 'custom',
-          path: ['remoteAgents', i, 'name'],
-          message: `"${entry.name}" is already the name of a2a.remoteAgents[${first}] ("${a2a.remoteAgents[first]!.name}"); names must differ ignoring case`,
-        });
-    });
-  });
+  // Names must differ ignoring case, and from the node's own agents: checked across fields (`check.ts`).
+  .strict();
 
 const Embedding = z
   .object({

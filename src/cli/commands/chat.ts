@@ -183,7 +183,9 @@ export function registerChatCommand(program: Command, ctx: CliContext, done: (co
       // An interactive chat holding the folder is its node for a while: it runs jobs. A one-shot leaves them to one.
       const target = await targetFor(globals, config, ctx, { command: 'chat', runJobs: interactive });
       const json = Boolean(options.json);
-      const renderer = json ? createJsonRenderer(ctx.io) : createHumanRenderer(ctx.io, { spinner: ctx.terminal });
+      const renderer = json
+        ? createJsonRenderer(ctx.io)
+        : createHumanRenderer(ctx.io, { spinner: ctx.terminal, controls: ctx.controls });
       try {
         const conversation: Conversation =
           target.kind === 'local'
