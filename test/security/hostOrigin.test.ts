@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +14,8 @@ import { waitFor } from '../support/waitFor';
 /**
  * The DNS-rebinding and cross-site defence of a node without credentials,
  * over every route of a real node on 127.0.0.1: which `Host` values are
- * served (421 otherwise), which `Origin`s may post (403 otherwise), and that
+ * served (421 otherwise; the health probes whatever it says, HTTP/1.0 with
+ * none included), which `Origin`s may post (403 otherwise), and that
  * with credentials configured `Host` is not restricted but a credential is
  * required. Ends with a real Chromium: a page under a rebound name, and a
  * page of another origin posting `exec_shell`, both refused.
@@ -85,10 +87,33 @@ const ROUTES: Array<{ name: string; method: string; path: string; body?: string;
   },
   { name: 'agents', method: 'GET', path: '/agents' },
   { name: 'agent card by name', method: 'GET', path: '/agents/operator/card' },
-  { name: 'health', method: 'GET', path: '/healthz' },
-  { name: 'readiness', method: 'GET', path: '/readyz' },
   { name: 'unknown path', method: 'GET', path: '/no/such/route' },
+  // Near the probes' paths, not them: guarded like any other route.
+  { name: 'readiness under another method', method: 'POST', path: '/readyz', body: '{}' },
+  { name: 'a path below readiness', method: 'GET', path: '/readyz/x' },
 ];
+
+/** The health probes, answered whatever the Host (they disclose nothing): what each answers on a healthy node. */
+const PROBES = [
+  { path: '/healthz', answer: { status: 'ok' } },
+  { path: '/readyz', answer: { status: 'ready', checks: { database: 'ok', tree: 'ok' } } },
+];
+
+/** One raw HTTP/1.0 request with no headers at all, as haproxy's `option httpchk GET <uri>` sends it. */
+function requestWithoutHost(port: number, method: string, path: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(`${method} ${path} HTTP/1.0\r\n\r\n`));
+    let raw = '';
+    socket.setEncoding('utf8');
+    socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer to ${method} ${path}`)));
+    socket.on('data', (chunk: string) => (raw += chunk));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const [head, body = ''] = raw.split('\r\n\r\n');
+      resolve({ status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? 0), body });
+    });
+  });
+}
 
 const SERVED_HOSTS = (port: number) => [
   `127.0.0.1:${port}`,
@@ -167,7 +192,35 @@ describe('Host and Origin without credentials', () => {
   });
 
   it('leaves a request without Host to Node, which refuses HTTP/1.1 without one (400)', async () => {
-    for (const route of ROUTES) expect((await request(node.port, { ...route, host: null })).status).toBe(400);
+    for (const route of [...ROUTES, ...PROBES])
+      expect((await request(node.port, { ...route, host: null })).status).toBe(400);
+  });
+
+  it.each(PROBES)('answers the probe $path whatever the Host, telling nothing more', async ({ path, answer }) => {
+    // haproxy's default check: HTTP/1.0, no Host at all.
+    const haproxy = await requestWithoutHost(node.port, 'GET', path);
+    expect({ status: haproxy.status, body: JSON.parse(haproxy.body) as unknown }).toEqual({
+      status: 200,
+      body: answer,
+    });
+    expect((await requestWithoutHost(node.port, 'HEAD', path)).status).toBe(200);
+    // Kubernetes: the pod's address; and any other name.
+    for (const host of ['10.1.2.3:4000', ...REFUSED_HOSTS]) {
+      const probe = await request(node.port, { path, host });
+      expect({ host, status: probe.status, body: JSON.parse(probe.body) as unknown }).toEqual({
+        host,
+        status: 200,
+        body: answer,
+      });
+    }
+    const withQuery = await request(node.port, { path: `${path}?verbose=1`, host: '10.1.2.3:4000' });
+    expect(JSON.parse(withQuery.body)).toEqual(answer);
+  });
+
+  it.each(ROUTES)('refuses $name in HTTP/1.0 without a Host (421), as every route but the probes', async (route) => {
+    const answer = await requestWithoutHost(node.port, route.method, route.path);
+    expect(answer.status).toBe(421);
+    expect(answer.body).toContain('misdirected request: Host is missing');
   });
 
   const POSTS = ROUTES.filter((route) => route.method === 'POST');
