@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -9,6 +8,7 @@ import { hostOfHeader } from '../../src/a2a/hostGuard';
 import { LangoConfig, type LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger } from '../../src/log/logger';
 import { testChromium } from '../support/chromium';
+import { probe } from '../support/httpProbe';
 import { waitFor } from '../support/waitFor';
 
 /**
@@ -99,22 +99,6 @@ const PROBES = [
   { path: '/readyz', answer: { status: 'ready', checks: { database: 'ok', tree: 'ok' } } },
 ];
 
-/** One raw HTTP/1.0 request with no headers at all, as haproxy's `option httpchk GET <uri>` sends it. */
-function requestWithoutHost(port: number, method: string, path: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(`${method} ${path} HTTP/1.0\r\n\r\n`));
-    let raw = '';
-    socket.setEncoding('utf8');
-    socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer to ${method} ${path}`)));
-    socket.on('data', (chunk: string) => (raw += chunk));
-    socket.on('error', reject);
-    socket.on('end', () => {
-      const [head, body = ''] = raw.split('\r\n\r\n');
-      resolve({ status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? 0), body });
-    });
-  });
-}
-
 const SERVED_HOSTS = (port: number) => [
   `127.0.0.1:${port}`,
   '127.0.0.1',
@@ -198,12 +182,12 @@ describe('Host and Origin without credentials', () => {
 
   it.each(PROBES)('answers the probe $path whatever the Host, telling nothing more', async ({ path, answer }) => {
     // haproxy's default check: HTTP/1.0, no Host at all.
-    const haproxy = await requestWithoutHost(node.port, 'GET', path);
+    const haproxy = await probe(node.port, { path });
     expect({ status: haproxy.status, body: JSON.parse(haproxy.body) as unknown }).toEqual({
       status: 200,
       body: answer,
     });
-    expect((await requestWithoutHost(node.port, 'HEAD', path)).status).toBe(200);
+    expect((await probe(node.port, { method: 'HEAD', path })).status).toBe(200);
     // Kubernetes: the pod's address; and any other name.
     for (const host of ['10.1.2.3:4000', ...REFUSED_HOSTS]) {
       const probe = await request(node.port, { path, host });
@@ -218,7 +202,7 @@ describe('Host and Origin without credentials', () => {
   });
 
   it.each(ROUTES)('refuses $name in HTTP/1.0 without a Host (421), as every route but the probes', async (route) => {
-    const answer = await requestWithoutHost(node.port, route.method, route.path);
+    const answer = await probe(node.port, route);
     expect(answer.status).toBe(421);
     expect(answer.body).toContain('misdirected request: Host is missing');
   });
