@@ -38,8 +38,8 @@ export interface Stores {
   background: BackgroundJobStore;
   workflows: WorkflowStore;
   execJobs: ExecJobStore;
-  /** The cluster's job queue (PostgreSQL only): cron fire times and background jobs taken by one replica of many. */
-  jobQueue?: JobQueue;
+  /** Where cron fire times and background jobs wait until taken (by one replica of many on PostgreSQL). */
+  jobQueue: JobQueue;
 }
 
 /**

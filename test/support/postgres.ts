@@ -68,7 +68,7 @@ export function pgvectorUnavailable(): string | undefined {
     : `the pgvector extension is not installed on this machine's PostgreSQL (no ${control}; .ci/pgvector builds it)`;
 }
 
-/** Empties every table of the database at `url` but `schema_migrations`, restarting its id sequences. */
+/** Empties every table of the database at `url` but `schema_migrations` (and the job queue's entries), restarting its id sequences. */
 export async function emptyAllTables(url: string): Promise<void> {
   const client = new Client({ connectionString: url });
   await client.connect();
@@ -78,6 +78,11 @@ export async function emptyAllTables(url: string): Promise<void> {
        WHERE schemaname = 'public' AND tablename <> 'schema_migrations'`,
     );
     if (rows.length > 0) await client.query(`TRUNCATE ${rows.map((r) => r.name).join(', ')} RESTART IDENTITY CASCADE`);
+    // The job queue's entries (pg-boss keeps them in a schema of its own; its queues stay).
+    const { rows: queue } = await client.query<{ name: string | null }>(
+      `SELECT to_regclass('pgboss.job')::text AS name`,
+    );
+    if (queue[0]?.name) await client.query('TRUNCATE pgboss.job, pgboss.archive');
   } finally {
     await client.end();
   }

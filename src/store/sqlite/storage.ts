@@ -7,6 +7,7 @@ import { createSqliteCronStore } from './cron';
 import { openDatabase, type SqliteDatabase } from './database';
 import { createSqliteExecJobStore } from './execJobs';
 import { createSqliteGraphStore } from './graph';
+import { createSqliteJobQueue } from './jobQueue';
 import { sqliteHealth } from './health';
 import { createGroupCommit, type GroupCommit } from './groupCommit';
 import { createSqliteInquiryStore, createSqliteKnowledgeStore } from './knowledge';
@@ -73,6 +74,8 @@ export function openSqliteStorage(options: SqliteStorageOptions): SqliteStorage 
       background: createSqliteBackgroundJobStore({ db }),
       workflows: createSqliteWorkflowStore({ db }),
       execJobs: createSqliteExecJobStore({ db }),
+      // After the cron store: a claim moves the job's row and queues its next fire time in one transaction.
+      jobQueue: createSqliteJobQueue({ db, clock, logger }),
     };
     const health = sqliteHealth({ db, file: options.file, logger });
     let closed = false;
@@ -85,6 +88,7 @@ export function openSqliteStorage(options: SqliteStorageOptions): SqliteStorage 
         if (closed) return;
         closed = true;
         try {
+          await stores.jobQueue.close();
           group.flush();
         } finally {
           await stopCheckpoints?.();
