@@ -162,6 +162,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   try {
     // The observer first: the stores report their writes from the moment they open; the sinks join it last.
     const observation = createObservationHub();
+    cleanups.push(() => observation.close());
     const storage = await openNodeStorage({
       url: config.storage.url,
       cluster: clusterSettings(config),
@@ -255,8 +256,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       redact: (text) => secrets.redactText(text),
       clock,
     });
-    cleanups.push(() => observability.close());
-    observation.attach([observability.observer]);
+    observation.attach([observability.observer], () => observability.close());
 
     const runtimeLogger = logger.child({ component: 'runtime' });
     const turnEndHooks = toolset.instances.flatMap((i) => (i.onTurnEnd ? [i.onTurnEnd] : []));

@@ -54,7 +54,7 @@ export interface Observability {
  * them. Nothing configured: the no-op observer, no handlers, no pages.
  * @example
  * const observability = createObservability({ config, logger, taskRows, callers, peers: () => [], root: () => tree.current(), remoteCard: () => undefined, redact: (t) => t, clock: () => new Date() });
- * observation.attach([observability.observer]);
+ * observation.attach([observability.observer], () => observability.close());
  */
 export function createObservability(sources: ObservabilitySources): Observability {
   const { config } = sources;
