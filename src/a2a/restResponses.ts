@@ -1,4 +1,5 @@
 import type { RequestHandler, Response } from 'express';
+import { STORAGE_UNAVAILABLE } from './storageOutage';
 
 /**
  * HTTP+JSON answers as the A2A v1.0 specification gives them (§5.4 error
@@ -28,6 +29,8 @@ export const SPEC_REST_ERRORS: Readonly<Record<string, { status: number; name: s
   EXTENDED_AGENT_CARD_NOT_CONFIGURED: { status: 400, name: 'FAILED_PRECONDITION' },
   EXTENSION_SUPPORT_REQUIRED: { status: 400, name: 'FAILED_PRECONDITION' },
   VERSION_NOT_SUPPORTED: { status: 400, name: 'UNIMPLEMENTED' },
+  // Not an error of the table: a temporary system error, which §3.3.2 answers 503 (`storageOutage.ts`).
+  [STORAGE_UNAVAILABLE]: { status: 503, name: 'UNAVAILABLE' },
 });
 
 /** The v0.3 error bodies (`{ code, message }`) by their JSON-RPC code, as the reasons above. */
@@ -40,6 +43,9 @@ const LEGACY_CODE_REASONS: Readonly<Record<number, string>> = Object.freeze({
   [-32006]: 'INVALID_AGENT_RESPONSE',
   [-32007]: 'EXTENDED_AGENT_CARD_NOT_CONFIGURED',
 });
+
+/** When a caller answered 503 may try again: about when a balancer has moved it to a replica that answers. */
+const RETRY_AFTER_SECONDS = '5';
 
 const ERROR_INFO_TYPE = 'type.googleapis.com/google.rpc.ErrorInfo';
 const A2A_ERROR_DOMAIN = 'a2a-protocol.org';
@@ -78,6 +84,7 @@ export function restResponses(): RequestHandler {
         error.code = mapped.status;
         error.status = mapped.name;
         res.status(mapped.status);
+        if (mapped.status === 503) res.setHeader('Retry-After', RETRY_AFTER_SECONDS);
       }
       res.setHeader('Content-Type', `${mediaType}; charset=utf-8`);
       return json(body);

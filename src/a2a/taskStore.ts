@@ -9,6 +9,7 @@ import { isOwner } from '../principal';
 import {
   InvalidPageTokenError,
   type PushConfigRows,
+  type PushDelivery,
   type StoredTask,
   type TaskReader,
   type TaskRows,
@@ -50,7 +51,8 @@ export class TaskReads {
   async find(taskId: string, context: ServerCallContext): Promise<StoredTask | undefined> {
     const reader = readerOf(context);
     const held = this.live.held(reader, taskId);
-    if (held) return held.task && { scope: held.scope, task: structuredClone(held.task) };
+    if (held?.task) return { scope: held.scope, task: structuredClone(held.task) };
+    // Not live here, or its turn has not folded its first event: a new task has no row yet, a claimed one has.
     return this.rows.get(reader, taskId);
   }
 
@@ -102,6 +104,11 @@ export class RowPushStore implements PushNotificationStore {
   async delete(taskId: string, context: ServerCallContext, configId?: string): Promise<void> {
     if (configId === undefined) throw new RequestMalformedError('deleting a push notification config needs its id');
     await this.rows.delete(scopeOf(context), taskId, configId);
+  }
+
+  /** Records how the latest notification to a config of the caller's task went. */
+  recordDelivery(taskId: string, context: ServerCallContext, configId: string, delivery: PushDelivery): Promise<void> {
+    return this.rows.recordDelivery(scopeOf(context), taskId, configId, delivery);
   }
 
   /** How many configs were saved so far, anywhere (`PushConfigRows.saves`): a task found without any stays so until it moves. */

@@ -1,13 +1,16 @@
-import { Task, TaskPushNotificationConfig, taskStateToJSON, type TaskState } from '@a2a-js/sdk';
+import { Task, TaskPushNotificationConfig, TaskState, TaskStatus, taskStateToJSON } from '@a2a-js/sdk';
 import { redactJsonText, type Redact } from '../log/redactJson';
+import { INTERRUPTED_STATES } from '../protocol/taskStates';
 
 /**
  * The rows of A2A tasks and their push-notification configs, behind an
  * interface a second database can implement (SQLite in
  * `store/sqlite/taskRows.ts`; the contract suite in
  * `test/store/contracts/taskRows.contract.ts`). Rows hold what a task was
- * when it was written: which task is live, and when it is written, is
- * decided above (`a2a/liveTasks.ts`). Every row is scoped to the tenant and
+ * when it was written, and the claim that starts each turn of a task
+ * waiting for its caller (one turn at a time, whichever replica claims):
+ * which task is live, and when it is written, is decided above
+ * (`a2a/liveTasks.ts`). Every row is scoped to the tenant and
  * the caller that created it; the node's owner reads and lists every
  * caller's.
  */
@@ -27,7 +30,39 @@ export interface TaskReader extends TaskScope {
 export interface StoredTask {
   scope: TaskScope;
   task: Task;
+  /**
+   * While the task runs (submitted, working) and replicas share the
+   * database: the replica running it, as its row names it. None otherwise.
+   */
+  replica?: string;
 }
+
+/** The turn claiming a task (see {@link TaskRows.claim}). */
+export interface TaskTurnClaim {
+  /** The message whose turn it is; none when a cancel claims the task to end it. */
+  messageId?: string;
+  /** When: the timestamp of the `working` status the claim writes. */
+  at: Date;
+}
+
+/**
+ * What a claim found: the task, claimed (its row now `working`, as the
+ * turn will fold it), or who holds it instead.
+ */
+export type TaskClaim =
+  | { won: true; claimed: StoredTask }
+  | {
+      won: false;
+      /** The task's state now; undefined when the scope has no such task. */
+      state: TaskState | undefined;
+      /** The replica that last wrote it (the one running its turn, while it is working); none on a single node. */
+      replica?: string;
+      /**
+       * The message whose turn last claimed it: a retry of that very message
+       * can be told from another one (issue 27 answers it from here).
+       */
+      messageId?: string;
+    };
 
 /** A ListTasks query, as the rows answer it. */
 export interface TaskQuery {
@@ -73,6 +108,17 @@ export interface TaskRows {
   write(rows: readonly StoredTask[]): Promise<void>;
   /** The task `id` of the reader's scope (the owner: of any caller of the tenant), as last written. */
   get(reader: TaskReader, id: string): Promise<StoredTask | undefined>;
+  /**
+   * Claims the task `id` of `scope` for one turn, atomically: only a task
+   * waiting for its caller (input-required, auth-required) is claimed, and
+   * the claim sets it `working` (with the replica, where there are
+   * replicas, and the turn's message), so of two turns racing for it
+   * exactly one wins, whichever replica each runs on. A task running or
+   * finished is never claimed (fenced as a finished task's row is against
+   * late writes). A new task needs no claim: its id is fresh, so writing
+   * its first row is the claim.
+   */
+  claim(scope: TaskScope, id: string, turn: TaskTurnClaim): Promise<TaskClaim>;
   /** The reader's tasks (the owner: every caller's of the tenant) that match `query`, a page at a time. */
   list(reader: TaskReader, query: TaskQuery): Promise<TaskPage>;
   /**
@@ -91,6 +137,25 @@ export interface TaskRows {
 export interface StoredPushConfig {
   config: TaskPushNotificationConfig;
   wireVersion: string;
+  /** How the latest notification to it went, once one was sent. */
+  delivery?: PushDelivery;
+}
+
+/**
+ * How the latest notification to a push config went (A2A §13.2, issue
+ * 26): `delivered` (a 2xx), `refused` (the receiver's 4xx, or the address
+ * policy: not retried), `failed` (every attempt, the last one's reason
+ * given). Stored on the config; a config saved again starts without one.
+ */
+export interface PushDelivery {
+  outcome: 'delivered' | 'refused' | 'failed';
+  attempts: number;
+  /** The last attempt's HTTP status, when the receiver answered. */
+  status?: number;
+  /** Why the last attempt failed, when it did (never a credential: the origin and a short reason). */
+  error?: string;
+  /** When the last attempt ended (ISO 8601). */
+  at: string;
 }
 
 /** The push-notification config rows, per task of a scope. */
@@ -101,6 +166,8 @@ export interface PushConfigRows {
   load(scope: TaskScope, taskId: string): Promise<StoredPushConfig[]>;
   /** Removes one config; nothing when there is none. */
   delete(scope: TaskScope, taskId: string, configId: string): Promise<void>;
+  /** Records on one config how its latest notification went; nothing when the config is gone. */
+  recordDelivery(scope: TaskScope, taskId: string, configId: string, delivery: PushDelivery): Promise<void>;
   /** Whether the task has any config: asked on every state change of every task, so it should not cost a query. */
   hasAny(scope: TaskScope, taskId: string): Promise<boolean>;
   /**
@@ -115,6 +182,19 @@ export interface PushConfigRows {
 export interface TaskRowStores {
   tasks: TaskRows;
   pushConfigs: PushConfigRows;
+}
+
+/** The states a claim takes a task from: those in which it waits for its caller. */
+export const CLAIMABLE_STATES: readonly string[] = INTERRUPTED_STATES.map(taskStateToJSON);
+
+/** The status columns a claim writes: `working` since `at`. */
+export function claimedStatus(at: Date): { state: string; status: string; updated: number } {
+  const status = { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: at.toISOString() };
+  return {
+    state: taskStateToJSON(status.state),
+    status: JSON.stringify(TaskStatus.toJSON(status)),
+    updated: at.getTime(),
+  };
 }
 
 /** A task's columns as both databases store them: ProtoJSON text, each masked by the node's redactor. */
@@ -201,9 +281,12 @@ export function pushConfigOfRow(
   data: string | null,
 ): StoredPushConfig {
   const payload = JSON.parse(data || '{}') as Record<string, unknown>;
+  const delivery =
+    payload.delivery && typeof payload.delivery === 'object' ? (payload.delivery as PushDelivery) : undefined;
   return {
     config: TaskPushNotificationConfig.fromJSON({ ...payload, tenant, id: configId, taskId }),
     wireVersion: String(payload.wireVersion || '0.3'),
+    ...(delivery ? { delivery } : {}),
   };
 }
 

@@ -156,8 +156,10 @@ describe('the console API', () => {
 
     const probed = await post(`${url}/console/api/peers/ghost/probe`, {});
     expect(probed.status).toBe(200);
-    const { peer } = (await probed.json()) as { peer: { state: string; lastProbeAt?: string; lastError?: string } };
-    expect(peer).toMatchObject({ state: 'skipped', lastProbeAt: expect.any(String) });
+    const { peer } = (await probed.json()) as {
+      peer: { state: string; lastProbe?: { at: string; ok: boolean }; lastError?: string };
+    };
+    expect(peer).toMatchObject({ state: 'skipped', lastProbe: { at: expect.any(String), ok: false } });
     expect(peer.lastError).toMatch(/ECONNREFUSED/);
     expect(await (await fetch(`${url}/console/api/replicas`)).json()).toEqual({ clustered: false, replicas: [] });
   });

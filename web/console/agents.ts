@@ -26,8 +26,11 @@ interface PeerStatus {
   latencyMs?: number;
   protocolVersion?: string;
   failures: number;
-  lastProbeAt?: string;
+  /** The last probe of its card: when, and what it found. */
+  lastProbe?: { at: string; ok: boolean; latencyMs?: number; error?: string };
   nextProbeAt?: string;
+  /** Since when it has been unusable. */
+  since?: string;
 }
 interface ReplicaInfo {
   replicaId: string;
@@ -68,6 +71,7 @@ const SVG = 'http://www.w3.org/2000/svg';
 /** Stroke colour per peer state: dark enough on white for WCAG AA contrast. */
 const HEALTH_COLORS: Record<string, string> = {
   healthy: '#1a7f37',
+  down: '#cf222e',
   open: '#cf222e',
   'half-open': '#9a6700',
   skipped: '#57606a',
@@ -75,6 +79,7 @@ const HEALTH_COLORS: Record<string, string> = {
 /** The breaker as a person names it, per peer state. */
 const BREAKER: Record<string, string> = {
   healthy: 'closed',
+  down: 'closed (its card is down)',
   open: 'open',
   'half-open': 'half-open (probing)',
   skipped: 'not joined',
@@ -308,10 +313,12 @@ export async function loadPeers(): Promise<void> {
       action.append(probe);
       row.append(
         el('th', peer.name, { scope: 'row' }),
-        el('td', peer.state, { class: `health ${peer.state}` }),
+        el('td', peer.since ? `${peer.state} since ${new Date(peer.since).toLocaleTimeString()}` : peer.state, {
+          class: `health ${peer.state}`,
+        }),
         el('td', BREAKER[peer.state] ?? peer.state, { class: 'breaker' }),
         el('td', String(peer.failures)),
-        el('td', ago(peer.lastProbeAt), { class: 'last-probe' }),
+        el('td', lastProbe(peer), { class: 'last-probe' }),
         el('td', peer.nextProbeAt ? ago(peer.nextProbeAt) : '—'),
         el('td', peer.latencyMs !== undefined ? took(peer.latencyMs) : '—'),
         el('td', peer.lastError ?? peer.reason ?? '', { class: 'io' }),
@@ -320,6 +327,13 @@ export async function loadPeers(): Promise<void> {
       return row;
     }),
   );
+}
+
+/** The last probe as a person reads it: when, and whether the card answered. */
+function lastProbe(peer: PeerStatus): string {
+  const probe = peer.lastProbe;
+  if (!probe) return '—';
+  return `${ago(probe.at)} · ${probe.ok ? `answered${probe.latencyMs !== undefined ? ` in ${took(probe.latencyMs)}` : ''}` : 'failed'}`;
 }
 
 async function probeNow(name: string, control: HTMLButtonElement): Promise<void> {
