@@ -279,11 +279,18 @@ describe('the console in Chromium', () => {
     expect(cells[0]).toBe('remember that my cat is Tom');
     expect(cells.slice(1, 5)).toEqual(['completed', 'librarian', 'owner', '—']);
     expect(cells[6]).toMatch(/^\d+(\.\d)? m?s$/);
-    // The task that asked waits for its answer; the answer ("yes", sent by Approve) is the context's next task.
-    const asked = await page.locator('#task-rows tr', { hasText: 'run echo for me' }).locator('td').allTextContents();
-    expect(asked.slice(0, 3)).toEqual(['run echo for me', 'input-required', 'operator']);
-    const yes = await page.locator('#task-rows tr', { hasText: /^yes/ }).locator('td').allTextContents();
-    expect(yes.slice(0, 3)).toEqual(['yes', 'completed', 'operator']);
+    // Approve answered the task that asked: one task, completed, its two turns in its timeline.
+    const approved = page.locator('#task-rows tr', { hasText: 'run echo for me' });
+    expect((await approved.locator('td').allTextContents()).slice(0, 3)).toEqual([
+      'run echo for me',
+      'completed',
+      'operator',
+    ]);
+    expect(await page.locator('#task-rows tr', { hasText: /^yes/ }).count()).toBe(0);
+    await approved.locator('button').click();
+    await waitFor(async () => (await page.locator('#timeline-rows tr.turn').count()) === 2, 5000, 'two turns');
+    expect(await page.textContent('#timeline-rows tr.turn >> nth=0')).toContain('input-required');
+    expect(await page.textContent('#timeline-rows tr.turn >> nth=1')).toContain('completed, answered by operator');
     await row.locator('button').click();
     await page.waitForSelector('#timeline-table:not([hidden])');
     const steps = await page.$$eval('#timeline-rows tr.step', (rows) =>

@@ -48,6 +48,8 @@ interface ConversationDetail {
 
 /** The conversation the chat continues (undefined: the next message starts one). */
 let contextId: string | undefined;
+/** The task waiting for the owner's answer (input-required): the next message answers it. */
+let waitingTask: string | undefined;
 /** The task of the exchange streaming now, and its line saying who acts. */
 let chatTask: string | undefined;
 let chatActing: HTMLElement | undefined;
@@ -192,7 +194,9 @@ async function chat(message: string, said: string): Promise<void> {
     role: 'ROLE_USER',
     parts: [{ text: message }],
     ...(contextId ? { contextId } : {}),
+    ...(contextId && waitingTask ? { taskId: waitingTask } : {}),
   };
+  waitingTask = undefined;
   if (!contextId) byId('chat-title').textContent = said;
   const res = await fetch('/', {
     method: 'POST',
@@ -280,6 +284,7 @@ async function chat(message: string, said: string): Promise<void> {
     }
   }
   close();
+  if (answer.dataset.state === 'input-required') waitingTask = chatTask;
   if (answer.dataset.state === 'input-required' && contextId) {
     const detail = await getJson<ConversationDetail>(`/console/api/conversations/${encodeURIComponent(contextId)}`);
     if (detail.pendingApproval) {
@@ -347,6 +352,7 @@ async function reopen(conversation: Conversation): Promise<void> {
   const detail = (await res.json()) as ConversationDetail;
   const mine = conversation.caller === 'owner';
   contextId = mine ? conversation.id : undefined;
+  waitingTask = undefined;
   log.replaceChildren();
   byId('chat-title').textContent = mine
     ? (conversation.firstWords ?? 'Conversation')
@@ -376,6 +382,7 @@ async function reopen(conversation: Conversation): Promise<void> {
 /** Clears the chat: the next message starts a new conversation. */
 function newConversation(): void {
   contextId = undefined;
+  waitingTask = undefined;
   byId('chat-log').replaceChildren();
   byId('chat-title').textContent = 'New conversation';
   byId<HTMLInputElement>('chat-input').disabled = false;
