@@ -1,14 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import type { Request, RequestHandler } from 'express';
 import type { User } from '@a2a-js/sdk/server';
-import { UnauthenticatedUser } from '@a2a-js/sdk/server';
 import type { LangoConfig } from '../config/schema';
 import { ConfigError } from '../errors';
 import { namedCaller, OWNER, type Principal } from '../principal';
 import { authConfigured } from './card';
 import type { CallerCredential, Callers } from './callers';
 import { isLoopbackHost } from '../net/host';
+import { ANONYMOUS, INVALID_REQUEST, InboundRefusal, type CallerRequest, type InboundCall, type Step } from './inbound';
 
 /**
  * Caller authentication for the A2A endpoints: bearer tokens and/or API keys
@@ -49,7 +47,7 @@ export interface Authenticator {
   /** Whether any credential is configured (else every caller is anonymous). */
   readonly enabled: boolean;
   /** The caller, `undefined` when credentials are required and missing or wrong. */
-  authenticate(req: IncomingMessage): User | undefined;
+  authenticate(req: Pick<CallerRequest, 'headers'>): User | undefined;
   /** The `WWW-Authenticate` challenge for a refusal. */
   readonly challenge: string;
 }
@@ -59,7 +57,7 @@ export interface Authenticator {
  * authenticates its principal.
  * @example
  * const auth = createAuthenticator(config, createCallers(config.a2a.auth, { defaultGrant }));
- * app.use(requireAuth(auth));
+ * const step = credentials({ authenticate: (req) => auth.authenticate(req), challenge: auth.challenge });
  */
 export function createAuthenticator(config: LangoConfig, callers: Callers): Authenticator {
   const auth = config.a2a.auth;
@@ -84,7 +82,7 @@ export function createAuthenticator(config: LangoConfig, callers: Callers): Auth
     enabled,
     challenge: challenges.join(', '),
     authenticate(req) {
-      if (!enabled) return new UnauthenticatedUser();
+      if (!enabled) return ANONYMOUS;
       const authorization = req.headers.authorization;
       if (bearer.length > 0 && typeof authorization === 'string' && /^bearer /i.test(authorization)) {
         const user = match(bearer, authorization.slice(7).trim());
@@ -100,34 +98,36 @@ export function createAuthenticator(config: LangoConfig, callers: Callers): Auth
   };
 }
 
-const USER = Symbol('a2aUser');
-type WithUser = Request & { [USER]?: User };
+/**
+ * Who a request's caller is, possibly after I/O (an OIDC validator fetching its keys): the caller, or undefined
+ * when the request presents no valid credential.
+ */
+export type Authenticate = (req: CallerRequest) => User | undefined | Promise<User | undefined>;
+
+const AUTH_REQUIRED = 'authentication required: present a valid bearer token or API key';
 
 /**
- * Middleware refusing unauthenticated calls with 401 and `WWW-Authenticate`;
- * the body is a JSON-RPC error for JSON-RPC posts, a REST error otherwise.
+ * The credential step of the inbound chain, for every binding: the caller `authenticate` finds becomes the
+ * call's user; a request it finds none for is refused with 401 and `challenge` in `WWW-Authenticate`.
+ * @example
+ * const step = credentials({ authenticate: (req) => auth.authenticate(req), challenge: auth.challenge });
  */
-export function requireAuth(auth: Authenticator): RequestHandler {
-  return (req, res, next) => {
-    const user = auth.authenticate(req);
-    if (user) {
-      (req as WithUser)[USER] = user;
-      next();
-      return;
-    }
-    res.setHeader('WWW-Authenticate', auth.challenge);
-    const message = 'authentication required: present a valid bearer token or API key';
-    if (req.method === 'POST' && req.path === '/') {
-      res.status(401).json({ jsonrpc: '2.0', id: null, error: { code: -32600, message } });
-    } else {
-      res.status(401).json({ error: { code: 401, status: 'UNAUTHENTICATED', message } });
-    }
+export function credentials(options: { authenticate: Authenticate; challenge: string }): Step {
+  const refusal = () =>
+    new InboundRefusal(401, INVALID_REQUEST, AUTH_REQUIRED, {
+      headers: { 'WWW-Authenticate': options.challenge },
+      restStatus: 'UNAUTHENTICATED',
+    });
+  const admit = (call: InboundCall, user: User | undefined, next: () => Promise<void>): Promise<void> => {
+    if (!user) throw refusal();
+    call.user = user;
+    return next();
+  };
+  return (call, next) => {
+    const user = options.authenticate(call);
+    return user instanceof Promise ? user.then((found) => admit(call, found, next)) : admit(call, user, next);
   };
 }
-
-/** The SDK's `userBuilder`: the caller {@link requireAuth} identified. */
-export const userFromRequest = async (req: Request): Promise<User> =>
-  (req as WithUser)[USER] ?? new UnauthenticatedUser();
 
 /**
  * Fails closed: a node reachable from other hosts must authenticate its

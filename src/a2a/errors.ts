@@ -2,10 +2,10 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '../log/logger';
 
 /**
- * The last word on every request the SDK and our routes did not answer:
- * JSON, never express's HTML page, never a stack trace. Body-parser errors
- * (oversize, bad encoding, malformed JSON) keep their HTTP status; JSON-RPC
- * posts get a JSON-RPC error envelope.
+ * The last word on every request the express routes (the SDK's REST handler,
+ * the node's pages) did not answer: JSON, never express's HTML page, never a
+ * stack trace. Body-parser errors of the pages' own parsers keep their HTTP
+ * status; JSON-RPC posts get a JSON-RPC error envelope.
  */
 
 const isJsonRpc = (method: string, path: string) => method === 'POST' && path === '/';
@@ -14,31 +14,6 @@ const isJsonRpc = (method: string, path: string) => method === 'POST' && path ==
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
 const INTERNAL_ERROR = -32603;
-
-/**
- * Refuses bodies over `maxBodyBytes` by their declared length before any
- * parsing, with HTTP 413 and a JSON error (the SDK's parsers stop at their
- * own 100 kB limit and fall through to {@link jsonErrors}).
- */
-export function bodyLimit(maxBodyBytes: number): RequestHandler {
-  return (req, res, next) => {
-    const length = Number(req.headers['content-length'] ?? 0);
-    if (length <= maxBodyBytes) {
-      next();
-      return;
-    }
-    // Nothing will read the body: close the connection after answering.
-    res.setHeader('Connection', 'close');
-    sendError(
-      res,
-      req.method,
-      req.path,
-      413,
-      INVALID_REQUEST,
-      `request body of ${length} bytes exceeds the limit of ${maxBodyBytes} bytes`,
-    );
-  };
-}
 
 /** 404 for paths no route claims. */
 export const notFound: RequestHandler = (req, res) => {
