@@ -21,7 +21,7 @@ export const notFound: RequestHandler = (req, res) => {
 };
 
 /** How an error reaching the edge is answered: HTTP status, JSON-RPC code and message, and whether the connection closes. */
-export interface ErrorAnswer {
+interface ErrorAnswer {
   status: number;
   code: number;
   message: string;
@@ -33,7 +33,7 @@ export interface ErrorAnswer {
  * The answer to `err` for a request (`method`, `path`): body-parser errors keep their status, parse errors are
  * JSON-RPC's (HTTP 200 for a JSON-RPC post), anything else is an internal error, logged without a stack.
  */
-export function errorAnswer(err: unknown, method: string, path: string, logger: Logger): ErrorAnswer {
+function errorAnswer(err: unknown, method: string, path: string, logger: Logger): ErrorAnswer {
   const e = (err ?? {}) as { status?: number; statusCode?: number; type?: string; message?: string };
   const status = e.status ?? e.statusCode ?? 500;
   if (e.type === 'entity.too.large' || status === 413) {
@@ -61,7 +61,7 @@ export function errorAnswer(err: unknown, method: string, path: string, logger: 
 }
 
 /** The JSON body of an error answer: a JSON-RPC envelope for a JSON-RPC post, the REST error object otherwise. */
-export function errorBody(method: string, path: string, status: number, code: number, message: string): unknown {
+function errorBody(method: string, path: string, status: number, code: number, message: string): unknown {
   return isJsonRpc(method, path)
     ? { jsonrpc: '2.0', id: null, error: { code, message } }
     : { error: { code: status, message } };

@@ -50,6 +50,19 @@ export type Step<C extends InboundCall = InboundCall> = (call: C, next: () => Pr
 /** A step run before every route of every binding (request metrics, the request's span). */
 export type RequestIntercept = Step<InboundCall>;
 
+/**
+ * The steps every binding mounts, built once per server: a binding runs `hostGuard` and `intercepts` first for every
+ * call, its own transport steps (an HTTP body limit), then `credentials` before anything that answers for a caller.
+ */
+export interface SharedSteps {
+  /** The host and origin check (`hostGuard.ts`), without credentials configured. */
+  hostGuard?: Step;
+  /** Request metrics, the request's span. */
+  intercepts: readonly RequestIntercept[];
+  /** The credential step (`auth.ts` `credentials`), when credentials are configured. */
+  credentials?: Step;
+}
+
 /** The caller of a node without credentials: every request runs as the owner (`principalOf`). */
 export const ANONYMOUS: User = Object.freeze(new UnauthenticatedUser());
 

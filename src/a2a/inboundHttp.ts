@@ -1,7 +1,7 @@
 import type { RequestListener } from 'node:http';
 import type { Logger } from '../log/logger';
 import { HttpCall } from './httpCall';
-import { compose, InboundRefusal, type RequestIntercept, type Step } from './inbound';
+import { compose, InboundRefusal, type SharedSteps, type Step } from './inbound';
 import type { JsonRpcBinding } from './jsonRpcBinding';
 import { declaredBodyLimit, drain, jsonBody, JSON_RPC_MEDIA_TYPES, REST_MEDIA_TYPES } from './requestBody';
 import type { RestBinding } from './restBinding';
@@ -9,14 +9,10 @@ import { sendRestRefusal } from './restResponses';
 
 /** Options of {@link inboundHttp}: the shared steps, then what each binding adds. */
 export interface InboundHttpOptions {
-  /** The host and origin check (`hostGuard.ts`), without credentials configured. */
-  hostGuard?: Step;
-  /** Run before every route (request metrics, the request's span). */
-  intercepts: readonly RequestIntercept[];
+  /** The steps every binding mounts (a gRPC binding mounts the same object). */
+  steps: SharedSteps;
   /** `a2a.maxBodyBytes`: declared and streamed bodies alike. */
   maxBodyBytes: number;
-  /** The credential step (`auth.ts` `credentials`), when credentials are configured. */
-  credentials?: Step;
   /** The A2A bindings; absent with `a2a.enabled: false` (health only). */
   a2a?: {
     jsonRpc: JsonRpcBinding;
@@ -42,16 +38,16 @@ export interface InboundHttpOptions {
  * the binding's shape; one that closes the connection first reads and drops
  * what is left of the body (bounded), so the caller reads the answer.
  * @example
- * const server = http.createServer(inboundHttp({ hostGuard: guard?.step, intercepts, maxBodyBytes, a2a, pages, logger }));
+ * const server = http.createServer(inboundHttp({ steps: { hostGuard: guard?.step, intercepts }, maxBodyBytes, a2a, pages, logger }));
  */
 export function inboundHttp(options: InboundHttpOptions): RequestListener {
-  const { maxBodyBytes, logger, a2a } = options;
+  const { maxBodyBytes, logger, a2a, steps } = options;
   const shared: Step<HttpCall>[] = [
-    ...(options.hostGuard ? [options.hostGuard] : []),
-    ...options.intercepts,
+    ...(steps.hostGuard ? [steps.hostGuard] : []),
+    ...steps.intercepts,
     declaredBodyLimit(maxBodyBytes),
   ];
-  const credentials = options.credentials ? [options.credentials] : [];
+  const credentials = steps.credentials ? [steps.credentials] : [];
   const toPages: Step<HttpCall> = (call) => options.pages(call.req, call.res);
   const pages = compose<HttpCall>([...shared, ...(a2a ? [a2a.card] : []), toPages]);
   const discovery = a2a && credentials.length > 0 ? compose<HttpCall>([...shared, ...credentials, toPages]) : pages;

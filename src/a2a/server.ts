@@ -17,7 +17,7 @@ import type { PeerStatus } from '../federation/health';
 import { jsonErrors, notFound } from './errors';
 import { LangoExecutor } from './executor';
 import { hostGuard } from './hostGuard';
-import type { RequestIntercept } from './inbound';
+import type { RequestIntercept, SharedSteps } from './inbound';
 import { inboundHttp } from './inboundHttp';
 import { jsonRpcBinding } from './jsonRpcBinding';
 import { restBinding } from './restBinding';
@@ -171,14 +171,18 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const { legacyCompat } = config.a2a;
   // One chain per binding from the same steps (`inboundHttp.ts`). With `a2a.enabled: false` the node publishes
   // no card and serves no protocol: health only.
-  const app = inboundHttp({
+  // The steps every binding mounts: HTTP below; a gRPC binding mounts the same object.
+  const steps: SharedSteps = {
     hostGuard: hostGuard(config)?.step,
     intercepts: options.intercept ?? [],
-    maxBodyBytes: config.a2a.maxBodyBytes,
     // Without credentials configured every caller is anonymous: no credential step on the request path.
     credentials: auth.enabled
       ? credentials({ authenticate: (req) => auth.authenticate(req), challenge: auth.challenge })
       : undefined,
+  };
+  const app = inboundHttp({
+    steps,
+    maxBodyBytes: config.a2a.maxBodyBytes,
     a2a: config.a2a.enabled
       ? {
           jsonRpc: jsonRpcBinding({ requestHandler, legacyCompat, logger }),

@@ -26,10 +26,8 @@ export function bindingsFor(requestHandler: A2ARequestHandler, options: Bindings
   const logger = createMemoryLogger();
   const legacyCompat = options.legacyCompat ?? false;
   return inboundHttp({
-    hostGuard: options.hostGuard,
-    intercepts: options.intercepts ?? [],
+    steps: { hostGuard: options.hostGuard, intercepts: options.intercepts ?? [], credentials: options.credentials },
     maxBodyBytes: options.maxBodyBytes ?? 1 << 20,
-    credentials: options.credentials,
     a2a: {
       jsonRpc: jsonRpcBinding({ requestHandler, legacyCompat, logger }),
       rest: restBinding({ requestHandler, legacyCompat, logger }),
