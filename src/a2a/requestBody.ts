@@ -22,8 +22,9 @@ const DRAIN_BYTES = 1 << 20;
 const DRAIN_MS = 2_000;
 const PARSE_ERROR = -32700;
 
-/** The media types of a JSON body, by binding: JSON-RPC's, and HTTP+JSON's (which also takes A2A's own). */
+/** The media type of a JSON-RPC body (the SDK's transport takes no other). */
 export const JSON_RPC_MEDIA_TYPES: ReadonlySet<string> = new Set(['application/json']);
+/** The media types of an HTTP+JSON body: JSON, and A2A's own (§11.1). */
 export const REST_MEDIA_TYPES: ReadonlySet<string> = new Set(['application/json', 'application/a2a+json']);
 
 function tooLarge(message: string): InboundRefusal {
