@@ -50,9 +50,23 @@ export function declaredBodyLimit(maxBodyBytes: number): Step<HttpCall> {
  * (413), one that does not decompress (400) and one that is not JSON (JSON-RPC's parse error; HTTP 400).
  */
 export function jsonBody(options: { maxBodyBytes: number; mediaTypes: ReadonlySet<string> }): Step<HttpCall> {
-  return async (call, next) => {
-    call.body = await readJson(call.req, options.maxBodyBytes, options.mediaTypes);
-    return next();
+  const { maxBodyBytes, mediaTypes } = options;
+  return (call, next) => {
+    const { req } = call;
+    if (!hasBody(req)) return next();
+    // One promise per body: a greeting's request path has few enough turns that each layer shows.
+    return new Promise<void>((resolve, reject) => {
+      const decoder = decoderFor(req.headers['content-type'], mediaTypes);
+      collect(req, maxBodyBytes, (outcome) => {
+        try {
+          call.body = parseJson(decoded(outcome, decoder, req, maxBodyBytes));
+        } catch (err) {
+          reject(err);
+          return;
+        }
+        resolve(next());
+      });
+    });
   };
 }
 
@@ -61,9 +75,13 @@ function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined;
 }
 
-async function readJson(req: IncomingMessage, limit: number, mediaTypes: ReadonlySet<string>): Promise<unknown> {
-  if (!hasBody(req)) return undefined;
-  const contentType = req.headers['content-type'];
+/** The decoder of a body of `contentType` (undefined: UTF-8), or ContentTypeNotSupported. */
+function decoderFor(
+  contentType: string | undefined,
+  mediaTypes: ReadonlySet<string>,
+): { decode(input: Uint8Array): string } | undefined {
+  // The spelling nearly every client sends needs no parsing.
+  if (contentType === 'application/json') return undefined;
   const [mediaType = '', ...parameters] = (contentType ?? '').split(';');
   if (!mediaTypes.has(mediaType.trim().toLowerCase())) {
     const expected = [...mediaTypes].join(' or ');
@@ -74,9 +92,28 @@ async function readJson(req: IncomingMessage, limit: number, mediaTypes: Readonl
     );
   }
   const charset = charsetOf(parameters);
-  const decoder = charset === 'utf-8' ? undefined : textDecoder(charset);
-  const raw = await readBytes(req, limit);
-  const text = decoder ? decoder.decode(raw) : stripBom(raw.toString('utf8'));
+  return charset === 'utf-8' ? undefined : textDecoder(charset);
+}
+
+/** The body's text, or the refusal its reading ended in. */
+function decoded(
+  outcome: Collected,
+  decoder: { decode(input: Uint8Array): string } | undefined,
+  req: IncomingMessage,
+  limit: number,
+): string {
+  if (outcome instanceof Buffer) return decoder ? decoder.decode(outcome) : stripBom(outcome.toString('utf8'));
+  if (outcome instanceof Error) throw outcome;
+  if (outcome === 'aborted') throw new InboundRefusal(400, INVALID_REQUEST, 'request aborted');
+  if (outcome === 'too large') throw tooLarge(`request body exceeds the limit of ${limit} bytes`);
+  throw new InboundRefusal(400, INVALID_REQUEST, `the request body does not decompress as ${encodingOf(req)}`, {
+    close: true,
+  });
+}
+
+const encodingOf = (req: IncomingMessage) => String(req.headers['content-encoding']).toLowerCase();
+
+function parseJson(text: string): unknown {
   if (text === '') return {};
   try {
     return JSON.parse(text);
@@ -127,59 +164,49 @@ function decompressor(encoding: string): zlib.Gunzip | zlib.Inflate | zlib.Brotl
   }
 }
 
-/** The body's bytes, decompressed, refused once over `limit` (after the drain, see above). */
-async function readBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
-  const inflate = decompressor(encoding);
-  const source: Readable = inflate ? req.pipe(inflate) : req;
-  const outcome = await collect(source, req, limit);
-  if (inflate) {
-    req.unpipe(inflate);
-    inflate.destroy();
+type Collected = Buffer | 'too large' | 'aborted' | 'undecodable' | Error;
+
+/**
+ * Reads the body to its end, decompressed, or until it passes `limit` or fails, and calls `done` once with the
+ * bytes or why not (an unsupported encoding as its ContentTypeNotSupported).
+ */
+function collect(req: IncomingMessage, limit: number, done: (outcome: Collected) => void): void {
+  const header = req.headers['content-encoding'];
+  let inflate: ReturnType<typeof decompressor>;
+  try {
+    inflate = header === undefined ? undefined : decompressor(encodingOf(req));
+  } catch (err) {
+    done(err as Error);
+    return;
   }
-  if (outcome instanceof Buffer) return outcome;
-  if (outcome === 'aborted') throw new InboundRefusal(400, INVALID_REQUEST, 'request aborted');
-  if (outcome === 'too large') throw tooLarge(`request body exceeds the limit of ${limit} bytes`);
-  throw new InboundRefusal(400, INVALID_REQUEST, `the request body does not decompress as ${encoding}`, {
-    close: true,
-  });
-}
-
-type Collected = Buffer | 'too large' | 'aborted' | 'undecodable';
-
-/** Reads `source` (the request, or its decompressor) to its end, or until it passes `limit` or fails. */
-function collect(source: Readable, req: IncomingMessage, limit: number): Promise<Collected> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let length = 0;
-    const finish = (outcome: Collected) => {
-      source.off('data', onData);
-      source.off('end', onEnd);
-      source.off('error', onError);
-      req.off('aborted', onAborted);
-      req.off('close', onClose);
-      if (source !== req) req.off('error', onAborted);
-      resolve(outcome);
-    };
-    const onData = (chunk: Buffer) => {
-      length += chunk.length;
-      if (length > limit) finish('too large');
-      else chunks.push(chunk);
-    };
-    const onEnd = () => finish(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length));
-    const onError = () => finish(source === req ? 'aborted' : 'undecodable');
-    const onAborted = () => finish('aborted');
-    // The caller went away before its body was whole.
-    const onClose = () => {
-      if (!req.complete) finish('aborted');
-    };
-    source.on('data', onData);
-    source.on('end', onEnd);
-    source.on('error', onError);
-    req.on('aborted', onAborted);
-    req.on('close', onClose);
-    if (source !== req) req.on('error', onAborted);
-  });
+  const source: Readable = inflate ? req.pipe(inflate) : req;
+  const chunks: Buffer[] = [];
+  let length = 0;
+  const finish = (outcome: Collected) => {
+    source.off('data', onData);
+    source.off('end', onEnd);
+    source.off('error', onError);
+    req.off('aborted', onAborted);
+    if (inflate) {
+      req.off('error', onAborted);
+      req.unpipe(inflate);
+      inflate.destroy();
+    }
+    done(outcome);
+  };
+  const onData = (chunk: Buffer) => {
+    length += chunk.length;
+    if (length > limit) finish('too large');
+    else chunks.push(chunk);
+  };
+  const onEnd = () => finish(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length));
+  const onError = () => finish(inflate ? 'undecodable' : 'aborted');
+  const onAborted = () => finish('aborted');
+  source.on('data', onData);
+  source.on('end', onEnd);
+  source.on('error', onError);
+  req.on('aborted', onAborted);
+  if (inflate) req.on('error', onAborted);
 }
 
 /**
