@@ -54,19 +54,20 @@ export function jsonBody(options: { maxBodyBytes: number; mediaTypes: ReadonlySe
   return (call, next) => {
     const { req } = call;
     if (!hasBody(req)) return next();
-    // One promise per body: a greeting's request path has few enough turns that each layer shows.
-    return new Promise<void>((resolve, reject) => {
+    // The body's events come in the socket's async context: the rest of the chain runs in a continuation
+    // registered here, in the request's (its trace span must reach the turn).
+    const read = new Promise<void>((resolve, reject) => {
       const decoder = decoderFor(req.headers['content-type'], mediaTypes);
       collect(req, maxBodyBytes, (outcome) => {
         try {
           call.body = parseJson(decoded(outcome, decoder, req, maxBodyBytes));
+          resolve();
         } catch (err) {
           reject(err);
-          return;
         }
-        resolve(next());
       });
     });
+    return read.then(() => next());
   };
 }
 

@@ -1,11 +1,15 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
-import { UnauthenticatedUser, type User } from '@a2a-js/sdk/server';
+import type { AgentCard } from '@a2a-js/sdk';
+import { UnauthenticatedUser, type A2ARequestHandler, type User } from '@a2a-js/sdk/server';
 import { credentials } from '../../src/a2a/auth';
 import { hostGuard } from '../../src/a2a/hostGuard';
 import { compose, InboundRefusal, type InboundCall } from '../../src/a2a/inbound';
 import { LangoConfig } from '../../src/config/schema';
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
+import { bindingsFor } from '../support/inboundListener';
 
 let node: A2ATestNode;
 const MAX_BODY = 4096;
@@ -203,6 +207,43 @@ describe('the inbound chain', () => {
       ]);
     } finally {
       await observed.close();
+    }
+  });
+
+  it("runs the rest of the chain in the context an interceptor opened, though the body's bytes come later", async () => {
+    // As the tracing interceptor opens the request's span: the turn must run inside it.
+    const span = new AsyncLocalStorage<string>();
+    const seen: Array<string | undefined> = [];
+    const card = {
+      capabilities: {},
+      supportedInterfaces: [
+        { url: 'http://127.0.0.1/', protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+        { url: 'http://127.0.0.1/', protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+      ],
+    } as unknown as AgentCard;
+    const handler = {
+      getAgentCard: async () => card,
+      sendMessage: async () => {
+        seen.push(span.getStore());
+        return { messageId: 'm', contextId: '', taskId: '', role: 2, parts: [], extensions: [], referenceTaskIds: [] };
+      },
+    } as unknown as A2ARequestHandler;
+    let opened = 0;
+    const server = http.createServer(
+      bindingsFor(handler, { intercepts: [(_call, next) => span.run(`request-${++opened}`, next)] }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const body = Buffer.from(sendMessage('in context'));
+      const half = body.length >> 1;
+      await send(`${url}/`, [body.subarray(0, half), body.subarray(half)], V1);
+      const restBody = Buffer.from(JSON.stringify(JSON.parse(sendMessage('rest')).params));
+      await send(`${url}/message:send`, [restBody.subarray(0, 10), restBody.subarray(10)], V1);
+      expect(seen).toEqual(['request-1', 'request-2']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 
