@@ -19,9 +19,9 @@ export function userOfRequest(req: IncomingMessage): User {
 
 /** The client certificate of `req`'s TLS connection, when the client CA vouched for it (mTLS); else undefined. */
 export function peerCertificateOf(req: IncomingMessage): PeerCertificate | undefined {
-  const socket = req.socket as Partial<TLSSocket>;
+  const socket = req.socket as Partial<TLSSocket> | undefined;
   // Only a certificate the client CA vouched for names anyone (`clientCert: optional` lets others connect).
-  if (typeof socket.getPeerCertificate !== 'function' || socket.authorized !== true) return undefined;
+  if (typeof socket?.getPeerCertificate !== 'function' || socket.authorized !== true) return undefined;
   const certificate = socket.getPeerCertificate();
   // Node gives an empty object when the client sent none.
   return certificate && Object.keys(certificate).length > 0 ? certificate : undefined;
