@@ -2,6 +2,7 @@ import express, { type RequestHandler } from 'express';
 import { A2A_VERSION_HEADER } from '@a2a-js/sdk';
 import { RequestMalformedError, toRestErrorBody } from '@a2a-js/sdk/errors';
 import { z } from 'zod';
+import { invalidParam, type FieldViolation } from './errorDetails';
 import { nestingProblem } from './jsonDepth';
 
 /**
@@ -141,16 +142,33 @@ export function isPlainSendMessageV1(params: unknown): boolean {
   );
 }
 
-/** The first problem with `value` under `schema` as `path: message` (prefixed with `root`), or undefined. */
-export function messageProblem(schema: z.ZodType, value: unknown, root: string): string | undefined {
+/**
+ * The first problem with `value` under `schema`: the field (its path from `value`, `message.parts[0]`) and what is
+ * wrong with it, or undefined.
+ */
+export function messageViolation(schema: z.ZodType, value: unknown): FieldViolation | undefined {
   if (schema === SendMessageParamsV1 && isPlainSendMessageV1(value)) return undefined;
   const result = schema.safeParse(value);
   if (result.success) return undefined;
   const issue = result.error.issues[0];
-  const at = [root, ...issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))]
+  const field = issue.path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
     .join('')
     .replace(/^\./, '');
-  return `${at}: ${issue.message}`;
+  return { field, description: issue.message };
+}
+
+/** The first problem with `value` under `schema` as `path: message` (prefixed with `root`), or undefined. */
+export function messageProblem(schema: z.ZodType, value: unknown, root: string): string | undefined {
+  const violation = messageViolation(schema, value);
+  return violation && violationText(violation, root);
+}
+
+/** A violation as `path: what is wrong`, its field under `root` (`params` + `message.parts`: `params.message.parts`). */
+export function violationText(violation: FieldViolation, root: string): string {
+  const { field, description } = violation;
+  const path = !root ? field : field === '' || field.startsWith('[') ? `${root}${field}` : `${root}.${field}`;
+  return `${path}: ${description}`;
 }
 
 /** The REST paths that carry a message, with or without a tenant prefix. */
@@ -180,13 +198,19 @@ export function restMessageGuard(maxBodyBytes: number): RequestHandler[] {
       // v0.3 REST speaks another shape (the compat layer reads it); only its envelope is checked here.
       const problem = !isObject
         ? 'the request body must be a JSON object with a message'
-        : (nestingProblem(body, 'the request body') ??
-          (req.header(A2A_VERSION_HEADER) === '1.0' ? messageProblem(SendMessageParamsV1, body, '') : undefined));
-      if (!problem) {
+        : nestingProblem(body, 'the request body');
+      const violation =
+        isObject && !problem && req.header(A2A_VERSION_HEADER) === '1.0'
+          ? messageViolation(SendMessageParamsV1, body)
+          : undefined;
+      if (!problem && !violation) {
         next();
         return;
       }
-      res.status(400).json(toRestErrorBody(new RequestMalformedError(problem), 400));
+      const refusal = violation
+        ? invalidParam(violation.field, violation.description)
+        : new RequestMalformedError(problem);
+      res.status(400).json(toRestErrorBody(refusal, 400));
     },
   ];
 }

@@ -22,6 +22,8 @@ interface Case {
   code?: number;
   /** The error message must match (names the field). */
   says?: RegExp;
+  /** The field a google.rpc.BadRequest among the error's details must name (§9.5, §11.6). */
+  field?: string;
 }
 
 let node: A2ATestNode;
@@ -62,6 +64,7 @@ const cases: Case[] = [
     status: 200,
     code: -32602,
     says: /message\.parts/,
+    field: 'message.parts',
   },
   {
     name: 'SendMessage with an unknown part kind',
@@ -69,6 +72,7 @@ const cases: Case[] = [
     status: 200,
     code: -32602,
     says: /message\.parts\[0\]/,
+    field: 'message.parts[0]',
   },
   {
     name: 'SendMessage without messageId',
@@ -206,6 +210,7 @@ const cases: Case[] = [
     body: JSON.stringify(message({ parts: [] })),
     status: 400,
     says: /message\.parts/,
+    field: 'message.parts',
   },
   { name: 'REST: unknown task', path: '/tasks/no-such-task', method: 'GET', status: 404 },
   {
@@ -245,6 +250,22 @@ describe('bad requests never reach the agent and get JSON errors, never HTML or 
     if (c.code !== undefined) expect(parsed.error?.code).toBe(c.code);
     else expect(parsed.error).toBeDefined();
     if (c.says) expect(JSON.stringify(parsed.error)).toMatch(c.says);
+    // v1.0.1: every detail object is typed (§3.3.2); invalid params name their field in a BadRequest.
+    const details: unknown = parsed.error?.data ?? parsed.error?.details;
+    if (details !== undefined) {
+      expect(Array.isArray(details)).toBe(true);
+      for (const detail of details as Array<Record<string, unknown>>) expect(typeof detail['@type']).toBe('string');
+    }
+    if (c.field) {
+      expect(details).toEqual(
+        expect.arrayContaining([
+          {
+            '@type': 'type.googleapis.com/google.rpc.BadRequest',
+            fieldViolations: [{ field: c.field, description: expect.any(String) }],
+          },
+        ]),
+      );
+    }
     expect(runner.calls.length).toBe(callsBefore);
   });
 
