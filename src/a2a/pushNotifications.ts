@@ -59,8 +59,7 @@ export function checkPushUrl(raw: string, allowPrivateNetworks: boolean): URL {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw invalidParam('url', `must be http(s), not ${url.protocol}`);
   }
-  if (url.username || url.password)
-    throw invalidParam('url', 'must not carry credentials');
+  if (url.username || url.password) throw invalidParam('url', 'must not carry credentials');
   const verdict = pushPolicy(allowPrivateNetworks).checkLiteral(url.hostname);
   if (!verdict.ok) {
     throw invalidParam('url', `points at a private or loopback address: ${verdict.reason}`);

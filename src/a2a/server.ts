@@ -17,6 +17,7 @@ import { discoveryRoutes, healthRoutes } from './discovery';
 import type { PeerStatus } from '../federation/health';
 import { bodyLimit, jsonErrors, notFound } from './errors';
 import { LangoExecutor } from './executor';
+import { createGrpcBinding, type GrpcBinding } from './grpcBinding';
 import { hostGuard } from './hostGuard';
 import type { RequestIntercept } from './intercept';
 import { jsonRpcEnvelope } from './jsonRpcEnvelope';
@@ -30,6 +31,7 @@ import { LiveTasks } from './liveTasks';
 import { createA2AStores } from './taskStore';
 import type { ClusterTasks } from './clusterTasks';
 import { TaskHandler } from './taskHandler';
+import { servedTenants } from './tenants';
 
 /** Dependencies of {@link createA2AServer}. */
 export interface A2AServerOptions {
@@ -77,6 +79,11 @@ export interface A2AServer {
   readonly app: RequestListener;
   /** Tells the card where the node listens (after `listen` on port 0); ignored when `a2a.baseUrl` is set. */
   setPublicUrl(url: string): void;
+  /**
+   * Starts the gRPC binding (`grpcBinding.ts`) on `host:port` (0: a free port) and lists it in the card, at the
+   * public URL's host; resolves with the port. Closed by `close`.
+   */
+  listenGrpc(host: string, port: number): Promise<number>;
   /** The public card exactly as served at /.well-known/agent-card.json (ProtoJSON, signed when configured). */
   card(): Promise<Record<string, unknown>>;
   /** Turns running now. */
@@ -129,7 +136,15 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   let publicUrl = publicBaseUrl(config);
   const version = options.version ?? '0.1.0';
   const signer = config.a2a.signingKey ? createCardSigner(config.a2a.signingKey) : undefined;
-  const cards = new CardService({ config, root, baseUrl: () => publicUrl, version, signer });
+  let grpcAddress: string | undefined;
+  const cards = new CardService({
+    config,
+    root,
+    baseUrl: () => publicUrl,
+    grpcAddress: () => grpcAddress,
+    version,
+    signer,
+  });
 
   const executor = new LangoExecutor({ runner, logger, clock, admit: options.admit });
   const { allowPrivateNetworks, maxAttempts } = config.a2a.pushNotifications;
@@ -153,6 +168,8 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     logger,
     clock,
   });
+  // With tenants, every binding calls the handler through the one check of the tenant a request names.
+  const served = config.a2a.tenants.length > 0 ? servedTenants(requestHandler, config.a2a.tenants) : requestHandler;
   const legacyCompat = { enabled: config.a2a.legacyCompat };
   const auth = createAuthenticator(
     config,
@@ -161,6 +178,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   // Without credentials configured every caller is anonymous: no check (not even a no-op layer) on the request path.
   const gate: express.RequestHandler[] = auth.enabled ? [requireAuth(auth)] : [];
   let closing = false;
+  let grpc: GrpcBinding | undefined;
 
   const guard = hostGuard(config);
   const intercepts = options.intercept ?? [];
@@ -171,7 +189,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   // With `a2a.enabled: false` the node publishes no card and serves no protocol: health only.
   const front = a2aEnabled
     ? jsonRpcRoute({
-        requestHandler,
+        requestHandler: served,
         hostGuard: guard,
         authenticate: (req) => auth.authenticate(req),
         intercepts,
@@ -196,7 +214,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
       '/',
       ...gate,
       ...jsonRpcEnvelope(config.a2a.maxBodyBytes),
-      jsonRpcHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }),
+      jsonRpcHandler({ requestHandler: served, userBuilder: userFromRequest, legacyCompat }),
     );
   }
   app.use(healthRoutes({ root, db, closing: () => closing }));
@@ -209,7 +227,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
       restResponses(),
       ...gate,
       ...restMessageGuard(config.a2a.maxBodyBytes),
-      restHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }),
+      restHandler({ requestHandler: served, userBuilder: userFromRequest, legacyCompat }),
     );
   }
   app.use(notFound);
@@ -224,11 +242,23 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     setPublicUrl(url) {
       if (!config.a2a.baseUrl) publicUrl = url.replace(/\/+$/, '');
     },
+    async listenGrpc(host, port) {
+      grpc ??= createGrpcBinding({
+        requestHandler: served,
+        auth,
+        maxMessageBytes: config.a2a.maxBodyBytes,
+        logger: logger.child({ component: 'a2a.grpc' }),
+      });
+      const bound = await grpc.listen(host, port);
+      grpcAddress = `${new URL(publicUrl).hostname}:${bound}`;
+      return bound;
+    },
     card: async () => JSON.parse((await cards.current()).json) as Record<string, unknown>,
     running: () => executor.running,
     async close() {
       if (closing) return;
       closing = true;
+      await grpc?.close();
       clearInterval(purgeTimer);
       stopHearingCancels?.();
       executor.abortAll('node shutting down');

@@ -18,11 +18,7 @@ import type {
   Task,
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
-import {
-  TaskNotCancelableError,
-  TaskNotFoundError,
-  UnsupportedOperationError,
-} from '@a2a-js/sdk/errors';
+import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { AgentEvent, STATE_HEADERS_KEY } from '@a2a-js/sdk/server';
 import type {
   A2ARequestHandler,
@@ -326,7 +322,7 @@ export class TaskHandler implements A2ARequestHandler {
       contextId,
       userMessage,
       task: stored?.task,
-      principal: principalOf(context.user),
+      principal: principalOf(context.user, context.tenant),
       headers: context.state.get(STATE_HEADERS_KEY) as TaskTurn['headers'],
       newSession: !message.contextId && !message.taskId,
       resultOnly: writeMode === 'on-settle',
@@ -555,8 +551,7 @@ export function checkSendMessage(params: SendMessageRequest): void {
   }
   message.parts.forEach((part, index) => {
     const content = part?.content;
-    if (!content)
-      throw invalidParam(`message.parts[${index}]`, 'has no content: expected text, data, url or raw');
+    if (!content) throw invalidParam(`message.parts[${index}]`, 'has no content: expected text, data, url or raw');
     if (content.$case === 'text' && typeof content.value !== 'string') {
       throw invalidParam(`message.parts[${index}].text`, 'must be a string');
     }

@@ -1,0 +1,214 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import * as grpc from '@grpc/grpc-js';
+import type { StreamResponse } from '@a2a-js/sdk';
+import { UnauthenticatedUser, type A2ARequestHandler, type ServerCallContext, type User } from '@a2a-js/sdk/server';
+import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
+import { errorMessage } from '../errors';
+import type { Logger } from '../log/logger';
+import { CredentialUser, type Authenticator } from './auth';
+import { grpcRefusal, toSpecStatus, type GrpcError } from './grpcStatus';
+
+/** Options of {@link createGrpcBinding}. */
+export interface GrpcBindingOptions {
+  /** The node's one request handler (`TaskHandler`, behind the tenant gate): the one every binding calls. */
+  requestHandler: A2ARequestHandler;
+  /** Who each credential is (`auth.ts`): the same principals and grants as the JSON bindings. */
+  auth: Authenticator;
+  /** `a2a.maxBodyBytes`: the largest request message; a larger one is refused (RESOURCE_EXHAUSTED). */
+  maxMessageBytes: number;
+  logger: Logger;
+}
+
+/** The gRPC binding of one node: started by `createApp` on `server.grpcPort`, closed with the node. */
+export interface GrpcBinding {
+  /** Listens on `host:port` (0: a free port); resolves with the port. */
+  listen(host: string, port: number): Promise<number>;
+  /** Stops taking calls and ends the open ones (their streams end; running tasks run on). */
+  close(): Promise<void>;
+}
+
+/** A unary method of the SDK's service, as grpc-js calls it. */
+type UnaryMethod = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => void;
+/** A server-streaming method of the SDK's service. */
+type StreamingMethod = (call: grpc.ServerWritableStream<unknown, unknown>) => void;
+
+/**
+ * The A2A gRPC binding (§10, `lf.a2a.v1.A2AService`) over the node's request
+ * handler, through the SDK's `grpcService`, which maps each A2A error to its
+ * gRPC status with its `google.rpc.ErrorInfo` (§10.6). Around it, each call:
+ * the caller's credential from the call's metadata (`authorization`, the API
+ * key header) as the JSON bindings read it from headers — none where one is
+ * required is `UNAUTHENTICATED` before the handler sees the call; request
+ * messages bounded by `a2a.maxBodyBytes`; errors with the node's details
+ * (`grpcStatus.ts`); a stream the caller cancels stops following its task
+ * (the task runs on, as on the other bindings). Nothing a caller sends is
+ * thrown past a call.
+ * @example
+ * const grpcBinding = createGrpcBinding({ requestHandler, auth, maxMessageBytes: 100 * 1024, logger });
+ * const port = await grpcBinding.listen('127.0.0.1', 0);
+ */
+export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
+  const { auth, logger } = options;
+  /** Each call's caller, found before the SDK's service builds its context (its `userBuilder`). */
+  const callers = new WeakMap<object, User>();
+  /** Each call's caller, to the call's cancellation: a stream ends when its caller goes. */
+  const cancellations = new WeakMap<User, AbortSignal>();
+  const sdk = grpcService({
+    requestHandler: followsWhileWanted(options.requestHandler, (context) =>
+      context.user ? cancellations.get(context.user) : undefined,
+    ),
+    userBuilder: async (call) => callers.get(call) ?? new UnauthenticatedUser(),
+  }) as unknown as Record<string, UnaryMethod | StreamingMethod>;
+
+  /** The call's caller (a fresh user object per call), or undefined when a credential is required and wrong. */
+  const authenticate = (
+    call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>,
+  ): User | undefined => {
+    const user = auth.authenticate({ headers: headersOf(call.metadata) });
+    if (!user) return undefined;
+    const own = user instanceof CredentialUser ? new CredentialUser(user.userName, user.principal) : user;
+    callers.set(call, own);
+    return own;
+  };
+  const refusal = () =>
+    grpcRefusal(grpc.status.UNAUTHENTICATED, 'authentication required: present a valid bearer token or API key');
+
+  const service: grpc.UntypedServiceImplementation = {};
+  for (const [name, definition] of Object.entries(A2AService)) {
+    const method = sdk[name];
+    if (definition.responseStream) {
+      const streaming = method as StreamingMethod;
+      service[name] = (call: grpc.ServerWritableStream<unknown, unknown>) => {
+        if (!authenticate(call)) {
+          call.emit('error', refusal());
+          return;
+        }
+        const cancelled = new AbortController();
+        call.once('cancelled', () => cancelled.abort());
+        cancellations.set(callers.get(call)!, cancelled.signal);
+        // The SDK's service emits its error on the call: the node's status goes out instead.
+        const emit = call.emit.bind(call);
+        call.emit = (event: string | symbol, ...args: unknown[]) =>
+          event === 'error' ? emit(event, toSpecStatus(args[0] as GrpcError)) : emit(event, ...args);
+        guarded(
+          logger,
+          name,
+          () => streaming(call),
+          (err) => call.emit('error', err),
+        );
+      };
+    } else {
+      const unary = method as UnaryMethod;
+      service[name] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+        if (!authenticate(call)) {
+          callback(refusal(), null);
+          return;
+        }
+        const answer: grpc.sendUnaryData<unknown> = (error, value) =>
+          error ? callback(toSpecStatus(error as GrpcError), null) : callback(null, value);
+        guarded(
+          logger,
+          name,
+          () => unary(call, answer),
+          (err) => answer(err, null),
+        );
+      };
+    }
+  }
+
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': options.maxMessageBytes,
+  });
+  server.addService(A2AService, service);
+  let closed = false;
+  return {
+    listen: (host, port) =>
+      new Promise((resolve, reject) => {
+        const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+        server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (err, bound) =>
+          err ? reject(err) : resolve(bound),
+        );
+      }),
+    async close() {
+      if (closed) return;
+      closed = true;
+      // Open streams would hold a graceful shutdown for as long as their tasks run: end them now.
+      server.forceShutdown();
+    },
+  };
+}
+
+/** A call's metadata as the HTTP headers the authenticator reads (text values; binary ones are left out). */
+function headersOf(metadata: grpc.Metadata): IncomingHttpHeaders {
+  const headers: IncomingHttpHeaders = {};
+  for (const [key, value] of Object.entries(metadata.getMap())) if (typeof value === 'string') headers[key] = value;
+  return headers;
+}
+
+/** Runs one of the SDK's methods; a throw (none expected) is answered as an internal error, never thrown on. */
+function guarded(logger: Logger, method: string, run: () => void, fail: (err: GrpcError) => void): void {
+  try {
+    run();
+  } catch (err) {
+    logger.warn('gRPC call failed', { method, error: errorMessage(err) });
+    fail({ code: grpc.status.INTERNAL, details: 'internal error', metadata: new grpc.Metadata() });
+  }
+}
+
+/**
+ * `handler` whose streams end when their call's caller cancels (`signalOf`
+ * the call's context): the subscription is returned at once, its task runs on.
+ */
+function followsWhileWanted(
+  handler: A2ARequestHandler,
+  signalOf: (context: ServerCallContext) => AbortSignal | undefined,
+): A2ARequestHandler {
+  return {
+    getAgentCard: () => handler.getAgentCard(),
+    getAuthenticatedExtendedAgentCard: (params, context) => handler.getAuthenticatedExtendedAgentCard(params, context),
+    sendMessage: (params, context) => handler.sendMessage(params, context),
+    sendMessageStream: (params, context) =>
+      untilCancelled(handler.sendMessageStream(params, context), signalOf(context)),
+    getTask: (params, context) => handler.getTask(params, context),
+    cancelTask: (params, context) => handler.cancelTask(params, context),
+    createTaskPushNotificationConfig: (params, context) => handler.createTaskPushNotificationConfig(params, context),
+    getTaskPushNotificationConfig: (params, context) => handler.getTaskPushNotificationConfig(params, context),
+    listTaskPushNotificationConfigs: (params, context) => handler.listTaskPushNotificationConfigs(params, context),
+    deleteTaskPushNotificationConfig: (params, context) => handler.deleteTaskPushNotificationConfig(params, context),
+    resubscribe: (params, context) => untilCancelled(handler.resubscribe(params, context), signalOf(context)),
+    listTasks: (params, context) => handler.listTasks(params, context),
+  };
+}
+
+/**
+ * `events` until `signal` aborts: then the pending read ends the stream and
+ * `events` is returned (not awaited: its owner ends it as soon as it can).
+ */
+function untilCancelled(
+  events: AsyncGenerator<StreamResponse, void, undefined>,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<StreamResponse, void, undefined> {
+  if (!signal) return events;
+  const done: IteratorReturnResult<void> = { value: undefined, done: true };
+  const cancelled = new Promise<IteratorReturnResult<void>>((resolve) => {
+    const stop = () => {
+      events.return(undefined).catch(() => undefined);
+      resolve(done);
+    };
+    if (signal.aborted) stop();
+    else signal.addEventListener('abort', stop, { once: true });
+  });
+  const stream: AsyncGenerator<StreamResponse, void, undefined> = {
+    next: () => Promise.race([events.next(), cancelled]),
+    return: async () => {
+      await events.return(undefined);
+      return done;
+    },
+    throw: (err: unknown) => events.throw(err),
+    [Symbol.asyncIterator]: () => stream,
+    [Symbol.asyncDispose]: async () => {
+      await events.return(undefined);
+    },
+  };
+  return stream;
+}
