@@ -12,6 +12,7 @@ import { ledgerContract } from './contracts/ledger.contract';
 import { memoryStoreContract } from './contracts/memory.contract';
 import { sessionStoreContract } from './contracts/sessions.contract';
 import { taskRowsContract, type TaskRowsFactory } from './contracts/taskRows.contract';
+import { tenantScopeContract } from './contracts/tenants.contract';
 import { vaultStoreContract } from './contracts/vault.contract';
 import { vectorStoreContract } from './contracts/vectors.contract';
 
@@ -49,6 +50,7 @@ vectorStoreContract(sqlite, { search: 'memory' });
 vaultStoreContract(sqlite);
 ledgerContract(sqlite);
 jobStoresContract(sqlite);
+tenantScopeContract(sqlite);
 
 /** The A2A task rows on the SQLite file, with the storage's group commit. */
 const sqliteTaskRows: TaskRowsFactory = {

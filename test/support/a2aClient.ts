@@ -31,12 +31,10 @@ export async function a2aClient(
     return fetch(input, { ...init, headers: merged });
   };
   const cardResolver = new DefaultAgentCardResolver({ fetchImpl });
-  // The factory takes the first interface of the preferred binding: the tenant's is put first.
+  // The SDK's factory takes the last v1.0 interface of a binding (not the first, as §8.3 says): only the
+  // tenant's are left for it to choose from.
   const card = await cardResolver.resolve(url);
-  card.supportedInterfaces = [
-    ...card.supportedInterfaces.filter((i) => i.tenant === tenant),
-    ...card.supportedInterfaces.filter((i) => i.tenant !== tenant),
-  ];
+  card.supportedInterfaces = card.supportedInterfaces.filter((i) => i.tenant === tenant);
   const credentials: CallInterceptor = {
     async before(args) {
       args.options = {
