@@ -24,6 +24,7 @@ import {
   resubscribeElsewhere,
   resubscribeLongAnswer,
 } from './cluster';
+import { grpcGreeting } from './grpcGreeting';
 import { summarizeProfileFile } from './profile';
 import { describeMachine, renderReport } from './report';
 import {
@@ -44,6 +45,7 @@ import {
 
 const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   greeting,
+  grpcGreeting,
   observeOff,
   delegated,
   adk,
