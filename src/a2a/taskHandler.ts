@@ -35,15 +35,17 @@ import { principalOf } from './auth';
 import type { CardService } from './cardRoutes';
 import { newContextId } from './contextIds';
 import type { LangoExecutor, TaskTurn } from './executor';
-import type { HeardEvent, LiveTask, LiveTasks, WriteMode } from './liveTasks';
 import { invalidParam } from './errorDetails';
+import type { LiveTask, LiveTasks, WriteMode } from './liveTasks';
 import { newTask, statusUpdate } from './messages';
 import { readerOf, scopeOf, type TaskReads } from './taskStore';
+import type { HeardEvent } from './taskSubscription';
 
 /** What {@link TaskHandler} works with. */
 export interface TaskHandlerOptions {
   /** Runs each turn (`LangoExecutor`). */
-  executor: Pick<LangoExecutor, 'execute' | 'cancelRunning' | 'isWorking' | 'release'>;
+  executor: Pick<LangoExecutor, 'execute'>;
+  /** The owner of every live task: who runs what, where; claims, cancels. */
   live: LiveTasks;
   /** Tasks the caller may read: live here first, else the rows. */
   tasks: TaskReads;
@@ -71,9 +73,6 @@ const LISTED_STATES: readonly TaskState[] = [
   ...INTERRUPTED_STATES,
 ];
 
-/** The text a canceled task's closing status carries. */
-const CANCELED_TEXT = 'Task canceled by the caller.';
-
 /**
  * The node's A2A request handler, every method of the SDK's
  * `A2ARequestHandler`, which the SDK's transports (JSON-RPC, HTTP+JSON, the
@@ -81,32 +80,20 @@ const CANCELED_TEXT = 'Task canceled by the caller.';
  * and statuses. Malformed input is refused with RequestMalformedError
  * naming the field before any work.
  *
- * A message starts (or continues) a task: the executor runs its turn and
- * publishes each event into the task's live task (`LiveTasks`, the one
- * fold), whose write mode is decided here once: `on-settle` for a blocking
+ * A message starts a task, or continues one by claiming it (`LiveTasks`,
+ * the owner of every live task, on every replica): the executor runs its
+ * turn and publishes each event into the task's live task (the one fold),
+ * whose write mode is decided here once: `on-settle` for a blocking
  * SendMessage without a webhook (nobody sees the task before it settles;
  * no progress is published), `every-state` for everything else. The caller
  * of a stream, SubscribeToTask callers and webhooks are listeners of the
  * live task and hear each event once its state is written. A task not live
  * here is read from its row (or followed on the replica running it, when
- * `LiveTasks` has `elsewhere`).
+ * `LiveTasks` has `elsewhere`). Whichever replica a request reaches, it
+ * gets the same answer.
  */
 export class TaskHandler implements A2ARequestHandler {
-  /** The turns started here that have not settled yet. */
-  private readonly unsettled = new Set<Promise<unknown>>();
-
   constructor(private readonly options: TaskHandlerOptions) {}
-
-  /**
-   * Resolves once every task started here has settled and been written (the
-   * node is stopping and has aborted their turns), or after `limitMs`.
-   */
-  async settleAll(limitMs: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs)));
-    await Promise.race([Promise.allSettled([...this.unsettled]), limit]);
-    clearTimeout(timer);
-  }
 
   async getAgentCard(): Promise<AgentCard> {
     return (await this.options.cards.current()).card;
@@ -178,18 +165,14 @@ export class TaskHandler implements A2ARequestHandler {
   }
 
   async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
-    const { executor, live: liveTasks, tasks } = this.options;
+    const { live: liveTasks, tasks } = this.options;
     const found = await this.find(params.id, context);
     const state = found.task.status?.state;
     if (state === TaskState.TASK_STATE_CANCELED) return found.task;
     if (isFinished(state)) throw new TaskNotCancelableError(`Task not cancelable: ${params.id}`);
-    // A running turn is aborted and publishes `canceled` into its live task (which readers see at once).
-    if (!executor.cancelRunning(params.id)) {
-      // Not running here: held open for its caller's answer, or running on another replica.
-      await liveTasks.elsewhere?.cancel(found.scope, params.id);
-      executor.release(params.id);
-      await this.settleHere(found, TaskState.TASK_STATE_CANCELED, CANCELED_TEXT);
-    }
+    // Here, waiting for its caller, or on another replica: the owner of live tasks cancels it where it is.
+    await liveTasks.cancel(found);
+    // Whatever settled it first stands: canceled, or an answer that beat the cancel.
     const latest = await tasks.load(params.id, context);
     if (!latest) throw new TaskNotFoundError(`Task not found: ${params.id}`);
     if (latest.status?.state !== TaskState.TASK_STATE_CANCELED)
@@ -203,23 +186,20 @@ export class TaskHandler implements A2ARequestHandler {
   ): AsyncGenerator<StreamResponse, void, undefined> {
     requireTaskId(params.id);
     const { live: liveTasks } = this.options;
-    const held = liveTasks.held(readerOf(context), params.id);
-    if (held?.task) {
-      // The task as it stands, then every event after it: nothing is folded between the two.
-      const current = structuredClone(held.task);
-      const events = liveTasks.subscribe(held, (heard) => toStreamResponse(heard, undefined));
-      if (isFinished(current.status?.state)) {
-        await events.return(undefined);
-        throw terminalSubscription(params.id, current);
-      }
+    const found = await liveTasks.locate(readerOf(context), params.id);
+    if (!found) throw new TaskNotFoundError(`Task not found: ${params.id}`);
+    if (found.runs === 'here') {
+      // The task as it stands, then every event after it: taken together, so nothing folded falls between.
+      const current = structuredClone(found.live.task!);
+      const events = liveTasks.subscribe(found.live, (heard) => toStreamResponse(heard, undefined));
       yield { payload: { $case: 'task', value: current } };
       yield* events;
       return;
     }
-    const found = await this.find(params.id, context);
     if (isFinished(found.task.status?.state)) throw terminalSubscription(params.id, found.task);
     const elsewhere = liveTasks.elsewhere;
-    if (!elsewhere) {
+    // It waits for its caller (or no replica shares its events): its row is all there is.
+    if (found.runs === 'nowhere' || !elsewhere) {
       yield { payload: { $case: 'task', value: found.task } };
       return;
     }
@@ -290,11 +270,12 @@ export class TaskHandler implements A2ARequestHandler {
 
   /**
    * Starts one turn of a task (new, or continuing one that waits for the
-   * caller's answer) as a live task with `writeMode`: the executor's events
-   * are folded into it; `events` (with `form`) hears them from the first,
-   * each once written, in that form; `settled` resolves with the task once it has settled
-   * (and is written): the live task's own object, which nothing changes once
-   * settled; a caller that hands it on copies it (a stream never reads it).
+   * caller's answer, claimed for this turn) as a live task with
+   * `writeMode`: the executor's events are folded into it; `events` (with
+   * `form`) hears them from the first, each once written, in that form;
+   * `settled` resolves with the task once it has settled (and is written):
+   * the live task's own object, which nothing changes once settled; a
+   * caller that hands it on copies it (a stream never reads it).
    */
   private async start<T>(
     params: SendMessageRequest,
@@ -305,87 +286,96 @@ export class TaskHandler implements A2ARequestHandler {
     const { executor, live: liveTasks, logger, clock } = this.options;
     const message = params.message!;
     await this.acceptExtensions(context);
-    let stored: StoredTask | undefined;
-    if (message.taskId) {
-      stored = await this.continued(params, context);
-      // The task has a row and was seen: whoever saw it may watch its answer.
-      writeMode = 'every-state';
-    }
+    const found = message.taskId ? await this.continued(params, context) : undefined;
     const taskId = message.taskId || randomUUID();
-    const contextId = message.contextId || stored?.task.contextId || newContextId();
+    const contextId = message.contextId || found?.task.contextId || newContextId();
     const userMessage: Message = { ...message, contextId, taskId };
+    // Checked (the address) and saved before the turn: a webhook refused refuses the message.
     const webhook = params.configuration?.taskPushNotificationConfig;
     if (webhook) await this.options.push.store.save(taskId, context, { ...structuredClone(webhook), taskId });
-    if (stored) stored.task.history = [...stored.task.history, userMessage];
+    // A new task's id is fresh: nothing else can hold it, so its first row is its claim.
+    const claimed = found && (await this.claim(found, message.messageId));
+    const live = claimed?.live ?? liveTasks.begin(scopeOf(context), { taskId, contextId }, writeMode);
+    // A continued task has a row and was seen: whoever saw it may watch its answer.
+    if (claimed) writeMode = 'every-state';
+    const continuedTask = claimed && { ...claimed.task, history: [...claimed.task.history, userMessage] };
     const turn: TaskTurn = {
       taskId,
       contextId,
       userMessage,
-      task: stored?.task,
+      task: continuedTask,
       principal: principalOf(context.user, context.tenant),
       headers: context.state.get(STATE_HEADERS_KEY) as TaskTurn['headers'],
       newSession: !message.contextId && !message.taskId,
       resultOnly: writeMode === 'on-settle',
     };
-    const live = liveTasks.begin(stored?.scope ?? scopeOf(context), taskId, writeMode);
     const publish = (event: AgentExecutionEvent) => liveTasks.fold(live, event, userMessage);
     const events = form ? liveTasks.subscribe(live, form) : undefined;
     if (writeMode === 'every-state') this.deliverToWebhooks(live, context);
     const fail = (reason: string) => {
-      // A task that failed before its first event still gets one: the caller's message, submitted.
+      // A task that failed before its first event still gets one: as claimed, or the caller's message, submitted.
       if (!live.task)
         void publish(
-          AgentEvent.task(newTask({ taskId, contextId }, userMessage, TaskState.TASK_STATE_SUBMITTED, clock())),
+          AgentEvent.task(
+            continuedTask ?? newTask({ taskId, contextId }, userMessage, TaskState.TASK_STATE_SUBMITTED, clock()),
+          ),
         );
       return publish(
         AgentEvent.statusUpdate(statusUpdate({ taskId, contextId }, TaskState.TASK_STATE_FAILED, clock(), reason)),
       );
     };
-    const settled = (async () => {
+    const settled = liveTasks.run(live, async () => {
       try {
-        await executor.execute(turn, publish);
+        await executor.execute(turn, live, publish);
       } catch (err) {
         logger.warn('agent execution failed', { taskId, error: errorMessage(err) });
         await fail(`Agent execution error: ${errorMessage(err)}`);
       }
       // An executor that returns without settling its task would leave it running forever.
-      if (!isSettled(live.task?.status?.state)) {
+      if (live.phase === 'running') {
         logger.warn('agent execution ended without settling its task', { taskId });
         await fail('Agent execution ended without an answer.');
       }
+      // The answer is decided and written (an on-settle task once, now; an every-state one at each state).
+      await live.closed;
       const final = live.task!;
-      // The answer is decided: an on-settle task is written now; an every-state one was as it settled.
-      await liveTasks.settle(live);
       if (writeMode === 'on-settle') await this.notifyWebhooks(final, context);
       return final;
-    })();
+    });
     // Whoever awaits it hears a failure to write; nobody else (a stream the caller left, returnImmediately) must crash.
     settled.catch((err: unknown) => logger.warn('task not written', { taskId, error: errorMessage(err) }));
-    this.unsettled.add(settled);
-    void settled.finally(() => this.unsettled.delete(settled)).catch(() => undefined);
     return { settled, events };
   }
 
-  /** The task a message continues, checked: the caller's, not finished, not working, the same context. */
+  /** The task a message continues, checked: the caller's, not working here, not finished, the same context. */
   private async continued(params: SendMessageRequest, context: ServerCallContext): Promise<StoredTask> {
     const message = params.message!;
     const found = await this.find(message.taskId, context);
     // A second turn of a task whose turn still runs would run beside it: the caller waits or cancels.
-    if (this.options.executor.isWorking(message.taskId))
-      throw new UnsupportedOperationError(
-        `task ${message.taskId} is still working: wait for its answer or cancel it first`,
-      );
+    if (this.options.live.held(readerOf(context), message.taskId)) throw stillWorking(message.taskId);
     const task = found.task;
-    if (isFinished(task.status?.state))
-      throw new UnsupportedOperationError(
-        `Task ${task.id} is in a terminal state (${task.status!.state}) and cannot be modified.`,
-      );
+    if (isFinished(task.status?.state)) throw terminalTask(task.id, task.status!.state);
     if (message.contextId && task.contextId && message.contextId !== task.contextId)
       throw invalidParam(
         'message.contextId',
         `'${message.contextId}' does not match the contextId '${task.contextId}' of task '${task.id}'`,
       );
     return found;
+  }
+
+  /**
+   * Claims the task a message continues for its turn (`LiveTasks.claim`):
+   * refused as still working when another turn holds it, on this replica or
+   * another, exactly as a single node refuses it.
+   */
+  private async claim(found: StoredTask, messageId: string): Promise<{ live: LiveTask; task: Task }> {
+    const claim = await this.options.live.claim(found, messageId);
+    if (claim.won) return claim;
+    const id = found.task.id;
+    // Ended meanwhile (a cancel), or gone (purged); else a turn holds it.
+    if (isFinished(claim.state)) throw terminalTask(id, claim.state!);
+    if (claim.state === undefined) throw new TaskNotFoundError(`Task not found: ${id}`);
+    throw stillWorking(id);
   }
 
   /** Keeps of the extensions the caller asked for only those the card offers (none today), as the SDK does. */
@@ -444,22 +434,6 @@ export class TaskHandler implements A2ARequestHandler {
       warn(err);
     }
   }
-
-  /** Settles a task no turn runs here (canceled while it waits for its caller, or on a replica that is gone). */
-  private async settleHere(found: StoredTask, state: TaskState, text: string): Promise<void> {
-    const { live: liveTasks, clock } = this.options;
-    const task = found.task;
-    const live = liveTasks.begin(found.scope, task.id, 'every-state');
-    // The task's first message heads its history already (the fold keeps it there).
-    const userMessage = task.history[0] ?? ({ messageId: '' } as Message);
-    void liveTasks.fold(live, AgentEvent.task(task), userMessage);
-    await liveTasks.fold(
-      live,
-      AgentEvent.statusUpdate(statusUpdate({ taskId: task.id, contextId: task.contextId }, state, clock(), text)),
-      userMessage,
-    );
-    await liveTasks.settle(live);
-  }
 }
 
 /** The heard event itself (a returnImmediately SendMessage reads the task of the first). */
@@ -505,6 +479,16 @@ function startedAtFirstRead<T>(
     },
   };
   return stream;
+}
+
+/** A message to a task whose turn runs (here or on another replica): the caller waits for its answer or cancels. */
+function stillWorking(taskId: string): Error {
+  return new UnsupportedOperationError(`task ${taskId} is still working: wait for its answer or cancel it first`);
+}
+
+/** A message to a finished task. */
+function terminalTask(taskId: string, state: TaskState): Error {
+  return new UnsupportedOperationError(`Task ${taskId} is in a terminal state (${state}) and cannot be modified.`);
 }
 
 /** SubscribeToTask of a finished task: the spec's UnsupportedOperation, as the SDK answers it. */

@@ -1,13 +1,16 @@
-import { Task, TaskPushNotificationConfig, taskStateToJSON, type TaskState } from '@a2a-js/sdk';
+import { Task, TaskPushNotificationConfig, TaskState, TaskStatus, taskStateToJSON } from '@a2a-js/sdk';
 import { redactJsonText, type Redact } from '../log/redactJson';
+import { INTERRUPTED_STATES } from '../protocol/taskStates';
 
 /**
  * The rows of A2A tasks and their push-notification configs, behind an
  * interface a second database can implement (SQLite in
  * `store/sqlite/taskRows.ts`; the contract suite in
  * `test/store/contracts/taskRows.contract.ts`). Rows hold what a task was
- * when it was written: which task is live, and when it is written, is
- * decided above (`a2a/liveTasks.ts`). Every row is scoped to the tenant and
+ * when it was written, and the claim that starts each turn of a task
+ * waiting for its caller (one turn at a time, whichever replica claims):
+ * which task is live, and when it is written, is decided above
+ * (`a2a/liveTasks.ts`). Every row is scoped to the tenant and
  * the caller that created it; the node's owner reads and lists every
  * caller's.
  */
@@ -27,7 +30,39 @@ export interface TaskReader extends TaskScope {
 export interface StoredTask {
   scope: TaskScope;
   task: Task;
+  /**
+   * While the task runs (submitted, working) and replicas share the
+   * database: the replica running it, as its row names it. None otherwise.
+   */
+  replica?: string;
 }
+
+/** The turn claiming a task (see {@link TaskRows.claim}). */
+export interface TaskTurnClaim {
+  /** The message whose turn it is; none when a cancel claims the task to end it. */
+  messageId?: string;
+  /** When: the timestamp of the `working` status the claim writes. */
+  at: Date;
+}
+
+/**
+ * What a claim found: the task, claimed (its row now `working`, as the
+ * turn will fold it), or who holds it instead.
+ */
+export type TaskClaim =
+  | { won: true; claimed: StoredTask }
+  | {
+      won: false;
+      /** The task's state now; undefined when the scope has no such task. */
+      state: TaskState | undefined;
+      /** The replica that last wrote it (the one running its turn, while it is working); none on a single node. */
+      replica?: string;
+      /**
+       * The message whose turn last claimed it: a retry of that very message
+       * can be told from another one (issue 27 answers it from here).
+       */
+      messageId?: string;
+    };
 
 /** A ListTasks query, as the rows answer it. */
 export interface TaskQuery {
@@ -73,6 +108,17 @@ export interface TaskRows {
   write(rows: readonly StoredTask[]): Promise<void>;
   /** The task `id` of the reader's scope (the owner: of any caller of the tenant), as last written. */
   get(reader: TaskReader, id: string): Promise<StoredTask | undefined>;
+  /**
+   * Claims the task `id` of `scope` for one turn, atomically: only a task
+   * waiting for its caller (input-required, auth-required) is claimed, and
+   * the claim sets it `working` (with the replica, where there are
+   * replicas, and the turn's message), so of two turns racing for it
+   * exactly one wins, whichever replica each runs on. A task running or
+   * finished is never claimed (fenced as a finished task's row is against
+   * late writes). A new task needs no claim: its id is fresh, so writing
+   * its first row is the claim.
+   */
+  claim(scope: TaskScope, id: string, turn: TaskTurnClaim): Promise<TaskClaim>;
   /** The reader's tasks (the owner: every caller's of the tenant) that match `query`, a page at a time. */
   list(reader: TaskReader, query: TaskQuery): Promise<TaskPage>;
   /**
@@ -115,6 +161,19 @@ export interface PushConfigRows {
 export interface TaskRowStores {
   tasks: TaskRows;
   pushConfigs: PushConfigRows;
+}
+
+/** The states a claim takes a task from: those in which it waits for its caller. */
+export const CLAIMABLE_STATES: readonly string[] = INTERRUPTED_STATES.map(taskStateToJSON);
+
+/** The status columns a claim writes: `working` since `at`. */
+export function claimedStatus(at: Date): { state: string; status: string; updated: number } {
+  const status = { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: at.toISOString() };
+  return {
+    state: taskStateToJSON(status.state),
+    status: JSON.stringify(TaskStatus.toJSON(status)),
+    updated: at.getTime(),
+  };
 }
 
 /** A task's columns as both databases store them: ProtoJSON text, each masked by the node's redactor. */

@@ -1,9 +1,11 @@
-import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
+import { TaskState, taskStateFromJSON, taskStateToJSON } from '@a2a-js/sdk';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
 import type { Redact } from '../../log/redactJson';
 import { FINISHED_STATES, RUNNING_STATES } from '../../protocol/taskStates';
 import {
+  CLAIMABLE_STATES,
+  claimedStatus,
   decodePageToken,
   encodePageToken,
   pushConfigData,
@@ -45,6 +47,8 @@ export const TASK_ROWS_SCHEMA: PgSchema = {
        tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL, config_id TEXT NOT NULL,
        config_data TEXT, protocol_version TEXT,
        PRIMARY KEY (tenant, owner, task_id, config_id));`,
+    // The message whose turn last claimed the task (TaskRows.claim).
+    `ALTER TABLE a2a_tasks ADD COLUMN turn_message TEXT`,
   ],
 };
 
@@ -67,6 +71,8 @@ type TaskRow = TaskColumns & { tenant: string; owner: string };
 interface PgTaskRow extends Omit<TaskRow, 'status_last_updated'> {
   /** BIGINT comes back as text. */
   status_last_updated: string;
+  /** Read by `get` and `claim` only. */
+  replica?: string | null;
 }
 
 /** The rows a sweep fails: their key and what the terminal event needs. */
@@ -127,7 +133,9 @@ function failedStatus(row: { id: string; context_id: string }, reason: string, a
  * a finished state, so a late write from a replica that lost its lease (or
  * any late write) cannot undo a task's end. Each batch takes the tasks'
  * advisory locks first (as the event writer and the sweep do), so the sweep
- * and a late writer take turns instead of deadlocking.
+ * and a late writer take turns instead of deadlocking. A claim is one
+ * conditional update (its row lock orders racing claims: the second finds
+ * the row working), fenced like the upsert: never a running or finished task.
  * @example
  * const { tasks } = createPgTaskRows({ db, group, listener, logger, replica: { replicaId: 'a', leaseMs: 15_000 } });
  * await tasks.write([{ scope: { tenant: '', owner: 'alice' }, task }]);
@@ -188,9 +196,10 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
   const stored = (row: PgTaskRow): StoredTask => ({
     scope: { tenant: row.tenant, owner: row.owner },
     task: taskOfColumns(row),
+    ...(row.replica && IN_FLIGHT.includes(row.status_state ?? '') ? { replica: row.replica } : {}),
   });
   const columns =
-    'tenant, owner, id, context_id, status_state, status, artifacts, history, metadata, status_last_updated';
+    'tenant, owner, id, context_id, status_state, status, artifacts, history, metadata, status_last_updated, replica';
 
   /**
    * Fails the rows `where` selects (running, and `$1`/`$2` as in the
@@ -264,7 +273,7 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
     },
     async get(reader, id) {
       const pending = queued.get(scopedKey(reader, id)) ?? committing.get(scopedKey(reader, id));
-      if (pending) return { scope: { tenant: pending.tenant, owner: pending.owner }, task: taskOfColumns(pending) };
+      if (pending) return stored({ ...pending, status_last_updated: '', replica: replica.replicaId });
       const [own] = await rows<PgTaskRow>(db, {
         name: 'a2a_tasks_get',
         text: `SELECT ${columns} FROM a2a_tasks WHERE tenant = $1 AND owner = $2 AND id = $3`,
@@ -279,6 +288,46 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
         [reader.tenant, id],
       );
       return anyones ? stored(anyones) : undefined;
+    },
+    async claim(scope, id, turn) {
+      // This replica's own write of the task, not committed yet, would land after the claim: it goes first.
+      const key = scopedKey(scope, id);
+      if (queued.has(key) || committing.has(key)) await group.flush();
+      const status = claimedStatus(turn.at);
+      // One statement: a second claim waits for the first one's row lock, then finds the row no longer claimable.
+      const [claimed] = await rows<PgTaskRow>(db, {
+        name: 'a2a_tasks_claim',
+        text: `UPDATE a2a_tasks SET status_state = $4, status = $5, status_last_updated = $6, replica = $7, turn_message = $8
+               WHERE tenant = $1 AND owner = $2 AND id = $3 AND status_state = ANY ($9::text[])
+               RETURNING ${columns}`,
+        values: [
+          scope.tenant,
+          scope.owner,
+          id,
+          status.state,
+          status.status,
+          status.updated,
+          replica.replicaId,
+          turn.messageId ?? null,
+          CLAIMABLE_STATES,
+        ],
+      });
+      if (claimed) return { won: true, claimed: stored(claimed) };
+      // Read after the claim lost (a new snapshot): it sees the turn that won.
+      const [holder] = await rows<{ status_state: string | null; replica: string | null; turn_message: string | null }>(
+        db,
+        {
+          name: 'a2a_tasks_holder',
+          text: 'SELECT status_state, replica, turn_message FROM a2a_tasks WHERE tenant = $1 AND owner = $2 AND id = $3',
+          values: [scope.tenant, scope.owner, id],
+        },
+      );
+      return {
+        won: false,
+        state: holder?.status_state ? taskStateFromJSON(holder.status_state) : undefined,
+        ...(holder?.replica ? { replica: holder.replica } : {}),
+        ...(holder?.turn_message ? { messageId: holder.turn_message } : {}),
+      };
     },
     async list(reader, query) {
       if (queued.size > 0 || committing.size > 0) await group.flush();

@@ -1,8 +1,10 @@
-import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
+import { TaskState, taskStateFromJSON, taskStateToJSON } from '@a2a-js/sdk';
 import type { Logger } from '../../log/logger';
 import type { Redact } from '../../log/redactJson';
 import { FINISHED_STATES, RUNNING_STATES } from '../../protocol/taskStates';
 import {
+  CLAIMABLE_STATES,
+  claimedStatus,
   decodePageToken,
   encodePageToken,
   pushConfigData,
@@ -41,6 +43,8 @@ const MIGRATIONS = [
      tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL, config_id TEXT NOT NULL,
      config_data TEXT, protocol_version TEXT,
      PRIMARY KEY (tenant, owner, task_id, config_id))`,
+  // The message whose turn last claimed the task (TaskRows.claim).
+  `ALTER TABLE a2a_tasks ADD COLUMN turn_message TEXT`,
 ];
 
 /** States that end a task, as stored; only these are purged. */
@@ -83,6 +87,15 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
     'tenant, owner, id, context_id, status_state, status, artifacts, history, metadata, status_last_updated';
   const select = db.prepare(`SELECT ${columns} FROM a2a_tasks WHERE tenant = ? AND owner = ? AND id = ?`);
   const selectAnyOwner = db.prepare(`SELECT ${columns} FROM a2a_tasks WHERE tenant = ? AND id = ? LIMIT 1`);
+  const claimable = CLAIMABLE_STATES.map(() => '?').join(',');
+  const claim = db.prepare(
+    `UPDATE a2a_tasks SET status_state = ?, status = ?, status_last_updated = ?, turn_message = ?
+     WHERE tenant = ? AND owner = ? AND id = ? AND status_state IN (${claimable})
+     RETURNING ${columns}`,
+  );
+  const selectHolder = db.prepare(
+    `SELECT status_state, turn_message FROM a2a_tasks WHERE tenant = ? AND owner = ? AND id = ?`,
+  );
   const selectInFlight = db.prepare(
     `SELECT tenant, owner, id, context_id FROM a2a_tasks WHERE status_state IN (${IN_FLIGHT.map(() => '?').join(',')})`,
   );
@@ -162,6 +175,29 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
       group.flush();
       const anyones = selectAnyOwner.get(reader.tenant, id) as TaskRow | undefined;
       return anyones ? stored(anyones) : undefined;
+    },
+    async claim(scope, id, turn) {
+      // A write still waiting for its group commit would land after the claim: it goes first.
+      if (queued.has(scopedKey(scope, id))) group.flush();
+      const status = claimedStatus(turn.at);
+      const claimed = claim.get(
+        status.state,
+        status.status,
+        status.updated,
+        turn.messageId ?? null,
+        scope.tenant,
+        scope.owner,
+        id,
+        ...CLAIMABLE_STATES,
+      ) as TaskRow | undefined;
+      if (claimed) return { won: true, claimed: stored(claimed) };
+      const holder = selectHolder.get(scope.tenant, scope.owner, id) as
+        { status_state: string | null; turn_message: string | null } | undefined;
+      return {
+        won: false,
+        state: holder?.status_state ? taskStateFromJSON(holder.status_state) : undefined,
+        messageId: holder?.turn_message ?? undefined,
+      };
     },
     async list(reader, query) {
       if (queued.size > 0) group.flush();
