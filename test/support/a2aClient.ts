@@ -34,7 +34,7 @@ export async function a2aClient(
   // The SDK's factory takes the last v1.0 interface of a binding (not the first, as §8.3 says): only the
   // tenant's are left for it to choose from.
   const card = await cardResolver.resolve(url);
-  card.supportedInterfaces = card.supportedInterfaces.filter((i) => i.tenant === tenant);
+  card.supportedInterfaces = card.supportedInterfaces.filter((i) => (i.tenant ?? '') === tenant);
   const credentials: CallInterceptor = {
     async before(args) {
       args.options = {
