@@ -67,6 +67,11 @@ const RemoteAgentEntry = z
     enabled: z.boolean().default(true),
     /** Allow interface URLs on another origin than the card's. */
     allowCrossOrigin: z.boolean().default(false),
+    /**
+     * Which binding calls the peer: `auto`, the card's first the node speaks over HTTP (JSON-RPC, HTTP+JSON), or its
+     * gRPC interface when it offers only that; `grpc`, its gRPC interface.
+     */
+    transport: z.enum(['auto', 'grpc']).default('auto'),
     /** The entry's host name may resolve to loopback, private or link-local addresses (a peer on the LAN by name). */
     allowPrivateNetwork: z.boolean().default(false),
     /** Pinned verification key for signed cards: JWKS URL/JSON or PEM. */
