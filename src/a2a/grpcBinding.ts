@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import * as grpc from '@grpc/grpc-js';
 import type { StreamResponse } from '@a2a-js/sdk';
 import { UnauthenticatedUser, type A2ARequestHandler, type ServerCallContext, type User } from '@a2a-js/sdk/server';
@@ -28,9 +28,12 @@ export interface GrpcBinding {
 }
 
 /** A unary method of the SDK's service, as grpc-js calls it. */
-type UnaryMethod = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => void;
+type UnaryMethod = (
+  call: grpc.ServerUnaryCall<unknown, unknown>,
+  callback: grpc.sendUnaryData<unknown>,
+) => Promise<void>;
 /** A server-streaming method of the SDK's service. */
-type StreamingMethod = (call: grpc.ServerWritableStream<unknown, unknown>) => void;
+type StreamingMethod = (call: grpc.ServerWritableStream<unknown, unknown>) => Promise<void>;
 
 /**
  * The A2A gRPC binding (§10, `lf.a2a.v1.A2AService`) over the node's request
@@ -61,10 +64,12 @@ export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
   }) as unknown as Record<string, UnaryMethod | StreamingMethod>;
 
   /** The call's caller (a fresh user object per call), or undefined when a credential is required and wrong. */
-  const authenticate = (
+  const authenticate = async (
     call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>,
-  ): User | undefined => {
-    const user = auth.authenticate({ headers: headersOf(call.metadata) });
+  ): Promise<User | undefined> => {
+    // The credentials of the call's metadata; a gRPC call presents no client certificate to the authenticator.
+    const request = { headers: headersOf(call.metadata), socket: {} } as unknown as IncomingMessage;
+    const user = await auth.authenticate(request);
     if (!user) return undefined;
     const own = user instanceof CredentialUser ? new CredentialUser(user.userName, user.principal) : user;
     callers.set(call, own);
@@ -73,45 +78,47 @@ export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
   const refusal = () =>
     grpcRefusal(grpc.status.UNAUTHENTICATED, 'authentication required: present a valid bearer token or API key');
 
+  // Nothing a caller sends may throw past a call: a fault anywhere in one is logged and answered INTERNAL.
+  const fault = (method: string, err: unknown): GrpcError => {
+    logger.warn('gRPC call failed', { method, error: errorMessage(err) });
+    return { code: grpc.status.INTERNAL, details: 'internal error', metadata: new grpc.Metadata() };
+  };
   const service: grpc.UntypedServiceImplementation = {};
   for (const [name, definition] of Object.entries(A2AService)) {
     const method = sdk[name];
     if (definition.responseStream) {
       const streaming = method as StreamingMethod;
-      service[name] = (call: grpc.ServerWritableStream<unknown, unknown>) => {
-        if (!authenticate(call)) {
+      const serve = async (call: grpc.ServerWritableStream<unknown, unknown>) => {
+        const user = await authenticate(call);
+        if (!user) {
           call.emit('error', refusal());
           return;
         }
         const cancelled = new AbortController();
         call.once('cancelled', () => cancelled.abort());
-        cancellations.set(callers.get(call)!, cancelled.signal);
+        cancellations.set(user, cancelled.signal);
         // The SDK's service emits its error on the call: the node's status goes out instead.
         const emit = call.emit.bind(call);
         call.emit = (event: string | symbol, ...args: unknown[]) =>
           event === 'error' ? emit(event, toSpecStatus(args[0] as GrpcError)) : emit(event, ...args);
-        guarded(
-          logger,
-          name,
-          () => streaming(call),
-          (err) => call.emit('error', err),
-        );
+        await streaming(call);
+      };
+      service[name] = (call: grpc.ServerWritableStream<unknown, unknown>) => {
+        serve(call).catch((err: unknown) => call.emit('error', fault(name, err)));
       };
     } else {
       const unary = method as UnaryMethod;
-      service[name] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-        if (!authenticate(call)) {
+      const serve = async (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+        if (!(await authenticate(call))) {
           callback(refusal(), null);
           return;
         }
-        const answer: grpc.sendUnaryData<unknown> = (error, value) =>
-          error ? callback(toSpecStatus(error as GrpcError), null) : callback(null, value);
-        guarded(
-          logger,
-          name,
-          () => unary(call, answer),
-          (err) => answer(err, null),
+        await unary(call, (error, value) =>
+          error ? callback(toSpecStatus(error as GrpcError), null) : callback(null, value),
         );
+      };
+      service[name] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+        serve(call, callback).catch((err: unknown) => callback(fault(name, err), null));
       };
     }
   }
@@ -143,16 +150,6 @@ function headersOf(metadata: grpc.Metadata): IncomingHttpHeaders {
   const headers: IncomingHttpHeaders = {};
   for (const [key, value] of Object.entries(metadata.getMap())) if (typeof value === 'string') headers[key] = value;
   return headers;
-}
-
-/** Runs one of the SDK's methods; a throw (none expected) is answered as an internal error, never thrown on. */
-function guarded(logger: Logger, method: string, run: () => void, fail: (err: GrpcError) => void): void {
-  try {
-    run();
-  } catch (err) {
-    logger.warn('gRPC call failed', { method, error: errorMessage(err) });
-    fail({ code: grpc.status.INTERNAL, details: 'internal error', metadata: new grpc.Metadata() });
-  }
 }
 
 /**

@@ -10,7 +10,7 @@ import type { SqliteDatabase } from '../store/sqlite/database';
 import type { TaskRowStores } from '../store/taskRows';
 import { createAuthenticator, requireAuth, userFromRequest } from './auth';
 import { createCallers, type Callers } from './callers';
-import { NO_TOOLS } from '../principal';
+import { NO_TOOLS, type Principal } from '../principal';
 import { authConfigured, publicBaseUrl } from './card';
 import { CardService, cardFastPath, cardRoutes } from './cardRoutes';
 import { discoveryRoutes, healthRoutes } from './discovery';
@@ -24,6 +24,7 @@ import { jsonRpcEnvelope } from './jsonRpcEnvelope';
 import { jsonRpcRoute } from './jsonRpcRoute';
 import { restMessageGuard } from './messageSchema';
 import { CheckedPushStore, RetryingPushSender } from './pushNotifications';
+import { PUSH_DELIVERY_PATH, pushDeliveryRoute } from './pushDeliveries';
 import { restResponses } from './restResponses';
 import { createCardSigner } from './signing';
 import { parseDuration } from '../duration';
@@ -36,8 +37,8 @@ import { servedTenants } from './tenants';
 /** Dependencies of {@link createA2AServer}. */
 export interface A2AServerOptions {
   config: LangoConfig;
-  /** The current tree root; federation rebuilds the tree when peers join or leave. */
-  root: () => LlmAgent;
+  /** The current tree root (as `principal`'s grant allows, for discovery); federation rebuilds it when peers join or leave. */
+  root: (principal?: Principal) => LlmAgent;
   runner: TurnRunner;
   /** The node's SQLite file, for the health checks. */
   db: SqliteDatabase;
@@ -148,13 +149,14 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   });
 
   const executor = new LangoExecutor({ runner, logger, clock, admit: options.admit });
-  const { allowPrivateNetworks, maxAttempts } = config.a2a.pushNotifications;
+  const { allowPrivateNetworks, maxAttempts, timeoutMs } = config.a2a.pushNotifications;
   const pushStore = new CheckedPushStore({ inner: stores.pushConfigs, allowPrivateNetworks });
   const pushSender = new RetryingPushSender({
     store: pushStore,
     logger: logger.child({ component: 'a2a.push' }),
     allowPrivateNetworks,
     maxAttempts,
+    timeoutMs,
     redact: options.redact,
     ...options.push,
   });
@@ -175,6 +177,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const auth = createAuthenticator(
     config,
     options.callers ?? createCallers(config.a2a.auth, { defaultGrant: NO_TOOLS }),
+    { logger },
   );
   // Without credentials configured every caller is anonymous: no check (not even a no-op layer) on the request path.
   const gate: express.RequestHandler[] = auth.enabled ? [requireAuth(auth)] : [];
@@ -224,6 +227,8 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     app.use(cardRoutes({ cards, legacyCompat: config.a2a.legacyCompat }));
     if (gate.length > 0) app.use('/agents', ...gate);
     app.use(discoveryRoutes({ root, peerStatus: options.peerStatus, remoteCard: options.remoteCard }));
+    // How a push config's latest notification went, for its owner (§13.2; the config itself has no field for it).
+    app.get(PUSH_DELIVERY_PATH, ...gate, pushDeliveryRoute({ rows: options.taskRows.pushConfigs, logger }));
     app.use(
       restResponses(),
       ...gate,

@@ -42,7 +42,9 @@ export function ownerAccess(
             message: `the node listens on ${config.server.host} without a2a.auth: only a configured token may look`,
           };
     }
-    const user = auth.authenticate(req);
+    const found = auth.authenticate(req);
+    // An OIDC token not validated yet: refused now, known (validated, cached) at the next request.
+    const user = found instanceof Promise ? undefined : found;
     if (!user) return { status: 401, message: 'authentication required: present the owner credential' };
     return isOwner(principalOf(user)) ? undefined : { status: 403, message: 'only the node owner may look' };
   };
