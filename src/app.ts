@@ -384,7 +384,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
         // After the HTTP port: the card names gRPC at the public URL's host. `a2a.close` closes it.
         if (config.server.grpcPort !== undefined) {
           grpcPort = await a2a
-            .listenGrpc(config.server.host, config.server.grpcPort)
+            .listenGrpc(config.server.host, config.server.grpcPort, tls)
             .catch((err: NodeJS.ErrnoException) => {
               throw listenError(err, config.server.host, config.server.grpcPort!, 'server.grpcPort');
             });

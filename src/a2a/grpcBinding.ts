@@ -6,6 +6,7 @@ import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log/logger';
 import { CredentialUser, type Authenticator } from './auth';
+import type { ServerTlsOptions } from './serverTls';
 import { grpcRefusal, toSpecStatus, type GrpcError } from './grpcStatus';
 
 /** Options of {@link createGrpcBinding}. */
@@ -21,8 +22,12 @@ export interface GrpcBindingOptions {
 
 /** The gRPC binding of one node: started by `createApp` on `server.grpcPort`, closed with the node. */
 export interface GrpcBinding {
-  /** Listens on `host:port` (0: a free port); resolves with the port. */
-  listen(host: string, port: number): Promise<number>;
+  /**
+   * Listens on `host:port` (0: a free port), over TLS with `tls` (`server.tls`, read by `serverTls.ts`: the node's
+   * certificate and key; with a client CA and `clientCert: required`, client certificates checked in the
+   * handshake); resolves with the port.
+   */
+  listen(host: string, port: number, tls?: ServerTlsOptions): Promise<number>;
   /** Stops taking calls and ends the open ones (their streams end; running tasks run on). */
   close(): Promise<void>;
 }
@@ -129,12 +134,10 @@ export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
   server.addService(A2AService, service);
   let closed = false;
   return {
-    listen: (host, port) =>
+    listen: (host, port, tls) =>
       new Promise((resolve, reject) => {
         const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-        server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (err, bound) =>
-          err ? reject(err) : resolve(bound),
-        );
+        server.bindAsync(target, credentialsOf(tls), (err, bound) => (err ? reject(err) : resolve(bound)));
       }),
     async close() {
       if (closed) return;
@@ -143,6 +146,22 @@ export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
       server.forceShutdown();
     },
   };
+}
+
+/**
+ * The gRPC server's credentials for `server.tls`: plaintext without it; else TLS with the node's certificate,
+ * asking a client for its certificate only when one is required (grpc-js checks what it asks for; an `optional`
+ * client certificate is not asked for over gRPC).
+ */
+function credentialsOf(tls: ServerTlsOptions | undefined): grpc.ServerCredentials {
+  if (!tls) return grpc.ServerCredentials.createInsecure();
+  const pem = (value: unknown) => (Buffer.isBuffer(value) ? value : Buffer.from(String(value)));
+  const required = Boolean(tls.requestCert && tls.rejectUnauthorized && tls.ca);
+  return grpc.ServerCredentials.createSsl(
+    required ? pem(tls.ca) : null,
+    [{ cert_chain: pem(tls.cert), private_key: pem(tls.key) }],
+    required,
+  );
 }
 
 /** A call's metadata as the HTTP headers the authenticator reads (text values; binary ones are left out). */

@@ -18,6 +18,7 @@ import type { PeerStatus } from '../federation/health';
 import { bodyLimit, jsonErrors, notFound } from './errors';
 import { LangoExecutor } from './executor';
 import { createGrpcBinding, type GrpcBinding } from './grpcBinding';
+import type { ServerTlsOptions } from './serverTls';
 import { hostGuard } from './hostGuard';
 import type { RequestIntercept } from './intercept';
 import { jsonRpcEnvelope } from './jsonRpcEnvelope';
@@ -81,10 +82,10 @@ export interface A2AServer {
   /** Tells the card where the node listens (after `listen` on port 0); ignored when `a2a.baseUrl` is set. */
   setPublicUrl(url: string): void;
   /**
-   * Starts the gRPC binding (`grpcBinding.ts`) on `host:port` (0: a free port) and lists it in the card, at the
-   * public URL's host; resolves with the port. Closed by `close`.
+   * Starts the gRPC binding (`grpcBinding.ts`) on `host:port` (0: a free port), over TLS with `tls`, and lists it
+   * in the card, at the public URL's host; resolves with the port. Closed by `close`.
    */
-  listenGrpc(host: string, port: number): Promise<number>;
+  listenGrpc(host: string, port: number, tls?: ServerTlsOptions): Promise<number>;
   /** The public card exactly as served at /.well-known/agent-card.json (ProtoJSON, signed when configured). */
   card(): Promise<Record<string, unknown>>;
   /** Turns running now. */
@@ -248,14 +249,14 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     setPublicUrl(url) {
       if (!config.a2a.baseUrl) publicUrl = url.replace(/\/+$/, '');
     },
-    async listenGrpc(host, port) {
+    async listenGrpc(host, port, tls) {
       grpc ??= createGrpcBinding({
         requestHandler: served,
         auth,
         maxMessageBytes: config.a2a.maxBodyBytes,
         logger: logger.child({ component: 'a2a.grpc' }),
       });
-      const bound = await grpc.listen(host, port);
+      const bound = await grpc.listen(host, port, tls);
       grpcAddress = `${new URL(publicUrl).hostname}:${bound}`;
       return bound;
     },

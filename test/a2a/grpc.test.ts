@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { ListTasksRequest, TaskState } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
@@ -13,13 +16,21 @@ import type { ScriptedA2ARunner } from '../support/a2aRunner';
 import { a2aClient, answerText, asTask, collect, describeStream, textRequest } from '../support/a2aClient';
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
 import { waitFor } from '../support/waitFor';
+import { makeCa, type TestCa } from '../support/certificates';
+import { serverTlsOptions } from '../../src/a2a/serverTls';
 
 const TOKEN = 'grpc-test-token';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 
 /** A raw unary call on the node's service, bytes in and out: what a client that is not the SDK may send. */
-function rawCall(address: string, method: string, body: Buffer, metadata = new grpc.Metadata()) {
-  const client = new grpc.Client(address, grpc.credentials.createInsecure());
+function rawCall(
+  address: string,
+  method: string,
+  body: Buffer,
+  metadata = new grpc.Metadata(),
+  credentials = grpc.credentials.createInsecure(),
+) {
+  const client = new grpc.Client(address, credentials);
   return new Promise<{ error?: grpc.ServiceError; value?: Buffer }>((resolve) => {
     client.makeUnaryRequest(
       `/lf.a2a.v1.A2AService/${method}`,
@@ -229,6 +240,52 @@ describe('the SDK gRPC client against the node (every method, streaming and erro
     // Still serving.
     expect(asTask(await client.sendMessage(textRequest('still here'))).status?.state).toBe(
       TaskState.TASK_STATE_COMPLETED,
+    );
+  });
+});
+
+describe('the gRPC binding over TLS (server.tls)', () => {
+  let node: A2ATestNode;
+  let dir: string;
+  let ca: TestCa;
+  let address: string;
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-grpc-tls-'));
+    ca = makeCa(dir, 'ca');
+    const server = ca.server('node');
+    node = await startA2ANode({ config: { a2a: { auth: { bearerTokens: [TOKEN] } } } });
+    const tls = serverTlsOptions(
+      { cert: server.cert, key: server.key, clientCa: ca.cert, clientCert: 'required' },
+      dir,
+    );
+    address = `127.0.0.1:${await node.a2a.listenGrpc('127.0.0.1', 0, tls)}`;
+  });
+  afterAll(async () => {
+    await node.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const getTask = (credentials: grpc.ChannelCredentials) => {
+    const metadata = new grpc.Metadata();
+    metadata.set('authorization', AUTH.authorization);
+    metadata.set('a2a-version', '1.0');
+    const body = Buffer.from(A2AService.getTask.requestSerialize({ tenant: '', id: 'nope', historyLength: undefined }));
+    return rawCall(address, 'GetTask', body, metadata, credentials);
+  };
+
+  it('answers a client that trusts the node’s CA and presents a certificate the client CA issued', async () => {
+    const client = ca.client('caller');
+    const answer = await getTask(
+      grpc.credentials.createSsl(fs.readFileSync(ca.cert), fs.readFileSync(client.key), fs.readFileSync(client.cert)),
+    );
+    expect(answer.error?.code).toBe(grpc.status.NOT_FOUND);
+    expect(detailsOf(answer.error!).reason).toBe('TASK_NOT_FOUND');
+  });
+
+  it('refuses a plaintext client and one without a client certificate in the handshake', async () => {
+    expect((await getTask(grpc.credentials.createInsecure())).error?.code).toBe(grpc.status.UNAVAILABLE);
+    expect((await getTask(grpc.credentials.createSsl(fs.readFileSync(ca.cert)))).error?.code).toBe(
+      grpc.status.UNAVAILABLE,
     );
   });
 });
