@@ -25,6 +25,7 @@ import { createEndpointFetch } from './net/endpoint';
 import type { Logger } from './log/logger';
 import { SecretRegistry } from './log/redact';
 import { createWinstonLogger } from './log/winston';
+import { createObservationHub } from './observation/hub';
 import { createObservability } from './observe/observability';
 import { ownerAccess } from './observe/access';
 import { nodeInfoRoutes, type NodeInfoSources } from './observe/nodeInfo';
@@ -35,14 +36,13 @@ import { defineSpecs, specRows, type AgentSpec, type SpecRow } from './orchestra
 import { checkEmbedderInput } from './orchestration/embedderInput';
 import { reservedAgentNames } from './orchestration/tree';
 import { buildOrchestratorSystemPrompt, buildSystemPrompt, createSubAgentPrompt, loadPromptSections } from './prompt';
-import { OWNER, type Grant } from './principal';
+import { OWNER } from './principal';
 import { createCallers, resolveCallerCredentials, type Callers } from './a2a/callers';
 import { createClusterTasks } from './a2a/clusterTasks';
-import type { Stores } from './store';
-import type { SqliteDatabase } from './store/sqlite/database';
+import type { StoreHealth, Stores } from './store';
 import { openNodeStorage } from './store/open';
 import { clusterSettings, storagePassword } from './config/cluster';
-import { toolFamilies } from './tools/families';
+import { DEFAULT_PEER_GRANT, toolFamilies } from './tools/families';
 import { createSecretReferences } from './vault/references';
 import { createToolset, type FamilyStatus } from './toolset/toolset';
 import { openVault, requireVault, type VaultAccess } from './vault/vault';
@@ -85,10 +85,10 @@ export interface LangoApp {
   readonly config: LangoConfig;
   readonly logger: Logger;
   readonly dataDir: string;
-  /** The embedded database's handle (the A2A task rows, health checks, tests that read rows). */
-  readonly db: SqliteDatabase;
   /** Every store of the node. */
   readonly stores: Stores;
+  /** Whether the database in use answers now (what `/readyz` reports); never rejects. */
+  health(): Promise<StoreHealth>;
   /** This node's id on federation hop paths. */
   readonly nodeId: string;
   readonly runner: TurnRunner;
@@ -181,20 +181,9 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   };
 
   try {
-    // First, so the stores report their writes; what it shows of the rest is read when asked.
-    const observability = createObservability({
-      config,
-      logger,
-      tasksByState: () => storage.taskRows.tasks.countByState(),
-      taskRows: () => storage.taskRows.tasks,
-      callers: () => callers,
-      peers: () => federation?.status() ?? [],
-      root: () => tree.current(),
-      remoteCard: (name) => federation?.card(name),
-      redact: (text) => secrets.redactText(text),
-      clock,
-    });
-    cleanups.push(() => observability.close());
+    // The observer first: the stores report their writes from the moment they open; the sinks join it last.
+    const observation = createObservationHub();
+    cleanups.push(() => observation.close());
     const storage = await openNodeStorage({
       url: config.storage.url,
       cluster: clusterSettings(config),
@@ -202,7 +191,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       logger,
       clock,
       redact: (text) => secrets.redactText(text),
-      observer: observability.observer,
+      observer: observation,
     });
     // Closed last: everything else writes its final rows first.
     cleanups.push(() => storage.close());
@@ -275,6 +264,21 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       });
       tree.rebuild(federation.routable());
     }
+    const peers = () => federation?.status() ?? [];
+
+    // The sinks and their pages, over what they show: the task rows, the callers, the peers and the tree.
+    const observability = createObservability({
+      config,
+      logger,
+      taskRows: storage.taskRows.tasks,
+      callers,
+      peers,
+      root: () => tree.current(),
+      remoteCard: (name) => federation?.card(name),
+      redact: (text) => secrets.redactText(text),
+      clock,
+    });
+    observation.attach([observability.observer], () => observability.close());
 
     const runtimeLogger = logger.child({ component: 'runtime' });
     const turnEndHooks = toolset.instances.flatMap((i) => (i.onTurnEnd ? [i.onTurnEnd] : []));
@@ -294,7 +298,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       onTurnEnd: async (turn) => {
         await Promise.all(turnEndHooks.map((hook) => hook(turn)));
       },
-      observer: observability.observer,
+      observer: observation,
     });
 
     // What `lango tools`, `doctor` and `agents` report, in this process or from the node's owner-only routes.
@@ -317,13 +321,13 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       runner,
       callers,
       redact: (text) => secrets.redactText(text),
-      db: storage.db,
+      health: () => storage.health(),
       taskRows: storage.taskRows,
       clusterTasks:
         storage.taskEvents && createClusterTasks({ events: storage.taskEvents, rows: storage.taskRows.tasks, logger }),
       logger: logger.child({ component: 'a2a' }),
       clock,
-      peerStatus: federation ? () => federation.status() : undefined,
+      peerStatus: federation ? peers : undefined,
       remoteCard: federation ? (name) => federation.card(name) : undefined,
       // Every inbound message, federated or not: a request that already crossed this node, or too many nodes, is refused.
       admit: (metadata) => {
@@ -331,7 +335,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
         return hop.ok ? undefined : hop.reason;
       },
       intercept: observability.intercept,
-      pages: [...observability.pages, nodeInfoRoutes({ ...info, access: ownerAccess(config, () => callers) })],
+      pages: [...observability.pages, nodeInfoRoutes({ ...info, access: ownerAccess(config, callers) })],
     });
     // Before the tool families close: running turns are failed first, then the tools they use go away.
     cleanups.push(() => a2a.close());
@@ -343,8 +347,8 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       config,
       logger,
       dataDir,
-      db: storage.db,
       stores,
+      health: () => storage.health(),
       nodeId,
       runner,
       get families() {
@@ -430,17 +434,6 @@ async function openNodeVault(
     return { ok: false, reason };
   }
 }
-
-/**
- * The default grant of a peer caller: every specialist and remote agent, and
- * the tool families whose rows are the caller's own (`grantedToPeers` in the
- * family table).
- */
-export const DEFAULT_PEER_GRANT: Grant = Object.freeze({
-  specialists: 'all',
-  remoteAgents: 'all',
-  toolFamilies: toolFamilies.filter((family) => family.grantedToPeers).map((family) => family.name),
-});
 
 /** The node's callers: `a2a.auth` with its secret references resolved and every grant checked against the node. */
 async function nodeCallers(

@@ -2,7 +2,7 @@ import express, { type Request, type Router } from 'express';
 import { walkAgents, type LlmAgent } from '../agent/agent';
 import type { PeerStatus } from '../federation/health';
 import { mayReach, OWNER, type Principal } from '../principal';
-import type { SqliteDatabase } from '../store/sqlite/database';
+import type { StoreHealth } from '../store';
 import { principalOf, userFromRequest } from './auth';
 
 /** Options for {@link discoveryRoutes}. */
@@ -112,20 +112,26 @@ export function discoveryRoutes(options: DiscoveryOptions): Router {
   return router;
 }
 
-/** `GET /healthz` (process up) and `GET /readyz` (database answers, tree built). */
-export function healthRoutes(options: { root: () => LlmAgent; db: SqliteDatabase; closing: () => boolean }): Router {
+/**
+ * `GET /healthz` (the process serves) and `GET /readyz` (the database in use
+ * answers, the tree is built, the node is not closing). Balancers and
+ * orchestrators probe these without a proper `Host` (the host guard lets
+ * them through), so they answer fixed words and nothing else: no error
+ * text, no path, no address.
+ */
+export function healthRoutes(options: {
+  root: () => LlmAgent;
+  /** The database's own answer (`Storage.health`): bounded in time, never rejects. */
+  health: () => Promise<StoreHealth>;
+  closing: () => boolean;
+}): Router {
   const router = express.Router();
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  router.get('/readyz', (_req, res) => {
-    const checks: Record<string, string> = {};
-    try {
-      options.db.prepare('SELECT 1').get();
-      checks.database = 'ok';
-    } catch (err) {
-      checks.database = err instanceof Error ? err.message : 'unavailable';
-    }
+  router.get('/readyz', async (_req, res) => {
+    const database = await options.health();
+    const checks: Record<string, string> = { database: database.ok ? 'ok' : database.problem };
     try {
       checks.tree = options.root().name ? 'ok' : 'empty';
     } catch {

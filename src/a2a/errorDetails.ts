@@ -57,6 +57,16 @@ export function invalidParamsDetails(violation: FieldViolation): ErrorDetail[] {
   return [invalidParamsInfo(violation.field), badRequest([violation])];
 }
 
+/** The reason of the A2A ErrorInfo among `details` (an error body's), or undefined. */
+export function errorReason(details: readonly unknown[]): string | undefined {
+  for (const detail of details) {
+    const info = detail as { '@type'?: unknown; reason?: unknown; domain?: unknown } | null;
+    if (info?.['@type'] === ERROR_INFO_TYPE && info.domain === A2A_ERROR_DOMAIN && typeof info.reason === 'string')
+      return info.reason;
+  }
+  return undefined;
+}
+
 /**
  * The field an invalid-params ErrorInfo among `details` names (as the SDK
  * serialized an {@link invalidParam} error), or undefined.

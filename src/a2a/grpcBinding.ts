@@ -59,12 +59,10 @@ export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
   const { auth, logger } = options;
   /** Each call's caller, found before the SDK's service builds its context (its `userBuilder`). */
   const callers = new WeakMap<object, User>();
-  /** Each call's caller, to the call's cancellation: a stream ends when its caller goes. */
-  const cancellations = new WeakMap<User, AbortSignal>();
+  /** What the binding knows of each call while the SDK's service runs it, by the call's own user object. */
+  const calls = new WeakMap<User, CallState>();
   const sdk = grpcService({
-    requestHandler: followsWhileWanted(options.requestHandler, (context) =>
-      context.user ? cancellations.get(context.user) : undefined,
-    ),
+    requestHandler: watched(options.requestHandler, (context) => (context.user ? calls.get(context.user) : undefined)),
     userBuilder: async (call) => callers.get(call) ?? new UnauthenticatedUser(),
   }) as unknown as Record<string, UnaryMethod | StreamingMethod>;
 
@@ -76,10 +74,17 @@ export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
     const request = { headers: headersOf(call.metadata), socket: {} } as unknown as IncomingMessage;
     const user = await auth.authenticate(request);
     if (!user) return undefined;
-    const own = user instanceof CredentialUser ? new CredentialUser(user.userName, user.principal) : user;
+    // A user object of the call's own: the SDK's context carries it to the handler, which finds the call by it.
+    const own =
+      user instanceof CredentialUser ? new CredentialUser(user.userName, user.principal) : new UnauthenticatedUser();
+    const cancelled = new AbortController();
+    call.once('cancelled', () => cancelled.abort());
     callers.set(call, own);
+    calls.set(own, { cancelled: cancelled.signal });
     return own;
   };
+  /** The node's status for what the SDK's service answered `error` with, from the call's own failure. */
+  const statusOf = (user: User, error: GrpcError) => toSpecStatus(error, calls.get(user)?.failure);
   const refusal = () =>
     grpcRefusal(grpc.status.UNAUTHENTICATED, 'authentication required: present a valid bearer token or API key');
 
@@ -99,13 +104,10 @@ export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
           call.emit('error', refusal());
           return;
         }
-        const cancelled = new AbortController();
-        call.once('cancelled', () => cancelled.abort());
-        cancellations.set(user, cancelled.signal);
         // The SDK's service emits its error on the call: the node's status goes out instead.
         const emit = call.emit.bind(call);
         call.emit = (event: string | symbol, ...args: unknown[]) =>
-          event === 'error' ? emit(event, toSpecStatus(args[0] as GrpcError)) : emit(event, ...args);
+          event === 'error' ? emit(event, statusOf(user, args[0] as GrpcError)) : emit(event, ...args);
         await streaming(call);
       };
       service[name] = (call: grpc.ServerWritableStream<unknown, unknown>) => {
@@ -114,12 +116,13 @@ export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
     } else {
       const unary = method as UnaryMethod;
       const serve = async (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-        if (!(await authenticate(call))) {
+        const user = await authenticate(call);
+        if (!user) {
           callback(refusal(), null);
           return;
         }
         await unary(call, (error, value) =>
-          error ? callback(toSpecStatus(error as GrpcError), null) : callback(null, value),
+          error ? callback(statusOf(user, error as GrpcError), null) : callback(null, value),
         );
       };
       service[name] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
@@ -171,51 +174,84 @@ function headersOf(metadata: grpc.Metadata): IncomingHttpHeaders {
   return headers;
 }
 
+/** What the binding knows of a call while the SDK's service runs it. */
+interface CallState {
+  /** Aborted when the caller cancels the call: a stream stops following its task. */
+  readonly cancelled: AbortSignal;
+  /** What the handler threw, before the SDK's service mapped it (`grpcStatus.ts` maps the node's own errors). */
+  failure?: unknown;
+}
+
+/** The handler's methods that answer once. */
+const PROMISED = [
+  'getAuthenticatedExtendedAgentCard',
+  'sendMessage',
+  'getTask',
+  'cancelTask',
+  'createTaskPushNotificationConfig',
+  'getTaskPushNotificationConfig',
+  'listTaskPushNotificationConfigs',
+  'deleteTaskPushNotificationConfig',
+  'listTasks',
+] as const satisfies readonly (keyof A2ARequestHandler)[];
+/** The handler's methods that answer with a stream. */
+const STREAMED = ['sendMessageStream', 'resubscribe'] as const satisfies readonly (keyof A2ARequestHandler)[];
+
 /**
- * `handler` whose streams end when their call's caller cancels (`signalOf`
- * the call's context): the subscription is returned at once, its task runs on.
+ * `handler` as each gRPC call finds it (`stateOf` its context): what a method throws is kept with the call,
+ * and a stream ends when its caller cancels (the task runs on).
  */
-function followsWhileWanted(
+function watched(
   handler: A2ARequestHandler,
-  signalOf: (context: ServerCallContext) => AbortSignal | undefined,
+  stateOf: (context: ServerCallContext) => CallState | undefined,
 ): A2ARequestHandler {
-  return {
-    getAgentCard: () => handler.getAgentCard(),
-    getAuthenticatedExtendedAgentCard: (params, context) => handler.getAuthenticatedExtendedAgentCard(params, context),
-    sendMessage: (params, context) => handler.sendMessage(params, context),
-    sendMessageStream: (params, context) =>
-      untilCancelled(handler.sendMessageStream(params, context), signalOf(context)),
-    getTask: (params, context) => handler.getTask(params, context),
-    cancelTask: (params, context) => handler.cancelTask(params, context),
-    createTaskPushNotificationConfig: (params, context) => handler.createTaskPushNotificationConfig(params, context),
-    getTaskPushNotificationConfig: (params, context) => handler.getTaskPushNotificationConfig(params, context),
-    listTaskPushNotificationConfigs: (params, context) => handler.listTaskPushNotificationConfigs(params, context),
-    deleteTaskPushNotificationConfig: (params, context) => handler.deleteTaskPushNotificationConfig(params, context),
-    resubscribe: (params, context) => untilCancelled(handler.resubscribe(params, context), signalOf(context)),
-    listTasks: (params, context) => handler.listTasks(params, context),
+  const keep = (context: ServerCallContext) => (err: unknown) => {
+    const state = stateOf(context);
+    if (state) state.failure = err;
+    throw err;
   };
+  const answering = { getAgentCard: () => handler.getAgentCard() } as A2ARequestHandler;
+  for (const method of PROMISED) {
+    const call = handler[method].bind(handler) as (params: unknown, context: ServerCallContext) => Promise<unknown>;
+    (answering as unknown as Record<string, unknown>)[method] = (params: unknown, context: ServerCallContext) =>
+      call(params, context).catch(keep(context));
+  }
+  for (const method of STREAMED) {
+    const open = handler[method].bind(handler) as (
+      params: unknown,
+      context: ServerCallContext,
+    ) => AsyncGenerator<StreamResponse, void, undefined>;
+    (answering as unknown as Record<string, unknown>)[method] = (params: unknown, context: ServerCallContext) => {
+      const state = stateOf(context);
+      return state ? followed(open(params, context), state) : open(params, context);
+    };
+  }
+  return answering;
 }
 
 /**
- * `events` until `signal` aborts: then the pending read ends the stream and
- * `events` is returned (not awaited: its owner ends it as soon as it can).
+ * `events` while the call wants them: its failure kept with the call; when the caller cancels, the pending read
+ * ends the stream and `events` is returned (not awaited: its owner ends it as soon as it can).
  */
-function untilCancelled(
+function followed(
   events: AsyncGenerator<StreamResponse, void, undefined>,
-  signal: AbortSignal | undefined,
+  state: CallState,
 ): AsyncGenerator<StreamResponse, void, undefined> {
-  if (!signal) return events;
   const done: IteratorReturnResult<void> = { value: undefined, done: true };
   const cancelled = new Promise<IteratorReturnResult<void>>((resolve) => {
     const stop = () => {
       events.return(undefined).catch(() => undefined);
       resolve(done);
     };
-    if (signal.aborted) stop();
-    else signal.addEventListener('abort', stop, { once: true });
+    if (state.cancelled.aborted) stop();
+    else state.cancelled.addEventListener('abort', stop, { once: true });
   });
+  const keep = (err: unknown): never => {
+    state.failure = err;
+    throw err;
+  };
   const stream: AsyncGenerator<StreamResponse, void, undefined> = {
-    next: () => Promise.race([events.next(), cancelled]),
+    next: () => Promise.race([events.next().catch(keep), cancelled]),
     return: async () => {
       await events.return(undefined);
       return done;

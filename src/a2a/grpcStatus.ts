@@ -1,8 +1,14 @@
 import { BinaryWriter } from '@bufbuild/protobuf/wire';
 import * as grpc from '@grpc/grpc-js';
-import { GRPC_STATUS_DETAILS_BIN, decodeErrorInfo, decodeStatus } from '@a2a-js/sdk/errors/grpc';
-import { ERROR_INFO_TYPE } from '@a2a-js/sdk/errors';
+import {
+  GRPC_STATUS_DETAILS_BIN,
+  decodeErrorInfo,
+  decodeStatus,
+  encodeGrpcStatusDetails,
+} from '@a2a-js/sdk/errors/grpc';
+import { A2AError, ERROR_INFO_TYPE } from '@a2a-js/sdk/errors';
 import { BAD_REQUEST_TYPE, violatedField, withBadRequest, type FieldViolation } from './errorDetails';
+import { STORAGE_UNAVAILABLE } from './storageOutage';
 
 /**
  * gRPC errors as A2A v1.0.1 gives them (§10.6): a `google.rpc.Status` in
@@ -16,12 +22,27 @@ import { BAD_REQUEST_TYPE, violatedField, withBadRequest, type FieldViolation } 
 /** What the SDK's gRPC service passes to a call's callback (or emits on a stream) for an error. */
 export type GrpcError = Partial<grpc.StatusObject> & { code: grpc.status; details?: string };
 
+/** The node's own A2A errors (outside the spec's table) by their ErrorInfo reason: their gRPC status. */
+const NODE_ERROR_STATUS: Readonly<Record<string, grpc.status>> = Object.freeze({
+  // A temporary system error, which §3.3.2 answers 503 over HTTP (`storageOutage.ts`).
+  [STORAGE_UNAVAILABLE]: grpc.status.UNAVAILABLE,
+});
+
 /**
- * `error` as the node answers it: `UNKNOWN` becomes `INTERNAL` (§10.6 maps
- * internal errors there); an `INVALID_ARGUMENT` whose ErrorInfo names a
- * field gets the BadRequest beside it. Anything else passes unchanged.
+ * `error` (what the SDK's service answered for `failure`, the handler's
+ * throw) as the node answers it: one of the node's own errors gets its
+ * status and ErrorInfo; `UNKNOWN` becomes `INTERNAL` (§10.6 maps internal
+ * errors there); an `INVALID_ARGUMENT` whose ErrorInfo names a field gets
+ * the BadRequest beside it. Anything else passes unchanged.
  */
-export function toSpecStatus(error: GrpcError): GrpcError {
+export function toSpecStatus(error: GrpcError, failure?: unknown): GrpcError {
+  const own = failure instanceof A2AError ? NODE_ERROR_STATUS[failure.reason] : undefined;
+  if (own !== undefined) {
+    const { message, reason } = failure as A2AError;
+    const metadata = new grpc.Metadata();
+    metadata.set(GRPC_STATUS_DETAILS_BIN, encodeGrpcStatusDetails(own, message, reason));
+    return { code: own, details: message, metadata };
+  }
   if (error.code === grpc.status.UNKNOWN) return { ...error, code: grpc.status.INTERNAL };
   if (error.code !== grpc.status.INVALID_ARGUMENT || !error.metadata) return error;
   const [blob] = error.metadata.get(GRPC_STATUS_DETAILS_BIN);

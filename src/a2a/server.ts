@@ -6,11 +6,11 @@ import type { LlmAgent } from '../agent/agent';
 import type { TurnRunner } from '../agent/turn';
 import type { LangoConfig } from '../config/schema';
 import type { Logger } from '../log/logger';
-import type { SqliteDatabase } from '../store/sqlite/database';
+import type { StoreHealth } from '../store';
 import type { TaskRowStores } from '../store/taskRows';
 import { createAuthenticator, requireAuth, userFromRequest } from './auth';
-import { createCallers, type Callers } from './callers';
-import { NO_TOOLS, type Principal } from '../principal';
+import type { Callers } from './callers';
+import type { Principal } from '../principal';
 import { authConfigured, publicBaseUrl } from './card';
 import { CardService, cardFastPath, cardRoutes } from './cardRoutes';
 import { discoveryRoutes, healthRoutes } from './discovery';
@@ -27,6 +27,7 @@ import { restMessageGuard } from './messageSchema';
 import { CheckedPushStore, RetryingPushSender } from './pushNotifications';
 import { PUSH_DELIVERY_PATH, pushDeliveryRoute } from './pushDeliveries';
 import { restResponses } from './restResponses';
+import { answerStorageOutages } from './storageOutage';
 import { createCardSigner } from './signing';
 import { parseDuration } from '../duration';
 import { LiveTasks } from './liveTasks';
@@ -41,8 +42,8 @@ export interface A2AServerOptions {
   /** The current tree root (as `principal`'s grant allows, for discovery); federation rebuilds it when peers join or leave. */
   root: (principal?: Principal) => LlmAgent;
   runner: TurnRunner;
-  /** The node's SQLite file, for the health checks. */
-  db: SqliteDatabase;
+  /** Whether the database in use answers (`Storage.health`): `/readyz`, and the answer to requests it failed. */
+  health: () => Promise<StoreHealth>;
   /** Where tasks and push configs are kept (`NodeStorage.taskRows`). */
   taskRows: TaskRowStores;
   /**
@@ -68,8 +69,8 @@ export interface A2AServerOptions {
   pages?: express.Router[];
   /** Masks known secret values in every push payload (issue 11 G; the node's `SecretRegistry`; the task rows mask their own). */
   redact?: (text: string) => string;
-  /** Who each credential is (`callers.ts`); by default `a2a.auth` as written, peers granted no tools. */
-  callers?: Callers;
+  /** Who each credential is (`callers.ts`, built by `createApp` with the node's default peer grant). */
+  callers: Callers;
 }
 
 /** The A2A surface of the node. */
@@ -90,7 +91,7 @@ export interface A2AServer {
   card(): Promise<Record<string, unknown>>;
   /** Turns running now. */
   running(): number;
-  /** Fails running turns ("node shutting down"), stops retries and timers. Does not close `db`. */
+  /** Fails running turns ("node shutting down"), stops retries and timers. Does not close the stores. */
   close(): Promise<void>;
 }
 
@@ -100,16 +101,16 @@ export const RESTART_REASON = 'node restarted';
 /**
  * Builds the node's A2A server: the card (v1.0 and v0.3), JSON-RPC and
  * HTTP+JSON transports through `@a2a-js/sdk` with the v0.3 compatibility
- * layer, durable tasks and push configs in `db`, push delivery, caller
+ * layer, durable tasks and push configs in `taskRows`, push delivery, caller
  * authentication and per-caller task scoping, discovery and health.
  * Where it listens is the caller's choice: `createApp` checks the exposure
  * rule (`assertSafeExposure`) before it opens anything.
  * @example
- * const a2a = createA2AServer({ config, root: () => tree.current(), runner, db, taskRows, logger, clock: () => new Date() });
+ * const a2a = createA2AServer({ config, root: () => tree.current(), runner, callers, health: () => storage.health(), taskRows: storage.taskRows, logger, clock: () => new Date() });
  * const server = http.createServer(a2a.app).listen(port, host, () => a2a.setPublicUrl(`http://${host}:${port}`));
  */
 export function createA2AServer(options: A2AServerOptions): A2AServer {
-  const { config, root, runner, db, clock } = options;
+  const { config, root, runner, clock } = options;
   const logger = options.logger;
 
   const { clusterTasks } = options;
@@ -162,7 +163,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     ...options.push,
   });
   const stopHearingCancels = clusterTasks?.onCancel((scope, taskId) => void liveTasks.cancelHere(scope, taskId));
-  const requestHandler = new TaskHandler({
+  const taskHandler = new TaskHandler({
     executor,
     live: liveTasks,
     tasks: stores.tasks,
@@ -172,14 +173,11 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     logger,
     clock,
   });
+  const requestHandler = answerStorageOutages(taskHandler, options.health);
   // With tenants, every binding calls the handler through the one check of the tenant a request names.
   const served = config.a2a.tenants.length > 0 ? servedTenants(requestHandler, config.a2a.tenants) : requestHandler;
   const legacyCompat = { enabled: config.a2a.legacyCompat };
-  const auth = createAuthenticator(
-    config,
-    options.callers ?? createCallers(config.a2a.auth, { defaultGrant: NO_TOOLS }),
-    { logger },
-  );
+  const auth = createAuthenticator(config, options.callers, { logger });
   // Without credentials configured every caller is anonymous: no check (not even a no-op layer) on the request path.
   const gate: express.RequestHandler[] = auth.enabled ? [requireAuth(auth)] : [];
   let closing = false;
@@ -222,7 +220,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
       jsonRpcHandler({ requestHandler: served, userBuilder: userFromRequest, legacyCompat }),
     );
   }
-  app.use(healthRoutes({ root, db, closing: () => closing }));
+  app.use(healthRoutes({ root, health: options.health, closing: () => closing }));
   for (const pages of options.pages ?? []) app.use(pages);
   if (a2aEnabled) {
     app.use(cardRoutes({ cards, legacyCompat: config.a2a.legacyCompat }));

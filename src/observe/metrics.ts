@@ -40,7 +40,7 @@ const WRITE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02
  * and breaker state, store write latency, and the process's defaults
  * (event-loop lag among them).
  * @example
- * const metrics = createNodeMetrics({ tasksByState, peers: () => federation.status(), access: ownerAccess(config, () => callers, token) });
+ * const metrics = createNodeMetrics({ tasksByState, peers: () => federation.status(), access: ownerAccess(config, callers, token) });
  * app.use(metrics.countRequests); app.use(metrics.routes);
  */
 export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {

@@ -289,3 +289,42 @@ describe('the gRPC binding over TLS (server.tls)', () => {
     );
   });
 });
+
+describe('the gRPC binding when the node’s database does not answer', () => {
+  let node: A2ATestNode;
+  beforeAll(async () => {
+    const down = new Error('connect ECONNREFUSED 10.0.0.7:5432');
+    // Rows that fail every read, as a database that went away does; the health says so.
+    const tasks = {
+      write: async () => undefined,
+      get: async () => Promise.reject(down),
+      claim: async () => Promise.reject(down),
+      list: async () => Promise.reject(down),
+      failInterrupted: async () => 0,
+      purgeFinished: async () => 0,
+      countByState: async () => ({}),
+    };
+    node = await startA2ANode({
+      grpc: true,
+      extra: {
+        health: async () => ({ ok: false, problem: 'unavailable' }),
+        taskRows: { tasks, pushConfigs: {} } as never,
+      },
+    });
+  });
+  afterAll(() => node.close());
+
+  it('answers UNAVAILABLE with the STORAGE_UNAVAILABLE ErrorInfo, never the driver’s text', async () => {
+    const metadata = new grpc.Metadata();
+    metadata.set('a2a-version', '1.0');
+    const answer = await rawCall(
+      node.grpcAddress!,
+      'GetTask',
+      Buffer.from(A2AService.getTask.requestSerialize({ tenant: '', id: 'any', historyLength: undefined })),
+      metadata,
+    );
+    expect(answer.error?.code).toBe(grpc.status.UNAVAILABLE);
+    expect(answer.error?.details).not.toMatch(/10\.0\.0\.7|ECONNREFUSED/);
+    expect(detailsOf(answer.error!).reason).toBe('STORAGE_UNAVAILABLE');
+  });
+});

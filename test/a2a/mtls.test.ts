@@ -15,6 +15,7 @@ import { createApp, type LangoApp } from '../../src/app';
 import { resolveConfig } from '../../src/config/load';
 import { createMemoryLogger } from '../../src/log/logger';
 import { asTask, textRequest } from '../support/a2aClient';
+import { readNodeDatabase } from '../support/storage';
 import { makeCa, type CertificateFiles, type TestCa } from '../support/certificates';
 
 /**
@@ -91,8 +92,12 @@ async function startNode(clientCert: 'required' | 'optional'): Promise<{ app: La
 }
 
 const ownerOfTask = (app: LangoApp, id: string) =>
-  (app.db.prepare('SELECT owner FROM a2a_tasks WHERE id = ?').get(id) as { owner: string } | undefined)?.owner;
-const taskCount = (app: LangoApp) => (app.db.prepare('SELECT count(*) AS n FROM a2a_tasks').get() as { n: number }).n;
+  (
+    readNodeDatabase(app, (db) => db.prepare('SELECT owner FROM a2a_tasks WHERE id = ?').get(id)) as
+      { owner: string } | undefined
+  )?.owner;
+const taskCount = (app: LangoApp) =>
+  (readNodeDatabase(app, (db) => db.prepare('SELECT count(*) AS n FROM a2a_tasks').get()) as { n: number }).n;
 
 describe('server.tls with clientCert: required', () => {
   let node: { app: LangoApp; url: string };

@@ -6,6 +6,7 @@ import { createApp, type LangoApp } from '../../src/app';
 import { resolveConfig } from '../../src/config/load';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
 import { a2aClient, answerText, asTask, textRequest } from '../support/a2aClient';
+import { readNodeDatabase } from '../support/storage';
 import { makeCa } from '../support/certificates';
 import { startOidcIssuer, type OidcIssuer } from '../support/oidcIssuer';
 import { callTool, say, ScriptedModel, transferTo } from '../support/scriptedModel';
@@ -143,10 +144,14 @@ describe('identity across two nodes: OIDC tokens both ways, mutual TLS outbound'
     }
     // Node A asked the provider once; node B ran both turns as node-a.
     expect(tokenRequests() - peerTokens).toBe(1);
-    const owners = nodeB.db.prepare('SELECT DISTINCT owner FROM a2a_tasks').all() as Array<{ owner: string }>;
+    const owners = readNodeDatabase(nodeB, (db) => db.prepare('SELECT DISTINCT owner FROM a2a_tasks').all()) as Array<{
+      owner: string;
+    }>;
     expect(owners.map((o) => o.owner)).toEqual(['node-a']);
     // Node A's tasks are the peer's.
-    const ownersA = nodeA.db.prepare('SELECT DISTINCT owner FROM a2a_tasks').all() as Array<{ owner: string }>;
+    const ownersA = readNodeDatabase(nodeA, (db) => db.prepare('SELECT DISTINCT owner FROM a2a_tasks').all()) as Array<{
+      owner: string;
+    }>;
     expect(ownersA.map((o) => o.owner)).toEqual(['peer-a']);
   });
 
@@ -170,9 +175,11 @@ describe('identity across two nodes: OIDC tokens both ways, mutual TLS outbound'
 
   it('keeps every token out of task rows, conversations and logs', () => {
     for (const app of [nodeA, nodeB]) {
-      const tasks = app.db.prepare('SELECT status, history, artifacts, metadata FROM a2a_tasks').all();
+      const tasks = readNodeDatabase(app, (db) =>
+        db.prepare('SELECT status, history, artifacts, metadata FROM a2a_tasks').all(),
+      );
       expect(JSON.stringify(tasks)).not.toMatch(JWT);
-      const messages = app.db.prepare('SELECT * FROM session_messages').all();
+      const messages = readNodeDatabase(app, (db) => db.prepare('SELECT * FROM session_messages').all());
       expect(JSON.stringify(messages)).not.toMatch(JWT);
     }
     expect(JSON.stringify(logsA.records)).not.toMatch(JWT);

@@ -6,6 +6,7 @@ import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/st
 import { createSqliteTaskRows } from '../../src/store/sqlite/taskRows';
 import type { StoresFactory } from './contracts/factory';
 import { graphStoreContract } from './contracts/graph.contract';
+import { jobQueueContract } from './contracts/jobQueue.contract';
 import { jobStoresContract } from './contracts/jobs.contract';
 import { knowledgeStoreContract } from './contracts/knowledge.contract';
 import { ledgerContract } from './contracts/ledger.contract';
@@ -50,6 +51,7 @@ vectorStoreContract(sqlite, { search: 'memory' });
 vaultStoreContract(sqlite);
 ledgerContract(sqlite);
 jobStoresContract(sqlite);
+jobQueueContract(sqlite);
 tenantScopeContract(sqlite);
 
 /** The A2A task rows on the SQLite file, with the storage's group commit. */
