@@ -63,7 +63,7 @@ describe('inbound JWT access tokens from an OpenID provider', () => {
       expect(runner().calls.at(-1)?.principal).toEqual({
         kind: 'caller',
         id: 'peer-a',
-        grant: { specialists: 'all', remoteAgents: [], toolFamilies: ['librarian'] },
+        grant: { specialists: 'all', remoteAgents: 'all', toolFamilies: ['librarian'] },
       });
     }
   });
