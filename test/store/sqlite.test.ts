@@ -12,6 +12,7 @@ import { knowledgeStoreContract } from './contracts/knowledge.contract';
 import { ledgerContract } from './contracts/ledger.contract';
 import { memoryStoreContract } from './contracts/memory.contract';
 import { sessionStoreContract } from './contracts/sessions.contract';
+import { timelineStoreContract } from './contracts/timelines.contract';
 import { taskRowsContract, type TaskRowsFactory } from './contracts/taskRows.contract';
 import { tenantScopeContract } from './contracts/tenants.contract';
 import { vaultStoreContract } from './contracts/vault.contract';
@@ -51,6 +52,7 @@ vectorStoreContract(sqlite, { search: 'memory' });
 vaultStoreContract(sqlite);
 ledgerContract(sqlite);
 jobStoresContract(sqlite);
+timelineStoreContract(sqlite);
 jobQueueContract(sqlite);
 tenantScopeContract(sqlite);
 
