@@ -125,6 +125,16 @@ export function tenantScopeContract(factory: StoresFactory): void {
       expect(await vault.sealedSecret(OWNER, 'API_TOKEN')).toBeUndefined();
     });
 
+    it('keeps turn timelines per tenant', async () => {
+      const { timelines } = stores();
+      await timelines.save([
+        { id: 'turn-1', sessionId: 'chat', caller: aliceInA.id, startedAt: now, ms: 5, status: 'completed', steps: [] },
+      ]);
+      expect((await timelines.list(aliceInA, { limit: 5 })).map((t) => t.id)).toEqual(['turn-1']);
+      for (const reader of [aliceInB, ownerOfB, ownerOfA, alice])
+        expect(await timelines.list(reader, { limit: 5 })).toEqual([]);
+    });
+
     it('keeps payments per tenant', async () => {
       const { ledger } = stores();
       const send = { at: new Date(now), chainId: 8453, token: '0xt', from: '0xw', to: '0xs', amount: '1', units: 1n };
