@@ -77,10 +77,8 @@ export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
     // A user object of the call's own: the SDK's context carries it to the handler, which finds the call by it.
     const own =
       user instanceof CredentialUser ? new CredentialUser(user.userName, user.principal) : new UnauthenticatedUser();
-    const cancelled = new AbortController();
-    call.once('cancelled', () => cancelled.abort());
     callers.set(call, own);
-    calls.set(own, { cancelled: cancelled.signal });
+    calls.set(own, { call });
     return own;
   };
   /** The node's status for what the SDK's service answered `error` with, from the call's own failure. */
@@ -176,8 +174,8 @@ function headersOf(metadata: grpc.Metadata): IncomingHttpHeaders {
 
 /** What the binding knows of a call while the SDK's service runs it. */
 interface CallState {
-  /** Aborted when the caller cancels the call: a stream stops following its task. */
-  readonly cancelled: AbortSignal;
+  /** The call: cancelled (its `cancelled` event) when the caller leaves, and a stream stops following its task. */
+  readonly call: { readonly cancelled: boolean; once(event: 'cancelled', listener: () => void): unknown };
   /** What the handler threw, before the SDK's service mapped it (`grpcStatus.ts` maps the node's own errors). */
   failure?: unknown;
 }
@@ -243,8 +241,8 @@ function followed(
       events.return(undefined).catch(() => undefined);
       resolve(done);
     };
-    if (state.cancelled.aborted) stop();
-    else state.cancelled.addEventListener('abort', stop, { once: true });
+    if (state.call.cancelled) stop();
+    else state.call.once('cancelled', stop);
   });
   const keep = (err: unknown): never => {
     state.failure = err;
