@@ -1,4 +1,4 @@
-import type { AgentCard, AgentInterface, Message, StreamResponse, Task } from '@a2a-js/sdk';
+import type { AgentCard, Message, StreamResponse, Task } from '@a2a-js/sdk';
 import { ClientFactory, type AgentCardResolver, type RequestOptions } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { A2AError } from '@a2a-js/sdk/errors';
@@ -7,8 +7,9 @@ import { RemoteAgentError } from '../errors';
 import { formatIp } from '../net/address';
 import { OutboundRefusedError, type OutboundPolicy } from '../net/policy';
 import type { PeerClient } from './jsonRpcPeer';
-import { grpcTarget } from './peerCard';
+import { grpcInterface, grpcTarget } from './peerCard';
 import type { PeerCallMeter, PeerCallMeters, PeerLimits } from './peerFetch';
+import type { PeerCredentials } from './peerToken';
 
 /**
  * The client of a peer called over A2A's gRPC binding (§10): the SDK's own
@@ -35,17 +36,12 @@ export interface GrpcPeerClientOptions {
   meters: PeerCallMeters;
   /** The peer does not stream: a send returns at once and the task is polled. */
   polling: boolean;
+  /** The entry's OAuth 2 client credentials: the token goes out as each call's `authorization` metadata. */
+  credentials?: PeerCredentials;
 }
 
 /** gRPC status codes that mean no answer came (the peer was not reached, or the call was cut). */
 const NO_ANSWER = new Set([1 /* CANCELLED */, 4 /* DEADLINE_EXCEEDED */, 14 /* UNAVAILABLE */]);
-
-/** The card's gRPC interface of v1.0, if it has one. */
-export function grpcInterface(card: AgentCard): AgentInterface | undefined {
-  return (card.supportedInterfaces ?? []).find(
-    (i) => i.protocolBinding.toUpperCase() === 'GRPC' && (i.protocolVersion || '1.0').startsWith('1'),
-  );
-}
 
 /**
  * The peer's client over gRPC, connected to the address the policy judged.
@@ -75,6 +71,26 @@ export async function createGrpcPeerClient(options: GrpcPeerClientOptions): Prom
 
   const meterOf = (request: RequestOptions | undefined): PeerCallMeter | undefined =>
     meters.of(request?.signal as AbortSignal | undefined);
+  /** `request` with the current token; a peer refusing it (UNAUTHENTICATED) drops it and the call is tried once more. */
+  const authorized = async <T>(
+    request: RequestOptions | undefined,
+    send: (r: RequestOptions | undefined) => Promise<T>,
+  ) => {
+    const { credentials } = options;
+    if (!credentials) return send(request);
+    const withToken = async () => {
+      const sent = await credentials.headers();
+      return { sent, request: { ...request, serviceParameters: { ...request?.serviceParameters, ...sent } } };
+    };
+    const first = await withToken();
+    try {
+      return await send(first.request);
+    } catch (error) {
+      if ((error as { status?: number }).status !== 16 /* UNAUTHENTICATED */) throw error;
+      credentials.rejected(first.sent);
+      return send((await withToken()).request);
+    }
+  };
   /** One answer of `bytes` heard: the peer is reachable, and the answer must fit the bound. */
   const heard = (meter: PeerCallMeter | undefined, bytes: number, what: string) => {
     if (!meter) return;
@@ -105,7 +121,7 @@ export async function createGrpcPeerClient(options: GrpcPeerClientOptions): Prom
     async sendMessage(params, request) {
       const meter = meterOf(request);
       try {
-        const result = await client.sendMessage(params, request);
+        const result = await authorized(request, (r) => client.sendMessage(params, r));
         heard(meter, resultBytes(result), 'an answer');
         return result;
       } catch (error) {
@@ -115,7 +131,9 @@ export async function createGrpcPeerClient(options: GrpcPeerClientOptions): Prom
     async *sendMessageStream(params, request) {
       const meter = meterOf(request);
       try {
-        for await (const event of client.sendMessageStream(params, request)) {
+        const sent = options.credentials ? await options.credentials.headers() : {};
+        const authorizedRequest = { ...request, serviceParameters: { ...request?.serviceParameters, ...sent } };
+        for await (const event of client.sendMessageStream(params, authorizedRequest)) {
           heard(
             meter,
             A2AService.sendStreamingMessage.responseSerialize(event as StreamResponse).length,
@@ -132,7 +150,7 @@ export async function createGrpcPeerClient(options: GrpcPeerClientOptions): Prom
     async getTask(params, request) {
       const meter = meterOf(request);
       try {
-        const task = await client.getTask(params, request);
+        const task = await authorized(request, (r) => client.getTask(params, r));
         heard(meter, taskBytes(task), 'an answer');
         return task;
       } catch (error) {
@@ -142,7 +160,7 @@ export async function createGrpcPeerClient(options: GrpcPeerClientOptions): Prom
     async cancelTask(params, request) {
       const meter = meterOf(request);
       try {
-        const task = await client.cancelTask(params, request);
+        const task = await authorized(request, (r) => client.cancelTask(params, r));
         heard(meter, taskBytes(task), 'an answer');
         return task;
       } catch (error) {

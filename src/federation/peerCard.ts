@@ -1,4 +1,4 @@
-import { AgentCard } from '@a2a-js/sdk';
+import { AgentCard, type AgentInterface } from '@a2a-js/sdk';
 import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import type { ParsedAgentCard } from '../protocol/cardSchema';
 import { RemoteAgentError } from '../errors';
@@ -88,6 +88,23 @@ export function grpcTarget(url: string): { host: string; port: number } {
       `gRPC interface ${JSON.stringify(url.slice(0, 200))} is not a plaintext gRPC target (host:port)`,
     );
   return { host: match[1].replace(/^\[|\]$/g, ''), port };
+}
+
+/**
+ * Whether the peer is called over gRPC: its entry asks for it (`transport: grpc`), or its card (as pinned) offers
+ * nothing the node speaks over HTTP.
+ */
+export function callsOverGrpc(transport: 'auto' | 'grpc', card: AgentCard): boolean {
+  if (transport === 'grpc') return true;
+  const bindings = (card.supportedInterfaces ?? []).map((i) => i.protocolBinding.toUpperCase());
+  return bindings.includes('GRPC') && !bindings.some((b) => b === 'JSONRPC' || b === 'HTTP+JSON');
+}
+
+/** The card's gRPC interface of v1.0, if it has one. */
+export function grpcInterface(card: AgentCard): AgentInterface | undefined {
+  return (card.supportedInterfaces ?? []).find(
+    (i) => i.protocolBinding.toUpperCase() === 'GRPC' && (i.protocolVersion || '1.0').startsWith('1'),
+  );
 }
 
 /** Whether the gRPC target `url` is on the host of `origin` (this machine's names count as one). */

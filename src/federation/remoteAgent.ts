@@ -10,7 +10,7 @@ import { describeNetworkError } from './cardFetch';
 import { TRACEPARENT_KEY, childTraceparent } from '../log/traceContext';
 import { FEDERATION_HOPS_KEY, nextHop, resolveNodeId, type NodeId } from './hops';
 import type { LoadedPeer } from './loader';
-import { OutboundRefusedError } from '../net/policy';
+import { createOutboundPolicy, OutboundRefusedError, type OutboundPolicy } from '../net/policy';
 import { rememberSeen, unseenContext, type PeerSessionState } from './peerContext';
 import { sanitizeCardText } from './peerCard';
 import { AnswerRelay } from './answerRelay';
@@ -24,6 +24,8 @@ import {
   type PeerLimits,
 } from './peerFetch';
 import { createJsonRpcPeerClient, leanJsonRpcEndpoint, type PeerClient } from './jsonRpcPeer';
+import { createGrpcPeerClient } from './grpcPeer';
+import { callsOverGrpc, grpcInterface, preferredOrigin } from './peerCard';
 import {
   ArtifactText,
   asTask,
@@ -72,6 +74,8 @@ export interface RemoteAgentOptions {
   logger: Logger;
   /** The federation's pinned dispatcher: every request to the peer goes through the outbound address policy. */
   dispatcher: Dispatcher;
+  /** That policy itself, for a peer called over gRPC (its channel connects where the policy says); public only without. */
+  policy?: Pick<OutboundPolicy, 'resolve'>;
   /** `a2a.peerLimits`; the defaults when absent. */
   limits?: Partial<PeerLimits>;
   /** Masks registered secrets (peer tokens among them) in anything the peer sent before it reaches a caller. */
@@ -91,8 +95,10 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   const log = options.logger.child({ remote: peer.name });
   const stateKey = `a2a:${peer.name}`;
   // The interface the client talks to first: where requests go, which a person watching wants to see (not the card URL).
-  const endpoint = peer.sdkCard.supportedInterfaces[0].url;
-  const targetOrigin = new URL(endpoint).origin;
+  const overGrpc = callsOverGrpc(peer.entry.transport, peer.sdkCard);
+  const called = (overGrpc && grpcInterface(peer.sdkCard)) || peer.sdkCard.supportedInterfaces[0];
+  const endpoint = called.url;
+  const targetOrigin = preferredOrigin({ ...peer.sdkCard, supportedInterfaces: [called] });
   const limits: PeerLimits = { ...DEFAULT_PEER_LIMITS, ...options.limits };
   const redact = options.redact ?? ((text: string) => text);
   const warned = new Set<string>();
@@ -112,20 +118,31 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     legacy: peer.protocolVersion === '0.3',
     onDeviation,
   };
-  // A v1.0 JSON-RPC peer gets the lean client (jsonRpcPeer.ts); any other card the SDK's, over the same checks.
+  // A v1.0 JSON-RPC peer gets the lean client (jsonRpcPeer.ts); a gRPC peer the SDK's gRPC client (grpcPeer.ts);
+  // any other card the SDK's, over the same checks.
   const leanEndpoint = leanJsonRpcEndpoint(peer.sdkCard);
   let client: Promise<PeerClient> | undefined;
   const sharedClient = (): Promise<PeerClient> => {
     if (client) return client;
-    client = leanEndpoint
-      ? Promise.resolve(
-          createJsonRpcPeerClient({
-            endpoint: leanEndpoint,
-            exchange: createPeerExchange(peerOptions),
-            polling: !peer.streaming,
-          }),
-        )
-      : createPeerClient(peer.sdkCard, { fetchImpl: createPeerFetch(peerOptions), polling: !peer.streaming });
+    client = overGrpc
+      ? createGrpcPeerClient({
+          card: peer.sdkCard,
+          // Without the federation's policy (a test's own dispatcher), a gRPC peer must be on a public address.
+          policy: options.policy ?? createOutboundPolicy({ setting: 'an a2a.remoteAgents entry naming this host' }),
+          limits,
+          meters,
+          polling: !peer.streaming,
+          credentials: peer.credentials,
+        })
+      : leanEndpoint
+        ? Promise.resolve(
+            createJsonRpcPeerClient({
+              endpoint: leanEndpoint,
+              exchange: createPeerExchange(peerOptions),
+              polling: !peer.streaming,
+            }),
+          )
+        : createPeerClient(peer.sdkCard, { fetchImpl: createPeerFetch(peerOptions), polling: !peer.streaming });
     // A client that could not be built is not kept: the next call tries again and names the same failure.
     client.catch(() => (client = undefined));
     return client;
