@@ -1,11 +1,12 @@
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import * as grpc from '@grpc/grpc-js';
 import type { StreamResponse } from '@a2a-js/sdk';
 import { UnauthenticatedUser, type A2ARequestHandler, type ServerCallContext, type User } from '@a2a-js/sdk/server';
 import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log/logger';
-import { CredentialUser, type Authenticator } from './auth';
+import { CredentialUser } from './auth';
+import { GrpcCall, grpcCodeOf } from './grpcCall';
+import { compose, InboundRefusal, type SharedSteps, type Step } from './inbound';
 import type { ServerTlsOptions } from './serverTls';
 import { grpcRefusal, toSpecStatus, type GrpcError } from './grpcStatus';
 
@@ -13,8 +14,8 @@ import { grpcRefusal, toSpecStatus, type GrpcError } from './grpcStatus';
 export interface GrpcBindingOptions {
   /** The node's one request handler (`TaskHandler`, behind the tenant gate): the one every binding calls. */
   requestHandler: A2ARequestHandler;
-  /** Who each credential is (`auth.ts`): the same principals and grants as the JSON bindings. */
-  auth: Authenticator;
+  /** The steps every binding mounts (`inbound.ts` `SharedSteps`): host guard, interceptors, credentials. */
+  steps: SharedSteps;
   /** `a2a.maxBodyBytes`: the largest request message; a larger one is refused (RESOURCE_EXHAUSTED). */
   maxMessageBytes: number;
   logger: Logger;
@@ -43,20 +44,22 @@ type StreamingMethod = (call: grpc.ServerWritableStream<unknown, unknown>) => Pr
 /**
  * The A2A gRPC binding (§10, `lf.a2a.v1.A2AService`) over the node's request
  * handler, through the SDK's `grpcService`, which maps each A2A error to its
- * gRPC status with its `google.rpc.ErrorInfo` (§10.6). Around it, each call:
- * the caller's credential from the call's metadata (`authorization`, the API
- * key header) as the JSON bindings read it from headers — none where one is
- * required is `UNAUTHENTICATED` before the handler sees the call; request
- * messages bounded by `a2a.maxBodyBytes`; errors with the node's details
+ * gRPC status with its `google.rpc.ErrorInfo` (§10.6). Each call goes through
+ * the chain every binding mounts (`SharedSteps`: host guard, interceptors —
+ * request metrics and the request's span —, credentials from the call's
+ * metadata or its client certificate), as a `GrpcCall`; a refusal is
+ * answered with its gRPC code (a credential missing or wrong:
+ * `UNAUTHENTICATED`) before the handler sees the call. Request messages are
+ * bounded by `a2a.maxBodyBytes`; errors carry the node's details
  * (`grpcStatus.ts`); a stream the caller cancels stops following its task
  * (the task runs on, as on the other bindings). Nothing a caller sends is
  * thrown past a call.
  * @example
- * const grpcBinding = createGrpcBinding({ requestHandler, auth, maxMessageBytes: 100 * 1024, logger });
+ * const grpcBinding = createGrpcBinding({ requestHandler, steps, maxMessageBytes: 100 * 1024, logger });
  * const port = await grpcBinding.listen('127.0.0.1', 0);
  */
 export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
-  const { auth, logger } = options;
+  const { steps, logger } = options;
   /** Each call's caller, found before the SDK's service builds its context (its `userBuilder`). */
   const callers = new WeakMap<object, User>();
   /** What the binding knows of each call while the SDK's service runs it, by the call's own user object. */
@@ -66,65 +69,86 @@ export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
     userBuilder: async (call) => callers.get(call) ?? new UnauthenticatedUser(),
   }) as unknown as Record<string, UnaryMethod | StreamingMethod>;
 
-  /** The call's caller (a fresh user object per call), or undefined when a credential is required and wrong. */
-  const authenticate = async (
-    call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>,
-  ): Promise<User | undefined> => {
-    // The credentials of the call's metadata; a gRPC call presents no client certificate to the authenticator.
-    const request = { headers: headersOf(call.metadata), socket: {} } as unknown as IncomingMessage;
-    const user = await auth.authenticate(request);
-    if (!user) return undefined;
-    // A user object of the call's own: the SDK's context carries it to the handler, which finds the call by it.
-    const own =
-      user instanceof CredentialUser ? new CredentialUser(user.userName, user.principal) : new UnauthenticatedUser();
-    callers.set(call, own);
-    calls.set(own, { call });
-    return own;
+  /** The caller the chain found, as a user object of the call's own: the handler finds the call by it. */
+  const own = (call: GrpcCall): User => {
+    const user =
+      call.user instanceof CredentialUser
+        ? new CredentialUser(call.user.userName, call.user.principal)
+        : new UnauthenticatedUser();
+    callers.set(call.call, user);
+    calls.set(user, { call: call.call });
+    return user;
   };
   /** The node's status for what the SDK's service answered `error` with, from the call's own failure. */
   const statusOf = (user: User, error: GrpcError) => toSpecStatus(error, calls.get(user)?.failure);
-  const refusal = () =>
-    grpcRefusal(grpc.status.UNAUTHENTICATED, 'authentication required: present a valid bearer token or API key');
-
-  // Nothing a caller sends may throw past a call: a fault anywhere in one is logged and answered INTERNAL.
-  const fault = (method: string, err: unknown): GrpcError => {
-    logger.warn('gRPC call failed', { method, error: errorMessage(err) });
-    return { code: grpc.status.INTERNAL, details: 'internal error', metadata: new grpc.Metadata() };
+  /** How a call that ended its chain early is answered: a refusal with its code, a fault as INTERNAL (logged). */
+  const ended = (call: GrpcCall, err: unknown): GrpcError => {
+    if (err instanceof InboundRefusal) return grpcRefusal(grpcCodeOf(err), err.message);
+    logger.warn('gRPC call failed', { method: call.name, error: errorMessage(err) });
+    return grpcRefusal(grpc.status.INTERNAL, 'internal error');
   };
+  const shared: Step<GrpcCall>[] = [
+    ...(steps.hostGuard ? [steps.hostGuard] : []),
+    ...steps.intercepts,
+    ...(steps.credentials ? [steps.credentials] : []),
+  ];
+
   const service: grpc.UntypedServiceImplementation = {};
-  for (const [name, definition] of Object.entries(A2AService)) {
-    const method = sdk[name];
+  for (const [key, definition] of Object.entries(A2AService)) {
+    const name = definition.path.slice(definition.path.lastIndexOf('/') + 1);
+    const method = sdk[key];
     if (definition.responseStream) {
       const streaming = method as StreamingMethod;
-      const serve = async (call: grpc.ServerWritableStream<unknown, unknown>) => {
-        const user = await authenticate(call);
-        if (!user) {
-          call.emit('error', refusal());
-          return;
-        }
-        // The SDK's service emits its error on the call: the node's status goes out instead.
-        const emit = call.emit.bind(call);
-        call.emit = (event: string | symbol, ...args: unknown[]) =>
-          event === 'error' ? emit(event, statusOf(user, args[0] as GrpcError)) : emit(event, ...args);
-        await streaming(call);
-      };
-      service[name] = (call: grpc.ServerWritableStream<unknown, unknown>) => {
-        serve(call).catch((err: unknown) => call.emit('error', fault(name, err)));
+      const run = compose<GrpcCall>([
+        ...shared,
+        async (call) => {
+          const stream = call.call as grpc.ServerWritableStream<unknown, unknown>;
+          const user = own(call);
+          // The SDK's service emits its error on the call: the node's status goes out instead.
+          const emit = stream.emit.bind(stream);
+          stream.emit = (event: string | symbol, ...args: unknown[]) => {
+            if (event !== 'error') return emit(event, ...args);
+            const status = statusOf(user, args[0] as GrpcError);
+            call.answered(status.code);
+            return emit(event, status);
+          };
+          stream.once('finish', () => call.answered(grpc.status.OK));
+          await streaming(stream);
+        },
+      ]);
+      service[key] = (stream: grpc.ServerWritableStream<unknown, unknown>) => {
+        const call = new GrpcCall(stream, name);
+        stream.once('cancelled', () => call.answered(grpc.status.CANCELLED));
+        run(call).catch((err: unknown) => {
+          const status = ended(call, err);
+          call.answered(status.code);
+          stream.emit('error', status);
+        });
       };
     } else {
       const unary = method as UnaryMethod;
-      const serve = async (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-        const user = await authenticate(call);
-        if (!user) {
-          callback(refusal(), null);
-          return;
-        }
-        await unary(call, (error, value) =>
-          error ? callback(statusOf(user, error as GrpcError), null) : callback(null, value),
-        );
-      };
-      service[name] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-        serve(call, callback).catch((err: unknown) => callback(fault(name, err), null));
+      const callbacks = new WeakMap<GrpcCall, grpc.sendUnaryData<unknown>>();
+      const run = compose<GrpcCall>([
+        ...shared,
+        async (call) => {
+          const user = own(call);
+          const callback = callbacks.get(call)!;
+          await unary(call.call as grpc.ServerUnaryCall<unknown, unknown>, (error, value) => {
+            const status = error ? statusOf(user, error as GrpcError) : undefined;
+            call.answered(status ? status.code : grpc.status.OK);
+            if (status) callback(status, null);
+            else callback(null, value);
+          });
+        },
+      ]);
+      service[key] = (unaryCall: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+        const call = new GrpcCall(unaryCall, name);
+        callbacks.set(call, callback);
+        run(call).catch((err: unknown) => {
+          const status = ended(call, err);
+          call.answered(status.code);
+          callback(status, null);
+        });
       };
     }
   }
@@ -163,13 +187,6 @@ function credentialsOf(tls: ServerTlsOptions | undefined): grpc.ServerCredential
     [{ cert_chain: pem(tls.cert), private_key: pem(tls.key) }],
     required,
   );
-}
-
-/** A call's metadata as the HTTP headers the authenticator reads (text values; binary ones are left out). */
-function headersOf(metadata: grpc.Metadata): IncomingHttpHeaders {
-  const headers: IncomingHttpHeaders = {};
-  for (const [key, value] of Object.entries(metadata.getMap())) if (typeof value === 'string') headers[key] = value;
-  return headers;
 }
 
 /** What the binding knows of a call while the SDK's service runs it. */

@@ -1,9 +1,5 @@
-import express, { type RequestHandler } from 'express';
-import { A2A_VERSION_HEADER } from '@a2a-js/sdk';
-import { RequestMalformedError, toRestErrorBody } from '@a2a-js/sdk/errors';
 import { z } from 'zod';
-import { invalidParam, type FieldViolation } from './errorDetails';
-import { nestingProblem } from './jsonDepth';
+import type { FieldViolation } from './errorDetails';
 
 /**
  * The shape of an inbound message as sent on the wire, checked before the
@@ -169,48 +165,4 @@ export function violationText(violation: FieldViolation, root: string): string {
   const { field, description } = violation;
   const path = !root ? field : field === '' || field.startsWith('[') ? `${root}${field}` : `${root}.${field}`;
   return `${path}: ${description}`;
-}
-
-/** The REST paths that carry a message, with or without a tenant prefix. */
-const REST_MESSAGE_PATH = /\/message:(send|stream)$/;
-
-/**
- * REST `message:send` / `message:stream`: parses the body here, with the
- * node's `a2a.maxBodyBytes` (the SDK's own parser, fixed at 100 kB, then
- * skips a parsed body), and refuses with HTTP 400 and the SDK's error body a
- * body that is not an object or, for v1.0, a message of the wrong shape.
- */
-export function restMessageGuard(maxBodyBytes: number): RequestHandler[] {
-  const parse = express.json({
-    limit: maxBodyBytes,
-    strict: false,
-    type: ['application/json', 'application/a2a+json'],
-  });
-  return [
-    (req, res, next) => (req.method === 'POST' && REST_MESSAGE_PATH.test(req.path) ? parse(req, res, next) : next()),
-    (req, res, next) => {
-      if (req.method !== 'POST' || !REST_MESSAGE_PATH.test(req.path) || req.body === undefined) {
-        next();
-        return;
-      }
-      const body: unknown = req.body;
-      const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
-      // v0.3 REST speaks another shape (the compat layer reads it); only its envelope is checked here.
-      const problem = !isObject
-        ? 'the request body must be a JSON object with a message'
-        : nestingProblem(body, 'the request body');
-      const violation =
-        isObject && !problem && req.header(A2A_VERSION_HEADER) === '1.0'
-          ? messageViolation(SendMessageParamsV1, body)
-          : undefined;
-      if (!problem && !violation) {
-        next();
-        return;
-      }
-      const refusal = violation
-        ? invalidParam(violation.field, violation.description)
-        : new RequestMalformedError(problem);
-      res.status(400).json(toRestErrorBody(refusal, 400));
-    },
-  ];
 }

@@ -1,5 +1,10 @@
 import type { RequestHandler, Response } from 'express';
+import { A2AError, RequestMalformedError, restStatusFor, toRestErrorBody } from '@a2a-js/sdk/errors';
+import { errorMessage } from '../errors';
+import type { Logger } from '../log/logger';
 import { errorReason, withBadRequest } from './errorDetails';
+import { sendJson, type HttpCall } from './httpCall';
+import { InboundRefusal } from './inbound';
 import { STORAGE_UNAVAILABLE } from './storageOutage';
 
 /**
@@ -38,20 +43,66 @@ export function restResponses(): RequestHandler {
       req.accepts([JSON_MEDIA_TYPE, A2A_MEDIA_TYPE]) === A2A_MEDIA_TYPE ? A2A_MEDIA_TYPE : JSON_MEDIA_TYPE;
     const json = res.json.bind(res) as Response['json'];
     res.json = (body?: unknown) => {
-      const error = (body as Partial<RestErrorBody> | undefined)?.error;
-      if (res.statusCode >= 400 && error && Array.isArray(error.details)) {
-        const details = withBadRequest(error.details, typeof error.message === 'string' ? error.message : '');
-        error.details = details;
-        // Not an error of the table: a temporary system error, which §3.3.2 answers 503 (`storageOutage.ts`).
-        if (errorReason(details) === STORAGE_UNAVAILABLE) {
-          error.code = 503;
-          error.status = 'UNAVAILABLE';
-          res.status(503).setHeader('Retry-After', RETRY_AFTER_SECONDS);
-        }
+      if (res.statusCode >= 400) {
+        const answer = specErrorBody(body, res.statusCode);
+        res.status(answer.status);
+        for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
       }
       res.setHeader('Content-Type', `${mediaType}; charset=utf-8`);
       return json(body);
     };
     next();
   };
+}
+
+/**
+ * An HTTP+JSON error body (`google.rpc.Status`) answered with `status` as the node sends it: invalid params with
+ * the BadRequest naming the field; the node's database not answering 503 with `Retry-After`. Changes `body` in
+ * place; resolves with the status and headers to send it with.
+ */
+function specErrorBody(body: unknown, status: number): { status: number; headers: Record<string, string> } {
+  const error = (body as Partial<RestErrorBody> | undefined)?.error;
+  if (!error || !Array.isArray(error.details)) return { status, headers: {} };
+  const details = withBadRequest(error.details, typeof error.message === 'string' ? error.message : '');
+  error.details = details;
+  // Not an error of the table: a temporary system error, which §3.3.2 answers 503 (`storageOutage.ts`).
+  if (errorReason(details) !== STORAGE_UNAVAILABLE) return { status, headers: {} };
+  error.code = 503;
+  error.status = 'UNAVAILABLE';
+  return { status: 503, headers: { 'Retry-After': RETRY_AFTER_SECONDS } };
+}
+
+const PARSE_ERROR = -32700;
+
+/**
+ * Writes a refusal or error that ended an HTTP+JSON call (or a call to the node's other routes) before the SDK's
+ * handler: an A2A error as the SDK's REST error body with the spec's status, a refusal of the inbound chain as
+ * `{ error: { code, status?, message } }` with its own, anything else as a logged internal error.
+ */
+export function sendRestRefusal(call: HttpCall, err: unknown, logger: Logger): void {
+  const { res } = call;
+  if (res.headersSent) {
+    if (!res.writableEnded) res.end();
+    return;
+  }
+  if (err instanceof InboundRefusal) {
+    const headers = err.options.close ? { ...err.options.headers, Connection: 'close' } : err.options.headers;
+    // A body that is not JSON is a malformed request, as the SDK's REST handler calls one.
+    if (err.code === PARSE_ERROR) {
+      sendJson(res, 400, toRestErrorBody(new RequestMalformedError(err.message), 400), headers);
+      return;
+    }
+    const status = err.options.restStatus ? { status: err.options.restStatus } : {};
+    sendJson(res, err.status, { error: { code: err.status, ...status, message: err.message } }, headers);
+    return;
+  }
+  if (err instanceof A2AError) {
+    // As the SDK's REST handler answers it (the v1.0.1 table), with the node's details.
+    const body = toRestErrorBody(err, restStatusFor(err));
+    const answer = specErrorBody(body, body.error.code);
+    sendJson(res, answer.status, body, answer.headers);
+    return;
+  }
+  logger.error('request failed', { method: call.method, path: call.path, error: errorMessage(err) });
+  sendJson(res, 500, { error: { code: 500, message: 'internal error' } });
 }

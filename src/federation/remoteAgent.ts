@@ -10,31 +10,20 @@ import { describeNetworkError } from './cardFetch';
 import { TRACEPARENT_KEY, childTraceparent } from '../log/traceContext';
 import { FEDERATION_HOPS_KEY, nextHop, resolveNodeId, type NodeId } from './hops';
 import type { LoadedPeer } from './loader';
-import { createOutboundPolicy, OutboundRefusedError, type OutboundPolicy } from '../net/policy';
+import { OutboundRefusedError, type OutboundPolicy } from '../net/policy';
 import { rememberSeen, unseenContext, type PeerSessionState } from './peerContext';
 import { sanitizeCardText } from './peerCard';
 import { AnswerRelay } from './answerRelay';
 import {
-  createPeerExchange,
-  createPeerFetch,
   DEFAULT_PEER_LIMITS,
   PeerCallMeters,
   type PeerCallMeter,
   type PeerFetchOptions,
   type PeerLimits,
 } from './peerFetch';
-import { createJsonRpcPeerClient, leanJsonRpcEndpoint, type PeerClient } from './jsonRpcPeer';
-import { createGrpcPeerClient } from './grpcPeer';
+import { peerClientFor, type PeerClient } from './peerClient';
 import { callsOverGrpc, grpcInterface, preferredOrigin } from './peerCard';
-import {
-  ArtifactText,
-  asTask,
-  createPeerClient,
-  isProtocolError,
-  partsText,
-  stateName,
-  userMessage,
-} from './remoteClient';
+import { ArtifactText, asTask, isProtocolError, partsText, stateName, userMessage } from './remoteClient';
 
 /**
  * A remote A2A agent as a sub-agent: one `invoke` sends the delegated
@@ -118,31 +107,16 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     legacy: peer.protocolVersion === '0.3',
     onDeviation,
   };
-  // A v1.0 JSON-RPC peer gets the lean client (jsonRpcPeer.ts); a gRPC peer the SDK's gRPC client (grpcPeer.ts);
-  // any other card the SDK's, over the same checks.
-  const leanEndpoint = leanJsonRpcEndpoint(peer.sdkCard);
+  // The client peerClient.ts chooses for the card, over the same checks whichever it is.
   let client: Promise<PeerClient> | undefined;
   const sharedClient = (): Promise<PeerClient> => {
     if (client) return client;
-    client = overGrpc
-      ? createGrpcPeerClient({
-          card: peer.sdkCard,
-          // Without the federation's policy (a test's own dispatcher), a gRPC peer must be on a public address.
-          policy: options.policy ?? createOutboundPolicy({ setting: 'an a2a.remoteAgents entry naming this host' }),
-          limits,
-          meters,
-          polling: !peer.streaming,
-          credentials: peer.credentials,
-        })
-      : leanEndpoint
-        ? Promise.resolve(
-            createJsonRpcPeerClient({
-              endpoint: leanEndpoint,
-              exchange: createPeerExchange(peerOptions),
-              polling: !peer.streaming,
-            }),
-          )
-        : createPeerClient(peer.sdkCard, { fetchImpl: createPeerFetch(peerOptions), polling: !peer.streaming });
+    client = peerClientFor(peer.sdkCard, {
+      transport: peerOptions,
+      polling: !peer.streaming,
+      binding: peer.entry.transport,
+      policy: options.policy,
+    });
     // A client that could not be built is not kept: the next call tries again and names the same failure.
     client.catch(() => (client = undefined));
     return client;

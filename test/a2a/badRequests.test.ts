@@ -100,6 +100,7 @@ const cases: Case[] = [
     status: 200,
     code: -32602,
     says: /historyLength/,
+    field: 'configuration.historyLength',
   },
   {
     name: 'GetTask with a negative historyLength',
@@ -107,6 +108,7 @@ const cases: Case[] = [
     status: 200,
     code: -32602,
     says: /historyLength/,
+    field: 'historyLength',
   },
   { name: 'GetTask without an id', body: rpc('GetTask', {}), status: 200, code: -32602 },
   { name: 'GetTask of an unknown task', body: rpc('GetTask', { id: 'no-such-task' }), status: 200, code: -32001 },
@@ -123,6 +125,7 @@ const cases: Case[] = [
     status: 200,
     code: -32602,
     says: /pageSize/,
+    field: 'pageSize',
   },
   {
     name: 'SubscribeToTask of a finished task',
@@ -137,6 +140,7 @@ const cases: Case[] = [
     status: 200,
     code: -32602,
     says: /url/,
+    field: 'url',
   },
   {
     name: 'a push config with no URL',
@@ -144,6 +148,7 @@ const cases: Case[] = [
     status: 200,
     code: -32602,
     says: /url/,
+    field: 'url',
   },
   {
     name: 'GetTaskPushNotificationConfig that does not exist',
