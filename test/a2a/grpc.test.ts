@@ -253,11 +253,19 @@ describe('the gRPC binding over TLS (server.tls)', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-grpc-tls-'));
     ca = makeCa(dir, 'ca');
     const server = ca.server('node');
-    node = await startA2ANode({ config: { a2a: { auth: { bearerTokens: [TOKEN] } } } });
-    const tls = serverTlsOptions(
-      { cert: server.cert, key: server.key, clientCa: ca.cert, clientCert: 'required' },
-      dir,
-    );
+    const serverTls = { cert: server.cert, key: server.key, clientCa: ca.cert, clientCert: 'required' as const };
+    node = await startA2ANode({
+      config: {
+        server: { host: '127.0.0.1', port: 0, tls: serverTls },
+        a2a: {
+          auth: {
+            bearerTokens: [TOKEN],
+            callers: [{ name: 'certified', clientCertificates: [{ subject: 'CN=certified, O=Lango Test' }] }],
+          },
+        },
+      },
+    });
+    const tls = serverTlsOptions(serverTls, dir);
     address = `127.0.0.1:${await node.a2a.listenGrpc('127.0.0.1', 0, tls)}`;
   });
   afterAll(async () => {
@@ -280,6 +288,30 @@ describe('the gRPC binding over TLS (server.tls)', () => {
     );
     expect(answer.error?.code).toBe(grpc.status.NOT_FOUND);
     expect(detailsOf(answer.error!).reason).toBe('TASK_NOT_FOUND');
+  });
+
+  it('runs a call as the caller its client certificate names (mTLS), as the HTTP bindings do', async () => {
+    const client = ca.client('certified');
+    const credentials = grpc.credentials.createSsl(
+      fs.readFileSync(ca.cert),
+      fs.readFileSync(client.key),
+      fs.readFileSync(client.cert),
+    );
+    const runner = node.runner as ScriptedA2ARunner;
+    const before = runner.calls.length;
+    const metadata = new grpc.Metadata();
+    metadata.set('a2a-version', '1.0');
+    const sent = await rawCall(
+      address,
+      'SendMessage',
+      Buffer.from(A2AService.sendMessage.requestSerialize(textRequest('who am i'))),
+      metadata,
+      credentials,
+    );
+    expect(sent.error).toBeUndefined();
+    expect(runner.calls.slice(before).map((call) => call.principal)).toEqual([
+      expect.objectContaining({ kind: 'caller', id: 'certified' }),
+    ]);
   });
 
   it('refuses a plaintext client and one without a client certificate in the handshake', async () => {
