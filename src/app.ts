@@ -113,8 +113,13 @@ export interface LangoApp {
   readonly http: http.RequestListener;
   /** The node's agent card as served (ProtoJSON). */
   agentCard(): Promise<Record<string, unknown>>;
-  /** Starts listening on `server.host:server.port`; resolves with the base URL. */
+  /**
+   * Starts listening on `server.host:server.port` (and the gRPC binding on `server.grpcPort` when set);
+   * resolves with the base URL.
+   */
   listen(): Promise<string>;
+  /** The gRPC binding's port once `listen` started it (`server.grpcPort`; 0 picks one), else undefined. */
+  readonly grpcPort: number | undefined;
   close(): Promise<void>;
 }
 
@@ -340,6 +345,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     await toolset.start({ runner, model, agentNames: () => tree.agentNames(), runsJobs: deps.runJobs ?? true });
 
     let server: http.Server | https.Server | undefined;
+    let grpcPort: number | undefined;
     return {
       config,
       logger,
@@ -361,8 +367,11 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       probePeers: async (name) => (federation ? federation.probe(name) : []),
       http: a2a.app,
       agentCard: () => a2a.card(),
-      listen: () =>
-        new Promise<string>((resolve, reject) => {
+      get grpcPort() {
+        return grpcPort;
+      },
+      listen: async () => {
+        const url = await new Promise<string>((resolve, reject) => {
           const listening = createNodeServer(a2a.app, tls);
           const failed = (err: Error) => reject(listenError(err, config.server.host, config.server.port));
           listening.once('error', failed);
@@ -378,7 +387,17 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
             a2a.setPublicUrl(url);
             resolve(url);
           });
-        }),
+        });
+        // After the HTTP port: the card names gRPC at the public URL's host. `a2a.close` closes it.
+        if (config.server.grpcPort !== undefined) {
+          grpcPort = await a2a
+            .listenGrpc(config.server.host, config.server.grpcPort, tls)
+            .catch((err: NodeJS.ErrnoException) => {
+              throw listenError(err, config.server.host, config.server.grpcPort!, 'server.grpcPort');
+            });
+        }
+        return url;
+      },
       close: async () => {
         if (server) server.closeIdleConnections();
         await closeAll();
@@ -485,16 +504,17 @@ function createNodeFederation(
 }
 
 /** Why the node could not listen, as one line naming the setting to change. */
-function listenError(err: NodeJS.ErrnoException, host: string, port: number): LangoError {
+function listenError(err: NodeJS.ErrnoException, host: string, port: number, portKey = 'server.port'): LangoError {
   const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
   const why: Record<string, string | undefined> = {
-    EADDRINUSE: 'the port is already in use by another process (change server.port or PORT)',
-    EACCES: 'permission denied (ports below 1024 need privileges; change server.port)',
+    EADDRINUSE: `the port is already in use by another process (change ${portKey}${portKey === 'server.port' ? ' or PORT' : ''})`,
+    EACCES: `permission denied (ports below 1024 need privileges; change ${portKey})`,
     EADDRNOTAVAIL: 'the address is not one of this machine (server.host)',
     ENOTFOUND: 'the host name does not resolve (server.host)',
     EAI_AGAIN: 'the host name could not be resolved now (server.host)',
   };
-  return new LangoError(`cannot listen on ${where}: ${why[err.code ?? ''] ?? err.message}`, { cause: err });
+  const reason = why[err.code ?? ''] ?? (portKey === 'server.port' ? err.message : `${err.message} (${portKey})`);
+  return new LangoError(`cannot listen on ${where}: ${reason}`, { cause: err });
 }
 
 /** Stops accepting connections and ends idle and active ones, so close never waits on a keep-alive client. */

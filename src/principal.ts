@@ -49,6 +49,14 @@ export interface Principal {
   readonly id: string;
   /** What a caller may reach; absent for the owner, who reaches everything. */
   readonly grant?: Grant;
+  /**
+   * The A2A tenant the request named (`a2a.tenants`), absent without one. A
+   * principal of a tenant stores and reads its rows under its own id
+   * qualified by the tenant (`<tenant>/<id>`, see {@link inTenant}), so every
+   * store keyed by principal is the tenant's; its owner reads only its own
+   * rows (the tenant's tasks it reads by their tenant column).
+   */
+  readonly tenant?: string;
 }
 
 /** The node's owner: sees and may act on every principal's rows. */
@@ -62,7 +70,8 @@ export const OWNER: Principal = Object.freeze({ kind: 'owner', id: OWNER_ID });
  * const peer = namedCaller('bearer:3f2a9c0d1e4b5a6f', { specialists: 'all', remoteAgents: [], toolFamilies: ['librarian'] });
  */
 export function namedCaller(id: string, grant: Grant = NO_TOOLS): Principal {
-  if (!id || id === OWNER_ID) throw new Error(`"${id}" cannot name a caller`);
+  // A tenant's separator in a caller's own id would let it pose as a principal of that tenant.
+  if (!id || id === OWNER_ID || id.includes(TENANT_SEPARATOR)) throw new Error(`"${id}" cannot name a caller`);
   return Object.freeze({ kind: 'caller', id, grant });
 }
 
@@ -95,17 +104,56 @@ export function isOwner(principal: Principal): boolean {
 }
 
 /**
- * The owner id a read is limited to: `undefined` for the owner (every row),
- * else the caller's own id. Stores pass this to their queries, so one rule
- * decides what a principal may see.
+ * Whether `principal` reads every principal's rows: the node's owner, outside
+ * any tenant (the console, the CLI, a request naming no tenant). An owner in
+ * a tenant reads its own rows only: nothing of another tenant can match.
+ */
+function readsEveryone(principal: Principal): boolean {
+  return isOwner(principal) && principal.tenant === undefined;
+}
+
+/**
+ * The owner id a read is limited to: `undefined` for the node's owner (every
+ * row), else the principal's own id (tenant-qualified in a tenant). Stores
+ * pass this to their queries, so one rule decides what a principal may see.
  */
 export function visibleOwner(principal: Principal): string | undefined {
-  return isOwner(principal) ? undefined : principal.id;
+  return readsEveryone(principal) ? undefined : principal.id;
 }
 
 /** Whether `principal` may see (and act on) a row stored under `ownerId`. */
 export function canSee(principal: Principal, ownerId: string): boolean {
-  return isOwner(principal) || principal.id === ownerId;
+  return readsEveryone(principal) || principal.id === ownerId;
+}
+
+/**
+ * Separates a tenant from the id it qualifies. Neither a tenant
+ * (`a2a.tenants`), a caller's name, `owner` nor a credential's hash id can
+ * hold it, so a qualified id names one tenant and one principal.
+ */
+const TENANT_SEPARATOR = '/';
+
+/**
+ * `principal` as it acts in `tenant`: the same kind and grant, its id
+ * qualified by the tenant (`acme/owner`, `acme/alice`). No tenant (undefined
+ * or empty): the principal itself, as before tenants existed.
+ * @example
+ * inTenant(OWNER, 'acme'); // { kind: 'owner', id: 'acme/owner', tenant: 'acme' }
+ */
+export function inTenant(principal: Principal, tenant: string | undefined): Principal {
+  if (!tenant || principal.tenant === tenant) return principal;
+  const base = principal.tenant === undefined ? principal.id : baseId(principal.id);
+  return Object.freeze({ ...principal, id: `${tenant}${TENANT_SEPARATOR}${base}`, tenant });
+}
+
+/** The tenant and the unqualified id of a stored principal id (no tenant: the id itself). */
+export function splitTenant(id: string): { tenant: string | undefined; id: string } {
+  const at = id.indexOf(TENANT_SEPARATOR);
+  return at < 0 ? { tenant: undefined, id } : { tenant: id.slice(0, at), id: id.slice(at + 1) };
+}
+
+function baseId(id: string): string {
+  return splitTenant(id).id;
 }
 
 /**
@@ -118,7 +166,19 @@ export interface PrincipalDirectory {
   byId(id: string): Principal;
 }
 
-/** The directory with no configured callers: `owner` is the owner, any other id a named caller. */
-export const defaultPrincipals: PrincipalDirectory = Object.freeze({
-  byId: (id: string) => (id === OWNER_ID ? OWNER : namedCaller(id)),
-});
+/**
+ * A directory that knows tenant-qualified ids: `acme/alice` is `lookup('alice')` in tenant `acme`.
+ * @example
+ * const directory = tenantAware((id) => (id === OWNER_ID ? OWNER : namedCaller(id)));
+ */
+export function tenantAware(lookup: (id: string) => Principal): PrincipalDirectory {
+  return Object.freeze({
+    byId: (stored: string) => {
+      const { tenant, id } = splitTenant(stored);
+      return inTenant(lookup(id), tenant);
+    },
+  });
+}
+
+/** The directory with no configured callers: `owner` is the owner, any other id a named caller (in its tenant). */
+export const defaultPrincipals: PrincipalDirectory = tenantAware((id) => (id === OWNER_ID ? OWNER : namedCaller(id)));

@@ -24,6 +24,7 @@ import {
   resubscribeElsewhere,
   resubscribeLongAnswer,
 } from './cluster';
+import { grpcGreeting } from './grpcGreeting';
 import { oidcGreeting } from './identity';
 import { summarizeProfileFile } from './profile';
 import { describeMachine, renderReport } from './report';
@@ -45,6 +46,7 @@ import {
 
 const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   greeting,
+  grpcGreeting,
   observeOff,
   delegated,
   adk,

@@ -2,9 +2,11 @@
  * Bench-only entry: starts one lango node in this process with the offline
  * model (MODEL=offline, the default) or the instant scripted model
  * (MODEL=instant), on 127.0.0.1:PORT with DATA_DIR. EXTRA_CONFIG is a JSON
- * object merged into the configuration (e.g. remote agents).
+ * object merged into the configuration (e.g. remote agents). GRPC_PORT (0: a
+ * free one) also serves the gRPC binding (`server.grpcPort`).
  *
- * Prints `{"ready":true,"url":...,"startupMs":...}` on stdout once listening.
+ * Prints `{"ready":true,"url":...,"startupMs":...}` on stdout once listening
+ * (with `grpcAddress` when gRPC is on).
  * SIGUSR2 (with --expose-gc) runs a full GC and prints one JSON line with
  * process.memoryUsage(), as the SDK baseline does.
  */
@@ -20,7 +22,11 @@ async function main(): Promise<void> {
   const extra = process.env.EXTRA_CONFIG ? (JSON.parse(process.env.EXTRA_CONFIG) as Record<string, unknown>) : {};
   const config = resolveConfig({
     ...extra,
-    server: { host: '127.0.0.1', port: Number(process.env.PORT ?? 0) },
+    server: {
+      host: '127.0.0.1',
+      port: Number(process.env.PORT ?? 0),
+      ...(process.env.GRPC_PORT !== undefined ? { grpcPort: Number(process.env.GRPC_PORT) } : {}),
+    },
     dataDir: process.env.DATA_DIR ?? '.lango-bench',
     logLevel: process.env.LOG_LEVEL ?? 'warn',
     tools: { browser: { enabled: false } },
@@ -38,7 +44,13 @@ async function main(): Promise<void> {
   const url = await app.listen();
   answerMemoryProbe();
   process.stdout.write(
-    `${JSON.stringify({ ready: true, url, startupMs: Math.round(performance.now() - t0), pid: process.pid })}\n`,
+    `${JSON.stringify({
+      ready: true,
+      url,
+      startupMs: Math.round(performance.now() - t0),
+      pid: process.pid,
+      grpcAddress: app.grpcPort === undefined ? undefined : `127.0.0.1:${app.grpcPort}`,
+    })}\n`,
   );
 
   const stop = () => {

@@ -15,6 +15,9 @@
  * MODE=relay: the same task shape, but each chunk is a text delta of the
  * scripted model at MODEL_URL read with the real `openai` client (default
  * fetch): the least an SDK agent relaying a model's streamed answer does.
+ * GRPC_PORT (0: a free one): the same request handler also served over gRPC
+ * by the SDK's own `grpcService` (the card lists it; the ready line names it
+ * as `grpcAddress`), for the gRPC greeting scenario.
  * Prints `{"ready":true,...}` on stdout once listening; SIGUSR2 (with
  * --expose-gc) runs a full GC and prints process.memoryUsage().
  */
@@ -27,6 +30,8 @@ import type { AgentCard, Part, Task } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import * as grpc from '@grpc/grpc-js';
+import { A2AService, grpcService, UserBuilder as GrpcUserBuilder } from '@a2a-js/sdk/server/grpc';
 import { answerMemoryProbe } from './memoryStats';
 import { wallClockMs } from './stats';
 
@@ -242,12 +247,35 @@ app.use(jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthenticati
 
 answerMemoryProbe();
 
+/** The SDK's gRPC server over the same handler, when GRPC_PORT is set: resolves with its `host:port`. */
+function serveGrpc(): Promise<string | undefined> {
+  if (process.env.GRPC_PORT === undefined) return Promise.resolve(undefined);
+  const grpcServer = new grpc.Server();
+  grpcServer.addService(A2AService, grpcService({ requestHandler, userBuilder: GrpcUserBuilder.noAuthentication }));
+  return new Promise((resolve, reject) =>
+    grpcServer.bindAsync(`127.0.0.1:${process.env.GRPC_PORT}`, grpc.ServerCredentials.createInsecure(), (err, port) => {
+      if (err) return reject(err);
+      const address = `127.0.0.1:${port}`;
+      // The SDK's service checks A2A-Version against the card's GRPC interface.
+      card.supportedInterfaces.push({
+        url: address,
+        protocolBinding: 'GRPC',
+        tenant: '',
+        protocolVersion: A2A_PROTOCOL_VERSION,
+      });
+      resolve(address);
+    }),
+  );
+}
+
 const server = app.listen(PORT, '127.0.0.1', (err?: Error) => {
   if (err) throw err;
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
   card.supportedInterfaces[0].url = `${url}/`;
-  process.stdout.write(`${JSON.stringify({ ready: true, url, pid: process.pid })}\n`);
+  void serveGrpc().then((grpcAddress) =>
+    process.stdout.write(`${JSON.stringify({ ready: true, url, pid: process.pid, grpcAddress })}\n`),
+  );
 });
 process.once('SIGTERM', () => {
   // Idle keep-alive connections would hold close() open until the parent's 5 s SIGKILL.

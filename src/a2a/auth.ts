@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { User } from '@a2a-js/sdk/server';
 import type { LangoConfig } from '../config/schema';
 import { ConfigError } from '../errors';
-import { namedCaller, OWNER, type Principal } from '../principal';
+import { inTenant, namedCaller, OWNER, type Principal } from '../principal';
 import { authConfigured } from './card';
 import type { CallerCredential, Callers } from './callers';
 import { isLoopbackHost } from '../net/host';
@@ -40,10 +40,11 @@ export class CredentialUser implements User {
  * The principal a request runs as: an authenticated credential's (a named
  * caller with its grant, or the owner for a credential marked `owner`);
  * anyone else (no auth configured, so a loopback caller by the exposure
- * rule) is the owner.
+ * rule) is the owner. In the A2A `tenant` the request named (the call
+ * context's), it is that principal of the tenant (`principal.ts` `inTenant`).
  */
-export function principalOf(user: User | undefined): Principal {
-  return user instanceof CredentialUser ? user.principal : OWNER;
+export function principalOf(user: User | undefined, tenant?: string): Principal {
+  return inTenant(user instanceof CredentialUser ? user.principal : OWNER, tenant);
 }
 
 const fingerprint = (secret: string) => createHash('sha256').update(secret).digest();

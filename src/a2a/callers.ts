@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { A2aCaller, LangoConfig } from '../config/schema';
 import { ConfigError, errorMessage } from '../errors';
-import { namedCaller, OWNER, OWNER_ID, type Grant, type Principal, type PrincipalDirectory } from '../principal';
+import {
+  namedCaller,
+  OWNER,
+  OWNER_ID,
+  tenantAware,
+  type Grant,
+  type Principal,
+  type PrincipalDirectory,
+} from '../principal';
 
 /**
  * The node's callers (issue 11 A): every credential of `a2a.auth` and the
@@ -121,7 +129,10 @@ export function createCallers(auth: LangoConfig['a2a']['auth'], options: Callers
     defaultGrant,
     // A stored id names a configured caller (with its grant today, not the one it had when the row was written),
     // a plain token's hash, or a caller no longer configured (the default grant, never more).
-    byId: (id) => (id === OWNER_ID ? OWNER : (byName.get(id) ?? ids.get(id) ?? namedCaller(id, defaultGrant))),
+    // A tenant-qualified id is the same caller in that tenant.
+    ...tenantAware((id) =>
+      id === OWNER_ID ? OWNER : (byName.get(id) ?? ids.get(id) ?? namedCaller(id, defaultGrant)),
+    ),
   };
 }
 

@@ -1,5 +1,5 @@
 import { A2A_PROTOCOL_VERSION } from '@a2a-js/sdk';
-import type { AgentCard, AgentSkill, SecurityRequirement, SecurityScheme } from '@a2a-js/sdk';
+import type { AgentCard, AgentInterface, AgentSkill, SecurityRequirement, SecurityScheme } from '@a2a-js/sdk';
 import { duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3';
 import { walkAgents, type Agent, type LlmAgent } from '../agent/agent';
 import type { LangoConfig } from '../config/schema';
@@ -20,6 +20,8 @@ export interface CardInputs {
   baseUrl: string;
   /** The node's software version. */
   version: string;
+  /** Where the gRPC binding listens (`host:port`, a gRPC target), when it is on (`server.grpcPort`). */
+  grpcAddress?: string;
 }
 
 /** Security schemes declared when `a2a.auth` is set; names are what callers see. */
@@ -69,17 +71,11 @@ export function authConfigured(config: LangoConfig): boolean {
  */
 export function buildAgentCard(inputs: CardInputs): AgentCard {
   const { config, root, baseUrl } = inputs;
-  const interfaces = [
-    { url: baseUrl, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION },
-    { url: baseUrl, protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION },
-  ];
   const { securitySchemes, securityRequirements } = security(config);
   return {
     name: config.a2a.agentName ?? root.name,
     description: config.a2a.agentDescription ?? root.description,
-    supportedInterfaces: config.a2a.legacyCompat
-      ? duplicateInterfacesForLegacy(interfaces, ['JSONRPC', 'HTTP+JSON'])
-      : interfaces,
+    supportedInterfaces: supportedInterfaces(config, baseUrl, inputs.grpcAddress),
     provider: { organization: 'lango', url: baseUrl },
     version: inputs.version,
     documentationUrl: undefined,
@@ -97,6 +93,27 @@ export function buildAgentCard(inputs: CardInputs): AgentCard {
     signatures: [],
     iconUrl: undefined,
   };
+}
+
+/**
+ * Each binding the node serves (§8.3, in the order a client should prefer:
+ * JSON-RPC, HTTP+JSON, gRPC), at v1.0 without a tenant (and at v0.3 for the
+ * JSON bindings with `legacyCompat`), then the same v1.0 bindings once per
+ * tenant of `a2a.tenants`, each naming its tenant (v0.3 has no tenants).
+ */
+function supportedInterfaces(config: LangoConfig, baseUrl: string, grpcAddress: string | undefined): AgentInterface[] {
+  const bindings = (tenant: string): AgentInterface[] => [
+    { url: baseUrl, protocolBinding: 'JSONRPC', tenant, protocolVersion: A2A_PROTOCOL_VERSION },
+    { url: baseUrl, protocolBinding: 'HTTP+JSON', tenant, protocolVersion: A2A_PROTOCOL_VERSION },
+    ...(grpcAddress
+      ? [{ url: grpcAddress, protocolBinding: 'GRPC', tenant, protocolVersion: A2A_PROTOCOL_VERSION }]
+      : []),
+  ];
+  const own = bindings('');
+  return [
+    ...(config.a2a.legacyCompat ? duplicateInterfacesForLegacy(own, ['JSONRPC', 'HTTP+JSON']) : own),
+    ...config.a2a.tenants.flatMap(bindings),
+  ];
 }
 
 /** The card for authenticated callers: the public card plus tool counts and remote peers' card URLs. */

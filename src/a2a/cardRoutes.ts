@@ -26,6 +26,8 @@ export interface CardServiceOptions {
   config: LangoConfig;
   root: () => LlmAgent;
   baseUrl: () => string;
+  /** Where the gRPC binding listens (`host:port`), once it does; the card lists it then. */
+  grpcAddress?: () => string | undefined;
   version: string;
   signer?: CardSigner;
 }
@@ -33,10 +35,16 @@ export interface CardServiceOptions {
 /**
  * Builds, signs and caches the node's cards. The tree can be rebuilt at any
  * time (peers join or leave), so the cache is keyed on the root object and
- * the base URL: a new tree yields a new card and a new ETag.
+ * the addresses: a new tree yields a new card and a new ETag.
  */
 export class CardService {
-  private cached?: { root: LlmAgent; baseUrl: string; published: Promise<PublishedCard>; extended: Promise<AgentCard> };
+  private cached?: {
+    root: LlmAgent;
+    baseUrl: string;
+    grpcAddress: string | undefined;
+    published: Promise<PublishedCard>;
+    extended: Promise<AgentCard>;
+  };
 
   constructor(private readonly options: CardServiceOptions) {}
 
@@ -53,15 +61,18 @@ export class CardService {
   private refresh(): NonNullable<CardService['cached']> {
     const root = this.options.root();
     const baseUrl = this.options.baseUrl();
-    if (this.cached && this.cached.root === root && this.cached.baseUrl === baseUrl) return this.cached;
-    const inputs = { config: this.options.config, root, baseUrl, version: this.options.version };
+    const grpcAddress = this.options.grpcAddress?.();
+    const cached = this.cached;
+    if (cached && cached.root === root && cached.baseUrl === baseUrl && cached.grpcAddress === grpcAddress)
+      return cached;
+    const inputs = { config: this.options.config, root, baseUrl, grpcAddress, version: this.options.version };
     const published = this.sign(buildAgentCard(inputs)).then((card) => {
       const json = JSON.stringify(AgentCard.toJSON(card));
       const etag = `W/"${createHash('sha256').update(json).digest('hex').slice(0, 16)}"`;
       return { card, json, bytes: Buffer.byteLength(json), etag };
     });
     const extended = this.sign(buildExtendedAgentCard(inputs));
-    this.cached = { root, baseUrl, published, extended };
+    this.cached = { root, baseUrl, grpcAddress, published, extended };
     return this.cached;
   }
 

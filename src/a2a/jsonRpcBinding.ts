@@ -21,6 +21,7 @@ import type { Logger } from '../log/logger';
 import { jsonRpcName } from './callNames';
 import { sendJson, type HttpCall } from './httpCall';
 import { InboundRefusal, type Step } from './inbound';
+import { typedJsonRpcError } from './errorDetails';
 import { envelopeRefusal } from './jsonRpcEnvelope';
 import { writeEventStream, type EventStream } from './eventStream';
 
@@ -67,9 +68,7 @@ export function jsonRpcBinding(options: JsonRpcBindingOptions): JsonRpcBinding {
   const isLegacy = (call: HttpCall) =>
     legacyTransport !== undefined && (call.header(VERSION_HEADER) ?? A2A_LEGACY_PROTOCOL_VERSION) === '0.3';
   const mapError = (call: HttpCall, err: unknown) =>
-    isLegacy(call)
-      ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(err)
-      : JsonRpcTransportHandler.mapToJSONRPCError(err);
+    isLegacy(call) ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(err) : v1Error(err);
 
   // A v1.0 stream request the SDK's transport would take (`isStreamRequest`), opened as its `handle` opens it —
   // the tenant, the params read with the SDK's `fromJSON`, the handler's method — without the transport's
@@ -88,7 +87,7 @@ export function jsonRpcBinding(options: JsonRpcBindingOptions): JsonRpcBinding {
         frame: (event: StreamResponse) => `${prefix}${JSON.stringify(StreamResponse.toJSON(event))}}\n\n`,
       };
     } catch (err) {
-      return { jsonrpc: '2.0', id: request.id ?? null, error: JsonRpcTransportHandler.mapToJSONRPCError(err) };
+      return { jsonrpc: '2.0', id: request.id ?? null, error: v1Error(err) };
     }
   };
 
@@ -134,7 +133,7 @@ export function jsonRpcBinding(options: JsonRpcBindingOptions): JsonRpcBinding {
         logger,
         headersFirst: request.method === 'tasks/resubscribe',
       });
-    } else sendJson(res, 200, result);
+    } else sendJson(res, 200, legacy ? result : typedAnswer(result));
   };
 
   const refuse = (call: HttpCall, err: unknown): void => {
@@ -159,6 +158,17 @@ export function jsonRpcBinding(options: JsonRpcBindingOptions): JsonRpcBinding {
   };
 
   return { answer, refuse };
+}
+
+/** A v1.0 JSON-RPC error object for `err` as the SDK's transport maps it, its details typed (§9.5). */
+function v1Error(err: unknown) {
+  return typedJsonRpcError(JsonRpcTransportHandler.mapToJSONRPCError(err));
+}
+
+/** A v1.0 answer of the SDK's transport, an error in it with typed details (§9.5: the BadRequest of invalid params). */
+function typedAnswer(answer: unknown): unknown {
+  const error = (answer as { error?: { code: number; message: string; data?: unknown } } | null)?.error;
+  return error ? { ...(answer as object), error: typedJsonRpcError(error) } : answer;
 }
 
 /** A `SendStreamingMessage` or `SubscribeToTask` whose envelope and params the SDK's transport accepts. */

@@ -1,5 +1,6 @@
 import { nestingProblem } from './jsonDepth';
-import { MESSAGE_METHODS, messageProblem } from './messageSchema';
+import { invalidParamsDetails, type ErrorDetail } from './errorDetails';
+import { MESSAGE_METHODS, messageViolation, violationText } from './messageSchema';
 
 /**
  * The JSON-RPC 2.0 envelope of `POST /`, checked once the body is parsed and
@@ -16,7 +17,7 @@ const INVALID_PARAMS = -32602;
 export interface JsonRpcRefusal {
   jsonrpc: '2.0';
   id: string | number | null;
-  error: { code: number; message: string };
+  error: { code: number; message: string; data?: ErrorDetail[] };
 }
 
 /**
@@ -30,13 +31,24 @@ export function envelopeRefusal(body: unknown): JsonRpcRefusal | undefined {
   if (!problem) {
     const request = body as { id?: string | number | null; method: string; params?: unknown };
     const schema = MESSAGE_METHODS.get(request.method);
-    const invalid =
-      nestingProblem(request.params, 'params') ?? (schema && messageProblem(schema, request.params ?? {}, 'params'));
-    if (!invalid) return undefined;
+    const nesting = nestingProblem(request.params, 'params');
+    const violation = nesting || !schema ? undefined : messageViolation(schema, request.params ?? {});
+    if (nesting)
+      return {
+        jsonrpc: '2.0',
+        id: request.id ?? null,
+        error: { code: INVALID_PARAMS, message: `Invalid params: ${nesting}` },
+      };
+    if (!violation) return undefined;
     return {
       jsonrpc: '2.0',
       id: request.id ?? null,
-      error: { code: INVALID_PARAMS, message: `Invalid params: ${invalid}` },
+      // §9.5: the field violation as a google.rpc.BadRequest (its path from params), with the ErrorInfo.
+      error: {
+        code: INVALID_PARAMS,
+        message: `Invalid params: ${violationText(violation, 'params')}`,
+        data: invalidParamsDetails(violation),
+      },
     };
   }
   const id = isObject(body) && isValidId(body.id) && body.id !== undefined ? (body.id as string | number | null) : null;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { FieldViolation } from './errorDetails';
 
 /**
  * The shape of an inbound message as sent on the wire, checked before the
@@ -137,14 +138,31 @@ export function isPlainSendMessageV1(params: unknown): boolean {
   );
 }
 
-/** The first problem with `value` under `schema` as `path: message` (prefixed with `root`), or undefined. */
-export function messageProblem(schema: z.ZodType, value: unknown, root: string): string | undefined {
+/**
+ * The first problem with `value` under `schema`: the field (its path from `value`, `message.parts[0]`) and what is
+ * wrong with it, or undefined.
+ */
+export function messageViolation(schema: z.ZodType, value: unknown): FieldViolation | undefined {
   if (schema === SendMessageParamsV1 && isPlainSendMessageV1(value)) return undefined;
   const result = schema.safeParse(value);
   if (result.success) return undefined;
   const issue = result.error.issues[0];
-  const at = [root, ...issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))]
+  const field = issue.path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
     .join('')
     .replace(/^\./, '');
-  return `${at}: ${issue.message}`;
+  return { field, description: issue.message };
+}
+
+/** The first problem with `value` under `schema` as `path: message` (prefixed with `root`), or undefined. */
+export function messageProblem(schema: z.ZodType, value: unknown, root: string): string | undefined {
+  const violation = messageViolation(schema, value);
+  return violation && violationText(violation, root);
+}
+
+/** A violation as `path: what is wrong`, its field under `root` (`params` + `message.parts`: `params.message.parts`). */
+export function violationText(violation: FieldViolation, root: string): string {
+  const { field, description } = violation;
+  const path = !root ? field : field === '' || field.startsWith('[') ? `${root}${field}` : `${root}.${field}`;
+  return `${path}: ${description}`;
 }

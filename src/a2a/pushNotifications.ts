@@ -1,7 +1,6 @@
 import { errorMessage } from '../errors';
 import { createHmac, randomUUID } from 'node:crypto';
 import type { StreamResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk';
-import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import {
   V1PushNotificationSerializer,
   type PushNotificationSender,
@@ -13,6 +12,7 @@ import {
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
 import { fetch as undiciFetch, type Agent } from 'undici';
 import type { Logger } from '../log/logger';
+import { invalidParam } from './errorDetails';
 import { parseIp } from '../net/address';
 import { createPinnedAgent } from '../net/dispatcher';
 import { createOutboundPolicy, OutboundRefusedError, type Lookup, type OutboundPolicy } from '../net/policy';
@@ -58,7 +58,7 @@ export function pushPolicy(allowPrivateNetworks: boolean, lookup?: Lookup): Outb
 
 /**
  * Checks a webhook URL as registered; throws the SDK's RequestMalformedError
- * (-32602 / HTTP 400) naming what is wrong. Literal addresses in every
+ * (-32602 / HTTP 400, the field `url`) naming what is wrong. Literal addresses in every
  * spelling (`[::ffff:7f00:1]`, `0x7f.1`) and `localhost` are judged now;
  * names are judged again on the resolved addresses at each delivery.
  */
@@ -67,18 +67,15 @@ export function checkPushUrl(raw: string, allowPrivateNetworks: boolean): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw new RequestMalformedError(`pushNotificationConfig.url is not a URL: ${JSON.stringify(raw.slice(0, 200))}`);
+    throw invalidParam('url', `is not a URL: ${JSON.stringify(raw.slice(0, 200))}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new RequestMalformedError(`pushNotificationConfig.url must be http(s), not ${url.protocol}`);
+    throw invalidParam('url', `must be http(s), not ${url.protocol}`);
   }
-  if (url.username || url.password)
-    throw new RequestMalformedError('pushNotificationConfig.url must not carry credentials');
+  if (url.username || url.password) throw invalidParam('url', 'must not carry credentials');
   const verdict = pushPolicy(allowPrivateNetworks).checkLiteral(url.hostname);
   if (!verdict.ok) {
-    throw new RequestMalformedError(
-      `pushNotificationConfig.url points at a private or loopback address: ${verdict.reason}`,
-    );
+    throw invalidParam('url', `points at a private or loopback address: ${verdict.reason}`);
   }
   return url;
 }

@@ -7,9 +7,10 @@ import { restHandler } from '@a2a-js/sdk/server/express';
 import type { Logger } from '../log/logger';
 import { jsonErrors, notFound } from './errors';
 import type { HttpCall } from './httpCall';
+import { invalidParam } from './errorDetails';
 import { ANONYMOUS, type Step } from './inbound';
 import { nestingProblem } from './jsonDepth';
-import { messageProblem, SendMessageParamsV1 } from './messageSchema';
+import { messageViolation, SendMessageParamsV1 } from './messageSchema';
 import { restResponses } from './restResponses';
 
 /** Options of {@link restBinding}. */
@@ -67,9 +68,12 @@ export function restBinding(options: RestBindingOptions): RestBinding {
       // v0.3 REST speaks another shape (the compat layer reads it); only its envelope is checked here.
       const problem = !isObject
         ? 'the request body must be a JSON object with a message'
-        : (nestingProblem(body, 'the request body') ??
-          (call.header(VERSION_HEADER) === '1.0' ? messageProblem(SendMessageParamsV1, body, '') : undefined));
+        : nestingProblem(body, 'the request body');
       if (problem) throw new RequestMalformedError(problem);
+      const violation =
+        call.header(VERSION_HEADER) === '1.0' ? messageViolation(SendMessageParamsV1, body) : undefined;
+      // The field named in a google.rpc.BadRequest (§11.6), as the handler's own checks name theirs.
+      if (violation) throw invalidParam(violation.field, violation.description);
       return next();
     },
     answer: (call) => {

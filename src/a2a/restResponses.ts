@@ -1,78 +1,41 @@
 import type { RequestHandler, Response } from 'express';
-import { A2AError, RequestMalformedError, toRestErrorBody } from '@a2a-js/sdk/errors';
+import { A2AError, RequestMalformedError, restStatusFor, toRestErrorBody } from '@a2a-js/sdk/errors';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log/logger';
+import { errorReason, withBadRequest } from './errorDetails';
 import { sendJson, type HttpCall } from './httpCall';
 import { InboundRefusal } from './inbound';
 import { STORAGE_UNAVAILABLE } from './storageOutage';
 
 /**
- * HTTP+JSON answers as the A2A v1.0 specification gives them (§5.4 error
- * code mappings, §11.1 media type), where the SDK's REST transport differs:
- * it answers ContentTypeNotSupported 400, TaskNotCancelable 400 and
- * InvalidAgentResponse 500, and labels every body `application/a2a+json`.
- * The v0.3 REST answers (`legacyCompat`) get the same statuses: v0.3 asks for
- * "appropriate HTTP status codes that correspond to A2A error types" without a
- * table, so one error has one status whichever version the caller speaks.
+ * HTTP+JSON answers as A2A v1.0.1 gives them. The SDK's REST transport
+ * already answers each A2A error with the status of v1.0.1's table (§5.4:
+ * TaskNotCancelable, ContentTypeNotSupported and the other client errors
+ * 400, InvalidAgentResponse 500) in a `google.rpc.Status` body carrying its
+ * `google.rpc.ErrorInfo` (§11.6), and the v0.3 REST layer (`legacyCompat`)
+ * the same statuses. What this adds: invalid params get a
+ * `google.rpc.BadRequest` naming the field (§11.6); the node's database not
+ * answering (`storageOutage.ts`) is 503 with `Retry-After` (§3.3.2); and
+ * bodies are labelled `application/json` unless `Accept` prefers
+ * `application/a2a+json` (§11.1: both are accepted on requests).
  */
 
-/** The A2A media type a client may ask for in `Accept`; without it responses are `application/json` (§11.1). */
+/** The A2A media type (§11.1, §14.1); a client asks for it in `Accept`, else responses are `application/json`. */
 export const A2A_MEDIA_TYPE = 'application/a2a+json';
 const JSON_MEDIA_TYPE = 'application/json';
-
-/**
- * Each A2A error by its `google.rpc.ErrorInfo` reason (§11.6): the HTTP
- * status and the `google.rpc.Code` name of the v1.0 table (§5.4).
- */
-export const SPEC_REST_ERRORS: Readonly<Record<string, { status: number; name: string }>> = Object.freeze({
-  TASK_NOT_FOUND: { status: 404, name: 'NOT_FOUND' },
-  TASK_NOT_CANCELABLE: { status: 409, name: 'FAILED_PRECONDITION' },
-  PUSH_NOTIFICATION_NOT_SUPPORTED: { status: 400, name: 'UNIMPLEMENTED' },
-  UNSUPPORTED_OPERATION: { status: 400, name: 'UNIMPLEMENTED' },
-  CONTENT_TYPE_NOT_SUPPORTED: { status: 415, name: 'INVALID_ARGUMENT' },
-  INVALID_AGENT_RESPONSE: { status: 502, name: 'INTERNAL' },
-  EXTENDED_AGENT_CARD_NOT_CONFIGURED: { status: 400, name: 'FAILED_PRECONDITION' },
-  EXTENSION_SUPPORT_REQUIRED: { status: 400, name: 'FAILED_PRECONDITION' },
-  VERSION_NOT_SUPPORTED: { status: 400, name: 'UNIMPLEMENTED' },
-  // Not an error of the table: a temporary system error, which §3.3.2 answers 503 (`storageOutage.ts`).
-  [STORAGE_UNAVAILABLE]: { status: 503, name: 'UNAVAILABLE' },
-});
-
-/** The v0.3 error bodies (`{ code, message }`) by their JSON-RPC code, as the reasons above. */
-const LEGACY_CODE_REASONS: Readonly<Record<number, string>> = Object.freeze({
-  [-32001]: 'TASK_NOT_FOUND',
-  [-32002]: 'TASK_NOT_CANCELABLE',
-  [-32003]: 'PUSH_NOTIFICATION_NOT_SUPPORTED',
-  [-32004]: 'UNSUPPORTED_OPERATION',
-  [-32005]: 'CONTENT_TYPE_NOT_SUPPORTED',
-  [-32006]: 'INVALID_AGENT_RESPONSE',
-  [-32007]: 'EXTENDED_AGENT_CARD_NOT_CONFIGURED',
-});
 
 /** When a caller answered 503 may try again: about when a balancer has moved it to a replica that answers. */
 const RETRY_AFTER_SECONDS = '5';
 
-const ERROR_INFO_TYPE = 'type.googleapis.com/google.rpc.ErrorInfo';
-const A2A_ERROR_DOMAIN = 'a2a-protocol.org';
-
 interface RestErrorBody {
-  error: { code?: number; status?: string; details?: Array<Record<string, unknown>> };
-}
-
-/** The A2A error reason a REST error body carries, if it is one. */
-function reasonOf(body: unknown): string | undefined {
-  const details = (body as Partial<RestErrorBody> | undefined)?.error?.details;
-  if (!Array.isArray(details)) return undefined;
-  const info = details.find((d) => d?.['@type'] === ERROR_INFO_TYPE && d?.domain === A2A_ERROR_DOMAIN);
-  return typeof info?.reason === 'string' ? info.reason : undefined;
+  error: { code?: number; status?: string; message?: unknown; details?: unknown };
 }
 
 /**
  * Mounted in front of the SDK's REST handler: every JSON body it sends goes
- * out as `application/json` unless the caller's `Accept` prefers
- * `application/a2a+json`, and every A2A error body gets the status of the
- * spec's table (in the HTTP status line and `error.code` / `error.status`).
- * Server-sent event streams and empty answers pass untouched.
+ * out in the media type the caller prefers, and an invalid-params error body
+ * gets its BadRequest detail. Server-sent event streams and empty answers
+ * pass untouched.
  */
 export function restResponses(): RequestHandler {
   return (req, res, next) => {
@@ -80,22 +43,33 @@ export function restResponses(): RequestHandler {
       req.accepts([JSON_MEDIA_TYPE, A2A_MEDIA_TYPE]) === A2A_MEDIA_TYPE ? A2A_MEDIA_TYPE : JSON_MEDIA_TYPE;
     const json = res.json.bind(res) as Response['json'];
     res.json = (body?: unknown) => {
-      const legacyCode = (body as { code?: unknown } | undefined)?.code;
-      const legacyReason = typeof legacyCode === 'number' ? LEGACY_CODE_REASONS[legacyCode] : undefined;
-      if (legacyReason && res.statusCode >= 400) res.status(SPEC_REST_ERRORS[legacyReason]!.status);
-      const mapped = SPEC_REST_ERRORS[reasonOf(body) ?? ''];
-      if (mapped && res.statusCode >= 400) {
-        const error = (body as RestErrorBody).error;
-        error.code = mapped.status;
-        error.status = mapped.name;
-        res.status(mapped.status);
-        if (mapped.status === 503) res.setHeader('Retry-After', RETRY_AFTER_SECONDS);
+      if (res.statusCode >= 400) {
+        const answer = specErrorBody(body, res.statusCode);
+        res.status(answer.status);
+        for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
       }
       res.setHeader('Content-Type', `${mediaType}; charset=utf-8`);
       return json(body);
     };
     next();
   };
+}
+
+/**
+ * An HTTP+JSON error body (`google.rpc.Status`) answered with `status` as the node sends it: invalid params with
+ * the BadRequest naming the field; the node's database not answering 503 with `Retry-After`. Changes `body` in
+ * place; resolves with the status and headers to send it with.
+ */
+function specErrorBody(body: unknown, status: number): { status: number; headers: Record<string, string> } {
+  const error = (body as Partial<RestErrorBody> | undefined)?.error;
+  if (!error || !Array.isArray(error.details)) return { status, headers: {} };
+  const details = withBadRequest(error.details, typeof error.message === 'string' ? error.message : '');
+  error.details = details;
+  // Not an error of the table: a temporary system error, which §3.3.2 answers 503 (`storageOutage.ts`).
+  if (errorReason(details) !== STORAGE_UNAVAILABLE) return { status, headers: {} };
+  error.code = 503;
+  error.status = 'UNAVAILABLE';
+  return { status: 503, headers: { 'Retry-After': RETRY_AFTER_SECONDS } };
 }
 
 const PARSE_ERROR = -32700;
@@ -123,11 +97,10 @@ export function sendRestRefusal(call: HttpCall, err: unknown, logger: Logger): v
     return;
   }
   if (err instanceof A2AError) {
-    const mapped = SPEC_REST_ERRORS[err.toErrorInfo().reason];
-    const status = mapped?.status ?? 400;
-    const body = toRestErrorBody(err, status);
-    if (mapped) body.error.status = mapped.name;
-    sendJson(res, status, body);
+    // As the SDK's REST handler answers it (the v1.0.1 table), with the node's details.
+    const body = toRestErrorBody(err, restStatusFor(err));
+    const answer = specErrorBody(body, body.error.code);
+    sendJson(res, answer.status, body, answer.headers);
     return;
   }
   logger.error('request failed', { method: call.method, path: call.path, error: errorMessage(err) });

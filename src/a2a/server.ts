@@ -16,6 +16,8 @@ import { discoveryRoutes, healthRoutes } from './discovery';
 import type { PeerStatus } from '../federation/health';
 import { jsonErrors, notFound } from './errors';
 import { LangoExecutor } from './executor';
+import { createGrpcBinding, type GrpcBinding } from './grpcBinding';
+import type { ServerTlsOptions } from './serverTls';
 import { hostGuard } from './hostGuard';
 import type { RequestIntercept, SharedSteps } from './inbound';
 import { inboundHttp } from './inboundHttp';
@@ -30,6 +32,7 @@ import { LiveTasks } from './liveTasks';
 import { createA2AStores } from './taskStore';
 import type { ClusterTasks } from './clusterTasks';
 import { TaskHandler } from './taskHandler';
+import { servedTenants } from './tenants';
 
 /** Dependencies of {@link createA2AServer}. */
 export interface A2AServerOptions {
@@ -77,6 +80,11 @@ export interface A2AServer {
   readonly app: RequestListener;
   /** Tells the card where the node listens (after `listen` on port 0); ignored when `a2a.baseUrl` is set. */
   setPublicUrl(url: string): void;
+  /**
+   * Starts the gRPC binding (`grpcBinding.ts`) on `host:port` (0: a free port), over TLS with `tls`, and lists it
+   * in the card, at the public URL's host; resolves with the port. Closed by `close`.
+   */
+  listenGrpc(host: string, port: number, tls?: ServerTlsOptions): Promise<number>;
   /** The public card exactly as served at /.well-known/agent-card.json (ProtoJSON, signed when configured). */
   card(): Promise<Record<string, unknown>>;
   /** Turns running now. */
@@ -130,7 +138,15 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   let publicUrl = publicBaseUrl(config);
   const version = options.version ?? '0.1.0';
   const signer = config.a2a.signingKey ? createCardSigner(config.a2a.signingKey) : undefined;
-  const cards = new CardService({ config, root, baseUrl: () => publicUrl, version, signer });
+  let grpcAddress: string | undefined;
+  const cards = new CardService({
+    config,
+    root,
+    baseUrl: () => publicUrl,
+    grpcAddress: () => grpcAddress,
+    version,
+    signer,
+  });
 
   const executor = new LangoExecutor({ runner, logger, clock, admit: options.admit });
   const { allowPrivateNetworks, maxAttempts, timeoutMs } = config.a2a.pushNotifications;
@@ -156,8 +172,11 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     clock,
   });
   const requestHandler = answerStorageOutages(taskHandler, options.health);
+  // With tenants, every binding calls the handler through the one check of the tenant a request names.
+  const served = config.a2a.tenants.length > 0 ? servedTenants(requestHandler, config.a2a.tenants) : requestHandler;
   const auth = createAuthenticator(config, options.callers, { logger });
   let closing = false;
+  let grpc: GrpcBinding | undefined;
 
   // Health, the node's pages and discovery: express, after the inbound chain's shared steps.
   const pages = express();
@@ -190,8 +209,8 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     maxBodyBytes: config.a2a.maxBodyBytes,
     a2a: config.a2a.enabled
       ? {
-          jsonRpc: jsonRpcBinding({ requestHandler, legacyCompat, logger }),
-          rest: restBinding({ requestHandler, legacyCompat, logger }),
+          jsonRpc: jsonRpcBinding({ requestHandler: served, legacyCompat, logger }),
+          rest: restBinding({ requestHandler: served, legacyCompat, logger }),
           card: cardRoute({ cards, legacyCompat, logger }),
         }
       : undefined,
@@ -204,11 +223,23 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     setPublicUrl(url) {
       if (!config.a2a.baseUrl) publicUrl = url.replace(/\/+$/, '');
     },
+    async listenGrpc(host, port, tls) {
+      grpc ??= createGrpcBinding({
+        requestHandler: served,
+        steps,
+        maxMessageBytes: config.a2a.maxBodyBytes,
+        logger: logger.child({ component: 'a2a.grpc' }),
+      });
+      const bound = await grpc.listen(host, port, tls);
+      grpcAddress = `${new URL(publicUrl).hostname}:${bound}`;
+      return bound;
+    },
     card: async () => JSON.parse((await cards.current()).json) as Record<string, unknown>,
     running: () => liveTasks.size,
     async close() {
       if (closing) return;
       closing = true;
+      await grpc?.close();
       clearInterval(purgeTimer);
       stopHearingCancels?.();
       liveTasks.failAll('node shutting down');

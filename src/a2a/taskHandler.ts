@@ -18,12 +18,7 @@ import type {
   Task,
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
-import {
-  RequestMalformedError,
-  TaskNotCancelableError,
-  TaskNotFoundError,
-  UnsupportedOperationError,
-} from '@a2a-js/sdk/errors';
+import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { AgentEvent, STATE_HEADERS_KEY } from '@a2a-js/sdk/server';
 import type {
   A2ARequestHandler,
@@ -40,6 +35,7 @@ import { principalOf } from './auth';
 import type { CardService } from './cardRoutes';
 import { newContextId } from './contextIds';
 import type { LangoExecutor, TaskTurn } from './executor';
+import { invalidParam } from './errorDetails';
 import type { LiveTask, LiveTasks, WriteMode } from './liveTasks';
 import { newTask, statusUpdate } from './messages';
 import { readerOf, scopeOf, type TaskReads } from './taskStore';
@@ -159,11 +155,11 @@ export class TaskHandler implements A2ARequestHandler {
     checkHistoryLength(params.historyLength, 'historyLength');
     const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 100)
-      throw new RequestMalformedError('pageSize must be between 1 and 100');
+      throw invalidParam('pageSize', 'must be between 1 and 100');
     if (params.status !== undefined && !LISTED_STATES.includes(params.status))
-      throw new RequestMalformedError(`Invalid status filter: ${String(params.status)}`);
+      throw invalidParam('status', `is not a task state to filter by: ${String(params.status)}`);
     if (params.statusTimestampAfter && isNaN(Date.parse(params.statusTimestampAfter)))
-      throw new RequestMalformedError('statusTimestampAfter must be a valid ISO 8601 date string');
+      throw invalidParam('statusTimestampAfter', 'must be a valid ISO 8601 date string');
     const page = await this.options.tasks.list({ ...params, pageSize }, context);
     return { ...page, tasks: page.tasks.map((task) => withHistory(task, params.historyLength)) };
   }
@@ -225,8 +221,8 @@ export class TaskHandler implements A2ARequestHandler {
     params: TaskPushNotificationConfig,
     context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    if (!params.taskId) throw new RequestMalformedError('taskId is required');
-    if (!params.url) throw new RequestMalformedError('url is required');
+    if (!params.taskId) throw invalidParam('taskId', 'is required');
+    if (!params.url) throw invalidParam('url', 'is required');
     await this.find(params.taskId, context);
     await this.options.push.store.save(params.taskId, context, params);
     return structuredClone(params);
@@ -308,7 +304,7 @@ export class TaskHandler implements A2ARequestHandler {
       contextId,
       userMessage,
       task: continuedTask,
-      principal: principalOf(context.user),
+      principal: principalOf(context.user, context.tenant),
       headers: context.state.get(STATE_HEADERS_KEY) as TaskTurn['headers'],
       newSession: !message.contextId && !message.taskId,
       resultOnly: writeMode === 'on-settle',
@@ -360,8 +356,9 @@ export class TaskHandler implements A2ARequestHandler {
     const task = found.task;
     if (isFinished(task.status?.state)) throw terminalTask(task.id, task.status!.state);
     if (message.contextId && task.contextId && message.contextId !== task.contextId)
-      throw new RequestMalformedError(
-        `contextId mismatch: message contextId '${message.contextId}' does not match task '${task.id}' contextId '${task.contextId}'`,
+      throw invalidParam(
+        'message.contextId',
+        `'${message.contextId}' does not match the contextId '${task.contextId}' of task '${task.id}'`,
       );
     return found;
   }
@@ -523,25 +520,24 @@ function withHistory(task: Task, historyLength: number | undefined): Task {
 }
 
 function requireTaskId(taskId: string | undefined): asserts taskId is string {
-  if (!taskId || taskId.trim() === '') throw new RequestMalformedError('Task ID is required');
+  if (!taskId || taskId.trim() === '') throw invalidParam('id', 'is required: the task ID');
 }
 
 /** Refuses a message the agent could not act on, naming the field. */
 export function checkSendMessage(params: SendMessageRequest): void {
   const message = params.message;
-  if (!message) throw new RequestMalformedError('message is required');
-  if (!message.messageId) throw new RequestMalformedError('message.messageId is required');
+  if (!message) throw invalidParam('message', 'is required');
+  if (!message.messageId) throw invalidParam('message.messageId', 'is required');
   if (message.role !== Role.ROLE_USER)
-    throw new RequestMalformedError('message.role must be ROLE_USER (a message from the caller)');
+    throw invalidParam('message.role', 'must be ROLE_USER (a message from the caller)');
   if (!Array.isArray(message.parts) || message.parts.length === 0) {
-    throw new RequestMalformedError('message.parts must contain at least one part');
+    throw invalidParam('message.parts', 'must contain at least one part');
   }
   message.parts.forEach((part, index) => {
     const content = part?.content;
-    if (!content)
-      throw new RequestMalformedError(`message.parts[${index}] has no content: expected text, data, url or raw`);
+    if (!content) throw invalidParam(`message.parts[${index}]`, 'has no content: expected text, data, url or raw');
     if (content.$case === 'text' && typeof content.value !== 'string') {
-      throw new RequestMalformedError(`message.parts[${index}].text must be a string`);
+      throw invalidParam(`message.parts[${index}].text`, 'must be a string');
     }
   });
   checkHistoryLength(params.configuration?.historyLength, 'configuration.historyLength');
@@ -549,5 +545,5 @@ export function checkSendMessage(params: SendMessageRequest): void {
 
 function checkHistoryLength(value: number | undefined, field: string): void {
   if (value === undefined || value === null) return;
-  if (!Number.isInteger(value) || value < 0) throw new RequestMalformedError(`${field} must be a non-negative integer`);
+  if (!Number.isInteger(value) || value < 0) throw invalidParam(field, 'must be a non-negative integer');
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ListTasksRequest, ListTasksResponse, TaskPushNotificationConfig } from '@a2a-js/sdk';
-import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { resolveUserScope } from '@a2a-js/sdk/server';
 import type { PushNotificationStore, ServerCallContext, StoredPushNotificationConfig } from '@a2a-js/sdk/server';
+import { invalidParam } from './errorDetails';
 import type { LiveTasks } from './liveTasks';
 import { principalOf } from './auth';
 import { isOwner } from '../principal';
@@ -76,7 +76,7 @@ export class TaskReads {
       });
       return { ...page, pageSize };
     } catch (err) {
-      if (err instanceof InvalidPageTokenError) throw new RequestMalformedError(err.message);
+      if (err instanceof InvalidPageTokenError) throw invalidParam('pageToken', 'is not a page token from this server');
       throw err;
     }
   }
@@ -102,7 +102,7 @@ export class RowPushStore implements PushNotificationStore {
   }
 
   async delete(taskId: string, context: ServerCallContext, configId?: string): Promise<void> {
-    if (configId === undefined) throw new RequestMalformedError('deleting a push notification config needs its id');
+    if (configId === undefined) throw invalidParam('id', 'is required: the push notification config to delete');
     await this.rows.delete(scopeOf(context), taskId, configId);
   }
 

@@ -7,6 +7,18 @@ import { DURATION_FORMS, isDuration } from '../duration';
  * defaults. Keys are documented in the README's configuration reference.
  */
 
+/** The first path segments of the node's own routes: a tenant (`/{tenant}/…`) named like one would shadow it. */
+const RESERVED_PATH_SEGMENTS = [
+  'tasks',
+  'extendedAgentCard',
+  'v1',
+  'agents',
+  'healthz',
+  'readyz',
+  'metrics',
+  'console',
+];
+
 /** An http:// or https:// URL: the only schemes the node's clients speak (a typo like `htp:/` is caught here). */
 const HttpUrl = () => z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' });
 
@@ -33,6 +45,8 @@ const Server = z
   .object({
     host: z.string().min(1).default('127.0.0.1'),
     port: z.number().int().min(0).max(65535).default(4000),
+    /** The A2A gRPC binding's port on `host` (0: any free port); no gRPC when unset. */
+    grpcPort: z.number().int().min(0).max(65535).optional(),
     tls: ServerTls.optional(),
   })
   .strict();
@@ -99,6 +113,11 @@ const RemoteAgentEntry = z
     enabled: z.boolean().default(true),
     /** Allow interface URLs on another origin than the card's. */
     allowCrossOrigin: z.boolean().default(false),
+    /**
+     * Which binding calls the peer: `auto`, the card's first the node speaks over HTTP (JSON-RPC, HTTP+JSON), or its
+     * gRPC interface when it offers only that; `grpc`, its gRPC interface.
+     */
+    transport: z.enum(['auto', 'grpc']).default('auto'),
     /** The entry's host name may resolve to loopback, private or link-local addresses (a peer on the LAN by name). */
     allowPrivateNetwork: z.boolean().default(false),
     /** Pinned verification key for signed cards: JWKS URL/JSON or PEM. */
@@ -251,6 +270,21 @@ const A2a = z
     agentDescription: z.string().min(1).optional(),
     remoteAgents: z.array(RemoteAgentEntry).default([]),
     legacyCompat: z.boolean().default(true),
+    /**
+     * The A2A tenants served (the `tenant` field, `/{tenant}/…` REST routes): each a scope of its own for
+     * tasks and every store; a request naming another tenant is not found. Empty: no tenants (one scope).
+     */
+    tenants: z
+      .array(
+        z
+          .string()
+          .regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$/, 'letters, digits, _, . and -, starting with a letter or digit')
+          .refine((tenant) => !RESERVED_PATH_SEGMENTS.includes(tenant), {
+            message: `a tenant is a path segment: it cannot be one of the node's own (${RESERVED_PATH_SEGMENTS.join(', ')})`,
+          }),
+      )
+      .default([])
+      .refine((tenants) => new Set(tenants).size === tenants.length, { message: 'tenants must be unique' }),
     taskRetention: z.string().refine(isDuration, DURATION_FORMS).default('7d'),
     auth: A2aAuth.optional(),
     allowUnauthenticated: z.boolean().default(false),

@@ -109,7 +109,13 @@ export function createFederation(options: FederationOptions): Federation {
     ? undefined
     : createPeerNetwork({ entries: options.entries, lookup: options.lookup });
   const dispatcher: Dispatcher = options.dispatcher ?? (network as PeerNetwork).dispatcher;
-  const loadOptions = { ...options, dispatcher, openHost: network?.open, dispatcherFor: network?.dispatcherFor };
+  const loadOptions = {
+    ...options,
+    dispatcher,
+    openHost: network?.open,
+    dispatcherFor: network?.dispatcherFor,
+    policy: network?.policy,
+  };
   const closing = new AbortController();
   const records = new Map<string, PeerRecord>();
   const listeners = new Set<FederationListener>();

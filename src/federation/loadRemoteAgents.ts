@@ -130,7 +130,7 @@ export async function loadRemoteAgents(options: LoadRemoteAgentsOptions): Promis
 /** The {@link RemoteAgent} for a loaded peer, with the federation's dispatcher, limits and redactor. */
 export function remoteAgentFor(
   peer: LoadedPeer,
-  options: Pick<LoadRemoteAgentsOptions, 'selfId' | 'maxHops' | 'dispatcher' | 'limits' | 'secrets'>,
+  options: Pick<LoadRemoteAgentsOptions, 'selfId' | 'maxHops' | 'dispatcher' | 'policy' | 'limits' | 'secrets'>,
   logger: Logger,
   onReport?: (report: CallReport) => void,
 ): RemoteAgent {
@@ -142,6 +142,7 @@ export function remoteAgentFor(
     logger,
     // An entry with a client certificate of its own goes out on its own connections.
     dispatcher: peer.dispatcher ?? options.dispatcher,
+    policy: options.policy,
     limits: options.limits,
     redact: secrets ? (text) => secrets.redactText(text) : undefined,
     onReport,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AgentCard } from '@a2a-js/sdk';
 import type { Dispatcher } from 'undici';
+import type { OutboundPolicy } from '../net/policy';
 import { parseAgentCard, type ParsedAgentCard } from '../protocol/cardSchema';
 import type { RemoteAgentEntry } from '../config/schema';
 import { errorMessage, RemoteAgentError } from '../errors';
@@ -12,6 +13,7 @@ import { verifyCard, type VerifyCardsMode } from './cardVerify';
 import type { PeerTls } from './outbound';
 import { createClientCredentials, type PeerCredentials } from './peerToken';
 import {
+  grpcInterface,
   pinInterfaces,
   preferredOrigin,
   sanitizeCardText,
@@ -57,6 +59,8 @@ export interface PeerLoadOptions {
   openHost?: (url: string, allowPrivateNetwork: boolean) => void;
   /** The dispatcher of an entry with TLS material of its own, under the same policy (`PeerNetwork.dispatcherFor`). */
   dispatcherFor?: (name: string, tls: PeerTls) => Dispatcher;
+  /** The address policy itself (`PeerNetwork.policy`): a gRPC peer's channel connects where it says. */
+  policy?: Pick<OutboundPolicy, 'resolve'>;
   resolveSecret?: SecretResolver;
   /** Where peer credentials are registered, so the log redactor masks them (a peer echoing its token). */
   secrets?: SecretSink;
@@ -216,6 +220,8 @@ export async function loadPeer(entry: RemoteAgentEntry, options: PeerLoadOptions
         deviation,
       }),
     );
+    if (entry.transport === 'grpc' && !grpcInterface(pinned))
+      throw new RemoteAgentError('transport: grpc, but the card offers no plaintext gRPC interface on its host');
     return {
       ok: true,
       peer: {

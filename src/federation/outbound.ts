@@ -3,7 +3,7 @@ import type { RemoteAgentEntry } from '../config/schema';
 import { formatIp } from '../net/address';
 import { createPinnedAgent } from '../net/dispatcher';
 import { isLoopbackHost, parseHost } from '../net/host';
-import { createOutboundPolicy, type Lookup } from '../net/policy';
+import { createOutboundPolicy, type Lookup, type OutboundPolicy } from '../net/policy';
 
 /**
  * The federation's side of the outbound address policy. Peers are
@@ -54,6 +54,8 @@ function entryUrls(entry: RemoteAgentEntry): string[] {
 /** The hosts the operator opened for peers; `cardFile` entries add theirs when loaded ({@link PeerNetwork.open}). */
 export interface PeerNetwork {
   readonly dispatcher: Dispatcher;
+  /** The policy behind the dispatchers, for connections no dispatcher makes (a gRPC peer's channel). */
+  readonly policy: OutboundPolicy;
   /** Opens the non-public addresses of the host of `url` for this federation, as config-named. */
   open(url: string, allowPrivateNetwork: boolean): void;
   /**
@@ -97,6 +99,7 @@ export function createPeerNetwork(options: { entries: RemoteAgentEntry[]; lookup
   const own = new Map<string, Dispatcher>();
   return {
     dispatcher,
+    policy,
     open,
     dispatcherFor(name, tls) {
       let found = own.get(name);

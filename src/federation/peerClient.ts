@@ -1,28 +1,36 @@
 import type { AgentCard } from '@a2a-js/sdk';
+import { createOutboundPolicy, type OutboundPolicy } from '../net/policy';
+import { createGrpcPeerClient } from './grpcPeer';
 import { createJsonRpcPeerClient, type PeerClient } from './jsonRpcPeer';
+import { callsOverGrpc } from './peerCard';
 import { createPeerExchange, createPeerFetch, type PeerFetchOptions } from './peerFetch';
 import { createPeerClient } from './remoteClient';
 
 /**
- * The one place that decides which client talks to a peer. Two clients serve
- * a remote call under one contract (`test/federation/contracts/`): the lean
- * v1.0 JSON-RPC client (`jsonRpcPeer.ts`) and the SDK's (`remoteClient.ts`),
- * both over the bounded transport of `peerFetch.ts`.
+ * The one place that decides which client talks to a peer. Three clients
+ * serve a remote call under one contract (`test/federation/contracts/`): the
+ * lean v1.0 JSON-RPC client (`jsonRpcPeer.ts`) and the SDK's
+ * (`remoteClient.ts`), both over the bounded transport of `peerFetch.ts`,
+ * and the SDK's gRPC client (`grpcPeer.ts`), under the same bounds through
+ * the same address policy.
  */
 
 export type { PeerClient };
 
 /** Which client a card gets, and for the lean one where it talks. */
-export type PeerClientChoice = { kind: 'lean'; endpoint: string } | { kind: 'sdk' };
+export type PeerClientChoice = { kind: 'lean'; endpoint: string } | { kind: 'sdk' } | { kind: 'grpc' };
 
 /**
- * The interface the SDK's `ClientFactory` would talk to decides: when it is
- * v1.0 JSON-RPC without a tenant, the lean client at its URL; anything else
- * (v0.3, HTTP+JSON, a tenant) the SDK's. Mirrors the factory's pick: the
- * first binding in card order the node has a transport for (JSON-RPC,
- * HTTP+JSON), that binding's 1.0 interface when there is one.
+ * gRPC when the entry asks for it (`transport: grpc`) or the card offers
+ * nothing else the node speaks; otherwise the interface the SDK's
+ * `ClientFactory` would talk to decides: when it is v1.0 JSON-RPC without a
+ * tenant, the lean client at its URL; anything else (v0.3, HTTP+JSON, a
+ * tenant) the SDK's. Mirrors the factory's pick: the first binding in card
+ * order the node has a transport for (JSON-RPC, HTTP+JSON), that binding's
+ * 1.0 interface when there is one.
  */
-export function peerClientChoice(card: AgentCard): PeerClientChoice {
+export function peerClientChoice(card: AgentCard, binding: 'auto' | 'grpc' = 'auto'): PeerClientChoice {
+  if (callsOverGrpc(binding, card)) return { kind: 'grpc' };
   const best = new Map<string, AgentCard['supportedInterfaces'][number]>();
   for (const i of card.supportedInterfaces ?? []) {
     const binding = i.protocolBinding.toUpperCase();
@@ -43,6 +51,10 @@ export interface PeerClientOptions {
   transport: PeerFetchOptions;
   /** The peer does not stream: a send returns at once and the task is polled. */
   polling: boolean;
+  /** The entry's `transport` (`grpc`: its card's gRPC interface). */
+  binding?: 'auto' | 'grpc';
+  /** The policy behind the dispatcher, for a gRPC channel (public addresses only without it). */
+  policy?: Pick<OutboundPolicy, 'resolve'>;
 }
 
 /**
@@ -53,7 +65,18 @@ export interface PeerClientOptions {
  * const task = await client.getTask({ tenant: '', id, historyLength: 0 }, { signal });
  */
 export async function peerClientFor(card: AgentCard, options: PeerClientOptions): Promise<PeerClient> {
-  const choice = peerClientChoice(card);
+  const choice = peerClientChoice(card, options.binding);
+  if (choice.kind === 'grpc') {
+    const { limits, meters, credentials } = options.transport;
+    return createGrpcPeerClient({
+      card,
+      policy: options.policy ?? createOutboundPolicy({ setting: 'an a2a.remoteAgents entry naming this host' }),
+      limits,
+      meters,
+      polling: options.polling,
+      credentials,
+    });
+  }
   if (choice.kind === 'sdk')
     return createPeerClient(card, { fetchImpl: createPeerFetch(options.transport), polling: options.polling });
   return createJsonRpcPeerClient({

@@ -10,7 +10,7 @@ import { describeNetworkError } from './cardFetch';
 import { TRACEPARENT_KEY, childTraceparent } from '../log/traceContext';
 import { FEDERATION_HOPS_KEY, nextHop, resolveNodeId, type NodeId } from './hops';
 import type { LoadedPeer } from './loader';
-import { OutboundRefusedError } from '../net/policy';
+import { OutboundRefusedError, type OutboundPolicy } from '../net/policy';
 import { rememberSeen, unseenContext, type PeerSessionState } from './peerContext';
 import { sanitizeCardText } from './peerCard';
 import { AnswerRelay } from './answerRelay';
@@ -22,6 +22,7 @@ import {
   type PeerLimits,
 } from './peerFetch';
 import { peerClientFor, type PeerClient } from './peerClient';
+import { callsOverGrpc, grpcInterface, preferredOrigin } from './peerCard';
 import { ArtifactText, asTask, isProtocolError, partsText, stateName, userMessage } from './remoteClient';
 
 /**
@@ -62,6 +63,8 @@ export interface RemoteAgentOptions {
   logger: Logger;
   /** The federation's pinned dispatcher: every request to the peer goes through the outbound address policy. */
   dispatcher: Dispatcher;
+  /** That policy itself, for a peer called over gRPC (its channel connects where the policy says); public only without. */
+  policy?: Pick<OutboundPolicy, 'resolve'>;
   /** `a2a.peerLimits`; the defaults when absent. */
   limits?: Partial<PeerLimits>;
   /** Masks registered secrets (peer tokens among them) in anything the peer sent before it reaches a caller. */
@@ -81,8 +84,10 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   const log = options.logger.child({ remote: peer.name });
   const stateKey = `a2a:${peer.name}`;
   // The interface the client talks to first: where requests go, which a person watching wants to see (not the card URL).
-  const endpoint = peer.sdkCard.supportedInterfaces[0].url;
-  const targetOrigin = new URL(endpoint).origin;
+  const overGrpc = callsOverGrpc(peer.entry.transport, peer.sdkCard);
+  const called = (overGrpc && grpcInterface(peer.sdkCard)) || peer.sdkCard.supportedInterfaces[0];
+  const endpoint = called.url;
+  const targetOrigin = preferredOrigin({ ...peer.sdkCard, supportedInterfaces: [called] });
   const limits: PeerLimits = { ...DEFAULT_PEER_LIMITS, ...options.limits };
   const redact = options.redact ?? ((text: string) => text);
   const warned = new Set<string>();
@@ -106,7 +111,12 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   let client: Promise<PeerClient> | undefined;
   const sharedClient = (): Promise<PeerClient> => {
     if (client) return client;
-    client = peerClientFor(peer.sdkCard, { transport: peerOptions, polling: !peer.streaming });
+    client = peerClientFor(peer.sdkCard, {
+      transport: peerOptions,
+      polling: !peer.streaming,
+      binding: peer.entry.transport,
+      policy: options.policy,
+    });
     // A client that could not be built is not kept: the next call tries again and names the same failure.
     client.catch(() => (client = undefined));
     return client;

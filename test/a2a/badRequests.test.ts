@@ -22,6 +22,8 @@ interface Case {
   code?: number;
   /** The error message must match (names the field). */
   says?: RegExp;
+  /** The field a google.rpc.BadRequest among the error's details must name (§9.5, §11.6). */
+  field?: string;
 }
 
 let node: A2ATestNode;
@@ -62,6 +64,7 @@ const cases: Case[] = [
     status: 200,
     code: -32602,
     says: /message\.parts/,
+    field: 'message.parts',
   },
   {
     name: 'SendMessage with an unknown part kind',
@@ -69,6 +72,7 @@ const cases: Case[] = [
     status: 200,
     code: -32602,
     says: /message\.parts\[0\]/,
+    field: 'message.parts[0]',
   },
   {
     name: 'SendMessage without messageId',
@@ -96,6 +100,7 @@ const cases: Case[] = [
     status: 200,
     code: -32602,
     says: /historyLength/,
+    field: 'configuration.historyLength',
   },
   {
     name: 'GetTask with a negative historyLength',
@@ -103,6 +108,7 @@ const cases: Case[] = [
     status: 200,
     code: -32602,
     says: /historyLength/,
+    field: 'historyLength',
   },
   { name: 'GetTask without an id', body: rpc('GetTask', {}), status: 200, code: -32602 },
   { name: 'GetTask of an unknown task', body: rpc('GetTask', { id: 'no-such-task' }), status: 200, code: -32001 },
@@ -119,6 +125,7 @@ const cases: Case[] = [
     status: 200,
     code: -32602,
     says: /pageSize/,
+    field: 'pageSize',
   },
   {
     name: 'SubscribeToTask of a finished task',
@@ -133,6 +140,7 @@ const cases: Case[] = [
     status: 200,
     code: -32602,
     says: /url/,
+    field: 'url',
   },
   {
     name: 'a push config with no URL',
@@ -140,6 +148,7 @@ const cases: Case[] = [
     status: 200,
     code: -32602,
     says: /url/,
+    field: 'url',
   },
   {
     name: 'GetTaskPushNotificationConfig that does not exist',
@@ -206,6 +215,7 @@ const cases: Case[] = [
     body: JSON.stringify(message({ parts: [] })),
     status: 400,
     says: /message\.parts/,
+    field: 'message.parts',
   },
   { name: 'REST: unknown task', path: '/tasks/no-such-task', method: 'GET', status: 404 },
   {
@@ -245,6 +255,22 @@ describe('bad requests never reach the agent and get JSON errors, never HTML or 
     if (c.code !== undefined) expect(parsed.error?.code).toBe(c.code);
     else expect(parsed.error).toBeDefined();
     if (c.says) expect(JSON.stringify(parsed.error)).toMatch(c.says);
+    // v1.0.1: every detail object is typed (§3.3.2); invalid params name their field in a BadRequest.
+    const details: unknown = parsed.error?.data ?? parsed.error?.details;
+    if (details !== undefined) {
+      expect(Array.isArray(details)).toBe(true);
+      for (const detail of details as Array<Record<string, unknown>>) expect(typeof detail['@type']).toBe('string');
+    }
+    if (c.field) {
+      expect(details).toEqual(
+        expect.arrayContaining([
+          {
+            '@type': 'type.googleapis.com/google.rpc.BadRequest',
+            fieldViolations: [{ field: c.field, description: expect.any(String) }],
+          },
+        ]),
+      );
+    }
     expect(runner.calls.length).toBe(callsBefore);
   });
 

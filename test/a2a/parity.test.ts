@@ -1,13 +1,18 @@
+import * as grpc from '@grpc/grpc-js';
+import { decodeErrorInfo, decodeStatus, GRPC_STATUS_DETAILS_BIN } from '@a2a-js/sdk/errors/grpc';
 import { a2aClient, asTask, textRequest } from '../support/a2aClient';
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
+import { grpcCall, type GrpcAnswer } from '../support/grpcCall';
 import { inProcess, type InProcessRequest, type InProcessResponse } from '../support/inProcess';
 
 /**
- * Every A2A method on every binding — JSON-RPC v1.0, HTTP+JSON, and JSON-RPC
- * v0.3 where the method exists there — with each error a caller can cause,
- * answered in process: the same outcome and the same error semantics on
- * each, and the inbound chain's own refusals (credentials, Host, Origin, body
- * size, body shape) the same whichever binding a request came in on.
+ * Every A2A method on every binding — JSON-RPC v1.0, HTTP+JSON, gRPC, and
+ * JSON-RPC v0.3 where the method exists there — with each error a caller
+ * can cause: the same outcome and the same error semantics on each (the HTTP
+ * bindings answered in process, gRPC over loopback with the JSON-RPC case's
+ * params as its request message), and the inbound chain's own refusals
+ * (credentials, Host, Origin, body size, body shape) the same whichever
+ * binding a request came in on.
  */
 
 type Binding = 'jsonrpc' | 'rest' | 'v03';
@@ -354,8 +359,9 @@ const known: Known = { done: '' };
 const MAX_BODY = 4096;
 
 beforeAll(async () => {
-  node = await startA2ANode({ config: { a2a: { maxBodyBytes: MAX_BODY } } });
+  node = await startA2ANode({ grpc: true, config: { a2a: { maxBodyBytes: MAX_BODY } } });
   guarded = await startA2ANode({
+    grpc: true,
     config: { a2a: { maxBodyBytes: MAX_BODY, auth: { bearerTokens: ['parity-token-0123456789'] } } },
   });
   known.done = asTask(await (await a2aClient(node.url, 'JSONRPC')).sendMessage(textRequest('done already'))).id;
@@ -451,5 +457,101 @@ describe('the inbound chain refuses the same on every binding', () => {
   it.each(bindings)('%s: a text/plain body → CONTENT_TYPE_NOT_SUPPORTED', async (binding) => {
     const plain = withHeaders(anyRequest[binding](), { 'Content-Type': 'text/plain' });
     expect(outcome(await ask(node, plain))).toBe('error CONTENT_TYPE_NOT_SUPPORTED');
+  });
+});
+
+/** What a gRPC answer means, in the words of {@link outcome}. */
+function grpcOutcome(answer: GrpcAnswer): string {
+  if (answer.error) {
+    const [blob] = answer.error.metadata?.get(GRPC_STATUS_DETAILS_BIN) ?? [];
+    const info = blob
+      ? decodeStatus(blob as Buffer).details.find((d) => d.typeUrl.endsWith('google.rpc.ErrorInfo'))
+      : undefined;
+    const reason = info && decodeErrorInfo(info.value).reason;
+    const refusal = GRPC_REFUSALS[answer.error.code];
+    if (!reason && refusal) return `refused ${refusal}`;
+    return `error ${reason === 'INVALID_PARAMS' ? 'MALFORMED' : (reason ?? answer.error.code)}`;
+  }
+  const [first, ...rest] = answer.messages as Array<Record<string, any>>;
+  if (answer.streamed) {
+    const last = (rest.at(-1) ?? first) as Record<string, any>;
+    const state = last.payload?.value?.status?.state;
+    return `stream ${first.payload?.$case === 'task' ? 'task' : 'event'} … ${stateOf(taskStateName(state))}`;
+  }
+  const task = first.payload?.$case === 'task' ? first.payload.value : first.status ? first : undefined;
+  if (task) return `task ${stateOf(taskStateName(task.status.state))}`;
+  if (Array.isArray(first.tasks)) return 'list';
+  if (Array.isArray(first.configs)) return `push configs ${first.configs.map((c: { id: string }) => c.id).join(',')}`;
+  if (first.url) return `push config ${first.id}`;
+  return JSON.stringify(first).slice(0, 80);
+}
+
+/** gRPC codes the inbound chain refuses with, in the words of the HTTP refusals. */
+const GRPC_REFUSALS: Record<number, string> = {
+  [grpc.status.UNAUTHENTICATED]: 'UNAUTHENTICATED',
+  [grpc.status.PERMISSION_DENIED]: 'MISDIRECTED',
+  [grpc.status.RESOURCE_EXHAUSTED]: 'TOO_LARGE',
+};
+
+/** The name of a task state the SDK's codecs give as a number. */
+const taskStateName = (state: number) =>
+  [
+    'UNSPECIFIED',
+    'SUBMITTED',
+    'WORKING',
+    'COMPLETED',
+    'FAILED',
+    'CANCELED',
+    'INPUT_REQUIRED',
+    'REJECTED',
+    'AUTH_REQUIRED',
+  ][state];
+
+/** The JSON-RPC case as a gRPC call: its method, its params read as the method's request message. */
+function overGrpc(spelled: Spelled): { method: string; params: Record<string, unknown> } {
+  const { method, params } = JSON.parse(spelled.body as string) as { method: string; params: Record<string, unknown> };
+  return { method, params };
+}
+
+describe('every A2A method gives the same outcome over gRPC', () => {
+  const rows = cases.filter((c) => c.on.jsonrpc).map((c) => ({ ...c, spell: c.on.jsonrpc! }));
+  it.each(rows)('$method, $what, on grpc: $expected', async ({ spell, expected }) => {
+    const { method, params } = overGrpc(spell(known));
+    expect(grpcOutcome(await grpcCall(node.grpcAddress!, method, params))).toBe(expected);
+  });
+
+  it('GetExtendedAgentCard with credentials configured: the extended card', async () => {
+    const answer = await grpcCall(
+      guarded.grpcAddress!,
+      'GetExtendedAgentCard',
+      {},
+      {
+        authorization: 'Bearer parity-token-0123456789',
+      },
+    );
+    expect((answer.messages[0] as { name: string }).name).toBe('lango-orchestrator');
+  });
+
+  it('no credential → UNAUTHENTICATED, as 401 on the HTTP bindings', async () => {
+    expect(grpcOutcome(await grpcCall(guarded.grpcAddress!, 'GetTask', { id: 'x' }))).toBe('refused UNAUTHENTICATED');
+    const admitted = await grpcCall(
+      guarded.grpcAddress!,
+      'GetTask',
+      { id: 'x' },
+      {
+        authorization: 'Bearer parity-token-0123456789',
+      },
+    );
+    expect(grpcOutcome(admitted)).toBe('error TASK_NOT_FOUND');
+  });
+
+  it('an authority that is not this node → refused, as 421 on the HTTP bindings', async () => {
+    const answer = await grpcCall(node.grpcAddress!, 'GetTask', { id: 'x' }, {}, { authority: 'evil.example' });
+    expect(grpcOutcome(answer)).toBe('refused MISDIRECTED');
+  });
+
+  it('a message over the limit → refused, as 413 on the HTTP bindings', async () => {
+    const big = messageV1({ parts: [{ text: 'x'.repeat(MAX_BODY + 1) }] });
+    expect(grpcOutcome(await grpcCall(node.grpcAddress!, 'SendMessage', big))).toBe('refused TOO_LARGE');
   });
 });

@@ -21,12 +21,12 @@ import { inProcess, type InProcessResponse } from '../support/inProcess';
 const V1 = { 'A2A-Version': '1.0' };
 const reasonOf = (body: unknown) => (body as { error: { details: Array<{ reason: string }> } }).error.details[0].reason;
 
-/** Every A2A error with the HTTP status and reason of the v1.0 specification's table (§5.4, §11.6). */
+/** Every A2A error with the HTTP status, gRPC status and reason of the v1.0.1 specification's table (§5.4, §11.6). */
 const table: Array<{ error: () => A2AError; status: number; reason: string; grpc: string }> = [
   { error: () => new TaskNotFoundError(), status: 404, reason: 'TASK_NOT_FOUND', grpc: 'NOT_FOUND' },
   {
     error: () => new TaskNotCancelableError(),
-    status: 409,
+    status: 400,
     reason: 'TASK_NOT_CANCELABLE',
     grpc: 'FAILED_PRECONDITION',
   },
@@ -34,16 +34,21 @@ const table: Array<{ error: () => A2AError; status: number; reason: string; grpc
     error: () => new PushNotificationNotSupportedError(),
     status: 400,
     reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED',
-    grpc: 'UNIMPLEMENTED',
+    grpc: 'FAILED_PRECONDITION',
   },
-  { error: () => new UnsupportedOperationError(), status: 400, reason: 'UNSUPPORTED_OPERATION', grpc: 'UNIMPLEMENTED' },
+  {
+    error: () => new UnsupportedOperationError(),
+    status: 400,
+    reason: 'UNSUPPORTED_OPERATION',
+    grpc: 'FAILED_PRECONDITION',
+  },
   {
     error: () => new ContentTypeNotSupportedError(),
-    status: 415,
+    status: 400,
     reason: 'CONTENT_TYPE_NOT_SUPPORTED',
     grpc: 'INVALID_ARGUMENT',
   },
-  { error: () => new InvalidAgentResponseError(), status: 502, reason: 'INVALID_AGENT_RESPONSE', grpc: 'INTERNAL' },
+  { error: () => new InvalidAgentResponseError(), status: 500, reason: 'INVALID_AGENT_RESPONSE', grpc: 'INTERNAL' },
   {
     error: () => new ExtendedAgentCardNotConfiguredError(),
     status: 400,
@@ -56,7 +61,12 @@ const table: Array<{ error: () => A2AError; status: number; reason: string; grpc
     reason: 'EXTENSION_SUPPORT_REQUIRED',
     grpc: 'FAILED_PRECONDITION',
   },
-  { error: () => new VersionNotSupportedError(), status: 400, reason: 'VERSION_NOT_SUPPORTED', grpc: 'UNIMPLEMENTED' },
+  {
+    error: () => new VersionNotSupportedError(),
+    status: 400,
+    reason: 'VERSION_NOT_SUPPORTED',
+    grpc: 'FAILED_PRECONDITION',
+  },
 ];
 
 /** A request handler whose GetTask throws the error named by the task id (the table's reason). */
@@ -79,7 +89,7 @@ function throwingHandler(): A2ARequestHandler {
   });
 }
 
-describe('HTTP+JSON errors carry the status of the specification, not the SDK table', () => {
+describe('HTTP+JSON errors carry the status of the v1.0.1 table', () => {
   const app = express();
   app.use(
     restResponses(),
@@ -123,15 +133,15 @@ describe('the node over HTTP+JSON', () => {
     expect(reasonOf(response.json())).toBe('TASK_NOT_FOUND');
   });
 
-  it('answers a cancel of a completed task with 409 TASK_NOT_CANCELABLE', async () => {
+  it('answers a cancel of a completed task with 400 TASK_NOT_CANCELABLE', async () => {
     const response = await post(`/tasks/${completedTaskId}:cancel`, '{}');
-    expect(response.status).toBe(409);
+    expect(response.status).toBe(400);
     expect(reasonOf(response.json())).toBe('TASK_NOT_CANCELABLE');
   });
 
-  it('answers a text/plain body with 415 CONTENT_TYPE_NOT_SUPPORTED', async () => {
+  it('answers a text/plain body with 400 CONTENT_TYPE_NOT_SUPPORTED', async () => {
     const response = await post('/message:send', 'hello', { 'Content-Type': 'text/plain' });
-    expect(response.status).toBe(415);
+    expect(response.status).toBe(400);
     expect(reasonOf(response.json())).toBe('CONTENT_TYPE_NOT_SUPPORTED');
   });
 
@@ -156,6 +166,51 @@ describe('the node over HTTP+JSON', () => {
     expect(asked.json().id).toBe(completedTaskId);
     const error = await get('/tasks/no-such-task', { Accept: 'application/a2a+json, application/json;q=0.5' });
     expect(error.headers['content-type']).toMatch(/^application\/a2a\+json/);
+  });
+
+  it('accepts application/a2a+json request bodies on every HTTP+JSON post', async () => {
+    const a2aJson = { 'Content-Type': 'application/a2a+json' };
+    const sent = await post(
+      '/message:send',
+      JSON.stringify({ message: { messageId: 'a2a-json-1', role: 'ROLE_USER', parts: [{ text: 'hello' }] } }),
+      a2aJson,
+    );
+    expect(sent.status).toBe(200);
+    const taskId = (sent.json() as { task: { id: string } }).task.id;
+    const config = await post(
+      `/tasks/${taskId}/pushNotificationConfigs`,
+      JSON.stringify({ taskId, url: 'https://example.com/hook' }),
+      a2aJson,
+    );
+    expect([200, 201]).toContain(config.status);
+    const cancel = await post(`/tasks/${taskId}:cancel`, '{}', a2aJson);
+    expect(cancel.status).toBe(400);
+    expect(reasonOf(cancel.json())).toBe('TASK_NOT_CANCELABLE');
+  });
+
+  it('names the field of invalid params in a google.rpc.BadRequest (§11.6)', async () => {
+    const badMessage = await post(
+      '/message:send',
+      JSON.stringify({ message: { messageId: 'm-bad', role: 'ROLE_USER', parts: [] } }),
+    );
+    expect(badMessage.status).toBe(400);
+    expect(badMessage.json().error.details).toEqual([
+      expect.objectContaining({ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'INVALID_PARAMS' }),
+      {
+        '@type': 'type.googleapis.com/google.rpc.BadRequest',
+        fieldViolations: [{ field: 'message.parts', description: 'must contain at least one part' }],
+      },
+    ]);
+    // A check of the node's handler, past the message guard: the same shape.
+    const agentRole = await post(
+      '/message:send',
+      JSON.stringify({ message: { messageId: 'm-agent', role: 'ROLE_AGENT', parts: [{ text: 'hi' }] } }),
+    );
+    expect(agentRole.status).toBe(400);
+    expect(agentRole.json().error.details[1]).toEqual({
+      '@type': 'type.googleapis.com/google.rpc.BadRequest',
+      fieldViolations: [{ field: 'message.role', description: 'must be ROLE_USER (a message from the caller)' }],
+    });
   });
 
   it('lets the SDK client read the new statuses as the right error', async () => {
@@ -186,9 +241,9 @@ describe('the node over v0.3 HTTP+JSON (legacyCompat) answers with the same stat
       headers: { ...v03, 'Content-Type': 'application/json', ...init.headers },
     });
 
-  it('answers a cancel of a completed task with 409 and code -32002', async () => {
+  it('answers a cancel of a completed task with 400 and code -32002', async () => {
     const response = await call(`/v1/tasks/${completedTaskId}:cancel`, { method: 'POST', body: '{}' });
-    expect(response.status).toBe(409);
+    expect(response.status).toBe(400);
     expect(response.json()).toMatchObject({ code: -32002 });
   });
 
@@ -198,7 +253,7 @@ describe('the node over v0.3 HTTP+JSON (legacyCompat) answers with the same stat
     expect(response.json()).toMatchObject({ code: -32001 });
   });
 
-  it('lets the v0.3 SDK client read a 409 as not cancelable', async () => {
+  it('lets the v0.3 SDK client read a 400 -32002 as not cancelable', async () => {
     const { RestTransport } = await import('@a2a-js/sdk-v03/client');
     const transport = new RestTransport({ endpoint: node.url });
     await expect(transport.cancelTask({ id: completedTaskId })).rejects.toThrow(/not cancelable/i);

@@ -3,6 +3,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { grpcCall } from '../support/grpcCall';
 import { freePort, spawnServe, type ServeProcess } from '../support/reliabilityProcess';
 
 /** One exported span as OTLP/JSON carries it. */
@@ -144,6 +145,38 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
       expect(attribute(peerModel!, 'gen_ai.operation.name')).toBe('chat');
       expect(attribute(peerModel!, 'gen_ai.usage.input_tokens')).toEqual(expect.any(Number));
       expect(new Set(traced.map((s) => s.service))).toEqual(new Set(['hub', 'peer']));
+    } finally {
+      await receiver.close();
+    }
+  }, 90_000);
+
+  it("opens a server span per gRPC call, parented by the caller's traceparent, with the turn under it", async () => {
+    const receiver = await otlpReceiver();
+    try {
+      const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-otel-grpc-'));
+      dirs.push(cwd);
+      const grpcPort = await freePort();
+      const configFile = path.join(cwd, 'lango.config.json');
+      fs.writeFileSync(configFile, JSON.stringify({ server: { grpcPort }, tools: { browser: { enabled: false } } }));
+      const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
+      nodes.push(await spawnServe({ cwd, configFile, port: await freePort(), env }));
+      const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+      const answer = await grpcCall(
+        `127.0.0.1:${grpcPort}`,
+        'SendMessage',
+        { message: { messageId: 'otel-grpc', role: 'ROLE_USER', parts: [{ text: 'hi' }] } },
+        { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+      );
+      expect(answer.error).toBeUndefined();
+      await stopAll();
+
+      const spans = receiver.spans();
+      const request = spans.find((s) => s.name === 'A2A SendMessage');
+      expect(request).toMatchObject({ traceId, parentSpanId: '00f067aa0ba902b7', kind: 2 });
+      expect(attribute(request!, 'rpc.method')).toBe('SendMessage');
+      expect(attribute(request!, 'http.response.status_code')).toBe(200);
+      const turn = spans.find((s) => s.name === 'lango.turn' && s.traceId === traceId);
+      expect(turn?.parentSpanId).toBe(request!.spanId);
     } finally {
       await receiver.close();
     }

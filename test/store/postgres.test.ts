@@ -12,6 +12,7 @@ import { knowledgeStoreContract } from './contracts/knowledge.contract';
 import { ledgerContract } from './contracts/ledger.contract';
 import { memoryStoreContract } from './contracts/memory.contract';
 import { sessionStoreContract } from './contracts/sessions.contract';
+import { tenantScopeContract } from './contracts/tenants.contract';
 import { timelineStoreContract } from './contracts/timelines.contract';
 import { vaultStoreContract } from './contracts/vault.contract';
 import { vectorStoreContract } from './contracts/vectors.contract';
@@ -72,6 +73,7 @@ if (!skipWithoutPostgres('the store contracts on PostgreSQL')) {
   jobStoresContract(postgres);
   timelineStoreContract(postgres, { replica: TEST_REPLICA.replicaId });
   jobQueueContract(postgres);
+  tenantScopeContract(postgres);
 
   describe('replicas on one PostgreSQL database', () => {
     const now = '2026-05-01T10:00:00.000Z';

@@ -14,6 +14,7 @@ import { memoryStoreContract } from './contracts/memory.contract';
 import { sessionStoreContract } from './contracts/sessions.contract';
 import { timelineStoreContract } from './contracts/timelines.contract';
 import { taskRowsContract, type TaskRowsFactory } from './contracts/taskRows.contract';
+import { tenantScopeContract } from './contracts/tenants.contract';
 import { vaultStoreContract } from './contracts/vault.contract';
 import { vectorStoreContract } from './contracts/vectors.contract';
 
@@ -53,6 +54,7 @@ ledgerContract(sqlite);
 jobStoresContract(sqlite);
 timelineStoreContract(sqlite);
 jobQueueContract(sqlite);
+tenantScopeContract(sqlite);
 
 /** The A2A task rows on the SQLite file, with the storage's group commit. */
 const sqliteTaskRows: TaskRowsFactory = {

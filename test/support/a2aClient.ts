@@ -6,30 +6,56 @@ import {
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
   RestTransportFactory,
+  type CallInterceptor,
   type Client,
 } from '@a2a-js/sdk/client';
+import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 
-/** The two v1.0 transports the node serves. */
-export type Binding = 'JSONRPC' | 'HTTP+JSON';
+/** The three v1.0 bindings the node serves (gRPC when started with a gRPC port). */
+export type Binding = 'JSONRPC' | 'HTTP+JSON' | 'GRPC';
 
 /**
  * A real `@a2a-js/sdk` 1.x client for `url`, preferring `binding`, sending
- * `headers` (credentials) on every call, the card fetch included.
+ * `headers` (credentials) on every call, the card fetch included (over gRPC
+ * as the call's metadata). `tenant` picks the card's interface of that tenant.
  */
-export async function a2aClient(url: string, binding: Binding, headers: Record<string, string> = {}): Promise<Client> {
+export async function a2aClient(
+  url: string,
+  binding: Binding,
+  headers: Record<string, string> = {},
+  tenant = '',
+): Promise<Client> {
   const fetchImpl: typeof fetch = (input, init) => {
     const merged = new Headers(init?.headers);
     for (const [name, value] of Object.entries(headers)) merged.set(name, value);
     return fetch(input, { ...init, headers: merged });
   };
+  const cardResolver = new DefaultAgentCardResolver({ fetchImpl });
+  // The SDK's factory takes the last v1.0 interface of a binding (not the first, as §8.3 says): only the
+  // tenant's are left for it to choose from.
+  const card = await cardResolver.resolve(url);
+  card.supportedInterfaces = card.supportedInterfaces.filter((i) => (i.tenant ?? '') === tenant);
+  const credentials: CallInterceptor = {
+    async before(args) {
+      args.options = {
+        ...args.options,
+        serviceParameters: { ...args.options?.serviceParameters, ...headers },
+      };
+    },
+    async after() {},
+  };
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
+      transports: [
+        new JsonRpcTransportFactory({ fetchImpl }),
+        new RestTransportFactory({ fetchImpl }),
+        new GrpcTransportFactory(),
+      ],
       preferredTransports: [binding],
-      cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+      clientConfig: binding === 'GRPC' && Object.keys(headers).length > 0 ? { interceptors: [credentials] } : {},
     }),
   );
-  return factory.createFromUrl(url);
+  return factory.createFromAgentCard(card);
 }
 
 /** A SendMessageRequest carrying one text part. */

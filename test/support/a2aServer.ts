@@ -78,6 +78,8 @@ export interface A2ATestNode {
   logger: MemoryLogger;
   runner: TurnRunner;
   config: LangoConfig;
+  /** The gRPC binding's address (`127.0.0.1:<port>`) with `grpc: true`. */
+  grpcAddress?: string;
   /** Stops the server and closes the db (keeps the dir). */
   stop(): Promise<void>;
   /** Stops and removes the temp dir. */
@@ -92,6 +94,8 @@ export interface StartOptions {
   root?: () => LlmAgent;
   /** Reuse a directory (restart tests). */
   dir?: string;
+  /** Also serve the gRPC binding on a free loopback port (`grpcPort`, `grpcAddress`). */
+  grpc?: boolean;
   extra?: Partial<A2AServerOptions>;
 }
 
@@ -136,6 +140,7 @@ export async function startA2ANode(options: StartOptions = {}): Promise<A2ATestN
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   a2a.setPublicUrl(url);
+  const grpcAddress = options.grpc ? `127.0.0.1:${await a2a.listenGrpc('127.0.0.1', 0)}` : undefined;
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
@@ -154,6 +159,7 @@ export async function startA2ANode(options: StartOptions = {}): Promise<A2ATestN
     logger,
     runner,
     config,
+    grpcAddress,
     stop,
     close: async () => {
       await stop();

@@ -7,6 +7,8 @@ import type { AgentCard, Message, Part, Task } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { A2AService, grpcService, UserBuilder as GrpcUserBuilder } from '@a2a-js/sdk/server/grpc';
+import * as grpc from '@grpc/grpc-js';
 import * as v03server from '@a2a-js/sdk-v03/server';
 import * as v03express from '@a2a-js/sdk-v03/server/express';
 import type { RemoteAgent } from '../../src/agent/agent';
@@ -66,6 +68,11 @@ export interface PeerOptions {
   maxHops?: number;
   /** Listen on this port (a peer that comes back where it was); default any free port. */
   port?: number;
+  /**
+   * `grpc`: a gRPC-only v1.0 peer — the SDK's `grpcService` over the same handler on a port of its own, its card
+   * (still served at the well-known path) listing only that gRPC interface. Default `jsonrpc`.
+   */
+  binding?: 'jsonrpc' | 'grpc';
 }
 
 const text = (value: string): Part => ({
@@ -148,7 +155,9 @@ export async function startPeer(options: PeerOptions = {}): Promise<TestPeer> {
     maxHops: options.maxHops ?? 4,
     closed: false,
   };
+  let grpcServer: grpc.Server | undefined;
   if (options.version === '0.3') mountV03(app, url, options, ctx);
+  else if (options.binding === 'grpc') grpcServer = await mountGrpc(app, options, ctx, requests);
   else mountV1(app, url, options, ctx);
   return {
     url,
@@ -160,6 +169,7 @@ export async function startPeer(options: PeerOptions = {}): Promise<TestPeer> {
     setForward: (agent, selfId = origin) => (forward = { agent, selfId }),
     close: () => {
       ctx.closed = true;
+      grpcServer?.forceShutdown();
       return closeServer(server);
     },
   };
@@ -264,6 +274,54 @@ function mountV1(app: express.Express, url: string, options: PeerOptions, ctx: B
   const card = baseCardV1(options.name ?? 'peer', url, streaming);
   // Rewritten at every request, so a test can change what the peer serves (e.g. sign it once its URL is known).
   const served = async () => (options.card ? options.card(JSON.parse(JSON.stringify(card))) : card) as AgentCard;
+  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), behaviourExecutor(ctx));
+  app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: served }));
+  app.use(
+    jsonRpcHandler({
+      requestHandler: handler,
+      userBuilder: UserBuilder.noAuthentication,
+      legacyCompat: { enabled: true },
+    }),
+  );
+}
+
+/** A gRPC-only peer: the SDK's gRPC service on a free port, recording each call; its card over HTTP lists only it. */
+async function mountGrpc(
+  app: express.Express,
+  options: PeerOptions,
+  ctx: BehaviourContext,
+  requests: SeenRequest[],
+): Promise<grpc.Server> {
+  const server = new grpc.Server();
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, bound) =>
+      err ? reject(err) : resolve(bound),
+    ),
+  );
+  const card = baseCardV1(options.name ?? 'peer', '', options.streaming ?? true);
+  card.supportedInterfaces = [
+    { url: `127.0.0.1:${port}`, protocolBinding: 'GRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION },
+  ];
+  const served = async () => (options.card ? options.card(JSON.parse(JSON.stringify(card))) : card) as AgentCard;
+  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), behaviourExecutor(ctx));
+  const service = grpcService({ requestHandler: handler, userBuilder: GrpcUserBuilder.noAuthentication });
+  const recorded: grpc.UntypedServiceImplementation = {};
+  for (const [name, method] of Object.entries(service)) {
+    recorded[name] = (call: grpc.ServerUnaryCall<unknown, unknown>, ...rest: unknown[]) => {
+      const headers = Object.fromEntries(
+        Object.entries(call.metadata.getMap()).map(([key, value]) => [key, String(value)]),
+      );
+      requests.push({ method: name, headers, params: call.request as Record<string, unknown> });
+      return (method as (...args: unknown[]) => unknown)(call, ...rest);
+    };
+  }
+  server.addService(A2AService, recorded);
+  app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: served }));
+  return server;
+}
+
+/** The executor of a v1.0 peer: each message played by the peer's behaviour (`play`). */
+function behaviourExecutor(ctx: BehaviourContext): AgentExecutor {
   const STATES = {
     completed: TaskState.TASK_STATE_COMPLETED,
     'input-required': TaskState.TASK_STATE_INPUT_REQUIRED,
@@ -271,7 +329,7 @@ function mountV1(app: express.Express, url: string, options: PeerOptions, ctx: B
     failed: TaskState.TASK_STATE_FAILED,
     canceled: TaskState.TASK_STATE_CANCELED,
   };
-  const executor: AgentExecutor = {
+  return {
     async execute(rc: RequestContext, bus: ExecutionEventBus) {
       const { taskId, contextId } = rc;
       const task: Task = rc.task ?? {
@@ -325,15 +383,6 @@ function mountV1(app: express.Express, url: string, options: PeerOptions, ctx: B
       ctx.cancelled.push(taskId);
     },
   };
-  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
-  app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: served }));
-  app.use(
-    jsonRpcHandler({
-      requestHandler: handler,
-      userBuilder: UserBuilder.noAuthentication,
-      legacyCompat: { enabled: true },
-    }),
-  );
 }
 
 function mountV03(app: express.Express, url: string, options: PeerOptions, ctx: BehaviourContext): void {
