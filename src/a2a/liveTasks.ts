@@ -39,8 +39,13 @@ export interface LiveTask {
   readonly writeMode: WriteMode;
   /** The task as folded so far; undefined until its first event (it is being created: it has no row). */
   task: Task | undefined;
-  /** Events folded so far. */
-  seq: number;
+  /**
+   * The task's generation (issue 27): its generation when this turn began
+   * (0 for a new task), +1 per event folded. Only this process writes the
+   * task's events while it runs it, so the number it counts is the one the
+   * store keeps.
+   */
+  generation: number;
   /** Who hears each event folded from now on (streams, subscribers, webhooks); none for most tasks. */
   listeners: Array<(heard: HeardEvent) => void> | undefined;
   /** The state its row holds, if it has one. */
@@ -55,8 +60,8 @@ export interface FoldedEvent {
   taskId: string;
   /** When the task is written to the rows: only an `every-state` task is watched from elsewhere. */
   writeMode: WriteMode;
-  /** The event's number within its task, from 1. */
-  seq: number;
+  /** The task's generation after the event. */
+  generation: number;
   event: AgentExecutionEvent;
   /** The task after the event (the live object: copy what you keep). */
   task: Task;
@@ -87,6 +92,8 @@ export interface HeardEvent {
   task: Task | undefined;
   /** The task's state after it. */
   state: TaskState | undefined;
+  /** The task's generation after it. */
+  generation: number;
 }
 
 /** Options of {@link LiveTasks}. */
@@ -118,10 +125,11 @@ export class LiveTasks {
   }
 
   /**
-   * Starts holding a task this process creates now: until its first event
-   * it has no row to look up. A task already live stays as it is.
+   * Starts holding a task this process creates now (`generation` 0: until
+   * its first event it has no row to look up) or continues from the
+   * generation its row holds. A task already live stays as it is.
    */
-  begin(scope: TaskScope, id: string, writeMode: WriteMode): LiveTask {
+  begin(scope: TaskScope, id: string, writeMode: WriteMode, generation = 0): LiveTask {
     const held = this.tasks.get(scopedKey(scope, id));
     if (held) return held;
     const live: LiveTask = {
@@ -129,7 +137,7 @@ export class LiveTasks {
       id,
       writeMode,
       task: undefined,
-      seq: 0,
+      generation,
       written: undefined,
       dirty: false,
       listeners: undefined,
@@ -148,12 +156,12 @@ export class LiveTasks {
     const task = applyEvent(live.task, event, userMessage);
     if (!task) return undefined;
     live.task = task;
-    live.seq += 1;
+    live.generation += 1;
     this.options.onFolded?.({
       scope: live.scope,
       taskId: live.id,
       writeMode: live.writeMode,
-      seq: live.seq,
+      generation: live.generation,
       event,
       task,
     });
@@ -165,6 +173,7 @@ export class LiveTasks {
         written,
         task: event.kind === 'task' ? structuredClone(task) : undefined,
         state: task.status?.state,
+        generation: live.generation,
       };
       // A listener may stop listening as it hears: it must not make the next one miss this event.
       if (listeners.length === 1) listeners[0]!(heard);
@@ -200,7 +209,7 @@ export class LiveTasks {
   settle(live: LiveTask): Promise<void> {
     this.release(live);
     if (!live.task) return Promise.resolve();
-    return this.options.rows.write([{ scope: live.scope, task: live.task }]);
+    return this.options.rows.write([{ scope: live.scope, task: live.task, generation: live.generation }]);
   }
 
   /**
@@ -227,7 +236,7 @@ export class LiveTasks {
     const pending = [];
     for (const live of this.tasks.values()) {
       if (!live.dirty || !live.task) continue;
-      pending.push({ scope: live.scope, task: live.task });
+      pending.push({ scope: live.scope, task: live.task, generation: live.generation });
       live.dirty = false;
       live.written = live.task.status?.state;
     }
@@ -255,7 +264,7 @@ export class LiveTasks {
     }
     live.written = state;
     live.dirty = false;
-    return this.options.rows.write([{ scope: live.scope, task }]);
+    return this.options.rows.write([{ scope: live.scope, task, generation: live.generation }]);
   }
 
   private release(live: LiveTask): void {

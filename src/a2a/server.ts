@@ -28,7 +28,8 @@ import { createCardSigner } from './signing';
 import { parseDuration } from '../duration';
 import { LiveTasks } from './liveTasks';
 import { createA2AStores } from './taskStore';
-import type { ClusterTasks } from './clusterTasks';
+import { taskEventRecorder, type ClusterTasks } from './clusterTasks';
+import type { TaskEventLog } from '../store/taskEvents';
 import { TaskHandler } from './taskHandler';
 
 /** Dependencies of {@link createA2AServer}. */
@@ -41,6 +42,8 @@ export interface A2AServerOptions {
   db: SqliteDatabase;
   /** Where tasks and push configs are kept (`NodeStorage.taskRows`). */
   taskRows: TaskRowStores;
+  /** The tasks' events (`NodeStorage.taskEvents`): every event of a watched task is kept for streams resumed from it. */
+  taskEvents: TaskEventLog;
   /**
    * With replicas on PostgreSQL: the events of watched tasks are shared, a task running on another replica is
    * followed there, and cancels asked through one replica reach the one running the task.
@@ -104,10 +107,11 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const logger = options.logger;
 
   const { clusterTasks } = options;
-  // With replicas: every event of a watched task goes to the shared log, and tasks running elsewhere are followed there.
+  // Every event of a watched task goes to the event log (shared with replicas); tasks running elsewhere are followed there.
+  const record = clusterTasks?.record ?? taskEventRecorder(options.taskEvents, logger);
   const liveTasks = new LiveTasks({
     rows: options.taskRows.tasks,
-    onFolded: clusterTasks && ((folded) => void clusterTasks.record(folded)),
+    onFolded: (folded) => void record(folded),
     elsewhere: clusterTasks,
   });
   const stores = createA2AStores({ rows: options.taskRows, live: liveTasks, clock });

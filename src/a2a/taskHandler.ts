@@ -331,7 +331,7 @@ export class TaskHandler implements A2ARequestHandler {
       newSession: !message.contextId && !message.taskId,
       resultOnly: writeMode === 'on-settle',
     };
-    const live = liveTasks.begin(stored?.scope ?? scopeOf(context), taskId, writeMode);
+    const live = liveTasks.begin(stored?.scope ?? scopeOf(context), taskId, writeMode, stored?.generation);
     const publish = (event: AgentExecutionEvent) => liveTasks.fold(live, event, userMessage);
     const events = form ? liveTasks.subscribe(live, form) : undefined;
     if (writeMode === 'every-state') this.deliverToWebhooks(live, context);
@@ -452,7 +452,7 @@ export class TaskHandler implements A2ARequestHandler {
   private async settleHere(found: StoredTask, state: TaskState, text: string): Promise<void> {
     const { live: liveTasks, clock } = this.options;
     const task = found.task;
-    const live = liveTasks.begin(found.scope, task.id, 'every-state');
+    const live = liveTasks.begin(found.scope, task.id, 'every-state', found.generation);
     // The task's first message heads its history already (the fold keeps it there).
     const userMessage = task.history[0] ?? ({ messageId: '' } as Message);
     void liveTasks.fold(live, AgentEvent.task(task), userMessage);

@@ -50,7 +50,7 @@ export class TaskReads {
   async find(taskId: string, context: ServerCallContext): Promise<StoredTask | undefined> {
     const reader = readerOf(context);
     const held = this.live.held(reader, taskId);
-    if (held) return held.task && { scope: held.scope, task: structuredClone(held.task) };
+    if (held) return held.task && { scope: held.scope, task: structuredClone(held.task), generation: held.generation };
     return this.rows.get(reader, taskId);
   }
 

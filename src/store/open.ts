@@ -8,6 +8,7 @@ import { openPostgresStorage } from './postgres/storage';
 import { openDatabase, type SqliteDatabase } from './sqlite/database';
 import { createGroupCommit, type GroupCommit } from './sqlite/groupCommit';
 import { openSqliteStorage } from './sqlite/storage';
+import { createSqliteTaskEventLog } from './sqlite/taskEvents';
 import { createSqliteTaskRows } from './sqlite/taskRows';
 import type { TaskRowStores } from './taskRows';
 
@@ -19,8 +20,8 @@ export interface NodeStorage {
   readonly group: GroupCommit;
   /** The A2A task and push-config rows (`taskRows.ts`): in the SQLite file, or PostgreSQL's, shared by every replica. */
   readonly taskRows: TaskRowStores;
-  /** With PostgreSQL, the A2A tasks' events and cancels shared by every replica; a lone SQLite process has none. */
-  readonly taskEvents?: TaskEventLog;
+  /** The A2A tasks' events and cancels: with PostgreSQL shared by every replica, else this process's (in the SQLite file). */
+  readonly taskEvents: TaskEventLog;
   /** Writes everything queued and closes both databases. */
   close(): Promise<void>;
 }
@@ -64,7 +65,20 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
       logger: options.logger,
       redact: options.redact,
     });
-    return { stores: storage.stores, db: storage.db, group: storage.group, taskRows, close: () => storage.close() };
+    const taskEvents = createSqliteTaskEventLog({
+      db: storage.db,
+      group: storage.group,
+      logger: options.logger,
+      redact: options.redact,
+    });
+    return {
+      stores: storage.stores,
+      db: storage.db,
+      group: storage.group,
+      taskRows,
+      taskEvents,
+      close: () => storage.close(),
+    };
   }
   const postgres = await openPostgresStorage({
     url: options.url,

@@ -27,6 +27,12 @@ export interface TaskReader extends TaskScope {
 export interface StoredTask {
   scope: TaskScope;
   task: Task;
+  /**
+   * The task's generation as written (issue 27: +1 per event over its life):
+   * the next turn goes on counting from it. 0 for a row written before
+   * generations were kept, or a task being created.
+   */
+  generation?: number;
 }
 
 /** A ListTasks query, as the rows answer it. */
@@ -128,13 +134,15 @@ export interface TaskColumns {
   artifacts: string | null;
   history: string | null;
   metadata: string | null;
+  /** The task's generation when the row was written ({@link StoredTask.generation}). */
+  generation: number;
 }
 
 /**
  * The one seam where a task becomes a row: nothing stored holds a secret
  * value (issue 11 G).
  */
-export function taskColumns(task: Task, redact?: Redact): TaskColumns {
+export function taskColumns(task: Task, generation: number | undefined, redact?: Redact): TaskColumns {
   const payload = Task.toJSON(task) as Record<string, unknown>;
   const encode = (value: unknown) => {
     if (value === undefined) return null;
@@ -150,11 +158,12 @@ export function taskColumns(task: Task, redact?: Redact): TaskColumns {
     artifacts: encode(payload.artifacts),
     history: encode(payload.history),
     metadata: encode(payload.metadata),
+    generation: generation ?? 0,
   };
 }
 
 /** The task a row holds. */
-export function taskOfColumns(row: Omit<TaskColumns, 'status_state' | 'status_last_updated'>): Task {
+export function taskOfColumns(row: Omit<TaskColumns, 'status_state' | 'status_last_updated' | 'generation'>): Task {
   const decode = (value: string | null) => (value ? JSON.parse(value) : undefined);
   return Task.fromJSON({
     id: row.id,

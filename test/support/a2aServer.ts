@@ -14,6 +14,7 @@ import { buildAgentTree } from '../../src/orchestration/tree';
 import { createA2AServer, type A2AServer, type A2AServerOptions } from '../../src/a2a/server';
 import type { SqliteDatabase } from '../../src/store/sqlite/database';
 import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/storage';
+import { createSqliteTaskEventLog } from '../../src/store/sqlite/taskEvents';
 import { createSqliteTaskRows } from '../../src/store/sqlite/taskRows';
 import { ScriptedA2ARunner } from './a2aRunner';
 
@@ -119,6 +120,7 @@ export async function startA2ANode(options: StartOptions = {}): Promise<A2ATestN
       runner,
       db,
       taskRows: createSqliteTaskRows({ db, group: storage.group, logger, redact: options.extra?.redact }),
+      taskEvents: createSqliteTaskEventLog({ db, group: storage.group, logger, redact: options.extra?.redact }),
       logger,
       clock: () => new Date(),
       push: { baseDelayMs: 20, timeoutMs: 2000 },

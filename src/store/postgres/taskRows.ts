@@ -22,6 +22,7 @@ import { REPLICA_LOST, type ReplicaScope } from './cluster';
 import { rows, transaction, type PgDatabase, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 import type { PgListener } from './listener';
+import { ENDED_TASK_EVENTS_KEPT_MS } from '../taskEvents';
 import { lockTasks, lockTasksStatement, TASK_EVENTS_CHANNEL } from './taskEvents';
 
 /**
@@ -45,6 +46,8 @@ export const TASK_ROWS_SCHEMA: PgSchema = {
        tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL, config_id TEXT NOT NULL,
        config_data TEXT, protocol_version TEXT,
        PRIMARY KEY (tenant, owner, task_id, config_id));`,
+    // Issue 27: the task's generation as written (its events carry theirs in `a2a_task_events.seq`).
+    `ALTER TABLE a2a_tasks ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;`,
   ],
 };
 
@@ -56,17 +59,12 @@ const FINISHED = FINISHED_STATES.map(taskStateToJSON);
 /** States a live task runs in, as stored: the ones a lost or restarted replica leaves behind. */
 const IN_FLIGHT = RUNNING_STATES.map(taskStateToJSON);
 const DEFAULT_PAGE = 50;
-/**
- * How long the retention sweep keeps an ended task's events after its
- * terminal one (database time): a follower reading them as the task ended
- * has this long to finish; after it the task is its row.
- */
-const ENDED_TASK_EVENTS_KEPT_MS = 5 * 60_000;
 
 type TaskRow = TaskColumns & { tenant: string; owner: string };
-interface PgTaskRow extends Omit<TaskRow, 'status_last_updated'> {
-  /** BIGINT comes back as text. */
+interface PgTaskRow extends Omit<TaskRow, 'status_last_updated' | 'generation'> {
+  /** BIGINTs come back as text. */
   status_last_updated: string;
+  generation: string;
 }
 
 /** The rows a sweep fails: their key and what the terminal event needs. */
@@ -76,6 +74,8 @@ interface FailedRow {
   id: string;
   context_id: string;
   status: string;
+  /** BIGINT as text. */
+  generation: string;
 }
 
 /** Options of {@link createPgTaskRows}. */
@@ -147,14 +147,15 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
         {
           name: 'a2a_tasks_write',
           text: `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts,
-             history, metadata, protocol_version, replica)
+             history, metadata, generation, protocol_version, replica)
            SELECT t.*, '1.0', $11 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[],
-             $7::text[], $8::text[], $9::text[], $10::text[])
-             AS t(tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata)
+             $7::text[], $8::text[], $9::text[], $10::text[], $13::bigint[])
+             AS t(tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata,
+               generation)
            ON CONFLICT (tenant, owner, id) DO UPDATE SET context_id = excluded.context_id,
              status_last_updated = excluded.status_last_updated, status_state = excluded.status_state,
              status = excluded.status, artifacts = excluded.artifacts, history = excluded.history,
-             metadata = excluded.metadata, replica = excluded.replica
+             metadata = excluded.metadata, generation = excluded.generation, replica = excluded.replica
            WHERE a2a_tasks.status_state IS NULL OR NOT (a2a_tasks.status_state = ANY ($12::text[]))`,
           values: [
             column('tenant'),
@@ -169,6 +170,7 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
             column('metadata'),
             replica.replicaId,
             FINISHED,
+            column('generation'),
           ],
         },
       ],
@@ -188,9 +190,10 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
   const stored = (row: PgTaskRow): StoredTask => ({
     scope: { tenant: row.tenant, owner: row.owner },
     task: taskOfColumns(row),
+    generation: Number(row.generation),
   });
   const columns =
-    'tenant, owner, id, context_id, status_state, status, artifacts, history, metadata, status_last_updated';
+    'tenant, owner, id, context_id, status_state, status, artifacts, history, metadata, status_last_updated, generation';
 
   /**
    * Fails the rows `where` selects (running, and `$1`/`$2` as in the
@@ -211,25 +214,36 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
         await lockTasks(client, [key]);
         const [row] = await rows<FailedRow>(
           client,
-          `SELECT tenant, owner, id, context_id, status FROM a2a_tasks
+          `SELECT tenant, owner, id, context_id, status, generation FROM a2a_tasks
            WHERE tenant = $4 AND owner = $5 AND id = $6 AND status_state = ANY ($3::text[]) AND ${where}
            FOR UPDATE`,
           [replica.replicaId, replica.leaseMs, IN_FLIGHT, key.tenant, key.owner, key.taskId],
         );
         if (!row) return false;
         const status = failedStatus(row, reason, at);
-        await client.query(
-          `UPDATE a2a_tasks SET status_state = $4, status = $5, status_last_updated = $6
-           WHERE tenant = $1 AND owner = $2 AND id = $3`,
-          [key.tenant, key.owner, key.taskId, status.state, JSON.stringify(status), at.getTime()],
-        );
         const event = { statusUpdate: { taskId: row.id, contextId: row.context_id, status } };
+        // The failure is the task's next generation: after its last event, or its row's when its turn wrote none.
         await client.query(
-          `INSERT INTO a2a_task_events (tenant, owner, task_id, seq, event, terminal, replica, at)
-           SELECT $1, $2, $3, COALESCE(max(seq), 0) + 1, $4, true, $5, now() FROM a2a_task_events
-             WHERE tenant = $1 AND owner = $2 AND task_id = $3
-           ON CONFLICT DO NOTHING`,
-          [key.tenant, key.owner, key.taskId, JSON.stringify(event), replica.replicaId],
+          `WITH ended AS (
+             INSERT INTO a2a_task_events (tenant, owner, task_id, seq, event, terminal, replica, at)
+             SELECT $1, $2, $3, GREATEST(COALESCE(max(seq), 0), $6::bigint) + 1, $4, true, $5, now() FROM a2a_task_events
+               WHERE tenant = $1 AND owner = $2 AND task_id = $3
+             ON CONFLICT DO NOTHING
+             RETURNING seq)
+           UPDATE a2a_tasks SET status_state = $7, status = $8, status_last_updated = $9,
+             generation = COALESCE((SELECT seq FROM ended), generation + 1)
+           WHERE tenant = $1 AND owner = $2 AND id = $3`,
+          [
+            key.tenant,
+            key.owner,
+            key.taskId,
+            JSON.stringify(event),
+            replica.replicaId,
+            row.generation,
+            status.state,
+            JSON.stringify(status),
+            at.getTime(),
+          ],
         );
         await client.query('SELECT pg_notify($1, $2)', [
           TASK_EVENTS_CHANNEL,
@@ -249,9 +263,9 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
   const tasks: TaskRows = {
     write(rowsToWrite) {
       const written: Array<[string, TaskRow]> = [];
-      for (const { scope, task } of rowsToWrite) {
+      for (const { scope, task, generation } of rowsToWrite) {
         const key = scopedKey(scope, task.id);
-        const row = { ...scope, ...taskColumns(task, redact) };
+        const row = { ...scope, ...taskColumns(task, generation, redact) };
         queued.set(key, row);
         written.push([key, row]);
       }
@@ -264,7 +278,12 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
     },
     async get(reader, id) {
       const pending = queued.get(scopedKey(reader, id)) ?? committing.get(scopedKey(reader, id));
-      if (pending) return { scope: { tenant: pending.tenant, owner: pending.owner }, task: taskOfColumns(pending) };
+      if (pending)
+        return {
+          scope: { tenant: pending.tenant, owner: pending.owner },
+          task: taskOfColumns(pending),
+          generation: pending.generation,
+        };
       const [own] = await rows<PgTaskRow>(db, {
         name: 'a2a_tasks_get',
         text: `SELECT ${columns} FROM a2a_tasks WHERE tenant = $1 AND owner = $2 AND id = $3`,

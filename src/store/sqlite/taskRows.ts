@@ -17,6 +17,7 @@ import {
   type TaskRows,
   type TaskRowStores,
 } from '../taskRows';
+import { ENDED_TASK_EVENTS_KEPT_MS } from '../taskEvents';
 import { migrate, type SqliteDatabase } from './database';
 import type { GroupCommit } from './groupCommit';
 
@@ -41,6 +42,17 @@ const MIGRATIONS = [
      tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL, config_id TEXT NOT NULL,
      config_data TEXT, protocol_version TEXT,
      PRIMARY KEY (tenant, owner, task_id, config_id))`,
+  // Issue 27: the task's generation, and its events kept for streams resumed with Last-Event-ID (`taskEvents.ts`).
+  `ALTER TABLE a2a_tasks ADD COLUMN generation INTEGER NOT NULL DEFAULT 0`,
+  `CREATE TABLE a2a_task_events (
+     tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL, seq INTEGER NOT NULL,
+     event TEXT NOT NULL, terminal INTEGER NOT NULL, at INTEGER NOT NULL,
+     PRIMARY KEY (tenant, owner, task_id, seq)) WITHOUT ROWID`,
+  `CREATE UNIQUE INDEX a2a_task_events_one_end ON a2a_task_events (tenant, owner, task_id) WHERE terminal`,
+  `CREATE INDEX a2a_task_events_ends ON a2a_task_events (at) WHERE terminal`,
+  `CREATE TABLE a2a_task_snapshots (
+     tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL, seq INTEGER NOT NULL, task TEXT NOT NULL,
+     PRIMARY KEY (tenant, owner, task_id))`,
 ];
 
 /** States that end a task, as stored; only these are purged. */
@@ -73,14 +85,15 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
   migrate(db, 'a2a', MIGRATIONS);
 
   const upsert = db.prepare(
-    `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata, protocol_version)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '1.0')
+    `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata, generation, protocol_version)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '1.0')
      ON CONFLICT (tenant, owner, id) DO UPDATE SET context_id = excluded.context_id,
        status_last_updated = excluded.status_last_updated, status_state = excluded.status_state, status = excluded.status,
-       artifacts = excluded.artifacts, history = excluded.history, metadata = excluded.metadata`,
+       artifacts = excluded.artifacts, history = excluded.history, metadata = excluded.metadata,
+       generation = excluded.generation`,
   );
   const columns =
-    'tenant, owner, id, context_id, status_state, status, artifacts, history, metadata, status_last_updated';
+    'tenant, owner, id, context_id, status_state, status, artifacts, history, metadata, status_last_updated, generation';
   const select = db.prepare(`SELECT ${columns} FROM a2a_tasks WHERE tenant = ? AND owner = ? AND id = ?`);
   const selectAnyOwner = db.prepare(`SELECT ${columns} FROM a2a_tasks WHERE tenant = ? AND id = ? LIMIT 1`);
   const selectInFlight = db.prepare(
@@ -99,6 +112,19 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
   );
   const deleteFinished = db.prepare(
     `DELETE FROM a2a_tasks WHERE status_state IN (${finished}) AND status_last_updated < ?`,
+  );
+  const purged = `(tenant, owner, task_id) IN (SELECT tenant, owner, id FROM a2a_tasks
+       WHERE status_state IN (${finished}) AND status_last_updated < ?)`;
+  const deleteFinishedEvents = db.prepare(`DELETE FROM a2a_task_events WHERE ${purged}`);
+  const deleteFinishedSnapshots = db.prepare(`DELETE FROM a2a_task_snapshots WHERE ${purged}`);
+  // An ended task's row holds all its events told: they go long before the row, all but the terminal one (the fence).
+  const ended = `SELECT tenant, owner, task_id, seq FROM a2a_task_events WHERE terminal AND at < ?`;
+  const pruneEndedEvents = db.prepare(
+    `DELETE FROM a2a_task_events WHERE NOT terminal AND (tenant, owner, task_id) IN
+       (SELECT tenant, owner, task_id FROM (${ended}))`,
+  );
+  const pruneEndedSnapshots = db.prepare(
+    `DELETE FROM a2a_task_snapshots WHERE (tenant, owner, task_id) IN (SELECT tenant, owner, task_id FROM (${ended}))`,
   );
   const pushConfigs = createSqlitePushConfigRows(db, logger);
   const listStatements = new Map<string, ListStatement>();
@@ -130,6 +156,7 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
           row.artifacts,
           row.history,
           row.metadata,
+          row.generation,
         );
       }
     } catch (err) {
@@ -143,12 +170,13 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
   const stored = (row: TaskRow): StoredTask => ({
     scope: { tenant: row.tenant, owner: row.owner },
     task: taskOfColumns(row),
+    generation: row.generation,
   });
 
   const tasks: TaskRows = {
     write(rows) {
-      for (const { scope, task } of rows) {
-        queued.set(scopedKey(scope, task.id), { ...scope, ...taskColumns(task, redact) });
+      for (const { scope, task, generation } of rows) {
+        queued.set(scopedKey(scope, task.id), { ...scope, ...taskColumns(task, generation, redact) });
       }
       return group.schedule(writeQueued);
     },
@@ -255,8 +283,13 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
     async purgeFinished(olderThan) {
       group.flush();
       const cutoff = olderThan.getTime();
+      const endedBefore = Date.now() - ENDED_TASK_EVENTS_KEPT_MS;
       const removed = db.transaction(() => {
         deleteFinishedPush.run(...FINISHED, cutoff);
+        deleteFinishedEvents.run(...FINISHED, cutoff);
+        deleteFinishedSnapshots.run(...FINISHED, cutoff);
+        pruneEndedEvents.run(endedBefore);
+        pruneEndedSnapshots.run(endedBefore);
         return deleteFinished.run(...FINISHED, cutoff).changes;
       })();
       if (removed > 0) {

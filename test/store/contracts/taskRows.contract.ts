@@ -84,8 +84,12 @@ export function taskRowsContract(factory: TaskRowsFactory): void {
     it('round-trips a task, scoped to its caller; the owner reads any caller’s', async () => {
       const { tasks } = await open();
       const original = task('t1', TaskState.TASK_STATE_COMPLETED, now);
-      await tasks.write([{ scope: alice, task: original }]);
-      expect(await tasks.get(alice, 't1')).toEqual({ scope: { tenant: '', owner: 'alice' }, task: original });
+      await tasks.write([{ scope: alice, task: original, generation: 7 }]);
+      expect(await tasks.get(alice, 't1')).toEqual({
+        scope: { tenant: '', owner: 'alice' },
+        task: original,
+        generation: 7,
+      });
       expect(await tasks.get(bob, 't1')).toBeUndefined();
       expect(await tasks.get({ ...alice, tenant: 'other' }, 't1')).toBeUndefined();
       expect((await tasks.get(owner, 't1'))?.scope.owner).toBe('alice');
@@ -95,16 +99,20 @@ export function taskRowsContract(factory: TaskRowsFactory): void {
     it('takes each row when written; a later write replaces it; reads see a write before it commits', async () => {
       const { tasks } = await open();
       const live = task('live', TaskState.TASK_STATE_WORKING, now);
-      const first = tasks.write([{ scope: alice, task: live }]);
+      const first = tasks.write([{ scope: alice, task: live, generation: 2 }]);
+      expect((await tasks.get(alice, 'live'))?.generation).toBe(2);
       live.status!.state = TaskState.TASK_STATE_CANCELED; // changed after the write: not written
       expect((await tasks.get(alice, 'live'))?.task.status?.state).toBe(TaskState.TASK_STATE_WORKING);
       await first;
-      const settled = tasks.write([{ scope: alice, task: task('live', TaskState.TASK_STATE_COMPLETED, now + 1) }]);
+      const settled = tasks.write([
+        { scope: alice, task: task('live', TaskState.TASK_STATE_COMPLETED, now + 1), generation: 5 },
+      ]);
       expect((await tasks.get(alice, 'live'))?.task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       expect((await tasks.list(alice, query())).tasks.map((t) => t.status?.state)).toEqual([
         TaskState.TASK_STATE_COMPLETED,
       ]);
       await settled;
+      expect((await tasks.get(alice, 'live'))?.generation).toBe(5);
       await tasks.write([
         { scope: alice, task: task('a', TaskState.TASK_STATE_WORKING, now) },
         { scope: bob, task: task('a', TaskState.TASK_STATE_WORKING, now) },
