@@ -68,8 +68,35 @@ export class InvalidPageTokenError extends Error {
   }
 }
 
+/**
+ * A send's idempotency key (issue 27): whose send it is and its key (the
+ * message id, or the caller's `Idempotency-Key`), kept `keptMs` from when
+ * it is recorded (the database's clock).
+ */
+export interface SendKey {
+  scope: TaskScope;
+  key: string;
+  keptMs: number;
+}
+
+/** What {@link TaskRows.claimSend} found: the task of the send, and whether this call recorded it. */
+export interface SendClaim {
+  taskId: string;
+  /** True: this send is the first (its turn runs); false: a retry of the send that recorded `taskId`. */
+  created: boolean;
+}
+
 /** The task rows. */
 export interface TaskRows {
+  /**
+   * Records `send` for the task `taskId` and, with `row`, writes the new
+   * task's first row in the same commit: one write, so a retry that finds
+   * the key finds the task (and, with replicas, who runs it). When the key
+   * is recorded already and has not expired, nothing is written and the
+   * task recorded for it is returned: of sends racing with one key, on any
+   * replica, exactly one is `created`. Resolves once committed.
+   */
+  claimSend(send: SendKey, taskId: string, row?: StoredTask): Promise<SendClaim>;
   /**
    * Writes each task as it is now (the row is taken when `write` is called;
    * later changes to the object are not written), replacing its earlier row.
@@ -87,7 +114,12 @@ export interface TaskRows {
    * resolves with how many.
    */
   failInterrupted(reason: string, at: Date): Promise<number>;
-  /** Deletes finished tasks (and their push configs) whose status last changed before `olderThan`; resolves with how many. */
+  /**
+   * Deletes finished tasks (and their push configs and events) whose status
+   * last changed before `olderThan`, the events of tasks ended long enough
+   * ago (`ENDED_TASK_EVENTS_KEPT_MS`) and expired send keys; resolves with
+   * how many tasks.
+   */
   purgeFinished(olderThan: Date): Promise<number>;
   /** How many tasks of every caller are in each state (`TASK_STATE_WORKING`: 2, …): the node's metrics. */
   countByState(): Promise<Record<string, number>>;

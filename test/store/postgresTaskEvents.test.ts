@@ -86,14 +86,6 @@ if (!skipWithoutPostgres('the A2A task events on PostgreSQL')) {
       expect(seen.at(-1)).toEqual({ seq: 41, event: { kind: 'status-update', text: 'done' }, terminal: true });
     });
 
-    it('keeps text a JSONB column would refuse, and another owner sees none of the task', async () => {
-      const a = await replica('a');
-      const task = key('t-nul');
-      await a.append(task, event(1, 'nul \u0000 here', true));
-      expect(await a.read(task, 0)).toEqual([event(1, 'nul \u0000 here', true)]);
-      expect(await a.read({ ...task, owner: 'bearer:mallory' }, 0)).toEqual([]);
-    });
-
     it('keeps one event per generation whichever replica writes it, and fences the end', async () => {
       const a = await replica('a');
       const b = await replica('b');
@@ -111,28 +103,6 @@ if (!skipWithoutPostgres('the A2A task events on PostgreSQL')) {
         event(2, 'answered on b'),
         event(3, 'replica lost', true),
       ]);
-    });
-
-    it('keeps a task’s newest snapshot under the number its event got, written with it; none after the end', async () => {
-      const a = await replica('a');
-      const b = await replica('b');
-      const task = key('t-snapshot');
-      // One batch: two snapshots, the later one kept, under its event's generation.
-      await Promise.all(
-        [1, 2, 3, 4, 5].map((n) =>
-          a.append(task, { ...event(n, `chunk ${n}`), snapshot: n % 2 === 0 ? { upTo: n } : undefined }),
-        ),
-      );
-      expect(await b.snapshot(task)).toEqual({ seq: 4, task: { upTo: 4 } });
-      // Answered through B: its events number on, and so does its snapshot.
-      await b.append(task, event(6, 'answered on b'));
-      await b.append(task, { ...event(7, 'more'), snapshot: { upTo: 7 } });
-      await a.append(task, event(8, 'done', true));
-      await a.append(task, { ...event(9, 'late'), snapshot: { upTo: 9 } });
-      expect(await a.snapshot(task)).toEqual({ seq: 7, task: { upTo: 7 } });
-      expect(await a.snapshot(key('t-none'))).toBeUndefined();
-      await a.purge([task]);
-      expect(await a.snapshot(task)).toBeUndefined();
     });
 
     it('sends one notification per committed batch, naming its tasks', async () => {

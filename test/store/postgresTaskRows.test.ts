@@ -136,6 +136,27 @@ if (!skipWithoutPostgres('the A2A task rows on PostgreSQL')) {
       expect(logger.records.some((r) => r.message.startsWith('late task writes refused'))).toBe(true);
     });
 
+    it('records one of a hundred sends with one key spread over three replicas, and each gets its task', async () => {
+      const replicas = [await replica('a'), await replica('b'), await replica('c')];
+      const send = { scope: alice, key: 'message:m-race', keptMs: 60_000 };
+      const claims = await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          replicas[i % 3].taskRows.tasks.claimSend(send, `t-${i}`, {
+            scope: alice,
+            task: task(`t-${i}`, TaskState.TASK_STATE_SUBMITTED),
+          }),
+        ),
+      );
+      expect(claims.filter((c) => c.created)).toHaveLength(1);
+      const [taskId] = new Set(claims.map((c) => c.taskId));
+      expect(new Set(claims.map((c) => c.taskId)).size).toBe(1);
+      const listed = await replicas[1].taskRows.tasks.list(
+        { ...alice, everyone: false },
+        { pageSize: 100, includeArtifacts: false, includeHistory: false },
+      );
+      expect(listed.tasks.map((t) => t.id)).toEqual([taskId]);
+    });
+
     it('lists every replica’s tasks, and a push config set through one replica is seen by the one running the task', async () => {
       const a = await replica('a');
       const b = await replica('b');

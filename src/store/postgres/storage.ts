@@ -29,6 +29,7 @@ import type { TaskEventLog } from '../taskEvents';
 import type { PushConfigRows, TaskRows } from '../taskRows';
 import { createPgTaskRows, PUSH_CONFIGS_CHANNEL, TASK_ROWS_SCHEMA } from './taskRows';
 import { createPgListener } from './listener';
+import { SEND_KEYS_SCHEMA } from './sendKeys';
 import { createPgTaskEventLog, TASK_CANCELS_CHANNEL, TASK_EVENTS_SCHEMA } from './taskEvents';
 
 /** Every store's schema, in the order they are applied. */
@@ -49,6 +50,7 @@ export const POSTGRES_SCHEMAS: readonly PgSchema[] = [
   CLUSTER_SCHEMA,
   TASK_ROWS_SCHEMA,
   TASK_EVENTS_SCHEMA,
+  SEND_KEYS_SCHEMA,
 ];
 
 /** The PostgreSQL storage: one pool, its group commit and every store on it. */

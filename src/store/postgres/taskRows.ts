@@ -22,6 +22,7 @@ import { REPLICA_LOST, type ReplicaScope } from './cluster';
 import { rows, transaction, type PgDatabase, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 import type { PgListener } from './listener';
+import { createPgSendKeys } from './sendKeys';
 import { ENDED_TASK_EVENTS_KEPT_MS } from '../taskEvents';
 import { lockTasks, lockTasksStatement, TASK_EVENTS_CHANNEL } from './taskEvents';
 
@@ -138,6 +139,7 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
   /** Rows taken by a group that has not committed yet: reads still see them (the next group gathers meanwhile). */
   const committing = new Map<string, TaskRow>();
   const pushConfigs = createPgPushConfigRows(db, options.listener, logger);
+  const sendKeys = createPgSendKeys({ db, group, replicaId: replica.replicaId, redact });
 
   const writeBatch = (batch: TaskRow[]): PgQueuedWrite => {
     const column = <K extends keyof TaskRow>(name: K) => batch.map((row) => row[name]);
@@ -261,6 +263,7 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
     WHERE r.replica_id = replica AND r.heartbeat_at > now() - make_interval(secs => $2::double precision / 1000)))`;
 
   const tasks: TaskRows = {
+    claimSend: (send, taskId, row) => sendKeys.claim(send, taskId, row),
     write(rowsToWrite) {
       const written: Array<[string, TaskRow]> = [];
       for (const { scope, task, generation } of rowsToWrite) {
@@ -407,6 +410,7 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
         [ENDED_TASK_EVENTS_KEPT_MS],
       );
       if (Number(pruned) > 0) logger.debug('events of ended tasks pruned', { count: Number(pruned) });
+      await sendKeys.purgeExpired();
       const removed = Number(n);
       if (removed > 0) {
         await pushConfigs.reload();

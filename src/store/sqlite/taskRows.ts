@@ -53,6 +53,11 @@ const MIGRATIONS = [
   `CREATE TABLE a2a_task_snapshots (
      tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL, seq INTEGER NOT NULL, task TEXT NOT NULL,
      PRIMARY KEY (tenant, owner, task_id))`,
+  // Issue 27: each send's idempotency key and the task it created, kept for `a2a.idempotencyWindow`.
+  `CREATE TABLE a2a_send_keys (
+     tenant TEXT NOT NULL, owner TEXT NOT NULL, key TEXT NOT NULL, task_id TEXT NOT NULL, expires_at INTEGER NOT NULL,
+     PRIMARY KEY (tenant, owner, key)) WITHOUT ROWID`,
+  `CREATE INDEX a2a_send_keys_by_expiry ON a2a_send_keys (expires_at)`,
 ];
 
 /** States that end a task, as stored; only these are purged. */
@@ -63,6 +68,13 @@ const IN_FLIGHT = RUNNING_STATES.map(taskStateToJSON);
 /** A list query: its SQL varies with the filters given, so one statement per shape is kept. */
 type ListStatement = { get(...args: unknown[]): unknown; all(...args: unknown[]): unknown[] };
 type TaskRow = TaskColumns & { tenant: string; owner: string };
+interface SendKeyRow {
+  tenant: string;
+  owner: string;
+  key: string;
+  task_id: string;
+  expires_at: number;
+}
 
 /** Options of {@link createSqliteTaskRows}. */
 export interface SqliteTaskRowsOptions {
@@ -126,6 +138,15 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
   const pruneEndedSnapshots = db.prepare(
     `DELETE FROM a2a_task_snapshots WHERE (tenant, owner, task_id) IN (SELECT tenant, owner, task_id FROM (${ended}))`,
   );
+  const selectSendKey = db.prepare(
+    'SELECT task_id, expires_at FROM a2a_send_keys WHERE tenant = ? AND owner = ? AND key = ?',
+  );
+  // A key that expired is taken over by the next send with it.
+  const upsertSendKey = db.prepare(
+    `INSERT INTO a2a_send_keys (tenant, owner, key, task_id, expires_at) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (tenant, owner, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at`,
+  );
+  const deleteExpiredKeys = db.prepare('DELETE FROM a2a_send_keys WHERE expires_at < ?');
   const pushConfigs = createSqlitePushConfigRows(db, logger);
   const listStatements = new Map<string, ListStatement>();
   const statement = (sql: string): ListStatement => {
@@ -139,10 +160,15 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
 
   /** Rows waiting for the next group commit, by scope and id (a later write replaces an earlier one). */
   const queued = new Map<string, TaskRow>();
+  /** Send keys waiting for the next group commit, by scope and key: the first of a key is the one recorded. */
+  const queuedKeys = new Map<string, SendKeyRow>();
   const writeQueued = () => {
     const rows = [...queued.values()];
     queued.clear();
+    const keys = [...queuedKeys.values()];
+    queuedKeys.clear();
     try {
+      for (const k of keys) upsertSendKey.run(k.tenant, k.owner, k.key, k.task_id, k.expires_at);
       // Bound by position: named parameters cost a property lookup each, on every row of every commit.
       for (const row of rows) {
         upsert.run(
@@ -174,6 +200,27 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
   });
 
   const tasks: TaskRows = {
+    async claimSend(send, taskId, row) {
+      // One process: the check and the queueing happen in one turn of the event loop, so two sends cannot both pass.
+      const now = Date.now();
+      const pending = queuedKeys.get(scopedKey(send.scope, send.key));
+      if (pending) return { taskId: pending.task_id, created: false };
+      const recorded = selectSendKey.get(send.scope.tenant, send.scope.owner, send.key) as SendKeyRow | undefined;
+      if (recorded && recorded.expires_at >= now) return { taskId: recorded.task_id, created: false };
+      queuedKeys.set(scopedKey(send.scope, send.key), {
+        ...send.scope,
+        key: send.key,
+        task_id: taskId,
+        expires_at: now + send.keptMs,
+      });
+      if (row)
+        queued.set(scopedKey(row.scope, row.task.id), {
+          ...row.scope,
+          ...taskColumns(row.task, row.generation, redact),
+        });
+      await group.schedule(writeQueued);
+      return { taskId, created: true };
+    },
     write(rows) {
       for (const { scope, task, generation } of rows) {
         queued.set(scopedKey(scope, task.id), { ...scope, ...taskColumns(task, generation, redact) });
@@ -290,6 +337,7 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
         deleteFinishedSnapshots.run(...FINISHED, cutoff);
         pruneEndedEvents.run(endedBefore);
         pruneEndedSnapshots.run(endedBefore);
+        deleteExpiredKeys.run(Date.now());
         return deleteFinished.run(...FINISHED, cutoff).changes;
       })();
       if (removed > 0) {

@@ -230,6 +230,47 @@ export function taskRowsContract(factory: TaskRowsFactory): void {
       expect(await pushConfigs.hasAny(alice, 'old')).toBe(false);
     });
 
+    it('records a send’s key with its new task’s row once: a retry gets that task, a racing hundred one winner', async () => {
+      const store = await open();
+      const day = 86_400_000;
+      const send = { scope: alice, key: 'message:m-1', keptMs: day };
+      const row = { scope: alice, task: task('first', TaskState.TASK_STATE_SUBMITTED, now), generation: 0 };
+      expect(await store.tasks.claimSend(send, 'first', row)).toEqual({ taskId: 'first', created: true });
+      expect((await store.tasks.get(alice, 'first'))?.task.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
+      const retry = { scope: alice, task: task('second', TaskState.TASK_STATE_SUBMITTED, now), generation: 0 };
+      expect(await store.tasks.claimSend(send, 'second', retry)).toEqual({ taskId: 'first', created: false });
+      expect(await store.tasks.get(alice, 'second')).toBeUndefined();
+      // Keys are per caller: Bob's message with the same id is his own send.
+      expect(await store.tasks.claimSend({ ...send, scope: bob }, 'bobs')).toEqual({ taskId: 'bobs', created: true });
+
+      const racing = await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          store.tasks.claimSend({ ...send, key: 'idempotency:k-9' }, `race-${i}`, {
+            scope: alice,
+            task: task(`race-${i}`, TaskState.TASK_STATE_SUBMITTED, now),
+          }),
+        ),
+      );
+      expect(racing.filter((c) => c.created)).toHaveLength(1);
+      expect(new Set(racing.map((c) => c.taskId)).size).toBe(1);
+      const listed = await store.tasks.list(alice, query({ pageSize: 100 }));
+      expect(listed.tasks.filter((t) => t.id.startsWith('race-'))).toHaveLength(1);
+
+      await store.reopen();
+      expect(await store.tasks.claimSend(send, 'third')).toEqual({ taskId: 'first', created: false });
+    });
+
+    it('lets a send take over a key past its window; the purge keeps the keys within theirs', async () => {
+      const store = await open();
+      const send = { scope: alice, key: 'message:m-short', keptMs: 1 };
+      expect(await store.tasks.claimSend(send, 'old')).toEqual({ taskId: 'old', created: true });
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect(await store.tasks.claimSend({ ...send, keptMs: 60_000 }, 'new')).toEqual({ taskId: 'new', created: true });
+      expect(await store.tasks.claimSend(send, 'newer')).toEqual({ taskId: 'new', created: false });
+      await store.tasks.purgeFinished(new Date(0));
+      expect(await store.tasks.claimSend(send, 'newest')).toEqual({ taskId: 'new', created: false });
+    });
+
     it('keeps push configs per scope and task with their wire version, across a restart', async () => {
       const store = await open();
       const config = {
