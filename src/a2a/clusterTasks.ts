@@ -4,7 +4,7 @@ import { errorMessage } from '../errors';
 import type { Logger } from '../log/logger';
 import { isFinished, isRunning, isSettled } from '../protocol/taskStates';
 import type { TaskEventLog, TaskEventRecord, TaskKey } from '../store/taskEvents';
-import type { TaskRows, TaskScope } from '../store/taskRows';
+import type { StoredTask, TaskRows, TaskScope } from '../store/taskRows';
 import { applyEvent, type FoldedEvent, type TasksElsewhere } from './liveTasks';
 
 /**
@@ -178,6 +178,11 @@ export function createClusterTasks(options: ClusterTasksOptions): ClusterTasks {
   return {
     record: taskEventRecorder(events, log),
 
+    async current(scope, taskId) {
+      const standing = await current(keyOf(scope, taskId));
+      return standing.task && { task: standing.task, generation: standing.seq };
+    },
+
     async *follow(scope, taskId, signal) {
       const key = keyOf(scope, taskId);
       const row = await rows.get({ ...scope, everyone: false }, taskId);
@@ -185,19 +190,20 @@ export function createClusterTasks(options: ClusterTasksOptions): ClusterTasks {
       const standing = await current(key);
       // No events: a task whose turn writes none; its row is all there is until it ends.
       const task = standing.task ?? row.task;
-      yield { payload: { $case: 'task', value: task } };
+      const generation = standing.task ? standing.seq : (row.generation ?? 0);
+      yield { response: { payload: { $case: 'task', value: task } }, generation };
       if (isSettled(task.status?.state)) return;
 
       // Stops the event follower when the caller goes or the row settles with no event to say so.
       const stop = new AbortController();
       const onAbort = () => stop.abort();
       signal.addEventListener('abort', onAbort);
-      let settledRow: Task | undefined;
+      let settledRow: StoredTask | undefined;
       const checkRow = async () => {
         try {
           const now = await rows.get({ ...scope, everyone: false }, taskId);
           if (now && !isRunning(now.task.status?.state)) {
-            settledRow = now.task;
+            settledRow = now;
             stop.abort();
           }
         } catch (err) {
@@ -211,7 +217,7 @@ export function createClusterTasks(options: ClusterTasksOptions): ClusterTasks {
           last = record.seq;
           const event = eventOfJson(record.event);
           if (!event) continue;
-          yield responseOf(event);
+          yield { response: responseOf(event), generation: record.seq };
           if (record.terminal || isSettled(stateAfter(event))) return;
         }
         if (!settledRow || signal.aborted) return;
@@ -219,19 +225,18 @@ export function createClusterTasks(options: ClusterTasksOptions): ClusterTasks {
         for (const record of await events.read(key, last)) {
           const event = eventOfJson(record.event);
           if (!event) continue;
-          yield responseOf(event);
+          yield { response: responseOf(event), generation: record.seq };
           if (record.terminal || isSettled(stateAfter(event))) return;
         }
+        const closing = settledRow.task;
         yield {
-          payload: {
-            $case: 'statusUpdate',
-            value: {
-              taskId,
-              contextId: settledRow.contextId,
-              status: settledRow.status,
-              metadata: settledRow.metadata,
+          response: {
+            payload: {
+              $case: 'statusUpdate',
+              value: { taskId, contextId: closing.contextId, status: closing.status, metadata: closing.metadata },
             },
           },
+          generation: settledRow.generation ?? last,
         };
       } finally {
         clearInterval(timer);

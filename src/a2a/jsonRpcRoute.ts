@@ -21,6 +21,7 @@ import type { Logger } from '../log/logger';
 import { errorAnswer, errorBody } from './errors';
 import type { HostGuard } from './hostGuard';
 import { runIntercepts, type InterceptedRequest, type RequestIntercept } from './intercept';
+import { sseEventId } from './generation';
 import { envelopeRefusal } from './jsonRpcEnvelope';
 
 /** Options of {@link jsonRpcRoute}. */
@@ -98,9 +99,11 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): FrontHandler {
       const result = isStreamRequest(body)
         ? openStream(body, context)
         : await transport.handle(body as Record<string, unknown>, context);
-      if (context.activatedExtensions) res.setHeader(HTTP_EXTENSION_HEADER, Array.from(context.activatedExtensions));
-      if (isAsyncIterable(result)) await stream(res, result, requestId);
-      else sendJson(res, 200, result);
+      if (isAsyncIterable(result)) await stream(res, result, requestId, context);
+      else {
+        if (context.activatedExtensions) res.setHeader(HTTP_EXTENSION_HEADER, Array.from(context.activatedExtensions));
+        sendJson(res, 200, result);
+      }
     } catch (err) {
       const error = JsonRpcTransportHandler.mapToJSONRPCError(err);
       if (error.code === INTERNAL_ERROR) logger.warn('JSON-RPC request failed', { error: errorMessage(err) });
@@ -139,6 +142,7 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): FrontHandler {
     res: ServerResponse,
     events: AsyncGenerator<StreamResponse>,
     requestId: unknown,
+    context: ServerCallContext,
   ): Promise<void> => {
     let event: IteratorResult<StreamResponse>;
     try {
@@ -147,6 +151,8 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): FrontHandler {
       sendJson(res, 200, { jsonrpc: '2.0', id: requestId, error: JsonRpcTransportHandler.mapToJSONRPCError(err) });
       return;
     }
+    // Extensions are activated as the stream opens (its first read): the header goes out with the first frame.
+    if (context.activatedExtensions) res.setHeader(HTTP_EXTENSION_HEADER, Array.from(context.activatedExtensions));
     // The headers go out with the first frame, in one write (the SDK's handler flushes them alone first).
     res.writeHead(200, SSE_HEADERS);
     const framePrefix = `data: {"jsonrpc":"2.0","id":${JSON.stringify(requestId)},"result":`;
@@ -161,7 +167,10 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): FrontHandler {
     res.once('close', onClose);
     try {
       while (!event.done && !left) {
-        if (!res.write(`${framePrefix}${JSON.stringify(StreamResponse.toJSON(event.value))}}\n\n`)) await drained(res);
+        // An event carrying its generation (the generation extension, activated) is resumable from its `id`.
+        const id = sseEventId(event.value);
+        const frame = `${framePrefix}${JSON.stringify(StreamResponse.toJSON(event.value))}}\n\n`;
+        if (!res.write(id === undefined ? frame : `id: ${id}\n${frame}`)) await drained(res);
         if (left) break;
         event = await events.next();
       }

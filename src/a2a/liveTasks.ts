@@ -1,7 +1,8 @@
-import type { Artifact, Message, StreamResponse, Task, TaskState } from '@a2a-js/sdk';
+import type { Artifact, Message, Task, TaskState } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { isFinished, isRunning, isSettled } from '../protocol/taskStates';
 import { scopedKey, type TaskReader, type TaskRows, type TaskScope } from '../store/taskRows';
+import type { NumberedResponse } from './resume';
 
 /**
  * The one owner of every task this process is running: each live task (by
@@ -75,10 +76,16 @@ export interface TasksElsewhere {
   /**
    * The task `taskId` of `scope` as the replica running it sees it: first
    * the task as it stands (a `task` response), then each later event until
-   * its final one. Yields nothing when no replica runs it; ends when
-   * `signal` aborts.
+   * its final one, each with the task's generation after it. Yields nothing
+   * when no replica runs it; ends when `signal` aborts.
    */
-  follow(scope: TaskScope, taskId: string, signal: AbortSignal): AsyncIterable<StreamResponse>;
+  follow(scope: TaskScope, taskId: string, signal: AbortSignal): AsyncIterable<NumberedResponse>;
+  /**
+   * The task as it stands after its latest event (its latest snapshot with
+   * the events after it folded on) and that event's generation; undefined
+   * when it has no events (its row is all there is).
+   */
+  current(scope: TaskScope, taskId: string): Promise<{ task: Task; generation: number } | undefined>;
   /** Asks the replica running the task to cancel it (nothing when none does). */
   cancel(scope: TaskScope, taskId: string): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import type { RequestHandler, Response } from 'express';
+import { TASK_GENERATION_MISMATCH } from './generation';
 
 /**
  * HTTP+JSON answers as the A2A v1.0 specification gives them (§5.4 error
@@ -28,6 +29,8 @@ export const SPEC_REST_ERRORS: Readonly<Record<string, { status: number; name: s
   EXTENDED_AGENT_CARD_NOT_CONFIGURED: { status: 400, name: 'FAILED_PRECONDITION' },
   EXTENSION_SUPPORT_REQUIRED: { status: 400, name: 'FAILED_PRECONDITION' },
   VERSION_NOT_SUPPORTED: { status: 400, name: 'UNIMPLEMENTED' },
+  // The A2A 1.1 draft's (the generation extension, `generation.ts`).
+  [TASK_GENERATION_MISMATCH]: { status: 409, name: 'ABORTED' },
 });
 
 /** The v0.3 error bodies (`{ code, message }`) by their JSON-RPC code, as the reasons above. */

@@ -154,6 +154,10 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     push: { store: pushStore, sender: pushSender, saves: () => stores.pushConfigs.saves },
     cards,
     extendedCardEnabled: authConfigured(config),
+    events: options.taskEvents,
+    sends: options.taskRows.tasks,
+    idempotencyWindowMs: parseDuration(config.a2a.idempotencyWindow, 'a2a.idempotencyWindow'),
+    longPollTimeoutMs: parseDuration(config.a2a.longPollTimeout, 'a2a.longPollTimeout'),
     logger,
     clock,
   });

@@ -34,13 +34,34 @@ import type {
 } from '@a2a-js/sdk/server';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log/logger';
-import { FINISHED_STATES, INTERRUPTED_STATES, RUNNING_STATES, isFinished, isSettled } from '../protocol/taskStates';
-import type { StoredTask } from '../store/taskRows';
+import {
+  FINISHED_STATES,
+  INTERRUPTED_STATES,
+  RUNNING_STATES,
+  isFinished,
+  isRunning,
+  isSettled,
+} from '../protocol/taskStates';
+import type { TaskEventLog } from '../store/taskEvents';
+import type { StoredTask, TaskRows } from '../store/taskRows';
 import { principalOf } from './auth';
 import type { CardService } from './cardRoutes';
 import { newContextId } from './contextIds';
 import type { LangoExecutor, TaskTurn } from './executor';
+import {
+  GENERATION_PARAMETERS,
+  generationActivated,
+  lastEventGeneration,
+  parseGeneration,
+  responseWithGeneration,
+  serviceParameter,
+  TaskGenerationMismatchError,
+  withGeneration,
+} from './generation';
 import type { HeardEvent, LiveTask, LiveTasks, WriteMode } from './liveTasks';
+import { waitForGeneration } from './longPoll';
+import { resumeAfter, type NumberedResponse } from './resume';
+import { sendKeyOf } from './sendKeys';
 import { newTask, statusUpdate } from './messages';
 import { readerOf, scopeOf, type TaskReads } from './taskStore';
 
@@ -61,6 +82,14 @@ export interface TaskHandlerOptions {
   cards: CardService;
   /** Whether the node publishes an extended card (`a2a.auth` is configured). */
   extendedCardEnabled: boolean;
+  /** The tasks' events under their generations: resumed streams and long polls read them. */
+  events: TaskEventLog;
+  /** Where each send's idempotency key is recorded with its task (`TaskRows.claimSend`). */
+  sends: Pick<TaskRows, 'claimSend' | 'releaseSend'>;
+  /** `a2a.idempotencyWindow`: how long a send's key keeps a retry from running a second turn. */
+  idempotencyWindowMs: number;
+  /** `a2a.longPollTimeout`: the longest a GetTask with `A2A-Current-Generation` holds. */
+  longPollTimeoutMs: number;
   logger: Logger;
   clock: () => Date;
 }
@@ -98,6 +127,8 @@ const CANCELED_TEXT = 'Task canceled by the caller.';
 export class TaskHandler implements A2ARequestHandler {
   /** The turns started here that have not settled yet. */
   private readonly unsettled = new Set<Promise<unknown>>();
+  /** The same, by task: a retry of a send that runs here waits for its task as the first caller does. */
+  private readonly settling = new Map<string, { live: LiveTask; settled: Promise<Task> }>();
 
   constructor(private readonly options: TaskHandlerOptions) {}
 
@@ -138,14 +169,21 @@ export class TaskHandler implements A2ARequestHandler {
       resultOnly ? 'on-settle' : 'every-state',
       immediately ? asHeard : undefined,
     );
+    const numbered = generationActivated(context) ? withGeneration : withoutGeneration;
+    if ('retryOf' in run) {
+      // A retry: the first send's task, as the first send's caller gets it (settled, unless it asked not to wait).
+      const found = immediately ? await this.find(run.retryOf, context) : await this.settledTask(run.retryOf, context);
+      return withHistory(numbered(found.task, found.generation ?? 0), configuration?.historyLength);
+    }
     if (run.events) {
       // The caller gets the task as its first event made it, once written; the turn goes on.
       const first = await run.events.next();
       await run.events.return(undefined);
-      if (!first.done && first.value.task) return withHistory(first.value.task, configuration?.historyLength);
+      if (!first.done && first.value.task)
+        return withHistory(numbered(first.value.task, first.value.generation), configuration?.historyLength);
     }
     const final = structuredClone(await run.settled);
-    return withHistory(final, configuration?.historyLength);
+    return withHistory(numbered(final, run.live.generation), configuration?.historyLength);
   }
 
   sendMessageStream(
@@ -157,15 +195,33 @@ export class TaskHandler implements A2ARequestHandler {
     // When the caller stops reading, the task runs on (it is written as it goes).
     return startedAtFirstRead(async () => {
       checkSendMessage(params);
-      const run = await this.start(params, context, 'every-state', (heard) => toStreamResponse(heard, historyLength));
+      const numbered = generationActivated(context) ? responseWithGeneration : withoutGeneration;
+      const run = await this.start(params, context, 'every-state', (heard) =>
+        numbered(toStreamResponse(heard, historyLength), heard.generation),
+      );
+      // A retry streams the first send's task as it stands, then its events (a finished one: the task alone).
+      if ('retryOf' in run) return this.retryStream(run.retryOf, context, numbered);
       return run.events!;
     });
   }
 
   async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
     checkHistoryLength(params.historyLength, 'historyLength');
-    const found = await this.find(params.id, context);
-    return withHistory(found.task, params.historyLength);
+    await this.acceptExtensions(context);
+    if (!generationActivated(context)) return withHistory((await this.find(params.id, context)).task, params.historyLength);
+    const asked = serviceParameter(context, GENERATION_PARAMETERS.currentGeneration);
+    let found = await this.standing(params.id, context);
+    if (asked !== undefined && !isFinished(found.task.status?.state)) {
+      const after = parseGeneration(asked, 'A2A-Current-Generation');
+      if ((found.generation ?? 0) <= after) {
+        const { live: liveTasks, events, longPollTimeoutMs } = this.options;
+        const key = { ...found.scope, taskId: params.id };
+        const held = liveTasks.held(readerOf(context), params.id);
+        if (await waitForGeneration(liveTasks, events, { held, key, after, timeoutMs: longPollTimeoutMs }))
+          found = await this.standing(params.id, context);
+      }
+    }
+    return withHistory(withGeneration(found.task, found.generation ?? 0), params.historyLength);
   }
 
   async listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
@@ -206,39 +262,130 @@ export class TaskHandler implements A2ARequestHandler {
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
     requireTaskId(params.id);
-    const { live: liveTasks } = this.options;
-    const held = liveTasks.held(readerOf(context), params.id);
-    if (held?.task) {
-      // The task as it stands, then every event after it: nothing is folded between the two.
-      const current = structuredClone(held.task);
-      const events = liveTasks.subscribe(held, (heard) => toStreamResponse(heard, undefined));
-      if (isFinished(current.status?.state)) {
-        await events.return(undefined);
-        throw terminalSubscription(params.id, current);
-      }
-      yield { payload: { $case: 'task', value: current } };
-      yield* events;
-      return;
-    }
-    const found = await this.find(params.id, context);
-    if (isFinished(found.task.status?.state)) throw terminalSubscription(params.id, found.task);
-    const elsewhere = liveTasks.elsewhere;
-    if (!elsewhere) {
-      yield { payload: { $case: 'task', value: found.task } };
-      return;
-    }
+    await this.acceptExtensions(context);
+    const activated = generationActivated(context);
+    const lastEventId = activated ? serviceParameter(context, GENERATION_PARAMETERS.lastEventId) : undefined;
+    const numbered = activated ? responseWithGeneration : withoutGeneration;
     const stop = new AbortController();
-    let followed = false;
     try {
-      for await (const response of elsewhere.follow(found.scope, params.id, stop.signal)) {
-        followed = true;
-        yield response;
+      if (lastEventId !== undefined) {
+        const resumed = await this.resumed(params.id, lastEventGeneration(lastEventId, params.id), context, stop.signal);
+        // The events after the caller's last are gone (or were never kept): the task as it stands, then its events.
+        if (resumed) {
+          for await (const { response, generation } of resumed) yield numbered(response, generation);
+          return;
+        }
       }
+      for await (const { response, generation } of this.followed(params.id, context, stop.signal, !lastEventId))
+        yield numbered(response, generation);
     } finally {
       stop.abort();
     }
+  }
+
+  /**
+   * The task as it stands, then its events until it settles: live here, or
+   * followed on the replica running it, else its row alone. A finished task
+   * is refused as the spec says, unless `refuseFinished` is false (a resumed
+   * stream whose events are gone: the finished task is its last word).
+   */
+  private async *followed(
+    taskId: string,
+    context: ServerCallContext,
+    signal: AbortSignal,
+    refuseFinished: boolean,
+  ): AsyncGenerator<NumberedResponse, void, undefined> {
+    const { live: liveTasks } = this.options;
+    const held = liveTasks.held(readerOf(context), taskId);
+    if (held?.task) {
+      // The task as it stands, then every event after it: nothing is folded between the two.
+      const current = structuredClone(held.task);
+      const generation = held.generation;
+      const events = liveTasks.subscribe(held, (heard) => ({
+        response: toStreamResponse(heard, undefined),
+        generation: heard.generation,
+      }));
+      if (isFinished(current.status?.state) && refuseFinished) {
+        await events.return(undefined);
+        throw terminalSubscription(taskId, current);
+      }
+      yield { response: { payload: { $case: 'task', value: current } }, generation };
+      if (isFinished(current.status?.state)) return void (await events.return(undefined));
+      yield* events;
+      return;
+    }
+    const found = await this.find(taskId, context);
+    const taskOnly = { response: { payload: { $case: 'task', value: found.task } }, generation: found.generation ?? 0 };
+    if (isFinished(found.task.status?.state)) {
+      if (refuseFinished) throw terminalSubscription(taskId, found.task);
+      yield taskOnly as NumberedResponse;
+      return;
+    }
+    const elsewhere = liveTasks.elsewhere;
+    let followed = false;
+    if (elsewhere) {
+      for await (const next of elsewhere.follow(found.scope, taskId, signal)) {
+        followed = true;
+        yield next;
+      }
+    }
     // No replica runs it (it waits for its caller's answer): its row is all there is.
-    if (!followed) yield { payload: { $case: 'task', value: found.task } };
+    if (!followed) yield taskOnly as NumberedResponse;
+  }
+
+  /** A streamed send's retry: its task as it stands, then its events, as `numbered` makes them. */
+  private async *retryStream(
+    taskId: string,
+    context: ServerCallContext,
+    numbered: (response: StreamResponse, generation: number) => StreamResponse,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    const stop = new AbortController();
+    try {
+      for await (const { response, generation } of this.followed(taskId, context, stop.signal, false))
+        yield numbered(response, generation);
+    } finally {
+      stop.abort();
+    }
+  }
+
+  /** The events after generation `after` and the live ones (`resume.ts`), or undefined when some are gone. */
+  private async resumed(taskId: string, after: number, context: ServerCallContext, signal: AbortSignal) {
+    const found = await this.standing(taskId, context);
+    const state = found.task.status?.state;
+    const task = { key: { ...found.scope, taskId }, generation: found.generation ?? 0, settled: isSettled(state) };
+    return resumeAfter(this.options.events, task, after, signal);
+  }
+
+  /**
+   * The task as it stands, with its generation: live here, else as its
+   * latest event left it on the replica running it (its row is written only
+   * at state changes), else its row.
+   */
+  private async standing(taskId: string, context: ServerCallContext): Promise<StoredTask> {
+    const found = await this.find(taskId, context);
+    const elsewhere = this.options.live.elsewhere;
+    if (!elsewhere || this.options.live.held(readerOf(context), taskId) || !isRunning(found.task.status?.state))
+      return found;
+    const current = await elsewhere.current(found.scope, taskId);
+    return current && current.generation > (found.generation ?? 0) ? { scope: found.scope, ...current } : found;
+  }
+
+  /** The task of an earlier send once it has settled (as its own blocking caller gets it). */
+  private async settledTask(taskId: string, context: ServerCallContext): Promise<StoredTask> {
+    const settling = this.settling.get(taskId);
+    if (settling) {
+      const task = structuredClone(await settling.settled);
+      return { scope: settling.live.scope, task, generation: settling.live.generation };
+    }
+    const found = await this.find(taskId, context);
+    if (!isRunning(found.task.status?.state)) return found;
+    const stop = new AbortController();
+    try {
+      for await (const _ of this.followed(taskId, context, stop.signal, false)) void _;
+    } finally {
+      stop.abort();
+    }
+    return this.find(taskId, context);
   }
 
   async createTaskPushNotificationConfig(
@@ -305,19 +452,34 @@ export class TaskHandler implements A2ARequestHandler {
     context: ServerCallContext,
     writeMode: WriteMode,
     form?: (heard: HeardEvent) => T,
-  ): Promise<{ settled: Promise<Task>; events?: AsyncGenerator<T, void, undefined> }> {
-    const { executor, live: liveTasks, logger, clock } = this.options;
+  ): Promise<Run<T> | { retryOf: string }> {
+    const { executor, live: liveTasks, logger, clock, sends } = this.options;
     const message = params.message!;
     await this.acceptExtensions(context);
+    const send = sendKeyOf(message, context, this.options.idempotencyWindowMs);
     let stored: StoredTask | undefined;
     if (message.taskId) {
-      stored = await this.continued(params, context);
+      // The send's key first: a retry of a follow-up whose turn still runs waits for it rather than being refused.
+      const claim = await sends.claimSend(send, message.taskId);
+      if (!claim.created) return { retryOf: claim.taskId };
+      try {
+        stored = await this.continued(params, context);
+      } catch (err) {
+        await sends.releaseSend(send, message.taskId);
+        throw err;
+      }
       // The task has a row and was seen: whoever saw it may watch its answer.
       writeMode = 'every-state';
     }
     const taskId = message.taskId || randomUUID();
     const contextId = message.contextId || stored?.task.contextId || newContextId();
     const userMessage: Message = { ...message, contextId, taskId };
+    if (!stored) {
+      // The key and the new task's row in one commit: a retry through any replica finds the task and who runs it.
+      const row = { scope: scopeOf(context), task: newTask({ taskId, contextId }, userMessage, TaskState.TASK_STATE_SUBMITTED, clock()), generation: 0 };
+      const claim = await sends.claimSend(send, taskId, row);
+      if (!claim.created) return { retryOf: claim.taskId };
+    }
     const webhook = params.configuration?.taskPushNotificationConfig;
     if (webhook) await this.options.push.store.save(taskId, context, { ...structuredClone(webhook), taskId });
     if (stored) stored.task.history = [...stored.task.history, userMessage];
@@ -366,8 +528,15 @@ export class TaskHandler implements A2ARequestHandler {
     // Whoever awaits it hears a failure to write; nobody else (a stream the caller left, returnImmediately) must crash.
     settled.catch((err: unknown) => logger.warn('task not written', { taskId, error: errorMessage(err) }));
     this.unsettled.add(settled);
-    void settled.finally(() => this.unsettled.delete(settled)).catch(() => undefined);
-    return { settled, events };
+    const running = { live, settled };
+    this.settling.set(taskId, running);
+    void settled
+      .finally(() => {
+        this.unsettled.delete(settled);
+        if (this.settling.get(taskId) === running) this.settling.delete(taskId);
+      })
+      .catch(() => undefined);
+    return { live, settled, events };
   }
 
   /** The task a message continues, checked: the caller's, not finished, not working, the same context. */
@@ -388,6 +557,14 @@ export class TaskHandler implements A2ARequestHandler {
       throw new RequestMalformedError(
         `contextId mismatch: message contextId '${message.contextId}' does not match task '${task.id}' contextId '${task.contextId}'`,
       );
+    const expected = generationActivated(context)
+      ? serviceParameter(context, GENERATION_PARAMETERS.ifGenerationMatch)
+      : undefined;
+    if (expected !== undefined) {
+      const generation = parseGeneration(expected, 'A2A-If-Generation-Match');
+      const current = (await this.standing(task.id, context)).generation ?? 0;
+      if (current !== generation) throw new TaskGenerationMismatchError(task.id, generation, current);
+    }
     return found;
   }
 
@@ -467,6 +644,16 @@ export class TaskHandler implements A2ARequestHandler {
 
 /** The heard event itself (a returnImmediately SendMessage reads the task of the first). */
 const asHeard = (heard: HeardEvent): HeardEvent => heard;
+
+/** A turn started: its live task, the task once settled, and (with a form) its events. */
+interface Run<T> {
+  live: LiveTask;
+  settled: Promise<Task>;
+  events?: AsyncGenerator<T, void, undefined>;
+}
+
+/** A request that did not activate the generation extension gets its task or event as it is. */
+const withoutGeneration = <T>(value: T): T => value;
 
 /**
  * The stream `open` resolves to, opened at the first read, as an async

@@ -73,7 +73,11 @@ export interface TaskEventLog {
    * read after the wake-up is listening, so none committed meanwhile is missed.
    */
   follow(key: TaskKey, options: { after: number; signal?: AbortSignal }): AsyncIterable<TaskEventRecord>;
-  /** The task's events with `seq > after` committed now, in order: at most a page (the first 500). */
+  /**
+   * The task's events with `seq > after`, in order: at most a page (the
+   * first 500). Events this process appended are committed first: a reader
+   * never misses one its own process has already told a listener of.
+   */
   read(key: TaskKey, after: number): Promise<TaskEventRecord[]>;
   /**
    * The task's latest snapshot, committed with its event: the events up to

@@ -97,6 +97,8 @@ export interface TaskRows {
    * replica, exactly one is `created`. Resolves once committed.
    */
   claimSend(send: SendKey, taskId: string, row?: StoredTask): Promise<SendClaim>;
+  /** Forgets `send` if it is recorded for `taskId` (its turn was refused before it began: a retry may run). */
+  releaseSend(send: SendKey, taskId: string): Promise<void>;
   /**
    * Writes each task as it is now (the row is taken when `write` is called;
    * later changes to the object are not written), replacing its earlier row.

@@ -94,18 +94,18 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
     };
     const follow = async (on: Replica, signal = new AbortController().signal) => {
       const seen: StreamResponse[] = [];
-      for await (const response of on.cluster.follow(scope, ids.taskId, signal)) seen.push(response);
+      for await (const { response } of on.cluster.follow(scope, ids.taskId, signal)) seen.push(response);
       return seen;
     };
     /** Follows from `on`; resolves once its first response (the task as it stands) is in, with `all` to come. */
     const following = async (on: Replica) => {
       const responses = on.cluster.follow(scope, ids.taskId, new AbortController().signal)[Symbol.asyncIterator]();
       const first = await responses.next();
-      const seen: StreamResponse[] = first.done ? [] : [first.value];
+      const seen: StreamResponse[] = first.done ? [] : [first.value.response];
       // In an object: awaiting `following` must not wait for the rest.
       return {
         all: (async () => {
-          for (let next = await responses.next(); !next.done; next = await responses.next()) seen.push(next.value);
+          for (let next = await responses.next(); !next.done; next = await responses.next()) seen.push(next.value.response);
           return seen;
         })(),
       };

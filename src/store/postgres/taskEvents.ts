@@ -251,8 +251,11 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
     return write(batch);
   };
 
-  const read = async (key: TaskKey, after: number): Promise<TaskEventRecord[]> =>
-    (
+  /** Events this replica has appended and not yet committed, by task: a reader here waits for them. */
+  const unwritten = new Map<string, number>();
+  const read = async (key: TaskKey, after: number): Promise<TaskEventRecord[]> => {
+    if (unwritten.has(keyText(key))) await group.flush();
+    return (
       await rows<EventRow>(
         db,
         {
@@ -264,6 +267,7 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
         [],
       )
     ).map((row) => ({ seq: Number(row.seq), event: JSON.parse(row.event) as unknown, terminal: row.terminal }));
+  };
 
   return {
     append(key, record) {
@@ -277,7 +281,16 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
           snapshot: record.snapshot === undefined ? null : asText(record.snapshot),
         });
       }
-      return group.schedule(takeQueued);
+      const text = keyText(key);
+      unwritten.set(text, (unwritten.get(text) ?? 0) + 1);
+      const committed = group.schedule(takeQueued);
+      const done = () => {
+        const left = (unwritten.get(text) ?? 1) - 1;
+        if (left > 0) unwritten.set(text, left);
+        else unwritten.delete(text);
+      };
+      committed.then(done, done);
+      return committed;
     },
     read,
     async snapshot(key) {

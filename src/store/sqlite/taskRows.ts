@@ -147,6 +147,7 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
      ON CONFLICT (tenant, owner, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at`,
   );
   const deleteExpiredKeys = db.prepare('DELETE FROM a2a_send_keys WHERE expires_at < ?');
+  const deleteSendKey = db.prepare('DELETE FROM a2a_send_keys WHERE tenant = ? AND owner = ? AND key = ? AND task_id = ?');
   const pushConfigs = createSqlitePushConfigRows(db, logger);
   const listStatements = new Map<string, ListStatement>();
   const statement = (sql: string): ListStatement => {
@@ -220,6 +221,11 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
         });
       await group.schedule(writeQueued);
       return { taskId, created: true };
+    },
+    async releaseSend(send, taskId) {
+      const k = scopedKey(send.scope, send.key);
+      if (queuedKeys.get(k)?.task_id === taskId) queuedKeys.delete(k);
+      deleteSendKey.run(send.scope.tenant, send.scope.owner, send.key, taskId);
     },
     write(rows) {
       for (const { scope, task, generation } of rows) {
