@@ -96,7 +96,7 @@ const LAYERS: Array<[string, RegExp]> = [
   ['src/agent (other)', /\/src\/agent\//],
   ['src/a2a/executor', /\/src\/a2a\/executor/],
   ['src/a2a/answerArtifact', /\/src\/a2a\/answerArtifact/],
-  ['src/a2a/liveTasks', /\/src\/a2a\/liveTasks/],
+  ['src/a2a/liveTasks', /\/src\/a2a\/(liveTasks|taskSubscription)/],
   ['src/a2a/jsonRpcRoute', /\/src\/a2a\/jsonRpcRoute/],
   ['src/a2a/taskHandler', /\/src\/a2a\/taskHandler/],
   ['src/a2a (other)', /\/src\/a2a\//],

@@ -2,7 +2,7 @@ import { Role, StreamResponse, Task, type Message } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log/logger';
-import { isFinished, isRunning, isSettled } from '../protocol/taskStates';
+import { isFinished, isInterrupted, isRunning, isSettled } from '../protocol/taskStates';
 import type { TaskEventLog, TaskEventRecord, TaskKey } from '../store/taskEvents';
 import type { StoredTask, TaskRows, TaskScope } from '../store/taskRows';
 import { applyEvent, type FoldedEvent, type TasksElsewhere } from './liveTasks';
@@ -188,9 +188,12 @@ export function createClusterTasks(options: ClusterTasksOptions): ClusterTasks {
       const row = await rows.get({ ...scope, everyone: false }, taskId);
       if (!row || !isRunning(row.task.status?.state)) return;
       const standing = await current(key);
-      // No events: a task whose turn writes none; its row is all there is until it ends.
-      const task = standing.task ?? row.task;
-      const generation = standing.task ? standing.seq : (row.generation ?? 0);
+      // No events: a task whose turn writes none; its row is all there is until it ends. Events that end where an
+      // earlier turn asked its caller, under a running row: a new turn has claimed the task and not written its
+      // first event yet; the row is the task as claimed.
+      const fromEvents = standing.task && !isInterrupted(standing.task.status?.state);
+      const task = fromEvents ? standing.task! : row.task;
+      const generation = fromEvents ? standing.seq : (row.generation ?? 0);
       yield { response: { payload: { $case: 'task', value: task } }, generation };
       if (isSettled(task.status?.state)) return;
 

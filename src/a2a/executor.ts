@@ -8,7 +8,7 @@ import { childTraceparent, parseTraceparent, TRACEPARENT_KEY } from '../log/trac
 import type { Logger } from '../log/logger';
 import { messageText, newTask, statusUpdate } from './messages';
 import { describeProgress, progressMetadata } from './progress';
-import { AnswerArtifact } from './answerArtifact';
+import type { LiveTask } from './liveTasks';
 
 /**
  * Publishes one event of a task into its live task (`LiveTasks.fold`);
@@ -22,7 +22,7 @@ export interface TaskTurn {
   contextId: string;
   /** The caller's message (with its taskId and contextId set). */
   userMessage: Message;
-  /** The task as stored, when the message continues it (its history already ends with `userMessage`). */
+  /** The task as claimed (working), when the message continues it (its history already ends with `userMessage`). */
   task?: Task;
   principal: Principal;
   /** The request's HTTP headers (a W3C `traceparent` among them). */
@@ -31,17 +31,6 @@ export interface TaskTurn {
   newSession: boolean;
   /** The caller reads only the final task: no progress is published, and a new task starts out working. */
   resultOnly: boolean;
-}
-
-/** One task this process is working on (or holding open for the user's answer). */
-interface LiveTask {
-  readonly contextId: string;
-  readonly publish: PublishEvent;
-  readonly controller: AbortController;
-  /** The answer as it streams (see AnswerArtifact). */
-  readonly answer: AnswerArtifact;
-  /** Set once a terminal state (or input-required) is published: nothing may follow it. */
-  settled: boolean;
 }
 
 /** Options for {@link LangoExecutor}. */
@@ -58,59 +47,47 @@ export interface LangoExecutorOptions {
 }
 
 /**
- * Maps one A2A message to one turn of the agent tree: the task goes
- * submitted → working (a status message per delegation, tool and remote
- * call) → completed with the answer in an artifact (the closing status
- * carries no copy of it), input-required with the question in the status
- * message, or failed with a readable reason. The A2A contextId is the
- * session, so follow-ups continue the conversation and an answer to an
- * input-required task resumes it. Cancellation aborts the turn through its
- * AbortSignal; whoever settles the task first wins, so no `completed` can
- * follow `canceled`.
+ * Runs one turn of a task, holding nothing between turns: it maps one A2A
+ * message to one turn of the agent tree and publishes its events into the
+ * task's live task, which owns everything else (`liveTasks.ts`: the phase,
+ * the abort signal, the answer artifact). The task goes submitted → working
+ * (a status message per delegation, tool and remote call) → completed with
+ * the answer in an artifact (the closing status carries no copy of it),
+ * input-required with the question in the status message, or failed with a
+ * readable reason. The A2A contextId is the session, so follow-ups continue
+ * the conversation and an answer to an input-required task resumes it. A
+ * cancel folds `canceled` into the live task and aborts the turn through
+ * its signal; whatever settles the live task first wins, so no `completed`
+ * can follow `canceled`.
  * @example
  * const executor = new LangoExecutor({ runner, logger, clock: () => new Date() });
- * await executor.execute(turn, (event) => liveTasks.fold(live, event, turn.userMessage));
+ * await executor.execute(turn, live, (event) => liveTasks.fold(live, event, turn.userMessage));
  */
 export class LangoExecutor {
-  private readonly live = new Map<string, LiveTask>();
-
   constructor(private readonly options: LangoExecutorOptions) {}
 
-  /** How many turns are running now (for /readyz and tests). */
-  get running(): number {
-    let count = 0;
-    for (const task of this.live.values()) if (!task.settled) count++;
-    return count;
-  }
-
-  /** Whether a turn of this task is running now (not settled, not waiting for the caller's answer). */
-  isWorking(taskId: string): boolean {
-    const live = this.live.get(taskId);
-    return live !== undefined && !live.settled;
-  }
-
-  /** Runs one turn of the task, publishing its events; resolves once the task has settled (or the turn ended). */
-  async execute(turn: TaskTurn, publish: PublishEvent): Promise<void> {
+  /**
+   * Runs one turn of the live task `live`, publishing its events; resolves
+   * once the turn has ended (its task settled, or it was ended from outside).
+   */
+  async execute(turn: TaskTurn, live: LiveTask, publish: PublishEvent): Promise<void> {
     const { taskId, contextId } = turn;
     const ids = { taskId, contextId };
     const { clock } = this.options;
     const { metadata, traceId } = withTraceContext(turn);
     const logger = this.options.logger.child({ taskId, traceId });
-    const live: LiveTask = {
-      contextId,
-      publish,
-      controller: new AbortController(),
-      answer: new AnswerArtifact(ids),
-      settled: false,
+    /** Publishes the task's closing state, unless it has one already (a cancel, the node stopping). */
+    const settle: Settle = (state, text, agent) => {
+      if (live.phase === 'running')
+        void publish(AgentEvent.statusUpdate(statusUpdate(ids, state, clock(), text, agent)));
     };
-    this.live.set(taskId, live);
 
     // A blocking SendMessage without a webhook reads only the final task: its progress goes nowhere but into
     // the stored history (streams and subscribers keep theirs).
     const quiet = turn.resultOnly;
-    // A task event comes first, on follow-ups too (the stored task). A new task of a result-only caller starts
-    // out working: nobody sees it before it settles, so `submitted` is one event less.
-    const startsWorking = quiet && !turn.task;
+    // A task event comes first: a continued task as claimed (working), a new one submitted. A new task of a
+    // result-only caller starts out working: nobody sees it before it settles, so `submitted` is one event less.
+    const startsWorking = quiet || turn.task !== undefined;
     let started = publish(
       AgentEvent.task(
         turn.task ??
@@ -125,8 +102,7 @@ export class LangoExecutor {
     const refusal = this.options.admit?.(metadata);
     if (refusal) {
       logger.warn('request refused', { reason: refusal });
-      this.settle(taskId, TaskState.TASK_STATE_FAILED, `refused: ${refusal}`);
-      this.live.delete(taskId);
+      settle(TaskState.TASK_STATE_FAILED, `refused: ${refusal}`);
       return;
     }
     if (!startsWorking)
@@ -135,7 +111,6 @@ export class LangoExecutor {
     // once that state is written (and so on its way out).
     if (!quiet) await started;
 
-    let result: TurnResult | undefined;
     const startedAt = Date.now();
     try {
       const steps = this.options.runner.run({
@@ -148,17 +123,17 @@ export class LangoExecutor {
         metadata,
         // The answering agent's text reaches streams and subscribers as it is generated, handed over here
         // rather than yielded through the runner's generators (a hop per layer and chunk).
-        onTextDelta: quiet ? ignoreText : (event) => this.relayText(live, event),
+        onTextDelta: quiet ? ignoreText : (event) => relayText(live, publish, event),
       });
       for (;;) {
         const step = await steps.next();
         if (step.done) {
-          result = step.value;
-          if (!live.settled) this.finish(live, taskId, result);
+          const result = step.value;
+          if (live.phase === 'running') finish(result, live, publish, settle);
           logger.debug('task settled', { status: result.status, agent: result.author, ms: Date.now() - startedAt });
           break;
         }
-        if (quiet || live.settled) continue;
+        if (quiet || live.phase !== 'running') continue;
         // A tool call, a delegation or a refusal turns the text streamed before it into commentary.
         const chunk = live.answer.chunkFor(step.value);
         if (chunk) void publish(AgentEvent.artifactUpdate(chunk));
@@ -172,80 +147,43 @@ export class LangoExecutor {
         }
       }
     } catch (err) {
-      if (live.settled) return; // canceled (or shut down) while running: that state stands
+      if (live.phase !== 'running') return; // canceled (or shut down) while running: that state stands
       const aborted = err instanceof Error && err.name === 'AbortError';
       const reason = aborted
         ? 'the turn was aborted'
         : `the agent failed: ${err instanceof Error ? err.message : String(err)}`;
       logger.warn('turn failed', { reason });
-      this.settle(taskId, TaskState.TASK_STATE_FAILED, reason);
-      return;
-    } finally {
-      // A turn that ended in input-required stays known until answered or canceled.
-      if (this.live.get(taskId) === live && result?.status !== 'input-required') this.live.delete(taskId);
+      settle(TaskState.TASK_STATE_FAILED, reason);
     }
   }
+}
 
-  /** One streamed piece of the answer, published as an artifact chunk unless the task has settled. */
-  private relayText(live: LiveTask, event: TextDeltaEvent): void {
-    if (live.settled) return;
-    const chunk = live.answer.chunkFor(event);
-    if (chunk) void live.publish(AgentEvent.artifactUpdate(chunk));
+/** Settles the task as the turn ended: the answer's closing chunk then `completed`, `input-required` or `failed`. */
+function finish(result: TurnResult, live: LiveTask, publish: PublishEvent, settle: Settle): void {
+  const metadata = { agent: result.author };
+  switch (result.status) {
+    case 'completed':
+      void publish(AgentEvent.artifactUpdate(live.answer.last(result.text, result.author)));
+      // The answer lives in the artifact only: clients that join artifacts and status text would show it twice.
+      settle(TaskState.TASK_STATE_COMPLETED, undefined, metadata);
+      break;
+    case 'input-required':
+      settle(TaskState.TASK_STATE_INPUT_REQUIRED, result.text, metadata);
+      break;
+    case 'failed':
+      settle(TaskState.TASK_STATE_FAILED, result.text || 'the agent could not answer', metadata);
+      break;
   }
+}
 
-  /** Cancels the turn of `taskId` if one is running here (also a cancel asked through another replica); true if one was. */
-  cancelRunning(taskId: string): boolean {
-    const live = this.live.get(taskId);
-    if (!live || live.settled) return false;
-    this.settle(taskId, TaskState.TASK_STATE_CANCELED, 'Task canceled by the caller.');
-    live.controller.abort();
-    return true;
-  }
+/** Publishes the task's closing state, unless it has one already. */
+type Settle = (state: TaskState, text: string | undefined, metadata?: Record<string, unknown>) => void;
 
-  /** Lets go of a task this executor holds open for its caller's answer (it was canceled). */
-  release(taskId: string): void {
-    const live = this.live.get(taskId);
-    if (live?.settled) this.live.delete(taskId);
-  }
-
-  /** Fails every running turn (the node is stopping) so no task is left `working`. */
-  abortAll(reason: string): void {
-    for (const [taskId, live] of this.live) {
-      if (live.settled) continue;
-      this.settle(taskId, TaskState.TASK_STATE_FAILED, reason);
-      live.controller.abort();
-    }
-    this.live.clear();
-  }
-
-  private finish(live: LiveTask, taskId: string, result: TurnResult): void {
-    const metadata = { agent: result.author };
-    switch (result.status) {
-      case 'completed':
-        void live.publish(AgentEvent.artifactUpdate(live.answer.last(result.text, result.author)));
-        // The answer lives in the artifact only: clients that join artifacts and status text would show it twice.
-        this.settle(taskId, TaskState.TASK_STATE_COMPLETED, undefined, metadata);
-        break;
-      case 'input-required':
-        this.settle(taskId, TaskState.TASK_STATE_INPUT_REQUIRED, result.text, metadata);
-        break;
-      case 'failed':
-        this.settle(taskId, TaskState.TASK_STATE_FAILED, result.text || 'the agent could not answer', metadata);
-        break;
-    }
-  }
-
-  /** Publishes the task's closing state once; later attempts are ignored. */
-  private settle(taskId: string, state: TaskState, text: string | undefined, metadata?: Record<string, unknown>): void {
-    const live = this.live.get(taskId);
-    if (!live || live.settled) return;
-    live.settled = true;
-    void live.publish(
-      AgentEvent.statusUpdate(
-        statusUpdate({ taskId, contextId: live.contextId }, state, this.options.clock(), text, metadata),
-      ),
-    );
-  }
+/** One streamed piece of the answer, published as an artifact chunk while the task runs. */
+function relayText(live: LiveTask, publish: PublishEvent, event: TextDeltaEvent): void {
+  if (live.phase !== 'running') return;
+  const chunk = live.answer.chunkFor(event);
+  if (chunk) void publish(AgentEvent.artifactUpdate(chunk));
 }
 
 /** A result-only caller sees no progress: its text deltas go nowhere. */

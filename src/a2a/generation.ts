@@ -115,7 +115,10 @@ export function responseWithGeneration(response: StreamResponse, generation: num
       return { payload: { $case: 'task', value: withGeneration(payload.value, generation) } };
     case 'statusUpdate':
     case 'artifactUpdate': {
-      const value = { ...payload.value, metadata: { ...payload.value.metadata, [GENERATION_METADATA_KEY]: generation } };
+      const value = {
+        ...payload.value,
+        metadata: { ...payload.value.metadata, [GENERATION_METADATA_KEY]: generation },
+      };
       return { payload: { ...payload, value } as typeof payload };
     }
     default:

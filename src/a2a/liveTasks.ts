@@ -1,14 +1,38 @@
-import type { Artifact, Message, Task, TaskState } from '@a2a-js/sdk';
-import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
-import { isFinished, isRunning, isSettled } from '../protocol/taskStates';
-import { scopedKey, type TaskReader, type TaskRows, type TaskScope } from '../store/taskRows';
+import { TaskState, type Artifact, type Message, type Task } from '@a2a-js/sdk';
+import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
+import { isFinished, isInterrupted, isRunning, isSettled } from '../protocol/taskStates';
+import {
+  scopedKey,
+  type StoredTask,
+  type TaskClaim,
+  type TaskReader,
+  type TaskTurnClaim,
+  type TaskRows,
+  type TaskScope,
+} from '../store/taskRows';
+import { AnswerArtifact } from './answerArtifact';
+import { statusUpdate } from './messages';
 import type { NumberedResponse } from './resume';
+import { TaskSubscription, type HeardEvent } from './taskSubscription';
 
 /**
- * The one owner of every task this process is running: each live task (by
- * scope and id), the one fold of executor events into it ({@link applyEvent}),
- * and when it is written to the task rows, recorded as a field of the task:
+ * The one owner of every live task: a task whose turn runs in this process
+ * (by scope and id), with its phase, the abort controller and answer
+ * artifact of its turn, the promise of its end, and the one fold of
+ * executor events into it ({@link applyEvent}). Whether a task is working,
+ * and where, is asked here on every replica: a live task runs here; any
+ * other is as its row says (`TaskRows`, which a shared database answers for
+ * every replica, naming the replica running it).
  *
+ * A turn starts only by owning its task: a new task's id is fresh (its
+ * first row is its claim); a message continuing a task claims it in the
+ * rows first ({@link LiveTasks.claim}: only a task waiting for its caller,
+ * atomically), so two turns of one task never run side by side, on one
+ * replica or several. Once a folded event leaves the task waiting for its
+ * caller or ended, the live task is written and let go: nothing about it
+ * is held anywhere but its row.
+ *
+ * When a live task is written to the rows is its write mode:
  * - `every-state`: someone may watch it (a stream, a returnImmediately
  *   caller, a webhook): each state change is written before it is answered;
  *   progress and answer chunks stay in memory until the next state change.
@@ -21,34 +45,50 @@ import type { NumberedResponse } from './resume';
  *
  * Seams for a cluster layer (PostgreSQL, several replicas):
  * - `onFolded` (an option) hears every event folded here, with the task's
- *   sequence number (1, 2, …) and the task after it: an events table, or
- *   followers on another replica, can be fed from it.
- * - A task that is not live here is read from the rows (`TaskRows.get`),
- *   which a shared database answers for every replica.
+ *   generation after it (issue 27) and the task: the event log, which
+ *   followers on another replica and resumed streams read, is fed from it.
  * - `elsewhere` (an option, {@link TasksElsewhere}) follows and cancels a
  *   task live on another replica; without it such a task is only its row:
- *   a subscriber gets the row alone, a cancel finds nothing running.
+ *   a subscriber gets the row alone, a cancel ends it here.
  */
 
 /** When a live task is written to the rows (see the module comment). */
 export type WriteMode = 'every-state' | 'on-settle';
 
-/** One task this process is running, as held here. */
+/**
+ * Where a live task is in its turn: `running` until a folded event leaves
+ * it waiting for its caller (`awaiting-input`: input- or auth-required) or
+ * ended (`settled`); then it is written and let go, and nothing more is
+ * folded into it.
+ */
+export type TaskPhase = 'running' | 'awaiting-input' | 'settled';
+
+/** One task whose turn runs in this process, as held here. */
 export interface LiveTask {
   readonly scope: TaskScope;
   readonly id: string;
+  readonly contextId: string;
   readonly writeMode: WriteMode;
+  phase: TaskPhase;
   /** The task as folded so far; undefined until its first event (it is being created: it has no row). */
   task: Task | undefined;
   /**
    * The task's generation (issue 27): its generation when this turn began
-   * (0 for a new task), +1 per event folded. Only this process writes the
-   * task's events while it runs it, so the number it counts is the one the
-   * store keeps.
+   * (0 for a new task, its row's for a claimed one), +1 per event folded.
+   * Only the turn that owns the task writes its events, so the number it
+   * counts is the one the event log keeps.
    */
   generation: number;
   /** Who hears each event folded from now on (streams, subscribers, webhooks); none for most tasks. */
   listeners: Array<(heard: HeardEvent) => void> | undefined;
+  /** Aborts the turn's model, tool and remote calls (a cancel, the node stopping). */
+  readonly controller: AbortController;
+  /** The turn's answer as it streams (`answerArtifact.ts`). */
+  readonly answer: AnswerArtifact;
+  /** Resolves with the task once its turn has ended and its last state is written ({@link LiveTasks.run}). */
+  settled: Promise<Task> | undefined;
+  /** The write of the state that ended its phase `running`, once folded. */
+  closed: Promise<void> | undefined;
   /** The state its row holds, if it has one. */
   written: TaskState | undefined;
   /** The task is newer than its row. */
@@ -90,18 +130,16 @@ export interface TasksElsewhere {
   cancel(scope: TaskScope, taskId: string): Promise<void>;
 }
 
-/** One event folded into a live task, as its listeners hear it. */
-export interface HeardEvent {
-  event: AgentExecutionEvent;
-  /** Resolves once the state it carries is written, when the task's write mode says it must be. */
-  written: Promise<void> | undefined;
-  /** For a task event: a copy of the task as folded up to it. */
-  task: Task | undefined;
-  /** The task's state after it. */
-  state: TaskState | undefined;
-  /** The task's generation after it. */
-  generation: number;
-}
+/**
+ * Where a task is ({@link LiveTasks.locate}): its turn runs `here` (the
+ * live task), `elsewhere` (its row is running: on the replica it names,
+ * where there are replicas), or `nowhere` (it waits for its caller, or has
+ * ended: its row is all there is).
+ */
+export type LocatedTask = { runs: 'here'; live: LiveTask } | (StoredTask & { runs: 'elsewhere' | 'nowhere' });
+
+/** A claim for a turn ({@link LiveTasks.claim}): its live task and the task as claimed, or who holds the task. */
+export type TurnClaim = { won: true; live: LiveTask; task: Task } | Extract<TaskClaim, { won: false }>;
 
 /** Options of {@link LiveTasks}. */
 export interface LiveTasksOptions {
@@ -110,7 +148,12 @@ export interface LiveTasksOptions {
   onFolded?: (folded: FoldedEvent) => void;
   /** Follows and cancels tasks live on other replicas (see the module comment); none by default. */
   elsewhere?: TasksElsewhere;
+  /** Stamps the claims and the statuses a cancel or a shutdown folds in (default: the system clock). */
+  clock?: () => Date;
 }
+
+/** The text a canceled task's closing status carries. */
+const CANCELED_TEXT = 'Task canceled by the caller.';
 
 /** The live tasks of this process (see the module comment). */
 export class LiveTasks {
@@ -118,52 +161,105 @@ export class LiveTasks {
   private readonly tasks = new Map<string, LiveTask>();
   /** By id alone, for the owner, who reads every caller's tasks. */
   private readonly byId = new Map<string, LiveTask>();
+  /** Every turn's end ({@link run}) until it has settled and been written: what {@link settleAll} waits for. */
+  private readonly turns = new Set<Promise<Task>>();
+  private readonly clock: () => Date;
 
-  constructor(private readonly options: LiveTasksOptions) {}
+  constructor(private readonly options: LiveTasksOptions) {
+    this.clock = options.clock ?? (() => new Date());
+  }
 
   /** Tasks live on other replicas, when there are replicas. */
   get elsewhere(): TasksElsewhere | undefined {
     return this.options.elsewhere;
   }
 
-  /** How many tasks are live. */
+  /** How many tasks are live here, each a turn running (what /readyz and tests read). */
   get size(): number {
     return this.tasks.size;
   }
 
   /**
-   * Starts holding a task this process creates now (`generation` 0: until
-   * its first event it has no row to look up) or continues from the
-   * generation its row holds. A task already live stays as it is.
+   * Starts holding a task whose turn starts here now: a new task (its id is
+   * fresh: until its first event it has no row) or one claimed for this
+   * turn ({@link claim}). A task already live stays as it is.
    */
-  begin(scope: TaskScope, id: string, writeMode: WriteMode, generation = 0): LiveTask {
-    const held = this.tasks.get(scopedKey(scope, id));
+  begin(scope: TaskScope, ids: { taskId: string; contextId: string }, writeMode: WriteMode, generation = 0): LiveTask {
+    const held = this.tasks.get(scopedKey(scope, ids.taskId));
     if (held) return held;
     const live: LiveTask = {
       scope,
-      id,
+      id: ids.taskId,
+      contextId: ids.contextId,
       writeMode,
+      phase: 'running',
       task: undefined,
       generation,
+      listeners: undefined,
+      controller: new AbortController(),
+      answer: new AnswerArtifact(ids),
+      settled: undefined,
+      closed: undefined,
       written: undefined,
       dirty: false,
-      listeners: undefined,
     };
-    this.tasks.set(scopedKey(scope, id), live);
-    this.byId.set(id, live);
+    this.tasks.set(scopedKey(scope, ids.taskId), live);
+    this.byId.set(ids.taskId, live);
     return live;
+  }
+
+  /**
+   * Claims `found` (a task the caller may continue, waiting for its answer)
+   * for the turn of message `messageId`, in the rows every replica shares:
+   * the winner gets the live task (`every-state`: the task was seen) and
+   * the task as claimed (working); a loser learns the state the task is in
+   * and who holds it. Of two messages racing on any replicas, one wins.
+   * `guard` (issue 27): the send's key, recorded with the claim (a retry is
+   * refused and told the task of its first send), and the generation the
+   * caller expects the task at.
+   */
+  async claim(
+    found: StoredTask,
+    messageId: string,
+    guard: Pick<TaskTurnClaim, 'send' | 'generation'> = {},
+  ): Promise<TurnClaim> {
+    const claim = await this.options.rows.claim(found.scope, found.task.id, { messageId, at: this.clock(), ...guard });
+    if (!claim.won) return claim;
+    const { task, generation } = claim.claimed;
+    const live = this.begin(found.scope, { taskId: task.id, contextId: task.contextId }, 'every-state', generation);
+    return { won: true, live, task };
+  }
+
+  /**
+   * Runs the live task's turn (`body`, which resolves with the task once it
+   * has settled and been written) as its {@link LiveTask.settled}, and keeps
+   * it until then for {@link settleAll}.
+   */
+  run(live: LiveTask, body: () => Promise<Task>): Promise<Task> {
+    const settled = body();
+    live.settled = settled;
+    this.turns.add(settled);
+    const forget = () => void this.turns.delete(settled);
+    settled.then(forget, forget);
+    return settled;
   }
 
   /**
    * Folds one executor event into the live task. An `every-state` task's
    * state change resolves once its row is written; an `on-settle` task
-   * stays in memory until {@link settle}.
+   * stays in memory until its turn ends. The event that ends the turn
+   * (the task waits for its caller, or has ended) is written whatever the
+   * mode, and the task let go; nothing folded after it is kept.
+   * `userMessage` heads the history of a `task` event's task.
    */
-  fold(live: LiveTask, event: AgentExecutionEvent, userMessage: Message): Promise<void> | undefined {
+  fold(live: LiveTask, event: AgentExecutionEvent, userMessage?: Message): Promise<void> | undefined {
+    if (live.phase !== 'running') return undefined;
     const task = applyEvent(live.task, event, userMessage);
     if (!task) return undefined;
     live.task = task;
     live.generation += 1;
+    const state = task.status?.state;
+    if (isSettled(state)) live.phase = isInterrupted(state) ? 'awaiting-input' : 'settled';
     this.options.onFolded?.({
       scope: live.scope,
       taskId: live.id,
@@ -179,7 +275,7 @@ export class LiveTasks {
         event,
         written,
         task: event.kind === 'task' ? structuredClone(task) : undefined,
-        state: task.status?.state,
+        state,
         generation: live.generation,
       };
       // A listener may stop listening as it hears: it must not make the next one miss this event.
@@ -206,17 +302,54 @@ export class LiveTasks {
    * nothing folded meanwhile is missed.
    */
   subscribe<T>(live: LiveTask, form: (heard: HeardEvent) => T): AsyncGenerator<T, void, undefined> {
-    return new TaskEvents(this, live, form);
+    return new TaskSubscription((listener) => this.listen(live, listener), form);
   }
 
   /**
-   * The live task has its final state: written (one write, whatever its
-   * mode) and no longer held. Nothing folded after this is kept.
+   * Cancels the turn of task `id` of `scope` if it runs here (also a cancel
+   * asked through another replica): `canceled` is folded in, then its
+   * signal aborts its model, tool and remote calls. Resolves once written;
+   * `undefined` when no turn of the task runs here.
    */
-  settle(live: LiveTask): Promise<void> {
-    this.release(live);
-    if (!live.task) return Promise.resolve();
-    return this.options.rows.write([{ scope: live.scope, task: live.task, generation: live.generation }]);
+  cancelHere(scope: TaskScope, id: string): Promise<void> | undefined {
+    const live = this.tasks.get(scopedKey(scope, id));
+    return live && this.stop(live, TaskState.TASK_STATE_CANCELED, CANCELED_TEXT);
+  }
+
+  /**
+   * Cancels the task `found` wherever it is, resolving once `canceled` is
+   * written: a turn running here is canceled here ({@link cancelHere}); a
+   * task waiting for its caller is claimed (so no answer's turn starts
+   * beside the cancel) and ended here; a turn running on another replica is
+   * asked to stop (`elsewhere.cancel`) and the task ended here (its row is
+   * fenced: never written over once finished, whoever finishes it first).
+   * A task that ended meanwhile is left as it is: the caller reads it.
+   */
+  async cancel(found: StoredTask): Promise<void> {
+    const { scope } = found;
+    const id = found.task.id;
+    const here = this.cancelHere(scope, id);
+    if (here) return here;
+    const claim = await this.options.rows.claim(scope, id, { at: this.clock() });
+    if (claim.won) return this.endHere(claim.claimed, TaskState.TASK_STATE_CANCELED, CANCELED_TEXT);
+    if (!isRunning(claim.state)) return;
+    const startedHere = this.cancelHere(scope, id);
+    if (startedHere) return startedHere;
+    await this.options.elsewhere?.cancel(scope, id);
+    await this.endHere(found, TaskState.TASK_STATE_CANCELED, CANCELED_TEXT);
+  }
+
+  /** Fails every turn running here with `reason` (the node is stopping), so none is left `working`. */
+  failAll(reason: string): void {
+    for (const live of [...this.tasks.values()]) void this.stop(live, TaskState.TASK_STATE_FAILED, reason);
+  }
+
+  /** Resolves once every turn started here has settled and been written, or after `limitMs`. */
+  async settleAll(limitMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs)));
+    await Promise.race([Promise.allSettled([...this.turns]), limit]);
+    clearTimeout(timer);
   }
 
   /**
@@ -238,6 +371,20 @@ export class LiveTasks {
     return anyones?.scope.tenant === reader.tenant && anyones.task ? anyones : undefined;
   }
 
+  /**
+   * Whether the task `id` the reader may see is working, and where (see
+   * {@link LocatedTask}): here, else as the rows every replica shares say.
+   * `undefined`: no such task (or a new one whose turn has not started).
+   */
+  async locate(reader: TaskReader, id: string): Promise<LocatedTask | undefined> {
+    const live = this.held(reader, id);
+    if (live?.task) return { runs: 'here', live };
+    // Not live here, or its turn has not folded its first event: a new task has no row yet, a claimed one has.
+    const row = await this.options.rows.get(reader, id);
+    if (!row) return undefined;
+    return { ...row, runs: isRunning(row.task.status?.state) ? 'elsewhere' : 'nowhere' };
+  }
+
   /** Writes every live task newer than its row (before a query reads the rows); resolves once written. */
   async writeAll(): Promise<void> {
     const pending = [];
@@ -256,15 +403,15 @@ export class LiveTasks {
     this.byId.clear();
   }
 
-  /** Writes what the task's mode says must be written now. */
+  /** Writes what the task's mode and phase say must be written now. */
   private changed(live: LiveTask): Promise<void> | undefined {
     const task = live.task!;
-    const state = task.status?.state;
+    if (live.phase !== 'running') return (live.closed = this.close(live));
     if (live.writeMode === 'on-settle') {
       live.dirty = true;
       return undefined;
     }
-    if (!isRunning(state)) return this.settle(live);
+    const state = task.status?.state;
     if (state === live.written) {
       live.dirty = true; // progress or an answer chunk: kept until the next state change
       return undefined;
@@ -274,130 +421,42 @@ export class LiveTasks {
     return this.options.rows.write([{ scope: live.scope, task, generation: live.generation }]);
   }
 
-  private release(live: LiveTask): void {
+  /** The turn has ended: the task is let go and written (one write, whatever its mode). */
+  private close(live: LiveTask): Promise<void> {
     const key = scopedKey(live.scope, live.id);
     if (this.tasks.get(key) === live) this.tasks.delete(key);
     if (this.byId.get(live.id) === live) this.byId.delete(live.id);
-  }
-}
-
-/**
- * A live task's events as an async iterator (see {@link LiveTasks.subscribe}),
- * written by hand rather than as an async generator: a stream reads one per
- * event, and a generator (with the `for await` that feeds it) adds a
- * promise, a suspended frame and a turn of the microtask queue per layer and
- * event. Reads are answered in order, each event once its state is written.
- */
-class TaskEvents<T> implements AsyncGenerator<T, void, undefined> {
-  /** Heard and not yet read. */
-  private readonly heard: HeardEvent[] = [];
-  /** Reads waiting for an event, in order. */
-  private readonly reads: Array<{
-    resolve: (result: IteratorResult<T, void>) => void;
-    reject: (err: unknown) => void;
-  }> = [];
-  /** The head event waits for its state to be written. */
-  private writing = false;
-  /** The settling event was read, or the reader stopped: every later read is done. */
-  private ended = false;
-  private readonly stop: () => void;
-
-  constructor(
-    liveTasks: LiveTasks,
-    live: LiveTask,
-    private readonly form: (heard: HeardEvent) => T,
-  ) {
-    this.stop = liveTasks.listen(live, (heard) => {
-      if (isSettled(heard.state)) this.stop();
-      this.heard.push(heard);
-      this.drain();
-    });
+    return this.options.rows.write([{ scope: live.scope, task: live.task!, generation: live.generation }]);
   }
 
-  next(): Promise<IteratorResult<T, void>> {
-    if (this.ended) return Promise.resolve({ value: undefined, done: true });
-    const head = this.heard[0];
-    // The common read: an event already here, nothing written to wait for, no read before it.
-    if (head && !head.written && !this.writing && this.reads.length === 0) {
-      this.heard.shift();
-      return Promise.resolve(this.result(head));
+  /** Ends a running turn with `state`: folded in (so the turn's own end is dropped), then its calls aborted. */
+  private stop(live: LiveTask, state: TaskState, text: string): Promise<void> | undefined {
+    if (live.phase === 'running') {
+      const ids = { taskId: live.id, contextId: live.contextId };
+      void this.fold(live, AgentEvent.statusUpdate(statusUpdate(ids, state, this.clock(), text)));
+      live.controller.abort();
     }
-    return new Promise((resolve, reject) => {
-      this.reads.push({ resolve, reject });
-      this.drain();
-    });
+    return live.closed;
   }
 
-  return(): Promise<IteratorResult<T, void>> {
-    this.end();
-    return Promise.resolve({ value: undefined, done: true });
-  }
-
-  throw(err: unknown): Promise<IteratorResult<T, void>> {
-    this.end();
-    return Promise.reject(err);
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    this.end();
-  }
-
-  /** Answers waiting reads with the events heard, in order, each once written. */
-  private drain(): void {
-    while (!this.writing && this.reads.length > 0 && this.heard.length > 0) {
-      const head = this.heard.shift()!;
-      if (head.written) {
-        this.writing = true;
-        head.written.then(
-          () => {
-            this.writing = false;
-            this.answer(head);
-            this.drain();
-          },
-          (err: unknown) => {
-            this.writing = false;
-            this.reads.shift()?.reject(err);
-            this.end();
-          },
-        );
-        return;
-      }
-      this.answer(head);
-    }
-  }
-
-  private answer(heard: HeardEvent): void {
-    const read = this.reads.shift();
-    if (!read) return; // the reader stopped while its state was written
-    read.resolve(this.result(heard));
-    if (this.ended) this.end();
-  }
-
-  /** The read result of `heard`; after the settling event the stream has ended. */
-  private result(heard: HeardEvent): IteratorResult<T, void> {
-    if (isSettled(heard.state)) {
-      this.ended = true;
-      this.stop();
-    }
-    return { value: this.form(heard), done: false };
-  }
-
-  /** Stops listening and answers every waiting read as done. */
-  private end(): void {
-    this.ended = true;
-    this.stop();
-    this.heard.length = 0;
-    for (const read of this.reads.splice(0)) read.resolve({ value: undefined, done: true });
+  /**
+   * Ends a task no turn runs here (claimed to cancel it, or running on a
+   * replica asked to stop) with `state`, in one event: the task as it ends
+   * (the row it was read from may hold an older state of it).
+   */
+  private endHere(stored: StoredTask, state: TaskState, text: string): Promise<void> | undefined {
+    const { task } = stored;
+    const ids = { taskId: task.id, contextId: task.contextId };
+    const live = this.begin(stored.scope, ids, 'every-state', stored.generation);
+    const { status } = statusUpdate(ids, state, this.clock(), text);
+    const history = status?.message ? [...task.history, status.message] : task.history;
+    return this.fold(live, AgentEvent.task({ ...task, status, history }));
   }
 }
 
 /**
  * Applies one executor event to the task, as the SDK's `ResultManager`
- * merges it into the stored task: the user's message heads the history,
+ * merges it into the stored task: the user's message (when given) heads the history,
  * status messages are appended to it, artifacts are replaced or appended
  * by id, metadata is merged, and nothing changes a task once it has ended.
  * The executor's events are fresh objects it never touches again, so they
@@ -405,7 +464,11 @@ class TaskEvents<T> implements AsyncGenerator<T, void, undefined> {
  * own copy of each (see {@link ownArtifact}), so an appended chunk goes into
  * it in place instead of copying every earlier chunk again.
  */
-export function applyEvent(task: Task | undefined, event: AgentExecutionEvent, userMessage: Message): Task | undefined {
+export function applyEvent(
+  task: Task | undefined,
+  event: AgentExecutionEvent,
+  userMessage?: Message,
+): Task | undefined {
   switch (event.kind) {
     case 'task': {
       const next: Task = { ...event.data, history: event.data.history ?? [] };
@@ -415,7 +478,7 @@ export function applyEvent(task: Task | undefined, event: AgentExecutionEvent, u
         if (task.metadata || next.metadata) next.metadata = { ...task.metadata, ...next.metadata };
       }
       next.artifacts = next.artifacts.map(ownArtifact);
-      if (!next.history.some((m) => m.messageId === userMessage.messageId))
+      if (userMessage && !next.history.some((m) => m.messageId === userMessage.messageId))
         next.history = [userMessage, ...next.history];
       return next;
     }

@@ -113,6 +113,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     rows: options.taskRows.tasks,
     onFolded: (folded) => void record(folded),
     elsewhere: clusterTasks,
+    clock,
   });
   const stores = createA2AStores({ rows: options.taskRows, live: liveTasks, clock });
   // On SQLite the sweep is done when this returns (no query awaits); a shared database's sweep fails only
@@ -146,7 +147,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     redact: options.redact,
     ...options.push,
   });
-  const stopHearingCancels = clusterTasks?.onCancel((_scope, taskId) => executor.cancelRunning(taskId));
+  const stopHearingCancels = clusterTasks?.onCancel((scope, taskId) => void liveTasks.cancelHere(scope, taskId));
   const requestHandler = new TaskHandler({
     executor,
     live: liveTasks,
@@ -233,15 +234,15 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
       if (!config.a2a.baseUrl) publicUrl = url.replace(/\/+$/, '');
     },
     card: async () => JSON.parse((await cards.current()).json) as Record<string, unknown>,
-    running: () => executor.running,
+    running: () => liveTasks.size,
     async close() {
       if (closing) return;
       closing = true;
       clearInterval(purgeTimer);
       stopHearingCancels?.();
-      executor.abortAll('node shutting down');
-      // The failures just published are written before the caller closes the database.
-      await requestHandler.settleAll(2_000);
+      liveTasks.failAll('node shutting down');
+      // The failures just folded are written before the caller closes the database.
+      await liveTasks.settleAll(2_000);
       await pushSender.close();
       try {
         await stores.failInterrupted('node shutting down');

@@ -43,7 +43,7 @@ import {
   isSettled,
 } from '../protocol/taskStates';
 import type { TaskEventLog } from '../store/taskEvents';
-import type { StoredTask, TaskRows } from '../store/taskRows';
+import type { SendKey, StoredTask, TaskRows } from '../store/taskRows';
 import { principalOf } from './auth';
 import type { CardService } from './cardRoutes';
 import { newContextId } from './contextIds';
@@ -58,17 +58,19 @@ import {
   TaskGenerationMismatchError,
   withGeneration,
 } from './generation';
-import type { HeardEvent, LiveTask, LiveTasks, WriteMode } from './liveTasks';
+import type { LiveTask, LiveTasks, WriteMode } from './liveTasks';
 import { waitForGeneration } from './longPoll';
 import { resumeAfter, type NumberedResponse } from './resume';
 import { sendKeyOf } from './sendKeys';
 import { newTask, statusUpdate } from './messages';
 import { readerOf, scopeOf, type TaskReads } from './taskStore';
+import type { HeardEvent } from './taskSubscription';
 
 /** What {@link TaskHandler} works with. */
 export interface TaskHandlerOptions {
   /** Runs each turn (`LangoExecutor`). */
-  executor: Pick<LangoExecutor, 'execute' | 'cancelRunning' | 'isWorking' | 'release'>;
+  executor: Pick<LangoExecutor, 'execute'>;
+  /** The owner of every live task: who runs what, where; claims, cancels. */
   live: LiveTasks;
   /** Tasks the caller may read: live here first, else the rows. */
   tasks: TaskReads;
@@ -84,8 +86,8 @@ export interface TaskHandlerOptions {
   extendedCardEnabled: boolean;
   /** The tasks' events under their generations: resumed streams and long polls read them. */
   events: TaskEventLog;
-  /** Where each send's idempotency key is recorded with its task (`TaskRows.claimSend`). */
-  sends: Pick<TaskRows, 'claimSend' | 'releaseSend'>;
+  /** Where a new task's send key is recorded with its first row (`TaskRows.claimSend`). */
+  sends: Pick<TaskRows, 'claimSend'>;
   /** `a2a.idempotencyWindow`: how long a send's key keeps a retry from running a second turn. */
   idempotencyWindowMs: number;
   /** `a2a.longPollTimeout`: the longest a GetTask with `A2A-Current-Generation` holds. */
@@ -104,9 +106,6 @@ const LISTED_STATES: readonly TaskState[] = [
   ...INTERRUPTED_STATES,
 ];
 
-/** The text a canceled task's closing status carries. */
-const CANCELED_TEXT = 'Task canceled by the caller.';
-
 /**
  * The node's A2A request handler, every method of the SDK's
  * `A2ARequestHandler`, which the SDK's transports (JSON-RPC, HTTP+JSON, the
@@ -114,34 +113,20 @@ const CANCELED_TEXT = 'Task canceled by the caller.';
  * and statuses. Malformed input is refused with RequestMalformedError
  * naming the field before any work.
  *
- * A message starts (or continues) a task: the executor runs its turn and
- * publishes each event into the task's live task (`LiveTasks`, the one
- * fold), whose write mode is decided here once: `on-settle` for a blocking
+ * A message starts a task, or continues one by claiming it (`LiveTasks`,
+ * the owner of every live task, on every replica): the executor runs its
+ * turn and publishes each event into the task's live task (the one fold),
+ * whose write mode is decided here once: `on-settle` for a blocking
  * SendMessage without a webhook (nobody sees the task before it settles;
  * no progress is published), `every-state` for everything else. The caller
  * of a stream, SubscribeToTask callers and webhooks are listeners of the
  * live task and hear each event once its state is written. A task not live
  * here is read from its row (or followed on the replica running it, when
- * `LiveTasks` has `elsewhere`).
+ * `LiveTasks` has `elsewhere`). Whichever replica a request reaches, it
+ * gets the same answer.
  */
 export class TaskHandler implements A2ARequestHandler {
-  /** The turns started here that have not settled yet. */
-  private readonly unsettled = new Set<Promise<unknown>>();
-  /** The same, by task: a retry of a send that runs here waits for its task as the first caller does. */
-  private readonly settling = new Map<string, { live: LiveTask; settled: Promise<Task> }>();
-
   constructor(private readonly options: TaskHandlerOptions) {}
-
-  /**
-   * Resolves once every task started here has settled and been written (the
-   * node is stopping and has aborted their turns), or after `limitMs`.
-   */
-  async settleAll(limitMs: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs)));
-    await Promise.race([Promise.allSettled([...this.unsettled]), limit]);
-    clearTimeout(timer);
-  }
 
   async getAgentCard(): Promise<AgentCard> {
     return (await this.options.cards.current()).card;
@@ -200,7 +185,7 @@ export class TaskHandler implements A2ARequestHandler {
         numbered(toStreamResponse(heard, historyLength), heard.generation),
       );
       // A retry streams the first send's task as it stands, then its events (a finished one: the task alone).
-      if ('retryOf' in run) return this.retryStream(run.retryOf, context, numbered);
+      if ('retryOf' in run) return this.numberedStream(this.followed(run.retryOf, context, false), numbered);
       return run.events!;
     });
   }
@@ -208,7 +193,8 @@ export class TaskHandler implements A2ARequestHandler {
   async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
     checkHistoryLength(params.historyLength, 'historyLength');
     await this.acceptExtensions(context);
-    if (!generationActivated(context)) return withHistory((await this.find(params.id, context)).task, params.historyLength);
+    if (!generationActivated(context))
+      return withHistory((await this.find(params.id, context)).task, params.historyLength);
     const asked = serviceParameter(context, GENERATION_PARAMETERS.currentGeneration);
     let found = await this.standing(params.id, context);
     if (asked !== undefined && !isFinished(found.task.status?.state)) {
@@ -238,18 +224,14 @@ export class TaskHandler implements A2ARequestHandler {
   }
 
   async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
-    const { executor, live: liveTasks, tasks } = this.options;
+    const { live: liveTasks, tasks } = this.options;
     const found = await this.find(params.id, context);
     const state = found.task.status?.state;
     if (state === TaskState.TASK_STATE_CANCELED) return found.task;
     if (isFinished(state)) throw new TaskNotCancelableError(`Task not cancelable: ${params.id}`);
-    // A running turn is aborted and publishes `canceled` into its live task (which readers see at once).
-    if (!executor.cancelRunning(params.id)) {
-      // Not running here: held open for its caller's answer, or running on another replica.
-      await liveTasks.elsewhere?.cancel(found.scope, params.id);
-      executor.release(params.id);
-      await this.settleHere(found, TaskState.TASK_STATE_CANCELED, CANCELED_TEXT);
-    }
+    // Here, waiting for its caller, or on another replica: the owner of live tasks cancels it where it is.
+    await liveTasks.cancel(found);
+    // Whatever settled it first stands: canceled, or an answer that beat the cancel.
     const latest = await tasks.load(params.id, context);
     if (!latest) throw new TaskNotFoundError(`Task not found: ${params.id}`);
     if (latest.status?.state !== TaskState.TASK_STATE_CANCELED)
@@ -266,86 +248,88 @@ export class TaskHandler implements A2ARequestHandler {
     const activated = generationActivated(context);
     const lastEventId = activated ? serviceParameter(context, GENERATION_PARAMETERS.lastEventId) : undefined;
     const numbered = activated ? responseWithGeneration : withoutGeneration;
-    const stop = new AbortController();
-    try {
-      if (lastEventId !== undefined) {
-        const resumed = await this.resumed(params.id, lastEventGeneration(lastEventId, params.id), context, stop.signal);
-        // The events after the caller's last are gone (or were never kept): the task as it stands, then its events.
+    if (lastEventId !== undefined) {
+      const after = lastEventGeneration(lastEventId, params.id);
+      const stop = new AbortController();
+      try {
+        const resumed = await this.resumed(params.id, after, context, stop.signal);
+        // Every event after the caller's last is still kept: those, then the live ones.
         if (resumed) {
           for await (const { response, generation } of resumed) yield numbered(response, generation);
           return;
         }
+      } finally {
+        stop.abort();
       }
-      for await (const { response, generation } of this.followed(params.id, context, stop.signal, !lastEventId))
-        yield numbered(response, generation);
-    } finally {
-      stop.abort();
     }
+    // The events after the caller's last are gone (or were never kept): the task as it stands, then its events.
+    yield* this.numberedStream(this.followed(params.id, context, lastEventId === undefined), numbered);
   }
 
   /**
    * The task as it stands, then its events until it settles: live here, or
    * followed on the replica running it, else its row alone. A finished task
    * is refused as the spec says, unless `refuseFinished` is false (a resumed
-   * stream whose events are gone: the finished task is its last word).
+   * stream whose events are gone, a send's retry: the finished task is its
+   * last word).
    */
   private async *followed(
     taskId: string,
     context: ServerCallContext,
-    signal: AbortSignal,
     refuseFinished: boolean,
   ): AsyncGenerator<NumberedResponse, void, undefined> {
+    requireTaskId(taskId);
     const { live: liveTasks } = this.options;
-    const held = liveTasks.held(readerOf(context), taskId);
-    if (held?.task) {
-      // The task as it stands, then every event after it: nothing is folded between the two.
-      const current = structuredClone(held.task);
-      const generation = held.generation;
-      const events = liveTasks.subscribe(held, (heard) => ({
+    const found = await liveTasks.locate(readerOf(context), taskId);
+    if (!found) throw new TaskNotFoundError(`Task not found: ${taskId}`);
+    if (found.runs === 'here') {
+      // The task as it stands, then every event after it: taken together, so nothing folded falls between.
+      const { live } = found;
+      const current = structuredClone(live.task!);
+      const generation = live.generation;
+      const events = liveTasks.subscribe(live, (heard) => ({
         response: toStreamResponse(heard, undefined),
         generation: heard.generation,
       }));
-      if (isFinished(current.status?.state) && refuseFinished) {
-        await events.return(undefined);
-        throw terminalSubscription(taskId, current);
-      }
       yield { response: { payload: { $case: 'task', value: current } }, generation };
-      if (isFinished(current.status?.state)) return void (await events.return(undefined));
       yield* events;
       return;
     }
-    const found = await this.find(taskId, context);
-    const taskOnly = { response: { payload: { $case: 'task', value: found.task } }, generation: found.generation ?? 0 };
+    const standing: NumberedResponse = {
+      response: { payload: { $case: 'task', value: found.task } },
+      generation: found.generation ?? 0,
+    };
     if (isFinished(found.task.status?.state)) {
       if (refuseFinished) throw terminalSubscription(taskId, found.task);
-      yield taskOnly as NumberedResponse;
+      yield standing;
       return;
     }
     const elsewhere = liveTasks.elsewhere;
+    // It waits for its caller (or no replica shares its events): its row is all there is.
+    if (found.runs === 'nowhere' || !elsewhere) {
+      yield standing;
+      return;
+    }
+    const stop = new AbortController();
     let followed = false;
-    if (elsewhere) {
-      for await (const next of elsewhere.follow(found.scope, taskId, signal)) {
+    try {
+      for await (const next of elsewhere.follow(found.scope, taskId, stop.signal)) {
         followed = true;
         yield next;
       }
-    }
-    // No replica runs it (it waits for its caller's answer): its row is all there is.
-    if (!followed) yield taskOnly as NumberedResponse;
-  }
-
-  /** A streamed send's retry: its task as it stands, then its events, as `numbered` makes them. */
-  private async *retryStream(
-    taskId: string,
-    context: ServerCallContext,
-    numbered: (response: StreamResponse, generation: number) => StreamResponse,
-  ): AsyncGenerator<StreamResponse, void, undefined> {
-    const stop = new AbortController();
-    try {
-      for await (const { response, generation } of this.followed(taskId, context, stop.signal, false))
-        yield numbered(response, generation);
     } finally {
       stop.abort();
     }
+    // No replica runs it (it waits for its caller's answer): its row is all there is.
+    if (!followed) yield standing;
+  }
+
+  /** The numbered responses as a stream, as `numbered` makes each (with its generation, or as it is). */
+  private async *numberedStream(
+    responses: AsyncGenerator<NumberedResponse, void, undefined>,
+    numbered: (response: StreamResponse, generation: number) => StreamResponse,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    for await (const { response, generation } of responses) yield numbered(response, generation);
   }
 
   /** The events after generation `after` and the live ones (`resume.ts`), or undefined when some are gone. */
@@ -363,28 +347,22 @@ export class TaskHandler implements A2ARequestHandler {
    */
   private async standing(taskId: string, context: ServerCallContext): Promise<StoredTask> {
     const found = await this.find(taskId, context);
-    const elsewhere = this.options.live.elsewhere;
-    if (!elsewhere || this.options.live.held(readerOf(context), taskId) || !isRunning(found.task.status?.state))
-      return found;
+    const { live: liveTasks } = this.options;
+    const elsewhere = liveTasks.elsewhere;
+    if (!elsewhere || liveTasks.held(readerOf(context), taskId) || !isRunning(found.task.status?.state)) return found;
     const current = await elsewhere.current(found.scope, taskId);
     return current && current.generation > (found.generation ?? 0) ? { scope: found.scope, ...current } : found;
   }
 
-  /** The task of an earlier send once it has settled (as its own blocking caller gets it). */
+  /** The task of an earlier send once its turn is over (as its own blocking caller gets it). */
   private async settledTask(taskId: string, context: ServerCallContext): Promise<StoredTask> {
-    const settling = this.settling.get(taskId);
-    if (settling) {
-      const task = structuredClone(await settling.settled);
-      return { scope: settling.live.scope, task, generation: settling.live.generation };
+    const held = this.options.live.held(readerOf(context), taskId);
+    if (held?.settled) {
+      const task = structuredClone(await held.settled);
+      return { scope: held.scope, task, generation: held.generation };
     }
-    const found = await this.find(taskId, context);
-    if (!isRunning(found.task.status?.state)) return found;
-    const stop = new AbortController();
-    try {
-      for await (const _ of this.followed(taskId, context, stop.signal, false)) void _;
-    } finally {
-      stop.abort();
-    }
+    // Followed to its settling event, wherever it runs; then read as its row holds it.
+    for await (const _ of this.followed(taskId, context, false)) void _;
     return this.find(taskId, context);
   }
 
@@ -441,11 +419,12 @@ export class TaskHandler implements A2ARequestHandler {
 
   /**
    * Starts one turn of a task (new, or continuing one that waits for the
-   * caller's answer) as a live task with `writeMode`: the executor's events
-   * are folded into it; `events` (with `form`) hears them from the first,
-   * each once written, in that form; `settled` resolves with the task once it has settled
-   * (and is written): the live task's own object, which nothing changes once
-   * settled; a caller that hands it on copies it (a stream never reads it).
+   * caller's answer, claimed for this turn) as a live task with
+   * `writeMode`: the executor's events are folded into it; `events` (with
+   * `form`) hears them from the first, each once written, in that form;
+   * `settled` resolves with the task once it has settled (and is written):
+   * the live task's own object, which nothing changes once settled; a
+   * caller that hands it on copies it (a stream never reads it).
    */
   private async start<T>(
     params: SendMessageRequest,
@@ -453,119 +432,131 @@ export class TaskHandler implements A2ARequestHandler {
     writeMode: WriteMode,
     form?: (heard: HeardEvent) => T,
   ): Promise<Run<T> | { retryOf: string }> {
-    const { executor, live: liveTasks, logger, clock, sends } = this.options;
+    const { executor, live: liveTasks, logger, clock } = this.options;
     const message = params.message!;
     await this.acceptExtensions(context);
     const send = sendKeyOf(message, context, this.options.idempotencyWindowMs);
-    let stored: StoredTask | undefined;
-    if (message.taskId) {
-      // The send's key first: a retry of a follow-up whose turn still runs waits for it rather than being refused.
-      const claim = await sends.claimSend(send, message.taskId);
-      if (!claim.created) return { retryOf: claim.taskId };
-      try {
-        stored = await this.continued(params, context);
-      } catch (err) {
-        await sends.releaseSend(send, message.taskId);
-        throw err;
-      }
-      // The task has a row and was seen: whoever saw it may watch its answer.
-      writeMode = 'every-state';
-    }
+    const found = message.taskId ? await this.continued(params, context) : undefined;
     const taskId = message.taskId || randomUUID();
-    const contextId = message.contextId || stored?.task.contextId || newContextId();
+    const contextId = message.contextId || found?.task.contextId || newContextId();
     const userMessage: Message = { ...message, contextId, taskId };
-    if (!stored) {
-      // The key and the new task's row in one commit: a retry through any replica finds the task and who runs it.
-      const row = { scope: scopeOf(context), task: newTask({ taskId, contextId }, userMessage, TaskState.TASK_STATE_SUBMITTED, clock()), generation: 0 };
-      const claim = await sends.claimSend(send, taskId, row);
-      if (!claim.created) return { retryOf: claim.taskId };
-    }
+    // Checked (the address) and saved before the turn: a webhook refused refuses the message.
     const webhook = params.configuration?.taskPushNotificationConfig;
     if (webhook) await this.options.push.store.save(taskId, context, { ...structuredClone(webhook), taskId });
-    if (stored) stored.task.history = [...stored.task.history, userMessage];
+    // A new task's id is fresh: nothing else can hold it, so its first row is its claim, written with the send's
+    // key: a retry through any replica finds the task and who runs it instead of starting another.
+    if (!found) {
+      const row = newTask({ taskId, contextId }, userMessage, TaskState.TASK_STATE_SUBMITTED, clock());
+      const sent = await this.options.sends.claimSend(send, taskId, {
+        scope: scopeOf(context),
+        task: row,
+        generation: 0,
+      });
+      if (!sent.created) return { retryOf: sent.taskId };
+    }
+    const claimed = found && (await this.claim(found, message.messageId, send, context));
+    if (claimed && 'retryOf' in claimed) return claimed;
+    const live = claimed?.live ?? liveTasks.begin(scopeOf(context), { taskId, contextId }, writeMode);
+    // A continued task has a row and was seen: whoever saw it may watch its answer.
+    if (claimed) writeMode = 'every-state';
+    const continuedTask = claimed && { ...claimed.task, history: [...claimed.task.history, userMessage] };
     const turn: TaskTurn = {
       taskId,
       contextId,
       userMessage,
-      task: stored?.task,
+      task: continuedTask,
       principal: principalOf(context.user),
       headers: context.state.get(STATE_HEADERS_KEY) as TaskTurn['headers'],
       newSession: !message.contextId && !message.taskId,
       resultOnly: writeMode === 'on-settle',
     };
-    const live = liveTasks.begin(stored?.scope ?? scopeOf(context), taskId, writeMode, stored?.generation);
     const publish = (event: AgentExecutionEvent) => liveTasks.fold(live, event, userMessage);
     const events = form ? liveTasks.subscribe(live, form) : undefined;
     if (writeMode === 'every-state') this.deliverToWebhooks(live, context);
     const fail = (reason: string) => {
-      // A task that failed before its first event still gets one: the caller's message, submitted.
+      // A task that failed before its first event still gets one: as claimed, or the caller's message, submitted.
       if (!live.task)
         void publish(
-          AgentEvent.task(newTask({ taskId, contextId }, userMessage, TaskState.TASK_STATE_SUBMITTED, clock())),
+          AgentEvent.task(
+            continuedTask ?? newTask({ taskId, contextId }, userMessage, TaskState.TASK_STATE_SUBMITTED, clock()),
+          ),
         );
       return publish(
         AgentEvent.statusUpdate(statusUpdate({ taskId, contextId }, TaskState.TASK_STATE_FAILED, clock(), reason)),
       );
     };
-    const settled = (async () => {
+    const settled = liveTasks.run(live, async () => {
       try {
-        await executor.execute(turn, publish);
+        await executor.execute(turn, live, publish);
       } catch (err) {
         logger.warn('agent execution failed', { taskId, error: errorMessage(err) });
         await fail(`Agent execution error: ${errorMessage(err)}`);
       }
       // An executor that returns without settling its task would leave it running forever.
-      if (!isSettled(live.task?.status?.state)) {
+      if (live.phase === 'running') {
         logger.warn('agent execution ended without settling its task', { taskId });
         await fail('Agent execution ended without an answer.');
       }
+      // The answer is decided and written (an on-settle task once, now; an every-state one at each state).
+      await live.closed;
       const final = live.task!;
-      // The answer is decided: an on-settle task is written now; an every-state one was as it settled.
-      await liveTasks.settle(live);
       if (writeMode === 'on-settle') await this.notifyWebhooks(final, context);
       return final;
-    })();
+    });
     // Whoever awaits it hears a failure to write; nobody else (a stream the caller left, returnImmediately) must crash.
     settled.catch((err: unknown) => logger.warn('task not written', { taskId, error: errorMessage(err) }));
-    this.unsettled.add(settled);
-    const running = { live, settled };
-    this.settling.set(taskId, running);
-    void settled
-      .finally(() => {
-        this.unsettled.delete(settled);
-        if (this.settling.get(taskId) === running) this.settling.delete(taskId);
-      })
-      .catch(() => undefined);
     return { live, settled, events };
   }
 
-  /** The task a message continues, checked: the caller's, not finished, not working, the same context. */
+  /**
+   * The task a message continues, checked: the caller's, of the same
+   * context. Whether it may be continued (waiting for its caller, at the
+   * generation the caller expects) is its claim's to say: a retry of the
+   * message that claimed it is told from another message there.
+   */
   private async continued(params: SendMessageRequest, context: ServerCallContext): Promise<StoredTask> {
     const message = params.message!;
     const found = await this.find(message.taskId, context);
-    // A second turn of a task whose turn still runs would run beside it: the caller waits or cancels.
-    if (this.options.executor.isWorking(message.taskId))
-      throw new UnsupportedOperationError(
-        `task ${message.taskId} is still working: wait for its answer or cancel it first`,
-      );
     const task = found.task;
-    if (isFinished(task.status?.state))
-      throw new UnsupportedOperationError(
-        `Task ${task.id} is in a terminal state (${task.status!.state}) and cannot be modified.`,
-      );
     if (message.contextId && task.contextId && message.contextId !== task.contextId)
       throw new RequestMalformedError(
         `contextId mismatch: message contextId '${message.contextId}' does not match task '${task.id}' contextId '${task.contextId}'`,
       );
+    return found;
+  }
+
+  /**
+   * Claims the task a message continues for its turn (`LiveTasks.claim`),
+   * with the send's key and, when the caller activated the generation
+   * extension and sent one, the generation it expects: a retry (the key is
+   * recorded) gets the task it names; a stale generation is refused with
+   * TaskGenerationMismatchError; otherwise a task another turn holds is
+   * refused as still working, on this replica or another, exactly as a
+   * single node refuses it.
+   */
+  private async claim(
+    found: StoredTask,
+    messageId: string,
+    send: SendKey,
+    context: ServerCallContext,
+  ): Promise<{ live: LiveTask; task: Task } | { retryOf: string }> {
     const expected = generationActivated(context)
       ? serviceParameter(context, GENERATION_PARAMETERS.ifGenerationMatch)
       : undefined;
-    if (expected !== undefined) {
-      const generation = parseGeneration(expected, 'A2A-If-Generation-Match');
-      const current = (await this.standing(task.id, context)).generation ?? 0;
-      if (current !== generation) throw new TaskGenerationMismatchError(task.id, generation, current);
+    const generation = expected === undefined ? undefined : parseGeneration(expected, 'A2A-If-Generation-Match');
+    const claim = await this.options.live.claim(found, messageId, { send, generation });
+    if (claim.won) return claim;
+    const id = found.task.id;
+    if (claim.sentAs) return { retryOf: claim.sentAs };
+    if (claim.state === undefined) throw new TaskNotFoundError(`Task not found: ${id}`);
+    if (generation !== undefined) {
+      // A task running elsewhere has a row older than its events: its generation is its latest event's.
+      const current = isRunning(claim.state) ? ((await this.standing(id, context)).generation ?? 0) : claim.generation;
+      if (current !== generation) throw new TaskGenerationMismatchError(id, generation, current ?? 0);
     }
-    return found;
+    // Ended meanwhile (a cancel), or gone (purged); else a turn holds it.
+    if (isFinished(claim.state)) throw terminalTask(id, claim.state);
+    throw stillWorking(id);
   }
 
   /** Keeps of the extensions the caller asked for only those the card offers (none today), as the SDK does. */
@@ -624,22 +615,6 @@ export class TaskHandler implements A2ARequestHandler {
       warn(err);
     }
   }
-
-  /** Settles a task no turn runs here (canceled while it waits for its caller, or on a replica that is gone). */
-  private async settleHere(found: StoredTask, state: TaskState, text: string): Promise<void> {
-    const { live: liveTasks, clock } = this.options;
-    const task = found.task;
-    const live = liveTasks.begin(found.scope, task.id, 'every-state', found.generation);
-    // The task's first message heads its history already (the fold keeps it there).
-    const userMessage = task.history[0] ?? ({ messageId: '' } as Message);
-    void liveTasks.fold(live, AgentEvent.task(task), userMessage);
-    await liveTasks.fold(
-      live,
-      AgentEvent.statusUpdate(statusUpdate({ taskId: task.id, contextId: task.contextId }, state, clock(), text)),
-      userMessage,
-    );
-    await liveTasks.settle(live);
-  }
 }
 
 /** The heard event itself (a returnImmediately SendMessage reads the task of the first). */
@@ -695,6 +670,16 @@ function startedAtFirstRead<T>(
     },
   };
   return stream;
+}
+
+/** A message to a task whose turn runs (here or on another replica): the caller waits for its answer or cancels. */
+function stillWorking(taskId: string): Error {
+  return new UnsupportedOperationError(`task ${taskId} is still working: wait for its answer or cancel it first`);
+}
+
+/** A message to a finished task. */
+function terminalTask(taskId: string, state: TaskState): Error {
+  return new UnsupportedOperationError(`Task ${taskId} is in a terminal state (${state}) and cannot be modified.`);
 }
 
 /** SubscribeToTask of a finished task: the spec's UnsupportedOperation, as the SDK answers it. */

@@ -1,13 +1,16 @@
-import { Task, TaskPushNotificationConfig, taskStateToJSON, type TaskState } from '@a2a-js/sdk';
+import { Task, TaskPushNotificationConfig, TaskState, TaskStatus, taskStateToJSON } from '@a2a-js/sdk';
 import { redactJsonText, type Redact } from '../log/redactJson';
+import { INTERRUPTED_STATES } from '../protocol/taskStates';
 
 /**
  * The rows of A2A tasks and their push-notification configs, behind an
  * interface a second database can implement (SQLite in
  * `store/sqlite/taskRows.ts`; the contract suite in
  * `test/store/contracts/taskRows.contract.ts`). Rows hold what a task was
- * when it was written: which task is live, and when it is written, is
- * decided above (`a2a/liveTasks.ts`). Every row is scoped to the tenant and
+ * when it was written, and the claim that starts each turn of a task
+ * waiting for its caller (one turn at a time, whichever replica claims):
+ * which task is live, and when it is written, is decided above
+ * (`a2a/liveTasks.ts`). Every row is scoped to the tenant and
  * the caller that created it; the node's owner reads and lists every
  * caller's.
  */
@@ -33,7 +36,51 @@ export interface StoredTask {
    * generations were kept, or a task being created.
    */
   generation?: number;
+  /**
+   * While the task runs (submitted, working) and replicas share the
+   * database: the replica running it, as its row names it. None otherwise.
+   */
+  replica?: string;
 }
+
+/** The turn claiming a task (see {@link TaskRows.claim}). */
+export interface TaskTurnClaim {
+  /** The message whose turn it is; none when a cancel claims the task to end it. */
+  messageId?: string;
+  /** When: the timestamp of the `working` status the claim writes. */
+  at: Date;
+  /**
+   * The send's idempotency key (issue 27): the claim is refused when it is
+   * recorded already (a retry: the loser learns the task it names), and a
+   * claim that wins records it, in the same write.
+   */
+  send?: SendKey;
+  /** The generation the caller expects the task to be at (`If-Generation-Match`): the claim is refused at any other. */
+  generation?: number;
+}
+
+/**
+ * What a claim found: the task, claimed (its row now `working`, as the
+ * turn will fold it), or who holds it instead.
+ */
+export type TaskClaim =
+  | { won: true; claimed: StoredTask }
+  | {
+      won: false;
+      /** The task's state now; undefined when the scope has no such task. */
+      state: TaskState | undefined;
+      /** The replica that last wrote it (the one running its turn, while it is working); none on a single node. */
+      replica?: string;
+      /**
+       * The message whose turn last claimed it: a retry of that very message
+       * can be told from another one (issue 27 answers it from here).
+       */
+      messageId?: string;
+      /** The task's generation as its row holds it. */
+      generation?: number;
+      /** The task the claim's send key is recorded for, when it is (the send is a retry of that one). */
+      sentAs?: string;
+    };
 
 /** A ListTasks query, as the rows answer it. */
 export interface TaskQuery {
@@ -108,6 +155,17 @@ export interface TaskRows {
   write(rows: readonly StoredTask[]): Promise<void>;
   /** The task `id` of the reader's scope (the owner: of any caller of the tenant), as last written. */
   get(reader: TaskReader, id: string): Promise<StoredTask | undefined>;
+  /**
+   * Claims the task `id` of `scope` for one turn, atomically: only a task
+   * waiting for its caller (input-required, auth-required) is claimed, and
+   * the claim sets it `working` (with the replica, where there are
+   * replicas, and the turn's message), so of two turns racing for it
+   * exactly one wins, whichever replica each runs on. A task running or
+   * finished is never claimed (fenced as a finished task's row is against
+   * late writes). A new task needs no claim: its id is fresh, so writing
+   * its first row is the claim.
+   */
+  claim(scope: TaskScope, id: string, turn: TaskTurnClaim): Promise<TaskClaim>;
   /** The reader's tasks (the owner: every caller's of the tenant) that match `query`, a page at a time. */
   list(reader: TaskReader, query: TaskQuery): Promise<TaskPage>;
   /**
@@ -155,6 +213,19 @@ export interface PushConfigRows {
 export interface TaskRowStores {
   tasks: TaskRows;
   pushConfigs: PushConfigRows;
+}
+
+/** The states a claim takes a task from: those in which it waits for its caller. */
+export const CLAIMABLE_STATES: readonly string[] = INTERRUPTED_STATES.map(taskStateToJSON);
+
+/** The status columns a claim writes: `working` since `at`. */
+export function claimedStatus(at: Date): { state: string; status: string; updated: number } {
+  const status = { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: at.toISOString() };
+  return {
+    state: taskStateToJSON(status.state),
+    status: JSON.stringify(TaskStatus.toJSON(status)),
+    updated: at.getTime(),
+  };
 }
 
 /** A task's columns as both databases store them: ProtoJSON text, each masked by the node's redactor. */

@@ -49,8 +49,8 @@ describe('LiveTasks', () => {
   it('writes an every-state task at each state change, keeps progress in memory, and lets it go settled', async () => {
     const folded: FoldedEvent[] = [];
     const live = new LiveTasks({ rows: rows.tasks, onFolded: (event) => folded.push(event) });
-    const held = live.begin(alice, 't1', 'every-state');
-    expect(live.begin(alice, 't1', 'on-settle')).toBe(held);
+    const held = live.begin(alice, ids, 'every-state');
+    expect(live.begin(alice, ids, 'on-settle')).toBe(held);
     expect(live.read({ ...alice, everyone: false }, 't1')).toEqual({ task: undefined });
 
     await live.fold(held, AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_SUBMITTED, at)), userMessage);
@@ -87,18 +87,19 @@ describe('LiveTasks', () => {
 
   it('ignores what follows a finished state in the fold', async () => {
     const live = new LiveTasks({ rows: rows.tasks });
-    const held = live.begin(alice, 't1', 'on-settle');
+    const held = live.begin(alice, ids, 'on-settle');
     live.fold(held, AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_WORKING, at)), userMessage);
     live.fold(held, AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_CANCELED, at)), userMessage);
     live.fold(held, AgentEvent.statusUpdate(statusUpdate(ids, TaskState.TASK_STATE_COMPLETED, at)), userMessage);
+    expect(held.phase).toBe('settled');
     expect(rowState()).toBeUndefined();
-    await live.settle(held);
+    await held.closed;
     expect(rowState()).toBe('TASK_STATE_CANCELED');
   });
 
   it('streams events to a subscriber in order, each once its state is written, and ends after the settling one', async () => {
     const live = new LiveTasks({ rows: rows.tasks });
-    const held = live.begin(alice, 't1', 'every-state');
+    const held = live.begin(alice, ids, 'every-state');
     const events = live.subscribe(held, (heard) => ({ kind: heard.event.kind, state: heard.state, row: rowState() }));
     // Reads asked before anything is folded are answered in order as events come.
     const first = events.next();
@@ -128,7 +129,7 @@ describe('LiveTasks', () => {
 
   it('stops a subscriber that returns: waiting reads end, later events are not heard', async () => {
     const live = new LiveTasks({ rows: rows.tasks });
-    const held = live.begin(alice, 't1', 'every-state');
+    const held = live.begin(alice, ids, 'every-state');
     const events = live.subscribe(held, (heard) => heard.event.kind);
     const waiting = events.next();
     await events.return(undefined);
@@ -136,5 +137,96 @@ describe('LiveTasks', () => {
     expect(held.listeners).toEqual([]);
     await live.fold(held, AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_SUBMITTED, at)), userMessage);
     expect(await events.next()).toEqual({ value: undefined, done: true });
+  });
+
+  const reader = { ...alice, everyone: false };
+  const submitted = () => AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_SUBMITTED, at));
+  const settledAs = (state: TaskState, text?: string) => AgentEvent.statusUpdate(statusUpdate(ids, state, at, text));
+  /** A task of alice's whose turn ended waiting for her answer, as its row holds it. */
+  const askedTask = async () => {
+    const live = new LiveTasks({ rows: rows.tasks, clock: () => at });
+    const held = live.begin(alice, ids, 'every-state');
+    live.fold(held, submitted(), userMessage);
+    await live.fold(held, settledAs(TaskState.TASK_STATE_INPUT_REQUIRED, 'May I?'), userMessage);
+    return (await rows.tasks.get(reader, 't1'))!;
+  };
+
+  it('holds a task while its turn runs: waiting for its caller, it is written, let go and takes no more events', async () => {
+    const live = new LiveTasks({ rows: rows.tasks });
+    const held = live.begin(alice, ids, 'on-settle');
+    expect(held.phase).toBe('running');
+    live.fold(held, submitted(), userMessage);
+    const written = live.fold(held, settledAs(TaskState.TASK_STATE_INPUT_REQUIRED, 'May I?'), userMessage);
+    expect(held.phase).toBe('awaiting-input');
+    // Written once, whatever the mode; nothing of it is held here any more.
+    expect(written).toBe(held.closed);
+    expect(live.size).toBe(0);
+    expect(live.held(reader, 't1')).toBeUndefined();
+    await written;
+    expect(rowState()).toBe('TASK_STATE_INPUT_REQUIRED');
+    expect(live.fold(held, working('late'), userMessage)).toBeUndefined();
+    expect(held.task?.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(await live.locate(reader, 't1')).toMatchObject({ runs: 'nowhere', scope: alice });
+  });
+
+  it('claims a task waiting for its caller for one turn; another message is refused until the turn asks again', async () => {
+    const found = await askedTask();
+    const live = new LiveTasks({ rows: rows.tasks, clock: () => at });
+    const claim = await live.claim(found, 'm2');
+    if (!claim.won) throw new Error('the first claim lost');
+    expect(claim.task.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+    expect(claim.live.writeMode).toBe('every-state');
+    expect(live.held(reader, 't1')).toBe(claim.live);
+    // Before its first event the live task has nothing to show: readers read the claimed row.
+    expect(await live.locate(reader, 't1')).toMatchObject({ runs: 'elsewhere' });
+    expect(rowState()).toBe('TASK_STATE_WORKING');
+    expect(await live.claim(found, 'm3')).toMatchObject({ won: false, state: TaskState.TASK_STATE_WORKING });
+
+    void live.fold(claim.live, AgentEvent.task(claim.task), userMessage);
+    expect(await live.locate(reader, 't1')).toMatchObject({ runs: 'here', live: claim.live });
+    await live.fold(claim.live, settledAs(TaskState.TASK_STATE_INPUT_REQUIRED, 'And this?'), userMessage);
+    expect((await live.claim(found, 'm4')).won).toBe(true);
+  });
+
+  it('cancels a turn running here: canceled is folded in, its signal aborts, its own end is dropped', async () => {
+    const live = new LiveTasks({ rows: rows.tasks, clock: () => at });
+    const held = live.begin(alice, ids, 'every-state');
+    await live.fold(held, submitted(), userMessage);
+    await live.cancel((await rows.tasks.get(reader, 't1'))!);
+    expect(held.controller.signal.aborted).toBe(true);
+    expect(held.phase).toBe('settled');
+    expect(rowState()).toBe('TASK_STATE_CANCELED');
+    expect(live.fold(held, settledAs(TaskState.TASK_STATE_COMPLETED), userMessage)).toBeUndefined();
+    expect(live.cancelHere(alice, 't1')).toBeUndefined();
+  });
+
+  it('cancels a task waiting for its caller by claiming it: an answer racing the cancel finds it ended', async () => {
+    const found = await askedTask();
+    const live = new LiveTasks({ rows: rows.tasks, clock: () => at });
+    await live.cancel(found);
+    const canceled = (await rows.tasks.get(reader, 't1'))!.task;
+    expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect(canceled.history.at(-1)?.parts[0].content).toEqual({ $case: 'text', value: 'Task canceled by the caller.' });
+    expect(live.size).toBe(0);
+    expect(await live.claim(found, 'm2')).toMatchObject({ won: false, state: TaskState.TASK_STATE_CANCELED });
+  });
+
+  it('fails every running turn when the node stops, and waits for each to be written', async () => {
+    const live = new LiveTasks({ rows: rows.tasks, clock: () => at });
+    const held = live.begin(alice, ids, 'on-settle');
+    // A turn that runs until its signal aborts, then returns as the executor does (its end is the failure folded in).
+    const settled = live.run(held, async () => {
+      live.fold(held, AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_WORKING, at)), userMessage);
+      await new Promise((resolve) => held.controller.signal.addEventListener('abort', resolve));
+      await held.closed;
+      return held.task!;
+    });
+    expect(held.settled).toBe(settled);
+    expect(live.size).toBe(1);
+    live.failAll('node shutting down');
+    expect(live.size).toBe(0);
+    await live.settleAll(5_000);
+    expect((await settled).status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    expect(rowState()).toBe('TASK_STATE_FAILED');
   });
 });

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { SendMessageRequest } from '@a2a-js/sdk';
 import { AgentEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import type { PublishEvent, TaskTurn } from '../../src/a2a/executor';
-import { applyEvent, LiveTasks } from '../../src/a2a/liveTasks';
+import { applyEvent, LiveTasks, type LiveTask } from '../../src/a2a/liveTasks';
 import { TaskHandler } from '../../src/a2a/taskHandler';
 import { createA2AStores } from '../../src/a2a/taskStore';
 import { createSqliteTaskEventLog } from '../../src/store/sqlite/taskEvents';
@@ -201,7 +201,7 @@ describe('a blocking send whose executor misbehaves', () => {
   /** Publishes its task (working) and then `after` decides: return, throw. */
   class HalfExecutor {
     constructor(private readonly after: 'return' | 'throw') {}
-    execute = async (turn: TaskTurn, publish: PublishEvent) => {
+    execute = async (turn: TaskTurn, _live: LiveTask, publish: PublishEvent) => {
       void publish(
         AgentEvent.task({
           id: turn.taskId,
@@ -214,9 +214,6 @@ describe('a blocking send whose executor misbehaves', () => {
       );
       if (this.after === 'throw') throw new Error('tool exploded');
     };
-    cancelRunning = () => false;
-    isWorking = () => false;
-    release = () => undefined;
   }
 
   it.each(['return', 'throw'] as const)(

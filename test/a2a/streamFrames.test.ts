@@ -213,7 +213,11 @@ describe('a JSON-RPC stream and its reader', () => {
 
   it("ends the live task's subscription as soon as the caller leaves mid-stream", async () => {
     const liveTasks = new LiveTasks({ rows: {} as TaskRows });
-    const live = liveTasks.begin({ tenant: '', owner: 'anyone' }, 'task-1', 'on-settle');
+    const live = liveTasks.begin(
+      { tenant: '', owner: 'anyone' },
+      { taskId: 'task-1', contextId: 'ctx-1' },
+      'on-settle',
+    );
     const ids = { taskId: 'task-1', contextId: 'ctx-1' };
     const userMessage = { messageId: 'm', role: Role.ROLE_USER, parts: [textPart('hi')] } as unknown as Message;
     events = () =>

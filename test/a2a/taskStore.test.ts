@@ -137,7 +137,7 @@ describe('the SQLite task and push stores', () => {
     const rows = () => (db.prepare('SELECT count(*) AS n FROM a2a_tasks').get() as { n: number }).n;
     const alice = { tenant: '', owner: 'alice' };
     const start = (id: string) => {
-      const held = live.begin(alice, id, 'on-settle');
+      const held = live.begin(alice, { taskId: id, contextId: 'ctx-1' }, 'on-settle');
       const first = task(id, TaskState.TASK_STATE_WORKING, now);
       live.fold(held, AgentEvent.task(first), first.history[0]);
       return { held, userMessage: first.history[0] };
@@ -158,8 +158,9 @@ describe('the SQLite task and push stores', () => {
       ),
       quiet.userMessage,
     );
+    // The settling event is written, once, in the next group commit.
     expect(rows()).toBe(0);
-    await live.settle(quiet.held);
+    await quiet.held.closed;
     expect(rows()).toBe(1);
     expect(live.size).toBe(0);
 

@@ -157,6 +157,50 @@ if (!skipWithoutPostgres('the A2A task rows on PostgreSQL')) {
       expect(listed.tasks.map((t) => t.id)).toEqual([taskId]);
     });
 
+    it('lets one of two replicas racing to claim a task waiting for its caller win; the other learns which runs it', async () => {
+      const a = await replica('a');
+      const b = await replica('b');
+      const reader = { ...alice, everyone: false };
+      await a.taskRows.tasks.write([{ scope: alice, task: task('t-asks', TaskState.TASK_STATE_INPUT_REQUIRED) }]);
+      expect((await b.taskRows.tasks.get(reader, 't-asks'))?.replica).toBeUndefined();
+      const at = new Date();
+      const claims = await Promise.all([
+        a.taskRows.tasks.claim(alice, 't-asks', { messageId: 'via-a', at }),
+        b.taskRows.tasks.claim(alice, 't-asks', { messageId: 'via-b', at }),
+      ]);
+      expect(claims.filter((c) => c.won)).toHaveLength(1);
+      const winner = claims[0].won ? 'a' : 'b';
+      expect(claims.find((c) => !c.won)).toEqual({
+        won: false,
+        state: TaskState.TASK_STATE_WORKING,
+        replica: winner,
+        messageId: `via-${winner}`,
+        generation: 0,
+      });
+      // Either replica reads where it runs from the row.
+      expect((await a.taskRows.tasks.get(reader, 't-asks'))?.replica).toBe(winner);
+      expect((await b.taskRows.tasks.get(reader, 't-asks'))?.replica).toBe(winner);
+    });
+
+    it('fails a task claimed by a replica that was then lost, and no claim takes it after', async () => {
+      // A claims and falls silent; C sweeps every 100 ms with a 400 ms lease.
+      const a = await replica('a');
+      await a.taskRows.tasks.write([{ scope: alice, task: task('t-claimed', TaskState.TASK_STATE_INPUT_REQUIRED) }]);
+      expect((await a.taskRows.tasks.claim(alice, 't-claimed', { messageId: 'm', at: new Date() })).won).toBe(true);
+      const c = await replica('c', { heartbeatMs: 100, leaseMs: 400 });
+      const reader = { ...alice, everyone: false };
+      await waitFor(
+        async () =>
+          (await c.taskRows.tasks.get(reader, 't-claimed'))?.task.status?.state === TaskState.TASK_STATE_FAILED,
+        5_000,
+        'the lost replica’s claimed task to fail',
+      );
+      expect(await c.taskRows.tasks.claim(alice, 't-claimed', { messageId: 'm2', at: new Date() })).toMatchObject({
+        won: false,
+        state: TaskState.TASK_STATE_FAILED,
+      });
+    });
+
     it('lists every replica’s tasks, and a push config set through one replica is seen by the one running the task', async () => {
       const a = await replica('a');
       const b = await replica('b');

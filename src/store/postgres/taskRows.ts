@@ -1,9 +1,11 @@
-import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
+import { TaskState, taskStateFromJSON, taskStateToJSON } from '@a2a-js/sdk';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
 import type { Redact } from '../../log/redactJson';
 import { FINISHED_STATES, RUNNING_STATES } from '../../protocol/taskStates';
 import {
+  CLAIMABLE_STATES,
+  claimedStatus,
   decodePageToken,
   encodePageToken,
   pushConfigData,
@@ -47,6 +49,8 @@ export const TASK_ROWS_SCHEMA: PgSchema = {
        tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL, config_id TEXT NOT NULL,
        config_data TEXT, protocol_version TEXT,
        PRIMARY KEY (tenant, owner, task_id, config_id));`,
+    // The message whose turn last claimed the task (TaskRows.claim).
+    `ALTER TABLE a2a_tasks ADD COLUMN turn_message TEXT`,
     // Issue 27: the task's generation as written (its events carry theirs in `a2a_task_events.seq`).
     `ALTER TABLE a2a_tasks ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;`,
   ],
@@ -66,6 +70,8 @@ interface PgTaskRow extends Omit<TaskRow, 'status_last_updated' | 'generation'> 
   /** BIGINTs come back as text. */
   status_last_updated: string;
   generation: string;
+  /** Read by `get` and `claim` only. */
+  replica?: string | null;
 }
 
 /** The rows a sweep fails: their key and what the terminal event needs. */
@@ -128,7 +134,9 @@ function failedStatus(row: { id: string; context_id: string }, reason: string, a
  * a finished state, so a late write from a replica that lost its lease (or
  * any late write) cannot undo a task's end. Each batch takes the tasks'
  * advisory locks first (as the event writer and the sweep do), so the sweep
- * and a late writer take turns instead of deadlocking.
+ * and a late writer take turns instead of deadlocking. A claim is one
+ * conditional update (its row lock orders racing claims: the second finds
+ * the row working), fenced like the upsert: never a running or finished task.
  * @example
  * const { tasks } = createPgTaskRows({ db, group, listener, logger, replica: { replicaId: 'a', leaseMs: 15_000 } });
  * await tasks.write([{ scope: { tenant: '', owner: 'alice' }, task }]);
@@ -193,9 +201,10 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
     scope: { tenant: row.tenant, owner: row.owner },
     task: taskOfColumns(row),
     generation: Number(row.generation),
+    ...(row.replica && IN_FLIGHT.includes(row.status_state ?? '') ? { replica: row.replica } : {}),
   });
   const columns =
-    'tenant, owner, id, context_id, status_state, status, artifacts, history, metadata, status_last_updated, generation';
+    'tenant, owner, id, context_id, status_state, status, artifacts, history, metadata, status_last_updated, generation, replica';
 
   /**
    * Fails the rows `where` selects (running, and `$1`/`$2` as in the
@@ -283,11 +292,12 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
     async get(reader, id) {
       const pending = queued.get(scopedKey(reader, id)) ?? committing.get(scopedKey(reader, id));
       if (pending)
-        return {
-          scope: { tenant: pending.tenant, owner: pending.owner },
-          task: taskOfColumns(pending),
-          generation: pending.generation,
-        };
+        return stored({
+          ...pending,
+          status_last_updated: '',
+          generation: String(pending.generation),
+          replica: replica.replicaId,
+        });
       const [own] = await rows<PgTaskRow>(db, {
         name: 'a2a_tasks_get',
         text: `SELECT ${columns} FROM a2a_tasks WHERE tenant = $1 AND owner = $2 AND id = $3`,
@@ -302,6 +312,73 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
         [reader.tenant, id],
       );
       return anyones ? stored(anyones) : undefined;
+    },
+    async claim(scope, id, turn) {
+      // This replica's own write of the task, not committed yet, would land after the claim: it goes first.
+      const key = scopedKey(scope, id);
+      if (queued.has(key) || committing.has(key)) await group.flush();
+      const status = claimedStatus(turn.at);
+      const { send } = turn;
+      // One statement: a second claim waits for the first one's row lock, then finds the row no longer claimable.
+      // A send key recorded already refuses it (a retry); one that wins records its key in the same statement.
+      const [claimed] = await rows<PgTaskRow>(db, {
+        name: 'a2a_tasks_claim',
+        text: `WITH claimed AS (
+                 UPDATE a2a_tasks SET status_state = $4, status = $5, status_last_updated = $6, replica = $7,
+                   turn_message = $8
+                 WHERE tenant = $1 AND owner = $2 AND id = $3 AND status_state = ANY ($9::text[])
+                   AND ($10::bigint IS NULL OR generation = $10)
+                   AND NOT EXISTS (SELECT 1 FROM a2a_send_keys k
+                     WHERE k.tenant = $1 AND k.owner = $2 AND k.key = $11 AND k.expires_at >= now())
+                 RETURNING ${columns}),
+               keyed AS (
+                 INSERT INTO a2a_send_keys (tenant, owner, key, task_id, expires_at)
+                 SELECT tenant, owner, $11, id, now() + make_interval(secs => $12::double precision / 1000)
+                 FROM claimed WHERE $11::text IS NOT NULL
+                 ON CONFLICT (tenant, owner, key) DO UPDATE SET task_id = excluded.task_id,
+                   expires_at = excluded.expires_at WHERE a2a_send_keys.expires_at < now())
+               SELECT * FROM claimed`,
+        values: [
+          scope.tenant,
+          scope.owner,
+          id,
+          status.state,
+          status.status,
+          status.updated,
+          replica.replicaId,
+          turn.messageId ?? null,
+          CLAIMABLE_STATES,
+          turn.generation ?? null,
+          send?.key ?? null,
+          send?.keptMs ?? 0,
+        ],
+      });
+      if (claimed) return { won: true, claimed: stored(claimed) };
+      // Read after the claim lost (a new snapshot): it sees the turn that won, and the key it recorded.
+      const [holder] = await rows<{
+        status_state: string | null;
+        replica: string | null;
+        turn_message: string | null;
+        generation: string | null;
+        sent_as: string | null;
+      }>(db, {
+        name: 'a2a_tasks_holder',
+        text: `SELECT t.status_state, t.replica, t.turn_message, t.generation,
+                 (SELECT k.task_id FROM a2a_send_keys k WHERE k.tenant = $1 AND k.owner = $2 AND k.key = $4
+                   AND k.expires_at >= now()) AS sent_as
+               FROM (SELECT 1) one LEFT JOIN a2a_tasks t ON t.tenant = $1 AND t.owner = $2 AND t.id = $3`,
+        values: [scope.tenant, scope.owner, id, send?.key ?? null],
+      });
+      return {
+        won: false,
+        state: holder?.status_state ? taskStateFromJSON(holder.status_state) : undefined,
+        ...(holder?.replica ? { replica: holder.replica } : {}),
+        ...(holder?.turn_message ? { messageId: holder.turn_message } : {}),
+        ...(holder?.generation !== null && holder?.generation !== undefined
+          ? { generation: Number(holder.generation) }
+          : {}),
+        ...(holder?.sent_as ? { sentAs: holder.sent_as } : {}),
+      };
     },
     async list(reader, query) {
       if (queued.size > 0 || committing.size > 0) await group.flush();

@@ -1,8 +1,10 @@
-import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
+import { TaskState, taskStateFromJSON, taskStateToJSON } from '@a2a-js/sdk';
 import type { Logger } from '../../log/logger';
 import type { Redact } from '../../log/redactJson';
 import { FINISHED_STATES, RUNNING_STATES } from '../../protocol/taskStates';
 import {
+  CLAIMABLE_STATES,
+  claimedStatus,
   decodePageToken,
   encodePageToken,
   pushConfigData,
@@ -42,6 +44,8 @@ const MIGRATIONS = [
      tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL, config_id TEXT NOT NULL,
      config_data TEXT, protocol_version TEXT,
      PRIMARY KEY (tenant, owner, task_id, config_id))`,
+  // The message whose turn last claimed the task (TaskRows.claim).
+  `ALTER TABLE a2a_tasks ADD COLUMN turn_message TEXT`,
   // Issue 27: the task's generation, and its events kept for streams resumed with Last-Event-ID (`taskEvents.ts`).
   `ALTER TABLE a2a_tasks ADD COLUMN generation INTEGER NOT NULL DEFAULT 0`,
   `CREATE TABLE a2a_task_events (
@@ -108,6 +112,15 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
     'tenant, owner, id, context_id, status_state, status, artifacts, history, metadata, status_last_updated, generation';
   const select = db.prepare(`SELECT ${columns} FROM a2a_tasks WHERE tenant = ? AND owner = ? AND id = ?`);
   const selectAnyOwner = db.prepare(`SELECT ${columns} FROM a2a_tasks WHERE tenant = ? AND id = ? LIMIT 1`);
+  const claimable = CLAIMABLE_STATES.map(() => '?').join(',');
+  const claim = db.prepare(
+    `UPDATE a2a_tasks SET status_state = ?, status = ?, status_last_updated = ?, turn_message = ?
+     WHERE tenant = ? AND owner = ? AND id = ? AND status_state IN (${claimable}) AND (? IS NULL OR generation = ?)
+     RETURNING ${columns}`,
+  );
+  const selectHolder = db.prepare(
+    `SELECT status_state, turn_message, generation FROM a2a_tasks WHERE tenant = ? AND owner = ? AND id = ?`,
+  );
   const selectInFlight = db.prepare(
     `SELECT tenant, owner, id, context_id FROM a2a_tasks WHERE status_state IN (${IN_FLIGHT.map(() => '?').join(',')})`,
   );
@@ -147,7 +160,9 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
      ON CONFLICT (tenant, owner, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at`,
   );
   const deleteExpiredKeys = db.prepare('DELETE FROM a2a_send_keys WHERE expires_at < ?');
-  const deleteSendKey = db.prepare('DELETE FROM a2a_send_keys WHERE tenant = ? AND owner = ? AND key = ? AND task_id = ?');
+  const deleteSendKey = db.prepare(
+    'DELETE FROM a2a_send_keys WHERE tenant = ? AND owner = ? AND key = ? AND task_id = ?',
+  );
   const pushConfigs = createSqlitePushConfigRows(db, logger);
   const listStatements = new Map<string, ListStatement>();
   const statement = (sql: string): ListStatement => {
@@ -243,6 +258,42 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
       group.flush();
       const anyones = selectAnyOwner.get(reader.tenant, id) as TaskRow | undefined;
       return anyones ? stored(anyones) : undefined;
+    },
+    async claim(scope, id, turn) {
+      // A write still waiting for its group commit would land after the claim: it goes first.
+      if (queued.has(scopedKey(scope, id)) || (turn.send && queuedKeys.size > 0)) group.flush();
+      const status = claimedStatus(turn.at);
+      const { send } = turn;
+      const expected = turn.generation ?? null;
+      // The send's key refuses a retry; the claim and the key it records are one transaction.
+      const claimed = db.transaction(() => {
+        const recorded = send && (selectSendKey.get(send.scope.tenant, send.scope.owner, send.key) as SendKeyRow);
+        if (recorded && recorded.expires_at >= Date.now()) return { sentAs: recorded.task_id };
+        const row = claim.get(
+          status.state,
+          status.status,
+          status.updated,
+          turn.messageId ?? null,
+          scope.tenant,
+          scope.owner,
+          id,
+          ...CLAIMABLE_STATES,
+          expected,
+          expected,
+        ) as TaskRow | undefined;
+        if (row && send) upsertSendKey.run(send.scope.tenant, send.scope.owner, send.key, id, Date.now() + send.keptMs);
+        return { row };
+      })();
+      if (claimed.row) return { won: true, claimed: stored(claimed.row) };
+      const holder = selectHolder.get(scope.tenant, scope.owner, id) as
+        { status_state: string | null; turn_message: string | null; generation: number } | undefined;
+      return {
+        won: false,
+        state: holder?.status_state ? taskStateFromJSON(holder.status_state) : undefined,
+        messageId: holder?.turn_message ?? undefined,
+        ...(holder ? { generation: holder.generation } : {}),
+        ...('sentAs' in claimed ? { sentAs: claimed.sentAs } : {}),
+      };
     },
     async list(reader, query) {
       if (queued.size > 0) group.flush();

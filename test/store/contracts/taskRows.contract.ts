@@ -165,6 +165,124 @@ export function taskRowsContract(factory: TaskRowsFactory): void {
       );
     });
 
+    it('claims a task waiting for its caller once, setting it working; never a running, finished or missing one', async () => {
+      const { tasks } = await open();
+      await tasks.write([
+        { scope: alice, task: task('asks', TaskState.TASK_STATE_INPUT_REQUIRED, now) },
+        { scope: alice, task: task('signs-in', TaskState.TASK_STATE_AUTH_REQUIRED, now) },
+        { scope: alice, task: task('runs', TaskState.TASK_STATE_WORKING, now) },
+        { scope: alice, task: task('waits', TaskState.TASK_STATE_SUBMITTED, now) },
+        { scope: alice, task: task('done', TaskState.TASK_STATE_COMPLETED, now) },
+      ]);
+      const at = new Date(now + 10);
+      const won = await tasks.claim(alice, 'asks', { messageId: 'm-2', at });
+      expect(won.won).toBe(true);
+      const claimed = won.won ? won.claimed : undefined;
+      expect(claimed?.scope).toEqual({ tenant: '', owner: 'alice' });
+      // The task as it was, but working since the claim: what the turn starts from.
+      const asked = task('asks', TaskState.TASK_STATE_INPUT_REQUIRED, now);
+      expect(claimed?.task).toEqual({
+        ...asked,
+        status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: at.toISOString() },
+      });
+      expect((await tasks.get(alice, 'asks'))?.task.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+      // Held by the turn of m-2: the claim of another message loses, and says whose turn holds it.
+      expect(await tasks.claim(alice, 'asks', { messageId: 'm-3', at })).toMatchObject({
+        won: false,
+        state: TaskState.TASK_STATE_WORKING,
+        messageId: 'm-2',
+      });
+      for (const [id, state] of [
+        ['runs', TaskState.TASK_STATE_WORKING],
+        ['waits', TaskState.TASK_STATE_SUBMITTED],
+        ['done', TaskState.TASK_STATE_COMPLETED],
+      ] as const) {
+        expect(await tasks.claim(alice, id, { messageId: 'm-4', at })).toMatchObject({ won: false, state });
+      }
+      expect((await tasks.get(alice, 'done'))?.task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(await tasks.claim(alice, 'missing', { messageId: 'm-5', at })).toMatchObject({
+        won: false,
+        state: undefined,
+      });
+      // Scoped: another caller's claim finds no such task.
+      expect(await tasks.claim(bob, 'signs-in', { messageId: 'm-6', at })).toMatchObject({
+        won: false,
+        state: undefined,
+      });
+      // A cancel claims with no message.
+      expect((await tasks.claim(alice, 'signs-in', { at })).won).toBe(true);
+
+      // The turn writes on over its claim; when it asks its caller again, the task can be claimed again.
+      await tasks.write([{ scope: alice, task: task('asks', TaskState.TASK_STATE_INPUT_REQUIRED, now + 20) }]);
+      expect((await tasks.claim(alice, 'asks', { messageId: 'm-7', at })).won).toBe(true);
+    });
+
+    it('lets exactly one of many concurrent claims of a task win', async () => {
+      const { tasks } = await open();
+      await tasks.write([{ scope: alice, task: task('asks', TaskState.TASK_STATE_INPUT_REQUIRED, now) }]);
+      const at = new Date(now + 10);
+      const claims = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => tasks.claim(alice, 'asks', { messageId: `m-${i}`, at })),
+      );
+      const winners = claims.flatMap((claim, i) => (claim.won ? [i] : []));
+      expect(winners).toHaveLength(1);
+      for (const claim of claims.filter((c) => !c.won)) {
+        expect(claim).toMatchObject({ won: false, state: TaskState.TASK_STATE_WORKING, messageId: `m-${winners[0]}` });
+      }
+    });
+
+    it('records a follow-up’s send key with its claim: a retry, even after the turn, is told the task and claims nothing', async () => {
+      const { tasks } = await open();
+      await tasks.write([
+        { scope: alice, task: task('asks', TaskState.TASK_STATE_INPUT_REQUIRED, now), generation: 3 },
+      ]);
+      const send = { scope: alice, key: 'message:m-answer', keptMs: 60_000 };
+      const at = new Date(now + 10);
+      const claims = await Promise.all(
+        Array.from({ length: 8 }, () => tasks.claim(alice, 'asks', { messageId: 'm-answer', at, send })),
+      );
+      expect(claims.filter((c) => c.won)).toHaveLength(1);
+      for (const lost of claims.filter((c) => !c.won)) expect(lost).toMatchObject({ won: false, sentAs: 'asks' });
+      // The turn asks again: the task is claimable, but not by a retry of the answer already taken.
+      await tasks.write([
+        { scope: alice, task: task('asks', TaskState.TASK_STATE_INPUT_REQUIRED, now + 20), generation: 6 },
+      ]);
+      expect(await tasks.claim(alice, 'asks', { messageId: 'm-answer', at, send })).toMatchObject({
+        won: false,
+        state: TaskState.TASK_STATE_INPUT_REQUIRED,
+        sentAs: 'asks',
+      });
+      // A claim that loses for another reason records no key.
+      const other = { ...send, key: 'message:m-other' };
+      await tasks.write([{ scope: alice, task: task('done', TaskState.TASK_STATE_COMPLETED, now) }]);
+      expect((await tasks.claim(alice, 'done', { messageId: 'm-other', at, send: other })).won).toBe(false);
+      expect((await tasks.claim(alice, 'asks', { messageId: 'm-other', at, send: other })).won).toBe(true);
+    });
+
+    it('claims a task only at the generation the caller expects, and says which it is at', async () => {
+      const { tasks } = await open();
+      await tasks.write([
+        { scope: alice, task: task('asks', TaskState.TASK_STATE_INPUT_REQUIRED, now), generation: 7 },
+      ]);
+      const at = new Date(now + 10);
+      expect(await tasks.claim(alice, 'asks', { messageId: 'm-1', at, generation: 6 })).toMatchObject({
+        won: false,
+        state: TaskState.TASK_STATE_INPUT_REQUIRED,
+        generation: 7,
+      });
+      const won = await tasks.claim(alice, 'asks', { messageId: 'm-1', at, generation: 7 });
+      expect(won.won && won.claimed.generation).toBe(7);
+    });
+
+    it('claims a task whose row is written but not committed yet, after that write', async () => {
+      const { tasks } = await open();
+      const written = tasks.write([{ scope: alice, task: task('asks', TaskState.TASK_STATE_INPUT_REQUIRED, now) }]);
+      const claim = await tasks.claim(alice, 'asks', { messageId: 'm-2', at: new Date(now + 10) });
+      await written;
+      expect(claim.won).toBe(true);
+      expect((await tasks.get(alice, 'asks'))?.task.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+    });
+
     it('counts every caller’s tasks by state', async () => {
       const { tasks } = await open();
       await tasks.write([
