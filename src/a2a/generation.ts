@@ -1,6 +1,7 @@
 import type { AgentExtension, StreamResponse, Task } from '@a2a-js/sdk';
 import { A2AError, RequestMalformedError } from '@a2a-js/sdk/errors';
 import { STATE_HEADERS_KEY, type ServerCallContext } from '@a2a-js/sdk/server';
+import { GENERATION_EXTENSION, GENERATION_METADATA_KEY } from '../protocol/generation';
 
 /**
  * The node's generation extension (issue 27): the A2A 1.1 draft's task
@@ -25,10 +26,7 @@ import { STATE_HEADERS_KEY, type ServerCallContext } from '@a2a-js/sdk/server';
  * Idempotent sends (`sendKeys.ts`) need no activation: the spec lets any
  * server detect a duplicate message.
  */
-export const GENERATION_EXTENSION = 'https://lango.dev/a2a/ext/generation/v1';
-
-/** Where an activated request's task and events carry the generation: the extension's URI and the field's name. */
-export const GENERATION_METADATA_KEY = `${GENERATION_EXTENSION}/generation`;
+export { GENERATION_EXTENSION, GENERATION_METADATA_KEY };
 
 /** The service parameters the extension reads (lower case: as Node and gRPC metadata hand them over). */
 export const GENERATION_PARAMETERS = Object.freeze({

@@ -6,6 +6,7 @@ import {
   SendMessageRequest,
   SendMessageResponse,
   StreamResponse,
+  SubscribeToTaskRequest,
   Task,
   type AgentCard,
 } from '@a2a-js/sdk';
@@ -26,7 +27,10 @@ import type { JsonRpcId, JsonRpcRequest, PeerExchange } from './peerFetch';
  */
 
 /** What remoteAgent.ts asks of a client: the SDK's `Client` or this one. */
-export type PeerClient = Pick<Client, 'sendMessage' | 'sendMessageStream' | 'getTask' | 'cancelTask'>;
+export type PeerClient = Pick<
+  Client,
+  'sendMessage' | 'sendMessageStream' | 'getTask' | 'cancelTask' | 'resubscribeTask'
+>;
 
 /**
  * The URL the SDK's `ClientFactory` would talk to when that is a v1.0
@@ -98,6 +102,11 @@ export function createJsonRpcPeerClient(options: JsonRpcPeerClientOptions): Peer
     },
     async *sendMessageStream(params, callOptions) {
       const rpc = request('SendStreamingMessage', SendMessageRequest.toJSON(configured(params, false)));
+      const events = exchange.stream(url, rpc, headersFor(callOptions, 'text/event-stream'), signalOf(callOptions));
+      for await (const event of events) yield StreamResponse.fromJSON(resultOf(event, rpc.id, 'a stream event'));
+    },
+    async *resubscribeTask(params, callOptions) {
+      const rpc = request('SubscribeToTask', SubscribeToTaskRequest.toJSON(params));
       const events = exchange.stream(url, rpc, headersFor(callOptions, 'text/event-stream'), signalOf(callOptions));
       for await (const event of events) yield StreamResponse.fromJSON(resultOf(event, rpc.id, 'a stream event'));
     },

@@ -105,7 +105,8 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       // In an object: awaiting `following` must not wait for the rest.
       return {
         all: (async () => {
-          for (let next = await responses.next(); !next.done; next = await responses.next()) seen.push(next.value.response);
+          for (let next = await responses.next(); !next.done; next = await responses.next())
+            seen.push(next.value.response);
           return seen;
         })(),
       };

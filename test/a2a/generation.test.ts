@@ -207,7 +207,9 @@ describe('sends that never run twice, and the generation precondition, on one no
     const frames = await readUntil(again, () => false);
     expect(frames.map((f) => taskIdOf(resultOf(f)))).toEqual([first.body.result.task.id]);
     expect(runner.turns).toEqual(['pay once']);
-    const other = await post(`${node.url}/`, rpc('SendMessage', message('pay once')), { 'Idempotency-Key': 'order-43' });
+    const other = await post(`${node.url}/`, rpc('SendMessage', message('pay once')), {
+      'Idempotency-Key': 'order-43',
+    });
     expect(other.body.result.task.id).not.toBe(first.body.result.task.id);
     expect(runner.turns).toHaveLength(2);
   });
