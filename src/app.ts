@@ -1,4 +1,5 @@
-import http from 'node:http';
+import type http from 'node:http';
+import type https from 'node:https';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { LlmAgent } from './agent/agent';
@@ -9,8 +10,10 @@ import type { TurnRunner } from './agent/turn';
 import { combineContextProviders } from './agent/turnState';
 import { assertSafeExposure } from './a2a/auth';
 import { createA2AServer } from './a2a/server';
+import { createNodeServer, serverTlsOptions } from './a2a/serverTls';
 import type { LangoConfig } from './config/schema';
 import { errorMessage, LangoError } from './errors';
+import { parseDuration } from './duration';
 import { createFederation, type Federation } from './federation/federation';
 import { checkInboundHops } from './federation/hops';
 import type { SecretResolver } from './federation/loader';
@@ -22,20 +25,24 @@ import { createEndpointFetch } from './net/endpoint';
 import type { Logger } from './log/logger';
 import { SecretRegistry } from './log/redact';
 import { createWinstonLogger } from './log/winston';
+import { createObservationHub } from './observation/hub';
 import { createObservability } from './observe/observability';
+import { ownerAccess } from './observe/access';
+import { nodeInfoRoutes, type NodeInfoSources } from './observe/nodeInfo';
+import { checkCommandSandbox } from './tools/operator/family';
 import { createAgentTreeHolder, type AgentTreeHolder } from './orchestration/liveTree';
 import { ownerOfTool, partitionTools } from './orchestration/partition';
 import { defineSpecs, specRows, type AgentSpec, type SpecRow } from './orchestration/specs';
+import { checkEmbedderInput } from './orchestration/embedderInput';
 import { reservedAgentNames } from './orchestration/tree';
 import { buildOrchestratorSystemPrompt, buildSystemPrompt, createSubAgentPrompt, loadPromptSections } from './prompt';
-import { OWNER, type Grant } from './principal';
+import { OWNER } from './principal';
 import { createCallers, resolveCallerCredentials, type Callers } from './a2a/callers';
 import { createClusterTasks } from './a2a/clusterTasks';
-import type { Stores } from './store';
-import type { SqliteDatabase } from './store/sqlite/database';
+import type { StoreHealth, Stores } from './store';
 import { openNodeStorage } from './store/open';
 import { clusterSettings, storagePassword } from './config/cluster';
-import { toolFamilies } from './tools/families';
+import { DEFAULT_PEER_GRANT, toolFamilies } from './tools/families';
 import { createSecretReferences } from './vault/references';
 import { createToolset, type FamilyStatus } from './toolset/toolset';
 import { openVault, requireVault, type VaultAccess } from './vault/vault';
@@ -78,10 +85,10 @@ export interface LangoApp {
   readonly config: LangoConfig;
   readonly logger: Logger;
   readonly dataDir: string;
-  /** The embedded database's handle (the A2A task rows, health checks, tests that read rows). */
-  readonly db: SqliteDatabase;
   /** Every store of the node. */
   readonly stores: Stores;
+  /** Whether the database in use answers now (what `/readyz` reports); never rejects. */
+  health(): Promise<StoreHealth>;
   /** This node's id on federation hop paths. */
   readonly nodeId: string;
   readonly runner: TurnRunner;
@@ -96,8 +103,12 @@ export interface LangoApp {
   tools(): OwnedTool[];
   /** Tools no specialist owns (by `agent` or prefix); listed in the orchestrator's instruction. */
   unmatchedTools(): string[];
+  /** What `lango tools`, `doctor` and `agents` report (`observe/nodeInfo.ts`), as the node's owner-only routes do. */
+  readonly info: NodeInfoSources;
   /** Health of each configured remote agent (empty without `a2a.remoteAgents`). */
   peers(): PeerStatus[];
+  /** Probes the remote agent named `name` (every one when omitted) now; resolves with every one's health. */
+  probePeers(name?: string): Promise<PeerStatus[]>;
   /** The request listener serving A2A, the card, discovery and health (`http.createServer(app.http)`). */
   readonly http: http.RequestListener;
   /** The node's agent card as served (ProtoJSON). */
@@ -131,13 +142,18 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   const clock = deps.clock ?? (() => new Date());
   const cwd = deps.cwd ?? process.cwd();
   const dataDir = path.resolve(cwd, config.dataDir);
+  // From JavaScript nothing else checks their shape: every problem at once, each naming its field path.
+  checkEmbedderInput(
+    { specialists: deps.specialists, tools: deps.tools },
+    specRows.map((row) => row.name),
+  );
   const specs = defineSpecs<string>([...specRows, ...(deps.specialists ?? [])]);
   const extraTools = [...(deps.tools ?? [])];
-  assertToolAgents(extraTools, specs);
 
   // Checks that need no I/O come first, so a refused start writes nothing: the
   // exposure rule (no public bind without auth), then the prompts directory.
   if (config.a2a.enabled) assertSafeExposure(config);
+  const tls = config.server.tls && serverTlsOptions(config.server.tls, cwd);
   const promptLogger = logger.child({ component: 'prompt' });
   const sections = loadPromptSections({ promptsDir: config.agent.promptsDir, logger: promptLogger, secrets });
   const systemPrompt = config.agent.multiAgent ? buildOrchestratorSystemPrompt(sections) : buildSystemPrompt(sections);
@@ -160,20 +176,9 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   };
 
   try {
-    // First, so the stores report their writes; what it shows of the rest is read when asked.
-    const observability = createObservability({
-      config,
-      logger,
-      tasksByState: () => storage.taskRows.tasks.countByState(),
-      taskRows: () => storage.taskRows.tasks,
-      callers: () => callers,
-      peers: () => federation?.status() ?? [],
-      root: () => tree.current(),
-      remoteCard: (name) => federation?.card(name),
-      redact: (text) => secrets.redactText(text),
-      clock,
-    });
-    cleanups.push(() => observability.close());
+    // The observer first: the stores report their writes from the moment they open; the sinks join it last.
+    const observation = createObservationHub();
+    cleanups.push(() => observation.close());
     const storage = await openNodeStorage({
       url: config.storage.url,
       cluster: clusterSettings(config),
@@ -181,7 +186,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       logger,
       clock,
       redact: (text) => secrets.redactText(text),
-      observer: observability.observer,
+      observer: observation,
     });
     // Closed last: everything else writes its final rows first.
     cleanups.push(() => storage.close());
@@ -247,12 +252,28 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     if (federation) {
       cleanups.push(() => federation.close());
       await federation.start();
+      // A peer that is down stays in the tree as a stand-in answering that it is unavailable.
       federation.onChange((remoteAgents) => {
-        tree.rebuild(remoteAgents);
+        tree.rebuild(federation.routable());
         logger.info('agent tree rebuilt', { component: 'federation', remoteAgents: remoteAgents.map((a) => a.name) });
       });
-      tree.rebuild(federation.agents());
+      tree.rebuild(federation.routable());
     }
+    const peers = () => federation?.status() ?? [];
+
+    // The sinks and their pages, over what they show: the task rows, the callers, the peers and the tree.
+    const observability = createObservability({
+      config,
+      logger,
+      taskRows: storage.taskRows.tasks,
+      callers,
+      peers,
+      root: () => tree.current(),
+      remoteCard: (name) => federation?.card(name),
+      redact: (text) => secrets.redactText(text),
+      clock,
+    });
+    observation.attach([observability.observer], () => observability.close());
 
     const runtimeLogger = logger.child({ component: 'runtime' });
     const turnEndHooks = toolset.instances.flatMap((i) => (i.onTurnEnd ? [i.onTurnEnd] : []));
@@ -272,16 +293,30 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       onTurnEnd: async (turn) => {
         await Promise.all(turnEndHooks.map((hook) => hook(turn)));
       },
-      observer: observability.observer,
+      observer: observation,
     });
 
+    // What `lango tools`, `doctor` and `agents` report, in this process or from the node's owner-only routes.
+    const ownedTools = (): OwnedTool[] =>
+      nodeTools().map((tool) => ({ tool, owner: config.agent.multiAgent ? ownerOfTool(tool, specs) : undefined }));
+    const info: NodeInfoSources = {
+      config,
+      dataDir,
+      root: () => tree.current(),
+      tools: ownedTools,
+      unmatchedTools: () => partitionTools(nodeTools(), specs).unmatched.map((t) => t.name),
+      families: () => toolset.statuses,
+      peers: () => federation?.status() ?? [],
+      probePeers: async () => (federation ? federation.probe() : []),
+      sandbox: () => checkCommandSandbox(config, dataDir),
+    };
     const a2a = createA2AServer({
       config,
-      root: () => tree.current(),
+      root: (principal) => tree.current(principal),
       runner,
       callers,
       redact: (text) => secrets.redactText(text),
-      db: storage.db,
+      health: () => storage.health(),
       taskRows: storage.taskRows,
       taskEvents: storage.taskEvents,
       clusterTasks: config.storage.url
@@ -289,7 +324,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
         : undefined,
       logger: logger.child({ component: 'a2a' }),
       clock,
-      peerStatus: federation ? () => federation.status() : undefined,
+      peerStatus: federation ? peers : undefined,
       remoteCard: federation ? (name) => federation.card(name) : undefined,
       // Every inbound message, federated or not: a request that already crossed this node, or too many nodes, is refused.
       admit: (metadata) => {
@@ -297,19 +332,19 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
         return hop.ok ? undefined : hop.reason;
       },
       intercept: observability.intercept,
-      pages: observability.pages,
+      pages: [...observability.pages, nodeInfoRoutes({ ...info, access: ownerAccess(config, callers) })],
     });
     // Before the tool families close: running turns are failed first, then the tools they use go away.
     cleanups.push(() => a2a.close());
     await toolset.start({ runner, model, agentNames: () => tree.agentNames(), runsJobs: deps.runJobs ?? true });
 
-    let server: http.Server | undefined;
+    let server: http.Server | https.Server | undefined;
     return {
       config,
       logger,
       dataDir,
-      db: storage.db,
       stores,
+      health: () => storage.health(),
       nodeId,
       runner,
       get families() {
@@ -318,15 +353,16 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       tree,
       root: () => tree.current(),
       specs,
-      tools: () =>
-        nodeTools().map((tool) => ({ tool, owner: config.agent.multiAgent ? ownerOfTool(tool, specs) : undefined })),
-      unmatchedTools: () => partitionTools(nodeTools(), specs).unmatched.map((t) => t.name),
+      tools: ownedTools,
+      unmatchedTools: info.unmatchedTools,
+      info,
       peers: () => federation?.status() ?? [],
+      probePeers: async (name) => (federation ? federation.probe(name) : []),
       http: a2a.app,
       agentCard: () => a2a.card(),
       listen: () =>
         new Promise<string>((resolve, reject) => {
-          const listening = http.createServer(a2a.app);
+          const listening = createNodeServer(a2a.app, tls);
           const failed = (err: Error) => reject(listenError(err, config.server.host, config.server.port));
           listening.once('error', failed);
           listening.listen(config.server.port, config.server.host, () => {
@@ -337,7 +373,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
             cleanups.push(() => closeServer(listening));
             const { port } = listening.address() as AddressInfo;
             const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
-            const url = `http://${host}:${port}`;
+            const url = `${tls ? 'https' : 'http'}://${host}:${port}`;
             a2a.setPublicUrl(url);
             resolve(url);
           });
@@ -381,17 +417,6 @@ async function openNodeVault(
     return { ok: false, reason };
   }
 }
-
-/**
- * The default grant of a peer caller: every specialist and remote agent, and
- * the tool families whose rows are the caller's own (`grantedToPeers` in the
- * family table).
- */
-export const DEFAULT_PEER_GRANT: Grant = Object.freeze({
-  specialists: 'all',
-  remoteAgents: 'all',
-  toolFamilies: toolFamilies.filter((family) => family.grantedToPeers).map((family) => family.name),
-});
 
 /** The node's callers: `a2a.auth` with its secret references resolved and every grant checked against the node. */
 async function nodeCallers(
@@ -451,21 +476,11 @@ function createNodeFederation(
     maxHops: config.a2a.maxHops,
     verifyCards: config.a2a.verifyCards,
     cardFetchTimeoutMs: config.a2a.cardFetchTimeoutMs,
+    probeIntervalMs: parseDuration(config.a2a.peerHealth.probeInterval, 'a2a.peerHealth.probeInterval'),
     resolveSecret: options.resolveSecret,
     secrets: options.secrets,
     limits: config.a2a.peerLimits,
   });
-}
-
-/** An embedder's tool that names no specialist would be silently unmatched: refuse it, naming the choices. */
-function assertToolAgents(tools: readonly AnyTool[], specs: readonly AgentSpec[]): void {
-  for (const tool of tools) {
-    if (tool.agent !== undefined && !specs.some((spec) => spec.name === tool.agent)) {
-      throw new LangoError(
-        `tool "${tool.name}" names agent "${tool.agent}", which is not a specialist of this node (${specs.map((s) => s.name).join(', ')})`,
-      );
-    }
-  }
 }
 
 /** Why the node could not listen, as one line naming the setting to change. */
@@ -482,7 +497,7 @@ function listenError(err: NodeJS.ErrnoException, host: string, port: number): La
 }
 
 /** Stops accepting connections and ends idle and active ones, so close never waits on a keep-alive client. */
-function closeServer(server: http.Server): Promise<void> {
+function closeServer(server: http.Server | https.Server): Promise<void> {
   return new Promise((resolve) => {
     server.close(() => resolve());
     server.closeAllConnections();

@@ -69,7 +69,8 @@ export { loadPromptSections, buildSystemPrompt, buildOrchestratorSystemPrompt, c
 export { OWNER, namedCaller, isOwner, defaultPrincipals, type Principal, type PrincipalDirectory } from './principal';
 
 // Storage
-export type { Stores, Storage, NodeIdentityStore } from './store';
+export type { Stores, Storage, StoreHealth, StoreProblem, NodeIdentityStore } from './store';
+export type { JobQueue, CronOccurrence } from './store/jobQueue';
 export type { SessionStore, StoredMessage, SessionState, SessionInfo } from './store/sessions';
 export { toEvents, type SessionEvent } from './store/sessionEvents';
 export { openSqliteStorage, type SqliteStorage, type SqliteStorageOptions } from './store/sqlite/storage';

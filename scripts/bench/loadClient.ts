@@ -8,6 +8,7 @@
  *   KIND=send URL=http://127.0.0.1:4000/ TEXT=hi C=50 DURATION=5 WARMUP=2 node loadClient.js
  *   KIND=card URL=http://127.0.0.1:4000/.well-known/agent-card.json ...
  *   PROTOCOL=v03 sends v0.3 `message/send` with no A2A-Version header (ADK-JS speaks only v0.3).
+ *   AUTHORIZATION='Bearer …' sends that header with every request (a node with `a2a.auth`).
  */
 import { randomUUID } from 'node:crypto';
 import { judgeResponse, type ResponseKind } from './judge';
@@ -57,7 +58,10 @@ const text = process.env.TEXT ?? 'hi';
 const legacy = process.env.PROTOCOL === 'v03';
 /** A2A-Version header on every request; empty: none (a v0.3 client). */
 const version = process.env.A2A_VERSION ?? (legacy ? '' : '1.0');
-const versionHeader: Record<string, string> = version ? { 'a2a-version': version } : {};
+const versionHeader: Record<string, string> = {
+  ...(version ? { 'a2a-version': version } : {}),
+  ...(process.env.AUTHORIZATION ? { authorization: process.env.AUTHORIZATION } : {}),
+};
 
 function sendBody(): string {
   if (legacy)

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every scenario of issues 7, 12, 15 and 16 (cluster.ts) against the bare SDK
+ * `npm run bench`: every scenario of issues 7, 12, 15, 16 (cluster.ts) and 26 (identity.ts) against the bare SDK
  * baseline (and Google ADK-JS's A2A server), then docs/benchmarks.md (plus
  * scripts/bench/analysis.md, the hand-written reading of the figures). Not
  * part of `npm test`.
@@ -24,6 +24,7 @@ import {
   resubscribeElsewhere,
   resubscribeLongAnswer,
 } from './cluster';
+import { oidcGreeting } from './identity';
 import { summarizeProfileFile } from './profile';
 import { describeMachine, renderReport } from './report';
 import {
@@ -61,6 +62,7 @@ const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   cancelPropagation,
   resubscribeElsewhere,
   resubscribeLongAnswer,
+  oidcGreeting,
 };
 
 /** The 1-, 5- and 15-minute load averages, as printed next to every scenario. */

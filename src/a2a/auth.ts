@@ -1,6 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { Request, RequestHandler } from 'express';
+import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { User } from '@a2a-js/sdk/server';
 import { UnauthenticatedUser } from '@a2a-js/sdk/server';
 import type { LangoConfig } from '../config/schema';
@@ -9,13 +11,19 @@ import { namedCaller, OWNER, type Principal } from '../principal';
 import { authConfigured } from './card';
 import type { CallerCredential, Callers } from './callers';
 import { isLoopbackHost } from '../net/host';
+import type { Logger } from '../log/logger';
+import { principalOfCertificate } from './identities';
+import { createIssuerKeys } from './issuerKeys';
+import { createTokenValidator, type TokenValidator } from './tokens';
 
 /**
- * Caller authentication for the A2A endpoints: bearer tokens and/or API keys
- * from `a2a.auth` (`callers.ts`), checked before the SDK sees the request.
- * A caller's identity is its configured name or a hash of its credential,
- * so tasks can be scoped per caller without the secret ever being stored or
- * logged.
+ * Caller authentication for the A2A endpoints, checked before the SDK sees
+ * the request: bearer tokens and/or API keys from `a2a.auth`
+ * (`callers.ts`), JWT access tokens of `a2a.auth.oidc` (`tokens.ts`) and
+ * client certificates of `server.tls.clientCa` (`identities.ts`). A
+ * caller's identity is its configured name, a hash of its credential or
+ * its token's subject, so tasks can be scoped per caller without the
+ * secret ever being stored or logged.
  */
 
 /** An authenticated caller. `userName` (its principal's id) scopes its tasks in the store. */
@@ -48,22 +56,41 @@ const fingerprint = (secret: string) => createHash('sha256').update(secret).dige
 export interface Authenticator {
   /** Whether any credential is configured (else every caller is anonymous). */
   readonly enabled: boolean;
-  /** The caller, `undefined` when credentials are required and missing or wrong. */
-  authenticate(req: IncomingMessage): User | undefined;
+  /**
+   * The caller, `undefined` when credentials are required and missing or
+   * wrong. A promise only while a token not seen before is validated (its
+   * promise never rejects); synchronous otherwise.
+   */
+  authenticate(req: IncomingMessage): User | undefined | Promise<User | undefined>;
   /** The `WWW-Authenticate` challenge for a refusal. */
   readonly challenge: string;
 }
 
+/** Options of {@link createAuthenticator}. */
+export interface AuthenticatorOptions {
+  /** Validates `a2a.auth.oidc` tokens; built from the config (the issuer's keys through the address policy) when absent. */
+  tokens?: TokenValidator;
+  /** Where refused tokens are noted (at debug level, never the token). */
+  logger?: Logger;
+}
+
 /**
  * Builds the authenticator for `a2a.auth`: each credential of `callers`
- * authenticates its principal.
+ * authenticates its principal, and so do the issuer's tokens and the
+ * client CA's certificates when configured.
  * @example
  * const auth = createAuthenticator(config, createCallers(config.a2a.auth, { defaultGrant }));
  * app.use(requireAuth(auth));
  */
-export function createAuthenticator(config: LangoConfig, callers: Callers): Authenticator {
+export function createAuthenticator(
+  config: LangoConfig,
+  callers: Callers,
+  options: AuthenticatorOptions = {},
+): Authenticator {
   const auth = config.a2a.auth;
-  const enabled = callers.enabled;
+  const tokens = options.tokens ?? tokenValidatorOf(config, callers, options.logger);
+  const certificates = Boolean(config.server.tls?.clientCa);
+  const enabled = callers.enabled || certificates;
   const digests = (kind: CallerCredential['kind']) =>
     callers.credentials.filter((c) => c.kind === kind).map((c) => ({ digest: fingerprint(c.value), caller: c }));
   const bearer = digests('bearer');
@@ -76,8 +103,20 @@ export function createAuthenticator(config: LangoConfig, callers: Callers): Auth
     for (const candidate of candidates) if (timingSafeEqual(candidate.digest, digest)) found = candidate.caller;
     return found ? new CredentialUser(found.principal.id, found.principal) : undefined;
   };
+  // A connection's certificate does not change: it is read once per connection, not per request.
+  const byConnection = new WeakMap<Socket, User | null>();
+  const certificateUser = (socket: Socket): User | undefined => {
+    let user: User | null | undefined = byConnection.get(socket);
+    if (user === undefined) {
+      const tls = socket as TLSSocket;
+      const certificate = tls.encrypted && tls.authorized ? tls.getPeerCertificate() : undefined;
+      user = (certificate?.fingerprint256 && userOf(principalOfCertificate(certificate, callers))) || null;
+      byConnection.set(socket, user);
+    }
+    return user ?? undefined;
+  };
   const challenges = [
-    ...(bearer.length > 0 ? ['Bearer realm="lango"'] : []),
+    ...(bearer.length > 0 || tokens ? ['Bearer realm="lango"'] : []),
     ...(keys.length > 0 ? [`ApiKey realm="lango", header="${auth?.apiKeyHeader ?? 'X-API-Key'}"`] : []),
   ];
   return {
@@ -86,8 +125,10 @@ export function createAuthenticator(config: LangoConfig, callers: Callers): Auth
     authenticate(req) {
       if (!enabled) return new UnauthenticatedUser();
       const authorization = req.headers.authorization;
-      if (bearer.length > 0 && typeof authorization === 'string' && /^bearer /i.test(authorization)) {
-        const user = match(bearer, authorization.slice(7).trim());
+      const token =
+        typeof authorization === 'string' && /^bearer /i.test(authorization) ? authorization.slice(7).trim() : '';
+      if (bearer.length > 0 && token) {
+        const user = match(bearer, token);
         if (user) return user;
       }
       const key = req.headers[header];
@@ -95,10 +136,51 @@ export function createAuthenticator(config: LangoConfig, callers: Callers): Auth
         const user = match(keys, key);
         if (user) return user;
       }
+      if (tokens && token) {
+        const principal = tokens.principal(token);
+        return principal instanceof Promise ? principal.then(userOf) : userOf(principal);
+      }
+      // A certificate names the caller only when no other credential was presented: a wrong one is refused.
+      if (certificates && !token && !key) return certificateUser(req.socket);
       return undefined;
     },
   };
 }
+
+/** Users by principal: an authenticated request costs no new object. */
+const users = new WeakMap<Principal, User>();
+
+function userOf(principal: Principal | undefined): User | undefined {
+  if (!principal) return undefined;
+  let user = users.get(principal);
+  if (!user) {
+    user = new CredentialUser(principal.id, principal);
+    users.set(principal, user);
+  }
+  return user;
+}
+
+/** The validator of `a2a.auth.oidc`, its keys fetched through the outbound address policy; none without it. */
+function tokenValidatorOf(config: LangoConfig, callers: Callers, logger?: Logger): TokenValidator | undefined {
+  const oidc = config.a2a.auth?.oidc;
+  if (!oidc) return undefined;
+  const log = (logger ?? silent).child({ component: 'a2a.oidc' });
+  const keys = createIssuerKeys({
+    issuer: oidc.issuer,
+    jwksUrl: oidc.jwksUrl,
+    allowPrivateNetwork: oidc.allowPrivateNetwork,
+    logger: log,
+  });
+  return createTokenValidator({ oidc, callers, keys, logger: log });
+}
+
+const silent: Logger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  child: () => silent,
+};
 
 const USER = Symbol('a2aUser');
 type WithUser = Request & { [USER]?: User };
@@ -108,20 +190,24 @@ type WithUser = Request & { [USER]?: User };
  * the body is a JSON-RPC error for JSON-RPC posts, a REST error otherwise.
  */
 export function requireAuth(auth: Authenticator): RequestHandler {
-  return (req, res, next) => {
-    const user = auth.authenticate(req);
+  const decide = (req: Request, res: Response, next: NextFunction, user: User | undefined) => {
     if (user) {
       (req as WithUser)[USER] = user;
       next();
       return;
     }
-    res.setHeader('WWW-Authenticate', auth.challenge);
+    if (auth.challenge) res.setHeader('WWW-Authenticate', auth.challenge);
     const message = 'authentication required: present a valid bearer token or API key';
     if (req.method === 'POST' && req.path === '/') {
       res.status(401).json({ jsonrpc: '2.0', id: null, error: { code: -32600, message } });
     } else {
       res.status(401).json({ error: { code: 401, status: 'UNAUTHENTICATED', message } });
     }
+  };
+  return (req, res, next) => {
+    const user = auth.authenticate(req);
+    if (user instanceof Promise) void user.then((found) => decide(req, res, next, found));
+    else decide(req, res, next, user);
   };
 }
 

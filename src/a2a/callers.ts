@@ -15,6 +15,10 @@ export interface Callers extends PrincipalDirectory {
   readonly enabled: boolean;
   /** The bearer tokens and API keys, each with the principal it authenticates. */
   readonly credentials: readonly CallerCredential[];
+  /** Token subjects and client ids (`oidcSubjects`) and the caller each names. */
+  readonly subjects: ReadonlyMap<string, Principal>;
+  /** Client certificates (`clientCertificates`) and the caller each names. */
+  readonly certificates: readonly CertificateMatch[];
   /** The grant of a caller configured without one. */
   readonly defaultGrant: Grant;
 }
@@ -24,6 +28,13 @@ export interface CallerCredential {
   readonly kind: 'bearer' | 'apiKey';
   /** The value as presented (secret references already resolved). */
   readonly value: string;
+  readonly principal: Principal;
+}
+
+/** One configured client certificate: by its subject attributes or its SHA-256 fingerprint (lower-case hex, no colons). */
+export interface CertificateMatch {
+  readonly subject?: Readonly<Record<string, string>>;
+  readonly fingerprint?: string;
   readonly principal: Principal;
 }
 
@@ -65,6 +76,8 @@ export function createCallers(auth: LangoConfig['a2a']['auth'], options: Callers
   const problems: string[] = [];
   const byName = new Map<string, Principal>();
   const credentials: CallerCredential[] = [];
+  const subjects = new Map<string, Principal>();
+  const certificates: CertificateMatch[] = [];
   const add = (kind: CallerCredential['kind'], value: string, principal: Principal, at: string) => {
     if (credentials.some((c) => c.kind === kind && c.value === value)) {
       problems.push(`${at}: this credential is already another caller's`);
@@ -79,6 +92,16 @@ export function createCallers(auth: LangoConfig['a2a']['auth'], options: Callers
     byName.set(caller.name, principal);
     caller.bearerTokens.forEach((token, i) => add('bearer', token, principal, `${at}.bearerTokens[${i}]`));
     caller.apiKeys.forEach((key, i) => add('apiKey', key, principal, `${at}.apiKeys[${i}]`));
+    caller.oidcSubjects.forEach((subject, i) => {
+      if (subjects.has(subject)) problems.push(`${at}.oidcSubjects[${i}]: this subject is already another caller's`);
+      else subjects.set(subject, principal);
+    });
+    for (const certificate of caller.clientCertificates)
+      certificates.push(
+        'subject' in certificate
+          ? { subject: parseSubject(certificate.subject), principal }
+          : { fingerprint: normalizeFingerprint(certificate.fingerprint), principal },
+      );
   });
   (auth?.bearerTokens ?? []).forEach((token, i) =>
     add('bearer', token, namedCaller(credentialId('bearer', token), defaultGrant), `a2a.auth.bearerTokens[${i}]`),
@@ -91,13 +114,30 @@ export function createCallers(auth: LangoConfig['a2a']['auth'], options: Callers
   }
   const ids = new Map(credentials.map((c) => [c.principal.id, c.principal]));
   return {
-    enabled: credentials.length > 0,
+    enabled: credentials.length > 0 || subjects.size > 0 || certificates.length > 0 || Boolean(auth?.oidc),
     credentials,
+    subjects,
+    certificates,
     defaultGrant,
     // A stored id names a configured caller (with its grant today, not the one it had when the row was written),
     // a plain token's hash, or a caller no longer configured (the default grant, never more).
     byId: (id) => (id === OWNER_ID ? OWNER : (byName.get(id) ?? ids.get(id) ?? namedCaller(id, defaultGrant))),
   };
+}
+
+/** `CN=peer-a, O=Example` as attributes (each must match a certificate's). */
+export function parseSubject(text: string): Record<string, string> {
+  const attributes: Record<string, string> = {};
+  for (const part of text.split(',')) {
+    const eq = part.indexOf('=');
+    if (eq > 0) attributes[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
+  }
+  return attributes;
+}
+
+/** A SHA-256 fingerprint as compared: lower-case hex without colons (Node gives `AB:CD:…`). */
+export function normalizeFingerprint(text: string): string {
+  return text.replace(/:/g, '').toLowerCase();
 }
 
 /** A configured caller's grant: each field given, else the default's. */

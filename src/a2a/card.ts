@@ -28,12 +28,17 @@ export interface CardInputs {
 /** Security schemes declared when `a2a.auth` is set; names are what callers see. */
 export const BEARER_SCHEME = 'bearer';
 export const API_KEY_SCHEME = 'apiKey';
+/** `a2a.auth.oidc`: OpenID Connect discovery, or OAuth 2 client credentials (`cardScheme`). */
+export const OIDC_SCHEME = 'oidc';
+export const OAUTH2_SCHEME = 'oauth2';
+/** `server.tls.clientCa`: a client certificate. */
+export const MTLS_SCHEME = 'mtls';
 
-/** The public URL of the node: `a2a.baseUrl`, else `http://<host>:<port>` (a wildcard bind is shown as loopback). */
+/** The public URL of the node: `a2a.baseUrl`, else `http(s)://<host>:<port>` (a wildcard bind is shown as loopback). */
 export function publicBaseUrl(config: LangoConfig, port = config.server.port): string {
   if (config.a2a.baseUrl) return config.a2a.baseUrl.replace(/\/+$/, '');
   const host = ['0.0.0.0', '::', ''].includes(config.server.host) ? '127.0.0.1' : config.server.host;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return `${config.server.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 /** Whether `a2a.auth` names at least one bearer token / API key, in the plain lists or a named caller's. */
@@ -46,10 +51,17 @@ export function credentialKinds(config: LangoConfig): { bearer: boolean; apiKey:
   };
 }
 
-/** Whether `a2a.auth` names at least one credential. */
+/** Whether `a2a.auth` names at least one credential, an issuer, or a caller by certificate (or a client CA is set). */
 export function authConfigured(config: LangoConfig): boolean {
   const kinds = credentialKinds(config);
-  return kinds.bearer || kinds.apiKey;
+  const auth = config.a2a.auth;
+  return (
+    kinds.bearer ||
+    kinds.apiKey ||
+    Boolean(auth?.oidc) ||
+    Boolean(config.server.tls?.clientCa) ||
+    (auth?.callers ?? []).some((c) => c.oidcSubjects.length + c.clientCertificates.length > 0)
+  );
 }
 
 /**
@@ -133,7 +145,17 @@ function security(config: LangoConfig): {
   const auth = config.a2a.auth;
   const securitySchemes: Record<string, SecurityScheme> = {};
   const securityRequirements: SecurityRequirement[] = [];
-  if (!auth) return { securitySchemes, securityRequirements };
+  const tls = config.server.tls;
+  if (tls?.clientCa) {
+    securitySchemes[MTLS_SCHEME] = {
+      scheme: { $case: 'mtlsSecurityScheme', value: { description: 'A client certificate the node operator issued.' } },
+    };
+  }
+  const mtls = tls?.clientCa ? { [MTLS_SCHEME]: { list: [] } } : undefined;
+  if (!auth) {
+    if (mtls) securityRequirements.push({ schemes: mtls });
+    return { securitySchemes, securityRequirements };
+  }
   const kinds = credentialKinds(config);
   if (kinds.bearer) {
     securitySchemes[BEARER_SCHEME] = {
@@ -153,5 +175,49 @@ function security(config: LangoConfig): {
     };
     securityRequirements.push({ schemes: { [API_KEY_SCHEME]: { list: [] } } });
   }
+  if (auth.oidc) {
+    const { name, scheme } = tokenScheme(auth.oidc);
+    securitySchemes[name] = scheme;
+    securityRequirements.push({ schemes: { [name]: { list: [] } } });
+  }
+  if (mtls) {
+    // A required certificate comes with every other credential; an optional one is a way in of its own.
+    if (tls?.clientCert === 'required' && securityRequirements.length > 0)
+      for (const requirement of securityRequirements) Object.assign(requirement.schemes, mtls);
+    else securityRequirements.push({ schemes: mtls });
+  }
   return { securitySchemes, securityRequirements };
+}
+
+/** How a client gets a token of `oidc`: OpenID Connect discovery, or OAuth 2 client credentials at its token URL. */
+function tokenScheme(oidc: NonNullable<NonNullable<LangoConfig['a2a']['auth']>['oidc']>): {
+  name: string;
+  scheme: SecurityScheme;
+} {
+  const discovery = `${oidc.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+  const description = `A JWT access token from ${oidc.issuer} for ${[oidc.audience].flat().join(' or ')}.`;
+  if (oidc.cardScheme === 'openIdConnect') {
+    return {
+      name: OIDC_SCHEME,
+      scheme: { scheme: { $case: 'openIdConnectSecurityScheme', value: { description, openIdConnectUrl: discovery } } },
+    };
+  }
+  const scopes = Object.fromEntries(
+    Object.entries(oidc.scopes).map(([scope, { description: text }]) => [scope, text ?? scope]),
+  );
+  return {
+    name: OAUTH2_SCHEME,
+    scheme: {
+      scheme: {
+        $case: 'oauth2SecurityScheme',
+        value: {
+          description,
+          oauth2MetadataUrl: discovery,
+          flows: {
+            flow: { $case: 'clientCredentials', value: { tokenUrl: oidc.tokenUrl ?? '', refreshUrl: '', scopes } },
+          },
+        },
+      },
+    },
+  };
 }

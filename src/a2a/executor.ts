@@ -158,7 +158,7 @@ export class LangoExecutor {
   }
 }
 
-/** Settles the task as the turn ended: the answer's closing chunk then `completed`, `input-required` or `failed`. */
+/** Settles the task as the turn ended: the answer's closing chunk then `completed`, `input-required`, `auth-required` or `failed`. */
 function finish(result: TurnResult, live: LiveTask, publish: PublishEvent, settle: Settle): void {
   const metadata = { agent: result.author };
   switch (result.status) {
@@ -169,6 +169,9 @@ function finish(result: TurnResult, live: LiveTask, publish: PublishEvent, settl
       break;
     case 'input-required':
       settle(TaskState.TASK_STATE_INPUT_REQUIRED, result.text, metadata);
+      break;
+    case 'auth-required':
+      settle(TaskState.TASK_STATE_AUTH_REQUIRED, result.text, metadata);
       break;
     case 'failed':
       settle(TaskState.TASK_STATE_FAILED, result.text || 'the agent could not answer', metadata);

@@ -31,6 +31,22 @@ export function hostOfHeader(header: string): string | undefined {
   return header.slice(0, colon).toLowerCase() || undefined;
 }
 
+/** The probes' paths (`discovery.ts` `healthRoutes`): they answer fixed words, whoever asks. */
+const HEALTH_PATHS = new Set(['/healthz', '/readyz']);
+
+/**
+ * A balancer's or orchestrator's health probe, which names no host of ours:
+ * haproxy's `option httpchk` sends HTTP/1.0 with no `Host`, Kubernetes the
+ * pod's address. They read nothing a rebinding page could use, so the guard
+ * lets them through; every other route stays guarded.
+ */
+function isHealthProbe(req: IncomingMessage): boolean {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+  const url = req.url ?? '';
+  const query = url.indexOf('?');
+  return HEALTH_PATHS.has(query < 0 ? url : url.slice(0, query));
+}
+
 /** Methods a browser may send cross-site without changing anything. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -83,6 +99,7 @@ export function hostGuard(config: LangoConfig): HostGuard | undefined {
     return true;
   };
   const refusal = (req: IncomingMessage): HostRefusal | undefined => {
+    if (isHealthProbe(req)) return undefined;
     const hostHeader = req.headers.host;
     if (!servedHeader(hostHeader)) {
       return {

@@ -29,8 +29,11 @@ export interface JsonRpcRouteOptions {
   requestHandler: A2ARequestHandler;
   /** The node's host and origin check (`hostGuard.ts`), when it has one: a refused request is left to express. */
   hostGuard?: HostGuard;
-  /** Who the caller is (`auth.ts` `Authenticator`); undefined leaves the request to express, which refuses it (401). */
-  authenticate: (req: IncomingMessage) => User | undefined;
+  /**
+   * Who the caller is (`auth.ts` `Authenticator`); undefined leaves the request to express, which refuses it (401),
+   * and so does a pending validation (a token not seen before), which express awaits.
+   */
+  authenticate: (req: IncomingMessage) => User | undefined | Promise<User | undefined>;
   /** Run before the body is read, as express runs them before every route (request metrics and spans). */
   intercepts: readonly RequestIntercept[];
   /** `a2a.maxBodyBytes`: a declared length over it is left to express (413); a streamed body over it is refused here. */
@@ -234,7 +237,7 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): FrontHandler {
     )
       return false;
     const user = authenticate(req);
-    if (!user) return false;
+    if (!user || user instanceof Promise) return false;
     // Express catches what its layers throw; here nothing would, and a throw would end the process.
     try {
       if (intercepts.length === 0) readAndAnswer(req, res, user);

@@ -18,6 +18,7 @@ import { createPinnedAgent } from '../net/dispatcher';
 import { createOutboundPolicy, OutboundRefusedError, type Lookup, type OutboundPolicy } from '../net/policy';
 import { classifyAddress } from '../net/ranges';
 import { redactJsonText, type Redact } from '../log/redactJson';
+import type { PushDelivery } from '../store/taskRows';
 
 /**
  * Push notifications: webhook URLs are checked when registered and again
@@ -25,8 +26,20 @@ import { redactJsonText, type Redact } from '../log/redactJson';
  * connection goes to the very address that was checked, so a caller cannot
  * aim the node at its own network, by any spelling or by DNS rebinding; deliveries are retried with backoff; each carries the caller's
  * token (or `authentication`) and an HMAC signature of the body keyed by
- * that token, which the receiver can check.
+ * that token, which the receiver can check. As A2A §13.2 asks: the
+ * configured `authentication` goes with every notification, each attempt
+ * has a deadline of 10–30 s, retries are bounded with exponential backoff,
+ * and how the latest notification went is recorded on its config, where
+ * its owner reads it (`pushDeliveries.ts`).
  */
+
+/** A push store that can record deliveries on the configs (the node's row store; the SDK's stores cannot). */
+export interface DeliveryRecorder {
+  recordDelivery(taskId: string, context: ServerCallContext, configId: string, delivery: PushDelivery): Promise<void>;
+}
+
+/** A push store whose loads carry the wire version (and the latest delivery) of each config. */
+type MetadataPushStore = PushNotificationStore & Required<Pick<PushNotificationStore, 'loadWithMetadata'>>;
 
 /** Whether an IP address (any spelling) is anything but public: the outbound policy's classification (src/net). */
 export function isPrivateAddress(ip: string): boolean {
@@ -71,12 +84,12 @@ export function checkPushUrl(raw: string, allowPrivateNetworks: boolean): URL {
 }
 
 /** A push store that refuses bad webhook URLs before saving them. */
-export class CheckedPushStore implements PushNotificationStore {
-  private readonly inner: PushNotificationStore & Required<Pick<PushNotificationStore, 'loadWithMetadata'>>;
+export class CheckedPushStore implements PushNotificationStore, DeliveryRecorder {
+  private readonly inner: MetadataPushStore & Partial<DeliveryRecorder>;
   private readonly allowPrivateNetworks: boolean;
 
   constructor(options: {
-    inner: PushNotificationStore & Required<Pick<PushNotificationStore, 'loadWithMetadata'>>;
+    inner: MetadataPushStore & Partial<DeliveryRecorder>;
     /** Webhooks on loopback and private networks are accepted (the outbound policy's own switch). */
     allowPrivateNetworks: boolean;
   }) {
@@ -99,16 +112,21 @@ export class CheckedPushStore implements PushNotificationStore {
   delete(taskId: string, context: ServerCallContext, configId?: string): Promise<void> {
     return this.inner.delete(taskId, context, configId);
   }
+  async recordDelivery(taskId: string, context: ServerCallContext, configId: string, delivery: PushDelivery) {
+    await this.inner.recordDelivery?.(taskId, context, configId, delivery);
+  }
 }
 
 /** Options for {@link RetryingPushSender}. */
 export interface PushSenderOptions {
-  store: PushNotificationStore;
+  /** Where the configs are read, and each delivery's outcome recorded when it can be. */
+  store: PushNotificationStore & Partial<DeliveryRecorder>;
   logger: Logger;
   allowPrivateNetworks: boolean;
   maxAttempts: number;
   /** First retry delay; doubles per attempt (capped at 30 s). */
   baseDelayMs?: number;
+  /** Deadline of one attempt (`a2a.pushNotifications.timeoutMs`: 10–30 s, as §13.2 recommends; tests shorten it). */
   timeoutMs?: number;
   /** The resolver behind the outbound address policy; injected in tests (no real DNS). */
   lookup?: Lookup;
@@ -174,12 +192,29 @@ export class RetryingPushSender implements PushNotificationSender {
       const { body, contentType } = serializer.serialize(event, task);
       // A webhook is outside the node: no secret value leaves in a payload (issue 11 G).
       const { redact } = this.options;
-      await this.deliver(config, redact ? redactJsonText(body, redact) : body, contentType);
+      const delivery = await this.deliver(config, redact ? redactJsonText(body, redact) : body, contentType);
+      if (delivery) {
+        await store.recordDelivery?.(taskId, context, config.id, delivery).catch((err: unknown) => {
+          this.options.logger.warn('push delivery not recorded', { taskId, error: errorMessage(err) });
+        });
+      }
     }
   }
 
-  private async deliver(config: TaskPushNotificationConfig, body: string, contentType: string): Promise<void> {
-    const { logger, maxAttempts, baseDelayMs = 200, timeoutMs = 5000 } = this.options;
+  /** Sends one notification, retrying as configured; how it went (undefined when the node stopped first). */
+  private async deliver(
+    config: TaskPushNotificationConfig,
+    body: string,
+    contentType: string,
+  ): Promise<PushDelivery | undefined> {
+    const { logger, maxAttempts, baseDelayMs = 200, timeoutMs = 15_000 } = this.options;
+    const ended = (outcome: PushDelivery['outcome'], attempts: number, status?: number, error?: string) => ({
+      outcome,
+      attempts,
+      ...(status !== undefined ? { status } : {}),
+      ...(error !== undefined ? { error } : {}),
+      at: new Date().toISOString(),
+    });
     const url = checkPushUrl(config.url, this.options.allowPrivateNetworks);
     const headers: Record<string, string> = { 'Content-Type': contentType, 'X-Lango-Delivery': randomUUID() };
     if (config.authentication?.scheme) {
@@ -191,6 +226,7 @@ export class RetryingPushSender implements PushNotificationSender {
     }
     for (let attempt = 1; attempt <= maxAttempts && !this.stop.signal.aborted; attempt++) {
       let outcome: string;
+      let status: number | undefined;
       try {
         const response = await undiciFetch(url, {
           method: 'POST',
@@ -202,12 +238,13 @@ export class RetryingPushSender implements PushNotificationSender {
         });
         // The receiver's answer is not needed: never read it (it could be endless).
         await response.body?.cancel().catch(() => undefined);
-        if (response.ok) return;
+        status = response.status;
+        if (response.ok) return ended('delivered', attempt, status);
         outcome = `HTTP ${response.status}`;
         // Refused (4xx) or redirected (not followed: the target was never checked): retrying will not help.
         if (response.status < 500 && response.status !== 408 && response.status !== 429) {
           logger.warn('push notification refused by receiver', { url: url.origin, status: response.status });
-          return;
+          return ended('refused', attempt, status, outcome);
         }
       } catch (err) {
         const refused = (err as { cause?: unknown }).cause;
@@ -216,16 +253,17 @@ export class RetryingPushSender implements PushNotificationSender {
             url: url.origin,
             reason: refused.message,
           });
-          return;
+          return ended('refused', attempt, undefined, refused.message);
         }
         outcome = errorMessage(err);
       }
       if (attempt === maxAttempts) {
         logger.warn('push notification undeliverable', { url: url.origin, attempts: attempt, last: outcome });
-        return;
+        return ended('failed', attempt, status, outcome);
       }
       await sleep(Math.min(baseDelayMs * 2 ** (attempt - 1), 30_000), this.stop.signal);
     }
+    return undefined;
   }
 }
 

@@ -1,5 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import { TASK_GENERATION_MISMATCH } from './generation';
+import { STORAGE_UNAVAILABLE } from './storageOutage';
 
 /**
  * HTTP+JSON answers as the A2A v1.0 specification gives them (§5.4 error
@@ -31,6 +32,8 @@ export const SPEC_REST_ERRORS: Readonly<Record<string, { status: number; name: s
   VERSION_NOT_SUPPORTED: { status: 400, name: 'UNIMPLEMENTED' },
   // The A2A 1.1 draft's (the generation extension, `generation.ts`).
   [TASK_GENERATION_MISMATCH]: { status: 409, name: 'ABORTED' },
+  // Not an error of the table: a temporary system error, which §3.3.2 answers 503 (`storageOutage.ts`).
+  [STORAGE_UNAVAILABLE]: { status: 503, name: 'UNAVAILABLE' },
 });
 
 /** The v0.3 error bodies (`{ code, message }`) by their JSON-RPC code, as the reasons above. */
@@ -43,6 +46,9 @@ const LEGACY_CODE_REASONS: Readonly<Record<number, string>> = Object.freeze({
   [-32006]: 'INVALID_AGENT_RESPONSE',
   [-32007]: 'EXTENDED_AGENT_CARD_NOT_CONFIGURED',
 });
+
+/** When a caller answered 503 may try again: about when a balancer has moved it to a replica that answers. */
+const RETRY_AFTER_SECONDS = '5';
 
 const ERROR_INFO_TYPE = 'type.googleapis.com/google.rpc.ErrorInfo';
 const A2A_ERROR_DOMAIN = 'a2a-protocol.org';
@@ -81,6 +87,7 @@ export function restResponses(): RequestHandler {
         error.code = mapped.status;
         error.status = mapped.name;
         res.status(mapped.status);
+        if (mapped.status === 503) res.setHeader('Retry-After', RETRY_AFTER_SECONDS);
       }
       res.setHeader('Content-Type', `${mediaType}; charset=utf-8`);
       return json(body);

@@ -6,11 +6,11 @@ import type { LlmAgent } from '../agent/agent';
 import type { TurnRunner } from '../agent/turn';
 import type { LangoConfig } from '../config/schema';
 import type { Logger } from '../log/logger';
-import type { SqliteDatabase } from '../store/sqlite/database';
+import type { StoreHealth } from '../store';
 import type { TaskRowStores } from '../store/taskRows';
 import { createAuthenticator, requireAuth, userFromRequest } from './auth';
-import { createCallers, type Callers } from './callers';
-import { NO_TOOLS } from '../principal';
+import type { Callers } from './callers';
+import type { Principal } from '../principal';
 import { authConfigured, publicBaseUrl } from './card';
 import { CardService, cardFastPath, cardRoutes } from './cardRoutes';
 import { discoveryRoutes, healthRoutes } from './discovery';
@@ -23,7 +23,9 @@ import { jsonRpcEnvelope } from './jsonRpcEnvelope';
 import { jsonRpcRoute } from './jsonRpcRoute';
 import { restMessageGuard } from './messageSchema';
 import { CheckedPushStore, RetryingPushSender } from './pushNotifications';
+import { PUSH_DELIVERY_PATH, pushDeliveryRoute } from './pushDeliveries';
 import { restResponses } from './restResponses';
+import { answerStorageOutages } from './storageOutage';
 import { createCardSigner } from './signing';
 import { parseDuration } from '../duration';
 import { LiveTasks } from './liveTasks';
@@ -35,11 +37,11 @@ import { TaskHandler } from './taskHandler';
 /** Dependencies of {@link createA2AServer}. */
 export interface A2AServerOptions {
   config: LangoConfig;
-  /** The current tree root; federation rebuilds the tree when peers join or leave. */
-  root: () => LlmAgent;
+  /** The current tree root (as `principal`'s grant allows, for discovery); federation rebuilds it when peers join or leave. */
+  root: (principal?: Principal) => LlmAgent;
   runner: TurnRunner;
-  /** The node's SQLite file, for the health checks. */
-  db: SqliteDatabase;
+  /** Whether the database in use answers (`Storage.health`): `/readyz`, and the answer to requests it failed. */
+  health: () => Promise<StoreHealth>;
   /** Where tasks and push configs are kept (`NodeStorage.taskRows`). */
   taskRows: TaskRowStores;
   /** The tasks' events (`NodeStorage.taskEvents`): every event of a watched task is kept for streams resumed from it. */
@@ -67,8 +69,8 @@ export interface A2AServerOptions {
   pages?: express.Router[];
   /** Masks known secret values in every push payload (issue 11 G; the node's `SecretRegistry`; the task rows mask their own). */
   redact?: (text: string) => string;
-  /** Who each credential is (`callers.ts`); by default `a2a.auth` as written, peers granted no tools. */
-  callers?: Callers;
+  /** Who each credential is (`callers.ts`, built by `createApp` with the node's default peer grant). */
+  callers: Callers;
 }
 
 /** The A2A surface of the node. */
@@ -84,7 +86,7 @@ export interface A2AServer {
   card(): Promise<Record<string, unknown>>;
   /** Turns running now. */
   running(): number;
-  /** Fails running turns ("node shutting down"), stops retries and timers. Does not close `db`. */
+  /** Fails running turns ("node shutting down"), stops retries and timers. Does not close the stores. */
   close(): Promise<void>;
 }
 
@@ -94,16 +96,16 @@ export const RESTART_REASON = 'node restarted';
 /**
  * Builds the node's A2A server: the card (v1.0 and v0.3), JSON-RPC and
  * HTTP+JSON transports through `@a2a-js/sdk` with the v0.3 compatibility
- * layer, durable tasks and push configs in `db`, push delivery, caller
+ * layer, durable tasks and push configs in `taskRows`, push delivery, caller
  * authentication and per-caller task scoping, discovery and health.
  * Where it listens is the caller's choice: `createApp` checks the exposure
  * rule (`assertSafeExposure`) before it opens anything.
  * @example
- * const a2a = createA2AServer({ config, root: () => tree.current(), runner, db, taskRows, logger, clock: () => new Date() });
+ * const a2a = createA2AServer({ config, root: () => tree.current(), runner, callers, health: () => storage.health(), taskRows: storage.taskRows, logger, clock: () => new Date() });
  * const server = http.createServer(a2a.app).listen(port, host, () => a2a.setPublicUrl(`http://${host}:${port}`));
  */
 export function createA2AServer(options: A2AServerOptions): A2AServer {
-  const { config, root, runner, db, clock } = options;
+  const { config, root, runner, clock } = options;
   const logger = options.logger;
 
   const { clusterTasks } = options;
@@ -137,18 +139,19 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const cards = new CardService({ config, root, baseUrl: () => publicUrl, version, signer });
 
   const executor = new LangoExecutor({ runner, logger, clock, admit: options.admit });
-  const { allowPrivateNetworks, maxAttempts } = config.a2a.pushNotifications;
+  const { allowPrivateNetworks, maxAttempts, timeoutMs } = config.a2a.pushNotifications;
   const pushStore = new CheckedPushStore({ inner: stores.pushConfigs, allowPrivateNetworks });
   const pushSender = new RetryingPushSender({
     store: pushStore,
     logger: logger.child({ component: 'a2a.push' }),
     allowPrivateNetworks,
     maxAttempts,
+    timeoutMs,
     redact: options.redact,
     ...options.push,
   });
   const stopHearingCancels = clusterTasks?.onCancel((scope, taskId) => void liveTasks.cancelHere(scope, taskId));
-  const requestHandler = new TaskHandler({
+  const taskHandler = new TaskHandler({
     executor,
     live: liveTasks,
     tasks: stores.tasks,
@@ -162,11 +165,9 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     logger,
     clock,
   });
+  const requestHandler = answerStorageOutages(taskHandler, options.health);
   const legacyCompat = { enabled: config.a2a.legacyCompat };
-  const auth = createAuthenticator(
-    config,
-    options.callers ?? createCallers(config.a2a.auth, { defaultGrant: NO_TOOLS }),
-  );
+  const auth = createAuthenticator(config, options.callers, { logger });
   // Without credentials configured every caller is anonymous: no check (not even a no-op layer) on the request path.
   const gate: express.RequestHandler[] = auth.enabled ? [requireAuth(auth)] : [];
   let closing = false;
@@ -208,12 +209,14 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
       jsonRpcHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }),
     );
   }
-  app.use(healthRoutes({ root, db, closing: () => closing }));
+  app.use(healthRoutes({ root, health: options.health, closing: () => closing }));
   for (const pages of options.pages ?? []) app.use(pages);
   if (a2aEnabled) {
     app.use(cardRoutes({ cards, legacyCompat: config.a2a.legacyCompat }));
     if (gate.length > 0) app.use('/agents', ...gate);
     app.use(discoveryRoutes({ root, peerStatus: options.peerStatus, remoteCard: options.remoteCard }));
+    // How a push config's latest notification went, for its owner (§13.2; the config itself has no field for it).
+    app.get(PUSH_DELIVERY_PATH, ...gate, pushDeliveryRoute({ rows: options.taskRows.pushConfigs, logger }));
     app.use(
       restResponses(),
       ...gate,

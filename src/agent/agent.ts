@@ -54,6 +54,8 @@ export interface RemoteInvocation {
 export type RemoteOutcome =
   | { status: 'completed'; text: string }
   | { status: 'input-required'; text: string }
+  /** The remote agent needs authorization its caller must give (A2A §7.6): `text` says what. */
+  | { status: 'auth-required'; text: string }
   | { status: 'failed'; reason: string };
 
 /**

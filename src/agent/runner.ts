@@ -57,7 +57,7 @@ type Step =
   | { type: 'again' }
   | { type: 'rejected'; note: string }
   | { type: 'remote_failed'; note: string; advice: string }
-  | { type: 'input_required'; question: string; pending?: PendingApproval }
+  | { type: 'input_required'; question: string; pending?: PendingApproval; needs?: 'auth' }
   | { type: 'failed'; reason: string };
 
 /** Note given to the orchestrator when a sub-agent's reply starts with `[REJECT]`. */
@@ -151,7 +151,8 @@ export function createRunner(options: RunnerOptions): TurnRunner {
             // The next message of this session goes straight back to whoever asked.
             state.activeAgent = agent.name;
             if (step.pending) state.pendingApproval = step.pending;
-            const committed = end({ status: 'input-required', text: step.question, author: agent.name });
+            const status = step.needs === 'auth' ? 'auth-required' : 'input-required';
+            const committed = end({ status, text: step.question, author: agent.name });
             yield RunEvents.inputRequired(agent.name, step.question);
             return await committed;
           }
@@ -321,6 +322,9 @@ export function createRunner(options: RunnerOptions): TurnRunner {
         return { type: 'final', text: outcome.text };
       case 'input-required':
         return { type: 'input_required', question: outcome.text };
+      case 'auth-required':
+        // §7.6.2: the caller is asked, through this node's own task, for what the remote agent needs.
+        return { type: 'input_required', question: outcome.text, needs: 'auth' };
       case 'failed':
         return {
           type: 'remote_failed',

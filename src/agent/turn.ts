@@ -40,7 +40,7 @@ export interface TurnInput {
 
 /** How a turn ended. A cancelled turn does not end: `run` throws an error named `AbortError`. */
 export interface TurnResult {
-  status: 'completed' | 'input-required' | 'failed';
+  status: 'completed' | 'input-required' | 'auth-required' | 'failed';
   /** The answer, the question put to the user, or the readable failure reason. */
   text: string;
   /** The agent that answered (or asked). */

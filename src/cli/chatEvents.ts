@@ -90,7 +90,12 @@ function oneLine(text: string, max = MAX_LINE): string {
  * answer once (streamed when the model streams). On a terminal a spinner with
  * the elapsed seconds shows while nothing else is being written.
  */
-export function createHumanRenderer(io: CliIO, options: { spinner: boolean; now?: () => number }): ChatRenderer {
+export function createHumanRenderer(
+  io: CliIO,
+  options: { spinner: boolean; now?: () => number; controls?: (sequence: string) => void },
+): ChatRenderer {
+  // The spinner's own sequences go out unescaped; `io` escapes everything it is given.
+  const control = options.controls ?? io.out;
   const now = options.now ?? Date.now;
   let midLine = false;
   let streamedBy: string | undefined;
@@ -101,13 +106,13 @@ export function createHumanRenderer(io: CliIO, options: { spinner: boolean; now?
   let lastRemote: string | undefined;
 
   const clearSpinner = () => {
-    if (spinnerShown) io.out('\r\x1b[K');
+    if (spinnerShown) control('\r\x1b[K');
     spinnerShown = false;
   };
   const drawSpinner = () => {
     if (midLine) return;
     const seconds = ((now() - started) / 1000).toFixed(1);
-    io.out(`\r\x1b[K${SPINNER_FRAMES[frame++ % SPINNER_FRAMES.length]} working… ${seconds}s`);
+    control(`\r\x1b[K${SPINNER_FRAMES[frame++ % SPINNER_FRAMES.length]} working… ${seconds}s`);
     spinnerShown = true;
   };
   const stopSpinner = () => {

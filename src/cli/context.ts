@@ -11,13 +11,18 @@ import type { CliIO } from './io';
 /** Options every command accepts. */
 export interface GlobalOptions {
   config?: string;
+  /** The data folder (`--data-dir`): wins over `LANGO_DATA_DIR` and the configuration's `dataDir`. */
+  dataDir?: string;
   /** Talk to the node at this A2A base URL instead of the one serving the data folder. */
   url?: string;
 }
 
 /** What a command runs with: injected so the CLI can be driven in-process by tests. */
 export interface CliContext {
+  /** Where commands print: every control character escaped visibly (`printable.ts`). */
   io: CliIO;
+  /** Writes the CLI's own terminal control sequences (the spinner's) to stdout unescaped: nothing else may. */
+  controls: (sequence: string) => void;
   env: NodeJS.ProcessEnv;
   cwd: string;
   /** Resolves when the process is asked to stop (SIGINT/SIGTERM); `serve` waits on it. */
@@ -30,7 +35,13 @@ export interface CliContext {
 
 /** Loads the configuration for a command (throws ConfigError → exit 2); no remote may take a local agent's name. */
 export function configFor(options: GlobalOptions, ctx: CliContext): LoadedConfig {
-  return loadConfig({ path: options.config, env: ctx.env, cwd: ctx.cwd, reservedAgentNames: reservedAgentNames() });
+  return loadConfig({
+    path: options.config,
+    dataDir: options.dataDir,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    reservedAgentNames: reservedAgentNames(),
+  });
 }
 
 /** The data folder a configuration names, resolved like `createApp` resolves it. */
@@ -56,9 +67,13 @@ export async function appFor(
   return createApp(config, { logger, secrets, cwd: ctx.cwd, runJobs: options.runJobs });
 }
 
-/** Where a command's requests go: the node serving the data folder (or `--url`), or a node built here. */
+/**
+ * Where a command's requests go: the node serving the data folder (or
+ * `--url`), or a node built here. `owner` is the owner's credential as
+ * headers, sent only to the node serving this folder (never to `--url`).
+ */
 export type NodeTarget =
-  | { kind: 'remote'; url: string; holder?: LockHolder }
+  | { kind: 'remote'; url: string; holder?: LockHolder; owner: Record<string, string> }
   | { kind: 'local'; app: LangoApp; lock: DataLock; close: () => Promise<void> };
 
 /** How long a command waits for a `serve` that holds the folder but is not listening yet. */
@@ -76,11 +91,11 @@ export async function targetFor(
   ctx: CliContext,
   local: { command: string; runJobs: boolean; level?: string },
 ): Promise<NodeTarget> {
-  if (options.url) return { kind: 'remote', url: options.url.replace(/\/+$/, '') };
+  if (options.url) return { kind: 'remote', url: options.url.replace(/\/+$/, ''), owner: {} };
   const dataDir = dataDirOf(config, ctx);
   let holder = readDataLock(dataDir);
   if (holder?.command === 'serve' && !holder.url) holder = await servingHolder(dataDir);
-  if (holder?.url) return { kind: 'remote', url: holder.url, holder };
+  if (holder?.url) return { kind: 'remote', url: holder.url, holder, owner: ownerCredential(config) };
   if (holder) throw new DataFolderBusyError(dataDir, holder);
   const lock = acquireDataLock(dataDir, local.command);
   try {
@@ -111,4 +126,24 @@ async function servingHolder(dataDir: string): Promise<LockHolder | undefined> {
     if (!holder || holder.url || Date.now() > deadline) return holder;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * The owner's credential from the configuration, as request headers: the
+ * first bearer token (else API key) of a caller with `owner: true` that is
+ * written in the file (a `{{secret:…}}` reference lives in the node's vault,
+ * which the CLI does not open). None configured: no headers, and the node
+ * takes a loopback caller for its owner when it has no auth.
+ */
+export function ownerCredential(config: LangoConfig): Record<string, string> {
+  const auth = config.a2a.auth;
+  const plain = (values: readonly string[]) => values.find((value) => !value.includes('{{secret:'));
+  for (const caller of auth?.callers ?? []) {
+    if (!caller.owner) continue;
+    const token = plain(caller.bearerTokens);
+    if (token) return { authorization: `Bearer ${token}` };
+    const key = plain(caller.apiKeys);
+    if (key) return { [auth?.apiKeyHeader ?? 'X-API-Key']: key };
+  }
+  return {};
 }

@@ -30,7 +30,10 @@ export class DataFolderBusyError extends InputError {
     readonly dataDir: string,
     readonly holder: LockHolder,
   ) {
-    super(`the data folder ${dataDir} is in use by ${describeHolder(holder)}; one node per data folder`);
+    super(
+      `the data folder ${dataDir} is in use by ${describeHolder(holder)}; one node per data folder: ` +
+        'give this one another with --data-dir DIR or LANGO_DATA_DIR=DIR',
+    );
   }
 }
 

@@ -4,12 +4,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { ExitCode, processIO, reportError, type CliIO } from './io';
+import { printableIO } from './printable';
 import type { CliContext } from './context';
 import { registerAgentsCommand } from './commands/agents';
 import { registerCardCommand } from './commands/card';
 import { registerChatCommand } from './commands/chat';
 import { registerConfigCommand } from './commands/configCheck';
 import { registerDoctorCommand } from './commands/doctor';
+import { registerInitCommand } from './commands/init';
 import { registerMigrateCommand } from './commands/migrate';
 import { registerServeCommand } from './commands/serve';
 import { registerToolsCommand } from './commands/tools';
@@ -31,11 +33,14 @@ export interface RunCliOptions {
  * configuration, 1 failure. Never throws and never prints a stack trace.
  */
 export async function runCli(argv: string[], options: RunCliOptions = {}): Promise<number> {
-  const io = options.io ?? processIO;
+  // Every byte the commands print passes the output edge: no control sequence from a node or peer reaches the terminal.
+  const terminalIO = options.io ?? processIO;
+  const io = printableIO(terminalIO);
   const env = options.env ?? process.env;
   const signals = options.stopSignal ? undefined : listenForStop();
   const ctx: CliContext = {
     io,
+    controls: (sequence) => terminalIO.out(sequence),
     env,
     cwd: options.cwd ?? process.cwd(),
     stopSignal: options.stopSignal ?? (signals as { stop: Promise<void> }).stop,
@@ -49,6 +54,7 @@ export async function runCli(argv: string[], options: RunCliOptions = {}): Promi
   const program = new Command('lango')
     .description('lango: an A2A agent network node')
     .option('-c, --config <path>', 'configuration file (else $LANGO_CONFIG, else ./lango.config.{yaml,json})')
+    .option('--data-dir <dir>', "the data folder (else $LANGO_DATA_DIR, else the configuration's dataDir)")
     .option('--url <url>', 'talk to the node at this A2A base URL instead of the one serving the data folder')
     .addHelpText('after', ROOT_EXAMPLES)
     .exitOverride()
@@ -62,6 +68,7 @@ export async function runCli(argv: string[], options: RunCliOptions = {}): Promi
   registerDoctorCommand(program, ctx, done);
   registerToolsCommand(program, ctx, done);
   registerMigrateCommand(program, ctx, done);
+  registerInitCommand(program, ctx, done);
   addVersion(program, packageVersion());
   try {
     await program.parseAsync(argv, { from: 'user' });
@@ -88,6 +95,8 @@ Examples:
   lango chat "what can you do?"     one message
   lango agents --check              the agent tree and remote agents' health
   lango --url http://127.0.0.1:18789 card
+  lango --data-dir ./node-b serve   a second node on its own folder (LANGO_DATA_DIR works too)
+  lango init my-node                a project with a config, a custom tool and its test
   lango <command> --help            each command's options and examples
 `;
 

@@ -10,12 +10,20 @@ const REQUEST_TIMEOUT_MS = 10_000;
 /** How long a cancelled turn may take to be confirmed before the CLI stops waiting for it. */
 const CANCEL_TIMEOUT_MS = 5_000;
 
-/** Fetches JSON from the running node. @throws LangoError naming the URL when it does not answer. */
-export async function fetchNodeJson(baseUrl: string, pathname: string): Promise<{ status: number; body: unknown }> {
+/**
+ * Fetches JSON from the running node, with `headers` (the owner's
+ * credential for its owner-only routes). @throws LangoError naming the URL
+ * when it does not answer.
+ */
+export async function fetchNodeJson(
+  baseUrl: string,
+  pathname: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: unknown }> {
   const url = new URL(pathname, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`).toString();
   let response: Response;
   try {
-    response = await fetch(url, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    response = await fetch(url, { headers, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
   } catch (err) {
     throw new LangoError(`the node at ${baseUrl} did not answer ${pathname}: ${errorMessage(err)}`, { cause: err });
   }
@@ -25,6 +33,21 @@ export async function fetchNodeJson(baseUrl: string, pathname: string): Promise<
   } catch {
     throw new LangoError(`the node at ${baseUrl} answered ${pathname} with HTTP ${response.status}, not JSON`);
   }
+}
+
+/**
+ * A report from one of the node's owner-only routes (`/node/tools`, …), or
+ * why the node would not give it (not the owner, or a node without them).
+ */
+export async function fetchNodeReport<T>(
+  baseUrl: string,
+  pathname: string,
+  headers: Record<string, string>,
+): Promise<{ ok: true; report: T } | { ok: false; why: string }> {
+  const { status, body } = await fetchNodeJson(baseUrl, pathname, headers);
+  if (status === 200) return { ok: true, report: body as T };
+  const message = (body as { error?: { message?: unknown } } | null)?.error?.message;
+  return { ok: false, why: `HTTP ${status}${typeof message === 'string' ? `: ${message}` : ''}` };
 }
 
 function textOf(parts: Part[] | undefined): string {

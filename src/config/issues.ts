@@ -3,7 +3,8 @@ import type { z } from 'zod';
 /**
  * Configuration problems as a person fixes them: one line per problem,
  * `key.path: what is wrong`, the bad value echoed (never one under a key that
- * may hold a credential), and for an unknown key the key it most likely meant
+ * may hold a credential), and for an unknown key (at any level, the top one
+ * included) or a value not among the allowed ones, what it most likely meant
  * ("did you mean").
  */
 export function formatIssues(error: z.ZodError, schema: z.ZodType): string[] {
@@ -15,7 +16,9 @@ export function formatIssues(error: z.ZodError, schema: z.ZodType): string[] {
       const lines = issue.keys.map((key) => `unknown key "${key}"${hint(key, known)}`);
       return `${where ? where + ': ' : ''}${lines.join('; ')}`;
     }
-    return `${where || '(top level)'}: ${issue.message}${echo(at, issue.input)}`;
+    const allowed = issue.code === 'invalid_value' ? issue.values.filter((v) => typeof v === 'string') : [];
+    const meant = typeof issue.input === 'string' && allowed.length ? hint(issue.input, allowed) : '';
+    return `${where || '(top level)'}: ${issue.message}${meant}${echo(at, issue.input)}`;
   });
 }
 
@@ -79,14 +82,21 @@ function childAt(s: z.ZodType, step: string | number): z.ZodType[] {
   return [];
 }
 
-/** Levenshtein distance, for "did you mean". */
+/**
+ * Edit distance counting a swap of two neighbours as one edit (optimal
+ * string alignment), for "did you mean": `agnet` is one edit from `agent`.
+ */
 function editDistance(a: string, b: string): number {
+  let before: number[] = [];
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
     for (let j = 1; j <= b.length; j++) {
       row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        row[j] = Math.min(row[j]!, before[j - 2]! + 1);
     }
+    before = previous;
     previous = row;
   }
   return previous[b.length]!;

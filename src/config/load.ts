@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { ConfigError } from '../errors';
-import { formatIssues, keyPath } from './issues';
-import { LangoConfig } from './schema';
-import { clusterProblems } from './cluster';
+import { checkConfig } from './check';
+import { keyPath } from './issues';
+import type { LangoConfig } from './schema';
 import { describeYamlError } from './yamlError';
 
 /** Where {@link loadConfig} looks, in order, when no path is given. */
@@ -22,6 +22,8 @@ export interface LoadConfigOptions {
    * case. The table lives above this layer, so the caller passes it.
    */
   reservedAgentNames?: readonly string[];
+  /** `--data-dir DIR`: wins over `LANGO_DATA_DIR` and the file's `dataDir`. */
+  dataDir?: string;
 }
 
 /** A validated, frozen configuration and the file it came from (undefined: defaults only). */
@@ -37,11 +39,11 @@ export interface LoadedConfig {
  * Precedence: schema defaults < config file < environment (`PORT`,
  * `LOG_LEVEL`, `OPENAI_API_KEY` / `LANGO_API_KEY` when `agent.apiKey` is unset,
  * `OPENAI_BASE_URL` when `agent.baseUrl` is unset, `LANGO_MASTER_KEY` when
- * `security.masterKey` is unset, the `OTEL_EXPORTER_OTLP_*` trace exporter
- * variables). String values may use
- * `${VAR}` or `${VAR:-default}`.
+ * `security.masterKey` is unset, `LANGO_DATA_DIR`, the `OTEL_EXPORTER_OTLP_*`
+ * trace exporter variables) < `--data-dir` (`options.dataDir`). String values
+ * may use `${VAR}` or `${VAR:-default}`.
  *
- * @throws ConfigError with one line per bad key path.
+ * @throws ConfigError with one line per problem, every problem of the file at once.
  * @example
  * const { config } = loadConfig({ path: 'lango.config.yaml' });
  */
@@ -50,36 +52,23 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   const cwd = options.cwd ?? process.cwd();
   const file = findConfigFile(options.path ?? env.LANGO_CONFIG, cwd);
   const raw = file ? readConfigFile(file) : {};
-  const problems: string[] = [];
-  const substituted = substituteEnv(raw, env, [], problems);
-  if (problems.length) throw new ConfigError(describe(file, problems.length), problems);
-  const withEnv = applyEnvironment(substituted, env, problems);
-  if (problems.length) throw new ConfigError(describe(file, problems.length), problems);
-  const parsed = LangoConfig.safeParse(withEnv, { reportInput: true });
-  if (!parsed.success) {
-    const lines = formatIssues(parsed.error, LangoConfig);
-    throw new ConfigError(describe(file, lines.length), lines);
-  }
-  const config = finalize(parsed.data, problems);
-  problems.push(...reservedNameClashes(config, options.reservedAgentNames ?? []));
-  if (problems.length) throw new ConfigError(describe(file, problems.length), problems);
-  return { config: deepFreeze(config), file };
+  // Every problem at once: unset variables, bad environment values, the schema and the rules across fields.
+  const earlier: string[] = [];
+  const substituted = substituteEnv(raw, env, [], earlier);
+  const withEnv = applyEnvironment(substituted, env, earlier, options.dataDir);
+  const checked = checkConfig(withEnv, { earlier, reservedAgentNames: options.reservedAgentNames });
+  if (!checked.ok) throw new ConfigError(describe(file, checked.problems.length), checked.problems);
+  return { config: deepFreeze(checked.config), file };
 }
 
 /**
  * Validates an in-memory configuration (library users, tests) with the same
- * derivations as {@link loadConfig} but without reading files or the environment.
+ * checks as {@link loadConfig} but without reading files or the environment.
  */
 export function resolveConfig(input: unknown): LangoConfig {
-  const parsed = LangoConfig.safeParse(input, { reportInput: true });
-  if (!parsed.success) {
-    const lines = formatIssues(parsed.error, LangoConfig);
-    throw new ConfigError(describe(undefined, lines.length), lines);
-  }
-  const problems: string[] = [];
-  const config = finalize(parsed.data, problems);
-  if (problems.length) throw new ConfigError(describe(undefined, problems.length), problems);
-  return deepFreeze(config);
+  const checked = checkConfig(input);
+  if (!checked.ok) throw new ConfigError(describe(undefined, checked.problems.length), checked.problems);
+  return deepFreeze(checked.config);
 }
 
 function describe(file: string | undefined, count: number): string {
@@ -178,8 +167,16 @@ function applyOtelEnvironment(
   if (Object.keys(otlp).length > 0) observability.otlp = otlp;
 }
 
-/** Environment overrides that operators expect from any server (`PORT`, `LOG_LEVEL`, API keys). */
-function applyEnvironment(input: unknown, env: NodeJS.ProcessEnv, problems: string[]): unknown {
+/**
+ * Environment overrides that operators expect from any server (`PORT`,
+ * `LOG_LEVEL`, API keys, `LANGO_DATA_DIR`), and the `--data-dir` flag over them.
+ */
+function applyEnvironment(
+  input: unknown,
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+  dataDirFlag: string | undefined,
+): unknown {
   const config = structuredClone(input) as Record<string, Record<string, unknown> | unknown>;
   const section = (name: string): Record<string, unknown> => {
     const current = config[name];
@@ -193,6 +190,8 @@ function applyEnvironment(input: unknown, env: NodeJS.ProcessEnv, problems: stri
     else section('server').port = port;
   }
   if (env.LOG_LEVEL) config.logLevel = env.LOG_LEVEL;
+  const dataDir = dataDirFlag || env.LANGO_DATA_DIR;
+  if (dataDir) config.dataDir = dataDir;
   const agent = section('agent');
   const apiKey = env.LANGO_API_KEY || env.OPENAI_API_KEY;
   if (agent.apiKey === undefined && apiKey) agent.apiKey = apiKey;
@@ -203,34 +202,6 @@ function applyEnvironment(input: unknown, env: NodeJS.ProcessEnv, problems: stri
     if (security.masterKey === undefined) security.masterKey = env.LANGO_MASTER_KEY;
   }
   return config;
-}
-
-/**
- * Derived values: the provider when unset. `a2a.baseUrl` stays unset unless
- * configured: the server derives it from the address it actually listens on
- * (port 0 included).
- */
-function finalize(config: LangoConfig, problems: string[]): LangoConfig {
-  const hasKey = Boolean(config.agent.apiKey);
-  const provider = config.agent.provider ?? (hasKey ? 'openai' : 'offline');
-  if (provider === 'openai' && !hasKey && !config.agent.baseUrl) {
-    problems.push(
-      'agent.apiKey: required when agent.provider is "openai" (or set agent.baseUrl for a keyless local endpoint)',
-    );
-  }
-  problems.push(...clusterProblems(config));
-  return { ...config, agent: { ...config.agent, provider } };
-}
-
-/** Remote agents named like one of the node's own agents, ignoring case (the federation would refuse them). */
-function reservedNameClashes(config: LangoConfig, reserved: readonly string[]): string[] {
-  const byKey = new Map(reserved.map((name) => [name.toLowerCase(), name]));
-  return config.a2a.remoteAgents.flatMap((entry, i) => {
-    const local = byKey.get(entry.name.toLowerCase());
-    return local
-      ? [`a2a.remoteAgents[${i}].name: "${entry.name}" is the name of this node's agent "${local}"; choose another`]
-      : [];
-  });
 }
 
 function deepFreeze<T>(value: T): T {

@@ -10,10 +10,30 @@ import { DURATION_FORMS, isDuration } from '../duration';
 /** An http:// or https:// URL: the only schemes the node's clients speak (a typo like `htp:/` is caught here). */
 const HttpUrl = () => z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' });
 
+/**
+ * TLS on every port the node listens on (issue 26): its certificate and key
+ * (PEM files), and with `clientCa` mutual TLS: `required` refuses a
+ * connection without a client certificate that CA issued, `optional` lets
+ * it in and maps a presented certificate to a caller (`a2a.auth.callers[].clientCertificates`).
+ */
+const ServerTls = z
+  .object({
+    cert: z.string().min(1),
+    key: z.string().min(1),
+    clientCa: z.string().min(1).optional(),
+    clientCert: z.enum(['required', 'optional']).optional(),
+  })
+  .strict()
+  .refine((tls) => !tls.clientCert || tls.clientCa, {
+    message: 'clientCert needs clientCa (the CA that issues client certificates)',
+    path: ['clientCert'],
+  });
+
 const Server = z
   .object({
     host: z.string().min(1).default('127.0.0.1'),
     port: z.number().int().min(0).max(65535).default(4000),
+    tls: ServerTls.optional(),
   })
   .strict();
 
@@ -38,7 +58,32 @@ const RemoteAgentAuth = z.discriminatedUnion('type', [
   z
     .object({ type: z.literal('apiKey'), header: z.string().min(1).default('X-API-Key'), key: z.string().min(1) })
     .strict(),
+  /** OAuth 2 client credentials (RFC 6749 §4.4): a token fetched from `tokenUrl` on first use, refreshed before it expires. */
+  z
+    .object({
+      type: z.literal('oauth2'),
+      tokenUrl: HttpUrl(),
+      clientId: z.string().min(1),
+      clientSecret: z.string().min(1),
+      scopes: z.array(z.string().min(1)).default([]),
+      /** Sent as `resource` (RFC 8707) and `audience`: the API the token is for. */
+      audience: z.string().min(1).optional(),
+      /** How the client authenticates to the token endpoint. */
+      clientAuth: z.enum(['basic', 'post']).default('basic'),
+    })
+    .strict(),
 ]);
+
+/** A client certificate for a remote agent that asks for one, and the CA its server certificate is checked against. */
+const RemoteAgentTls = z
+  .object({
+    /** PEM, a PEM file path, or `{{secret:NAME}}`. */
+    cert: z.string().min(1).optional(),
+    key: z.string().min(1).optional(),
+    ca: z.string().min(1).optional(),
+  })
+  .strict()
+  .refine((tls) => Boolean(tls.cert) === Boolean(tls.key), { message: 'cert and key go together' });
 
 const RemoteAgentEntry = z
   .object({
@@ -50,6 +95,7 @@ const RemoteAgentEntry = z
     timeoutMs: z.number().int().positive().max(120_000).optional(),
     headers: z.record(z.string(), z.string()).optional(),
     auth: RemoteAgentAuth.optional(),
+    tls: RemoteAgentTls.optional(),
     enabled: z.boolean().default(true),
     /** Allow interface URLs on another origin than the card's. */
     allowCrossOrigin: z.boolean().default(false),
@@ -80,6 +126,70 @@ const CallerGrant = z
   .strict();
 
 /**
+ * A client certificate by its subject (`CN=peer-a`, or several attributes
+ * `CN=peer-a, O=Example`, each of which must match) or its SHA-256
+ * fingerprint (hex, colons optional).
+ */
+const ClientCertificate = z.union([
+  z
+    .object({ subject: z.string().regex(/^\s*[A-Za-z.0-9]+=[^,]+(,\s*[A-Za-z.0-9]+=[^,]+)*\s*$/, 'e.g. CN=peer-a') })
+    .strict(),
+  z
+    .object({
+      fingerprint: z
+        .string()
+        .regex(/^([0-9a-fA-F]{2}:?){31}[0-9a-fA-F]{2}$/, 'a SHA-256 fingerprint: 64 hex digits, colons optional'),
+    })
+    .strict(),
+]);
+
+/** The signature algorithms a token may use: asymmetric only, so no key the node publishes can forge one. */
+const TokenAlgorithm = z.enum([
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+]);
+
+/**
+ * Inbound OAuth 2 / OpenID Connect (issue 26): JWT access tokens from one
+ * issuer, checked against its JWKS. A token's subject or client id names a
+ * caller (`callers[].oidcSubjects`); its scopes map to grants (`scopes`).
+ */
+const A2aOidc = z
+  .object({
+    issuer: HttpUrl(),
+    /** The `aud` a token must carry (one of them, when a list). */
+    audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+    /** The issuer's key set; found by discovery (`<issuer>/.well-known/openid-configuration`) when unset. */
+    jwksUrl: HttpUrl().optional(),
+    algorithms: z.array(TokenAlgorithm).min(1).default(['RS256', 'PS256', 'ES256', 'EdDSA']),
+    clockToleranceSeconds: z.number().int().min(0).max(300).default(30),
+    /** The issuer may be on loopback or a private network (a local identity provider); refused otherwise. */
+    allowPrivateNetwork: z.boolean().default(false),
+    /** How the card tells clients to get a token: OIDC discovery, or OAuth 2 client credentials at `tokenUrl`. */
+    cardScheme: z.enum(['openIdConnect', 'oauth2']).default('openIdConnect'),
+    tokenUrl: HttpUrl().optional(),
+    /** Scope → what it grants (fields left out keep the default grant's); shown on the card. */
+    scopes: z
+      .record(z.string().min(1), z.object({ description: z.string().optional(), grant: CallerGrant }).strict())
+      .default({}),
+    /** A token whose subject names no caller: runs as `oidc:<subject>` with its scopes' grant, or is refused. */
+    unknownSubjects: z.enum(['scopes', 'refuse']).default('scopes'),
+  })
+  .strict()
+  .refine((oidc) => oidc.cardScheme !== 'oauth2' || oidc.tokenUrl, {
+    message: 'cardScheme oauth2 needs tokenUrl (the card names where clients get tokens)',
+    path: ['tokenUrl'],
+  });
+
+/**
  * One configured caller: its name (the principal id its rows are stored
  * under), its credentials (values may be `${ENV}` or `{{secret:NAME}}` from
  * the owner's vault), and either `owner: true` or a grant.
@@ -92,13 +202,23 @@ const A2aCaller = z
       .refine((name) => name !== 'owner', '"owner" is reserved: set owner: true instead'),
     bearerTokens: z.array(z.string().min(1)).default([]),
     apiKeys: z.array(z.string().min(1)).default([]),
+    /** Subjects (`sub`) or client ids (`client_id`, `azp`) of tokens from `a2a.auth.oidc` that are this caller. */
+    oidcSubjects: z.array(z.string().min(1)).default([]),
+    /** Client certificates (mutual TLS, `server.tls.clientCa`) that are this caller. */
+    clientCertificates: z.array(ClientCertificate).default([]),
     owner: z.boolean().default(false),
     grant: CallerGrant.optional(),
   })
   .strict()
-  .refine((caller) => caller.bearerTokens.length + caller.apiKeys.length > 0, {
-    message: 'a caller needs at least one bearer token or API key',
-  })
+  .refine(
+    (caller) =>
+      caller.bearerTokens.length +
+        caller.apiKeys.length +
+        caller.oidcSubjects.length +
+        caller.clientCertificates.length >
+      0,
+    { message: 'a caller needs at least one bearer token or API key, OIDC subject or client certificate' },
+  )
   .refine((caller) => !(caller.owner && caller.grant), {
     message: 'an owner caller reaches everything: remove its grant or owner: true',
   });
@@ -110,6 +230,8 @@ const A2aAuth = z
     /** Each key its own caller (`apikey:<hash>`) with the default grant. */
     apiKeys: z.array(z.string().min(1)).default([]),
     apiKeyHeader: z.string().default('X-API-Key'),
+    /** JWT access tokens from an OAuth 2 / OpenID Connect issuer. */
+    oidc: A2aOidc.optional(),
     /** Named callers with their own grants (or the owner's reach). */
     callers: z
       .array(A2aCaller)
@@ -140,6 +262,11 @@ const A2a = z
     verifyCards: z.enum(['off', 'ifPresent', 'require']).default('ifPresent'),
     maxHops: z.number().int().min(1).max(32).default(4),
     cardFetchTimeoutMs: z.number().int().positive().default(5000),
+    /** Active health of remote agents: each card probed every `probeInterval` (with jitter), and on demand. */
+    peerHealth: z
+      .object({ probeInterval: z.string().refine(isDuration, DURATION_FORMS).default('30s') })
+      .strict()
+      .prefault({}),
     maxBodyBytes: z
       .number()
       .int()
@@ -165,25 +292,14 @@ const A2a = z
       .object({
         allowPrivateNetworks: z.boolean().default(false),
         maxAttempts: z.number().int().min(1).max(20).default(5),
+        /** Deadline of one delivery attempt (the spec recommends 10–30 s). */
+        timeoutMs: z.number().int().min(10_000).max(30_000).default(15_000),
       })
       .strict()
-      .default({ allowPrivateNetworks: false, maxAttempts: 5 }),
+      .prefault({}),
   })
-  .strict()
-  .superRefine((a2a, ctx) => {
-    // Agent names are compared ignoring case when routing: two remotes must differ beyond case.
-    const seen = new Map<string, number>();
-    a2a.remoteAgents.forEach((entry, i) => {
-      const first = seen.get(entry.name.toLowerCase());
-      if (first === undefined) seen.set(entry.name.toLowerCase(), i);
-      else
-        ctx.addIssue({
-          code: 'custom',
-          path: ['remoteAgents', i, 'name'],
-          message: `"${entry.name}" is already the name of a2a.remoteAgents[${first}] ("${a2a.remoteAgents[first]!.name}"); names must differ ignoring case`,
-        });
-    });
-  });
+  // Names must differ ignoring case, and from the node's own agents: checked across fields (`check.ts`).
+  .strict();
 
 const Embedding = z
   .object({
@@ -369,3 +485,7 @@ export type RemoteAgentEntry = z.infer<typeof RemoteAgentEntry>;
 /** One entry of `a2a.auth.callers`. */
 export type A2aCaller = z.infer<typeof A2aCaller>;
 export { RemoteAgentEntry };
+/** `a2a.auth.oidc`: the issuer whose tokens the node accepts. */
+export type A2aOidc = z.infer<typeof A2aOidc>;
+/** `server.tls`. */
+export type ServerTls = z.infer<typeof ServerTls>;

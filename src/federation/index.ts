@@ -8,7 +8,16 @@ export { loadRemoteAgents, type LoadRemoteAgentsOptions, type LoadedRemoteAgents
 export { createRemoteAgent, type RemoteAgentOptions, type CallReport } from './remoteAgent';
 export { DEFAULT_PEER_LIMITS, type PeerLimits } from './peerFetch';
 export { createPeerNetwork, type PeerNetwork } from './outbound';
-export { DEFAULT_CIRCUIT, type PeerState, type PeerStatus, type CircuitOptions } from './health';
+export {
+  DEFAULT_CIRCUIT,
+  DEFAULT_PROBE_INTERVAL_MS,
+  PEER_STATES,
+  unavailableReason,
+  type PeerState,
+  type PeerStatus,
+  type PeerProbe,
+  type CircuitOptions,
+} from './health';
 export { DEFAULT_CARD_TIMEOUT_MS, DEFAULT_MAX_CARD_BYTES, type SecretResolver, type PeerSkip } from './loader';
 export type { VerifyCardsMode } from './cardVerify';
 export {

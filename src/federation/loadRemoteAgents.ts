@@ -140,7 +140,8 @@ export function remoteAgentFor(
     selfId: options.selfId,
     maxHops: options.maxHops,
     logger,
-    dispatcher: options.dispatcher,
+    // An entry with a client certificate of its own goes out on its own connections.
+    dispatcher: peer.dispatcher ?? options.dispatcher,
     limits: options.limits,
     redact: secrets ? (text) => secrets.redactText(text) : undefined,
     onReport,

@@ -9,6 +9,8 @@ import { errorMessage, RemoteAgentError } from '../errors';
 import type { Logger } from '../log/logger';
 import { fetchJson } from './cardFetch';
 import { verifyCard, type VerifyCardsMode } from './cardVerify';
+import type { PeerTls } from './outbound';
+import { createClientCredentials, type PeerCredentials } from './peerToken';
 import {
   pinInterfaces,
   preferredOrigin,
@@ -53,6 +55,8 @@ export interface PeerLoadOptions {
   dispatcher: Dispatcher;
   /** Opens a host named by the operator (a `cardFile` card's own interface host) in that policy. */
   openHost?: (url: string, allowPrivateNetwork: boolean) => void;
+  /** The dispatcher of an entry with TLS material of its own, under the same policy (`PeerNetwork.dispatcherFor`). */
+  dispatcherFor?: (name: string, tls: PeerTls) => Dispatcher;
   resolveSecret?: SecretResolver;
   /** Where peer credentials are registered, so the log redactor masks them (a peer echoing its token). */
   secrets?: SecretSink;
@@ -76,6 +80,10 @@ export interface LoadedPeer {
   protocolVersion: '1.0' | '0.3';
   /** Outbound headers for this peer (auth and configured headers), secrets resolved. */
   headers: Record<string, string>;
+  /** The entry's own connections (its client certificate, its CA); the federation's dispatcher when absent. */
+  dispatcher?: Dispatcher;
+  /** Credentials fetched when a call needs them (OAuth 2 client credentials); none for static ones (`headers`). */
+  credentials?: PeerCredentials;
   latencyMs?: number;
 }
 
@@ -145,12 +153,16 @@ export async function loadPeer(entry: RemoteAgentEntry, options: PeerLoadOptions
     retry,
   });
   let headers: Record<string, string>;
+  let transport: PeerTransport;
   try {
     headers = await outboundHeaders(entry, options.resolveSecret);
+    transport = await peerTransport(entry, options);
   } catch (error) {
     return skip(errorMessage(error), false);
   }
   registerPeerSecrets(entry, headers, configuredUrl, options.secrets);
+  // The card comes over the entry's own connections too: a peer that asks for a client certificate asks on every port.
+  const dispatched = { ...options, dispatcher: transport.dispatcher ?? options.dispatcher };
   let raw: unknown;
   let origin: string | undefined;
   let latencyMs: number | undefined;
@@ -158,7 +170,7 @@ export async function loadPeer(entry: RemoteAgentEntry, options: PeerLoadOptions
     if (entry.cardFile) {
       raw = await readCardFile(entry.cardFile, options);
     } else {
-      const fetched = await fetchCard(entry, configuredUrl, headers, options);
+      const fetched = await fetchCard(entry, configuredUrl, headers, dispatched);
       raw = fetched.body;
       latencyMs = fetched.latencyMs;
       origin = new URL(fetched.url).origin;
@@ -184,7 +196,7 @@ export async function loadPeer(entry: RemoteAgentEntry, options: PeerLoadOptions
       mode: options.verifyCards,
       publicKey: entry.publicKey,
       timeoutMs: options.cardFetchTimeoutMs,
-      dispatcher: options.dispatcher,
+      dispatcher: dispatched.dispatcher,
     });
     if (verification.status === 'unchecked') {
       options.logger.warn('remote agent card signature not checked', {
@@ -217,6 +229,7 @@ export async function loadPeer(entry: RemoteAgentEntry, options: PeerLoadOptions
         streaming: supportsStreaming(pinned),
         protocolVersion: wireVersion(pinned),
         headers,
+        ...transport,
         latencyMs,
       },
     };
@@ -279,6 +292,53 @@ export async function outboundHeaders(
     out.authorization = `Bearer ${await resolveValue(entry.auth.token, resolveSecret)}`;
   if (entry.auth?.type === 'apiKey') out[entry.auth.header] = await resolveValue(entry.auth.key, resolveSecret);
   return out;
+}
+
+/** How an entry's calls go out: its own connections (TLS material) and fetched credentials, when it has them. */
+interface PeerTransport {
+  dispatcher?: Dispatcher;
+  credentials?: PeerCredentials;
+}
+
+/**
+ * The entry's TLS material (PEM, a PEM file, or `{{secret:NAME}}`) on
+ * connections of its own, and its OAuth 2 client credentials, the client
+ * secret resolved and registered with the redactor.
+ */
+async function peerTransport(entry: RemoteAgentEntry, options: PeerLoadOptions): Promise<PeerTransport> {
+  const transport: PeerTransport = {};
+  if (entry.tls) {
+    if (!options.dispatcherFor) throw new RemoteAgentError('tls: needs the federation network (a pinned dispatcher)');
+    const tls: PeerTls = {};
+    for (const key of ['cert', 'key', 'ca'] as const) {
+      const value = entry.tls[key];
+      if (value !== undefined) tls[key] = await pemOf(value, `tls.${key}`, options.resolveSecret);
+    }
+    options.secrets?.add(tls.key);
+    transport.dispatcher = options.dispatcherFor(entry.name, tls);
+  }
+  if (entry.auth?.type === 'oauth2') {
+    const clientSecret = await resolveValue(entry.auth.clientSecret, options.resolveSecret);
+    options.secrets?.add(clientSecret);
+    transport.credentials = createClientCredentials({
+      grant: { ...entry.auth, clientSecret },
+      dispatcher: transport.dispatcher ?? options.dispatcher,
+      secrets: options.secrets,
+      timeoutMs: options.cardFetchTimeoutMs,
+    });
+  }
+  return transport;
+}
+
+/** A PEM value as written, from `{{secret:NAME}}`, or read from the file it names. */
+async function pemOf(value: string, key: string, resolveSecret?: SecretResolver): Promise<string> {
+  const resolved = await resolveValue(value, resolveSecret);
+  if (resolved.includes('-----BEGIN')) return resolved;
+  try {
+    return await fs.readFile(path.resolve(resolved), 'utf8');
+  } catch (error) {
+    throw new RemoteAgentError(`${key}: cannot read ${resolved}: ${errorMessage(error)}`);
+  }
 }
 
 async function resolveValue(value: string, resolveSecret?: SecretResolver): Promise<string> {

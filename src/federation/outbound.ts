@@ -43,10 +43,11 @@ export function openedHosts(url: string, allowPrivateNetwork: boolean): string[]
   return [];
 }
 
-/** The URLs an entry names in config: its card (or base) URL and a JWKS URL in `publicKey`. */
+/** The URLs an entry names in config: its card (or base) URL, a JWKS URL in `publicKey`, its OAuth 2 token URL. */
 function entryUrls(entry: RemoteAgentEntry): string[] {
   const urls = [entry.agentCardUrl, entry.baseUrl].filter((u): u is string => Boolean(u));
   if (entry.publicKey && /^https?:\/\//i.test(entry.publicKey.trim())) urls.push(entry.publicKey.trim());
+  if (entry.auth?.type === 'oauth2') urls.push(entry.auth.tokenUrl);
   return urls;
 }
 
@@ -55,7 +56,20 @@ export interface PeerNetwork {
   readonly dispatcher: Dispatcher;
   /** Opens the non-public addresses of the host of `url` for this federation, as config-named. */
   open(url: string, allowPrivateNetwork: boolean): void;
+  /**
+   * The dispatcher of an entry with TLS material of its own (a client
+   * certificate, a CA): the same address policy, its own connections;
+   * made once per entry name and closed with the network.
+   */
+  dispatcherFor(name: string, tls: PeerTls): Dispatcher;
   close(): Promise<void>;
+}
+
+/** An entry's TLS material as read (`tls` of `a2a.remoteAgents[]`). */
+export interface PeerTls {
+  cert?: string;
+  key?: string;
+  ca?: string;
 }
 
 /**
@@ -80,5 +94,17 @@ export function createPeerNetwork(options: { entries: RemoteAgentEntry[]; lookup
     lookup: options.lookup,
   });
   const dispatcher = createPinnedAgent({ policy });
-  return { dispatcher, open, close: () => dispatcher.destroy() };
+  const own = new Map<string, Dispatcher>();
+  return {
+    dispatcher,
+    open,
+    dispatcherFor(name, tls) {
+      let found = own.get(name);
+      if (!found) own.set(name, (found = createPinnedAgent({ policy, tls })));
+      return found;
+    },
+    close: async () => {
+      await Promise.all([dispatcher, ...own.values()].map((d) => d.destroy()));
+    },
+  };
 }

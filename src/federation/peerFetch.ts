@@ -3,6 +3,7 @@ import { errorMessage, LangoError, RemoteAgentError } from '../errors';
 import { BodyTooLargeError, decodedBody, discardBody, quietBody, readBody, relayedWebStream } from '../net/body';
 import { describeNetworkError } from './cardFetch';
 import { completeLegacyKinds, fillMissingMessageIds, wrapStringStatusMessage } from './legacyKinds';
+import type { PeerCredentials } from './peerToken';
 
 /**
  * The `fetch` the SDK client uses to talk to one peer, shared by every
@@ -88,6 +89,8 @@ export interface PeerFetchOptions {
   legacy: boolean;
   /** Told each tolerated deviation from the spec (the caller warns once per peer and deviation). */
   onDeviation(deviation: string): void;
+  /** Credentials asked for at each request (an OAuth 2 token, `peerToken.ts`); a 401 gets them renewed once. */
+  credentials?: PeerCredentials;
 }
 
 const LEADING_CONTROL = /^[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufeff]+/;
@@ -237,13 +240,33 @@ export function createPeerExchange(options: PeerFetchOptions): PeerExchange {
  */
 const READER_DONE = new RemoteAgentError('the reader stopped before the peer ended its stream');
 
-/** Sends one request through the pinned dispatcher; a redirect is refused, never followed. */
+/**
+ * Sends one request through the pinned dispatcher, with the peer's
+ * credentials when it has some (a peer answering 401 gets the request once
+ * more with renewed ones: the body is text, so it can go again); a
+ * redirect is refused, never followed.
+ */
 async function send(
   options: PeerFetchOptions,
   meter: PeerCallMeter,
   request: Dispatcher.RequestOptions,
 ): Promise<Dispatcher.ResponseData> {
-  const response = await options.dispatcher.request(request);
+  const { credentials } = options;
+  const withCredentials = async () => {
+    const sent = await credentials!.headers();
+    return { sent, request: { ...request, headers: { ...(request.headers as Record<string, string>), ...sent } } };
+  };
+  let response: Dispatcher.ResponseData;
+  if (!credentials) response = await options.dispatcher.request(request);
+  else {
+    const first = await withCredentials();
+    response = await options.dispatcher.request(first.request);
+    if (response.statusCode === 401) {
+      discardBody(response.body);
+      credentials.rejected(first.sent);
+      response = await options.dispatcher.request((await withCredentials()).request);
+    }
+  }
   meter.responded = true;
   const status = response.statusCode;
   if (status >= 300 && status < 400) {

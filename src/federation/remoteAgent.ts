@@ -3,7 +3,7 @@ import type { RequestOptions } from '@a2a-js/sdk/client';
 import type { Dispatcher } from 'undici';
 import type { RemoteAgent, RemoteInvocation, RemoteOutcome } from '../agent/agent';
 import { RunEvents, type RunEvent } from '../agent/events';
-import { isSettled } from '../protocol/taskStates';
+import { isInterrupted, isSettled } from '../protocol/taskStates';
 import type { Logger } from '../log/logger';
 import { errorMessage } from '../errors';
 import { describeNetworkError } from './cardFetch';
@@ -107,6 +107,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   const meters = new PeerCallMeters();
   const peerOptions: PeerFetchOptions = {
     dispatcher: options.dispatcher,
+    credentials: peer.credentials,
     limits,
     meters,
     legacy: peer.protocolVersion === '0.3',
@@ -266,6 +267,9 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
           };
           // Repeated identical updates (heartbeats) are not relayed: each relayed event reaches the caller.
           if (changed) yield RunEvents.remoteCall(peer.name, stateName(state), progress(text));
+          // A peer keeps its stream open after auth-required (A2A §7.6.1, for credentials it may get out of
+          // band); the caller is asked now instead, and its answer continues the remote task.
+          if (state === TaskState.TASK_STATE_AUTH_REQUIRED) return task;
           break;
         }
         case 'artifactUpdate': {
@@ -322,7 +326,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     let wait = POLL_MIN_MS;
     let last: TaskState | undefined;
     // A continued task's first snapshot still shows input-required: look again before trusting it.
-    let stale = continuing && current.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED;
+    let stale = continuing && isInterrupted(current.status?.state);
     while (stale || !isSettled(current.status?.state)) {
       stale = false;
       if (current.status?.state !== last) yield RunEvents.remoteCall(peer.name, stateName(current.status?.state));
@@ -347,13 +351,19 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     const state = stateName(task.state);
     const text = redact(task.artifacts.text() || task.text);
     if (task.contextId) session.contextId = task.contextId;
-    session.taskId = task.state === TaskState.TASK_STATE_INPUT_REQUIRED ? task.id : undefined;
+    // An interrupted remote task (input- or auth-required) is continued by the next message of the session.
+    session.taskId = isInterrupted(task.state) ? task.id : undefined;
     callLog.info('remote call settled', { state });
     switch (task.state) {
       case TaskState.TASK_STATE_COMPLETED:
         return { status: 'completed', text: text || '(the remote agent answered with no text)' };
       case TaskState.TASK_STATE_INPUT_REQUIRED:
         return { status: 'input-required', text: redact(task.text) || text || 'The remote agent needs more input.' };
+      case TaskState.TASK_STATE_AUTH_REQUIRED:
+        return {
+          status: 'auth-required',
+          text: redact(task.text) || text || `The remote agent ${peer.name} needs authorization.`,
+        };
       default:
         return {
           status: 'failed',

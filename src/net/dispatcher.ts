@@ -20,6 +20,8 @@ export interface PinnedAgentOptions {
   policy: OutboundPolicy;
   /** Per-address connect deadline. */
   connectTimeoutMs?: number;
+  /** TLS material for `https:` origins: a client certificate and key (mutual TLS), and the CAs the server's certificate is checked against. */
+  tls?: { cert?: string | Buffer; key?: string | Buffer; ca?: string | Buffer };
   /** Other undici agent settings (keep-alive, pipelining…). */
   agent?: Omit<Agent.Options, 'connect'>;
 }
@@ -31,7 +33,7 @@ export interface PinnedAgentOptions {
  * await request('http://peer.example/.well-known/agent-card.json', { dispatcher });
  */
 export function createPinnedAgent(options: PinnedAgentOptions): Agent {
-  const direct = buildConnector({ timeout: options.connectTimeoutMs ?? 10_000 });
+  const direct = buildConnector({ timeout: options.connectTimeoutMs ?? 10_000, ...options.tls });
   const connect: buildConnector.connector = (target, callback) => {
     options.policy.resolve(target.hostname).then(
       (decision) => {

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
-import { createAuthenticator, principalOf, type Authenticator } from '../a2a/auth';
+import { createAuthenticator, principalOf } from '../a2a/auth';
 import type { Callers } from '../a2a/callers';
 import { authConfigured } from '../a2a/card';
 import type { LangoConfig } from '../config/schema';
@@ -17,23 +17,20 @@ export type AccessRefusal = { status: 401 | 403; message: string } | undefined;
  * auth shows nothing. With `a2a.auth`, a credential the node maps to the
  * owner. `extraToken` (the metrics token) lets a scraper in too.
  * @example
- * const check = ownerAccess(config, () => callers);
+ * const check = ownerAccess(config, callers);
  * app.get('/metrics', requireOwner(check), serve);
  */
 export function ownerAccess(
   config: LangoConfig,
-  callers: () => Callers,
+  callers: Callers,
   extraToken?: string,
 ): (req: Request) => AccessRefusal {
-  // The callers are known only once the vault resolved their credentials: built at the first request.
-  let authenticator: Authenticator | undefined;
-  const authOf = () => (authenticator ??= createAuthenticator(config, callers()));
+  const auth = createAuthenticator(config, callers);
   const loopbackOwner = !authConfigured(config) && isLoopbackHost(config.server.host);
   const token = extraToken ? digest(extraToken) : undefined;
   return (req) => {
     const presented = bearerOf(req);
     if (token && presented !== undefined && timingSafeEqual(token, digest(presented))) return undefined;
-    const auth = authOf();
     if (!auth.enabled) {
       return loopbackOwner
         ? undefined
@@ -42,7 +39,9 @@ export function ownerAccess(
             message: `the node listens on ${config.server.host} without a2a.auth: only a configured token may look`,
           };
     }
-    const user = auth.authenticate(req);
+    const found = auth.authenticate(req);
+    // An OIDC token not validated yet: refused now, known (validated, cached) at the next request.
+    const user = found instanceof Promise ? undefined : found;
     if (!user) return { status: 401, message: 'authentication required: present the owner credential' };
     return isOwner(principalOf(user)) ? undefined : { status: 403, message: 'only the node owner may look' };
   };

@@ -106,6 +106,7 @@ export function toDot(graph: AgentGraph): string {
 /** Stroke colour per peer state: dark enough on white for WCAG AA contrast. */
 const COLORS: Record<PeerState, string> = {
   healthy: '#1a7f37',
+  down: '#cf222e',
   open: '#cf222e',
   'half-open': '#9a6700',
   skipped: '#57606a',

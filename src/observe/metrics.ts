@@ -2,7 +2,7 @@ import type { Request, Router } from 'express';
 import type { InterceptedRequest, RequestIntercept } from '../a2a/intercept';
 import express from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { PeerState, PeerStatus } from '../federation/health';
+import { PEER_STATES, type PeerStatus } from '../federation/health';
 import type { ObservedAttributes, ObservedKind, Observation, Observer } from '../observation/observer';
 import { requireOwner, type AccessRefusal } from './access';
 
@@ -29,7 +29,6 @@ export interface NodeMetrics {
   close(): void;
 }
 
-const PEER_STATES: readonly PeerState[] = ['healthy', 'open', 'half-open', 'skipped'];
 /** Seconds: from a cached answer to a long delegated turn. */
 const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const WRITE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5];
@@ -41,7 +40,7 @@ const WRITE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02
  * and breaker state, store write latency, and the process's defaults
  * (event-loop lag among them).
  * @example
- * const metrics = createNodeMetrics({ tasksByState, peers: () => federation.status(), access: ownerAccess(config, () => callers, token) });
+ * const metrics = createNodeMetrics({ tasksByState, peers: () => federation.status(), access: ownerAccess(config, callers, token) });
  * app.use(metrics.countRequests); app.use(metrics.routes);
  */
 export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {

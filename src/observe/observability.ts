@@ -18,17 +18,15 @@ import { combineObservers, type Observer } from '../observation/observer';
 import { createTimelines } from './timeline';
 import { createNodeTracing } from './tracing';
 
-/** What the node's observability reads from the rest of the node, when asked (built before them). */
+/** What the node's observability reads from the rest of the node (built before it: `createApp` builds the sinks last). */
 export interface ObservabilitySources {
   config: LangoConfig;
   logger: Logger;
-  /** A2A tasks by state, from the node's task rows (either database), read at scrape time: nothing is counted on the request path. */
-  tasksByState: () => Promise<Record<string, number>>;
-  /** The node's A2A task rows (the console lists them), read when asked. */
-  taskRows: () => TaskRows;
+  /** The node's A2A task rows (either database): counted by state at scrape time, listed by the console. */
+  taskRows: TaskRows;
   /** Who each credential is (the owner may look). */
-  callers: () => Callers;
-  /** The remote peers' health. */
+  callers: Callers;
+  /** The remote peers' health now. */
   peers: () => PeerStatus[];
   /** The current agent tree (the console draws it). */
   root: () => Agent;
@@ -41,7 +39,7 @@ export interface ObservabilitySources {
 
 /** Everything the node shows of its own work, built once by `createApp`. */
 export interface Observability {
-  /** The one observer the runner and the stores report to: a no-op when nothing is configured. */
+  /** The sinks over one observer (attached to the node's observation hub): a no-op when nothing is configured. */
   readonly observer: Observer;
   /** Handlers before every route (request counter); empty when nothing listens. */
   readonly intercept: RequestIntercept[];
@@ -55,8 +53,8 @@ export interface Observability {
  * Builds the sinks `config.observability` asks for and the one observer over
  * them. Nothing configured: the no-op observer, no handlers, no pages.
  * @example
- * const observability = createObservability({ config, logger, tasksByState: async () => ({}), peers: () => [], redact: (t) => t, clock: () => new Date() });
- * createRunner({ ..., observer: observability.observer });
+ * const observability = createObservability({ config, logger, taskRows, callers, peers: () => [], root: () => tree.current(), remoteCard: () => undefined, redact: (t) => t, clock: () => new Date() });
+ * observation.attach([observability.observer], () => observability.close());
  */
 export function createObservability(sources: ObservabilitySources): Observability {
   const { config } = sources;
@@ -106,7 +104,7 @@ export function createObservability(sources: ObservabilitySources): Observabilit
         graph: () => agentGraph(sources.root(), sources.peers()),
         remoteCard: sources.remoteCard,
         timelines,
-        taskRows: sources.taskRows,
+        taskRows: () => sources.taskRows,
         sessions,
         authConfigured: authConfigured(config),
         redact: sources.redact,
@@ -117,7 +115,7 @@ export function createObservability(sources: ObservabilitySources): Observabilit
   }
   if (settings.metrics) {
     const metrics = createNodeMetrics({
-      tasksByState: sources.tasksByState,
+      tasksByState: () => sources.taskRows.countByState(),
       peers: sources.peers,
       access: ownerAccess(config, sources.callers, settings.metricsToken),
     });

@@ -38,13 +38,28 @@ export interface Stores {
   background: BackgroundJobStore;
   workflows: WorkflowStore;
   execJobs: ExecJobStore;
-  /** The cluster's job queue (PostgreSQL only): cron fire times and background jobs taken by one replica of many. */
-  jobQueue?: JobQueue;
+  /** Where cron fire times and background jobs wait until taken (by one replica of many on PostgreSQL). */
+  jobQueue: JobQueue;
 }
+
+/**
+ * Whether the database in use answers now. `problem` is one of a few fixed
+ * phrases, never an error's text: it is shown to health probes, which
+ * anyone may send (the details go to the log).
+ */
+export type StoreHealth = { ok: true } | { ok: false; problem: StoreProblem };
+
+/** Why a database does not answer, as a health probe may be told. */
+export type StoreProblem = 'unavailable' | 'timed out' | 'file missing' | 'file replaced' | 'closed';
 
 /** An open database and its stores: what the composition root builds once and closes last. */
 export interface Storage {
   readonly stores: Stores;
+  /**
+   * Asks the database in use whether it answers (SQLite: the file the node
+   * writes; PostgreSQL: the pool, bounded in time). Never rejects.
+   */
+  health(): Promise<StoreHealth>;
   /** Writes everything queued and closes the database. */
   close(): Promise<void>;
 }

@@ -9,33 +9,36 @@ export interface CronOccurrence {
 }
 
 /**
- * The cluster's job queue: where cron fire times and background jobs wait
- * until a replica takes them, so each is handed to one replica of many, a
- * job queued on a replica that dies is taken by another, and what one
- * replica adds the others see without a restart. Present only on
- * PostgreSQL (`store/postgres/jobQueue.ts`, pg-boss); SQLite's single
- * process keeps its own timers and in-memory queue.
+ * The job queue: where cron fire times and background jobs wait until a
+ * process takes them, the one path of the automator's scheduler and queue
+ * on either database. On PostgreSQL (`store/postgres/jobQueue.ts`, pg-boss)
+ * each entry is handed to one replica of many, a job queued on a replica
+ * that dies is taken by another, and what one replica adds the others see
+ * without a restart; on SQLite (`store/sqlite/jobQueue.ts`, a table) the
+ * one process holding the file takes them, and they outlive its restarts.
+ * Takers are woken by the queue when an entry comes due, not by polling.
  */
 export interface JobQueue {
   /**
    * How long a background job queued here waits (milliseconds) before the
-   * other replicas may take it: this replica goes first.
+   * other replicas may take it: this replica goes first (0 with one process).
    */
   readonly handOffMs: number;
   /**
-   * How often a replica asks for due work when nothing woke it
+   * How often a taker asks for due work when nothing woke it
    * (milliseconds): a guard for a wake-up lost in a way the queue cannot
    * see, and the most an entry handed back by a replica that died after
-   * taking it waits.
+   * taking it waits. Undefined when no wake-up can be lost (one process,
+   * whose every entry arms its own timer): takers ask only when woken.
    */
-  readonly idlePollMs: number;
+  readonly idlePollMs?: number;
   /**
    * Calls `wake` whenever entries of `kind` may be due, instead of a poll
-   * on a short timer: when one is queued due now through any replica (a
-   * notification), when the earliest waiting entry's time comes (a timer
-   * the queue arms after each take and each notification), and when the
-   * notifications may have been missed (the listening connection came
-   * back). Returns the function that stops it.
+   * on a short timer: when one is queued due now (through any replica: a
+   * notification on PostgreSQL), when the earliest waiting entry's time
+   * comes (a timer the queue arms after each take and each entry queued),
+   * and when notifications may have been missed (PostgreSQL's listening
+   * connection came back). Returns the function that stops it.
    */
   onDue(kind: 'cron' | 'background', wake: () => void): () => void;
   /** Queues the job's fire at `scheduledFor`: one waiting entry per (job, time), however often it is queued. */
@@ -63,6 +66,6 @@ export interface JobQueue {
   enqueueBackground(id: string, delayMs?: number): Promise<void>;
   /** Takes up to `limit` waiting background jobs and hands each id to `claim`, as {@link takeCron} does. */
   takeBackground(limit: number, claim: (id: string) => Promise<void>): Promise<number>;
-  /** Stops the queue's own maintenance; the database stays open. */
+  /** Stops the queue's timers and maintenance; the database stays open. */
   close(): Promise<void>;
 }

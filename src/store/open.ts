@@ -2,28 +2,24 @@ import path from 'node:path';
 import type { ClusterSettings } from '../config/cluster';
 import type { Logger } from '../log/logger';
 import type { Observer } from '../observation/observer';
-import type { Stores } from './index';
+import type { Storage } from './index';
 import type { TaskEventLog } from './taskEvents';
 import { openPostgresStorage } from './postgres/storage';
-import { openDatabase, type SqliteDatabase } from './sqlite/database';
-import { createGroupCommit, type GroupCommit } from './sqlite/groupCommit';
 import { openSqliteStorage } from './sqlite/storage';
 import { createSqliteTaskEventLog } from './sqlite/taskEvents';
 import { createSqliteTaskRows } from './sqlite/taskRows';
 import type { TaskRowStores } from './taskRows';
 
-/** The node's storage as the composition root uses it. */
-export interface NodeStorage {
-  readonly stores: Stores;
-  /** The SQLite file (`<dataDir>/lango.db`) and its group commit (with PostgreSQL, a per-replica file nothing shared lives in). */
-  readonly db: SqliteDatabase;
-  readonly group: GroupCommit;
+/**
+ * The node's storage as the composition root uses it: the stores, the A2A
+ * task rows beside them and the database's health, on whichever database
+ * `storage.url` chose. No database handle leaves it.
+ */
+export interface NodeStorage extends Storage {
   /** The A2A task and push-config rows (`taskRows.ts`): in the SQLite file, or PostgreSQL's, shared by every replica. */
   readonly taskRows: TaskRowStores;
   /** The A2A tasks' events and cancels: with PostgreSQL shared by every replica, else this process's (in the SQLite file). */
   readonly taskEvents: TaskEventLog;
-  /** Writes everything queued and closes both databases. */
-  close(): Promise<void>;
 }
 
 /** Options of {@link openNodeStorage}. */
@@ -44,15 +40,15 @@ export interface NodeStorageOptions {
  * Opens the stores where `storage.url` says: the one place the database is
  * chosen. SQLite: every store in `<dataDir>/lango.db`. PostgreSQL: every
  * store of `Stores` in the database (schemas applied under the migration
- * lock), the A2A task rows and their events there too.
+ * lock), the A2A task rows and their events there too; no SQLite file is
+ * opened.
  * @example
  * const storage = await openNodeStorage({ url: config.storage.url, cluster: clusterSettings(config), dataDir, logger, clock });
  */
 export async function openNodeStorage(options: NodeStorageOptions): Promise<NodeStorage> {
-  const file = path.join(options.dataDir, 'lango.db');
   if (!options.url) {
     const storage = openSqliteStorage({
-      file,
+      file: path.join(options.dataDir, 'lango.db'),
       logger: options.logger,
       clock: options.clock,
       redact: options.redact,
@@ -73,10 +69,9 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
     });
     return {
       stores: storage.stores,
-      db: storage.db,
-      group: storage.group,
       taskRows,
       taskEvents,
+      health: () => storage.health(),
       close: () => storage.close(),
     };
   }
@@ -88,27 +83,11 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
     redact: options.redact,
     observer: options.observer,
   });
-  let db: SqliteDatabase;
-  try {
-    db = openDatabase(file);
-  } catch (err) {
-    await postgres.close();
-    throw err;
-  }
-  const group = createGroupCommit(db, options.observer);
   return {
     stores: postgres.stores,
-    taskEvents: postgres.taskEvents,
-    db,
-    group,
     taskRows: postgres.taskRows,
-    async close() {
-      try {
-        group.flush();
-        db.close();
-      } finally {
-        await postgres.close();
-      }
-    },
+    taskEvents: postgres.taskEvents,
+    health: () => postgres.health(),
+    close: () => postgres.close(),
   };
 }

@@ -189,6 +189,25 @@ export interface TaskRows {
 export interface StoredPushConfig {
   config: TaskPushNotificationConfig;
   wireVersion: string;
+  /** How the latest notification to it went, once one was sent. */
+  delivery?: PushDelivery;
+}
+
+/**
+ * How the latest notification to a push config went (A2A §13.2, issue
+ * 26): `delivered` (a 2xx), `refused` (the receiver's 4xx, or the address
+ * policy: not retried), `failed` (every attempt, the last one's reason
+ * given). Stored on the config; a config saved again starts without one.
+ */
+export interface PushDelivery {
+  outcome: 'delivered' | 'refused' | 'failed';
+  attempts: number;
+  /** The last attempt's HTTP status, when the receiver answered. */
+  status?: number;
+  /** Why the last attempt failed, when it did (never a credential: the origin and a short reason). */
+  error?: string;
+  /** When the last attempt ended (ISO 8601). */
+  at: string;
 }
 
 /** The push-notification config rows, per task of a scope. */
@@ -199,6 +218,8 @@ export interface PushConfigRows {
   load(scope: TaskScope, taskId: string): Promise<StoredPushConfig[]>;
   /** Removes one config; nothing when there is none. */
   delete(scope: TaskScope, taskId: string, configId: string): Promise<void>;
+  /** Records on one config how its latest notification went; nothing when the config is gone. */
+  recordDelivery(scope: TaskScope, taskId: string, configId: string, delivery: PushDelivery): Promise<void>;
   /** Whether the task has any config: asked on every state change of every task, so it should not cost a query. */
   hasAny(scope: TaskScope, taskId: string): Promise<boolean>;
   /**
@@ -315,9 +336,12 @@ export function pushConfigOfRow(
   data: string | null,
 ): StoredPushConfig {
   const payload = JSON.parse(data || '{}') as Record<string, unknown>;
+  const delivery =
+    payload.delivery && typeof payload.delivery === 'object' ? (payload.delivery as PushDelivery) : undefined;
   return {
     config: TaskPushNotificationConfig.fromJSON({ ...payload, tenant, id: configId, taskId }),
     wireVersion: String(payload.wireVersion || '0.3'),
+    ...(delivery ? { delivery } : {}),
   };
 }
 

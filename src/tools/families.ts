@@ -1,3 +1,4 @@
+import type { Grant } from '../principal';
 import type { ToolFamily } from '../toolset/family';
 import { execFamily, fsFamily, skillsFamily } from './operator/family';
 import { navigatorFamily } from './navigator/family';
@@ -24,3 +25,14 @@ export const toolFamilies: ToolFamily[] = [
   backgroundFamily,
   workflowFamily,
 ];
+
+/**
+ * The node's one default grant of a peer caller (a credential configured
+ * without a grant): every specialist and remote agent, and the tool families
+ * whose rows are the caller's own (`grantedToPeers` in the table above).
+ */
+export const DEFAULT_PEER_GRANT: Grant = Object.freeze({
+  specialists: 'all',
+  remoteAgents: 'all',
+  toolFamilies: toolFamilies.filter((family) => family.grantedToPeers).map((family) => family.name),
+});

@@ -1,3 +1,10 @@
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createApp, type LangoApp } from '../../src/app';
+import { resolveConfig } from '../../src/config/load';
+import { createMemoryLogger } from '../../src/log/logger';
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
 
 /** A response body as JSON (fetch types it `unknown`). */
@@ -62,16 +69,66 @@ describe('discovery and health', () => {
     expect(await json(ready)).toEqual({ status: 'ready', checks: { database: 'ok', tree: 'ok' } });
   });
 
-  it('reports not ready (503) when the database is closed', async () => {
+  it('reports not ready (503) when the database is closed, naming only that', async () => {
     const other = await startA2ANode();
     try {
       other.db.close();
       const response = await fetch(`${other.url}/readyz`);
       expect(response.status).toBe(503);
-      expect((await json(response)).checks.database).not.toBe('ok');
+      expect(await json(response)).toEqual({ status: 'not ready', checks: { database: 'closed', tree: 'ok' } });
     } finally {
       await other.a2a.close();
       await other.close().catch(() => undefined);
     }
+  });
+});
+
+/**
+ * Readiness asks the SQLite file the node writes (`store/sqlite/health.ts`),
+ * through a whole node: a file deleted or replaced under it keeps answering
+ * through the open handle, but nothing written lands where a restart reads.
+ */
+describe('readiness of the SQLite file in use', () => {
+  let dir: string;
+  let app: LangoApp;
+  let url: string;
+  const file = () => path.join(dir, 'data', 'lango.db');
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-ready-'));
+    app = await createApp(
+      resolveConfig({ dataDir: path.join(dir, 'data'), server: { port: 0 }, tools: { browser: { enabled: false } } }),
+      { logger: createMemoryLogger() },
+    );
+    url = await app.listen();
+  });
+  afterEach(async () => {
+    await app.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const readiness = async () => {
+    const response = await fetch(`${url}/readyz`);
+    return { status: response.status, body: await json(response) };
+  };
+
+  it('is ready while the file answers, and unready once it is deleted', async () => {
+    expect(await readiness()).toEqual({
+      status: 200,
+      body: { status: 'ready', checks: { database: 'ok', tree: 'ok' } },
+    });
+    expect(await app.health()).toEqual({ ok: true });
+    fs.rmSync(file());
+    expect(await readiness()).toEqual({
+      status: 503,
+      body: { status: 'not ready', checks: { database: 'file missing', tree: 'ok' } },
+    });
+  });
+
+  it('is unready when another file takes its place, and ready again when it is back', async () => {
+    fs.renameSync(file(), `${file()}.kept`);
+    new Database(file()).close();
+    expect(await readiness()).toMatchObject({ status: 503, body: { checks: { database: 'file replaced' } } });
+    fs.renameSync(`${file()}.kept`, file());
+    expect(await readiness()).toMatchObject({ status: 200, body: { checks: { database: 'ok' } } });
   });
 });

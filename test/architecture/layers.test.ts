@@ -103,6 +103,19 @@ describe('layers (ARCHITECTURE.md)', () => {
     expect(cycles(graph).map((cycle) => cycle.join(' -> '))).toEqual([]);
   });
 
+  it('keeps the database choice in store/: nothing from the vault up to app.ts names store/sqlite or store/postgres', () => {
+    // The public surface (index.ts) and the command line (`lango migrate`) may; a2a/ above all may not:
+    // it asks the store in use for its health and takes no database handle.
+    const implementation = /^store\/(sqlite|postgres)\//;
+    const above = (module: string) =>
+      layerOf(module) > layerOf('store/index.ts') && layerOf(module) <= layerOf('app.ts');
+    const leaks = [...graph].flatMap(([module, imports]) =>
+      above(module) ? imports.filter((target) => implementation.test(target)).map((t) => `${module} imports ${t}`) : [],
+    );
+    expect(leaks).toEqual([]);
+    expect(above('a2a/server.ts') && above('app.ts') && !above('store/open.ts') && !above('index.ts')).toBe(true);
+  });
+
   it('catches an import up a layer and a cycle (the checks can fail)', () => {
     expect(layerOf('store/sessions.ts')).toBeLessThan(layerOf('agent/runner.ts'));
     expect(layerOf('toolset/family.ts')).toBeLessThan(layerOf('tools/vault/family.ts'));

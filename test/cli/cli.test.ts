@@ -112,10 +112,14 @@ describe('lango CLI', () => {
       expect(out).toMatch(/^ {2}weather +healthy +http:\/\/127\.0\.0\.1:\d+\S* \(A2A 1\.0/m);
       expect(out).toMatch(/^ {2}ghost +skipped +http:\/\/127\.0\.0\.1:\d+\S* \(.*reason: .*(refused|ECONNREFUSED)/im);
       const json = JSON.parse((await lango(['agents', '--json', '--check'], cwd)).out) as {
-        root: { subAgents: { name: string; kind: string }[] };
+        root: { subAgents: { name: string; kind: string; description: string }[] };
         remoteAgents: { name: string; state: string }[];
       };
-      expect(json.root.subAgents.at(-1)).toMatchObject({ name: 'weather', kind: 'remote' });
+      // A peer that does not answer stays in the tree as a stand-in saying so (issue 28).
+      expect(json.root.subAgents.slice(-2)).toMatchObject([
+        { name: 'weather', kind: 'remote' },
+        { name: 'ghost', kind: 'remote', description: expect.stringMatching(/^Unavailable now \(retrying\)\./) },
+      ]);
       expect(json.remoteAgents.map((p) => [p.name, p.state])).toEqual([
         ['weather', 'healthy'],
         ['ghost', 'skipped'],

@@ -45,9 +45,11 @@ describe('one node per data folder', () => {
     // The turn ran on the node: it is one of the node's A2A tasks.
     expect(taskCount(cwd)).toBe(before + 1);
 
+    // The node's own report (its owner-only /node/agents): the tree with its tools, as in-process.
     const agents = await lango(['agents'], cwd);
     expect(agents.code).toBe(0);
-    expect(agents.out.split('\n')[0]).toBe(`lango-orchestrator (node at ${started.url})`);
+    expect(agents.out.split('\n')[0]).toBe('lango-orchestrator');
+    expect(agents.out).toMatch(/^ {4}tools: exec_shell, /m);
     const card = await lango(['card'], cwd);
     expect(card.code).toBe(0);
     expect((JSON.parse(card.out) as { supportedInterfaces: { url: string }[] }).supportedInterfaces[0].url).toContain(
@@ -57,7 +59,8 @@ describe('one node per data folder', () => {
     const second = spawnCli(['serve'], cwd);
     expect(await second.exited).toBe(2);
     expect(second.stderr()).toContain(
-      `is in use by lango serve (pid ${serve.child.pid}) at ${started.url}; one node per data folder`,
+      `is in use by lango serve (pid ${serve.child.pid}) at ${started.url}; one node per data folder: ` +
+        'give this one another with --data-dir DIR or LANGO_DATA_DIR=DIR',
     );
     // The first node is untouched and still answers.
     expect((await lango(['chat', 'hello'], cwd)).out).toMatch(/^lango-orchestrator: Hello!/);

@@ -95,7 +95,7 @@ describe('where tools land', () => {
           logger: createMemoryLogger(),
           tools: [stray],
         }),
-      ).rejects.toThrow(/tool "stray" names agent "translator", which is not a specialist of this node \(operator, /);
+      ).rejects.toThrow(/tools\[0\]\.agent: "translator" is not a specialist of this node \(operator, /);
       expect(fs.existsSync(path.join(dataDir, 'lango.db'))).toBe(false);
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });

@@ -54,11 +54,15 @@ describe('a hub node federating a peer node', () => {
       ],
     });
 
+    // The dead one stays in the tree as a stand-in that answers it is unavailable (issue 28).
     expect(
       walkAgents(hub.app.root())
         .filter((a) => a.kind === 'remote')
-        .map((a) => a.name),
-    ).toEqual(['peer-one']);
+        .map((a) => [a.name, a.description.startsWith('Unavailable now')]),
+    ).toEqual([
+      ['peer-one', false],
+      ['ghost', true],
+    ]);
     expect(hub.app.peers()).toEqual([
       expect.objectContaining({ name: 'peer-one', state: 'healthy', protocolVersion: '1.0' }),
       expect.objectContaining({ name: 'ghost', state: 'skipped', reason: expect.stringContaining('ECONNREFUSED') }),
@@ -75,7 +79,7 @@ describe('a hub node federating a peer node', () => {
       kind: 'remote',
       health: { state: 'healthy' },
     });
-    // The skipped peer is listed too, after the tree's agents, with its reason.
+    // The skipped peer is listed too, last, with its reason.
     expect(catalog.agents.at(-1)).toMatchObject({
       name: 'ghost',
       kind: 'remote',

@@ -71,8 +71,10 @@ describe('faults in a remote peer during delegated tasks', () => {
       expect(outcome.text).toMatch(CLEAR_FAILURE);
     }
     expect(outcomes[0].text).toMatch(/faulty.*unreachable/);
-    // Three failures open the circuit: the peer leaves the tree, so the fourth call is refused at once.
-    expect(outcomes[3].text).toMatch(/no agent named "faulty"/);
+    // Three failures open the circuit: the tree holds a stand-in, so the fourth call is told at once that it is down.
+    expect(outcomes[3].text).toMatch(
+      /faulty is unavailable: its calls have failed since \d\d:\d\d \(unreachable: .*\); retrying/,
+    );
     expect(['open', 'absent']).toContain(await peerState(node));
     const whileOpen = await askNode(node, 'ping while open');
     expect(whileOpen.ms).toBeLessThan(SLACK_MS);

@@ -8,12 +8,14 @@ import { hostOfHeader } from '../../src/a2a/hostGuard';
 import { LangoConfig, type LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger } from '../../src/log/logger';
 import { testChromium } from '../support/chromium';
+import { probe } from '../support/httpProbe';
 import { waitFor } from '../support/waitFor';
 
 /**
  * The DNS-rebinding and cross-site defence of a node without credentials,
  * over every route of a real node on 127.0.0.1: which `Host` values are
- * served (421 otherwise), which `Origin`s may post (403 otherwise), and that
+ * served (421 otherwise; the health probes whatever it says, HTTP/1.0 with
+ * none included), which `Origin`s may post (403 otherwise), and that
  * with credentials configured `Host` is not restricted but a credential is
  * required. Ends with a real Chromium: a page under a rebound name, and a
  * page of another origin posting `exec_shell`, both refused.
@@ -85,9 +87,16 @@ const ROUTES: Array<{ name: string; method: string; path: string; body?: string;
   },
   { name: 'agents', method: 'GET', path: '/agents' },
   { name: 'agent card by name', method: 'GET', path: '/agents/operator/card' },
-  { name: 'health', method: 'GET', path: '/healthz' },
-  { name: 'readiness', method: 'GET', path: '/readyz' },
   { name: 'unknown path', method: 'GET', path: '/no/such/route' },
+  // Near the probes' paths, not them: guarded like any other route.
+  { name: 'readiness under another method', method: 'POST', path: '/readyz', body: '{}' },
+  { name: 'a path below readiness', method: 'GET', path: '/readyz/x' },
+];
+
+/** The health probes, answered whatever the Host (they disclose nothing): what each answers on a healthy node. */
+const PROBES = [
+  { path: '/healthz', answer: { status: 'ok' } },
+  { path: '/readyz', answer: { status: 'ready', checks: { database: 'ok', tree: 'ok' } } },
 ];
 
 const SERVED_HOSTS = (port: number) => [
@@ -167,7 +176,35 @@ describe('Host and Origin without credentials', () => {
   });
 
   it('leaves a request without Host to Node, which refuses HTTP/1.1 without one (400)', async () => {
-    for (const route of ROUTES) expect((await request(node.port, { ...route, host: null })).status).toBe(400);
+    for (const route of [...ROUTES, ...PROBES])
+      expect((await request(node.port, { ...route, host: null })).status).toBe(400);
+  });
+
+  it.each(PROBES)('answers the probe $path whatever the Host, telling nothing more', async ({ path, answer }) => {
+    // haproxy's default check: HTTP/1.0, no Host at all.
+    const haproxy = await probe(node.port, { path });
+    expect({ status: haproxy.status, body: JSON.parse(haproxy.body) as unknown }).toEqual({
+      status: 200,
+      body: answer,
+    });
+    expect((await probe(node.port, { method: 'HEAD', path })).status).toBe(200);
+    // Kubernetes: the pod's address; and any other name.
+    for (const host of ['10.1.2.3:4000', ...REFUSED_HOSTS]) {
+      const probe = await request(node.port, { path, host });
+      expect({ host, status: probe.status, body: JSON.parse(probe.body) as unknown }).toEqual({
+        host,
+        status: 200,
+        body: answer,
+      });
+    }
+    const withQuery = await request(node.port, { path: `${path}?verbose=1`, host: '10.1.2.3:4000' });
+    expect(JSON.parse(withQuery.body)).toEqual(answer);
+  });
+
+  it.each(ROUTES)('refuses $name in HTTP/1.0 without a Host (421), as every route but the probes', async (route) => {
+    const answer = await probe(node.port, route);
+    expect(answer.status).toBe(421);
+    expect(answer.body).toContain('misdirected request: Host is missing');
   });
 
   const POSTS = ROUTES.filter((route) => route.method === 'POST');

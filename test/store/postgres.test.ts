@@ -6,6 +6,7 @@ import { useMigratedDatabase } from '../support/postgresSuite';
 import { waitFor } from '../support/waitFor';
 import type { StoresFactory } from './contracts/factory';
 import { graphStoreContract } from './contracts/graph.contract';
+import { jobQueueContract } from './contracts/jobQueue.contract';
 import { jobStoresContract } from './contracts/jobs.contract';
 import { knowledgeStoreContract } from './contracts/knowledge.contract';
 import { ledgerContract } from './contracts/ledger.contract';
@@ -68,6 +69,7 @@ if (!skipWithoutPostgres('the store contracts on PostgreSQL')) {
   vaultStoreContract(postgres);
   ledgerContract(postgres);
   jobStoresContract(postgres);
+  jobQueueContract(postgres);
 
   describe('replicas on one PostgreSQL database', () => {
     const now = '2026-05-01T10:00:00.000Z';

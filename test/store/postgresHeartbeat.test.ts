@@ -20,6 +20,8 @@ if (!skipWithoutPostgres('the heartbeat on PostgreSQL')) {
     const database = useMigratedDatabase();
     const pools: PgDatabase[] = [];
     const running: Beating[] = [];
+    /** Replicas whose queries fail now, as when their database is unreachable. */
+    const cutOff = new Set<string>();
 
     /** Starts `replicaId`'s heartbeat every 20 ms with a lease of 1 s, counting its beats and sweeps. */
     const beating = async (replicaId: string): Promise<Beating> => {
@@ -27,12 +29,13 @@ if (!skipWithoutPostgres('the heartbeat on PostgreSQL')) {
       pools.push(pool);
       let beats = 0;
       let sweeps = 0;
-      const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-      // Counts the beats: the heartbeat statement is the named one.
+      const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+      // Counts the beats (the heartbeat statement is the named one); refuses every query while cut off.
       const counted = new Proxy(pool, {
         get(target, property, receiver) {
           if (property !== 'query') return Reflect.get(target, property, receiver) as unknown;
           return (...args: unknown[]) => {
+            if (cutOff.has(replicaId)) return Promise.reject(new Error('connect ECONNREFUSED'));
             if ((args[0] as { name?: string }).name === 'cluster_heartbeat') beats += 1;
             return query(...args);
           };
@@ -59,6 +62,7 @@ if (!skipWithoutPostgres('the heartbeat on PostgreSQL')) {
 
     beforeEach(() => emptyAllTables(database.url()));
     afterEach(async () => {
+      cutOff.clear();
       for (const replica of running.splice(0)) await replica.stop();
       for (const pool of pools.splice(0)) await pool.end();
     });
@@ -74,6 +78,21 @@ if (!skipWithoutPostgres('the heartbeat on PostgreSQL')) {
       const beats = a.beats();
       await waitFor(() => a.beats() >= beats + 20, 5_000, '20 more beats of a');
       expect(a.sweeps()).toBe(swept);
+    });
+
+    it('after an outage every replica lived through, sweeps nobody: each holds its sweeps for a lease', async () => {
+      const a = await beating('a');
+      const b = await beating('b');
+      await waitFor(() => a.beats() >= 5 && b.beats() >= 5, 5_000, 'both replicas beating');
+      const swept = { a: a.sweeps(), b: b.sweeps() };
+      cutOff.add('a').add('b');
+      // Longer than the lease: each finds the other's heartbeat past it when the database is back.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      cutOff.clear();
+      const beats = a.beats();
+      await waitFor(() => a.beats() >= beats + 40, 5_000, '40 beats of a after the outage');
+      expect({ a: a.sweeps(), b: b.sweeps() }).toEqual(swept);
+      expect(await replicaIds()).toEqual(['a', 'b']);
     });
 
     it('sweeps when it sees a replica past the lease, forgets it, then stops sweeping', async () => {

@@ -100,7 +100,7 @@ if (!skipWithoutPostgres('nodes on PostgreSQL')) {
       expect(await b.stores.vault.meta('check')).toBe(check);
     });
 
-    it('keeps running when its PostgreSQL server goes away: the turn fails, the process lives, close returns', async () => {
+    it('keeps running when its PostgreSQL server goes away: unhealthy, the turn fails, the process lives; healthy and serving once it is back', async () => {
       const lost = await startTestPostgres();
       const dataDir = tempDir();
       const app = await createApp(
@@ -112,13 +112,26 @@ if (!skipWithoutPostgres('nodes on PostgreSQL')) {
         }),
         { logger: createMemoryLogger(), cwd: dataDir },
       );
-      expect((await runToEnd(app.runner, { principal: OWNER, sessionId: 's', text: 'hello' })).status).toBe(
-        'completed',
-      );
-      // The pool holds idle connections; their server ending them must not end this process.
-      await lost.stop();
-      await expect(runToEnd(app.runner, { principal: OWNER, sessionId: 's', text: 'again' })).rejects.toThrow();
-      await app.close();
+      try {
+        // No SQLite file is opened beside PostgreSQL: readiness asks the database in use.
+        expect(fs.readdirSync(dataDir).filter((name) => name.startsWith('lango.db'))).toEqual([]);
+        expect(await app.health()).toEqual({ ok: true });
+        expect((await runToEnd(app.runner, { principal: OWNER, sessionId: 's', text: 'hello' })).status).toBe(
+          'completed',
+        );
+        // The pool holds idle connections; their server ending them must not end this process.
+        await lost.halt();
+        expect(await app.health()).toEqual({ ok: false, problem: 'unavailable' });
+        await expect(runToEnd(app.runner, { principal: OWNER, sessionId: 's', text: 'again' })).rejects.toThrow();
+        await lost.resume();
+        expect(await app.health()).toEqual({ ok: true });
+        expect((await runToEnd(app.runner, { principal: OWNER, sessionId: 's', text: 'back' })).status).toBe(
+          'completed',
+        );
+      } finally {
+        await app.close();
+        await lost.stop();
+      }
     }, 60_000);
   });
 }

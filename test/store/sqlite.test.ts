@@ -7,6 +7,7 @@ import { createSqliteTaskEventLog } from '../../src/store/sqlite/taskEvents';
 import { createSqliteTaskRows } from '../../src/store/sqlite/taskRows';
 import type { StoresFactory } from './contracts/factory';
 import { graphStoreContract } from './contracts/graph.contract';
+import { jobQueueContract } from './contracts/jobQueue.contract';
 import { jobStoresContract } from './contracts/jobs.contract';
 import { knowledgeStoreContract } from './contracts/knowledge.contract';
 import { ledgerContract } from './contracts/ledger.contract';
@@ -51,6 +52,7 @@ vectorStoreContract(sqlite, { search: 'memory' });
 vaultStoreContract(sqlite);
 ledgerContract(sqlite);
 jobStoresContract(sqlite);
+jobQueueContract(sqlite);
 
 /** The A2A task rows on the SQLite file, with the storage's group commit. */
 const sqliteTaskRows: TaskRowsFactory = {

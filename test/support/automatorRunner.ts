@@ -104,9 +104,9 @@ export function useTempDb(): { readonly file: string; onCleanup(cleanup: () => P
   };
 }
 
-/** The node's storage on `file` (a test's own temp file). */
-export function openStorage(file: string): SqliteStorage {
-  return openSqliteStorage({ file, logger: createMemoryLogger(), clock: () => new Date() });
+/** The node's storage on `file` (a test's own temp file), on `clock` (the node's one clock, the families' too). */
+export function openStorage(file: string, clock: () => Date = () => new Date()): SqliteStorage {
+  return openSqliteStorage({ file, logger: createMemoryLogger(), clock });
 }
 
 /** Family dependencies around a real storage, as the composition root builds them. */

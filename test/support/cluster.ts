@@ -68,9 +68,8 @@ export function haproxyConfig(options: {
     '  default_backend replicas',
     'backend replicas',
     '  balance roundrobin',
-    '  option httpchk',
-    // HTTP/1.1 with a Host: the node answers 421 to a request without an allowed Host (DNS rebinding).
-    '  http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host localhost',
+    // haproxy's default check: `GET /readyz HTTP/1.0` with no Host, which the node's probes answer as they are.
+    '  option httpchk GET /readyz',
     '  http-check expect status 200',
     '  default-server inter 500ms fall 2 rise 1',
     `  http-response set-header ${SERVED_BY} %s`,

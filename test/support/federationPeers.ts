@@ -25,8 +25,12 @@ import { OWNER } from '../../src/principal';
  * - ask: first asks "Which city?" (input-required), then completes with `weather in <reply>`
  * - slow: works until cancelled (then `canceled`) or for 20 s
  * - forward: checks the hop metadata like a lango node, then delegates to `forward`
+ * - auth: first asks for authorization (auth-required, A2A §7.6.1), then completes with `authorized: <reply>`
  */
-export type PeerBehaviour = 'echo' | 'ask' | 'slow' | 'forward';
+export type PeerBehaviour = 'echo' | 'ask' | 'slow' | 'forward' | 'auth';
+
+/** What the `auth` behaviour asks its caller for. */
+export const AUTH_REQUEST = 'Authorize the calendar at https://idp.example/consent?request=42, then say done.';
 
 /** One JSON-RPC request as the peer saw it. */
 export interface SeenRequest {
@@ -177,7 +181,7 @@ async function play(
   ctx: BehaviourContext,
   input: { text: string; taskId: string; continuing: boolean; metadata: Record<string, unknown> | undefined },
   progress: (note: string) => void,
-): Promise<{ state: 'completed' | 'input-required' | 'failed' | 'canceled'; text: string }> {
+): Promise<{ state: 'completed' | 'input-required' | 'auth-required' | 'failed' | 'canceled'; text: string }> {
   switch (ctx.behaviour) {
     case 'echo':
       return { state: 'completed', text: `echo: ${input.text}` };
@@ -185,6 +189,10 @@ async function play(
       return input.continuing
         ? { state: 'completed', text: `weather in ${input.text}: sunny` }
         : { state: 'input-required', text: 'Which city?' };
+    case 'auth':
+      return input.continuing
+        ? { state: 'completed', text: `authorized: ${input.text}` }
+        : { state: 'auth-required', text: AUTH_REQUEST };
     case 'slow': {
       progress('step 1');
       ctx.markWorking();
@@ -259,6 +267,7 @@ function mountV1(app: express.Express, url: string, options: PeerOptions, ctx: B
   const STATES = {
     completed: TaskState.TASK_STATE_COMPLETED,
     'input-required': TaskState.TASK_STATE_INPUT_REQUIRED,
+    'auth-required': TaskState.TASK_STATE_AUTH_REQUIRED,
     failed: TaskState.TASK_STATE_FAILED,
     canceled: TaskState.TASK_STATE_CANCELED,
   };

@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -68,7 +68,7 @@ export function pgvectorUnavailable(): string | undefined {
     : `the pgvector extension is not installed on this machine's PostgreSQL (no ${control}; .ci/pgvector builds it)`;
 }
 
-/** Empties every table of the database at `url` but `schema_migrations`, restarting its id sequences. */
+/** Empties every table of the database at `url` but `schema_migrations` (and the job queue's entries), restarting its id sequences. */
 export async function emptyAllTables(url: string): Promise<void> {
   const client = new Client({ connectionString: url });
   await client.connect();
@@ -78,6 +78,11 @@ export async function emptyAllTables(url: string): Promise<void> {
        WHERE schemaname = 'public' AND tablename <> 'schema_migrations'`,
     );
     if (rows.length > 0) await client.query(`TRUNCATE ${rows.map((r) => r.name).join(', ')} RESTART IDENTITY CASCADE`);
+    // The job queue's entries (pg-boss keeps them in a schema of its own; its queues stay).
+    const { rows: queue } = await client.query<{ name: string | null }>(
+      `SELECT to_regclass('pgboss.job')::text AS name`,
+    );
+    if (queue[0]?.name) await client.query('TRUNCATE pgboss.job, pgboss.archive');
   } finally {
     await client.end();
   }
@@ -92,6 +97,10 @@ export interface TestPostgres {
   createDatabase(): Promise<string>;
   /** Drops a database made by {@link createDatabase}, ending its connections first. */
   dropDatabase(url: string): Promise<void>;
+  /** Stops the server (fast shutdown), keeping its data: a database outage as replicas see it. */
+  halt(): Promise<void>;
+  /** Starts the halted server again on the same port and data; resolves once it accepts connections. */
+  resume(): Promise<void>;
   /** Stops the server (fast shutdown) and removes its directory. */
   stop(): Promise<void>;
 }
@@ -145,7 +154,7 @@ export async function startTestPostgres(options: { settings?: Record<string, str
   const user = unprivileged();
   if (user) fs.chownSync(dir, user.uid, user.gid);
   const as = user ? { uid: user.uid, gid: user.gid } : {};
-  let server: ChildProcess | undefined;
+  let server: Server | undefined;
   try {
     const init = spawnSync(
       path.join(bin, 'initdb'),
@@ -154,50 +163,9 @@ export async function startTestPostgres(options: { settings?: Record<string, str
     );
     if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr || init.stdout}`);
     const port = await freePort();
-    const log: string[] = [];
-    server = spawn(
-      path.join(bin, 'postgres'),
-      [
-        '-D',
-        dataDir,
-        '-p',
-        String(port),
-        '-h',
-        '127.0.0.1',
-        '-k',
-        '',
-        '-c',
-        'fsync=off',
-        '-c',
-        'synchronous_commit=off',
-        '-c',
-        'full_page_writes=off',
-        '-c',
-        'max_connections=200',
-        ...Object.entries(options.settings ?? {}).flatMap(([key, value]) => ['-c', `${key}=${value}`]),
-      ],
-      { ...as, cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    server.stderr?.on('data', (chunk: Buffer) => log.push(chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => server!.once('exit', (code) => resolve(code)));
     const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-    await waitFor(
-      async () => {
-        if (server!.exitCode !== null) throw new Error(`postgres exited: ${log.join('')}`);
-        const client = new Client({ connectionString: url });
-        try {
-          await client.connect();
-          await client.query('SELECT 1');
-          return true;
-        } catch {
-          return false;
-        } finally {
-          await client.end().catch(() => {});
-        }
-      },
-      30_000,
-      'the test PostgreSQL server to accept connections',
-    );
+    const launch = () => launchServer({ bin, dataDir, cwd: dir, port, url, as, settings: options.settings ?? {} });
+    server = await launch();
     const admin = async <T>(sql: string): Promise<T[]> => {
       const client = new Client({ connectionString: url });
       await client.connect();
@@ -207,7 +175,6 @@ export async function startTestPostgres(options: { settings?: Record<string, str
         await client.end();
       }
     };
-    const running = server;
     return {
       url,
       port,
@@ -221,20 +188,101 @@ export async function startTestPostgres(options: { settings?: Record<string, str
         const name = testDatabaseName(databaseUrl);
         await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       },
+      async halt() {
+        await server?.stop();
+        server = undefined;
+      },
+      async resume() {
+        server ??= await launch();
+      },
       async stop() {
-        if (running.exitCode === null) {
-          // SIGINT is PostgreSQL's fast shutdown: sessions are ended, nothing waits for clients.
-          running.kill('SIGINT');
-          const timer = setTimeout(() => running.kill('SIGKILL'), 10_000);
-          await exited;
-          clearTimeout(timer);
-        }
+        await server?.stop();
+        server = undefined;
         fs.rmSync(dir, { recursive: true, force: true });
       },
     };
   } catch (err) {
-    if (server && server.exitCode === null) server.kill('SIGKILL');
+    await server?.stop();
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;
   }
+}
+
+/** One run of the `postgres` server process on a data directory. */
+interface Server {
+  /** Fast shutdown (SIGINT; SIGKILL after 10 s); resolves once it exited. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `postgres` on `dataDir` on a loopback port (TCP only, no Unix
+ * socket, fsync off) and resolves once it accepts connections.
+ */
+async function launchServer(options: {
+  bin: string;
+  dataDir: string;
+  cwd: string;
+  port: number;
+  url: string;
+  as: { uid?: number; gid?: number };
+  settings: Record<string, string>;
+}): Promise<Server> {
+  const log: string[] = [];
+  const server = spawn(
+    path.join(options.bin, 'postgres'),
+    [
+      '-D',
+      options.dataDir,
+      '-p',
+      String(options.port),
+      '-h',
+      '127.0.0.1',
+      '-k',
+      '',
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+      '-c',
+      'max_connections=200',
+      ...Object.entries(options.settings).flatMap(([key, value]) => ['-c', `${key}=${value}`]),
+    ],
+    { ...options.as, cwd: options.cwd, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  server.stderr?.on('data', (chunk: Buffer) => log.push(chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
+  const stop = async () => {
+    if (server.exitCode !== null || server.signalCode !== null) return;
+    // SIGINT is PostgreSQL's fast shutdown: sessions are ended, nothing waits for clients.
+    server.kill('SIGINT');
+    const timer = setTimeout(() => server.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  try {
+    await waitFor(
+      async () => {
+        if (server.exitCode !== null) throw new Error(`postgres exited: ${log.join('')}`);
+        const client = new Client({ connectionString: options.url });
+        try {
+          await client.connect();
+          await client.query('SELECT 1');
+          return true;
+        } catch {
+          return false;
+        } finally {
+          await client.end().catch(() => {});
+        }
+      },
+      30_000,
+      'the test PostgreSQL server to accept connections',
+    );
+  } catch (err) {
+    if (server.exitCode === null) server.kill('SIGKILL');
+    await exited;
+    throw err;
+  }
+  return { stop };
 }

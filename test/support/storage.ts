@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,4 +38,14 @@ export function openTestStorage(
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Runs `read` on a read-only handle of a node's SQLite file (`<dataDir>/lango.db`), closed after: tests that check rows. */
+export function readNodeDatabase<T>(app: { dataDir: string }, read: (db: Database.Database) => T): T {
+  const db = new Database(path.join(app.dataDir, 'lango.db'), { readonly: true, fileMustExist: true });
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
 }

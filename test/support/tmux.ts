@@ -59,6 +59,26 @@ export class TmuxTerminal {
     return this.tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'main');
   }
 
+  /** What the pane shows now, without its scrollback. */
+  visible(): string {
+    return this.tmux('capture-pane', '-p', '-J', '-t', 'main');
+  }
+
+  /** The pane's title (what an OSC 0/2 sequence would set). */
+  title(): string {
+    return this.tmux('display-message', '-p', '-t', 'main', '#{pane_title}').trimEnd();
+  }
+
+  /** The tmux paste buffers (what an OSC 52 clipboard write lands in when `set-clipboard` is on). */
+  buffers(): string {
+    return this.tmux('list-buffers');
+  }
+
+  /** Sets a server option (`set-clipboard on`, …). */
+  setOption(name: string, value: string): void {
+    this.tmux('set-option', '-g', name, value);
+  }
+
   /** Waits until the screen matches `pattern` at least `times` times; returns the screen. */
   async waitForScreen(pattern: RegExp, times = 1, timeoutMs = 20_000): Promise<string> {
     const global = new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`);

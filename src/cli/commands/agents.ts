@@ -1,13 +1,13 @@
 import type { Command } from 'commander';
-import type { Agent } from '../../agent/agent';
 import type { PeerStatus } from '../../federation/health';
-import type { FamilyStatus, LangoConfig } from '../../index';
+import type { FamilyStatus } from '../../index';
 import type { AgentEntry } from '../../a2a/discovery';
 import { InputError, LangoError } from '../../errors';
 import { ExitCode, type CliIO } from '../io';
 import { configFor, targetFor, type CliContext, type GlobalOptions } from '../context';
-import { fetchNodeJson } from '../nodeClient';
-import { agentGraph, toDot, toMermaid, toSvg, type AgentGraph } from '../../observe/graph';
+import { fetchNodeJson, fetchNodeReport } from '../nodeClient';
+import { toDot, toMermaid, toSvg, type AgentGraph } from '../../observe/graph';
+import { agentsReport, type AgentsReport, type AgentView } from '../../observe/nodeInfo';
 
 /** `--format` pictures of the tree and federation. */
 const PICTURES = { mermaid: toMermaid, dot: toDot, svg: toSvg } as const;
@@ -20,34 +20,12 @@ function pictureOf(format: string | undefined): ((graph: AgentGraph) => string) 
   throw new InputError(`--format must be text, mermaid, dot or svg (got "${format}")`);
 }
 
-/** The JSON shape of one agent in `lango agents --json`. */
-interface AgentView {
-  name: string;
-  kind: 'llm' | 'remote';
-  description: string;
-  tools: string[];
-  cardUrl?: string;
-  subAgents: AgentView[];
-}
-
-function view(agent: Agent): AgentView {
-  if (agent.kind === 'remote') {
-    return {
-      name: agent.name,
-      kind: 'remote',
-      description: agent.description,
-      tools: [],
-      cardUrl: agent.cardUrl,
-      subAgents: [],
-    };
-  }
-  return {
-    name: agent.name,
-    kind: 'llm',
-    description: agent.description,
-    tools: agent.tools.map((t) => t.name),
-    subAgents: agent.subAgents.map(view),
-  };
+/** What `lango agents` was asked for. */
+interface AgentsOptions {
+  json?: boolean;
+  instruction?: boolean;
+  check?: boolean;
+  format?: string;
 }
 
 function render(agent: AgentView, depth: number, out: string[]): void {
@@ -70,9 +48,16 @@ function renderPeers(peers: PeerStatus[]): string[] {
         p.reason && `reason: ${p.reason}`,
         p.lastError && p.lastError !== p.reason && `last error: ${p.lastError}`,
       ].filter(Boolean);
-      return `  ${p.name.padEnd(16)} ${p.state.padEnd(9)} ${p.cardUrl}${details.length ? ` (${details.join('; ')})` : ''}`;
+      const line = `  ${p.name.padEnd(16)} ${p.state.padEnd(9)} ${p.cardUrl}${details.length ? ` (${details.join('; ')})` : ''}`;
+      return p.security ? `${line}\n${securityLine(p.security)}` : line;
     }),
   ];
+}
+
+/** What a peer's card asks of callers and whether its entry gives it (issue 26). */
+function securityLine(security: NonNullable<PeerStatus['security']>): string {
+  const verdict = security.satisfied ? 'satisfied' : 'NOT satisfied';
+  return `  ${''.padEnd(16)} auth: requires ${security.requires}; ${verdict}: ${security.note}`;
 }
 
 /** Tool families that are not on, so a specialist that is missing says why (no browser → no navigator). */
@@ -88,12 +73,42 @@ function renderMissing(families: readonly FamilyStatus[]): string[] {
   ];
 }
 
-/** Remote agents the configuration lists but the node does not use because A2A is off. */
-function unservedRemotes(config: LangoConfig): number {
-  return config.a2a.enabled ? 0 : config.a2a.remoteAgents.filter((entry) => entry.enabled).length;
+/** Prints the report as asked; the exit code: with --check, 1 when a configured remote agent is unusable. */
+function print(report: AgentsReport, options: AgentsOptions, ctx: CliContext): number {
+  const picture = pictureOf(options.format);
+  const peers = report.remoteAgents;
+  if (options.instruction) {
+    ctx.io.out(report.instruction + '\n');
+  } else if (picture) {
+    ctx.io.out(picture(report.graph));
+  } else if (options.json) {
+    const json = {
+      root: report.root,
+      unmatchedTools: report.unmatchedTools,
+      missingFamilies: report.families.filter((f) => f.state !== 'on'),
+      ...(options.check ? { remoteAgents: peers } : {}),
+    };
+    ctx.io.out(JSON.stringify(json, null, 2) + '\n');
+  } else {
+    const lines: string[] = [];
+    render(report.root, 0, lines);
+    lines.push(`unmatched tools: ${report.unmatchedTools.length ? report.unmatchedTools.join(', ') : 'none'}`);
+    lines.push(...renderMissing(report.families));
+    if (options.check) lines.push(...renderPeers(peers));
+    ctx.io.out(lines.join('\n') + '\n');
+  }
+  if (options.check && report.unservedRemotes > 0)
+    ctx.io.err(`lango: ${report.unservedRemotes} remote agent(s) configured, but a2a.enabled is false: none is used\n`);
+  const unhealthy = peers.some((p) => p.state !== 'healthy') || report.unservedRemotes > 0;
+  return options.check && unhealthy ? ExitCode.failure : ExitCode.ok;
 }
 
-/** `lango agents`: the agent tree, its tools and unmatched tools; `--instruction` prints the orchestrator's prompt. */
+/**
+ * `lango agents`: the agent tree, its tools and unmatched tools;
+ * `--instruction` prints the orchestrator's prompt; `--check` probes every
+ * remote agent at once and shows its health. While a node serves the data
+ * folder, its owner-only `/node/agents` says the same of that node.
+ */
 export function registerAgentsCommand(program: Command, ctx: CliContext, done: (code: number) => void): void {
   program
     .command('agents')
@@ -103,53 +118,27 @@ export function registerAgentsCommand(program: Command, ctx: CliContext, done: (
     .option('--format <format>', 'text (default), or a picture of the tree and federation: mermaid, dot, svg')
     .option(
       '--check',
-      "show each remote agent's health: healthy, open circuit, skipped with reason, last error, latency",
+      'probe each remote agent now and show its health: healthy, down, open circuit, skipped with reason, last error, latency',
     )
     .addHelpText(
       'after',
       '\nExamples:\n  lango agents\n  lango agents --check        exit 1 when a remote agent is unusable\n  lango agents --json\n  lango agents --format mermaid\n  lango agents --format dot | dot -Tsvg > agents.svg\n',
     )
-    .action(async (options: { json?: boolean; instruction?: boolean; check?: boolean; format?: string }) => {
-      const picture = pictureOf(options.format);
+    .action(async (options: AgentsOptions) => {
+      pictureOf(options.format);
       const globals = program.opts<GlobalOptions>();
       const { config } = configFor(globals, ctx);
       const target = await targetFor(globals, config, ctx, { command: 'agents', runJobs: false });
       if (target.kind === 'remote') {
-        done(await remoteAgents(target.url, options, ctx.io, picture));
+        const path = `node/agents${options.check ? '?probe=1' : ''}`;
+        const answer = await fetchNodeReport<AgentsReport>(target.url, path, target.owner);
+        done(
+          answer.ok ? print(answer.report, options, ctx) : await catalogAgents(target.url, answer.why, options, ctx.io),
+        );
         return;
       }
-      const { app } = target;
       try {
-        const root = app.root();
-        const peers = app.peers();
-        if (options.instruction) {
-          ctx.io.out(root.instruction + '\n');
-        } else if (picture) {
-          ctx.io.out(picture(agentGraph(root, peers)));
-        } else if (options.json) {
-          const report = {
-            root: view(root),
-            unmatchedTools: app.unmatchedTools(),
-            missingFamilies: app.families.filter((f) => f.state !== 'on'),
-            ...(options.check ? { remoteAgents: peers } : {}),
-          };
-          ctx.io.out(JSON.stringify(report, null, 2) + '\n');
-        } else {
-          const lines: string[] = [];
-          render(view(root), 0, lines);
-          const unmatched = app.unmatchedTools();
-          lines.push(`unmatched tools: ${unmatched.length ? unmatched.join(', ') : 'none'}`);
-          lines.push(...renderMissing(app.families));
-          if (options.check) lines.push(...renderPeers(peers));
-          ctx.io.out(lines.join('\n') + '\n');
-        }
-        // --check is a health probe: exit 1 when a configured remote agent is unusable, served or not.
-        const unhealthy = peers.some((p) => p.state !== 'healthy') || unservedRemotes(config) > 0;
-        if (options.check && unservedRemotes(config) > 0)
-          ctx.io.err(
-            `lango: ${unservedRemotes(config)} remote agent(s) configured, but a2a.enabled is false: none is used\n`,
-          );
-        done(options.check && unhealthy ? ExitCode.failure : ExitCode.ok);
+        done(print(await agentsReport(target.app.info, { probe: options.check }), options, ctx));
       } finally {
         await target.close();
       }
@@ -157,18 +146,14 @@ export function registerAgentsCommand(program: Command, ctx: CliContext, done: (
 }
 
 /**
- * `agents` against the running node: its catalog (`GET /agents`), which
- * names agents, capabilities and remote health but, being served to callers,
- * not tools or prompts.
+ * `agents` against a node that shows this caller only its public catalog
+ * (`GET /agents`, what its grant offers): agents, capabilities and remote
+ * health, but not tools or prompts.
  */
-async function remoteAgents(
-  url: string,
-  options: { json?: boolean; instruction?: boolean; check?: boolean },
-  io: CliIO,
-  picture?: (graph: AgentGraph) => string,
-): Promise<number> {
+async function catalogAgents(url: string, why: string, options: AgentsOptions, io: CliIO): Promise<number> {
   if (options.instruction)
-    throw new InputError(`--instruction reads the tree in-process, but the node at ${url} serves this data folder`);
+    throw new InputError(`--instruction needs the node's owner, and the node at ${url} refused (${why})`);
+  const picture = pictureOf(options.format);
   const { status, body } = await fetchNodeJson(url, 'agents');
   if (status !== 200) throw new LangoError(`the node at ${url} answered /agents with HTTP ${status}`);
   const catalog = body as { root: string; agents: AgentEntry[] };
@@ -195,13 +180,14 @@ async function remoteAgents(
   } else if (options.json) {
     io.out(JSON.stringify({ node: url, ...catalog }, null, 2) + '\n');
   } else {
-    const lines = [`${catalog.root} (node at ${url})`];
+    const lines = [`${catalog.root} (node at ${url}; its catalog: ${why})`];
     for (const agent of catalog.agents) {
       const health = agent.health
         ? ` ${agent.health.state}${agent.health.reason ? ` (${agent.health.reason})` : ''}`
         : '';
       lines.push(`  ${agent.name}${agent.kind === 'remote' ? ` (remote: ${agent.cardUrl ?? '?'})${health}` : ''}`);
       if (agent.capabilities.length) lines.push(`    ${agent.capabilities.join(', ')}`);
+      if (options.check && agent.health?.security) lines.push(securityLine(agent.health.security));
     }
     io.out(lines.join('\n') + '\n');
   }

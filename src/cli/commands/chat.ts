@@ -36,7 +36,8 @@ function localConversation(app: LangoApp, sessionId: string): Conversation {
           if (shown) onEvent(shown);
         });
         if (result.status === 'failed') onEvent({ type: 'failed', text: result.text });
-        return result.status;
+        // A remote agent asking for authorization waits for the user's next message, as a question does.
+        return result.status === 'auth-required' ? 'input-required' : result.status;
       } catch (err) {
         if (!signal.aborted) throw err;
         onEvent({ type: 'cancelled' });
@@ -182,7 +183,9 @@ export function registerChatCommand(program: Command, ctx: CliContext, done: (co
       // An interactive chat holding the folder is its node for a while: it runs jobs. A one-shot leaves them to one.
       const target = await targetFor(globals, config, ctx, { command: 'chat', runJobs: interactive });
       const json = Boolean(options.json);
-      const renderer = json ? createJsonRenderer(ctx.io) : createHumanRenderer(ctx.io, { spinner: ctx.terminal });
+      const renderer = json
+        ? createJsonRenderer(ctx.io)
+        : createHumanRenderer(ctx.io, { spinner: ctx.terminal, controls: ctx.controls });
       try {
         const conversation: Conversation =
           target.kind === 'local'

@@ -16,7 +16,10 @@ export function registerServeCommand(program: Command, ctx: CliContext, done: (c
   program
     .command('serve')
     .description('serve the agent card and the A2A protocol')
-    .addHelpText('after', '\nExamples:\n  lango serve\n  PORT=4001 lango --config node-b.yaml serve\n')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  lango serve\n  PORT=4001 lango --data-dir ./node-b serve   a second node: its own folder and port\n',
+    )
     .action(async () => {
       const { config, file } = configFor(program.opts<GlobalOptions>(), ctx);
       // A node that must not start writes nothing, not even its lock.
@@ -39,6 +42,7 @@ export function registerServeCommand(program: Command, ctx: CliContext, done: (c
       log.info('lango node listening', {
         url,
         card: `${url}/.well-known/agent-card.json`,
+        ...(config.observability.console ? { console: `${url}/console` } : {}),
         provider: config.agent.provider,
         config: file ?? 'embedded defaults',
         dataDir: app.dataDir,

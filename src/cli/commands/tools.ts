@@ -1,18 +1,13 @@
 import type { Command } from 'commander';
-import { InputError } from '../../errors';
-import { toolFields, type OwnedTool } from '../../index';
+import { InputError, LangoError } from '../../errors';
+import { ownsEveryTool, toolsReport, type ToolsReport, type ToolView } from '../../observe/nodeInfo';
 import { ExitCode } from '../io';
 import { configFor, targetFor, type CliContext, type GlobalOptions } from '../context';
-
-/** The JSON shape of one tool in `lango tools --json`. */
-function view({ tool, owner }: OwnedTool) {
-  return { name: tool.name, owner: owner ?? null, description: tool.description, arguments: toolFields(tool) };
-}
+import { fetchNodeReport } from '../nodeClient';
 
 /** A tool as a person reads it: name, owner, description, one line per argument. */
-function render(owned: OwnedTool, rootName: string): string[] {
-  const { name, owner, description, arguments: fields } = view(owned);
-  const lines = [`${name}  → ${owner ?? (rootName === 'lango-agent' ? rootName : 'unmatched')}`];
+function render({ name, owner, description, arguments: fields }: ToolView, rootName: string): string[] {
+  const lines = [`${name}  → ${owner ?? (ownsEveryTool(rootName) ? rootName : 'unmatched')}`];
   for (const line of description.split('\n')) lines.push(`  ${line}`);
   if (!fields.length) lines.push('  arguments: none');
   else {
@@ -25,10 +20,25 @@ function render(owned: OwnedTool, rootName: string): string[] {
   return lines;
 }
 
+/** The report printed: every tool, or the one named (exit 2 naming near ones when there is none). */
+function print(report: ToolsReport, name: string | undefined, json: boolean, ctx: CliContext): void {
+  const all = report.tools;
+  const chosen = name === undefined ? all : all.filter((tool) => tool.name === name);
+  if (name !== undefined && !chosen.length) {
+    const near = all.map((tool) => tool.name).filter((n) => n.startsWith(name.split('_')[0] ?? name));
+    throw new InputError(
+      `no tool named "${name}"${near.length ? ` (did you mean ${near.join(', ')}?)` : ''}; \`lango tools\` lists them`,
+    );
+  }
+  if (json) ctx.io.out(JSON.stringify(chosen, null, 2) + '\n');
+  else ctx.io.out(chosen.flatMap((tool) => [...render(tool, report.rootName), '']).join('\n'));
+}
+
 /**
  * `lango tools [NAME]`: each tool of the node with the specialist it lands
  * with, its description and its arguments, so a person (or the offline
- * model's user) can write a call without reading the source.
+ * model's user) can write a call without reading the source. While a node
+ * serves the data folder, its owner-only `/node/tools` says the same.
  */
 export function registerToolsCommand(program: Command, ctx: CliContext, done: (code: number) => void): void {
   program
@@ -41,23 +51,15 @@ export function registerToolsCommand(program: Command, ctx: CliContext, done: (c
       const globals = program.opts<GlobalOptions>();
       const { config } = configFor(globals, ctx);
       const target = await targetFor(globals, config, ctx, { command: 'tools', runJobs: false });
-      if (target.kind === 'remote')
-        // Opening the folder beside its node would mark the node's running background commands lost.
-        throw new InputError(
-          `lango tools reads the tools in-process, but the node at ${target.url} serves this data folder; stop it first`,
-        );
-      const { app } = target;
+      if (target.kind === 'remote') {
+        const answer = await fetchNodeReport<ToolsReport>(target.url, 'node/tools', target.owner);
+        if (!answer.ok) throw new LangoError(`the node at ${target.url} did not list its tools (${answer.why})`);
+        print(answer.report, name, Boolean(options.json), ctx);
+        done(ExitCode.ok);
+        return;
+      }
       try {
-        const all = app.tools();
-        const chosen = name === undefined ? all : all.filter(({ tool }) => tool.name === name);
-        if (name !== undefined && !chosen.length) {
-          const near = all.map(({ tool }) => tool.name).filter((n) => n.startsWith(name.split('_')[0] ?? name));
-          throw new InputError(
-            `no tool named "${name}"${near.length ? ` (did you mean ${near.join(', ')}?)` : ''}; \`lango tools\` lists them`,
-          );
-        }
-        if (options.json) ctx.io.out(JSON.stringify(chosen.map(view), null, 2) + '\n');
-        else ctx.io.out(chosen.flatMap((owned) => [...render(owned, app.root().name), '']).join('\n'));
+        print(toolsReport(target.app.info), name, Boolean(options.json), ctx);
         done(ExitCode.ok);
       } finally {
         await target.close();

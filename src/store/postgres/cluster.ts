@@ -127,7 +127,9 @@ const GUARD_SWEEP_BEATS = 30;
  * beat, and every {@link GUARD_SWEEP_BEATS} beats: each replica sweeping on
  * every beat was three transactions and seven statements a second per
  * replica, for nothing, while every replica is well. A replica's death is
- * still seen within about a lease and a beat. The first beat is awaited (a
+ * still seen within about a lease and a beat. A replica back from losing
+ * its database holds its sweeps for a lease: the others may be coming back
+ * from the same outage, and are not lost. The first beat is awaited (a
  * replica is live before it serves). Returns the stop function, which
  * removes the replica's row: a replica that stopped cleanly is not waited
  * for.
@@ -146,10 +148,17 @@ export async function startHeartbeat(options: {
   /** The other replicas the last beat saw, live or not, as one string; undefined until a sweep has run. */
   let seenBefore: string | undefined;
   let beatsSinceSweep = 0;
+  /**
+   * After a beat that failed (this replica could not reach the database),
+   * no sweep until a lease and a beat have passed: every other replica was
+   * perhaps cut off too, and is live if it beats again within that time.
+   */
+  let sweepsHeldUntil = 0;
   let beating: Promise<void> = Promise.resolve();
   const beat = async () => {
     try {
       const others = await heartbeat(db, cluster);
+      if (Date.now() < sweepsHeldUntil) return;
       const seen = others.map((r) => r.replica_id).join('\u0000');
       beatsSinceSweep += 1;
       const due = seen !== seenBefore || others.some((r) => !r.live) || beatsSinceSweep >= GUARD_SWEEP_BEATS;
@@ -167,7 +176,9 @@ export async function startHeartbeat(options: {
         .join('\u0000');
       beatsSinceSweep = 0;
     } catch (err) {
-      log.warn('heartbeat failed', { error: errorMessage(err) });
+      // Logged once per outage: a replica cut off from its database beats every interval.
+      if (Date.now() >= sweepsHeldUntil) log.warn('heartbeat failed', { error: errorMessage(err) });
+      sweepsHeldUntil = Date.now() + cluster.leaseMs + cluster.heartbeatMs;
     }
   };
   const timer = setInterval(() => {

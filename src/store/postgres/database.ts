@@ -10,13 +10,23 @@ export type PgDatabase = Pool;
 /** Something queries run on: the pool, or one client inside a transaction. */
 export type PgQueryable = Pick<PoolClient, 'query'>;
 
+/** The longest a query waits for a connection (a new one, or a free one of a busy pool). */
+const CONNECT_TIMEOUT_MS = 10_000;
+
 /**
  * Opens a pool on `url` (`postgres://user:pass@host:port/db`); nothing
  * connects until the first query. `pipeline`: each connection sends a query
  * without waiting for the previous one's answer (the group commit's pool).
  */
 export function openPgDatabase(url: string, options: { max?: number; pipeline?: boolean } = {}): PgDatabase {
-  const pool = new Pool({ connectionString: url, max: options.max ?? 10, pipeline: options.pipeline ?? false });
+  const pool = new Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    pipeline: options.pipeline ?? false,
+    // A database cut off by the network answers nothing: a query waiting for a connection fails instead of hanging.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+  });
   // An idle client whose server went away emits `error` on the pool: without a listener that ends the process.
   pool.on('error', () => {});
   return pool;

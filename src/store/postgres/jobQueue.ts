@@ -1,6 +1,7 @@
 import PgBoss from 'pg-boss';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
+import { createDueAlarm } from '../dueAlarm';
 import type { CronOccurrence, JobQueue } from '../jobQueue';
 import { rows, transaction, type PgDatabase, type PgQueryable } from './database';
 import type { PgListener } from './listener';
@@ -94,41 +95,6 @@ export const JOB_QUEUE_CHANNEL = 'lango_job_queue';
 const IDLE_POLL_MS = 10_000;
 /** The wait after a take found nothing although an entry looked due (another replica had it locked). */
 const RETAKE_AFTER_MS = 50;
-/** The longest timer Node keeps (a longer one fires at once): an entry due later is looked at again then. */
-const LONGEST_TIMER_MS = 2 ** 31 - 1;
-
-/**
- * Wakes the takers of one queue when its earliest known entry comes due: a
- * single timer, moved earlier by each entry learned of, cleared when it
- * rings (the takers' next take arms it again).
- */
-function createDueAlarm() {
-  const wakers = new Set<() => void>();
-  let timer: NodeJS.Timeout | undefined;
-  let ringsAt = Infinity;
-  const ring = () => {
-    clearTimeout(timer);
-    ringsAt = Infinity;
-    for (const wake of wakers) wake();
-  };
-  return {
-    wakers,
-    ring,
-    /** Rings at `dueAt` (milliseconds since the epoch; at once when past) unless it rings sooner already. */
-    setFor(dueAt: number) {
-      if (!(dueAt < ringsAt)) return;
-      clearTimeout(timer);
-      ringsAt = dueAt;
-      timer = setTimeout(ring, Math.min(Math.max(0, dueAt - Date.now()), LONGEST_TIMER_MS));
-      timer.unref();
-    },
-    stop() {
-      clearTimeout(timer);
-      wakers.clear();
-    },
-  };
-}
-
 /**
  * The {@link JobQueue} on pg-boss over the node's pool. A cron fire time is
  * an entry due at that time, keyed by (job, time); a background job an entry

@@ -6,6 +6,7 @@ import type { JobQueue } from '../jobQueue';
 import { CLUSTER_SCHEMA, startHeartbeat } from './cluster';
 import { migrate, openPgDatabase, type PgDatabase, type PgSchema } from './database';
 import { createPgGroupCommit, type PgGroupCommit } from './groupCommit';
+import { pgHealth } from './health';
 import {
   BACKGROUND_SCHEMA,
   createPgBackgroundJobStore,
@@ -195,6 +196,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     db,
     group,
     stores,
+    health: pgHealth({ db, logger }),
     taskEvents,
     taskRows: { tasks: taskRows.tasks, pushConfigs: taskRows.pushConfigs },
     close() {

@@ -603,6 +603,13 @@ function createPgPushConfigRows(
       await ensureLoaded();
       return withConfigs.has(scopedKey(scope, taskId));
     },
+    async recordDelivery(scope, taskId, configId, delivery) {
+      await db.query(
+        `UPDATE a2a_push_configs SET config_data = jsonb_set(COALESCE(config_data, '{}')::jsonb, '{delivery}', $5::jsonb)::text
+         WHERE tenant = $1 AND owner = $2 AND task_id = $3 AND config_id = $4`,
+        [scope.tenant, scope.owner, taskId, configId, JSON.stringify(delivery)],
+      );
+    },
     get saves() {
       return saves;
     },

@@ -7,6 +7,8 @@ import { createSqliteCronStore } from './cron';
 import { openDatabase, type SqliteDatabase } from './database';
 import { createSqliteExecJobStore } from './execJobs';
 import { createSqliteGraphStore } from './graph';
+import { createSqliteJobQueue } from './jobQueue';
+import { sqliteHealth } from './health';
 import { createGroupCommit, type GroupCommit } from './groupCommit';
 import { createSqliteInquiryStore, createSqliteKnowledgeStore } from './knowledge';
 import { createSqlitePaymentLedger } from './ledger';
@@ -19,7 +21,7 @@ import { createSqliteWorkflowStore } from './workflows';
 
 /** The embedded storage: one SQLite file, its group commit and every store on it. */
 export interface SqliteStorage extends Storage {
-  /** The handle, for the A2A task rows (their own store) and health checks. */
+  /** The handle, for the A2A task rows (their own store, built beside these in `store/open.ts`) and tests. */
   readonly db: SqliteDatabase;
   /** The one group commit of `db`, shared with the A2A task rows. */
   readonly group: GroupCommit;
@@ -72,16 +74,21 @@ export function openSqliteStorage(options: SqliteStorageOptions): SqliteStorage 
       background: createSqliteBackgroundJobStore({ db }),
       workflows: createSqliteWorkflowStore({ db }),
       execJobs: createSqliteExecJobStore({ db }),
+      // After the cron store: a claim moves the job's row and queues its next fire time in one transaction.
+      jobQueue: createSqliteJobQueue({ db, clock, logger }),
     };
+    const health = sqliteHealth({ db, file: options.file, logger });
     let closed = false;
     return {
       db,
       group,
       stores,
+      health: async () => health(),
       async close() {
         if (closed) return;
         closed = true;
         try {
+          await stores.jobQueue.close();
           group.flush();
         } finally {
           await stopCheckpoints?.();

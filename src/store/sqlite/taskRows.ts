@@ -438,6 +438,10 @@ function createSqlitePushConfigRows(
   const remove = db.prepare(
     `DELETE FROM a2a_push_configs WHERE tenant = ? AND owner = ? AND task_id = ? AND config_id = ?`,
   );
+  const setDelivery = db.prepare(
+    `UPDATE a2a_push_configs SET config_data = json_set(COALESCE(config_data, '{}'), '$.delivery', json(?))
+     WHERE tenant = ? AND owner = ? AND task_id = ? AND config_id = ?`,
+  );
   return {
     async save(scope, taskId, config, wireVersion) {
       upsert.run(scope.tenant, scope.owner, taskId, config.id, pushConfigData(config, wireVersion));
@@ -465,6 +469,9 @@ function createSqlitePushConfigRows(
     },
     async hasAny(scope, taskId) {
       return withConfigs.has(scopedKey(scope, taskId));
+    },
+    async recordDelivery(scope, taskId, configId, delivery) {
+      setDelivery.run(JSON.stringify(delivery), scope.tenant, scope.owner, taskId, configId);
     },
     get saves() {
       return saves;

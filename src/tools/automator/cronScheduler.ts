@@ -2,18 +2,24 @@ import type { TurnRunner } from '../../agent/turn';
 import { errorMessage, InputError } from '../../errors';
 import type { Logger } from '../../log/logger';
 import type { Principal, PrincipalDirectory } from '../../principal';
+import type { CronOccurrence, JobQueue } from '../../store/jobQueue';
 import type { CronJob, CronStore, CronTrigger } from '../../store/jobs';
+import { startQueuePoller, type QueuePoller } from './queuePoller';
 import { runPrompt } from './runPrompt';
 import { RunningJobs } from './runningJobs';
-import { parseSchedule } from './schedule';
+import { parseSchedule, type Schedule } from './schedule';
 
-/** setTimeout cannot wait longer than this; longer waits re-arm when it fires. */
-const MAX_TIMER_MS = 2_147_483_647;
+/** Fire times taken from the queue per take. */
+const TAKEN_PER_POLL = 16;
+/** A one-time job's fire time this far past when it is taken was missed (nothing ran jobs), not just late. */
+const MISSED_AFTER_MS = 60_000;
 const JOB_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$/;
 
 /** What the scheduler needs; one named options object. */
 export interface CronSchedulerOptions {
   store: CronStore;
+  /** Where fire times wait until taken (`Stores.jobQueue`). */
+  queue: JobQueue;
   /** Who a stored job runs as: the principal that created it. */
   principals: PrincipalDirectory;
   clock: () => Date;
@@ -21,155 +27,172 @@ export interface CronSchedulerOptions {
 }
 
 /** A job's key among every principal's jobs (names are unique within one principal's). */
-export const cronJobKey = (job: Pick<CronJob, 'owner' | 'name'>) => `${job.owner}\u0000${job.name}`;
+const cronJobKey = (job: Pick<CronJob, 'owner' | 'name'>) => `${job.owner}\u0000${job.name}`;
+
+/**
+ * Whether the fire time `scheduledFor`, taken at `now`, was missed rather
+ * than merely late: a later fire time of the schedule has passed too (its
+ * runs collapse into this one), or a one-time job's time is long past.
+ */
+export function wasMissed(schedule: Schedule, scheduledFor: string, now: Date): boolean {
+  const due = new Date(scheduledFor);
+  const following = schedule.next(due);
+  if (following) return following.getTime() <= now.getTime();
+  return now.getTime() - due.getTime() > MISSED_AFTER_MS;
+}
 
 /**
  * Fires persisted cron jobs through the agent tree, each as the principal
  * that created it, one session per job (`cron:<name>` within that
- * principal's conversations). The store is the source of truth; timers are
- * only a wake-up call, re-read the job when they fire, and are all cleared
- * by {@link CronScheduler.close}.
+ * principal's conversations), on either database: each fire time of each
+ * job is an entry of the job queue (`Stores.jobQueue`), due at that time,
+ * and the process is woken by the queue when it comes due (no poll). With
+ * replicas on PostgreSQL exactly one replica takes it, a job added, paused,
+ * resumed or removed through any replica is seen by all, and a replica
+ * stopped or dead leaves its jobs to the others. Taking a fire time claims
+ * it on the job's row (its `nextRunAt` moves on and the next fire time is
+ * queued, in one transaction), and the run record is unique per (job,
+ * scheduled time, trigger). The store is the source of truth: a fire time
+ * of a job paused, removed or rescheduled since it was queued is dropped
+ * when taken.
  *
- * Missed runs (documented rule): when the scheduler starts, an active job
- * whose next run time passed while the node was down gets exactly ONE
- * catch-up run, recorded with trigger `catch-up`, however many times it was
- * missed; its next run is then computed from the current time. A one-time
- * job missed this way runs once and is done. Runs left `running` by a dead
- * process are marked failed ("node restarted"). Times missed while a job was
- * paused are skipped: `cron_resume` schedules from the current time. A fire
- * time that arrives while the job's previous run is still going is skipped.
+ * Missed runs (documented rule): while no process runs jobs, the job's one
+ * queued fire time waits; the first to take it afterwards runs the job
+ * ONCE, recorded with trigger `catch-up` (a later fire time also passed, or
+ * a one-time job is more than a minute late), however many times it was
+ * missed, and its next run is computed from the current time. Runs left
+ * `running` by a dead process are marked failed ("node restarted"). Times
+ * missed while a job was paused are skipped: `cron_resume` schedules from
+ * the current time. A fire time that arrives while the job's previous run
+ * in this process is still going is skipped.
  */
 export class CronScheduler {
-  private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly runs = new RunningJobs();
-  /** Set by {@link start}: jobs run only once the agent tree exists. */
   private runner: TurnRunner | undefined;
+  private poller: QueuePoller | undefined;
+  private stopWaking: (() => void) | undefined;
   private closed = false;
 
   constructor(private readonly options: CronSchedulerOptions) {}
 
-  /** Fails interrupted runs, catches up missed jobs once each and arms the rest; jobs run through `runner`. */
+  /**
+   * Fails this process's runs left by its previous life, queues the current
+   * fire time of every active job (a no-op for those already queued), then
+   * takes due fire times from the queue; jobs run through `runner`.
+   */
   async start(runner: TurnRunner): Promise<void> {
     if (this.runner || this.closed) return;
     this.runner = runner;
-    const now = this.now();
-    const interrupted = await this.options.store.failInterruptedRuns(now.toISOString());
-    if (interrupted > 0)
-      this.options.logger.warn('cron runs interrupted by a restart marked failed', { count: interrupted });
-    for (const job of await this.options.store.all()) {
-      if (job.status !== 'active' || !job.nextRunAt) continue;
-      if (Date.parse(job.nextRunAt) <= now.getTime()) await this.fire(job, 'catch-up');
-      else this.arm(job);
+    const { store, queue, logger } = this.options;
+    const interrupted = await store.failInterruptedRuns(this.now().toISOString());
+    if (interrupted > 0) logger.warn('cron runs interrupted by a restart marked failed', { count: interrupted });
+    for (const job of await store.all()) {
+      if (job.status === 'active' && job.nextRunAt) await queue.scheduleCron(occurrenceOf(job, job.nextRunAt));
     }
+    const poller = startQueuePoller({
+      intervalMs: queue.idlePollMs,
+      logger,
+      poll: async () => {
+        await queue.takeCron(TAKEN_PER_POLL, (occurrence) => this.take(occurrence));
+      },
+    });
+    this.poller = poller;
+    this.stopWaking = queue.onDue('cron', () => poller.wake());
   }
 
-  /** Adds the principal's job and arms it. @throws InputError for a bad name, a duplicate or a bad schedule. */
+  /**
+   * Adds the principal's job and queues its first fire time (any replica may
+   * run it; a process that runs no jobs leaves it to the one that does).
+   * @throws InputError for a bad name, a duplicate or a bad schedule.
+   */
   async add(principal: Principal, input: { name: string; schedule: string; prompt: string }): Promise<CronJob> {
     const job = await addCronJob(this.options.store, principal, input, this.now());
-    if (this.runner) this.arm(job);
+    await this.queueCurrent(job);
     return job;
   }
 
-  /** Stops firing the principal's job until {@link resume}; a run under way finishes. */
+  /** Stops firing the principal's job until {@link resume}; its queued fire time is dropped when taken. */
   async pause(principal: Principal, name: string): Promise<CronJob> {
     const job = await this.require(principal, name);
-    if (job.status === 'active') {
-      this.disarm(job);
+    if (job.status === 'active')
       await this.options.store.update(principal, name, { status: 'paused', nextRunAt: null });
-    }
     return this.require(principal, name);
   }
 
   /** Resumes a paused job from the current time (runs missed while paused are skipped). */
   async resume(principal: Principal, name: string): Promise<CronJob> {
     const { job, resumed } = await resumeCronJob(this.options.store, principal, name, this.now());
-    if (resumed && job.nextRunAt && this.runner) this.arm(job);
+    if (resumed) await this.queueCurrent(job);
     return job;
   }
 
-  /** Removes the principal's job and its history, cancelling a run under way. */
+  /** Removes the principal's job and its history, cancelling a run under way in this process. */
   async remove(principal: Principal, name: string): Promise<void> {
     const job = await this.require(principal, name);
-    this.disarm(job);
     this.runs.abort(cronJobKey(job), new Error('job removed'));
     await this.options.store.remove(principal, name);
   }
 
-  /** Clears every timer, cancels runs under way and waits for them to be recorded. */
+  /** Stops taking fire times, cancels runs under way and waits for them to be recorded. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const timer of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
+    this.stopWaking?.();
+    await this.poller?.stop();
     await this.runs.stopAll(new Error('node shutting down'));
-  }
-
-  private require(principal: Principal, name: string): Promise<CronJob> {
-    return requireCronJob(this.options.store, principal, name);
   }
 
   private now(): Date {
     return this.options.clock();
   }
 
-  private arm(job: CronJob): void {
-    this.disarm(job);
-    if (this.closed || !job.nextRunAt) return;
-    const delay = Math.min(Math.max(Date.parse(job.nextRunAt) - this.now().getTime(), 0), MAX_TIMER_MS);
-    const timer = setTimeout(() => {
-      this.timers.delete(cronJobKey(job));
-      this.onTimer(job).catch((err: unknown) =>
-        this.options.logger.error('cron job could not fire', { job: job.name, error: errorMessage(err) }),
-      );
-    }, delay);
-    timer.unref();
-    this.timers.set(cronJobKey(job), timer);
+  private require(principal: Principal, name: string): Promise<CronJob> {
+    return requireCronJob(this.options.store, principal, name);
   }
 
-  private disarm(job: Pick<CronJob, 'owner' | 'name'>): void {
-    const key = cronJobKey(job);
-    clearTimeout(this.timers.get(key));
-    this.timers.delete(key);
+  private async queueCurrent(job: CronJob): Promise<void> {
+    if (job.status === 'active' && job.nextRunAt)
+      await this.options.queue.scheduleCron(occurrenceOf(job, job.nextRunAt));
   }
 
-  private async onTimer(armed: CronJob): Promise<void> {
-    const job = await this.options.store.get(this.options.principals.byId(armed.owner), armed.name);
-    if (this.closed || !job || job.status !== 'active' || !job.nextRunAt) return;
-    // A timer clamped to MAX_TIMER_MS (or an early wake-up) only re-arms.
-    if (Date.parse(job.nextRunAt) > this.now().getTime()) this.arm(job);
-    else await this.fire(job, 'schedule');
-  }
-
-  /** Records the run, moves the job to its next time, then runs the prompt. */
-  private async fire(job: CronJob, trigger: CronTrigger): Promise<void> {
+  /** One fire time taken from the queue: claimed on the job's row, then run in the background. */
+  private async take(occurrence: CronOccurrence): Promise<void> {
     const runner = this.runner;
-    if (!runner) return;
-    const principal = this.options.principals.byId(job.owner);
+    if (!runner || this.closed) throw new Error('the scheduler is closing');
+    const principal = this.options.principals.byId(occurrence.owner);
+    const job = await this.options.store.get(principal, occurrence.name);
+    // Paused, removed or rescheduled since this fire time was queued: its current time (if any) is queued too.
+    if (!job || job.status !== 'active' || job.nextRunAt !== occurrence.scheduledFor) return;
     const now = this.now();
-    const next = parseSchedule(job.schedule, new Date(job.anchorAt)).next(now);
-    await this.options.store.update(principal, job.name, {
+    const schedule = parseSchedule(job.schedule, new Date(job.anchorAt));
+    const next = schedule.next(now);
+    const claimed = await this.options.queue.claimCron(occurrence, {
       status: next ? 'active' : 'done',
       nextRunAt: next?.toISOString() ?? null,
       lastRunAt: now.toISOString(),
     });
-    const updated = await this.options.store.get(principal, job.name);
-    if (updated && next) this.arm(updated);
+    if (!claimed) return;
+    const trigger: CronTrigger = wasMissed(schedule, occurrence.scheduledFor, now) ? 'catch-up' : 'schedule';
     startCronRun(this.runs, this.options, {
       runner,
       principal,
       job,
       trigger,
-      scheduledFor: job.nextRunAt ?? now.toISOString(),
+      scheduledFor: occurrence.scheduledFor,
       startedAt: now,
     });
   }
 }
 
+function occurrenceOf(job: Pick<CronJob, 'owner' | 'name'>, scheduledFor: string): CronOccurrence {
+  return { owner: job.owner, name: job.name, scheduledFor };
+}
+
 /**
  * Validates and stores the principal's new job, its first fire time
- * computed from `now`; the scheduler that runs it arms it.
+ * computed from `now`; the caller queues it.
  * @throws InputError for a bad name, a duplicate or a bad schedule.
  */
-export async function addCronJob(
+async function addCronJob(
   store: CronStore,
   principal: Principal,
   input: { name: string; schedule: string; prompt: string },
@@ -199,7 +222,7 @@ export async function addCronJob(
 }
 
 /** A job the principal has. @throws InputError when there is none. */
-export async function requireCronJob(store: CronStore, principal: Principal, name: string): Promise<CronJob> {
+async function requireCronJob(store: CronStore, principal: Principal, name: string): Promise<CronJob> {
   const job = await store.get(principal, name);
   if (!job) throw new InputError(`no cron job named "${name}"`);
   return job;
@@ -209,9 +232,9 @@ export async function requireCronJob(store: CronStore, principal: Principal, nam
  * Resumes the principal's paused job from `now` (runs missed while paused
  * are skipped): active again with its next fire time, or done when the
  * schedule has none left. `resumed` is false for a job that was not paused
- * (returned as it is); the scheduler arms or queues a resumed job.
+ * (returned as it is); the caller queues a resumed job.
  */
-export async function resumeCronJob(
+async function resumeCronJob(
   store: CronStore,
   principal: Principal,
   name: string,
@@ -228,7 +251,7 @@ export async function resumeCronJob(
  * Starts one run of a job among `runs` ({@link runCronJob}), unless the
  * job's previous run is still going: that fire time is skipped.
  */
-export function startCronRun(
+function startCronRun(
   runs: RunningJobs,
   options: { store: CronStore; logger: Logger; clock: () => Date },
   run: Omit<Parameters<typeof runCronJob>[0], 'store' | 'logger' | 'clock' | 'signal'>,
@@ -246,7 +269,7 @@ export function startCronRun(
  * already recorded for that time and trigger was another replica's, and
  * this one does not run), then the prompt, then its outcome. Never throws.
  */
-export async function runCronJob(run: {
+async function runCronJob(run: {
   store: CronStore;
   logger: Logger;
   clock: () => Date;

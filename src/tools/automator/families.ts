@@ -1,8 +1,6 @@
 import type { ToolFamily } from '../../toolset/family';
 import { BackgroundQueue } from './bgQueue';
 import { createBackgroundTools } from './bgTools';
-import { ClusterBackgroundQueue } from './clusterBackground';
-import { ClusterCronScheduler } from './clusterCron';
 import { CronScheduler } from './cronScheduler';
 import { createCronTools } from './cronTools';
 import { WorkflowEngine } from './workflowEngine';
@@ -27,17 +25,16 @@ export const cronFamily: ToolFamily = {
   enabled: (config) => config.cron.enabled,
   create: (deps) => {
     const store = deps.stores.cron;
-    const options = {
+    const scheduler = new CronScheduler({
       store,
+      queue: deps.stores.jobQueue,
       principals: deps.principals,
       clock: deps.clock,
       logger: deps.logger.child({ component: 'cron' }),
-    };
-    const { jobQueue } = deps.stores;
-    const scheduler = jobQueue ? new ClusterCronScheduler({ ...options, queue: jobQueue }) : new CronScheduler(options);
+    });
     return {
       tools: createCronTools({ scheduler, store }),
-      // A job added while the scheduler is not started is kept, unarmed, for the node that runs jobs.
+      // A job added while the scheduler is not started waits in the job queue for the node that runs jobs.
       start: ({ runner, runsJobs }) => (runsJobs === false ? undefined : scheduler.start(runner)),
       close: () => scheduler.close(),
     };
@@ -52,15 +49,14 @@ export const backgroundFamily: ToolFamily = {
   enabled: (config) => config.background.enabled,
   create: (deps) => {
     const store = deps.stores.background;
-    const options = {
+    const queue = new BackgroundQueue({
       store,
+      queue: deps.stores.jobQueue,
       principals: deps.principals,
       clock: deps.clock,
       logger: deps.logger.child({ component: 'background' }),
       concurrency: deps.config.background.concurrency,
-    };
-    const { jobQueue } = deps.stores;
-    const queue = jobQueue ? new ClusterBackgroundQueue({ ...options, queue: jobQueue }) : new BackgroundQueue(options);
+    });
     return {
       tools: createBackgroundTools({ queue, store }),
       // A prompt submitted while the queue is not started stays queued for the node that runs jobs.

@@ -19,7 +19,8 @@ export interface PromptRun {
 
 /** How an automated prompt ended, in the automator's own words. */
 export type PromptOutcome =
-  { status: TurnResult['status']; text: string; author: string } | { status: 'cancelled'; text: string; author: null };
+  | { status: Exclude<TurnResult['status'], 'auth-required'>; text: string; author: string }
+  | { status: 'cancelled'; text: string; author: null };
 
 /**
  * Runs one prompt to its end through the runner and never throws for a
@@ -38,7 +39,9 @@ export async function runPrompt(runner: TurnRunner, run: PromptRun): Promise<Pro
       metadata: run.metadata,
     });
     if (run.signal.aborted) return cancelled(run.signal);
-    return { status: result.status, text: clip(result.text), author: result.author };
+    // A remote agent's call for authorization waits for the user as a question does.
+    const status = result.status === 'auth-required' ? 'input-required' : result.status;
+    return { status, text: clip(result.text), author: result.author };
   } catch (error) {
     if (run.signal.aborted) return cancelled(run.signal);
     return { status: 'failed', text: clip(errorMessage(error)), author: 'automator' };

@@ -1,10 +1,9 @@
 /**
  * The runs one scheduler or queue has under way in this process, by key (a
  * background job's id, a cron job's owner and name): each with the
- * controller that stops it, and the promise {@link stopAll} waits for. The
- * SQLite schedulers (`bgQueue.ts`, `cronScheduler.ts`) and the cluster ones
- * (`clusterBackground.ts`, `clusterCron.ts`) keep their runs here alike;
- * they differ in how a run is found and claimed, not in how it is held.
+ * controller that stops it, and the promise {@link stopAll} waits for: the
+ * cron scheduler (`cronScheduler.ts`) and the background queue
+ * (`bgQueue.ts`) keep their runs here alike.
  * @example
  * const runs = new RunningJobs();
  * runs.start(job.id, (signal) => runJob(job, signal), () => pump());

@@ -422,5 +422,34 @@ export function taskRowsContract(factory: TaskRowsFactory): void {
       expect(await store.pushConfigs.load(alice, 't1')).toEqual([]);
       expect(await store.pushConfigs.hasAny(alice, 't1')).toBe(false);
     });
+
+    it('records how the latest notification went on the config, until it is saved again', async () => {
+      const { pushConfigs } = await open();
+      const config = {
+        tenant: '',
+        id: 'd1',
+        taskId: 't2',
+        url: 'https://hooks.example.com/d',
+        token: '',
+        authentication: { scheme: 'Bearer', credentials: 'c' },
+      };
+      await pushConfigs.save(alice, 't2', config, '1.0');
+      const failed = {
+        outcome: 'failed' as const,
+        attempts: 3,
+        status: 503,
+        error: 'HTTP 503',
+        at: '2026-01-01T00:00:00.000Z',
+      };
+      await pushConfigs.recordDelivery(alice, 't2', 'd1', failed);
+      await pushConfigs.recordDelivery(bob, 't2', 'd1', { ...failed, outcome: 'delivered' });
+      await pushConfigs.recordDelivery(alice, 't2', 'gone', failed);
+      expect(await pushConfigs.load(alice, 't2')).toEqual([{ config, wireVersion: '1.0', delivery: failed }]);
+      const delivered = { outcome: 'delivered' as const, attempts: 1, status: 200, at: '2026-01-01T00:00:01.000Z' };
+      await pushConfigs.recordDelivery(alice, 't2', 'd1', delivered);
+      expect((await pushConfigs.load(alice, 't2'))[0].delivery).toEqual(delivered);
+      await pushConfigs.save(alice, 't2', config, '1.0');
+      expect((await pushConfigs.load(alice, 't2'))[0].delivery).toBeUndefined();
+    });
   });
 }

@@ -18,7 +18,7 @@ describe('cron family', () => {
   const temp = useTempDb();
 
   async function open(runner = createRecordingRunner((input) => `ran: ${input.text}`), clock?: () => Date) {
-    const storage = openStorage(temp.file);
+    const storage = openStorage(temp.file, clock);
     const logger = createMemoryLogger();
     const family = await openFamily(cronFamily, await automatorDeps({ storage, clock, logger }), {
       runner: runner.runner,

@@ -1,7 +1,7 @@
-import { wasMissed } from '../../../src/tools/automator/clusterCron';
+import { wasMissed } from '../../../src/tools/automator/cronScheduler';
 import { parseSchedule } from '../../../src/tools/automator/schedule';
 
-describe('the cluster scheduler’s missed-run rule', () => {
+describe('the scheduler’s missed-run rule', () => {
   const anchor = new Date('2026-01-01T00:00:00.000Z');
   const at = (ms: number) => new Date(anchor.getTime() + ms);
 

@@ -43,10 +43,7 @@ describe('a payment above the approval threshold over A2A', () => {
 
   it('ends in input-required, sends nothing until the yes, then sends on chain and completes', async () => {
     expect(app.families.find((f) => f.name === 'payment')).toMatchObject({ state: 'on' });
-    const wallet = getAddress(
-      (app.db.prepare(`SELECT public_key FROM vault_keys WHERE name = 'wallet'`).get() as { public_key: string })
-        .public_key,
-    ) as Address;
+    const wallet = getAddress((await app.stores.vault.key('wallet'))!.publicKey) as Address;
     await chain.fundEth(wallet, '1');
     await chain.mint(wallet, '10');
     const url = await app.listen();
