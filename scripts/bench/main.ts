@@ -25,6 +25,7 @@ import {
   resubscribeLongAnswer,
 } from './cluster';
 import { oidcGreeting } from './identity';
+import { resumeCost, resumeLatency } from './resume';
 import { summarizeProfileFile } from './profile';
 import { describeMachine, renderReport } from './report';
 import {
@@ -63,6 +64,8 @@ const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   resubscribeElsewhere,
   resubscribeLongAnswer,
   oidcGreeting,
+  resumeLatency,
+  resumeCost,
 };
 
 /** The 1-, 5- and 15-minute load averages, as printed next to every scenario. */

@@ -114,6 +114,28 @@ describe('the generation extension on one node', () => {
     expect(runner.turns).toEqual(['cut me']);
   });
 
+  it('resumes over HTTP+JSON too: SubscribeToTask with Last-Event-ID, each event carrying its generation', async () => {
+    const stream = await openSse(`${node.url}/`, rpc('SendStreamingMessage', message('over rest')), EXTENSION);
+    runner.release(3);
+    const before = await readUntil(stream, (frames) => frames.filter((f) => chunkText(resultOf(f))).length === 3);
+    stream.cut();
+    // Its first event is awaited before its headers (as the SDK's handler does): one is let out first.
+    runner.release(1);
+    const last = before.at(-1)!;
+    const taskId = taskIdOf(resultOf(last));
+    const resumed = await openSse(
+      `${node.url}/tasks/${taskId}:subscribe`,
+      undefined,
+      { ...EXTENSION, 'Last-Event-ID': last.id! },
+      'GET',
+    );
+    runner.release();
+    const after = await readUntil(resumed, () => false);
+    const generations = [...before, ...after].map((f) => generationOf(resultOf(f)));
+    expect(generations).toEqual(generations.map((_, i) => i + 1));
+    expect([...before, ...after].map((f) => chunkText(resultOf(f))).join('')).toBe(runner.answer);
+  });
+
   it('gives a stream resumed after events it no longer has the task as it stands, and refuses another task’s id', async () => {
     runner.release();
     // A blocking send keeps no events (nobody watched it): resuming from its first generation gets the task.
