@@ -220,7 +220,11 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
       // One process: the check and the queueing happen in one turn of the event loop, so two sends cannot both pass.
       const now = Date.now();
       const pending = queuedKeys.get(scopedKey(send.scope, send.key));
-      if (pending) return { taskId: pending.task_id, created: false };
+      if (pending) {
+        // Answered once the first send's commit is, after the first send's caller has heard it (and started its turn).
+        await group.schedule(writeQueued);
+        return { taskId: pending.task_id, created: false };
+      }
       const recorded = selectSendKey.get(send.scope.tenant, send.scope.owner, send.key) as SendKeyRow | undefined;
       if (recorded && recorded.expires_at >= now) return { taskId: recorded.task_id, created: false };
       queuedKeys.set(scopedKey(send.scope, send.key), {
