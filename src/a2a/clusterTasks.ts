@@ -123,17 +123,18 @@ function foldRecords(task: Task | undefined, records: readonly TaskEventRecord[]
 }
 
 /**
- * Writes each folded event of an `every-state` live task to `events` under
- * its generation (the `onFolded` seam of `liveTasks.ts`; `on-settle` tasks
- * are skipped: nobody outside this process knows them before they settle);
+ * Writes each folded event of an `every-state` live task that keeps its
+ * events to `events` under its generation (the `onFolded` seam of
+ * `liveTasks.ts`; `on-settle` tasks are skipped: nobody outside this process
+ * knows them before they settle);
  * resolves once committed, never rejects (a failure is logged: the task
  * goes on, only a follower or a resumed stream misses the event).
  * @example
  * const live = new LiveTasks({ rows, onFolded: (folded) => void record(folded) });
  */
 export function taskEventRecorder(events: TaskEventLog, log: Logger): (folded: FoldedEvent) => Promise<void> {
-  return ({ scope, taskId, event, task, writeMode, generation }) => {
-    if (writeMode !== 'every-state') return Promise.resolve();
+  return ({ scope, taskId, event, task, writeMode, kept, generation }) => {
+    if (writeMode !== 'every-state' || !kept) return Promise.resolve();
     const terminal = isFinished(task.status?.state);
     // Taken now: the live task changes with the next event. Nobody follows an ended task, so its end carries none.
     const snapshot = generation % SNAPSHOT_EVERY === 0 && !terminal ? Task.toJSON(task) : undefined;

@@ -79,6 +79,14 @@ export interface LiveTask {
    * counts is the one the event log keeps.
    */
   generation: number;
+  /**
+   * Its events go to the event log (`onFolded`'s `kept`): always with
+   * replicas (followers elsewhere read them); on one node only once someone
+   * may resume from them or wait on them (a request that activated the
+   * generation extension, see {@link LiveTasks.watch}), so a client that
+   * never asks for generations pays nothing for them.
+   */
+  keepEvents: boolean;
   /** Who hears each event folded from now on (streams, subscribers, webhooks); none for most tasks. */
   listeners: Array<(heard: HeardEvent) => void> | undefined;
   /** Aborts the turn's model, tool and remote calls (a cancel, the node stopping). */
@@ -101,6 +109,8 @@ export interface FoldedEvent {
   taskId: string;
   /** When the task is written to the rows: only an `every-state` task is watched from elsewhere. */
   writeMode: WriteMode;
+  /** Whether the event goes to the event log ({@link LiveTask.keepEvents}). */
+  kept: boolean;
   /** The task's generation after the event. */
   generation: number;
   event: AgentExecutionEvent;
@@ -148,6 +158,8 @@ export interface LiveTasksOptions {
   onFolded?: (folded: FoldedEvent) => void;
   /** Follows and cancels tasks live on other replicas (see the module comment); none by default. */
   elsewhere?: TasksElsewhere;
+  /** Every task's events go to the event log (replicas share them); otherwise only watched tasks' ({@link LiveTask.keepEvents}). */
+  keepAllEvents?: boolean;
   /** Stamps the claims and the statuses a cancel or a shutdown folds in (default: the system clock). */
   clock?: () => Date;
 }
@@ -161,6 +173,8 @@ export class LiveTasks {
   private readonly tasks = new Map<string, LiveTask>();
   /** By id alone, for the owner, who reads every caller's tasks. */
   private readonly byId = new Map<string, LiveTask>();
+  /** How many wait on each task's events (by scope and id): its next turns keep them ({@link watch}). */
+  private readonly watched = new Map<string, number>();
   /** Every turn's end ({@link run}) until it has settled and been written: what {@link settleAll} waits for. */
   private readonly turns = new Set<Promise<Task>>();
   private readonly clock: () => Date;
@@ -195,6 +209,7 @@ export class LiveTasks {
       phase: 'running',
       task: undefined,
       generation,
+      keepEvents: this.options.keepAllEvents === true || this.watched.has(scopedKey(scope, ids.taskId)),
       listeners: undefined,
       controller: new AbortController(),
       answer: new AnswerArtifact(ids),
@@ -264,6 +279,7 @@ export class LiveTasks {
       scope: live.scope,
       taskId: live.id,
       writeMode: live.writeMode,
+      kept: live.keepEvents,
       generation: live.generation,
       event,
       task,
@@ -283,6 +299,26 @@ export class LiveTasks {
       else for (const listener of [...listeners]) listener(heard);
     }
     return written;
+  }
+
+  /**
+   * Keeps the events of task `id` of `scope` in the event log from now on
+   * (a resumed stream or a long poll reads them): its live task's from its
+   * next event, its next turns' from their first. Returns how to stop asking.
+   */
+  watch(scope: TaskScope, id: string): () => void {
+    const key = scopedKey(scope, id);
+    this.watched.set(key, (this.watched.get(key) ?? 0) + 1);
+    const live = this.tasks.get(key);
+    if (live) live.keepEvents = true;
+    let watching = true;
+    return () => {
+      if (!watching) return;
+      watching = false;
+      const left = (this.watched.get(key) ?? 1) - 1;
+      if (left > 0) this.watched.set(key, left);
+      else this.watched.delete(key);
+    };
   }
 
   /** Calls `listener` with each event folded into the live task from now on, in order; returns how to stop. */

@@ -115,6 +115,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     rows: options.taskRows.tasks,
     onFolded: (folded) => void record(folded),
     elsewhere: clusterTasks,
+    keepAllEvents: clusterTasks !== undefined,
     clock,
   });
   const stores = createA2AStores({ rows: options.taskRows, live: liveTasks, clock });

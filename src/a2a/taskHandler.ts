@@ -185,7 +185,8 @@ export class TaskHandler implements A2ARequestHandler {
         numbered(toStreamResponse(heard, historyLength), heard.generation),
       );
       // A retry streams the first send's task as it stands, then its events (a finished one: the task alone).
-      if ('retryOf' in run) return this.numberedStream(this.followed(run.retryOf, context, false), numbered);
+      if ('retryOf' in run)
+        return this.numberedStream(this.followed(run.retryOf, context, false, generationActivated(context)), numbered);
       return run.events!;
     });
   }
@@ -203,8 +204,14 @@ export class TaskHandler implements A2ARequestHandler {
         const { live: liveTasks, events, longPollTimeoutMs } = this.options;
         const key = { ...found.scope, taskId: params.id };
         const held = liveTasks.held(readerOf(context), params.id);
-        if (await waitForGeneration(liveTasks, events, { held, key, after, timeoutMs: longPollTimeoutMs }))
-          found = await this.standing(params.id, context);
+        // A task not running here moves when a turn claims it: that turn keeps its events for this wait to hear.
+        const unwatch = liveTasks.watch(found.scope, params.id);
+        try {
+          if (await waitForGeneration(liveTasks, events, { held, key, after, timeoutMs: longPollTimeoutMs }))
+            found = await this.standing(params.id, context);
+        } finally {
+          unwatch();
+        }
       }
     }
     return withHistory(withGeneration(found.task, found.generation ?? 0), params.historyLength);
@@ -263,7 +270,7 @@ export class TaskHandler implements A2ARequestHandler {
       }
     }
     // The events after the caller's last are gone (or were never kept): the task as it stands, then its events.
-    yield* this.numberedStream(this.followed(params.id, context, lastEventId === undefined), numbered);
+    yield* this.numberedStream(this.followed(params.id, context, lastEventId === undefined, activated), numbered);
   }
 
   /**
@@ -277,6 +284,7 @@ export class TaskHandler implements A2ARequestHandler {
     taskId: string,
     context: ServerCallContext,
     refuseFinished: boolean,
+    activated = false,
   ): AsyncGenerator<NumberedResponse, void, undefined> {
     requireTaskId(taskId);
     const { live: liveTasks } = this.options;
@@ -285,6 +293,8 @@ export class TaskHandler implements A2ARequestHandler {
     if (found.runs === 'here') {
       // The task as it stands, then every event after it: taken together, so nothing folded falls between.
       const { live } = found;
+      // A caller holding generations may come back with one: the events from here on are kept for it.
+      if (activated) live.keepEvents = true;
       const current = structuredClone(live.task!);
       const generation = live.generation;
       const events = liveTasks.subscribe(live, (heard) => ({
@@ -335,6 +345,8 @@ export class TaskHandler implements A2ARequestHandler {
   /** The events after generation `after` and the live ones (`resume.ts`), or undefined when some are gone. */
   private async resumed(taskId: string, after: number, context: ServerCallContext, signal: AbortSignal) {
     const found = await this.standing(taskId, context);
+    const held = this.options.live.held(readerOf(context), taskId);
+    if (held) held.keepEvents = true;
     const state = found.task.status?.state;
     const task = { key: { ...found.scope, taskId }, generation: found.generation ?? 0, settled: isSettled(state) };
     return resumeAfter(this.options.events, task, after, signal);
@@ -457,6 +469,8 @@ export class TaskHandler implements A2ARequestHandler {
     const claimed = found && (await this.claim(found, message.messageId, send, context));
     if (claimed && 'retryOf' in claimed) return claimed;
     const live = claimed?.live ?? liveTasks.begin(scopeOf(context), { taskId, contextId }, writeMode);
+    // A caller that activated the generation extension may resume from any event: they are kept for it.
+    if (generationActivated(context)) live.keepEvents = true;
     // A continued task has a row and was seen: whoever saw it may watch its answer.
     if (claimed) writeMode = 'every-state';
     const continuedTask = claimed && { ...claimed.task, history: [...claimed.task.history, userMessage] };

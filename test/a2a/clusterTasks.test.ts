@@ -81,6 +81,7 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
               scope,
               taskId: ids.taskId,
               writeMode: 'every-state',
+              kept: true,
               generation: seq,
               event,
               task,
@@ -330,7 +331,15 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       const a = await replica('a');
       const task = newTask(ids, userMessage, TaskState.TASK_STATE_WORKING, at);
       const event = AgentEvent.task(task);
-      await a.cluster.record({ scope, taskId: ids.taskId, writeMode: 'on-settle', generation: 1, event, task });
+      await a.cluster.record({
+        scope,
+        taskId: ids.taskId,
+        writeMode: 'on-settle',
+        kept: true,
+        generation: 1,
+        event,
+        task,
+      });
       expect(await a.storage.taskEvents.read({ ...scope, taskId: ids.taskId }, 0)).toEqual([]);
     });
 

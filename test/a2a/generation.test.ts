@@ -236,6 +236,25 @@ describe('sends that never run twice, and the generation precondition, on one no
     expect(runner.turns).toHaveLength(2);
   });
 
+  it('wakes a long poll on a task waiting for its caller when any caller’s answer moves it, well before the bound', async () => {
+    runner.release();
+    const asked = await post(`${node.url}/`, rpc('SendMessage', message('ask me')), EXTENSION);
+    const task = asked.body.result.task;
+    const generation = generationOf(asked.body.result) as number;
+    // The bound is a2a.longPollTimeout's default, 30 s: an answer before the test's own limit was woken.
+    const polled = post(`${node.url}/`, rpc('GetTask', { id: task.id }), {
+      ...EXTENSION,
+      'A2A-Current-Generation': String(generation),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Answered by a caller that never asked for generations.
+    const answer = message('the red one', { taskId: task.id, contextId: task.contextId });
+    const answered = await post(`${node.url}/`, rpc('SendMessage', answer));
+    expect(answered.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+    const moved = await polled;
+    expect(generationOf(moved.body.result)).toBeGreaterThan(generation);
+  });
+
   it('refuses a follow-up whose If-Generation-Match is stale: -32010 on JSON-RPC, 409 ABORTED on HTTP+JSON', async () => {
     runner.release();
     const asked = await post(`${node.url}/`, rpc('SendMessage', message('ask me')), EXTENSION);
