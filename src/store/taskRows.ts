@@ -136,16 +136,17 @@ export interface SendClaim {
 /** The task rows. */
 export interface TaskRows {
   /**
-   * Records `send` for the task `taskId` and, with `row`, writes the new
-   * task's first row in the same commit: one write, so a retry that finds
-   * the key finds the task (and, with replicas, who runs it). When the key
-   * is recorded already and has not expired, nothing is written and the
-   * task recorded for it is returned: of sends racing with one key, on any
-   * replica, exactly one is `created`. Resolves once committed.
+   * Records `send` for the task `taskId`; with `row`, the task is new and a
+   * retry that finds the key must find it too: with replicas its first row
+   * (naming the replica running it) is written in the same commit; where
+   * one process owns the database the task is live in that process until
+   * its first row, and should the process end first its restart sweep
+   * ({@link failInterrupted}) writes the task the key names, failed. When
+   * the key is recorded already and has not expired, nothing is written and
+   * the task recorded for it is returned: of sends racing with one key, on
+   * any replica, exactly one is `created`. Resolves once committed.
    */
   claimSend(send: SendKey, taskId: string, row?: StoredTask): Promise<SendClaim>;
-  /** Forgets `send` if it is recorded for `taskId` (its turn was refused before it began: a retry may run). */
-  releaseSend(send: SendKey, taskId: string): Promise<void>;
   /**
    * Writes each task as it is now (the row is taken when `write` is called;
    * later changes to the object are not written), replacing its earlier row.
@@ -170,8 +171,9 @@ export interface TaskRows {
   list(reader: TaskReader, query: TaskQuery): Promise<TaskPage>;
   /**
    * Marks every task left submitted or working as failed with `reason` at
-   * `at` (nobody runs them any more: the process that did has ended);
-   * resolves with how many.
+   * `at` (nobody runs them any more: the process that did has ended), and
+   * writes failed any task a send created whose process ended before its
+   * first row; resolves with how many.
    */
   failInterrupted(reason: string, at: Date): Promise<number>;
   /**

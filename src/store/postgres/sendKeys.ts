@@ -42,8 +42,6 @@ export interface PgSendKeysOptions {
 export interface PgSendKeys {
   /** `TaskRows.claimSend`: the key and the new task's row in one statement of the group commit. */
   claim(send: SendKey, taskId: string, row?: StoredTask): Promise<SendClaim>;
-  /** `TaskRows.releaseSend`. */
-  release(send: SendKey, taskId: string): Promise<void>;
   /** Deletes the keys past their window; resolves with how many. */
   purgeExpired(): Promise<number>;
 }
@@ -159,16 +157,6 @@ export function createPgSendKeys(options: PgSendKeysOptions): PgSendKeys {
         claim.failures.push(reject);
         group.schedule(takeQueued).catch(reject);
       });
-    },
-    async release(send, taskId) {
-      // A claim still queued commits before the delete runs: the delete then finds it.
-      await group.flush();
-      await db.query('DELETE FROM a2a_send_keys WHERE tenant = $1 AND owner = $2 AND key = $3 AND task_id = $4', [
-        send.scope.tenant,
-        send.scope.owner,
-        send.key,
-        taskId,
-      ]);
     },
     async purgeExpired() {
       const result = await db.query('DELETE FROM a2a_send_keys WHERE expires_at < now()');

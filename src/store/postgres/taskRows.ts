@@ -273,7 +273,6 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
 
   const tasks: TaskRows = {
     claimSend: (send, taskId, row) => sendKeys.claim(send, taskId, row),
-    releaseSend: (send, taskId) => sendKeys.release(send, taskId),
     write(rowsToWrite) {
       const written: Array<[string, TaskRow]> = [];
       for (const { scope, task, generation } of rowsToWrite) {

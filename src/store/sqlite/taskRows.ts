@@ -13,6 +13,7 @@ import {
   taskColumns,
   taskOfColumns,
   type PushConfigRows,
+  type SendClaim,
   type StoredPushConfig,
   type StoredTask,
   type TaskColumns,
@@ -62,6 +63,8 @@ const MIGRATIONS = [
      tenant TEXT NOT NULL, owner TEXT NOT NULL, key TEXT NOT NULL, task_id TEXT NOT NULL, expires_at INTEGER NOT NULL,
      PRIMARY KEY (tenant, owner, key)) WITHOUT ROWID`,
   `CREATE INDEX a2a_send_keys_by_expiry ON a2a_send_keys (expires_at)`,
+  // The context of a task a send created: the restart sweep writes the task failed when its process ended first.
+  `ALTER TABLE a2a_send_keys ADD COLUMN context_id TEXT`,
 ];
 
 /** States that end a task, as stored; only these are purged. */
@@ -78,6 +81,13 @@ interface SendKeyRow {
   key: string;
   task_id: string;
   expires_at: number;
+  /** Set for a send that created its task (see the migration). */
+  context_id: string | null;
+}
+
+/** A send's key waiting for the group commit that decides it: the first send of it, and (once committed) the outcome. */
+interface QueuedSendKey extends SendKeyRow {
+  claim?: SendClaim;
 }
 
 /** Options of {@link createSqliteTaskRows}. */
@@ -142,6 +152,8 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
        WHERE status_state IN (${finished}) AND status_last_updated < ?)`;
   const deleteFinishedEvents = db.prepare(`DELETE FROM a2a_task_events WHERE ${purged}`);
   const deleteFinishedSnapshots = db.prepare(`DELETE FROM a2a_task_snapshots WHERE ${purged}`);
+  // A purged task's keys go with it: the restart sweep must not take a key without its task for an unwritten one.
+  const deleteFinishedKeys = db.prepare(`DELETE FROM a2a_send_keys WHERE ${purged}`);
   // An ended task's row holds all its events told: they go long before the row, all but the terminal one (the fence).
   const ended = `SELECT tenant, owner, task_id, seq FROM a2a_task_events WHERE terminal AND at < ?`;
   const pruneEndedEvents = db.prepare(
@@ -156,12 +168,26 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
   );
   // A key that expired is taken over by the next send with it.
   const upsertSendKey = db.prepare(
-    `INSERT INTO a2a_send_keys (tenant, owner, key, task_id, expires_at) VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT (tenant, owner, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at`,
+    `INSERT INTO a2a_send_keys (tenant, owner, key, task_id, expires_at, context_id) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (tenant, owner, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at,
+       context_id = excluded.context_id`,
+  );
+  // Recorded unless a key not expired is: `changes` says which (an expired key is taken over).
+  const claimSendKey = db.prepare(
+    `INSERT INTO a2a_send_keys (tenant, owner, key, task_id, expires_at, context_id) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (tenant, owner, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at,
+       context_id = excluded.context_id WHERE a2a_send_keys.expires_at < ?`,
   );
   const deleteExpiredKeys = db.prepare('DELETE FROM a2a_send_keys WHERE expires_at < ?');
-  const deleteSendKey = db.prepare(
-    'DELETE FROM a2a_send_keys WHERE tenant = ? AND owner = ? AND key = ? AND task_id = ?',
+  // A task a send created whose process ended before its first row: the key names it, nothing else does.
+  const selectUnwrittenSends = db.prepare(
+    `SELECT DISTINCT k.tenant, k.owner, k.task_id AS id, k.context_id FROM a2a_send_keys k
+     WHERE k.context_id IS NOT NULL AND NOT EXISTS
+       (SELECT 1 FROM a2a_tasks t WHERE t.tenant = k.tenant AND t.owner = k.owner AND t.id = k.task_id)`,
+  );
+  const insertFailed = db.prepare(
+    `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, protocol_version)
+     VALUES (?, ?, ?, ?, ?, ?, ?, '1.0') ON CONFLICT DO NOTHING`,
   );
   const pushConfigs = createSqlitePushConfigRows(db, logger);
   const listStatements = new Map<string, ListStatement>();
@@ -177,14 +203,21 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
   /** Rows waiting for the next group commit, by scope and id (a later write replaces an earlier one). */
   const queued = new Map<string, TaskRow>();
   /** Send keys waiting for the next group commit, by scope and key: the first of a key is the one recorded. */
-  const queuedKeys = new Map<string, SendKeyRow>();
+  const queuedKeys = new Map<string, QueuedSendKey>();
   const writeQueued = () => {
     const rows = [...queued.values()];
     queued.clear();
     const keys = [...queuedKeys.values()];
     queuedKeys.clear();
     try {
-      for (const k of keys) upsertSendKey.run(k.tenant, k.owner, k.key, k.task_id, k.expires_at);
+      // Decided here, in the commit: a send's key is recorded unless one is (a retry), without a read per send.
+      const now = Date.now();
+      for (const k of keys) {
+        const won = claimSendKey.run(k.tenant, k.owner, k.key, k.task_id, k.expires_at, k.context_id, now).changes > 0;
+        k.claim = won
+          ? { taskId: k.task_id, created: true }
+          : { taskId: (selectSendKey.get(k.tenant, k.owner, k.key) as SendKeyRow).task_id, created: false };
+      }
       // Bound by position: named parameters cost a property lookup each, on every row of every commit.
       for (const row of rows) {
         upsert.run(
@@ -217,34 +250,23 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
 
   const tasks: TaskRows = {
     async claimSend(send, taskId, row) {
-      // One process: the check and the queueing happen in one turn of the event loop, so two sends cannot both pass.
-      const now = Date.now();
-      const pending = queuedKeys.get(scopedKey(send.scope, send.key));
-      if (pending) {
-        // Answered once the first send's commit is, after the first send's caller has heard it (and started its turn).
-        await group.schedule(writeQueued);
-        return { taskId: pending.task_id, created: false };
-      }
-      const recorded = selectSendKey.get(send.scope.tenant, send.scope.owner, send.key) as SendKeyRow | undefined;
-      if (recorded && recorded.expires_at >= now) return { taskId: recorded.task_id, created: false };
-      queuedKeys.set(scopedKey(send.scope, send.key), {
+      // Sends of one key in one group: the first is the one the commit decides; the others are its retries.
+      const k = scopedKey(send.scope, send.key);
+      const queuedFirst = queuedKeys.get(k);
+      // One process owns this database: the new task is live in it until its first row is written (one write
+      // fewer per send); should the process end first, the restart sweep writes the task the key names, failed.
+      const entry: QueuedSendKey = queuedFirst ?? {
         ...send.scope,
         key: send.key,
         task_id: taskId,
-        expires_at: now + send.keptMs,
-      });
-      if (row)
-        queued.set(scopedKey(row.scope, row.task.id), {
-          ...row.scope,
-          ...taskColumns(row.task, row.generation, redact),
-        });
+        expires_at: Date.now() + send.keptMs,
+        context_id: row ? row.task.contextId : null,
+      };
+      if (!queuedFirst) queuedKeys.set(k, entry);
+      // Answered once committed; a retry after the first send's caller has heard it (and started its turn).
       await group.schedule(writeQueued);
-      return { taskId, created: true };
-    },
-    async releaseSend(send, taskId) {
-      const k = scopedKey(send.scope, send.key);
-      if (queuedKeys.get(k)?.task_id === taskId) queuedKeys.delete(k);
-      deleteSendKey.run(send.scope.tenant, send.scope.owner, send.key, taskId);
+      const claim = entry.claim!;
+      return queuedFirst ? { taskId: claim.taskId, created: false } : claim;
     },
     write(rows) {
       for (const { scope, task, generation } of rows) {
@@ -285,7 +307,8 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
           expected,
           expected,
         ) as TaskRow | undefined;
-        if (row && send) upsertSendKey.run(send.scope.tenant, send.scope.owner, send.key, id, Date.now() + send.keptMs);
+        if (row && send)
+          upsertSendKey.run(send.scope.tenant, send.scope.owner, send.key, id, Date.now() + send.keptMs, null);
         return { row };
       })();
       if (claimed.row) return { won: true, claimed: stored(claimed.row) };
@@ -365,24 +388,39 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
         id: string;
         context_id: string;
       }[];
+      const unwritten = selectUnwrittenSends.all() as typeof rows;
+      const failedStatus = (row: (typeof rows)[number]) => ({
+        state: taskStateToJSON(TaskState.TASK_STATE_FAILED),
+        timestamp: at.toISOString(),
+        message: {
+          messageId: `restart-${row.id}`,
+          taskId: row.id,
+          contextId: row.context_id,
+          role: 'ROLE_AGENT',
+          parts: [{ text: reason, mediaType: 'text/plain' }],
+        },
+      });
       db.transaction(() => {
         for (const row of rows) {
-          const status = {
-            state: taskStateToJSON(TaskState.TASK_STATE_FAILED),
-            timestamp: at.toISOString(),
-            message: {
-              messageId: `restart-${row.id}`,
-              taskId: row.id,
-              contextId: row.context_id,
-              role: 'ROLE_AGENT',
-              parts: [{ text: reason, mediaType: 'text/plain' }],
-            },
-          };
+          const status = failedStatus(row);
           updateStatus.run(status.state, JSON.stringify(status), at.getTime(), row.tenant, row.owner, row.id);
         }
+        for (const row of unwritten) {
+          const status = failedStatus(row);
+          insertFailed.run(
+            row.tenant,
+            row.owner,
+            row.id,
+            row.context_id,
+            at.getTime(),
+            status.state,
+            JSON.stringify(status),
+          );
+        }
       })();
-      if (rows.length > 0) logger.warn('tasks interrupted by a restart marked failed', { count: rows.length });
-      return rows.length;
+      const count = rows.length + unwritten.length;
+      if (count > 0) logger.warn('tasks interrupted by a restart marked failed', { count });
+      return count;
     },
     async countByState() {
       const counted = countByState.all() as { state: string; count: number }[];
@@ -396,6 +434,7 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
         deleteFinishedPush.run(...FINISHED, cutoff);
         deleteFinishedEvents.run(...FINISHED, cutoff);
         deleteFinishedSnapshots.run(...FINISHED, cutoff);
+        deleteFinishedKeys.run(...FINISHED, cutoff);
         pruneEndedEvents.run(endedBefore);
         pruneEndedSnapshots.run(endedBefore);
         deleteExpiredKeys.run(Date.now());
