@@ -270,6 +270,9 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       peers,
       root: () => tree.current(),
       remoteCard: (name) => federation?.card(name),
+      probe: async (name) => federation?.probe(name),
+      stores,
+      runTool: (input) => runner.runTool(input),
       redact: (text) => secrets.redactText(text),
       clock,
     });

@@ -25,6 +25,7 @@ export class ObservedTurn {
         caller: input.principal.id,
         sessionId: input.sessionId,
         taskId: input.taskId,
+        text: input.text,
         traceparent: typeof inbound === 'string' ? inbound : undefined,
       }),
     );

@@ -13,6 +13,7 @@ import type { Model, ModelMessage, ModelToolCall } from '../llm/model';
 import type { Logger } from '../log/logger';
 import { NOOP_OBSERVER, type Observer } from '../observation/observer';
 import { ObservedTurn, observeToolCall } from './observedTurn';
+import { createToolRunner, type ToolRunner } from './toolRun';
 import type { Principal } from '../principal';
 import { emptySessionState, type PendingApproval, type SessionStore } from '../store/sessions';
 
@@ -65,12 +66,14 @@ const REJECT_MARK = '[REJECT]';
 
 /**
  * Creates the turn runner: one user message in, events streamed, one
- * {@link TurnResult} out, the session persisted.
+ * {@link TurnResult} out, the session persisted. It also runs a single tool
+ * as a person asks (`runTool`, the console's tool runner) with the same
+ * grant check, parsing, redaction and observation as a model's call.
  * @example
  * const runner = createRunner({ tree, sessions, logger, maxDelegationRounds: 5, maxTurnsPerAgent: 10 });
  * const result = await runToEnd(runner, { principal: OWNER, sessionId: 'cli:1', text: 'hello' });
  */
-export function createRunner(options: RunnerOptions): TurnRunner {
+export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
   const logger = options.logger.child({ component: 'runner' });
   const maxToolChars = options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS;
   const { sessions } = options;
@@ -360,7 +363,15 @@ export function createRunner(options: RunnerOptions): TurnRunner {
     return turn.contexts.get(agent.name);
   }
 
-  return { run };
+  const tools = createToolRunner({
+    tree: options.tree,
+    familyOf: options.familyOf,
+    logger: options.logger,
+    observer,
+    redact,
+    maxToolChars,
+  });
+  return { run, runTool: (input) => tools.runTool(input) };
 }
 
 /**

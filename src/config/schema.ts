@@ -376,7 +376,7 @@ const Observability = z
     metrics: z.boolean().default(true),
     /** A bearer token that may read `/metrics` without being the owner (a Prometheus scraper). */
     metricsToken: z.string().min(1).optional(),
-    /** Keep each recent task's steps in memory for the console (`tasks`: how many tasks, newest kept). */
+    /** Record each turn's steps for the console, stored (across restarts, every replica's) (`tasks`: turns kept, newest). */
     timeline: z
       .object({ enabled: z.boolean().default(true), tasks: z.number().int().min(1).max(10_000).default(200) })
       .strict()

@@ -42,6 +42,8 @@ export interface TurnStart {
   sessionId: string;
   /** The A2A task the turn works on, when it runs for one. */
   taskId?: string;
+  /** What the turn answers (raw: a sink that keeps it redacts and shortens it). */
+  text?: string;
   /** The inbound W3C `traceparent`, when the request carried one. */
   traceparent?: string;
 }

@@ -1,52 +1,32 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import express, { type Request, type Response, type Router } from 'express';
-import { errorMessage } from '../errors';
 import { refuse, type AccessRefusal } from './access';
-import { SESSION_COOKIE, type ConsoleSessions } from './consoleSessions';
+import { consoleAgentRoutes } from './consoleAgents';
+import { consoleAssets } from './consoleAssets';
+import { consoleBrowseRoutes } from './consoleBrowse';
+import { SESSION_COOKIE } from './consoleSessions';
+import type { ConsoleSources } from './consoleSources';
 import { CONSOLE_CSP, consoleShell, refusalPage, signInPage } from './consolePages';
-import { toSvg, type AgentGraph } from './graph';
-import type { TaskRows } from '../store/taskRows';
-import { isTaskStateName, listConsoleTasks } from './consoleTasks';
-import type { Timelines } from './timeline';
 
-/** What the console reads from the node, when a page asks. */
-export interface ConsoleSources {
-  /** The node's name as its card shows it. */
-  nodeName: () => string;
-  /** The agent tree and federation, with each peer's health. */
-  graph: () => AgentGraph;
-  /** The card held for a remote agent, undefined for an unknown name. */
-  remoteCard: (name: string) => unknown;
-  /** Recent turns and their changes; undefined when timelines are off. */
-  timelines?: Timelines;
-  /** The node's stored A2A tasks (either database, every replica's), read as the owner. */
-  taskRows: () => TaskRows;
-  sessions: ConsoleSessions;
-  /** Whether credentials are configured (then the console asks for the owner's token). */
-  authConfigured: boolean;
-  redact: (text: string) => string;
-  /** How long a console session lives, for the cookie's Max-Age. */
-  sessionTtlMs: number;
-  /** Where the compiled script and styles are (`dist/console`). */
-  assetsDir: string;
-}
+export type { ConsoleSources } from './consoleSources';
 
 /** How often the live stream says it is alive (proxies drop silent connections). */
 const HEARTBEAT_MS = 15_000;
 
 /**
  * The console at `/console`: the app shell, sign-in and sign-out, its
- * assets, and the JSON it needs under `/console/api` (agents as JSON and SVG,
- * a remote's card, tasks filtered by state and caller, live changes over
- * SSE). Every route checks `sessions.access`; a browser refused gets an HTML
- * page saying why (401 sign-in form, 403 refusal), an API call JSON.
+ * assets, and the JSON it needs under `/console/api` (agents, remote agents
+ * and replicas, tasks, conversations, memory and knowledge, the tool runner,
+ * live changes over SSE). Every route checks `sessions.access`; a browser
+ * refused gets an HTML page saying why (401 sign-in form, 403 refusal), an
+ * API call JSON. A change (POST) must come from the console's own origin.
  * @example
  * app.use(consoleRoutes({ nodeName: () => 'lango', graph, remoteCard, timelines, sessions, ... }));
  */
 export function consoleRoutes(sources: ConsoleSources): Router {
   const routes = express.Router();
   const { sessions } = sources;
+  const assets = consoleAssets(sources.assetsDir);
 
   const htmlRefusal = (res: Response, refusal: NonNullable<AccessRefusal>) => {
     html(res.status(refusal.status));
@@ -63,6 +43,15 @@ export function consoleRoutes(sources: ConsoleSources): Router {
   const apiOwner: express.RequestHandler = (req, res, next) => {
     const refusal = sessions.access(req);
     if (refusal) return refuse(res, refusal);
+    next();
+  };
+  /** A change asked by the owner's console: its own origin, a JSON body (a form post from another site is neither). */
+  const apiChange: express.RequestHandler = (req, res, next) => {
+    if (!sameOrigin(req)) return refuse(res, { status: 403, message: 'a change from another site is refused' });
+    if (!req.is('application/json')) {
+      res.status(415).json({ error: { code: 415, message: 'send the request as application/json' } });
+      return;
+    }
     next();
   };
 
@@ -90,55 +79,22 @@ export function consoleRoutes(sources: ConsoleSources): Router {
     res.redirect(303, '/console');
   });
 
-  // The script and styles hold no data: served to anyone, so the sign-in and refusal pages can use them.
+  // The scripts and styles hold no data: served to anyone, so the sign-in and refusal pages can use them.
   routes.get('/console/assets/:file', (req, res) => {
-    const type = ASSETS[req.params.file as string];
-    if (!type) return res.status(404).json({ error: { code: 404, message: 'no such console asset' } });
-    const file = path.join(sources.assetsDir, req.params.file as string);
-    fs.readFile(file, (err, body) => {
+    const asset = assets.get(req.params.file as string);
+    if (!asset) return res.status(404).json({ error: { code: 404, message: 'no such console asset' } });
+    fs.readFile(asset.file, (err, body) => {
       if (err) {
         html(res.status(500)).send(refusalPage(500, 'the console is not built: run `npm run build`'));
         return;
       }
       res.setHeader('Cache-Control', 'no-cache');
-      res.type(type).send(body);
+      res.type(asset.type).send(body);
     });
   });
 
-  routes.get('/console/api/agents', apiOwner, (_req, res) => {
-    res.json(sources.graph());
-  });
-  routes.get('/console/api/agents.svg', apiOwner, (_req, res) => {
-    res.type('image/svg+xml').send(toSvg(sources.graph()));
-  });
-  routes.get('/console/api/agents/:name/card', apiOwner, (req, res) => {
-    const card = sources.remoteCard(req.params.name as string);
-    if (card === undefined) {
-      res.status(404).json({ error: { code: 404, message: `no remote agent named ${req.params.name}` } });
-      return;
-    }
-    res.type('application/json').send(sources.redact(JSON.stringify(card, null, 2)));
-  });
-  routes.get('/console/api/tasks', apiOwner, async (req, res) => {
-    const state = typeof req.query.state === 'string' ? req.query.state : '';
-    const caller = typeof req.query.caller === 'string' ? req.query.caller.trim() : '';
-    if (state && !isTaskStateName(state)) {
-      res.status(400).json({ error: { code: 400, message: `state: no task state named ${state}` } });
-      return;
-    }
-    const filter = { state: state || undefined, caller: caller || undefined };
-    try {
-      const tasks = await listConsoleTasks(
-        sources.taskRows(),
-        sources.timelines?.recent() ?? [],
-        filter,
-        sources.authConfigured,
-      );
-      res.json({ tasks, timelines: sources.timelines !== undefined });
-    } catch (err) {
-      res.status(503).json({ error: { code: 503, message: `the task rows could not be read: ${errorMessage(err)}` } });
-    }
-  });
+  routes.use(consoleAgentRoutes(sources, { owner: apiOwner, change: apiChange }));
+  routes.use(consoleBrowseRoutes(sources, { owner: apiOwner }));
   routes.get('/console/api/events', apiOwner, (req, res) => {
     res.writeHead(200, {
       'Content-Type': 'text/event-stream',
@@ -162,9 +118,6 @@ export function consoleRoutes(sources: ConsoleSources): Router {
   });
   return routes;
 }
-
-/** Console asset names and their content types: nothing else is served from the folder. */
-const ASSETS: Record<string, string> = { 'console.js': 'text/javascript', 'console.css': 'text/css' };
 
 function html(res: Response): Response {
   return res

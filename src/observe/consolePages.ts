@@ -24,62 +24,155 @@ ${body}
 `;
 }
 
+/** The console's views, as tabs: id and label. */
+const VIEWS: ReadonlyArray<[string, string]> = [
+  ['chat', 'Chat'],
+  ['tasks', 'Tasks'],
+  ['agents', 'Agents'],
+  ['tools', 'Tools'],
+  ['memory', 'Memory'],
+];
+
+/** Task states the task table can be filtered by. */
+const STATES = [
+  'working',
+  'completed',
+  'failed',
+  'canceled',
+  'input-required',
+  'auth-required',
+  'rejected',
+  'submitted',
+];
+
 /**
- * The console itself: four regions the script fills from `/console/api`.
- * `auth`: credentials are configured (the chat sends the owner's token);
- * `signedIn`: a session cookie is held (a sign-out button is offered).
+ * The console itself: five views as tabs (chat with its conversations;
+ * tasks and a task's timeline; the agent graph, remote agents and replicas;
+ * the tool runner; memory and knowledge per caller) the script fills from
+ * `/console/api`. `auth`: credentials are configured (the chat sends the
+ * owner's token); `signedIn`: a session cookie is held (a sign-out button
+ * is offered).
  */
 export function consoleShell(nodeName: string, options: { auth: boolean; signedIn: boolean }): string {
   const { signedIn } = options;
   const signOut = signedIn
     ? `<form method="post" action="/console/logout" class="signout"><button type="submit">Sign out</button></form>`
     : '';
+  const tabs = VIEWS.map(
+    ([id, label], i) =>
+      `<button type="button" role="tab" id="tab-${id}" aria-controls="view-${id}" aria-selected="${i === 0}"` +
+      ` tabindex="${i === 0 ? 0 : -1}">${label}</button>`,
+  ).join('');
+  const states = STATES.map((s) => `<option value="${s}">${s}</option>`).join('');
   return page(
     `${nodeName} · lango console`,
-    `<header><h1>${escapeHtml(nodeName)} <span class="muted">lango console</span></h1>
-<p id="live" class="muted" role="status">connecting…</p>${signOut}</header>
-<main>
-<section id="agents" aria-labelledby="agents-title">
-<h2 id="agents-title">Agents</h2>
-<div id="graph" class="graph"></div>
-<div id="card" class="card" hidden><h3 id="card-title">Card</h3><pre id="card-body"></pre>
-<button type="button" id="card-close">Close card</button></div>
-</section>
-<section id="chat" aria-labelledby="chat-title">
-<h2 id="chat-title">Chat</h2>
-<div id="chat-log" class="chat-log" aria-live="polite"></div>
+    `<header class="top">
+<h1>${escapeHtml(nodeName)} <span class="muted">lango console</span></h1>
+<nav aria-label="Console views"><div role="tablist" id="tabs" aria-label="Console views">${tabs}</div></nav>
+<p id="live" class="muted live" role="status">connecting…</p>${signOut}</header>
+<main class="views">
+<section id="view-chat" class="view chat-view" role="tabpanel" aria-labelledby="tab-chat">
+<aside class="panel conversations" aria-labelledby="conversations-title">
+<h2 id="conversations-title">Conversations</h2>
+<button type="button" id="new-conversation">New conversation</button>
+<ul id="conversation-list" class="conversation-list"></ul>
+</aside>
+<div id="chat" class="panel chat-main">
+<h2 id="chat-title">New conversation</h2>
+<div id="chat-log" class="chat-log" role="log" aria-live="polite" aria-labelledby="chat-title" tabindex="0"></div>
 <form id="chat-form" class="chat-form">
-<label for="chat-input">Message</label>
-<input id="chat-input" name="message" autocomplete="off" required>
+<label for="chat-input" class="visually-hidden">Message</label>
+<input id="chat-input" name="message" autocomplete="off" placeholder="Ask the node…" required>
 <label for="chat-token" id="chat-token-label" hidden>Owner token for the A2A endpoint</label>
 <input id="chat-token" type="password" autocomplete="off" hidden>
 <button type="submit" id="chat-send">Send</button>
 </form>
+</div>
 </section>
-<section id="tasks" aria-labelledby="tasks-title">
+<section id="view-tasks" class="view tasks-view" role="tabpanel" aria-labelledby="tab-tasks" hidden>
+<div id="tasks" class="panel">
 <h2 id="tasks-title">Tasks</h2>
 <div class="filters">
 <label for="filter-state">State</label>
-<select id="filter-state"><option value="">any</option><option value="working">working</option>
-<option value="completed">completed</option><option value="failed">failed</option>
-<option value="canceled">canceled</option><option value="input-required">input-required</option>
-<option value="auth-required">auth-required</option><option value="rejected">rejected</option>
-<option value="submitted">submitted</option></select>
+<select id="filter-state"><option value="">any</option>${states}</select>
 <label for="filter-caller">Caller</label>
 <input id="filter-caller" placeholder="exact caller: owner, bearer:…" autocomplete="off">
 </div>
-<table class="list"><caption class="muted">Stored tasks and recent turns, newest first</caption>
-<thead><tr><th scope="col">Task</th><th scope="col">State</th><th scope="col">Caller</th><th scope="col">Agent</th>
-<th scope="col">Started</th><th scope="col">Took</th></tr></thead>
+<table class="list"><caption class="muted">Stored tasks and recent turns of every replica, newest first</caption>
+<thead><tr><th scope="col">Asked</th><th scope="col">State</th><th scope="col">Agent</th><th scope="col">Caller</th>
+<th scope="col">Replica</th><th scope="col">Started</th><th scope="col">Took</th></tr></thead>
 <tbody id="task-rows"></tbody></table>
-</section>
-<section id="timeline" aria-labelledby="timeline-title">
+</div>
+<div id="timeline" class="panel">
 <h2 id="timeline-title">Timeline</h2>
 <p id="timeline-empty" class="muted">Choose a task to see its steps.</p>
 <table class="list" id="timeline-table" hidden>
 <thead><tr><th scope="col">At</th><th scope="col">Step</th><th scope="col">Agent</th><th scope="col">Took</th>
 <th scope="col">Tokens / hops</th><th scope="col">Arguments → result</th></tr></thead>
 <tbody id="timeline-rows"></tbody></table>
+</div>
+</section>
+<section id="view-agents" class="view agents-view" role="tabpanel" aria-labelledby="tab-agents" hidden>
+<div id="peers" class="panel">
+<h2 id="peers-title">Remote agents</h2>
+<p id="peers-status" class="muted" role="status"></p>
+<p id="peers-empty" class="muted" hidden>No remote agents are configured (<code>a2a.remoteAgents</code>).</p>
+<table class="list" id="peers-table"><thead><tr><th scope="col">Agent</th><th scope="col">Health</th>
+<th scope="col">Breaker</th><th scope="col">Failures</th><th scope="col">Last probe</th><th scope="col">Next probe</th>
+<th scope="col">Latency</th><th scope="col">Last error</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<tbody id="peer-rows"></tbody></table>
+</div>
+<div id="replicas" class="panel">
+<h2 id="replicas-title">Replicas</h2>
+<p id="replicas-alone" class="muted" hidden>This node runs alone on its SQLite file: there are no replicas.</p>
+<table class="list" id="replicas-table" hidden><thead><tr><th scope="col">Replica</th><th scope="col">Heartbeat</th>
+<th scope="col">Heartbeat age</th><th scope="col">Started</th></tr></thead><tbody id="replica-rows"></tbody></table>
+</div>
+<div id="agents" class="panel">
+<h2 id="agents-title">Agent graph</h2>
+<div class="graph-row">
+<div id="graph" class="graph"><p class="muted">Laying out the graph…</p></div>
+<div id="card" class="card" hidden><h3 id="card-title">Card</h3><pre id="card-body"></pre>
+<button type="button" id="card-close">Close card</button></div>
+</div>
+</div>
+</section>
+<section id="view-tools" class="view tools-view" role="tabpanel" aria-labelledby="tab-tools" hidden>
+<div class="panel tools-panel">
+<div>
+<h2 id="tools-title">Run a tool</h2>
+<p class="muted">Runs as the owner through the node's runner: the same checks, redaction and timeline as a model's call.</p>
+<form id="tool-form" class="tool-form">
+<label for="tool-select">Tool</label>
+<select id="tool-select"><option value="">Loading tools…</option></select>
+<p id="tool-description" class="muted"></p>
+<fieldset><legend>Arguments</legend><div id="tool-fields" class="fields"></div></fieldset>
+<button type="submit" id="tool-run" disabled>Run tool</button>
+</form>
+</div>
+<div id="tool-result-box" class="result" hidden>
+<h3 id="tool-result-title">Result</h3>
+<pre id="tool-result" role="status"></pre>
+<div id="tool-approval"></div>
+</div>
+</div>
+</section>
+<section id="view-memory" class="view memory-view" role="tabpanel" aria-labelledby="tab-memory" hidden>
+<div class="panel memory-filters">
+<h2 id="memory-title">Memory and knowledge</h2>
+<div class="filters">
+<label for="memory-caller">Caller</label><select id="memory-caller"></select>
+<label for="knowledge-query">Search knowledge</label>
+<input id="knowledge-query" type="search" autocomplete="off" placeholder="words to find">
+</div>
+</div>
+<div class="panel"><h3 id="knowledge-title">Knowledge</h3><ul id="knowledge-list" class="rows" aria-labelledby="knowledge-title"></ul></div>
+<div class="panel"><h3 id="triples-title">Graph statements</h3><p id="graph-note" class="muted"></p>
+<ul id="triple-list" class="rows" aria-labelledby="triples-title"></ul></div>
+<div class="panel"><h3 id="observations-title">Observations</h3>
+<ul id="observation-list" class="rows" aria-labelledby="observations-title"></ul></div>
+<div class="panel"><h3 id="reflections-title">Reflections</h3>
+<ul id="reflection-list" class="rows" aria-labelledby="reflections-title"></ul></div>
 </section>
 </main>`,
     'console',

@@ -1,13 +1,17 @@
 import { TaskState } from '@a2a-js/sdk';
 import { OWNER_ID } from '../principal';
 import type { TaskRows } from '../store/taskRows';
-import type { TaskTimeline } from './timeline';
+import type { TaskTimeline, TimelineQuery } from '../store/timelines';
 
 /** One row of the console's task list. */
 export interface TaskSummary {
   taskId?: string;
   sessionId?: string;
   caller: string;
+  /** What the user asked (the task's first turn known), redacted and shortened. */
+  asked?: string;
+  /** The replica that ran the latest turn (PostgreSQL). */
+  replica?: string;
   /** The A2A state in kebab case (`working`, `completed`, `input-required`, …). */
   state: string;
   agent?: string;
@@ -15,7 +19,7 @@ export interface TaskSummary {
   startedAt: string;
   ms?: number;
   steps?: number;
-  /** Whether this replica holds a timeline of the task (the list links to it). */
+  /** Whether a timeline of the task is stored (the list links to it). */
   timeline: boolean;
 }
 
@@ -47,46 +51,54 @@ const LISTED = 50;
 /**
  * The console's task list: the stored A2A tasks (every caller's, read as
  * the owner from the node's task rows, so older tasks and, in a cluster,
- * other replicas' tasks show), newest first, merged with this replica's
- * timelines (a stored task with one links to it; a turn not stored, such as
- * a CLI turn or a task not yet written, is listed from its timeline).
+ * other replicas' tasks show), newest first, each with its latest turn's
+ * timeline (stored, so every replica and a restarted node read it: what was
+ * asked, the agent, how long it took, the replica); a turn without a stored
+ * task (a CLI turn, a console tool run, a task not yet written) is listed
+ * from its timeline.
  * @example
- * await listConsoleTasks(storage.taskRows.tasks, timelines.recent(), { state: 'completed', caller: 'owner' }, true);
+ * await listConsoleTasks(storage.taskRows.tasks, (q) => timelines.turns(q), { state: 'completed', caller: 'owner' }, true);
  */
 export async function listConsoleTasks(
   rows: TaskRows | undefined,
-  turns: readonly TaskTimeline[],
+  turnsOf: (query: TimelineQuery) => Promise<TaskTimeline[]>,
   filter: TaskFilter,
   authConfigured: boolean,
 ): Promise<TaskSummary[]> {
-  const latest = summarise(turns);
+  // Without auth every request is the loopback owner's, stored under the SDK's scope of an unauthenticated user.
+  const scope = filter.caller === OWNER_ID && !authConfigured ? UNAUTHENTICATED_SCOPE : filter.caller;
+  const reader = { tenant: '', owner: scope ?? '', everyone: scope === undefined };
+  const page = rows
+    ? await rows.list(reader, {
+        state: filter.state ? STATE_NAMES[filter.state] : undefined,
+        pageSize: LISTED,
+        includeArtifacts: false,
+        includeHistory: false,
+      })
+    : undefined;
+  const ids = page?.tasks.map((task) => task.id) ?? [];
+  const [ofListed, recent] = await Promise.all([
+    turnsOf({ taskIds: ids, limit: LISTED * TURNS_PER_TASK }),
+    turnsOf({ limit: LISTED, ...(filter.caller !== undefined ? { caller: filter.caller } : {}) }),
+  ]);
+  const byId = new Map([...ofListed, ...recent].map((turn) => [turn.id, turn]));
+  const latest = summarise([...byId.values()].sort((a, b) => b.startedAt.localeCompare(a.startedAt)));
   const byTask = new Map(latest.flatMap((turn) => (turn.taskId ? [[turn.taskId, turn] as const] : [])));
   const listed: TaskSummary[] = [];
   const stored = new Set<string>();
-  if (rows) {
-    // Without auth every request is the loopback owner's, stored under the SDK's scope of an unauthenticated user.
-    const scope = filter.caller === OWNER_ID && !authConfigured ? UNAUTHENTICATED_SCOPE : filter.caller;
-    const reader = { tenant: '', owner: scope ?? '', everyone: scope === undefined };
-    const page = await rows.list(reader, {
-      state: filter.state ? STATE_NAMES[filter.state] : undefined,
-      pageSize: LISTED,
-      includeArtifacts: false,
-      includeHistory: false,
+  for (const task of page?.tasks ?? []) {
+    stored.add(task.id);
+    const turn = byTask.get(task.id);
+    // The page does not say whose a task is: the timeline does, else the row read by id.
+    const caller = filter.caller ?? turn?.caller ?? callerOf((await rows!.get(reader, task.id))?.scope.owner ?? '');
+    listed.push({
+      ...turn,
+      taskId: task.id,
+      caller,
+      state: NAME_OF_STATE.get(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED) ?? 'unknown',
+      startedAt: turn?.startedAt ?? task.status?.timestamp ?? new Date(0).toISOString(),
+      timeline: turn !== undefined,
     });
-    for (const task of page.tasks) {
-      stored.add(task.id);
-      const turn = byTask.get(task.id);
-      // The page does not say whose a task is: the timeline does, else the row read by id.
-      const caller = filter.caller ?? turn?.caller ?? callerOf((await rows.get(reader, task.id))?.scope.owner ?? '');
-      listed.push({
-        ...turn,
-        taskId: task.id,
-        caller,
-        state: NAME_OF_STATE.get(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED) ?? 'unknown',
-        startedAt: turn?.startedAt ?? task.status?.timestamp ?? new Date(0).toISOString(),
-        timeline: turn !== undefined,
-      });
-    }
   }
   for (const turn of latest) {
     if (turn.taskId && stored.has(turn.taskId)) continue;
@@ -96,8 +108,11 @@ export async function listConsoleTasks(
     if (turn.taskId && rows && filter.state && (await rows.get(everyone, turn.taskId))) continue;
     listed.push(turn);
   }
-  return listed.sort((a, b) => b.startedAt.localeCompare(a.startedAt));
+  return listed.sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, LISTED);
 }
+
+/** Turns read per listed task at most (a task is answered again for each message its user sends it). */
+const TURNS_PER_TASK = 4;
 
 /** The SDK's user scope of an unauthenticated user (`resolveUserScope`): the loopback owner when no auth is configured. */
 const UNAUTHENTICATED_SCOPE = 'unknown';
@@ -105,26 +120,35 @@ const callerOf = (scope: string) => (scope === UNAUTHENTICATED_SCOPE ? OWNER_ID 
 
 const everyone = { tenant: '', owner: '', everyone: true };
 
-/** Each task's (or task-less turn's) latest turn, newest first, with the state named as A2A names it. */
+/**
+ * Each task's (or task-less turn's) latest turn, newest first, with the
+ * state named as A2A names it and what the task's first turn here asked.
+ */
 export function summarise(turns: readonly TaskTimeline[]): TaskSummary[] {
-  const seen = new Set<string>();
+  const byTask = new Map<string, TaskSummary>();
   const tasks: TaskSummary[] = [];
   for (const turn of turns) {
-    if (turn.taskId) {
-      if (seen.has(turn.taskId)) continue;
-      seen.add(turn.taskId);
+    const earlier = turn.taskId ? byTask.get(turn.taskId) : undefined;
+    if (earlier) {
+      // An older turn of a listed task: what it asked is what the task was asked.
+      if (turn.asked !== undefined) earlier.asked = turn.asked;
+      continue;
     }
-    tasks.push({
+    const summary: TaskSummary = {
       taskId: turn.taskId,
       sessionId: turn.sessionId,
       caller: turn.caller,
+      ...(turn.asked !== undefined ? { asked: turn.asked } : {}),
+      ...(turn.replica !== undefined ? { replica: turn.replica } : {}),
       state: turnState(turn),
       agent: turn.agent,
       startedAt: turn.startedAt,
       ms: turn.ms,
       steps: turn.steps.length,
       timeline: true,
-    });
+    };
+    if (turn.taskId) byTask.set(turn.taskId, summary);
+    tasks.push(summary);
   }
   return tasks;
 }

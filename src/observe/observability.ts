@@ -2,13 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Router } from 'express';
 import type { RequestIntercept } from '../a2a/intercept';
-import type { Agent } from '../agent/agent';
+import type { LlmAgent } from '../agent/agent';
 import { authConfigured } from '../a2a/card';
 import type { LangoConfig } from '../config/schema';
 import type { Callers } from '../a2a/callers';
 import type { PeerStatus } from '../federation/health';
 import type { Logger } from '../log/logger';
 import type { TaskRows } from '../store/taskRows';
+import type { Stores } from '../store';
+import type { ToolRunInput, ToolRunResult } from '../agent/toolRun';
 import { ownerAccess } from './access';
 import { consoleRoutes } from './console';
 import { createConsoleSessions } from './consoleSessions';
@@ -29,9 +31,15 @@ export interface ObservabilitySources {
   /** The remote peers' health now. */
   peers: () => PeerStatus[];
   /** The current agent tree (the console draws it). */
-  root: () => Agent;
+  root: () => LlmAgent;
   /** The card held for a remote peer, undefined for an unknown name. */
   remoteCard: (name: string) => unknown;
+  /** Probes a remote peer now (the console's "probe now"); resolves once its card answered or not. */
+  probe: (name: string) => Promise<unknown>;
+  /** The node's stores (timelines, conversations, memory, knowledge, replicas). */
+  stores: Stores;
+  /** Runs one tool as a person asks, through the runner's grant check and redaction (the console's tool runner). */
+  runTool: (input: ToolRunInput) => Promise<ToolRunResult>;
   clock: () => Date;
   /** Masks secret values in what leaves the node (span status messages, timeline steps). */
   redact: (text: string) => string;
@@ -88,9 +96,11 @@ export function createObservability(sources: ObservabilitySources): Observabilit
   const timelines = settings.timeline.enabled
     ? createTimelines({
         size: settings.timeline.tasks,
+        store: () => sources.stores.timelines,
         redact: sources.redact,
         clock: sources.clock,
         access: (req) => sessions.access(req),
+        logger: sources.logger.child({ component: 'timelines' }),
       })
     : undefined;
   if (timelines) {
@@ -102,9 +112,15 @@ export function createObservability(sources: ObservabilitySources): Observabilit
       consoleRoutes({
         nodeName: () => config.a2a.agentName ?? sources.root().name,
         graph: () => agentGraph(sources.root(), sources.peers()),
+        root: sources.root,
         remoteCard: sources.remoteCard,
+        peers: sources.peers,
+        probe: sources.probe,
         timelines,
         taskRows: () => sources.taskRows,
+        stores: () => sources.stores,
+        callers: () => sources.callers,
+        runTool: sources.runTool,
         sessions,
         authConfigured: authConfigured(config),
         redact: sources.redact,

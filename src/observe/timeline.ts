@@ -1,43 +1,17 @@
 import type { Request, Router } from 'express';
 import express from 'express';
+import { previewArguments } from '../agent/argumentPreview';
+import { newContextId } from '../a2a/contextIds';
+import { errorMessage } from '../errors';
+import type { Logger } from '../log/logger';
+import { OWNER } from '../principal';
+import type { TaskTimeline, TimelineQuery, TimelineStep, TimelineStore } from '../store/timelines';
 import { requireOwner, type AccessRefusal } from './access';
 import type { ObservedAttributes, ObservedKind, Observation, Observer } from '../observation/observer';
 
-/** One step of a task: a transfer, a model, tool or remote call, an agent's turn at acting. */
-export interface TimelineStep {
-  kind: Exclude<ObservedKind, 'turn'>;
-  name: string;
-  /** The agent acting. */
-  agent?: string;
-  /** Milliseconds from the start of the turn. */
-  atMs: number;
-  /** How long it took (undefined while it runs). */
-  ms?: number;
-  /** Arguments, redacted and shortened. */
-  args?: string;
-  /** Result, redacted and shortened. */
-  result?: string;
-  error?: string;
-  inputTokens?: number;
-  outputTokens?: number;
-  hops?: number;
-}
+export type { TaskTimeline, TimelineStep } from '../store/timelines';
 
-/** One turn of a task, as the console shows it. */
-export interface TaskTimeline {
-  taskId?: string;
-  sessionId: string;
-  caller: string;
-  startedAt: string;
-  ms?: number;
-  status?: string;
-  /** The agent that answered. */
-  agent?: string;
-  error?: string;
-  steps: TimelineStep[];
-}
-
-/** What changed in the ring: a turn started or ended, or a step inside it did. */
+/** What changed: a turn started or ended, or a step inside it did. */
 export interface TimelineChange {
   what: 'turn' | 'step' | 'end';
   taskId?: string;
@@ -45,37 +19,51 @@ export interface TimelineChange {
   agent?: string;
 }
 
-/** The timelines sink: the observer that records them and the owner's JSON routes. */
+/** The timelines sink: the observer that records them, what it recorded, and the owner's JSON routes. */
 export interface Timelines {
   readonly observer: Observer;
-  /** Newest first. */
-  recent(): TaskTimeline[];
+  /**
+   * The owner's read of turns matching `query`, newest first: those running
+   * here (or ended and not yet stored) and the stored ones of every replica.
+   */
+  turns(query: TimelineQuery): Promise<TaskTimeline[]>;
   /** Calls `listener` after each change (the console's live stream); returns the unsubscribe. */
   subscribe(listener: (change: TimelineChange) => void): () => void;
   /** `GET /console/api/timelines` and `GET /console/api/timelines/:taskId`. */
   readonly routes: Router;
 }
 
-/** Longest argument or result text kept per step. */
+/** Longest argument, result or question text kept per step. */
 const MAX_TEXT = 240;
 /** Most steps kept per turn (a runaway turn keeps its first ones). */
 const MAX_STEPS = 200;
+/** Saves between two prunes of the stored turns down to the configured number. */
+const PRUNE_EVERY = 50;
+/** Turns `GET /console/api/timelines` lists. */
+const LISTED = 50;
 
 /**
- * Keeps the last `size` turns' steps in memory (a ring, per node): each
- * step's timing, agent, tokens and hops, and its arguments and result
- * redacted and shortened. Never persisted.
+ * Records each turn's steps: timing, agent, tokens and hops, arguments
+ * (masked as the chat shows them) and results redacted and shortened. A
+ * running turn is held here; once it ends it is saved to the timeline store
+ * (so it survives a restart and every replica reads it), and the store is
+ * pruned to the newest `size` turns now and then.
  * @example
- * const timelines = createTimelines({ size: 200, redact: (t) => secrets.redactText(t), clock: () => new Date(), access });
+ * const timelines = createTimelines({ size: 200, store: () => stores.timelines, redact, clock: () => new Date(), access, logger });
  */
 export function createTimelines(options: {
   size: number;
+  /** Where finished turns go: read when a turn ends (the stores open after the observer is built). */
+  store: () => TimelineStore;
   redact: (text: string) => string;
   clock: () => Date;
   access: (req: Request) => AccessRefusal;
+  logger: Logger;
 }): Timelines {
-  const ring: TaskTimeline[] = [];
+  /** Turns running here, or ended and not yet stored, by id. */
+  const live = new Map<string, TaskTimeline>();
   const listeners = new Set<(change: TimelineChange) => void>();
+  let saves = 0;
   // Nobody watching (no console open): nothing is built.
   const notify = (timeline: TaskTimeline, what: TimelineChange['what'], agent?: string) => {
     if (listeners.size === 0) return;
@@ -93,22 +81,43 @@ export function createTimelines(options: {
     const text = options.redact(String(value));
     return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text;
   };
+  const save = (timeline: TaskTimeline) => {
+    const store = options.store();
+    store
+      .save([timeline])
+      .then(() => {
+        saves += 1;
+        if (saves % PRUNE_EVERY === 0) return store.prune(options.size).then(() => undefined);
+      })
+      .catch((err: unknown) =>
+        options.logger.warn('a turn timeline could not be stored', {
+          taskId: timeline.taskId,
+          error: errorMessage(err),
+        }),
+      )
+      .finally(() => {
+        live.delete(timeline.id);
+        notify(timeline, 'end', timeline.agent);
+      });
+  };
 
-  const sink: TimelineSink = { notify, shorten };
+  const sink: TimelineSink = { notify, shorten, save, redact: options.redact };
 
   const observer: Observer = {
     active: true,
     turn: (start) => {
       const started = performance.now();
       const timeline: TaskTimeline = {
+        // Time-ordered (UUIDv7): a turn's row is appended to the id index, not put on a random page of it.
+        id: newContextId(),
         taskId: start.taskId,
         sessionId: start.sessionId,
         caller: start.caller,
+        asked: shorten(start.text),
         startedAt: options.clock().toISOString(),
         steps: [],
       };
-      ring.push(timeline);
-      if (ring.length > options.size) ring.splice(0, ring.length - options.size);
+      live.set(timeline.id, timeline);
       notify(timeline, 'turn');
       return new TurnObservation(sink, timeline, started);
     },
@@ -116,19 +125,42 @@ export function createTimelines(options: {
     storeNotification: () => {},
   };
 
-  const recent = () => [...ring].reverse();
+  const turns = async (query: TimelineQuery): Promise<TaskTimeline[]> => {
+    const here = [...live.values()].filter(
+      (t) =>
+        (!query.taskIds || (t.taskId !== undefined && query.taskIds.includes(t.taskId))) &&
+        (query.sessionId === undefined || t.sessionId === query.sessionId) &&
+        (query.caller === undefined || t.caller === query.caller),
+    );
+    const stored = await options.store().list(OWNER, query);
+    const held = new Set(here.map((t) => t.id));
+    return [...here, ...stored.filter((t) => !held.has(t.id))]
+      .sort((a, b) => b.startedAt.localeCompare(a.startedAt) || (a.id < b.id ? 1 : -1))
+      .slice(0, query.limit);
+  };
+
   const routes = express.Router();
   const owner = requireOwner(options.access);
-  routes.get('/console/api/timelines', owner, (_req, res) => {
-    res.json({ timelines: recent() });
-  });
-  routes.get('/console/api/timelines/:taskId', owner, (req, res) => {
-    const turns = recent().filter((t) => t.taskId === req.params.taskId);
-    if (turns.length === 0) {
-      res.status(404).json({ error: { code: 404, message: `no timeline for task ${req.params.taskId}` } });
-      return;
+  routes.get('/console/api/timelines', owner, async (_req, res) => {
+    try {
+      res.json({ timelines: await turns({ limit: LISTED }) });
+    } catch (err) {
+      res.status(503).json({ error: { code: 503, message: `the timelines could not be read: ${errorMessage(err)}` } });
     }
-    res.json({ taskId: req.params.taskId, turns });
+  });
+  routes.get('/console/api/timelines/:taskId', owner, async (req, res) => {
+    const taskId = req.params.taskId as string;
+    try {
+      // Oldest first: a task's turns in the order they ran.
+      const found = (await turns({ taskIds: [taskId], limit: MAX_TURNS_PER_TASK })).reverse();
+      if (found.length === 0) {
+        res.status(404).json({ error: { code: 404, message: `no timeline for task ${taskId}` } });
+        return;
+      }
+      res.json({ taskId, turns: found });
+    } catch (err) {
+      res.status(503).json({ error: { code: 503, message: `the timelines could not be read: ${errorMessage(err)}` } });
+    }
   });
   const subscribe = (listener: (change: TimelineChange) => void) => {
     listeners.add(listener);
@@ -136,13 +168,19 @@ export function createTimelines(options: {
       listeners.delete(listener);
     };
   };
-  return { observer, recent, subscribe, routes };
+  return { observer, turns, subscribe, routes };
 }
+
+/** Turns of one task read at most (a task is answered again per message the user sends it). */
+const MAX_TURNS_PER_TASK = 100;
 
 /** What every observation of one timelines sink shares: telling watchers, and shortening what it keeps. */
 interface TimelineSink {
   notify(timeline: TaskTimeline, what: TimelineChange['what'], agent?: string): void;
   shorten(value: unknown): string | undefined;
+  redact(text: string): string;
+  /** Stores a turn that ended (and tells watchers once it is stored). */
+  save(timeline: TaskTimeline): void;
 }
 
 /**
@@ -174,7 +212,7 @@ class TurnObservation implements Observation {
     timeline.ms = Math.round(performance.now() - this.started);
     if (error) timeline.error = this.sink.shorten(error);
     timeline.status ??= error ? 'aborted' : 'completed';
-    this.sink.notify(timeline, 'end', timeline.agent);
+    this.sink.save(timeline);
   }
 
   traceparent(): undefined {
@@ -216,7 +254,7 @@ class StepObservation implements Observation {
             name,
             agent: typeof attributes.agent === 'string' ? attributes.agent : parentAgent,
             atMs: Math.round(at - started),
-            args: sink.shorten(attributes.args),
+            args: typeof attributes.args === 'string' ? previewArguments(attributes.args, sink.redact) : undefined,
           };
     if (step) {
       timeline.steps.push(step);

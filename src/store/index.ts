@@ -5,6 +5,8 @@ import type { BackgroundJobStore, CronStore, ExecJobStore, WorkflowStore } from 
 import type { PaymentLedger } from './ledger';
 import type { MemoryStore } from './memory';
 import type { SessionStore } from './sessions';
+import type { ReplicaView } from './replicas';
+import type { TimelineStore } from './timelines';
 import type { VaultStore } from './vault';
 import type { VectorStore } from './vectors';
 
@@ -38,6 +40,10 @@ export interface Stores {
   background: BackgroundJobStore;
   workflows: WorkflowStore;
   execJobs: ExecJobStore;
+  /** Finished turns' timelines (the console's task steps), kept across restarts and shared by replicas. */
+  timelines: TimelineStore;
+  /** The replicas heartbeating into the database (PostgreSQL only): what the console shows of a cluster. */
+  replicas?: ReplicaView;
   /** Where cron fire times and background jobs wait until taken (by one replica of many on PostgreSQL). */
   jobQueue: JobQueue;
 }

@@ -63,6 +63,11 @@ export interface KnowledgeStore {
   ): Promise<Scored<KnowledgeEntry>[]>;
   /** Learnings ranked by full-text relevance, the error pattern weighing most. */
   searchLearnings(principal: Principal, query: string, options: { limit: number }): Promise<Scored<LearningEntry>[]>;
+  /**
+   * The newest knowledge the principal can see, newest first (the owner's
+   * reach is everyone's unless `ownOnly`): what a person browses.
+   */
+  recentKnowledge(principal: Principal, options: { limit: number; ownOnly?: boolean }): Promise<KnowledgeEntry[]>;
   /** The principal's visible knowledge rows among `ids`. */
   knowledgeByIds(principal: Principal, ids: string[]): Promise<Map<string, KnowledgeEntry>>;
   learningsByIds(principal: Principal, ids: string[]): Promise<Map<string, LearningEntry>>;

@@ -54,7 +54,12 @@ export interface SessionInfo {
   owner: string;
   id: string;
   updatedAt: string;
+  /** The start of the first thing the user said in it (at most {@link FIRST_MESSAGE_CHARS} characters). */
+  firstMessage?: string;
 }
+
+/** How much of a conversation's first user message a listing carries. */
+export const FIRST_MESSAGE_CHARS = 120;
 
 /** What the caller of {@link SessionStore.commitTurn} knows about the session. */
 export interface CommitTurnOptions {

@@ -65,7 +65,13 @@ describe('the console over HTTP', () => {
     expect(html).not.toMatch(/<script>|style=/);
     expect((await fetch(`${url}/console/assets/console.js`)).headers.get('content-type')).toMatch(/javascript/);
     expect((await fetch(`${url}/console/assets/console.css`)).status).toBe(200);
-    expect((await fetch(`${url}/console/assets/..%2Fconsole.ts`)).status).toBe(404);
+    // Only what the build wrote is served: a name that is an object's own property is no asset either.
+    for (const name of ['..%2Fconsole.ts', 'constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty']) {
+      const asset = await fetch(`${url}/console/assets/${name}`);
+      expect([name, asset.status]).toEqual([name, 404]);
+      expect(((await asset.json()) as { error: { message: string } }).error.message).toBe('no such console asset');
+    }
+    expect((await fetch(`${url}/console/assets/elk.js`)).headers.get('content-type')).toMatch(/javascript/);
 
     const graph = (await (await fetch(`${url}/console/api/agents`)).json()) as { agents: Array<{ name: string }> };
     expect(graph.agents.map((a) => a.name)).toEqual(
@@ -109,11 +115,8 @@ describe('the console over HTTP', () => {
     expect(none.tasks).toEqual([]);
   });
 
-  it("lists stored tasks the timeline ring no longer holds, every caller's, filtered by state and exact caller", async () => {
-    const url = await node(
-      { ...authed, observability: { timeline: { tasks: 1 } } },
-      new ScriptedModel([say('First answer.'), say('Second answer.')]),
-    );
+  it("lists every caller's stored tasks with what was asked and their stored timelines, filtered by state and exact caller", async () => {
+    const url = await node(authed, new ScriptedModel([say('First answer.'), say('Second answer.')]));
     const send = async (token: string, text: string) => {
       const reply = await fetch(url, {
         method: 'POST',
@@ -138,11 +141,10 @@ describe('the console over HTTP', () => {
     now += 1000;
     const second = await send(GUEST_TOKEN, 'second');
 
-    // The ring holds one turn: the first task is listed from its row, without a timeline here.
     const all = await list('');
     expect(all.map((t) => t.taskId)).toEqual([second, first]);
     expect(all[1]).toEqual(
-      expect.objectContaining({ taskId: first, caller: 'owner', state: 'completed', timeline: false }),
+      expect.objectContaining({ taskId: first, caller: 'owner', state: 'completed', timeline: true, asked: 'first' }),
     );
     const guest = all[0].caller;
     expect(guest).toMatch(/^bearer:/);

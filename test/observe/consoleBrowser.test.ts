@@ -6,26 +6,35 @@ import { createApp, type LangoApp } from '../../src/app';
 import { resolveConfig } from '../../src/config/load';
 import type { LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger } from '../../src/log/logger';
-import { testChromium } from '../support/chromium';
+import {
+  DOCS,
+  edgesThroughBoxes,
+  launchChromium,
+  openConsole,
+  seriousViolations,
+  showView,
+  watchedPage,
+} from '../support/consolePage';
 import { deadPort } from '../support/federationPeers';
 import { startOpenAIServer, type OpenAIServer } from '../support/openaiServer';
 import { waitFor } from '../support/waitFor';
 
 const OWNER_TOKEN = 'owner-browser-token-0123';
 const GUEST_TOKEN = 'guest-browser-token-4567';
+/** The model's API key: a registered secret, masked wherever it would show. */
+const API_KEY = 'sk-console-secret-0987';
 const SPECIALISTS = ['operator', 'navigator', 'vault', 'librarian', 'automator', 'planner', 'chronicler'];
-/** The answer of the latest chat exchange. */
-const ANSWER = '#chat-log .exchange:last-child .answer';
-const ARTIFACTS = path.resolve(__dirname, '..', '..', 'test-artifacts', 'console');
+/** The latest chat exchange. */
+const LAST = '#chat-log .exchange:last-child';
+const ANSWER = `${LAST} .answer`;
 
 /**
  * The console in Debian's Chromium (playwright-core): a hub node with
- * `a2a.auth` and the scripted OpenAI-compatible model, federating a second
- * lango node on 127.0.0.1 (and an address where nothing listens). Signs in with the owner token, sees the tree and
- * the peer, chats (the answer streams chunk by chunk), follows the task into
- * its timeline, walks every control by keyboard, runs axe-core, and shows a
- * wrong credential its page. Screenshots go to test-artifacts/console/.
- * Needs `npm run build` (the console script is served from dist/console).
+ * `a2a.auth`, the scripted OpenAI-compatible model and commands that always
+ * ask first, federating a second lango node on 127.0.0.1 and an address
+ * where nothing listens. Each flow a person uses, with no console error and
+ * no serious axe violation in any view; screenshots go to docs/ for the
+ * README. Needs `npm run build` (the console is served from dist/console).
  */
 describe('the console in Chromium', () => {
   const apps: LangoApp[] = [];
@@ -33,6 +42,8 @@ describe('the console in Chromium', () => {
   let model: OpenAIServer;
   let hubUrl: string;
   let browser: Browser;
+  let page: Page;
+  let errors: string[];
 
   async function node(name: string, input: LangoConfigInput, withModel?: OpenAIServer): Promise<string> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), `lango-console-${name}-`));
@@ -42,17 +53,25 @@ describe('the console in Chromium', () => {
       dataDir: dir,
       ...input,
       ...(withModel
-        ? { agent: { provider: 'openai', apiKey: 'sk-console', baseUrl: withModel.baseURL, model: 'scripted' } }
+        ? { agent: { provider: 'openai', apiKey: API_KEY, baseUrl: withModel.baseURL, model: 'scripted' } }
         : {}),
       a2a: { agentName: name, ...input.a2a },
     });
-    const app = await createApp(config, { logger: createMemoryLogger() });
+    const app = await createApp(config, { logger: createMemoryLogger(), cwd: dir });
     apps.push(app);
     return app.listen();
   }
 
+  /** Sends a chat message and waits for its turn to settle in `state`. */
+  async function say(text: string, state = 'completed'): Promise<void> {
+    await page.fill('#chat-input', text);
+    await page.press('#chat-input', 'Enter');
+    await page.waitForSelector(`${ANSWER}[data-state="${state}"]`, { timeout: 20_000, state: 'attached' });
+    await page.waitForSelector('#chat-send:not([disabled])');
+  }
+
   beforeAll(async () => {
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    fs.mkdirSync(DOCS, { recursive: true });
     model = await startOpenAIServer();
     const peerUrl = await node('peer-node', { tools: { browser: { enabled: false } } });
     hubUrl = await node(
@@ -69,17 +88,12 @@ describe('the console in Chromium', () => {
             { name: 'ghost', baseUrl: `http://127.0.0.1:${await deadPort()}` },
           ],
         },
+        tools: { exec: { sandbox: 'off' } },
       },
       model,
     );
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({
-      executablePath: await testChromium(),
-      args: ['--no-sandbox', '--disable-gpu'],
-      handleSIGINT: false,
-      handleSIGTERM: false,
-      handleSIGHUP: false,
-    });
+    browser = await launchChromium();
+    ({ page, errors } = await watchedPage(browser));
   }, 90_000);
 
   afterAll(async () => {
@@ -89,213 +103,349 @@ describe('the console in Chromium', () => {
     while (dirs.length) fs.rmSync(dirs.pop()!, { recursive: true, force: true });
   });
 
-  /** A page whose console errors and uncaught exceptions are collected. */
-  async function watchedPage(): Promise<{ page: Page; errors: string[] }> {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    const errors: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error') errors.push(`${message.text()} (${message.location().url})`);
-    });
-    page.on('pageerror', (error) => errors.push(error.message));
-    return { page, errors };
-  }
+  afterEach(() => {
+    // Every flow on the console page: no console error, no uncaught exception.
+    expect(errors).toEqual([]);
+    expect(model.unexpected).toEqual([]);
+  });
 
   it('shows a wrong token and a caller that is not the owner a clear page, never a stack trace', async () => {
-    const { page } = await watchedPage();
+    const { page: other } = await watchedPage(browser);
     try {
-      const first = await page.goto(`${hubUrl}/console`);
-      expect(first?.status()).toBe(401);
-      await page.screenshot({ path: path.join(ARTIFACTS, 'signin.png') });
-      await page.fill('#token', 'not-the-token');
-      const [wrong] = await Promise.all([page.waitForNavigation(), page.press('#token', 'Enter')]);
+      expect((await other.goto(`${hubUrl}/console`))?.status()).toBe(401);
+      await other.fill('#token', 'not-the-token');
+      const [wrong] = await Promise.all([other.waitForNavigation(), other.press('#token', 'Enter')]);
       expect(wrong?.status()).toBe(401);
-      await expect(page.locator('h1').textContent()).resolves.toBe('401 · Not signed in');
-      expect(await page.locator('[role=alert]').textContent()).toBe('that token is not one this node accepts');
-      await page.screenshot({ path: path.join(ARTIFACTS, 'refused-401.png') });
-
-      await page.click('text=Back to the sign-in form');
-      await page.fill('#token', GUEST_TOKEN);
-      const [guest] = await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+      expect(await other.locator('[role=alert]').textContent()).toBe('that token is not one this node accepts');
+      await other.click('text=Back to the sign-in form');
+      await other.fill('#token', GUEST_TOKEN);
+      const [guest] = await Promise.all([other.waitForNavigation(), other.click('button[type=submit]')]);
       expect(guest?.status()).toBe(403);
-      expect(await page.locator('[role=alert]').textContent()).toBe('only the node owner may look');
-      expect(await page.content()).not.toMatch(/\bat .+\.(js|ts):\d+/);
-      await page.screenshot({ path: path.join(ARTIFACTS, 'refused-403.png') });
+      expect(await other.locator('[role=alert]').textContent()).toBe('only the node owner may look');
+      expect(await other.content()).not.toMatch(/\bat .+\.(js|ts):\d+/);
     } finally {
-      await page.close();
+      await other.close();
     }
   }, 60_000);
 
-  it('signs the owner in, draws the tree and the peer, streams a chat answer, and shows its task and timeline', async () => {
-    const { page, errors } = await watchedPage();
-    try {
-      await page.goto(`${hubUrl}/console`);
-      await page.fill('#token', OWNER_TOKEN);
-      const [signedIn] = await Promise.all([page.waitForNavigation(), page.press('#token', 'Enter')]);
-      expect(signedIn?.status()).toBe(200);
-      // The sign-in page's own 401 is the browser's to log; from the console on, nothing may be.
-      errors.length = 0;
-      await page.waitForSelector('#graph g.agent[data-agent="peer-node"]');
-      await page.locator('#live', { hasText: 'live: updates' }).waitFor();
-
-      // (a) the tree: the orchestrator, the seven specialists with their families, the healthy peer.
-      const agents = await page.$$eval('#graph g.agent', (nodes) =>
-        nodes.map((n) => `${n.getAttribute('data-agent')}|${n.getAttribute('aria-label')}`),
-      );
-      for (const name of SPECIALISTS) expect(agents.some((a) => a.startsWith(`${name}|`))).toBe(true);
-      expect(agents.find((a) => a.startsWith('peer-node|'))).toBe('peer-node|peer-node (remote), healthy');
-      expect(agents.find((a) => a.startsWith('operator|'))).toMatch(/exec_\*/);
-      // A peer that never answered is drawn too, skipped, with the reason.
-      expect(agents.find((a) => a.startsWith('ghost|'))).toMatch(/^ghost\|ghost \(remote\), skipped: .*ECONNREFUSED/);
-      await page.locator('#agents').screenshot({ path: path.join(ARTIFACTS, 'agents.png') });
-
-      // The peer's card, one keypress away.
-      await page.focus('#graph g.agent[data-agent="peer-node"]');
-      await page.keyboard.press('Enter');
-      await page.waitForSelector('#card:not([hidden])');
-      expect(await page.textContent('#card-body')).toContain('"name": "peer-node"');
-      expect(await page.evaluate('document.activeElement.id')).toBe('card-close');
-      await page.locator('#agents').screenshot({ path: path.join(ARTIFACTS, 'agent-card.png') });
-      await page.keyboard.press('Enter');
-      await page.waitForSelector('#card', { state: 'hidden' });
-
-      // (d) the chat: each chunk is held until the page shows the one before, so the answer arrives in pieces.
-      const pieces = ['Noted:', ' your cat', ' is Tom.'];
-      let shownBeforeNext = 0;
-      model.push(
-        { toolCalls: [{ name: 'transfer_to_agent', arguments: { agent_name: 'librarian' } }] },
-        { toolCalls: [{ name: 'save_knowledge', arguments: { kind: 'fact', content: 'my cat is Tom' } }] },
-        {
-          chunks: pieces,
-          before: async (i) => {
-            if (i === 0) return;
-            // Polled from here: the console's CSP forbids the eval behind a string waitForFunction.
-            await waitFor(
-              async () => Number(await page.getAttribute(ANSWER, 'data-chunks')) >= i,
-              10_000,
-              `the page to show chunk ${i}`,
-            );
-            const state = await page.getAttribute(ANSWER, 'data-state');
-            if (state !== 'completed') shownBeforeNext++;
-          },
+  it('streams an answer with its transfer and tool call as cards, keeps the newest reply in view, and lists the conversation', async () => {
+    await openConsole(page, errors, hubUrl, OWNER_TOKEN);
+    const pieces = ['Noted:', ' your cat', ' is Tom.'];
+    let shownBeforeNext = 0;
+    model.push(
+      { toolCalls: [{ name: 'transfer_to_agent', arguments: { agent_name: 'librarian' } }] },
+      {
+        toolCalls: [{ name: 'save_knowledge', arguments: { kind: 'fact', content: `my cat is Tom (key ${API_KEY})` } }],
+      },
+      {
+        chunks: pieces,
+        // Each chunk is held until the page shows the one before: the answer arrives in pieces.
+        before: async (i) => {
+          if (i === 0) return;
+          await waitFor(
+            async () => Number(await page.getAttribute(ANSWER, 'data-chunks')) >= i,
+            10_000,
+            `the page to show chunk ${i}`,
+          );
+          if ((await page.getAttribute(ANSWER, 'data-state')) !== 'completed') shownBeforeNext++;
         },
-      );
-      await page.fill('#chat-input', 'remember that my cat is Tom');
-      await page.press('#chat-input', 'Enter');
-      const answer = page.locator(ANSWER);
-      await page.waitForSelector(`${ANSWER}[data-state="completed"]`, { timeout: 20_000 });
-      expect(await answer.textContent()).toBe('Noted: your cat is Tom.');
-      expect(Number(await answer.getAttribute('data-chunks'))).toBe(3);
-      expect(shownBeforeNext).toBe(2);
-      // The line is rewritten when the stream closes, just after the completed state shows.
-      await waitFor(
-        async () =>
-          (await page.textContent('#chat-log .exchange:last-child .acting'))?.includes('answered by librarian'),
-        10_000,
-        'the chat to name the answering agent (librarian)',
-      );
-      await page.locator('#chat').screenshot({ path: path.join(ARTIFACTS, 'chat.png') });
+      },
+    );
+    await say('remember that my cat is Tom');
+    expect(await page.textContent(ANSWER)).toBe('Noted: your cat is Tom.');
+    expect(Number(await page.getAttribute(ANSWER, 'data-chunks'))).toBe(3);
+    expect(shownBeforeNext).toBe(2);
+    const cards = await page.$$eval(`${LAST} li.card`, (items) =>
+      items.map((i) => `${i.className}|${i.textContent}|${i.getAttribute('data-state') ?? ''}`),
+    );
+    expect(cards[0]).toMatch(/^card transfer\|transfer.*lango-orchestrator → librarian/);
+    expect(cards[1]).toMatch(/^card tool\|tool.*librarian · save_knowledge.*my cat is Tom.*→ .*\|ok$/);
+    // The tool's arguments are masked as in the timeline: the registered secret never reaches the page.
+    expect(cards.join('\n')).not.toContain(API_KEY);
+    expect(cards[1]).toContain('[REDACTED]');
+    await waitFor(
+      async () => (await page.textContent(`${LAST} .acting`))?.includes('answered by librarian'),
+      10_000,
+      'the chat to name the answering agent',
+    );
+    expect(await page.textContent(`${LAST} .bubble.agent .who`)).toBe('librarian');
+    expect(await page.textContent('#chat-title')).toBe('remember that my cat is Tom');
+    await page.locator('#conversation-list button.conversation', { hasText: 'remember that my cat is Tom' }).waitFor();
+    await page.screenshot({ path: path.join(DOCS, 'console-chat.png') });
 
-      // (b) the task in the list, live (no reload), and (c) its timeline naming the agent and the tool.
-      const row = page.locator('#task-rows tr', { hasText: 'librarian' });
-      await row.waitFor();
-      expect(await row.locator('td.state').textContent()).toBe('completed');
-      // An owner caller runs as the owner.
-      expect(await row.textContent()).toContain('owner');
-      await row.locator('button').press('Enter');
-      await page.waitForSelector('#timeline-table:not([hidden])');
-      const steps = await page.$$eval('#timeline-rows tr.step', (rows) =>
-        rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent ?? '')),
-      );
-      expect(steps.map((s) => s[1])).toEqual(expect.arrayContaining(['transfer librarian', 'tool save_knowledge']));
-      const tool = steps.find((s) => s[1] === 'tool save_knowledge')!;
-      expect(tool[2]).toBe('librarian');
-      expect(tool[3]).toMatch(/^\d+ ms$/);
-      expect(tool[5]).toContain('my cat is Tom');
-      expect(tool[5]).not.toContain('error:');
-      expect(await page.textContent('#timeline-rows tr.turn')).toContain('answered by librarian');
-      await page.locator('#tasks').screenshot({ path: path.join(ARTIFACTS, 'tasks.png') });
-      await page.locator('#timeline').screenshot({ path: path.join(ARTIFACTS, 'timeline.png') });
+    // Two more exchanges: the log scrolls so the newest reply is in view and the first is not.
+    model.push({ text: `A longer answer.\n${'More detail.\n'.repeat(40)}` }, { text: 'Third answer.' });
+    await say('tell me more');
+    await say('and one more thing');
+    const view = await page.evaluate<{ lastVisible: boolean; firstVisible: boolean; scrolled: boolean }>(`(() => {
+      const log = document.getElementById('chat-log').getBoundingClientRect();
+      const exchanges = document.querySelectorAll('#chat-log .exchange');
+      const visible = (e) => { const r = e.getBoundingClientRect(); return r.bottom > log.top + 2 && r.top < log.bottom - 2; };
+      const last = exchanges[exchanges.length - 1].querySelector('.answer').getBoundingClientRect();
+      return { lastVisible: last.bottom <= log.bottom + 1 && last.top >= log.top - 1, firstVisible: visible(exchanges[0]),
+        scrolled: document.getElementById('chat-log').scrollTop > 0 };
+    })()`);
+    expect(view).toEqual({ lastVisible: true, firstVisible: false, scrolled: true });
 
-      // Filters: no failed task; the caller filter narrows by name.
-      await page.selectOption('#filter-state', 'failed');
-      await waitFor(async () => (await page.locator('#task-rows tr').count()) === 0, 5000, 'no rows');
-      await page.selectOption('#filter-state', '');
-      await page.fill('#filter-caller', 'owner');
-      await waitFor(async () => (await page.locator('#task-rows tr').count()) === 1, 5000, 'one row');
-      await page.fill('#filter-caller', 'bearer:');
-      await waitFor(async () => (await page.locator('#task-rows tr').count()) === 0, 5000, 'no rows');
-      await page.fill('#filter-caller', '');
-
-      // A delegation to the federated peer: the timeline shows the remote call and its hops.
-      model.push({ toolCalls: [{ name: 'transfer_to_agent', arguments: { agent_name: 'peer-node' } }] });
-      await page.fill('#chat-input', 'plan my week');
-      await page.press('#chat-input', 'Enter');
-      await page.waitForSelector(`${ANSWER}[data-state="completed"]`, { timeout: 20_000 });
-      // The hub's model is the scripted one: an offline-model answer came from the peer node.
-      expect(await answer.textContent()).toMatch(/^I'm \w+ on the offline model/);
-      // The line is rewritten when the stream closes, just after the completed state shows.
-      await waitFor(
-        async () =>
-          (await page.textContent('#chat-log .exchange:last-child .acting'))?.includes('answered by peer-node'),
-        10_000,
-        'the chat to name the answering agent (peer-node)',
-      );
-      await page.click('#chat-log .exchange:last-child .acting button');
-      await page.locator('#timeline-rows tr.turn', { hasText: 'answered by peer-node' }).waitFor();
-      const remote = await page.$$eval('#timeline-rows tr.step.remote', (rows) =>
-        rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent ?? '')),
-      );
-      expect(remote).toHaveLength(1);
-      expect(remote[0][1]).toBe('remote peer-node');
-      expect(remote[0][4]).toMatch(/^\d+ hops?$/);
-      expect(model.unexpected).toEqual([]);
-      await page.locator('#timeline').screenshot({ path: path.join(ARTIFACTS, 'timeline-remote.png') });
-      await page.screenshot({ path: path.join(ARTIFACTS, 'console.png'), fullPage: true });
-
-      expect(errors).toEqual([]);
-    } finally {
-      await page.close();
-    }
+    // The conversation is listed by its first words, and marked as the one open.
+    const listed = page.locator('#conversation-list button.conversation', { hasText: 'remember that my cat is Tom' });
+    await listed.waitFor();
+    expect(await listed.getAttribute('aria-current')).toBe('true');
   }, 90_000);
 
-  it('reaches every control by Tab and has no serious or critical axe-core violation (contrast included)', async () => {
-    const { page, errors } = await watchedPage();
-    try {
-      await page.goto(`${hubUrl}/console`);
-      await page.fill('#token', OWNER_TOKEN);
-      await Promise.all([page.waitForNavigation(), page.press('#token', 'Enter')]);
-      errors.length = 0;
-      await page.waitForSelector('#graph g.agent[data-agent="peer-node"]');
-      await page.waitForSelector('#task-rows tr button');
+  it('reopens a conversation from the list and continues it with the same contextId', async () => {
+    await page.click('#new-conversation');
+    expect(await page.locator('#chat-log .exchange').count()).toBe(0);
+    model.push({ text: 'A fresh start.' });
+    await say('a separate question');
+    await page.locator('#conversation-list button.conversation', { hasText: 'a separate question' }).waitFor();
 
-      // Every visible control is numbered; Tab must land on each number.
-      const controls = await page.evaluate<number>(`(() => {
-        const all = [...document.querySelectorAll('button, input, select, [tabindex="0"]')];
-        const visible = all.filter((e) => !e.closest('[hidden]') && e.getClientRects().length > 0);
-        visible.forEach((e, i) => e.setAttribute('data-control', String(i)));
-        return visible.length;
-      })()`);
-      // The orchestrator, seven specialists, the peer, sign-out, the chat and filter controls, a task.
-      expect(controls).toBeGreaterThanOrEqual(SPECIALISTS.length + 8);
-      const reached = new Set<string>();
-      for (let i = 0; i < controls + 3; i++) {
-        await page.keyboard.press('Tab');
-        const id = await page.evaluate<string | null>("document.activeElement.getAttribute('data-control')");
-        if (id !== null) reached.add(id);
-      }
-      expect(reached.size).toBe(controls);
-
-      const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-      await page.evaluate(axeSource);
-      const violations = await page.evaluate<string[]>(`axe
-        .run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa'] } })
-        .then((result) => result.violations
-          .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-          .map((v) => v.id + ' (' + v.impact + ') x' + v.nodes.length))`);
-      expect(violations).toEqual([]);
-      expect(errors).toEqual([]);
-    } finally {
-      await page.close();
-    }
+    await page.click('#conversation-list button.conversation:has-text("remember that my cat is Tom")');
+    await page.locator('#chat-log .exchange .said', { hasText: 'and one more thing' }).waitFor();
+    const said = await page.$$eval('#chat-log .exchange .said', (items) => items.map((i) => i.textContent));
+    expect(said).toEqual(['remember that my cat is Tom', 'tell me more', 'and one more thing']);
+    expect(await page.textContent('#chat-log .exchange:first-child .answer')).toBe('Noted: your cat is Tom.');
+    model.push((body) => {
+      // The reopened conversation's history went to the model: the same session (contextId) continues.
+      const history = body.messages.map((m) => m.content ?? '').join('\n');
+      return { text: history.includes('my cat is Tom') ? 'Still Tom.' : 'I do not know.' };
+    });
+    await say('what is my cat called?');
+    expect(await page.textContent(ANSWER)).toBe('Still Tom.');
+    expect(await page.locator('#conversation-list li').count()).toBe(2);
   }, 60_000);
+
+  it('asks for approval inline: Approve runs the held command, Deny declines another', async () => {
+    await page.click('#new-conversation');
+    model.push(
+      { toolCalls: [{ name: 'transfer_to_agent', arguments: { agent_name: 'operator' } }] },
+      { toolCalls: [{ name: 'exec_shell', arguments: { command: 'echo approved-from-the-console' } }] },
+    );
+    await say('run echo for me', 'input-required');
+    // The exchange that asked (approving appends the next one).
+    const asked = (await page.locator('#chat-log .exchange').count()) - 1;
+    const approval = page.locator('#chat-log .exchange').nth(asked).locator('li.card.approval');
+    await approval.waitFor();
+    expect(await approval.locator('.title').textContent()).toBe('operator asks to run exec_shell');
+    expect(await approval.locator('.question').textContent()).toContain('echo approved-from-the-console');
+    expect(await page.getAttribute(`${LAST} li.card.tool`, 'data-state')).toBe('approval');
+    await page.screenshot({ path: path.join(DOCS, 'console-approval.png') });
+
+    model.push((body) => {
+      const result = body.messages.find((m) => m.role === 'tool' && m.content?.includes('approved-from-the-console'));
+      return { text: result ? 'It printed approved-from-the-console.' : 'It did not run.' };
+    });
+    await approval.locator('button.approve').click();
+    await page.waitForSelector(`${ANSWER}[data-state="completed"]`, { timeout: 20_000 });
+    expect(await approval.getAttribute('data-state')).toBe('approved');
+    expect(await page.textContent(`${LAST} .said`)).toBe('Approved');
+    expect(await page.textContent('#chat-title')).toBe('run echo for me');
+    expect(await page.textContent(ANSWER)).toBe('It printed approved-from-the-console.');
+
+    model.push(
+      { toolCalls: [{ name: 'transfer_to_agent', arguments: { agent_name: 'operator' } }] },
+      { toolCalls: [{ name: 'exec_shell', arguments: { command: 'echo never' } }] },
+    );
+    await say('and run echo never', 'input-required');
+    model.push((body) => {
+      const declined = body.messages.some((m) => m.role === 'tool' && /declin/i.test(m.content ?? ''));
+      return { text: declined ? 'Understood, I did not run it.' : 'It ran.' };
+    });
+    await page.locator(`${LAST} li.card.approval button.deny`).click();
+    await page.waitForSelector(`${ANSWER}[data-state="completed"]`, { timeout: 20_000 });
+    expect(await page.textContent(`${LAST} .said`)).toBe('Denied');
+    expect(await page.textContent(ANSWER)).toBe('Understood, I did not run it.');
+  }, 60_000);
+
+  it('shows a delegation to a federated peer as a remote-call card', async () => {
+    model.push({ toolCalls: [{ name: 'transfer_to_agent', arguments: { agent_name: 'peer-node' } }] });
+    await say('plan my week');
+    // The hub's model is the scripted one: an offline-model answer came from the peer node.
+    expect(await page.textContent(ANSWER)).toMatch(/^I'm \w+ on the offline model/);
+    // One card for the call, naming the peer's endpoint, its progress as it went, and how it ended.
+    const remote = page.locator(`${LAST} li.card.remote`);
+    expect(await remote.count()).toBe(1);
+    expect(await remote.locator('.title').textContent()).toMatch(/^peer-node at http:\/\/127\.0\.0\.1:\d+\/?$/);
+    expect(await remote.locator('.detail').textContent()).toMatch(/^started → sending → .*completed$/);
+    expect(await remote.getAttribute('data-state')).toBe('completed');
+  }, 60_000);
+
+  it('lists tasks with what was asked, agent, state, duration and replica, and opens a timeline', async () => {
+    await showView(page, 'tasks');
+    const row = page.locator('#task-rows tr', { hasText: 'remember that my cat is Tom' });
+    await row.waitFor();
+    const cells = await row.locator('td').allTextContents();
+    // Asked, state, agent, caller, replica (none: SQLite), started, took.
+    expect(cells[0]).toBe('remember that my cat is Tom');
+    expect(cells.slice(1, 5)).toEqual(['completed', 'librarian', 'owner', '—']);
+    expect(cells[6]).toMatch(/^\d+(\.\d)? m?s$/);
+    // Approve answered the task that asked: one task, completed, its two turns in its timeline.
+    const approved = page.locator('#task-rows tr', { hasText: 'run echo for me' });
+    expect((await approved.locator('td').allTextContents()).slice(0, 3)).toEqual([
+      'run echo for me',
+      'completed',
+      'operator',
+    ]);
+    expect(await page.locator('#task-rows tr', { hasText: /^yes/ }).count()).toBe(0);
+    await approved.locator('button').click();
+    await waitFor(async () => (await page.locator('#timeline-rows tr.turn').count()) === 2, 5000, 'two turns');
+    expect(await page.textContent('#timeline-rows tr.turn >> nth=0')).toContain('input-required');
+    expect(await page.textContent('#timeline-rows tr.turn >> nth=1')).toContain('completed, answered by operator');
+    await row.locator('button').click();
+    await page.waitForSelector('#timeline-table:not([hidden])');
+    const steps = await page.$$eval('#timeline-rows tr.step', (rows) =>
+      rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent ?? '')),
+    );
+    expect(steps.map((s) => s[1])).toEqual(expect.arrayContaining(['transfer librarian', 'tool save_knowledge']));
+    const tool = steps.find((s) => s[1] === 'tool save_knowledge')!;
+    expect(tool[2]).toBe('librarian');
+    expect(tool[5]).toContain('my cat is Tom');
+    expect(tool[5]).not.toContain(API_KEY);
+    await page.selectOption('#filter-state', 'failed');
+    await waitFor(async () => (await page.locator('#task-rows tr td.state').count()) === 0, 5000, 'no failed task');
+    await page.selectOption('#filter-state', '');
+    await row.waitFor();
+    await page.screenshot({ path: path.join(DOCS, 'console-tasks.png') });
+  }, 60_000);
+
+  it('lays the agent graph out with elkjs, no edge through a box, and opens an agent card', async () => {
+    await showView(page, 'agents');
+    await page.waitForSelector('#graph g.agent[data-agent="peer-node"]');
+    const agents = await page.$$eval('#graph g.agent', (nodes) =>
+      nodes.map((n) => `${n.getAttribute('data-agent')}|${n.getAttribute('aria-label')}`),
+    );
+    for (const name of SPECIALISTS) expect(agents.some((a) => a.startsWith(`${name}|`))).toBe(true);
+    expect(agents.find((a) => a.startsWith('peer-node|'))).toBe('peer-node|peer-node (remote), healthy');
+    expect(agents.find((a) => a.startsWith('ghost|'))).toMatch(/^ghost\|ghost \(remote\), skipped: .*ECONNREFUSED/);
+    expect(agents.find((a) => a.startsWith('operator|'))).toMatch(/exec_\*/);
+    const layout = await edgesThroughBoxes(page);
+    expect(layout.edges).toBeGreaterThan(SPECIALISTS.length + 2);
+    expect(layout.crossings).toEqual([]);
+    await page.locator('#agents').screenshot({ path: path.join(DOCS, 'console-graph.png') });
+
+    await page.focus('#graph g.agent[data-agent="peer-node"]');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#card:not([hidden])');
+    expect(await page.textContent('#card-body')).toContain('"name": "peer-node"');
+    expect(await page.evaluate('document.activeElement.id')).toBe('card-close');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#card', { state: 'hidden' });
+  }, 60_000);
+
+  it('shows each remote agent with health, breaker and probes, and probes one now', async () => {
+    const peer = page.locator('#peer-rows tr[data-peer="peer-node"]');
+    const ghost = page.locator('#peer-rows tr[data-peer="ghost"]');
+    await peer.waitFor();
+    expect(await peer.locator('td.health').textContent()).toBe('healthy');
+    expect(await peer.locator('td.breaker').textContent()).toBe('closed');
+    expect(await ghost.locator('td.health').textContent()).toMatch(/^skipped since \d/);
+    expect(await ghost.locator('td.io').textContent()).toMatch(/ECONNREFUSED/);
+    // The probe at start-up, then one asked for now: its time and what the card said.
+    expect(await peer.locator('td.last-probe').textContent()).toMatch(/ · answered in \d+ ms$/);
+    await peer.locator('button', { hasText: 'Probe now' }).click();
+    await page.locator('#peers-status', { hasText: 'peer-node probed just now.' }).waitFor();
+    await waitFor(
+      async () => /^just now · answered in \d+ ms$/.test((await peer.locator('td.last-probe').textContent()) ?? ''),
+      5000,
+      'the new probe to show',
+    );
+    expect(await peer.locator('td.health').textContent()).toBe('healthy');
+    await ghost.locator('button', { hasText: 'Probe now' }).click();
+    await page.locator('#peers-status', { hasText: 'ghost probed just now.' }).waitFor();
+    expect(await ghost.locator('td.last-probe').textContent()).toBe('just now · failed');
+    expect(await ghost.locator('td.health').textContent()).toMatch(/^skipped since /);
+    expect(await page.isVisible('#replicas-alone')).toBe(true);
+    await page.locator('#peers').screenshot({ path: path.join(DOCS, 'console-peers.png') });
+  }, 60_000);
+
+  it('runs a tool from a form generated from its argument schema, and the memory view shows what it saved', async () => {
+    await showView(page, 'tools');
+    await page.waitForSelector('#tool-select option[value="save_knowledge"]', { state: 'attached' });
+    await page.selectOption('#tool-select', 'save_knowledge');
+    // The form follows the schema: the kind is a choice of its enum, the content required.
+    const kinds = await page.$$eval('#arg-kind option', (options) => options.map((o) => o.getAttribute('value')));
+    expect(kinds).toEqual(expect.arrayContaining(['fact', 'rule', 'definition', 'preference']));
+    expect(await page.getAttribute('#arg-content', 'required')).toBe('');
+    await page.selectOption('#arg-kind', 'preference');
+    await page.fill('#arg-content', 'Deploys happen on Tuesdays');
+    await page.fill('#arg-tags', 'ops\nrelease');
+    await page.fill('#arg-triples', '[{"subject":"deploys","predicate":"happen_on","object":"tuesday"}]');
+    await page.click('#tool-run');
+    await page.waitForSelector('#tool-result[data-status="completed"]');
+    expect(await page.textContent('#tool-result-title')).toBe('save_knowledge returned');
+    expect(await page.textContent('#tool-result')).toContain('Deploys happen on Tuesdays');
+    await page.screenshot({ path: path.join(DOCS, 'console-tools.png') });
+
+    // A tool that asks first: its question, then Approve and run.
+    await page.selectOption('#tool-select', 'exec_shell');
+    await page.fill('#arg-command', 'echo from-the-tool-runner');
+    await page.click('#tool-run');
+    await page.waitForSelector('#tool-result[data-status="approval-required"]');
+    expect(await page.textContent('#tool-result')).toContain('echo from-the-tool-runner');
+    await page.click('#tool-approval button.approve');
+    await page.waitForSelector('#tool-result[data-status="completed"]');
+    expect(await page.textContent('#tool-result')).toContain('from-the-tool-runner');
+
+    await showView(page, 'memory');
+    const saved = page.locator('#knowledge-list li', { hasText: 'Deploys happen on Tuesdays' });
+    await saved.waitFor();
+    expect(await saved.locator('.badge').textContent()).toBe('preference');
+    await page.locator('#knowledge-list li', { hasText: 'my cat is Tom' }).waitFor();
+    expect(await page.textContent('#triple-list')).toBe('deploys happen_on tuesday');
+    await page.fill('#knowledge-query', 'Tuesdays');
+    await waitFor(async () => (await page.locator('#knowledge-list li.row').count()) === 1, 5000, 'one match');
+    await page.fill('#knowledge-query', '');
+    await waitFor(async () => (await page.locator('#knowledge-list li.row').count()) === 2, 5000, 'both again');
+    await page.screenshot({ path: path.join(DOCS, 'console-memory.png') });
+  }, 60_000);
+
+  it("browses another caller's memory and knowledge as that caller: none of the owner's rows", async () => {
+    model.push({ text: 'Hello, guest.' });
+    const reply = await fetch(hubUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'A2A-Version': '1.0', authorization: `Bearer ${GUEST_TOKEN}` },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message: { messageId: 'guest-1', role: 'ROLE_USER', parts: [{ text: 'hello from a guest' }] } },
+      }),
+    });
+    expect(reply.status).toBe(200);
+    await page.reload();
+    await page.waitForSelector('#memory-caller option[value^="bearer:"]', { state: 'attached' });
+    const guest = (await page.getAttribute('#memory-caller option[value^="bearer:"]', 'value'))!;
+    await page.selectOption('#memory-caller', guest);
+    await page.locator('#knowledge-list li', { hasText: 'No knowledge saved.' }).waitFor();
+    expect(await page.textContent('#knowledge-list')).not.toContain('Tuesdays');
+    await page.selectOption('#memory-caller', 'owner');
+    await page.locator('#knowledge-list li', { hasText: 'Tuesdays' }).waitFor();
+  }, 60_000);
+
+  it('walks the tabs by keyboard and has no serious or critical axe violation in any view', async () => {
+    await showView(page, 'chat');
+    await page.focus('#tab-chat');
+    for (const view of ['tasks', 'agents', 'tools', 'memory']) {
+      await page.keyboard.press('ArrowRight');
+      expect(await page.evaluate('document.activeElement.id')).toBe(`tab-${view}`);
+      await page.waitForSelector(`#view-${view}:not([hidden])`);
+    }
+    await page.keyboard.press('Home');
+    expect(await page.evaluate('document.activeElement.id')).toBe('tab-chat');
+    // Tab from the tabs reaches the chat's controls.
+    await page.keyboard.press('Tab');
+    const reached: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      reached.push(await page.evaluate<string>('document.activeElement.id || document.activeElement.className'));
+      await page.keyboard.press('Tab');
+    }
+    expect(reached).toEqual(expect.arrayContaining(['new-conversation', 'chat-input']));
+
+    for (const view of ['chat', 'tasks', 'agents', 'tools', 'memory'] as const) {
+      await showView(page, view);
+      if (view === 'agents') await page.waitForSelector('#graph g.agent');
+      if (view === 'tasks') await page.waitForSelector('#task-rows tr button');
+      expect([view, await seriousViolations(page)]).toEqual([view, []]);
+    }
+  }, 90_000);
 });

@@ -12,6 +12,7 @@ import { knowledgeStoreContract } from './contracts/knowledge.contract';
 import { ledgerContract } from './contracts/ledger.contract';
 import { memoryStoreContract } from './contracts/memory.contract';
 import { sessionStoreContract } from './contracts/sessions.contract';
+import { timelineStoreContract } from './contracts/timelines.contract';
 import { vaultStoreContract } from './contracts/vault.contract';
 import { vectorStoreContract } from './contracts/vectors.contract';
 
@@ -69,6 +70,7 @@ if (!skipWithoutPostgres('the store contracts on PostgreSQL')) {
   vaultStoreContract(postgres);
   ledgerContract(postgres);
   jobStoresContract(postgres);
+  timelineStoreContract(postgres, { replica: TEST_REPLICA.replicaId });
   jobQueueContract(postgres);
 
   describe('replicas on one PostgreSQL database', () => {
@@ -112,6 +114,22 @@ if (!skipWithoutPostgres('the store contracts on PostgreSQL')) {
       await a.background.insert(alice, { id: 'bg-1', label: null, prompt: 'once', createdAt: now });
       const claims = await Promise.all([a.background.markRunning('bg-1', now), b.background.markRunning('bg-1', now)]);
       expect(claims.filter(Boolean)).toHaveLength(1);
+    });
+
+    it('lists every replica with its heartbeat age by the database clock, live within the lease, itself marked', async () => {
+      const timing = { heartbeatMs: 3_600_000, leaseMs: 15_000 };
+      const a = await replica('a', timing);
+      await replica('b', timing);
+      const seen = await a.replicas!.replicas();
+      expect(seen.map((r) => [r.replicaId, r.self, r.live])).toEqual([
+        ['a', true, true],
+        ['b', false, true],
+      ]);
+      for (const r of seen) {
+        expect(r.heartbeatAgeMs).toBeGreaterThanOrEqual(0);
+        expect(r.heartbeatAgeMs).toBeLessThan(15_000);
+        expect(Date.parse(r.startedAt)).not.toBeNaN();
+      }
     });
 
     it("fails a live replica's running rows only once it falls silent past the lease, as replica lost", async () => {

@@ -14,6 +14,7 @@ import { ledgerContract } from './contracts/ledger.contract';
 import { memoryStoreContract } from './contracts/memory.contract';
 import { sessionStoreContract } from './contracts/sessions.contract';
 import { taskEventsContract, type TaskEventsFactory } from './contracts/taskEvents.contract';
+import { timelineStoreContract } from './contracts/timelines.contract';
 import { taskRowsContract, type TaskRowsFactory } from './contracts/taskRows.contract';
 import { vaultStoreContract } from './contracts/vault.contract';
 import { vectorStoreContract } from './contracts/vectors.contract';
@@ -52,6 +53,7 @@ vectorStoreContract(sqlite, { search: 'memory' });
 vaultStoreContract(sqlite);
 ledgerContract(sqlite);
 jobStoresContract(sqlite);
+timelineStoreContract(sqlite);
 jobQueueContract(sqlite);
 
 /** The A2A task rows on the SQLite file, with the storage's group commit. */

@@ -1,7 +1,8 @@
 import type { ClusterSettings } from '../../config/cluster';
 import type { Logger } from '../../log/logger';
 import { errorMessage } from '../../errors';
-import { transaction, type PgDatabase, type PgQueryable, type PgSchema } from './database';
+import type { ReplicaView } from '../replicas';
+import { rows, transaction, type PgDatabase, type PgQueryable, type PgSchema } from './database';
 
 /**
  * Replicas and the rows they run: each replica heartbeats into
@@ -101,6 +102,33 @@ export async function heartbeat(db: PgQueryable, scope: ReplicaScope): Promise<R
     values: [scope.replicaId, scope.leaseMs],
   });
   return rows;
+}
+
+/**
+ * The replicas' heartbeat rows as the console shows them: each one's age by
+ * the database's clock (replicas' clocks need not agree), live within this
+ * replica's lease.
+ */
+export function createPgReplicaView(options: { db: PgDatabase; scope: ReplicaScope }): ReplicaView {
+  const { db, scope } = options;
+  return {
+    async replicas() {
+      const found = await rows<{ replica_id: string; started_at: Date; age_ms: string | number; live: boolean }>(
+        db,
+        `SELECT replica_id, started_at, EXTRACT(EPOCH FROM (now() - heartbeat_at)) * 1000 AS age_ms,
+           heartbeat_at > now() - make_interval(secs => $1::double precision / 1000) AS live
+         FROM cluster_replicas ORDER BY replica_id COLLATE "C"`,
+        [scope.leaseMs],
+      );
+      return found.map((row) => ({
+        replicaId: row.replica_id,
+        startedAt: new Date(row.started_at).toISOString(),
+        heartbeatAgeMs: Math.max(0, Math.round(Number(row.age_ms))),
+        live: row.live,
+        self: row.replica_id === scope.replicaId,
+      }));
+    },
+  };
 }
 
 /** Forgets the replicas silent past the lease, once their rows are failed: later beats need not sweep for them. */

@@ -100,6 +100,14 @@ export function createPgKnowledgeStore(options: { db: PgDatabase; clock: () => D
       );
       return toLearning(row);
     },
+    async recentKnowledge(principal, options) {
+      const found = await rows<KnowledgeRow>(
+        db,
+        `SELECT ${KNOWLEDGE_COLUMNS} FROM knowledge WHERE ($1::text IS NULL OR owner = $1) ORDER BY id DESC LIMIT $2`,
+        [options.ownOnly ? principal.id : (visibleOwner(principal) ?? null), options.limit],
+      );
+      return found.map(toKnowledge);
+    },
     async searchKnowledge(principal, query, options) {
       const match = tsQuery(query);
       if (!match) return [];

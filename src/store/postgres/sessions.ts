@@ -1,7 +1,13 @@
 import type { Logger } from '../../log/logger';
 import { errorMessage } from '../../errors';
 import { visibleOwner } from '../../principal';
-import { SessionState, type NewSessionMessage, type SessionStore, type StoredMessage } from '../sessions';
+import {
+  FIRST_MESSAGE_CHARS,
+  SessionState,
+  type NewSessionMessage,
+  type SessionStore,
+  type StoredMessage,
+} from '../sessions';
 import {
   messageFromRow,
   redactMessages,
@@ -202,13 +208,20 @@ export function createPgSessionStore(options: PgSessionStoreOptions): SessionSto
     async list(principal, limit = 100) {
       await written();
       return (
-        await rows<{ owner: string; id: string; updated_at: string }>(
+        await rows<{ owner: string; id: string; updated_at: string; first_message: string | null }>(
           db,
-          `SELECT owner, id, updated_at FROM sessions WHERE ($1::text IS NULL OR owner = $1)
-           ORDER BY updated_at DESC LIMIT $2`,
-          [visibleOwner(principal) ?? null, limit],
+          `SELECT owner, id, updated_at, (SELECT substr(content, 1, $3) FROM session_messages m
+             WHERE m.owner = sessions.owner AND m.session_id = sessions.id AND m.role = 'user'
+             ORDER BY seq LIMIT 1) AS first_message
+           FROM sessions WHERE ($1::text IS NULL OR owner = $1) ORDER BY updated_at DESC LIMIT $2`,
+          [visibleOwner(principal) ?? null, limit, FIRST_MESSAGE_CHARS],
         )
-      ).map((r) => ({ owner: r.owner, id: r.id, updatedAt: r.updated_at }));
+      ).map((r) => ({
+        owner: r.owner,
+        id: r.id,
+        updatedAt: r.updated_at,
+        ...(r.first_message !== null ? { firstMessage: r.first_message } : {}),
+      }));
     },
     async delete(principal, sessionId) {
       await written(sessionKey(principal.id, sessionId));

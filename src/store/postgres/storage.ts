@@ -3,7 +3,7 @@ import type { Logger } from '../../log/logger';
 import type { Observer } from '../../observation/observer';
 import type { Storage, Stores } from '../index';
 import type { JobQueue } from '../jobQueue';
-import { CLUSTER_SCHEMA, startHeartbeat } from './cluster';
+import { CLUSTER_SCHEMA, createPgReplicaView, startHeartbeat } from './cluster';
 import { migrate, openPgDatabase, type PgDatabase, type PgSchema } from './database';
 import { createPgGroupCommit, type PgGroupCommit } from './groupCommit';
 import { pgHealth } from './health';
@@ -32,6 +32,7 @@ import { createPgTaskRows, PUSH_CONFIGS_CHANNEL, TASK_ROWS_SCHEMA } from './task
 import { createPgListener } from './listener';
 import { SEND_KEYS_SCHEMA } from './sendKeys';
 import { createPgTaskEventLog, TASK_CANCELS_CHANNEL, TASK_EVENTS_SCHEMA } from './taskEvents';
+import { createPgTimelineStore, TIMELINE_SCHEMA } from './timelines';
 
 /** Every store's schema, in the order they are applied. */
 export const POSTGRES_SCHEMAS: readonly PgSchema[] = [
@@ -51,6 +52,7 @@ export const POSTGRES_SCHEMAS: readonly PgSchema[] = [
   CLUSTER_SCHEMA,
   TASK_ROWS_SCHEMA,
   TASK_EVENTS_SCHEMA,
+  TIMELINE_SCHEMA,
   SEND_KEYS_SCHEMA,
 ];
 
@@ -189,6 +191,8 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     background: createPgBackgroundJobStore({ db, replica }),
     workflows: createPgWorkflowStore({ db, replica }),
     execJobs: createPgExecJobStore({ db, replica }),
+    timelines: createPgTimelineStore({ db, group, replicaId: cluster.replicaId }),
+    replicas: createPgReplicaView({ db, scope: replica }),
     jobQueue,
   };
   let closed: Promise<void> | undefined;
@@ -202,6 +206,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     close() {
       closed ??= (async () => {
         try {
+          stores.timelines.flush();
           await group.flush();
           await jobQueue.close();
           await stopHeartbeat();

@@ -102,6 +102,13 @@ export function createSqliteKnowledgeStore(options: { db: SqliteDatabase; clock:
         ) as LearningRow;
       return toLearning(row);
     },
+    async recentKnowledge(principal, options) {
+      const owner = options.ownOnly ? principal.id : (visibleOwner(principal) ?? null);
+      const found = db
+        .prepare('SELECT * FROM knowledge WHERE (? IS NULL OR owner = ?) ORDER BY id DESC LIMIT ?')
+        .all(owner, owner, options.limit) as KnowledgeRow[];
+      return found.map(toKnowledge);
+    },
     async searchKnowledge(principal, query, options) {
       const match = ftsQuery(query);
       if (!match) return [];

@@ -1,7 +1,7 @@
 import type { Logger } from '../../log/logger';
 import { errorMessage } from '../../errors';
 import { visibleOwner } from '../../principal';
-import { SessionState, type SessionStore, type StoredMessage } from '../sessions';
+import { FIRST_MESSAGE_CHARS, SessionState, type SessionStore, type StoredMessage } from '../sessions';
 import {
   messageFromRow,
   redactMessages,
@@ -184,15 +184,23 @@ export function createSqliteSessionStore(options: SqliteSessionStoreOptions): Se
         (
           db
             .prepare(
-              `SELECT owner, id, updated_at FROM sessions WHERE (@owner IS NULL OR owner = @owner)
-               ORDER BY updated_at DESC LIMIT @limit`,
+              `SELECT owner, id, updated_at, (SELECT substr(content, 1, @chars) FROM session_messages m
+                 WHERE m.owner = sessions.owner AND m.session_id = sessions.id AND m.role = 'user'
+                 ORDER BY seq LIMIT 1) AS first_message
+               FROM sessions WHERE (@owner IS NULL OR owner = @owner) ORDER BY updated_at DESC LIMIT @limit`,
             )
-            .all({ owner: visibleOwner(principal) ?? null, limit }) as {
+            .all({ owner: visibleOwner(principal) ?? null, limit, chars: FIRST_MESSAGE_CHARS }) as {
             owner: string;
             id: string;
             updated_at: string;
+            first_message: string | null;
           }[]
-        ).map((r) => ({ owner: r.owner, id: r.id, updatedAt: r.updated_at })),
+        ).map((r) => ({
+          owner: r.owner,
+          id: r.id,
+          updatedAt: r.updated_at,
+          ...(r.first_message !== null ? { firstMessage: r.first_message } : {}),
+        })),
       ),
     delete: async (principal, sessionId) =>
       flushed(

@@ -15,6 +15,7 @@ import { createSqlitePaymentLedger } from './ledger';
 import { createSqliteMemoryStore } from './memory';
 import { createSqliteNodeIdentityStore } from './nodeIdentity';
 import { createSqliteSessionStore } from './sessions';
+import { createSqliteTimelineStore } from './timelines';
 import { createSqliteVaultStore } from './vault';
 import { createSqliteVectorStore } from './vectors';
 import { createSqliteWorkflowStore } from './workflows';
@@ -74,6 +75,7 @@ export function openSqliteStorage(options: SqliteStorageOptions): SqliteStorage 
       background: createSqliteBackgroundJobStore({ db }),
       workflows: createSqliteWorkflowStore({ db }),
       execJobs: createSqliteExecJobStore({ db }),
+      timelines: createSqliteTimelineStore({ db, group }),
       // After the cron store: a claim moves the job's row and queues its next fire time in one transaction.
       jobQueue: createSqliteJobQueue({ db, clock, logger }),
     };
@@ -89,6 +91,7 @@ export function openSqliteStorage(options: SqliteStorageOptions): SqliteStorage 
         closed = true;
         try {
           await stores.jobQueue.close();
+          stores.timelines.flush();
           group.flush();
         } finally {
           await stopCheckpoints?.();

@@ -78,6 +78,19 @@ export function knowledgeStoreContract(factory: StoresFactory): void {
       expect((await knowledge().learningsByIds(OWNER, [])).size).toBe(0);
     });
 
+    it("lists the newest knowledge first: a caller's own, the owner's own or everyone's", async () => {
+      const first = await knowledge().saveKnowledge(alice, { kind: 'fact', content: 'Alice likes tea.' });
+      const second = await knowledge().saveKnowledge(OWNER, { kind: 'rule', content: 'Deploy on Tuesdays.' });
+      const third = await knowledge().saveKnowledge(alice, { kind: 'preference', content: 'Alice prefers mornings.' });
+      const ids = (entries: { id: string }[]) => entries.map((e) => e.id);
+      expect(ids(await knowledge().recentKnowledge(alice, { limit: 10 }))).toEqual([third.id, first.id]);
+      expect(ids(await knowledge().recentKnowledge(bob, { limit: 10 }))).toEqual([]);
+      expect(ids(await knowledge().recentKnowledge(OWNER, { limit: 10 }))).toEqual([third.id, second.id, first.id]);
+      expect(ids(await knowledge().recentKnowledge(OWNER, { limit: 10, ownOnly: true }))).toEqual([second.id]);
+      expect(ids(await knowledge().recentKnowledge(OWNER, { limit: 1 }))).toEqual([third.id]);
+      expect((await knowledge().recentKnowledge(alice, { limit: 1 }))[0]).toEqual(third);
+    });
+
     it('records one pending inquiry per question and principal, and dismisses it once', async () => {
       const first = await inquiries().raise(OWNER, {
         question: 'Who owns billing?',

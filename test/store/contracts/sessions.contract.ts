@@ -56,8 +56,18 @@ export function sessionStoreContract(factory: StoresFactory): void {
         remoteState: { peer: { taskId: 't-9' } },
       });
       expect(await reopened.list(OWNER)).toEqual([
-        { owner: 'owner', id: 'a2a:ctx-1', updatedAt: '2026-01-02T03:04:05.000Z' },
+        { owner: 'owner', id: 'a2a:ctx-1', updatedAt: '2026-01-02T03:04:05.000Z', firstMessage: 'list files' },
       ]);
+    });
+
+    it('lists each conversation with the start of its first user message, whatever came after', async () => {
+      const long = `deploy ${'x'.repeat(300)}`;
+      await sessions().commitTurn(OWNER, 'a', [user(long), { role: 'assistant', content: 'ok', visible: true }], empty);
+      await sessions().commitTurn(OWNER, 'a', [user('and then?')], empty);
+      await sessions().commitTurn(OWNER, 'b', [{ role: 'assistant', content: 'hello', visible: true }], empty);
+      const listed = await sessions().list(OWNER);
+      expect(listed.find((s) => s.id === 'a')?.firstMessage).toBe(long.slice(0, 120));
+      expect(listed.find((s) => s.id === 'b')).not.toHaveProperty('firstMessage');
     });
 
     it('continues the numbering over turns and filters what the user saw, keeping the last N', async () => {

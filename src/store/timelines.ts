@@ -1,0 +1,192 @@
+import type { Principal } from '../principal';
+
+/** One step of a turn: a transfer, a model, tool or remote call, an agent's turn at acting. */
+export interface TimelineStep {
+  kind: 'agent' | 'model' | 'tool' | 'transfer' | 'remote';
+  name: string;
+  /** The agent acting. */
+  agent?: string;
+  /** Milliseconds from the start of the turn. */
+  atMs: number;
+  /** How long it took (undefined while it runs, or when the turn ended first). */
+  ms?: number;
+  /** Arguments, masked, redacted and shortened. */
+  args?: string;
+  /** Result, redacted and shortened. */
+  result?: string;
+  error?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+  hops?: number;
+}
+
+/** One turn of a task (or of a conversation without a task: a CLI turn, a console tool run). */
+export interface TaskTimeline {
+  /** The turn's own id (a task has a turn per message it answered). */
+  id: string;
+  taskId?: string;
+  sessionId: string;
+  /** The principal the turn ran for: whose row this is. */
+  caller: string;
+  /** What the user asked, redacted and shortened. */
+  asked?: string;
+  /** The replica that ran the turn (PostgreSQL); a lone SQLite node names none. */
+  replica?: string;
+  startedAt: string;
+  /** How long the turn took (undefined while it runs). */
+  ms?: number;
+  status?: string;
+  /** The agent that answered. */
+  agent?: string;
+  error?: string;
+  steps: TimelineStep[];
+}
+
+/** Which turns a read wants, newest first. */
+export interface TimelineQuery {
+  /** The turns of these tasks only. */
+  taskIds?: readonly string[];
+  /** The turns of one conversation only. */
+  sessionId?: string;
+  /** The turns run for this principal id only (the owner's filter; a caller always reads its own). */
+  caller?: string;
+  limit: number;
+}
+
+/**
+ * Finished turns' timelines (issue 28): stored, so they survive a restart
+ * and every replica reads every replica's. A row is the turn's caller's: a
+ * caller reads its own, the owner everyone's. Written once a turn ends
+ * (group-committed with the database's other writes); running turns live
+ * with the sink that records them (`observe/timeline.ts`).
+ */
+export interface TimelineStore {
+  /**
+   * Writes finished turns (a row of the same id is replaced). The store
+   * stamps each with its replica. Resolves once committed.
+   */
+  save(turns: readonly TaskTimeline[]): Promise<void>;
+  /** Turns the principal may see that match `query`, newest first (by start, then id). */
+  list(principal: Principal, query: TimelineQuery): Promise<TaskTimeline[]>;
+  /** Keeps the newest `keep` turns and deletes the rest; resolves with how many went. */
+  prune(keep: number): Promise<number>;
+  /** Hands the turns saved and not yet written to the database's next commit (the storage calls it as it closes). */
+  flush(): void;
+}
+
+/**
+ * How long a saved turn waits for others before it is written: turns ending
+ * within this of each other share one statement, and a turn's timeline,
+ * which ends just after the turn's own rows were committed, does not cost a
+ * transaction of its own. Reads and closing write at once.
+ */
+export const TIMELINE_SAVE_DELAY_MS = 50;
+
+/**
+ * A write held for `delayMs` so the saves requested meanwhile share it:
+ * `request()` resolves once the shared write has; `now()` starts a held
+ * write at once.
+ */
+export function heldWrite(write: () => Promise<void>, delayMs: number): { request(): Promise<void>; now(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let waiting: { promise: Promise<void>; resolve: () => void; reject: (err: unknown) => void } | undefined;
+  const start = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    const started = waiting;
+    waiting = undefined;
+    if (started) write().then(started.resolve, started.reject);
+  };
+  return {
+    request() {
+      if (!waiting) {
+        let resolve!: () => void;
+        let reject!: (err: unknown) => void;
+        const promise = new Promise<void>((res, rej) => {
+          resolve = res;
+          reject = rej;
+        });
+        waiting = { promise, resolve, reject };
+        timer = setTimeout(start, delayMs);
+        timer.unref();
+      }
+      return waiting.promise;
+    },
+    now: start,
+  };
+}
+
+/** A turn's row as both databases hold it. */
+export interface TimelineRow {
+  id: string;
+  owner: string;
+  task_id: string | null;
+  session_id: string;
+  replica: string | null;
+  started_at: string;
+  ms: number | null;
+  status: string | null;
+  agent: string | null;
+  asked: string | null;
+  error: string | null;
+  steps: string;
+}
+
+/** The row of a turn, stamped with the replica writing it. */
+export function timelineRow(turn: TaskTimeline, replica: string | undefined): TimelineRow {
+  return {
+    id: turn.id,
+    owner: turn.caller,
+    task_id: turn.taskId ?? null,
+    session_id: turn.sessionId,
+    replica: replica ?? null,
+    started_at: turn.startedAt,
+    ms: turn.ms ?? null,
+    status: turn.status ?? null,
+    agent: turn.agent ?? null,
+    asked: turn.asked ?? null,
+    error: turn.error ?? null,
+    steps: JSON.stringify(turn.steps),
+  };
+}
+
+/** The turn a row holds (an unreadable steps column reads as no steps). */
+export function timelineOfRow(row: TimelineRow): TaskTimeline {
+  let steps: TimelineStep[] = [];
+  try {
+    const parsed: unknown = JSON.parse(row.steps);
+    if (Array.isArray(parsed)) steps = parsed as TimelineStep[];
+  } catch {
+    // A row that is not JSON keeps its turn; only its steps are lost.
+  }
+  return {
+    id: row.id,
+    ...(row.task_id !== null ? { taskId: row.task_id } : {}),
+    sessionId: row.session_id,
+    caller: row.owner,
+    ...(row.asked !== null ? { asked: row.asked } : {}),
+    ...(row.replica !== null ? { replica: row.replica } : {}),
+    startedAt: row.started_at,
+    ...(row.ms !== null ? { ms: Number(row.ms) } : {}),
+    ...(row.status !== null ? { status: row.status } : {}),
+    ...(row.agent !== null ? { agent: row.agent } : {}),
+    ...(row.error !== null ? { error: row.error } : {}),
+    steps,
+  };
+}
+
+/** Columns in the order both databases insert them. */
+export const TIMELINE_COLUMNS = [
+  'id',
+  'owner',
+  'task_id',
+  'session_id',
+  'replica',
+  'started_at',
+  'ms',
+  'status',
+  'agent',
+  'asked',
+  'error',
+  'steps',
+] as const;

@@ -1,0 +1,89 @@
+import { namedCaller, OWNER } from '../../../src/principal';
+import type { TaskTimeline } from '../../../src/store/timelines';
+import { useStores, type StoresFactory } from './factory';
+
+const alice = namedCaller('bearer:alice');
+
+/** A finished turn started `minute` minutes after 10:00. */
+function turn(id: string, minute: number, fields: Partial<TaskTimeline> = {}): TaskTimeline {
+  return {
+    id,
+    sessionId: 'ctx-1',
+    caller: 'owner',
+    startedAt: new Date(Date.UTC(2026, 4, 1, 10, minute)).toISOString(),
+    ms: 120,
+    status: 'completed',
+    agent: 'librarian',
+    asked: `question ${id}`,
+    steps: [
+      { kind: 'agent', name: 'lango-orchestrator', agent: 'lango-orchestrator', atMs: 0, ms: 4 },
+      {
+        kind: 'tool',
+        name: 'save_knowledge',
+        agent: 'librarian',
+        atMs: 5,
+        ms: 2,
+        args: '{"content":"x"}',
+        result: 'ok',
+      },
+    ],
+    ...fields,
+  };
+}
+
+/**
+ * What every {@link TimelineStore} must do. `replica`: the id the store
+ * stamps on the turns it saves (a lone SQLite node: none).
+ */
+export function timelineStoreContract(factory: StoresFactory, options: { replica?: string } = {}): void {
+  describe(`timeline store (${factory.name})`, () => {
+    const opened = useStores(factory);
+    const timelines = () => opened().stores.timelines;
+    const stamped = (t: TaskTimeline) => (options.replica ? { ...t, replica: options.replica } : t);
+
+    it('keeps finished turns with their steps across a restart, newest first, by task and by conversation', async () => {
+      const first = turn('t1', 1, { taskId: 'task-a' });
+      const second = turn('t2', 2, { taskId: 'task-a', status: 'input-required' });
+      const other = turn('t3', 3, { taskId: 'task-b', sessionId: 'ctx-2' });
+      const cli = turn('t4', 4, { sessionId: 'cli:1', ms: undefined, error: 'the turn was aborted' });
+      await timelines().save([first, second]);
+      await timelines().save([other, cli]);
+
+      const reopened = (await opened().reopen()).timelines;
+      expect(await reopened.list(OWNER, { limit: 10 })).toEqual([cli, other, second, first].map(stamped));
+      expect(await reopened.list(OWNER, { taskIds: ['task-a'], limit: 10 })).toEqual([second, first].map(stamped));
+      expect(await reopened.list(OWNER, { taskIds: ['task-a', 'task-b'], limit: 2 })).toEqual(
+        [other, second].map(stamped),
+      );
+      expect(await reopened.list(OWNER, { taskIds: [], limit: 10 })).toEqual([]);
+      expect(await reopened.list(OWNER, { sessionId: 'ctx-2', limit: 10 })).toEqual([stamped(other)]);
+    });
+
+    it('reads a turn saved a moment ago, and a second save of a turn replaces its row', async () => {
+      const running = turn('t1', 1, { taskId: 'task-a', ms: undefined, status: undefined, steps: [] });
+      void timelines().save([running]);
+      expect(await timelines().list(OWNER, { limit: 10 })).toEqual([stamped(running)]);
+      const ended = turn('t1', 1, { taskId: 'task-a' });
+      await timelines().save([ended]);
+      expect(await timelines().list(OWNER, { limit: 10 })).toEqual([stamped(ended)]);
+    });
+
+    it("shows a caller its own turns only; the owner reads everyone's and may narrow to one caller", async () => {
+      const owners = turn('t1', 1);
+      const alices = turn('t2', 2, { caller: alice.id, sessionId: 'ctx-a' });
+      await timelines().save([owners, alices]);
+      expect(await timelines().list(alice, { limit: 10 })).toEqual([stamped(alices)]);
+      // A caller asking for another's turns still reads only its own.
+      expect(await timelines().list(alice, { caller: 'owner', limit: 10 })).toEqual([stamped(alices)]);
+      expect(await timelines().list(OWNER, { limit: 10 })).toEqual([alices, owners].map(stamped));
+      expect(await timelines().list(OWNER, { caller: 'owner', limit: 10 })).toEqual([stamped(owners)]);
+    });
+
+    it('prunes all but the newest turns', async () => {
+      await timelines().save([1, 2, 3, 4, 5].map((m) => turn(`t${m}`, m)));
+      expect(await timelines().prune(10)).toBe(0);
+      expect(await timelines().prune(2)).toBe(3);
+      expect((await timelines().list(OWNER, { limit: 10 })).map((t) => t.id)).toEqual(['t5', 't4']);
+    });
+  });
+}

@@ -1,0 +1,454 @@
+/**
+ * The console's chat: the owner talks to the node over its own A2A endpoint
+ * (JSON-RPC `SendStreamingMessage`, the owner's session), the answer
+ * streaming in; each transfer, tool call, remote call and approval of the
+ * turn shows inline as a card, an approval with Approve and Deny; the log
+ * keeps the newest exchange in view. Conversations are listed with their
+ * first words and reopened by their contextId.
+ */
+import { ago, api, byId, button, el, getJson, showError } from './dom.js';
+
+/** Where the owner's token for the A2A endpoint is kept for this tab (the console pages use their cookie). */
+export const TOKEN_KEY = 'lango-owner-token';
+/**
+ * The node's generation extension (`src/protocol/generation.ts`, a separate bundle): activated, each chat event
+ * carries an SSE id, and a stream that drops is taken up after the last one (SubscribeToTask, Last-Event-ID).
+ */
+const GENERATION_EXTENSION = 'https://lango.dev/a2a/ext/generation/v1';
+/** How often a dropped chat stream is taken up again before the chat says it lost the answer. */
+const RESUMES = 5;
+
+interface Part {
+  text?: string;
+}
+interface Status {
+  state?: string;
+  message?: { parts?: Part[] };
+}
+/** One frame of the A2A stream (ProtoJSON `StreamResponse` in a JSON-RPC response). */
+interface Frame {
+  result?: {
+    task?: { id: string; contextId?: string; status?: Status };
+    statusUpdate?: { taskId: string; contextId?: string; status?: Status; metadata?: Record<string, unknown> };
+    artifactUpdate?: {
+      taskId: string;
+      contextId?: string;
+      append?: boolean;
+      artifact?: { parts?: Part[]; metadata?: Record<string, unknown> };
+    };
+    message?: { parts?: Part[] };
+  };
+  error?: { message?: string };
+}
+interface Conversation {
+  id: string;
+  caller: string;
+  updatedAt: string;
+  firstWords?: string;
+}
+interface ConversationDetail {
+  id: string;
+  caller: string;
+  messages: Array<{ role: string; text: string; author?: string; at: string }>;
+  pendingApproval?: { agent: string; tool: string; question: string };
+}
+
+/** The conversation the chat continues (undefined: the next message starts one). */
+let contextId: string | undefined;
+/** The task waiting for the owner's answer (input-required): the next message answers it. */
+let waitingTask: string | undefined;
+/** The task of the exchange streaming now, and its line saying who acts. */
+let chatTask: string | undefined;
+let chatActing: HTMLElement | undefined;
+/** Opens a task's timeline (the tasks view's). */
+let openTimeline: (taskId: string) => void = () => {};
+
+const stateName = (state: unknown) =>
+  typeof state === 'string'
+    ? state
+        .replace(/^TASK_STATE_/, '')
+        .toLowerCase()
+        .replace(/_/g, '-')
+    : '';
+/** States after which a task's turn is over (ended, or waiting for the user). */
+const SETTLED_STATES = new Set(['completed', 'failed', 'canceled', 'rejected', 'input-required', 'auth-required']);
+const partsText = (parts?: Part[]) => (parts ?? []).map((p) => p.text ?? '').join('');
+const text = (value: unknown) => (typeof value === 'string' ? value : '');
+
+/** Keeps the newest reply in view. */
+function scrollToNewest(): void {
+  const log = byId('chat-log');
+  log.scrollTop = log.scrollHeight;
+}
+
+/** One exchange: the owner's words, the turn's cards, the answer and who gave it. */
+function exchange(said: string): { turn: HTMLElement; cards: HTMLElement; answer: HTMLElement; acting: HTMLElement } {
+  const turn = el('article', undefined, { class: 'exchange' });
+  const you = el('div', undefined, { class: 'bubble you' });
+  you.append(el('span', 'You', { class: 'who' }), el('p', said, { class: 'said' }));
+  const cards = el('ol', undefined, { class: 'cards', 'aria-label': 'What the agents did' });
+  const reply = el('div', undefined, { class: 'bubble agent' });
+  const answer = el('p', '', { class: 'answer', 'data-chunks': '0', 'data-state': 'sent' });
+  const acting = el('p', 'waiting for the orchestrator…', { class: 'acting muted' });
+  reply.append(el('span', 'agent', { class: 'who' }), answer);
+  turn.append(you, cards, reply, acting);
+  byId('chat-log').append(turn);
+  scrollToNewest();
+  return { turn, cards, answer, acting };
+}
+
+/** A card of the turn: what happened, who did it, details as code. */
+function card(kind: string, title: string, detail?: string, attributes: Record<string, string> = {}): HTMLElement {
+  const item = el('li', undefined, { class: `card ${kind}`, ...attributes });
+  item.append(el('span', kind === 'tool' ? 'tool' : kind, { class: 'badge' }), el('span', title, { class: 'title' }));
+  if (detail) item.append(el('code', detail, { class: 'detail' }));
+  return item;
+}
+
+/** The card for a progress update's metadata, or the tool card it completes. */
+function progressCard(cards: HTMLElement, meta: Record<string, unknown>): void {
+  const event = text(meta.event);
+  if (event === 'transfer') {
+    cards.append(card('transfer', `${text(meta.from)} → ${text(meta.to)}`));
+  } else if (event === 'transfer_refused') {
+    cards.append(card('transfer refused', `${text(meta.from)} → ${text(meta.to)}`));
+  } else if (event === 'tool_start') {
+    const item = card('tool', `${text(meta.agent)} · ${text(meta.tool)}`, text(meta.args) || '{}', {
+      'data-call': text(meta.callId),
+      'data-state': 'running',
+    });
+    item.append(el('span', 'running…', { class: 'outcome muted' }));
+    cards.append(item);
+  } else if (event === 'tool_end') {
+    const item = [...cards.querySelectorAll<HTMLElement>('li.card.tool')].find(
+      (c) => c.dataset.call === text(meta.callId),
+    );
+    if (!item) return;
+    const ok = meta.ok === true;
+    const summary = text(meta.summary);
+    item.dataset.state = ok ? 'ok' : summary === 'approval required' ? 'approval' : 'failed';
+    const outcome = item.querySelector('.outcome')!;
+    outcome.textContent = ok ? `→ ${summary}` : summary === 'approval required' ? 'waits for approval' : summary;
+    outcome.className = `outcome ${ok ? '' : 'bad'}`;
+  } else if (event === 'remote_call') {
+    remoteCard(cards, meta);
+  } else if (event === 'rejected') {
+    cards.append(card('rejected', text(meta.agent)));
+  }
+  scrollToNewest();
+}
+
+/**
+ * A call to a remote agent: one card per call, its title naming the peer
+ * and its endpoint once known, its progress (`started → sending → working →
+ * completed`) as the peer reports it.
+ */
+function remoteCard(cards: HTMLElement, meta: Record<string, unknown>): void {
+  const agent = text(meta.agent);
+  const status = text(meta.status);
+  const last = cards.lastElementChild as HTMLElement | null;
+  let item =
+    last?.classList.contains('remote') && last.dataset.agent === agent && status !== 'started' ? last : undefined;
+  if (!item) {
+    item = card('remote', agent, '', { 'data-agent': agent });
+    cards.append(item);
+  }
+  const endpoint = text(meta.endpoint);
+  if (endpoint) item.querySelector('.title')!.textContent = `${agent} at ${endpoint}`;
+  const trail = item.querySelector('.detail') ?? item.appendChild(el('code', '', { class: 'detail' }));
+  const detail = text(meta.detail);
+  trail.textContent = `${trail.textContent ? `${trail.textContent} → ` : ''}${status}${detail ? ` (${detail})` : ''}`;
+  item.dataset.state = status;
+}
+
+/** The approval a turn waits for: the question, Approve and Deny (each sends the answer as the next message). */
+function approvalCard(cards: HTMLElement, pending: NonNullable<ConversationDetail['pendingApproval']>): void {
+  const item = card('approval', `${pending.agent} asks to run ${pending.tool}`, undefined, { 'data-state': 'pending' });
+  item.append(el('pre', pending.question, { class: 'question' }));
+  const actions = el('div', undefined, { class: 'actions' });
+  const decide = (approve: boolean) => {
+    for (const b of actions.querySelectorAll('button')) (b as HTMLButtonElement).disabled = true;
+    item.dataset.state = approve ? 'approved' : 'denied';
+    actions.append(el('span', approve ? 'approved' : 'denied', { class: 'muted' }));
+    void send(approve ? 'yes' : 'no', approve ? 'Approved' : 'Denied');
+  };
+  actions.append(
+    button('Approve', () => decide(true), { class: 'approve' }),
+    button('Deny', () => decide(false), { class: 'deny' }),
+  );
+  item.append(actions);
+  cards.append(item);
+  scrollToNewest();
+}
+
+/** Reads an SSE body frame by frame into `handle`, noting each event's id; a dropped connection just ends it. */
+async function readFrames(
+  body: NonNullable<Response['body']>,
+  handle: (frame: Frame) => void,
+  seen: { lastId?: string },
+): Promise<void> {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+        const lines = buffer.slice(0, end).split('\n');
+        buffer = buffer.slice(end + 2);
+        const data = lines
+          .filter((line) => line.startsWith('data:'))
+          .map((line) => line.slice(5).trimStart())
+          .join('\n');
+        const id = lines.find((line) => line.startsWith('id:'));
+        if (id) seen.lastId = id.slice(3).trim();
+        if (data) handle(JSON.parse(data) as Frame);
+      }
+    }
+  } catch {
+    // The connection dropped: the caller takes the stream up again.
+  }
+}
+
+/** Sends `message` (shown as `said`) on the current conversation and streams the answer in. */
+async function chat(message: string, said: string): Promise<void> {
+  const authRequired = document.body.dataset.auth === 'true';
+  const tokenInput = byId<HTMLInputElement>('chat-token');
+  if (tokenInput.value) sessionStorage.setItem(TOKEN_KEY, tokenInput.value);
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  const { cards, answer, acting } = exchange(said);
+  chatActing = acting;
+  chatTask = undefined;
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json',
+    Accept: 'text/event-stream',
+    'A2A-Version': '1.0',
+    'A2A-Extensions': GENERATION_EXTENSION,
+  };
+  if (authRequired && token) headers.Authorization = `Bearer ${token}`;
+  const a2aMessage = {
+    messageId: crypto.randomUUID(),
+    role: 'ROLE_USER',
+    parts: [{ text: message }],
+    ...(contextId ? { contextId } : {}),
+    ...(contextId && waitingTask ? { taskId: waitingTask } : {}),
+  };
+  waitingTask = undefined;
+  if (!contextId) byId('chat-title').textContent = said;
+  const res = await fetch('/', {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendStreamingMessage', params: { message: a2aMessage } }),
+  });
+  if (!res.ok || !res.body) {
+    answer.dataset.state = 'failed';
+    answer.textContent = `The node refused the message (HTTP ${res.status}).`;
+    if (res.status === 401) showTokenInput();
+    return;
+  }
+  let chunks = 0;
+  let answeredBy = '';
+  let closed = false;
+  // The closing line is written once the task settles: live timeline updates no longer rewrite it after that.
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    if (chatActing === acting) chatActing = undefined;
+    acting.textContent = `${answer.dataset.state ?? ''}${answeredBy ? ` · answered by ${answeredBy}` : ''}`;
+    if (chatTask)
+      acting.append(
+        ' · ',
+        button('show timeline', () => openTimeline(chatTask!), { class: 'link' }),
+      );
+  };
+  const handle = (frame: Frame) => {
+    if (frame.error) {
+      answer.dataset.state = 'failed';
+      answer.textContent = `Error: ${frame.error.message ?? 'unknown'}`;
+      return;
+    }
+    const result = frame.result ?? {};
+    const task = result.task ?? result.statusUpdate ?? result.artifactUpdate;
+    chatTask = result.task?.id ?? result.statusUpdate?.taskId ?? result.artifactUpdate?.taskId ?? chatTask;
+    contextId = task?.contextId ?? contextId;
+    if (result.artifactUpdate) {
+      const update = result.artifactUpdate;
+      const piece = partsText(update.artifact?.parts);
+      if (!update.append) answer.textContent = '';
+      answer.textContent += piece;
+      if (piece) answer.dataset.chunks = String(++chunks);
+      const agent = update.artifact?.metadata?.agent;
+      if (typeof agent === 'string') {
+        answeredBy = agent;
+        acting.textContent = `${agent} is answering`;
+      }
+      scrollToNewest();
+    }
+    const metadata = result.statusUpdate?.metadata;
+    if (metadata && typeof metadata.event === 'string') progressCard(cards, metadata);
+    // The stream opens with the task as it stands: a task continued from input-required still says so then.
+    const status = result.statusUpdate?.status;
+    if (result.task && !SETTLED_STATES.has(stateName(result.task.status?.state))) {
+      answer.dataset.state = stateName(result.task.status?.state);
+    }
+    const settledBy = metadata?.agent;
+    if (typeof settledBy === 'string' && metadata?.event === undefined) answeredBy = settledBy;
+    if (status) {
+      const state = stateName(status.state);
+      answer.dataset.state = state;
+      const spoken = partsText(status.message?.parts);
+      if (spoken && !answer.textContent && SETTLED_STATES.has(state)) answer.textContent = spoken;
+      if (SETTLED_STATES.has(state)) close();
+    }
+    if (result.message) answer.textContent = partsText(result.message.parts);
+    if (answeredBy) answer.parentElement!.querySelector('.who')!.textContent = answeredBy;
+  };
+  const seen: { lastId?: string } = {};
+  await readFrames(res.body, handle, seen);
+  // The connection dropped before the turn ended: take the stream up after the last event (no reload, no gap).
+  for (let attempt = 1; !closed && chatTask && attempt <= RESUMES; attempt++) {
+    acting.textContent = 'connection lost: resuming…';
+    await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+    const resumed = await fetch('/', {
+      method: 'POST',
+      headers: seen.lastId ? { ...headers, 'Last-Event-ID': seen.lastId } : headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SubscribeToTask', params: { id: chatTask } }),
+    }).catch(() => undefined);
+    if (resumed?.ok && resumed.body) await readFrames(resumed.body, handle, seen);
+  }
+  close();
+  if (answer.dataset.state === 'input-required') waitingTask = chatTask;
+  if (answer.dataset.state === 'input-required' && contextId) {
+    const detail = await getJson<ConversationDetail>(`/console/api/conversations/${encodeURIComponent(contextId)}`);
+    if (detail.pendingApproval) {
+      // The question is the approval card's: the answer line would only repeat it.
+      answer.closest('.bubble')?.setAttribute('hidden', '');
+      approvalCard(cards, detail.pendingApproval);
+    }
+  }
+  void loadConversations();
+}
+
+/** Sends one message from the form or an approval button, the send button held while it streams. */
+async function send(message: string, said = message): Promise<void> {
+  const sendButton = byId<HTMLButtonElement>('chat-send');
+  sendButton.disabled = true;
+  try {
+    await chat(message, said);
+  } catch (err) {
+    byId('chat-log').append(el('p', `The chat failed: ${String(err)}`, { class: 'error', role: 'alert' }));
+  } finally {
+    sendButton.disabled = false;
+    scrollToNewest();
+  }
+}
+
+function showTokenInput(): void {
+  byId('chat-token-label').hidden = false;
+  byId('chat-token').hidden = false;
+}
+
+/** The conversations, newest first: the owner's reopen into the chat, a caller's open to read. */
+export async function loadConversations(): Promise<void> {
+  const list = byId('conversation-list');
+  try {
+    const { conversations } = await getJson<{ conversations: Conversation[] }>('/console/api/conversations');
+    list.replaceChildren(
+      ...conversations.map((c) => {
+        const item = el('li', undefined, { class: c.id === contextId ? 'current' : '' });
+        const label = c.firstWords ?? '(no words yet)';
+        const open = button(label, () => reopen(c), {
+          class: 'conversation',
+          'data-context': c.id,
+          ...(c.id === contextId ? { 'aria-current': 'true' } : {}),
+        });
+        const meta = el('span', `${c.caller === 'owner' ? '' : `${c.caller} · `}${ago(c.updatedAt)}`, {
+          class: 'muted small',
+        });
+        item.append(open, meta);
+        return item;
+      }),
+    );
+    if (conversations.length === 0) list.replaceChildren(el('li', 'No conversations yet.', { class: 'muted' }));
+  } catch (err) {
+    showError(list, err);
+  }
+}
+
+/** Shows a conversation's messages; the owner's becomes the one the chat continues. */
+async function reopen(conversation: Conversation): Promise<void> {
+  const res = await api(
+    `/console/api/conversations/${encodeURIComponent(conversation.id)}?caller=${encodeURIComponent(conversation.caller)}`,
+  );
+  const log = byId('chat-log');
+  if (!res.ok) return showError(log, new Error(`the conversation could not be read (HTTP ${res.status})`));
+  const detail = (await res.json()) as ConversationDetail;
+  const mine = conversation.caller === 'owner';
+  contextId = mine ? conversation.id : undefined;
+  waitingTask = undefined;
+  log.replaceChildren();
+  byId('chat-title').textContent = mine
+    ? (conversation.firstWords ?? 'Conversation')
+    : `${conversation.caller}'s conversation (read only)`;
+  let current: ReturnType<typeof exchange> | undefined;
+  for (const message of detail.messages) {
+    if (message.role === 'user') {
+      current = exchange(message.text);
+      current.acting.textContent = ago(message.at);
+      current.answer.dataset.state = 'stored';
+    } else if (current) {
+      current.answer.textContent = message.text;
+      if (message.author) current.answer.parentElement!.querySelector('.who')!.textContent = message.author;
+      if (message.author) current.acting.textContent = `${ago(message.at)} · answered by ${message.author}`;
+    }
+  }
+  if (current && detail.pendingApproval && mine) {
+    current.answer.closest('.bubble')?.setAttribute('hidden', '');
+    approvalCard(current.cards, detail.pendingApproval);
+  }
+  byId<HTMLInputElement>('chat-input').disabled = !mine;
+  byId<HTMLButtonElement>('chat-send').disabled = !mine;
+  scrollToNewest();
+  void loadConversations();
+}
+
+/** Clears the chat: the next message starts a new conversation. */
+function newConversation(): void {
+  contextId = undefined;
+  waitingTask = undefined;
+  byId('chat-log').replaceChildren();
+  byId('chat-title').textContent = 'New conversation';
+  byId<HTMLInputElement>('chat-input').disabled = false;
+  byId<HTMLButtonElement>('chat-send').disabled = false;
+  byId('chat-input').focus();
+  void loadConversations();
+}
+
+/** Says which agent acts on the chat's task as its steps come in (from the live stream). */
+export function chatActingOn(taskId: string | undefined, agent: string | undefined): void {
+  if (agent && taskId && taskId === chatTask && chatActing) chatActing.textContent = `${agent} is acting`;
+}
+
+/** Wires the chat: the form, the conversation list, the token field; `timeline` opens a task's timeline. */
+export function startChat(timeline: (taskId: string) => void): void {
+  openTimeline = timeline;
+  if (document.body.dataset.auth === 'true' && !sessionStorage.getItem(TOKEN_KEY)) showTokenInput();
+  byId('new-conversation').addEventListener('click', newConversation);
+  byId('chat-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const input = byId<HTMLInputElement>('chat-input');
+    const message = input.value.trim();
+    if (!message) return;
+    input.value = '';
+    void send(message).finally(() => input.focus());
+  });
+  void loadConversations();
+}
+
+/** The sign-in form keeps the typed token for this tab's chat (the A2A endpoint takes a bearer header, not the cookie). */
+export function startSignIn(): void {
+  byId('signin').addEventListener('submit', () => {
+    sessionStorage.setItem(TOKEN_KEY, byId<HTMLInputElement>('token').value.trim());
+  });
+}
