@@ -59,11 +59,11 @@ import {
   withGeneration,
 } from './generation';
 import type { LiveTask, LiveTasks, WriteMode } from './liveTasks';
-import { waitForGeneration } from './longPoll';
-import { resumeAfter, type NumberedResponse } from './resume';
 import { sendKeyOf } from './sendKeys';
+import { requireTaskId, startedAtFirstRead, toStreamResponse, withHistory } from './streamForms';
+import { numberedStream, TaskFollowing } from './taskFollowing';
 import { newTask, statusUpdate } from './messages';
-import { readerOf, scopeOf, type TaskReads } from './taskStore';
+import { scopeOf, type TaskReads } from './taskStore';
 import type { HeardEvent } from './taskSubscription';
 
 /** What {@link TaskHandler} works with. */
@@ -126,7 +126,17 @@ const LISTED_STATES: readonly TaskState[] = [
  * gets the same answer.
  */
 export class TaskHandler implements A2ARequestHandler {
-  constructor(private readonly options: TaskHandlerOptions) {}
+  /** The reading side of tasks: as they stand, followed, resumed, waited for. */
+  private readonly following: TaskFollowing;
+
+  constructor(private readonly options: TaskHandlerOptions) {
+    this.following = new TaskFollowing({
+      live: options.live,
+      events: options.events,
+      find: (taskId, context) => this.find(taskId, context),
+      longPollTimeoutMs: options.longPollTimeoutMs,
+    });
+  }
 
   async getAgentCard(): Promise<AgentCard> {
     return (await this.options.cards.current()).card;
@@ -157,7 +167,9 @@ export class TaskHandler implements A2ARequestHandler {
     const numbered = generationActivated(context) ? withGeneration : withoutGeneration;
     if ('retryOf' in run) {
       // A retry: the first send's task, as the first send's caller gets it (settled, unless it asked not to wait).
-      const found = immediately ? await this.find(run.retryOf, context) : await this.settledTask(run.retryOf, context);
+      const found = immediately
+        ? await this.find(run.retryOf, context)
+        : await this.following.settled(run.retryOf, context);
       return withHistory(numbered(found.task, found.generation ?? 0), configuration?.historyLength);
     }
     if (run.events) {
@@ -186,7 +198,10 @@ export class TaskHandler implements A2ARequestHandler {
       );
       // A retry streams the first send's task as it stands, then its events (a finished one: the task alone).
       if ('retryOf' in run)
-        return this.numberedStream(this.followed(run.retryOf, context, false, generationActivated(context)), numbered);
+        return numberedStream(
+          this.following.followed(run.retryOf, context, false, generationActivated(context)),
+          numbered,
+        );
       return run.events!;
     });
   }
@@ -197,23 +212,10 @@ export class TaskHandler implements A2ARequestHandler {
     if (!generationActivated(context))
       return withHistory((await this.find(params.id, context)).task, params.historyLength);
     const asked = serviceParameter(context, GENERATION_PARAMETERS.currentGeneration);
-    let found = await this.standing(params.id, context);
-    if (asked !== undefined && !isFinished(found.task.status?.state)) {
-      const after = parseGeneration(asked, 'A2A-Current-Generation');
-      if ((found.generation ?? 0) <= after) {
-        const { live: liveTasks, events, longPollTimeoutMs } = this.options;
-        const key = { ...found.scope, taskId: params.id };
-        const held = liveTasks.held(readerOf(context), params.id);
-        // A task not running here moves when a turn claims it: that turn keeps its events for this wait to hear.
-        const unwatch = liveTasks.watch(found.scope, params.id);
-        try {
-          if (await waitForGeneration(liveTasks, events, { held, key, after, timeoutMs: longPollTimeoutMs }))
-            found = await this.standing(params.id, context);
-        } finally {
-          unwatch();
-        }
-      }
-    }
+    const found =
+      asked === undefined
+        ? await this.following.standing(params.id, context)
+        : await this.following.past(params.id, parseGeneration(asked, 'A2A-Current-Generation'), context);
     return withHistory(withGeneration(found.task, found.generation ?? 0), params.historyLength);
   }
 
@@ -259,7 +261,7 @@ export class TaskHandler implements A2ARequestHandler {
       const after = lastEventGeneration(lastEventId, params.id);
       const stop = new AbortController();
       try {
-        const resumed = await this.resumed(params.id, after, context, stop.signal);
+        const resumed = await this.following.resumed(params.id, after, context, stop.signal);
         // Every event after the caller's last is still kept: those, then the live ones.
         if (resumed) {
           for await (const { response, generation } of resumed) yield numbered(response, generation);
@@ -270,112 +272,7 @@ export class TaskHandler implements A2ARequestHandler {
       }
     }
     // The events after the caller's last are gone (or were never kept): the task as it stands, then its events.
-    yield* this.numberedStream(this.followed(params.id, context, lastEventId === undefined, activated), numbered);
-  }
-
-  /**
-   * The task as it stands, then its events until it settles: live here, or
-   * followed on the replica running it, else its row alone. A finished task
-   * is refused as the spec says, unless `refuseFinished` is false (a resumed
-   * stream whose events are gone, a send's retry: the finished task is its
-   * last word).
-   */
-  private async *followed(
-    taskId: string,
-    context: ServerCallContext,
-    refuseFinished: boolean,
-    activated = false,
-  ): AsyncGenerator<NumberedResponse, void, undefined> {
-    requireTaskId(taskId);
-    const { live: liveTasks } = this.options;
-    const found = await liveTasks.locate(readerOf(context), taskId);
-    if (!found) throw new TaskNotFoundError(`Task not found: ${taskId}`);
-    if (found.runs === 'here') {
-      // The task as it stands, then every event after it: taken together, so nothing folded falls between.
-      const { live } = found;
-      // A caller holding generations may come back with one: the events from here on are kept for it.
-      if (activated) live.keepEvents = true;
-      const current = structuredClone(live.task!);
-      const generation = live.generation;
-      const events = liveTasks.subscribe(live, (heard) => ({
-        response: toStreamResponse(heard, undefined),
-        generation: heard.generation,
-      }));
-      yield { response: { payload: { $case: 'task', value: current } }, generation };
-      yield* events;
-      return;
-    }
-    const standing: NumberedResponse = {
-      response: { payload: { $case: 'task', value: found.task } },
-      generation: found.generation ?? 0,
-    };
-    if (isFinished(found.task.status?.state)) {
-      if (refuseFinished) throw terminalSubscription(taskId, found.task);
-      yield standing;
-      return;
-    }
-    const elsewhere = liveTasks.elsewhere;
-    // It waits for its caller (or no replica shares its events): its row is all there is.
-    if (found.runs === 'nowhere' || !elsewhere) {
-      yield standing;
-      return;
-    }
-    const stop = new AbortController();
-    let followed = false;
-    try {
-      for await (const next of elsewhere.follow(found.scope, taskId, stop.signal)) {
-        followed = true;
-        yield next;
-      }
-    } finally {
-      stop.abort();
-    }
-    // No replica runs it (it waits for its caller's answer): its row is all there is.
-    if (!followed) yield standing;
-  }
-
-  /** The numbered responses as a stream, as `numbered` makes each (with its generation, or as it is). */
-  private async *numberedStream(
-    responses: AsyncGenerator<NumberedResponse, void, undefined>,
-    numbered: (response: StreamResponse, generation: number) => StreamResponse,
-  ): AsyncGenerator<StreamResponse, void, undefined> {
-    for await (const { response, generation } of responses) yield numbered(response, generation);
-  }
-
-  /** The events after generation `after` and the live ones (`resume.ts`), or undefined when some are gone. */
-  private async resumed(taskId: string, after: number, context: ServerCallContext, signal: AbortSignal) {
-    const found = await this.standing(taskId, context);
-    const held = this.options.live.held(readerOf(context), taskId);
-    if (held) held.keepEvents = true;
-    const state = found.task.status?.state;
-    const task = { key: { ...found.scope, taskId }, generation: found.generation ?? 0, settled: isSettled(state) };
-    return resumeAfter(this.options.events, task, after, signal);
-  }
-
-  /**
-   * The task as it stands, with its generation: live here, else as its
-   * latest event left it on the replica running it (its row is written only
-   * at state changes), else its row.
-   */
-  private async standing(taskId: string, context: ServerCallContext): Promise<StoredTask> {
-    const found = await this.find(taskId, context);
-    const { live: liveTasks } = this.options;
-    const elsewhere = liveTasks.elsewhere;
-    if (!elsewhere || liveTasks.held(readerOf(context), taskId) || !isRunning(found.task.status?.state)) return found;
-    const current = await elsewhere.current(found.scope, taskId);
-    return current && current.generation > (found.generation ?? 0) ? { scope: found.scope, ...current } : found;
-  }
-
-  /** The task of an earlier send once its turn is over (as its own blocking caller gets it). */
-  private async settledTask(taskId: string, context: ServerCallContext): Promise<StoredTask> {
-    const held = this.options.live.held(readerOf(context), taskId);
-    if (held?.settled) {
-      const task = structuredClone(await held.settled);
-      return { scope: held.scope, task, generation: held.generation };
-    }
-    // Followed to its settling event, wherever it runs; then read as its row holds it.
-    for await (const _ of this.followed(taskId, context, false)) void _;
-    return this.find(taskId, context);
+    yield* numberedStream(this.following.followed(params.id, context, lastEventId === undefined, activated), numbered);
   }
 
   async createTaskPushNotificationConfig(
@@ -565,7 +462,9 @@ export class TaskHandler implements A2ARequestHandler {
     if (claim.state === undefined) throw new TaskNotFoundError(`Task not found: ${id}`);
     if (generation !== undefined) {
       // A task running elsewhere has a row older than its events: its generation is its latest event's.
-      const current = isRunning(claim.state) ? ((await this.standing(id, context)).generation ?? 0) : claim.generation;
+      const current = isRunning(claim.state)
+        ? ((await this.following.standing(id, context)).generation ?? 0)
+        : claim.generation;
       if (current !== generation) throw new TaskGenerationMismatchError(id, generation, current ?? 0);
     }
     // Ended meanwhile (a cancel), or gone (purged); else a turn holds it.
@@ -644,48 +543,6 @@ interface Run<T> {
 /** A request that did not activate the generation extension gets its task or event as it is. */
 const withoutGeneration = <T>(value: T): T => value;
 
-/**
- * The stream `open` resolves to, opened at the first read, as an async
- * generator's body runs then: an error opening it rejects that read; a
- * stream returned before any read is never opened.
- */
-function startedAtFirstRead<T>(
-  open: () => Promise<AsyncGenerator<T, void, undefined>>,
-): AsyncGenerator<T, void, undefined> {
-  let opened: Promise<AsyncGenerator<T, void, undefined>> | undefined;
-  let events: AsyncGenerator<T, void, undefined> | undefined;
-  let done = false;
-  const stream: AsyncGenerator<T, void, undefined> = {
-    next: () => {
-      if (events) return events.next();
-      if (done) return Promise.resolve({ value: undefined, done: true });
-      opened ??= open().then(
-        (e) => (events = e),
-        (err: unknown) => {
-          done = true;
-          throw err;
-        },
-      );
-      return opened.then((e) => e.next());
-    },
-    return: async () => {
-      done = true;
-      const e = events ?? (await opened?.catch(() => undefined));
-      await e?.return(undefined);
-      return { value: undefined, done: true };
-    },
-    throw: async (err: unknown) => {
-      await stream.return(undefined);
-      throw err;
-    },
-    [Symbol.asyncIterator]: () => stream,
-    [Symbol.asyncDispose]: async () => {
-      await stream.return(undefined);
-    },
-  };
-  return stream;
-}
-
 /** A message to a task whose turn runs (here or on another replica): the caller waits for its answer or cancels. */
 function stillWorking(taskId: string): Error {
   return new UnsupportedOperationError(`task ${taskId} is still working: wait for its answer or cancel it first`);
@@ -694,38 +551,6 @@ function stillWorking(taskId: string): Error {
 /** A message to a finished task. */
 function terminalTask(taskId: string, state: TaskState): Error {
   return new UnsupportedOperationError(`Task ${taskId} is in a terminal state (${state}) and cannot be modified.`);
-}
-
-/** SubscribeToTask of a finished task: the spec's UnsupportedOperation, as the SDK answers it. */
-function terminalSubscription(taskId: string, task: Task): Error {
-  return new UnsupportedOperationError(
-    `Task ${taskId} is in a terminal state (${task.status?.state}) and cannot be subscribed to.`,
-  );
-}
-
-/** The stream's form of a heard event: a task event carries the task as folded up to it. */
-function toStreamResponse(heard: HeardEvent, historyLength: number | undefined): StreamResponse {
-  const { event } = heard;
-  switch (event.kind) {
-    case 'task':
-      return { payload: { $case: 'task', value: withHistory(heard.task ?? event.data, historyLength) } };
-    case 'message':
-      return { payload: { $case: 'message', value: event.data } };
-    case 'statusUpdate':
-      return { payload: { $case: 'statusUpdate', value: event.data } };
-    case 'artifactUpdate':
-      return { payload: { $case: 'artifactUpdate', value: event.data } };
-  }
-}
-
-/** The task with at most `historyLength` of its latest messages (all without one; none with 0). */
-function withHistory(task: Task, historyLength: number | undefined): Task {
-  if (historyLength === undefined || historyLength === null) return task;
-  return { ...task, history: historyLength <= 0 ? [] : task.history.slice(-historyLength) };
-}
-
-function requireTaskId(taskId: string | undefined): asserts taskId is string {
-  if (!taskId || taskId.trim() === '') throw new RequestMalformedError('Task ID is required');
 }
 
 /** Refuses a message the agent could not act on, naming the field. */

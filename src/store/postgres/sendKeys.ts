@@ -1,5 +1,17 @@
 import type { Redact } from '../../log/redactJson';
-import { scopedKey, taskColumns, type SendClaim, type SendKey, type StoredTask } from '../taskRows';
+import { taskStateFromJSON } from '@a2a-js/sdk';
+import {
+  CLAIMABLE_STATES,
+  claimedStatus,
+  scopedKey,
+  taskColumns,
+  type SendClaim,
+  type SendKey,
+  type StoredTask,
+  type TaskClaim,
+  type TaskScope,
+  type TaskTurnClaim,
+} from '../taskRows';
 import { rows, type PgDatabase, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 
@@ -7,7 +19,8 @@ import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
  * The idempotency keys of sends (issue 27): the caller's key (a message id,
  * or its `Idempotency-Key`) and the task its first send created, kept for
  * `a2a.idempotencyWindow` (database time). The primary key decides which of
- * sends racing with one key on any replica is the first.
+ * sends racing with one key on any replica is the first; a message that
+ * continues a task records its key in its turn's claim ({@link claimTurn}).
  */
 export const SEND_KEYS_SCHEMA: PgSchema = {
   store: 'a2a_send_keys',
@@ -162,5 +175,80 @@ export function createPgSendKeys(options: PgSendKeysOptions): PgSendKeys {
       const result = await db.query('DELETE FROM a2a_send_keys WHERE expires_at < now()');
       return result.rowCount ?? 0;
     },
+  };
+}
+
+/**
+ * `TaskRows.claim` on PostgreSQL: the conditional update that claims a task
+ * waiting for its caller, in one statement with the send's key (a key
+ * recorded already refuses the claim: a retry; a claim that wins records it)
+ * and the generation the caller expects. A second claim waits for the
+ * first one's row lock, then finds the row no longer claimable; the loser
+ * reads (a new snapshot) who holds the task and the task its key names.
+ * Resolves with the claimed row's `columns`, or what the loser learned.
+ */
+export async function claimTurn(
+  db: PgDatabase,
+  claim: { scope: TaskScope; id: string; turn: TaskTurnClaim; replicaId: string; columns: string },
+): Promise<{ won: true; row: unknown } | Extract<TaskClaim, { won: false }>> {
+  const { scope, id, turn, replicaId, columns } = claim;
+  const status = claimedStatus(turn.at);
+  const { send } = turn;
+  const [claimed] = await rows(db, {
+    name: 'a2a_tasks_claim',
+    text: `WITH claimed AS (
+             UPDATE a2a_tasks SET status_state = $4, status = $5, status_last_updated = $6, replica = $7,
+               turn_message = $8
+             WHERE tenant = $1 AND owner = $2 AND id = $3 AND status_state = ANY ($9::text[])
+               AND ($10::bigint IS NULL OR generation = $10)
+               AND NOT EXISTS (SELECT 1 FROM a2a_send_keys k
+                 WHERE k.tenant = $1 AND k.owner = $2 AND k.key = $11 AND k.expires_at >= now())
+             RETURNING ${columns}),
+           keyed AS (
+             INSERT INTO a2a_send_keys (tenant, owner, key, task_id, expires_at)
+             SELECT tenant, owner, $11, id, now() + make_interval(secs => $12::double precision / 1000)
+             FROM claimed WHERE $11::text IS NOT NULL
+             ON CONFLICT (tenant, owner, key) DO UPDATE SET task_id = excluded.task_id,
+               expires_at = excluded.expires_at WHERE a2a_send_keys.expires_at < now())
+           SELECT * FROM claimed`,
+    values: [
+      scope.tenant,
+      scope.owner,
+      id,
+      status.state,
+      status.status,
+      status.updated,
+      replicaId,
+      turn.messageId ?? null,
+      CLAIMABLE_STATES,
+      turn.generation ?? null,
+      send?.key ?? null,
+      send?.keptMs ?? 0,
+    ],
+  });
+  if (claimed) return { won: true, row: claimed };
+  const [holder] = await rows<{
+    status_state: string | null;
+    replica: string | null;
+    turn_message: string | null;
+    generation: string | null;
+    sent_as: string | null;
+  }>(db, {
+    name: 'a2a_tasks_holder',
+    text: `SELECT t.status_state, t.replica, t.turn_message, t.generation,
+             (SELECT k.task_id FROM a2a_send_keys k WHERE k.tenant = $1 AND k.owner = $2 AND k.key = $4
+               AND k.expires_at >= now()) AS sent_as
+           FROM (SELECT 1) one LEFT JOIN a2a_tasks t ON t.tenant = $1 AND t.owner = $2 AND t.id = $3`,
+    values: [scope.tenant, scope.owner, id, send?.key ?? null],
+  });
+  return {
+    won: false,
+    state: holder?.status_state ? taskStateFromJSON(holder.status_state) : undefined,
+    ...(holder?.replica ? { replica: holder.replica } : {}),
+    ...(holder?.turn_message ? { messageId: holder.turn_message } : {}),
+    ...(holder?.generation !== null && holder?.generation !== undefined
+      ? { generation: Number(holder.generation) }
+      : {}),
+    ...(holder?.sent_as ? { sentAs: holder.sent_as } : {}),
   };
 }

@@ -1,11 +1,9 @@
-import { TaskState, taskStateFromJSON, taskStateToJSON } from '@a2a-js/sdk';
+import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
 import type { Redact } from '../../log/redactJson';
 import { FINISHED_STATES, RUNNING_STATES } from '../../protocol/taskStates';
 import {
-  CLAIMABLE_STATES,
-  claimedStatus,
   decodePageToken,
   encodePageToken,
   pushConfigData,
@@ -24,7 +22,7 @@ import { REPLICA_LOST, type ReplicaScope } from './cluster';
 import { rows, transaction, type PgDatabase, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 import type { PgListener } from './listener';
-import { createPgSendKeys } from './sendKeys';
+import { claimTurn, createPgSendKeys } from './sendKeys';
 import { ENDED_TASK_EVENTS_KEPT_MS } from '../taskEvents';
 import { lockTasks, lockTasksStatement, TASK_EVENTS_CHANNEL } from './taskEvents';
 
@@ -316,68 +314,8 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
       // This replica's own write of the task, not committed yet, would land after the claim: it goes first.
       const key = scopedKey(scope, id);
       if (queued.has(key) || committing.has(key)) await group.flush();
-      const status = claimedStatus(turn.at);
-      const { send } = turn;
-      // One statement: a second claim waits for the first one's row lock, then finds the row no longer claimable.
-      // A send key recorded already refuses it (a retry); one that wins records its key in the same statement.
-      const [claimed] = await rows<PgTaskRow>(db, {
-        name: 'a2a_tasks_claim',
-        text: `WITH claimed AS (
-                 UPDATE a2a_tasks SET status_state = $4, status = $5, status_last_updated = $6, replica = $7,
-                   turn_message = $8
-                 WHERE tenant = $1 AND owner = $2 AND id = $3 AND status_state = ANY ($9::text[])
-                   AND ($10::bigint IS NULL OR generation = $10)
-                   AND NOT EXISTS (SELECT 1 FROM a2a_send_keys k
-                     WHERE k.tenant = $1 AND k.owner = $2 AND k.key = $11 AND k.expires_at >= now())
-                 RETURNING ${columns}),
-               keyed AS (
-                 INSERT INTO a2a_send_keys (tenant, owner, key, task_id, expires_at)
-                 SELECT tenant, owner, $11, id, now() + make_interval(secs => $12::double precision / 1000)
-                 FROM claimed WHERE $11::text IS NOT NULL
-                 ON CONFLICT (tenant, owner, key) DO UPDATE SET task_id = excluded.task_id,
-                   expires_at = excluded.expires_at WHERE a2a_send_keys.expires_at < now())
-               SELECT * FROM claimed`,
-        values: [
-          scope.tenant,
-          scope.owner,
-          id,
-          status.state,
-          status.status,
-          status.updated,
-          replica.replicaId,
-          turn.messageId ?? null,
-          CLAIMABLE_STATES,
-          turn.generation ?? null,
-          send?.key ?? null,
-          send?.keptMs ?? 0,
-        ],
-      });
-      if (claimed) return { won: true, claimed: stored(claimed) };
-      // Read after the claim lost (a new snapshot): it sees the turn that won, and the key it recorded.
-      const [holder] = await rows<{
-        status_state: string | null;
-        replica: string | null;
-        turn_message: string | null;
-        generation: string | null;
-        sent_as: string | null;
-      }>(db, {
-        name: 'a2a_tasks_holder',
-        text: `SELECT t.status_state, t.replica, t.turn_message, t.generation,
-                 (SELECT k.task_id FROM a2a_send_keys k WHERE k.tenant = $1 AND k.owner = $2 AND k.key = $4
-                   AND k.expires_at >= now()) AS sent_as
-               FROM (SELECT 1) one LEFT JOIN a2a_tasks t ON t.tenant = $1 AND t.owner = $2 AND t.id = $3`,
-        values: [scope.tenant, scope.owner, id, send?.key ?? null],
-      });
-      return {
-        won: false,
-        state: holder?.status_state ? taskStateFromJSON(holder.status_state) : undefined,
-        ...(holder?.replica ? { replica: holder.replica } : {}),
-        ...(holder?.turn_message ? { messageId: holder.turn_message } : {}),
-        ...(holder?.generation !== null && holder?.generation !== undefined
-          ? { generation: Number(holder.generation) }
-          : {}),
-        ...(holder?.sent_as ? { sentAs: holder.sent_as } : {}),
-      };
+      const claim = await claimTurn(db, { scope, id, turn, replicaId: replica.replicaId, columns });
+      return claim.won ? { won: true, claimed: stored(claim.row as PgTaskRow) } : claim;
     },
     async list(reader, query) {
       if (queued.size > 0 || committing.size > 0) await group.flush();
