@@ -221,6 +221,20 @@ describe('sends that never run twice, and the generation precondition, on one no
     expect(runner.turns).toHaveLength(1);
   });
 
+  it('runs a message that reuses an id for other words as its own send: only the same message is a retry', async () => {
+    runner.release();
+    const first = await post(
+      `${node.url}/`,
+      rpc('SendMessage', { message: { ...message('one').message, messageId: 'reused' } }),
+    );
+    const other = await post(
+      `${node.url}/`,
+      rpc('SendMessage', { message: { ...message('two').message, messageId: 'reused' } }),
+    );
+    expect(other.body.result.task.id).not.toBe(first.body.result.task.id);
+    expect(runner.turns).toEqual(['one', 'two']);
+  });
+
   it('treats sends with one Idempotency-Key as one, whatever their message ids; a streamed retry follows the task', async () => {
     runner.release();
     const key = { 'Idempotency-Key': 'order-42' };
