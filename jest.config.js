@@ -14,7 +14,7 @@ module.exports = {
   },
   // Examples and tests import the package by its name, as an embedder would; here that is the source.
   moduleNameMapper: { '^lango$': '<rootDir>/src/index.ts' },
-  transformIgnorePatterns: ['/node_modules/(?!(jose)/)', '<rootDir>/dist/'],
+  transformIgnorePatterns: ['/node_modules/(?!(@a2a-js/sdk/node_modules/)?jose/)', '<rootDir>/dist/'],
   testTimeout: 30000,
   maxWorkers: 2,
 };

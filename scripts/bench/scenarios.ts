@@ -214,9 +214,9 @@ export function greeting(): Promise<ScenarioResult> {
   return throughput({
     id: 'greeting',
     title: '`SendMessage`, greeting answered by the orchestrator (offline model), task persisted',
-    target: '≥ 0.8 × baseline req/s, p99 ≤ 1.5 ×',
+    target: '≥ 1.0 × baseline req/s, p99 ≤ 1.5 ×',
     loadEnv: { KIND: 'send', TEXT: 'hi' },
-    minRatio: 0.8,
+    minRatio: 1.0,
     maxP99Ratio: 1.5,
   });
 }
@@ -260,10 +260,10 @@ export function delegated(): Promise<ScenarioResult> {
     id: 'delegated',
     title:
       '`SendMessage` delegated to a specialist running one tool (instant scripted model: orchestrator → vault → `crypto_hash`)',
-    target: '≥ 0.5 × baseline req/s',
+    target: '≥ 0.9 × baseline req/s',
     nodeEnv: { MODEL: 'instant' },
     loadEnv: { KIND: 'send', TEXT: 'hash hello' },
-    minRatio: 0.5,
+    minRatio: 0.9,
   });
 }
 
@@ -486,14 +486,14 @@ export async function hop(): Promise<ScenarioResult> {
     return {
       id: 'hop',
       title: 'one delegation hop node A → B (B = bare SDK agent answering a Message), sequential requests',
-      target: 'p50 overhead ≤ 5 ms',
+      target: 'p50 overhead ≤ 3 ms over A alone + B directly',
       baseline: `B directly: p50 ${fmt(d, 2)} ms, B ${fmt(median(direct.map((r) => r.cpuUsPerReq)))} µs CPU/req`,
       node: `A → B: p50 ${fmt(a, 2)} ms (${failed} failed), A ${fmt(median(viaA.map((r) => r.cpuUsPerReq)))} µs CPU/req; A alone answering a greeting: p50 ${fmt(own, 2)} ms, ${fmt(median(alone.map((r) => r.cpuUsPerReq)))} µs CPU/req`,
-      ratio: `+${fmt(a - d, 2)} ms`,
-      met: wired ? a - d <= 5 && failed === 0 : undefined,
+      ratio: `+${fmt(a - own - d, 2)} ms (A → B minus A alone minus B directly; +${fmt(a - d, 2)} ms over B directly)`,
+      met: wired ? a - own - d <= 3 && failed === 0 : undefined,
       notes: [
         `p50 per run: B directly ${direct.map((r) => r.p50).join(', ')} ms; A → B ${viaA.map((r) => r.p50).join(', ')} ms; A alone (greeting) ${alone.map((r) => r.p50).join(', ')} ms`,
-        `the overhead includes A's own turn (orchestrator, session and task written to SQLite): A → B minus A alone minus B directly ≈ ${fmt(a - own - d, 2)} ms is the hop itself`,
+        `judged on the hop itself: A's own turn (orchestrator, session and task written to SQLite) is A alone's, B's answer is B directly's`,
         ...(failedSample ? [`first failed body via A: ${failedSample}`] : []),
         ...(wired
           ? []
@@ -688,13 +688,9 @@ export async function concurrentStreams(): Promise<ScenarioResult> {
   const line = (who: string, rs: ChunkRun[]) =>
     `${who} runs: ${rs.map((r) => `${r.ok} ok / ${r.failed} failed, ${r.maxOpen} open at most, RSS ${mib(r.rssBefore)} → peak ${mib(r.rssPeak)} (${kib(perTask(r))}/task), delivery first chunk p50 ${r.firstP50} / p99 ${r.firstP99} ms, later p50 ${r.laterP50} / p99 ${r.laterP99} ms, ${fmt(r.cpuUsPerStream)} µs CPU/stream, ${fmt(r.wallMs / 1000, 1)} s`).join('; ')}`;
   const sample = [...runs.node, ...runs.baseline].find((r) => r.sample)?.sample;
+  // Issue 24: per stream, CPU and RSS within 1.1 × the SDK streaming its own chunks; how many stay open is reported.
   const met =
-    s.streamed &&
-    concurrent(s) &&
-    s.perTask <= 64 * 1024 &&
-    s.delivered === s.expected &&
-    s.failed === 0 &&
-    s.p99 <= 50;
+    s.streamed && s.cpu <= 1.1 * b.cpu && s.perTask <= 1.1 * b.perTask && s.delivered === s.expected && s.failed === 0;
   const profile = met
     ? undefined
     : await profileNode((nodeArgs) =>
@@ -710,10 +706,10 @@ export async function concurrentStreams(): Promise<ScenarioResult> {
   return {
     id: 'concurrentStreams',
     title: `${n.toLocaleString('en-US')} concurrent \`SendStreamingMessage\` tasks, scripted model streaming 20 chunks over 4 s (node: real \`openai\` client → scripted OpenAI-compatible server)`,
-    target: 'RSS per task in flight ≤ 64 KiB, every chunk delivered, delivery p99 ≤ 50 ms',
+    target: 'CPU per stream and RSS per task in flight ≤ 1.1 × the SDK streaming its own chunks, every chunk delivered',
     baseline: `SDK executor streaming the chunks itself: ${describe(b)}`,
     node: describe(s),
-    ratio: `${fmt(s.perTask / b.perTask, 2)} × RSS/task, +${fmt(s.p99 - b.p99, 1)} ms delivery p99, ${fmt(s.cpu / b.cpu, 2)} × CPU/stream (against the SDK relaying the model: ${fmt(s.perTask / relay.perTask, 2)} × RSS/task, ${fmt(s.p99 - relay.p99, 1)} ms p99, ${fmt(s.cpu / relay.cpu, 2)} × CPU/stream)`,
+    ratio: `${fmt(s.cpu / b.cpu, 2)} × CPU/stream, ${fmt(s.perTask / b.perTask, 2)} × RSS/task, ${fmt(s.open)} vs ${fmt(b.open)} streams open at most, +${fmt(s.p99 - b.p99, 1)} ms delivery p99 (against the SDK relaying the model: ${fmt(s.perTask / relay.perTask, 2)} × RSS/task, ${fmt(s.p99 - relay.p99, 1)} ms p99, ${fmt(s.cpu / relay.cpu, 2)} × CPU/stream)`,
     met,
     ...(profile ? { profile } : {}),
     notes: [

@@ -1,10 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
-import type { TLSSocket } from 'node:tls';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { User } from '@a2a-js/sdk/server';
-import { UnauthenticatedUser } from '@a2a-js/sdk/server';
 import type { LangoConfig } from '../config/schema';
 import { ConfigError } from '../errors';
 import { namedCaller, OWNER, type Principal } from '../principal';
@@ -13,6 +8,7 @@ import type { CallerCredential, Callers } from './callers';
 import { isLoopbackHost } from '../net/host';
 import type { Logger } from '../log/logger';
 import { principalOfCertificate } from './identities';
+import { ANONYMOUS, INVALID_REQUEST, InboundRefusal, type CallerRequest, type InboundCall, type Step } from './inbound';
 import { createIssuerKeys } from './issuerKeys';
 import { createTokenValidator, type TokenValidator } from './tokens';
 
@@ -61,7 +57,7 @@ export interface Authenticator {
    * wrong. A promise only while a token not seen before is validated (its
    * promise never rejects); synchronous otherwise.
    */
-  authenticate(req: IncomingMessage): User | undefined | Promise<User | undefined>;
+  authenticate(req: Pick<CallerRequest, 'headers' | 'peerCertificate'>): User | undefined | Promise<User | undefined>;
   /** The `WWW-Authenticate` challenge for a refusal. */
   readonly challenge: string;
 }
@@ -80,7 +76,7 @@ export interface AuthenticatorOptions {
  * client CA's certificates when configured.
  * @example
  * const auth = createAuthenticator(config, createCallers(config.a2a.auth, { defaultGrant }));
- * app.use(requireAuth(auth));
+ * const step = credentials({ authenticate: (req) => auth.authenticate(req), challenge: auth.challenge });
  */
 export function createAuthenticator(
   config: LangoConfig,
@@ -103,18 +99,6 @@ export function createAuthenticator(
     for (const candidate of candidates) if (timingSafeEqual(candidate.digest, digest)) found = candidate.caller;
     return found ? new CredentialUser(found.principal.id, found.principal) : undefined;
   };
-  // A connection's certificate does not change: it is read once per connection, not per request.
-  const byConnection = new WeakMap<Socket, User | null>();
-  const certificateUser = (socket: Socket): User | undefined => {
-    let user: User | null | undefined = byConnection.get(socket);
-    if (user === undefined) {
-      const tls = socket as TLSSocket;
-      const certificate = tls.encrypted && tls.authorized ? tls.getPeerCertificate() : undefined;
-      user = (certificate?.fingerprint256 && userOf(principalOfCertificate(certificate, callers))) || null;
-      byConnection.set(socket, user);
-    }
-    return user ?? undefined;
-  };
   const challenges = [
     ...(bearer.length > 0 || tokens ? ['Bearer realm="lango"'] : []),
     ...(keys.length > 0 ? [`ApiKey realm="lango", header="${auth?.apiKeyHeader ?? 'X-API-Key'}"`] : []),
@@ -123,7 +107,7 @@ export function createAuthenticator(
     enabled,
     challenge: challenges.join(', '),
     authenticate(req) {
-      if (!enabled) return new UnauthenticatedUser();
+      if (!enabled) return ANONYMOUS;
       const authorization = req.headers.authorization;
       const token =
         typeof authorization === 'string' && /^bearer /i.test(authorization) ? authorization.slice(7).trim() : '';
@@ -141,7 +125,9 @@ export function createAuthenticator(
         return principal instanceof Promise ? principal.then(userOf) : userOf(principal);
       }
       // A certificate names the caller only when no other credential was presented: a wrong one is refused.
-      if (certificates && !token && !key) return certificateUser(req.socket);
+      const certificate = req.peerCertificate;
+      if (certificates && !token && !key && certificate?.fingerprint256)
+        return userOf(principalOfCertificate(certificate, callers));
       return undefined;
     },
   };
@@ -182,38 +168,36 @@ const silent: Logger = {
   child: () => silent,
 };
 
-const USER = Symbol('a2aUser');
-type WithUser = Request & { [USER]?: User };
+/**
+ * Who a request's caller is, possibly after I/O (an OIDC validator fetching its keys): the caller, or undefined
+ * when the request presents no valid credential.
+ */
+export type Authenticate = (req: CallerRequest) => User | undefined | Promise<User | undefined>;
+
+const AUTH_REQUIRED = 'authentication required: present a valid bearer token or API key';
 
 /**
- * Middleware refusing unauthenticated calls with 401 and `WWW-Authenticate`;
- * the body is a JSON-RPC error for JSON-RPC posts, a REST error otherwise.
+ * The credential step of the inbound chain, for every binding: the caller `authenticate` finds becomes the
+ * call's user; a request it finds none for is refused with 401 and `challenge` in `WWW-Authenticate`.
+ * @example
+ * const step = credentials({ authenticate: (req) => auth.authenticate(req), challenge: auth.challenge });
  */
-export function requireAuth(auth: Authenticator): RequestHandler {
-  const decide = (req: Request, res: Response, next: NextFunction, user: User | undefined) => {
-    if (user) {
-      (req as WithUser)[USER] = user;
-      next();
-      return;
-    }
-    if (auth.challenge) res.setHeader('WWW-Authenticate', auth.challenge);
-    const message = 'authentication required: present a valid bearer token or API key';
-    if (req.method === 'POST' && req.path === '/') {
-      res.status(401).json({ jsonrpc: '2.0', id: null, error: { code: -32600, message } });
-    } else {
-      res.status(401).json({ error: { code: 401, status: 'UNAUTHENTICATED', message } });
-    }
+export function credentials(options: { authenticate: Authenticate; challenge: string }): Step {
+  const refusal = () =>
+    new InboundRefusal(401, INVALID_REQUEST, AUTH_REQUIRED, {
+      headers: { 'WWW-Authenticate': options.challenge },
+      restStatus: 'UNAUTHENTICATED',
+    });
+  const admit = (call: InboundCall, user: User | undefined, next: () => Promise<void>): Promise<void> => {
+    if (!user) throw refusal();
+    call.user = user;
+    return next();
   };
-  return (req, res, next) => {
-    const user = auth.authenticate(req);
-    if (user instanceof Promise) void user.then((found) => decide(req, res, next, found));
-    else decide(req, res, next, user);
+  return (call, next) => {
+    const user = options.authenticate(call);
+    return user instanceof Promise ? user.then((found) => admit(call, found, next)) : admit(call, user, next);
   };
 }
-
-/** The SDK's `userBuilder`: the caller {@link requireAuth} identified. */
-export const userFromRequest = async (req: Request): Promise<User> =>
-  (req as WithUser)[USER] ?? new UnauthenticatedUser();
 
 /**
  * Fails closed: a node reachable from other hosts must authenticate its

@@ -1,10 +1,16 @@
 import { createHash } from 'node:crypto';
-import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import { AgentCard, A2A_VERSION_HEADER } from '@a2a-js/sdk';
 import { legacyAgentCardRouter } from '@a2a-js/sdk/compat/v0_3/server/express';
 import type { LlmAgent } from '../agent/agent';
 import type { LangoConfig } from '../config/schema';
+import type { Logger } from '../log/logger';
+import { CARD_PATHS } from './callNames';
 import { buildAgentCard, buildExtendedAgentCard } from './card';
+import { jsonErrors } from './errors';
+import type { HttpCall } from './httpCall';
+import type { Step } from './inbound';
 import type { CardSigner } from './signing';
 
 /** A card ready to serve: the in-memory form, its ProtoJSON body, that body's size in bytes and its ETag. */
@@ -74,49 +80,51 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
 /** Seconds shared caches may keep the card; short, since peers joining changes it. */
 const CARD_MAX_AGE = 300;
 
+const CARD_PATH = '/.well-known/agent-card.json';
+const LEGACY_CARD_PATH = '/.well-known/agent.json';
+const VERSION_HEADER = A2A_VERSION_HEADER.toLowerCase();
+
 /**
- * Routes for `/.well-known/agent-card.json` (v1.0; v0.3 form for header-less
- * or `A2A-Version: 0.3` requests when legacy compat is on, as the SDK does)
- * and `/.well-known/agent.json` (v0.3 form for older peers). The v1.0 body is
- * `AgentCard.toJSON(card)`: the SDK's own card handler stringifies the
- * in-memory form, which mangles `securitySchemes`.
+ * The card's one route, a step of the inbound chain for `GET` and `HEAD` of
+ * `/.well-known/agent-card.json` and `/.well-known/agent.json` (any query):
+ * the v1.0 card (`AgentCard.toJSON(card)`, cached with its ETag: the SDK's own
+ * card handler stringifies the in-memory form, which mangles
+ * `securitySchemes`), or the v0.3 form through the SDK's
+ * `legacyAgentCardRouter` for the requests it takes (no `A2A-Version`, or a
+ * 0.x one) — on `agent.json` always, on `agent-card.json` with legacy compat
+ * on. What that router declines is answered with the v1.0 card; a request
+ * that says `A2A-Version: 1.0` skips asking it.
+ * @example
+ * const run = compose([...shared, cardRoute({ cards, legacyCompat: true, logger }), pages]);
  */
-export function cardRoutes(options: { cards: CardService; legacyCompat: boolean }): Router {
+export function cardRoute(options: { cards: CardService; legacyCompat: boolean; logger: Logger }): Step<HttpCall> {
   const { cards, legacyCompat } = options;
-  const router = express.Router();
   const provider = async () => (await cards.current()).card;
   const legacy = legacyAgentCardRouter({ agentCardProvider: provider, cache: { maxAge: CARD_MAX_AGE } });
-  const serveV1 = (req: Request, res: Response) => serveCard(cards, legacyCompat, req, res);
-
-  if (legacyCompat) router.use('/.well-known/agent-card.json', legacy);
-  router.get('/.well-known/agent-card.json', serveV1);
-  router.use('/.well-known/agent.json', legacy);
-  router.get('/.well-known/agent.json', serveV1);
-  return router;
-}
-
-const CARD_PATH = '/.well-known/agent-card.json';
-
-/**
- * The v1.0 card for a plain `GET /.well-known/agent-card.json` that asks for
- * `A2A-Version: 1.0` (any version, with legacy compat off), answered before
- * every other layer of the app: it is the node's most requested document.
- * Anything else (v0.3 callers, a query string, HEAD) goes on to
- * {@link cardRoutes}, which answers the same v1.0 body.
- */
-export function cardFastPath(options: { cards: CardService; legacyCompat: boolean }): RequestHandler {
-  const { cards, legacyCompat } = options;
-  return (req, res, next) => {
-    if (req.method !== 'GET' || req.url !== CARD_PATH) return next();
-    const version = req.headers[A2A_VERSION_HEADER_LOWER];
-    if (legacyCompat && (typeof version !== 'string' || version.trim() !== '1.0')) return next();
+  const legacyApp = express();
+  legacyApp.disable('x-powered-by');
+  legacyApp.set('etag', false);
+  if (legacyCompat) legacyApp.use(CARD_PATH, legacy);
+  legacyApp.use(LEGACY_CARD_PATH, legacy);
+  legacyApp.use((req: Request, res: Response, next: NextFunction) => {
     serveCard(cards, legacyCompat, req, res).catch(next);
+  });
+  legacyApp.use(jsonErrors(options.logger));
+  return (call, next) => {
+    if ((call.method !== 'GET' && call.method !== 'HEAD') || !CARD_PATHS.has(call.path)) return next();
+    const legacyServed = legacyCompat || call.path === LEGACY_CARD_PATH;
+    if (!legacyServed || call.header(VERSION_HEADER)?.trim() === '1.0')
+      return serveCard(cards, legacyCompat, call.req, call.res);
+    legacyApp(call.req, call.res);
   };
 }
 
-const A2A_VERSION_HEADER_LOWER = A2A_VERSION_HEADER.toLowerCase();
-
-async function serveCard(cards: CardService, legacyCompat: boolean, req: Request, res: Response): Promise<void> {
+async function serveCard(
+  cards: CardService,
+  legacyCompat: boolean,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const { json, bytes, etag } = await cards.current();
   const headers: Record<string, string | number> = {
     ETag: etag,

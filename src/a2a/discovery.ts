@@ -3,7 +3,8 @@ import { walkAgents, type LlmAgent } from '../agent/agent';
 import type { PeerStatus } from '../federation/health';
 import { mayReach, OWNER, type Principal } from '../principal';
 import type { StoreHealth } from '../store';
-import { principalOf, userFromRequest } from './auth';
+import { principalOf } from './auth';
+import { userOfRequest } from './httpCall';
 
 /** Options for {@link discoveryRoutes}. */
 export interface DiscoveryOptions {
@@ -76,7 +77,7 @@ export function agentCatalog(options: DiscoveryOptions, principal: Principal = O
 
 /** The principal a discovery request runs as: the credential's caller (behind the auth gate), else the owner. */
 async function callerOf(req: Request): Promise<Principal> {
-  return principalOf(await userFromRequest(req));
+  return principalOf(userOfRequest(req));
 }
 
 /**

@@ -2,10 +2,10 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '../log/logger';
 
 /**
- * The last word on every request the SDK and our routes did not answer:
- * JSON, never express's HTML page, never a stack trace. Body-parser errors
- * (oversize, bad encoding, malformed JSON) keep their HTTP status; JSON-RPC
- * posts get a JSON-RPC error envelope.
+ * The last word on every request the express routes (the SDK's REST handler,
+ * the node's pages) did not answer: JSON, never express's HTML page, never a
+ * stack trace. Body-parser errors of the pages' own parsers keep their HTTP
+ * status; JSON-RPC posts get a JSON-RPC error envelope.
  */
 
 const isJsonRpc = (method: string, path: string) => method === 'POST' && path === '/';
@@ -15,38 +15,13 @@ const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
 const INTERNAL_ERROR = -32603;
 
-/**
- * Refuses bodies over `maxBodyBytes` by their declared length before any
- * parsing, with HTTP 413 and a JSON error (the SDK's parsers stop at their
- * own 100 kB limit and fall through to {@link jsonErrors}).
- */
-export function bodyLimit(maxBodyBytes: number): RequestHandler {
-  return (req, res, next) => {
-    const length = Number(req.headers['content-length'] ?? 0);
-    if (length <= maxBodyBytes) {
-      next();
-      return;
-    }
-    // Nothing will read the body: close the connection after answering.
-    res.setHeader('Connection', 'close');
-    sendError(
-      res,
-      req.method,
-      req.path,
-      413,
-      INVALID_REQUEST,
-      `request body of ${length} bytes exceeds the limit of ${maxBodyBytes} bytes`,
-    );
-  };
-}
-
 /** 404 for paths no route claims. */
 export const notFound: RequestHandler = (req, res) => {
   sendError(res, req.method, req.path, 404, -32601, `no route for ${req.method} ${req.path}`);
 };
 
 /** How an error reaching the edge is answered: HTTP status, JSON-RPC code and message, and whether the connection closes. */
-export interface ErrorAnswer {
+interface ErrorAnswer {
   status: number;
   code: number;
   message: string;
@@ -58,7 +33,7 @@ export interface ErrorAnswer {
  * The answer to `err` for a request (`method`, `path`): body-parser errors keep their status, parse errors are
  * JSON-RPC's (HTTP 200 for a JSON-RPC post), anything else is an internal error, logged without a stack.
  */
-export function errorAnswer(err: unknown, method: string, path: string, logger: Logger): ErrorAnswer {
+function errorAnswer(err: unknown, method: string, path: string, logger: Logger): ErrorAnswer {
   const e = (err ?? {}) as { status?: number; statusCode?: number; type?: string; message?: string };
   const status = e.status ?? e.statusCode ?? 500;
   if (e.type === 'entity.too.large' || status === 413) {
@@ -86,7 +61,7 @@ export function errorAnswer(err: unknown, method: string, path: string, logger: 
 }
 
 /** The JSON body of an error answer: a JSON-RPC envelope for a JSON-RPC post, the REST error object otherwise. */
-export function errorBody(method: string, path: string, status: number, code: number, message: string): unknown {
+function errorBody(method: string, path: string, status: number, code: number, message: string): unknown {
   return isJsonRpc(method, path)
     ? { jsonrpc: '2.0', id: null, error: { code, message } }
     : { error: { code: status, message } };

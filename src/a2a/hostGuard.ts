@@ -1,8 +1,7 @@
-import type { IncomingMessage } from 'node:http';
-import type { RequestHandler, Response } from 'express';
 import type { LangoConfig } from '../config/schema';
 import { isLoopbackHost } from '../net/host';
 import { authConfigured, publicBaseUrl } from './card';
+import { INVALID_REQUEST, InboundRefusal, type CallerRequest, type Step } from './inbound';
 
 /**
  * DNS-rebinding and cross-site defence for a node without credentials. A web
@@ -40,24 +39,12 @@ const HEALTH_PATHS = new Set(['/healthz', '/readyz']);
  * pod's address. They read nothing a rebinding page could use, so the guard
  * lets them through; every other route stays guarded.
  */
-function isHealthProbe(req: IncomingMessage): boolean {
-  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-  const url = req.url ?? '';
-  const query = url.indexOf('?');
-  return HEALTH_PATHS.has(query < 0 ? url : url.slice(0, query));
+function isHealthProbe(req: Pick<CallerRequest, 'method' | 'path'>): boolean {
+  return (req.method === 'GET' || req.method === 'HEAD') && HEALTH_PATHS.has(req.path);
 }
 
 /** Methods a browser may send cross-site without changing anything. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-function refuse(res: Response, method: string, path: string, status: 421 | 403, message: string): void {
-  if (status === 421) res.setHeader('Connection', 'close');
-  if (method === 'POST' && path === '/') {
-    res.status(status).json({ jsonrpc: '2.0', id: null, error: { code: -32600, message } });
-  } else {
-    res.status(status).json({ error: { code: status, message } });
-  }
-}
 
 /** Why a request is refused before any route: its status and the message it is answered with. */
 export interface HostRefusal {
@@ -65,22 +52,21 @@ export interface HostRefusal {
   message: string;
 }
 
-/** The host and origin check of a node without credentials, usable before express and as its first layer. */
+/** The host and origin check of a node without credentials. */
 export interface HostGuard {
   /** Why `req` is refused, or undefined when it may go on. */
-  refusal(req: IncomingMessage): HostRefusal | undefined;
-  /** The check as express's first layer, answering a refusal itself. */
-  readonly handler: RequestHandler;
+  refusal(req: Pick<CallerRequest, 'method' | 'path' | 'headers'>): HostRefusal | undefined;
+  /** The check as the inbound chain's first step: a refused request goes no further (421 closes the connection). */
+  readonly step: Step;
 }
 
 /**
  * The guard for `config`, or undefined when credentials are configured (then
- * every request must present one, and `Host` is not restricted). Mount its
- * handler before every route; a layer in front of express asks `refusal` and
- * leaves refused requests to that handler.
+ * every request must present one, and `Host` is not restricted). Its step
+ * goes first in every binding's chain.
  * @example
  * const guard = hostGuard(config);
- * if (guard) app.use(guard.handler);
+ * const run = compose([...(guard ? [guard.step] : []), ...intercepts, answer]);
  */
 export function hostGuard(config: LangoConfig): HostGuard | undefined {
   if (authConfigured(config)) return undefined;
@@ -98,7 +84,7 @@ export function hostGuard(config: LangoConfig): HostGuard | undefined {
     lastServed = header;
     return true;
   };
-  const refusal = (req: IncomingMessage): HostRefusal | undefined => {
+  const refusal = (req: Pick<CallerRequest, 'method' | 'path' | 'headers'>): HostRefusal | undefined => {
     if (isHealthProbe(req)) return undefined;
     const hostHeader = req.headers.host;
     if (!servedHeader(hostHeader)) {
@@ -109,7 +95,7 @@ export function hostGuard(config: LangoConfig): HostGuard | undefined {
           `${served} (set a2a.baseUrl to the public address, or configure a2a.auth)`,
       };
     }
-    if (SAFE_METHODS.has(req.method ?? '')) return undefined;
+    if (SAFE_METHODS.has(req.method)) return undefined;
     const origin = req.headers.origin;
     let crossOrigin = req.headers['sec-fetch-site'] === 'cross-site';
     if (!crossOrigin && origin !== undefined) {
@@ -129,10 +115,10 @@ export function hostGuard(config: LangoConfig): HostGuard | undefined {
   };
   return {
     refusal,
-    handler: (req, res, next) => {
-      const refused = refusal(req);
-      if (refused) refuse(res, req.method, req.path, refused.status, refused.message);
-      else next();
+    step: (call, next) => {
+      const refused = refusal(call);
+      if (!refused) return next();
+      throw new InboundRefusal(refused.status, INVALID_REQUEST, refused.message, { close: refused.status === 421 });
     },
   };
 }

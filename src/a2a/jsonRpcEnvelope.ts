@@ -1,32 +1,16 @@
-import express, { type RequestHandler } from 'express';
 import { nestingProblem } from './jsonDepth';
 import { MESSAGE_METHODS, messageProblem } from './messageSchema';
 
 /**
- * Parses and checks the JSON-RPC 2.0 envelope of `POST /` before the SDK's
- * handler sees it. The SDK reports a broken envelope as -32602 (and parses
- * non-objects as parse errors); JSON-RPC says -32600 Invalid Request. A
- * message's raw shape is checked too (-32602 naming the field), before the
- * SDK's reader coerces it. The body is parsed once, here: the SDK's own
- * parser skips a parsed body.
+ * The JSON-RPC 2.0 envelope of `POST /`, checked once the body is parsed and
+ * before the SDK's transport sees it (`jsonRpcBinding.ts`). The SDK reports a
+ * broken envelope as -32602 (and parses non-objects as parse errors); JSON-RPC
+ * says -32600 Invalid Request. A message's raw shape is checked too (-32602
+ * naming the field), before the SDK's reader coerces it.
  */
-export function jsonRpcEnvelope(maxBodyBytes: number): RequestHandler[] {
-  return [express.json({ limit: maxBodyBytes, strict: false, type: 'application/json' }), checkEnvelope];
-}
 
 const INVALID_REQUEST = -32600;
 const INVALID_PARAMS = -32602;
-
-const checkEnvelope: RequestHandler = (req, res, next) => {
-  // No JSON content type: the SDK answers with ContentTypeNotSupported.
-  if (!req.is('application/json')) {
-    next();
-    return;
-  }
-  const refusal = envelopeRefusal(req.body);
-  if (refusal) res.status(200).json(refusal);
-  else next();
-};
 
 /** A JSON-RPC error response. */
 export interface JsonRpcRefusal {

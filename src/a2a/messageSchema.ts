@@ -1,8 +1,4 @@
-import express, { type RequestHandler } from 'express';
-import { A2A_VERSION_HEADER } from '@a2a-js/sdk';
-import { RequestMalformedError, toRestErrorBody } from '@a2a-js/sdk/errors';
 import { z } from 'zod';
-import { nestingProblem } from './jsonDepth';
 
 /**
  * The shape of an inbound message as sent on the wire, checked before the
@@ -151,42 +147,4 @@ export function messageProblem(schema: z.ZodType, value: unknown, root: string):
     .join('')
     .replace(/^\./, '');
   return `${at}: ${issue.message}`;
-}
-
-/** The REST paths that carry a message, with or without a tenant prefix. */
-const REST_MESSAGE_PATH = /\/message:(send|stream)$/;
-
-/**
- * REST `message:send` / `message:stream`: parses the body here, with the
- * node's `a2a.maxBodyBytes` (the SDK's own parser, fixed at 100 kB, then
- * skips a parsed body), and refuses with HTTP 400 and the SDK's error body a
- * body that is not an object or, for v1.0, a message of the wrong shape.
- */
-export function restMessageGuard(maxBodyBytes: number): RequestHandler[] {
-  const parse = express.json({
-    limit: maxBodyBytes,
-    strict: false,
-    type: ['application/json', 'application/a2a+json'],
-  });
-  return [
-    (req, res, next) => (req.method === 'POST' && REST_MESSAGE_PATH.test(req.path) ? parse(req, res, next) : next()),
-    (req, res, next) => {
-      if (req.method !== 'POST' || !REST_MESSAGE_PATH.test(req.path) || req.body === undefined) {
-        next();
-        return;
-      }
-      const body: unknown = req.body;
-      const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
-      // v0.3 REST speaks another shape (the compat layer reads it); only its envelope is checked here.
-      const problem = !isObject
-        ? 'the request body must be a JSON object with a message'
-        : (nestingProblem(body, 'the request body') ??
-          (req.header(A2A_VERSION_HEADER) === '1.0' ? messageProblem(SendMessageParamsV1, body, '') : undefined));
-      if (!problem) {
-        next();
-        return;
-      }
-      res.status(400).json(toRestErrorBody(new RequestMalformedError(problem), 400));
-    },
-  ];
 }

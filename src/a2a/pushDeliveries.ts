@@ -3,7 +3,7 @@ import { resolveUserScope } from '@a2a-js/sdk/server';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log/logger';
 import type { PushConfigRows } from '../store/taskRows';
-import { userFromRequest } from './auth';
+import { userOfRequest } from './httpCall';
 
 /**
  * Where the owner of a push config reads how its latest notification went
@@ -30,7 +30,7 @@ export function pushDeliveryRoute(options: { rows: PushConfigRows; logger: Logge
   return (req, res) => {
     const { taskId, configId } = req.params as { taskId: string; configId: string };
     void (async () => {
-      const user = await userFromRequest(req);
+      const user = userOfRequest(req);
       // The scope the config was saved under: the SDK's user scope of the caller (`taskStore.ts` `scopeOf`).
       const scope = { tenant: '', owner: resolveUserScope({ user } as Parameters<typeof resolveUserScope>[0]) };
       const stored = (await options.rows.load(scope, taskId)).find((s) => s.config.id === configId);

@@ -1,4 +1,9 @@
 import type { RequestHandler, Response } from 'express';
+import { A2AError, RequestMalformedError, toRestErrorBody } from '@a2a-js/sdk/errors';
+import { errorMessage } from '../errors';
+import type { Logger } from '../log/logger';
+import { sendJson, type HttpCall } from './httpCall';
+import { InboundRefusal } from './inbound';
 import { TASK_GENERATION_MISMATCH } from './generation';
 import { STORAGE_UNAVAILABLE } from './storageOutage';
 
@@ -94,4 +99,40 @@ export function restResponses(): RequestHandler {
     };
     next();
   };
+}
+
+const PARSE_ERROR = -32700;
+
+/**
+ * Writes a refusal or error that ended an HTTP+JSON call (or a call to the node's other routes) before the SDK's
+ * handler: an A2A error as the SDK's REST error body with the spec's status, a refusal of the inbound chain as
+ * `{ error: { code, status?, message } }` with its own, anything else as a logged internal error.
+ */
+export function sendRestRefusal(call: HttpCall, err: unknown, logger: Logger): void {
+  const { res } = call;
+  if (res.headersSent) {
+    if (!res.writableEnded) res.end();
+    return;
+  }
+  if (err instanceof InboundRefusal) {
+    const headers = err.options.close ? { ...err.options.headers, Connection: 'close' } : err.options.headers;
+    // A body that is not JSON is a malformed request, as the SDK's REST handler calls one.
+    if (err.code === PARSE_ERROR) {
+      sendJson(res, 400, toRestErrorBody(new RequestMalformedError(err.message), 400), headers);
+      return;
+    }
+    const status = err.options.restStatus ? { status: err.options.restStatus } : {};
+    sendJson(res, err.status, { error: { code: err.status, ...status, message: err.message } }, headers);
+    return;
+  }
+  if (err instanceof A2AError) {
+    const mapped = SPEC_REST_ERRORS[err.toErrorInfo().reason];
+    const status = mapped?.status ?? 400;
+    const body = toRestErrorBody(err, status);
+    if (mapped) body.error.status = mapped.name;
+    sendJson(res, status, body);
+    return;
+  }
+  logger.error('request failed', { method: call.method, path: call.path, error: errorMessage(err) });
+  sendJson(res, 500, { error: { code: 500, message: 'internal error' } });
 }

@@ -1,30 +1,28 @@
 import type { RequestListener } from 'node:http';
 import { errorMessage } from '../errors';
 import express from 'express';
-import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import type { LlmAgent } from '../agent/agent';
 import type { TurnRunner } from '../agent/turn';
 import type { LangoConfig } from '../config/schema';
 import type { Logger } from '../log/logger';
 import type { StoreHealth } from '../store';
 import type { TaskRowStores } from '../store/taskRows';
-import { createAuthenticator, requireAuth, userFromRequest } from './auth';
+import { createAuthenticator, credentials } from './auth';
 import type { Callers } from './callers';
 import type { Principal } from '../principal';
 import { authConfigured, publicBaseUrl } from './card';
-import { CardService, cardFastPath, cardRoutes } from './cardRoutes';
+import { CardService, cardRoute } from './cardRoutes';
 import { discoveryRoutes, healthRoutes } from './discovery';
 import type { PeerStatus } from '../federation/health';
-import { bodyLimit, jsonErrors, notFound } from './errors';
+import { jsonErrors, notFound } from './errors';
 import { LangoExecutor } from './executor';
 import { hostGuard } from './hostGuard';
-import type { RequestIntercept } from './intercept';
-import { jsonRpcEnvelope } from './jsonRpcEnvelope';
-import { jsonRpcRoute } from './jsonRpcRoute';
-import { restMessageGuard } from './messageSchema';
+import type { RequestIntercept, SharedSteps } from './inbound';
+import { inboundHttp } from './inboundHttp';
+import { jsonRpcBinding } from './jsonRpcBinding';
+import { restBinding } from './restBinding';
 import { CheckedPushStore, RetryingPushSender } from './pushNotifications';
 import { PUSH_DELIVERY_PATH, pushDeliveryRoute } from './pushDeliveries';
-import { restResponses } from './restResponses';
 import { answerStorageOutages } from './storageOutage';
 import { createCardSigner } from './signing';
 import { parseDuration } from '../duration';
@@ -63,7 +61,7 @@ export interface A2AServerOptions {
   version?: string;
   /** Push delivery tuning (tests shorten the backoff). */
   push?: { baseDelayMs?: number; timeoutMs?: number };
-  /** Run before every route, after the host guard (request metrics and spans); none when nothing observes. */
+  /** Run before every route of every binding, after the host guard (request metrics and spans); none when nothing observes. */
   intercept?: RequestIntercept[];
   /** The node's own pages (metrics, console), mounted before A2A's catch-all routes; each checks its own access. */
   pages?: express.Router[];
@@ -76,8 +74,8 @@ export interface A2AServerOptions {
 /** The A2A surface of the node. */
 export interface A2AServer {
   /**
-   * Mount at the root of an HTTP server: `http.createServer(a2a.app)`. The v1.0 JSON-RPC route answers
-   * what it takes (`jsonRpcRoute.ts`), express the rest.
+   * Mount at the root of an HTTP server: `http.createServer(a2a.app)`. One inbound chain per binding from the
+   * same steps (`inboundHttp.ts`).
    */
   readonly app: RequestListener;
   /** Tells the card where the node listens (after `listen` on port 0); ignored when `a2a.baseUrl` is set. */
@@ -167,73 +165,51 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     clock,
   });
   const requestHandler = answerStorageOutages(taskHandler, options.health);
-  const legacyCompat = { enabled: config.a2a.legacyCompat };
   const auth = createAuthenticator(config, options.callers, { logger });
-  // Without credentials configured every caller is anonymous: no check (not even a no-op layer) on the request path.
-  const gate: express.RequestHandler[] = auth.enabled ? [requireAuth(auth)] : [];
   let closing = false;
 
-  const guard = hostGuard(config);
-  const intercepts = options.intercept ?? [];
-  const a2aEnabled = config.a2a.enabled;
-  // In front of express: a v1.0 JSON-RPC request with a plain JSON body that the host guard, the declared
-  // body limit and the credential check let through is answered by `jsonRpcRoute` alone, after the same
-  // interceptors; everything else, refusals included, goes to express unchanged.
-  // With `a2a.enabled: false` the node publishes no card and serves no protocol: health only.
-  const front = a2aEnabled
-    ? jsonRpcRoute({
-        requestHandler,
-        hostGuard: guard,
-        authenticate: (req) => auth.authenticate(req),
-        intercepts,
-        maxBodyBytes: config.a2a.maxBodyBytes,
-        legacyCompat: config.a2a.legacyCompat,
-        logger,
-      })
-    : undefined;
-
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  // Before every route: without credentials, only requests addressed to this node from its own origins.
-  if (guard) app.use(guard.handler);
-  if (intercepts.length) app.use(...intercepts);
-  if (a2aEnabled) app.use(cardFastPath({ cards, legacyCompat: config.a2a.legacyCompat }));
-  app.use(bodyLimit(config.a2a.maxBodyBytes));
-  // JSON-RPC the front route did not take (v0.3, other bodies, refusals): the envelope check, which
-  // parses the body once (the SDK's own parser skips a parsed body), and the SDK's handler. REST parses its own.
-  if (a2aEnabled) {
-    app.post(
-      '/',
-      ...gate,
-      ...jsonRpcEnvelope(config.a2a.maxBodyBytes),
-      jsonRpcHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }),
-    );
-  }
-  app.use(healthRoutes({ root, health: options.health, closing: () => closing }));
-  for (const pages of options.pages ?? []) app.use(pages);
-  if (a2aEnabled) {
-    app.use(cardRoutes({ cards, legacyCompat: config.a2a.legacyCompat }));
-    if (gate.length > 0) app.use('/agents', ...gate);
-    app.use(discoveryRoutes({ root, peerStatus: options.peerStatus, remoteCard: options.remoteCard }));
+  // Health, the node's pages and discovery: express, after the inbound chain's shared steps.
+  const pages = express();
+  pages.disable('x-powered-by');
+  pages.set('etag', false);
+  pages.use(healthRoutes({ root, health: options.health, closing: () => closing }));
+  for (const page of options.pages ?? []) pages.use(page);
+  if (config.a2a.enabled) {
+    pages.use(discoveryRoutes({ root, peerStatus: options.peerStatus, remoteCard: options.remoteCard }));
     // How a push config's latest notification went, for its owner (§13.2; the config itself has no field for it).
-    app.get(PUSH_DELIVERY_PATH, ...gate, pushDeliveryRoute({ rows: options.taskRows.pushConfigs, logger }));
-    app.use(
-      restResponses(),
-      ...gate,
-      ...restMessageGuard(config.a2a.maxBodyBytes),
-      restHandler({ requestHandler, userBuilder: userFromRequest, legacyCompat }),
-    );
+    pages.get(PUSH_DELIVERY_PATH, pushDeliveryRoute({ rows: options.taskRows.pushConfigs, logger }));
   }
-  app.use(notFound);
-  app.use(jsonErrors(logger));
+  pages.use(notFound);
+  pages.use(jsonErrors(logger));
+
+  const { legacyCompat } = config.a2a;
+  // One chain per binding from the same steps (`inboundHttp.ts`). With `a2a.enabled: false` the node publishes
+  // no card and serves no protocol: health only.
+  // The steps every binding mounts: HTTP below; a gRPC binding mounts the same object.
+  const steps: SharedSteps = {
+    hostGuard: hostGuard(config)?.step,
+    intercepts: options.intercept ?? [],
+    // Without credentials configured every caller is anonymous: no credential step on the request path.
+    credentials: auth.enabled
+      ? credentials({ authenticate: (req) => auth.authenticate(req), challenge: auth.challenge })
+      : undefined,
+  };
+  const app = inboundHttp({
+    steps,
+    maxBodyBytes: config.a2a.maxBodyBytes,
+    a2a: config.a2a.enabled
+      ? {
+          jsonRpc: jsonRpcBinding({ requestHandler, legacyCompat, logger }),
+          rest: restBinding({ requestHandler, legacyCompat, logger }),
+          card: cardRoute({ cards, legacyCompat, logger }),
+        }
+      : undefined,
+    pages,
+    logger,
+  });
 
   return {
-    app: front
-      ? (req, res) => {
-          if (!front(req, res)) app(req, res);
-        }
-      : app,
+    app,
     setPublicUrl(url) {
       if (!config.a2a.baseUrl) publicUrl = url.replace(/\/+$/, '');
     },

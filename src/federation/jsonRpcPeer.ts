@@ -8,7 +8,6 @@ import {
   StreamResponse,
   SubscribeToTaskRequest,
   Task,
-  type AgentCard,
 } from '@a2a-js/sdk';
 import type { Client, RequestOptions } from '@a2a-js/sdk/client';
 import { fromJsonRpcErrorResponse } from '@a2a-js/sdk/errors';
@@ -22,40 +21,19 @@ import type { JsonRpcId, JsonRpcRequest, PeerExchange } from './peerFetch';
  * and `JSON.parse`d a second time. Here the events checked by the peer's
  * {@link PeerExchange} are used as they are, converted with the SDK's own
  * codecs (`StreamResponse.fromJSON`, …), so what remoteAgent.ts reads is
- * what the SDK client would have given it. Every other peer (v0.3,
- * HTTP+JSON, a tenant) keeps the SDK client.
+ * what the SDK client would have given it. Which peers get it is decided
+ * in one place, `peerClient.ts`.
  */
 
-/** What remoteAgent.ts asks of a client: the SDK's `Client` or this one. */
+/** What a remote call asks of a client: the SDK's `Client` or this one (`peerClient.ts` chooses). */
 export type PeerClient = Pick<
   Client,
   'sendMessage' | 'sendMessageStream' | 'getTask' | 'cancelTask' | 'resubscribeTask'
 >;
 
-/**
- * The URL the SDK's `ClientFactory` would talk to when that is a v1.0
- * JSON-RPC interface without a tenant; undefined when it would pick
- * anything else. Mirrors its choice: the first binding in card order the
- * node has a transport for (JSON-RPC, HTTP+JSON), that binding's 1.0
- * interface when there is one.
- */
-export function leanJsonRpcEndpoint(card: AgentCard): string | undefined {
-  const best = new Map<string, AgentCard['supportedInterfaces'][number]>();
-  for (const i of card.supportedInterfaces ?? []) {
-    const binding = i.protocolBinding.toUpperCase();
-    if (!best.has(binding) || i.protocolVersion === '1.0') best.set(binding, i);
-  }
-  const first = (card.supportedInterfaces ?? []).find((i) =>
-    ['JSONRPC', 'HTTP+JSON'].includes(i.protocolBinding.toUpperCase()),
-  );
-  const chosen = first && best.get(first.protocolBinding.toUpperCase());
-  if (!chosen || chosen.protocolBinding.toUpperCase() !== 'JSONRPC') return undefined;
-  return chosen.protocolVersion === '1.0' && !chosen.tenant ? chosen.url : undefined;
-}
-
 /** Options of {@link createJsonRpcPeerClient}. */
 export interface JsonRpcPeerClientOptions {
-  /** The peer's v1.0 JSON-RPC URL (from {@link leanJsonRpcEndpoint}). */
+  /** The peer's v1.0 JSON-RPC URL (`peerClient.ts` chose this client for it). */
   endpoint: string;
   exchange: PeerExchange;
   /** The peer does not stream: a send returns at once and the task is polled (as the SDK's `polling`). */
@@ -65,8 +43,8 @@ export interface JsonRpcPeerClientOptions {
 /**
  * Builds the lean client for one pinned v1.0 JSON-RPC endpoint.
  * @example
- * const url = leanJsonRpcEndpoint(peer.sdkCard);
- * const client = url && createJsonRpcPeerClient({ endpoint: url, exchange, polling: !peer.streaming });
+ * const choice = peerClientChoice(peer.sdkCard);
+ * if (choice.kind === 'lean') client = createJsonRpcPeerClient({ endpoint: choice.endpoint, exchange, polling: false });
  */
 export function createJsonRpcPeerClient(options: JsonRpcPeerClientOptions): PeerClient {
   const { exchange, polling } = options;

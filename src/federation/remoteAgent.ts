@@ -16,24 +16,14 @@ import { sanitizeCardText } from './peerCard';
 import { AnswerRelay } from './answerRelay';
 import { causeChain, isNetworkError, offersGeneration, resumableSend, resumableStream } from './streamResume';
 import {
-  createPeerExchange,
-  createPeerFetch,
   DEFAULT_PEER_LIMITS,
   PeerCallMeters,
   type PeerCallMeter,
   type PeerFetchOptions,
   type PeerLimits,
 } from './peerFetch';
-import { createJsonRpcPeerClient, leanJsonRpcEndpoint, type PeerClient } from './jsonRpcPeer';
-import {
-  ArtifactText,
-  asTask,
-  createPeerClient,
-  isProtocolError,
-  partsText,
-  stateName,
-  userMessage,
-} from './remoteClient';
+import { peerClientFor, type PeerClient } from './peerClient';
+import { ArtifactText, asTask, isProtocolError, partsText, stateName, userMessage } from './remoteClient';
 
 /**
  * A remote A2A agent as a sub-agent: one `invoke` sends the delegated
@@ -113,20 +103,11 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     legacy: peer.protocolVersion === '0.3',
     onDeviation,
   };
-  // A v1.0 JSON-RPC peer gets the lean client (jsonRpcPeer.ts); any other card the SDK's, over the same checks.
-  const leanEndpoint = leanJsonRpcEndpoint(peer.sdkCard);
+  // The client peerClient.ts chooses for the card, over the same checks whichever it is.
   let client: Promise<PeerClient> | undefined;
   const sharedClient = (): Promise<PeerClient> => {
     if (client) return client;
-    client = leanEndpoint
-      ? Promise.resolve(
-          createJsonRpcPeerClient({
-            endpoint: leanEndpoint,
-            exchange: createPeerExchange(peerOptions),
-            polling: !peer.streaming,
-          }),
-        )
-      : createPeerClient(peer.sdkCard, { fetchImpl: createPeerFetch(peerOptions), polling: !peer.streaming });
+    client = peerClientFor(peer.sdkCard, { transport: peerOptions, polling: !peer.streaming });
     // A client that could not be built is not kept: the next call tries again and names the same failure.
     client.catch(() => (client = undefined));
     return client;

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import { createAuthenticator, principalOf } from '../a2a/auth';
+import { peerCertificateOf } from '../a2a/httpCall';
 import type { Callers } from '../a2a/callers';
 import { authConfigured } from '../a2a/card';
 import type { LangoConfig } from '../config/schema';
@@ -39,7 +40,7 @@ export function ownerAccess(
             message: `the node listens on ${config.server.host} without a2a.auth: only a configured token may look`,
           };
     }
-    const found = auth.authenticate(req);
+    const found = auth.authenticate({ headers: req.headers, peerCertificate: peerCertificateOf(req) });
     // An OIDC token not validated yet: refused now, known (validated, cached) at the next request.
     const user = found instanceof Promise ? undefined : found;
     if (!user) return { status: 401, message: 'authentication required: present the owner credential' };

@@ -1,5 +1,5 @@
 import type { Request, Router } from 'express';
-import type { InterceptedRequest, RequestIntercept } from '../a2a/intercept';
+import type { RequestIntercept } from '../a2a/inbound';
 import express from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { PEER_STATES, type PeerStatus } from '../federation/health';
@@ -41,7 +41,7 @@ const WRITE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02
  * (event-loop lag among them).
  * @example
  * const metrics = createNodeMetrics({ tasksByState, peers: () => federation.status(), access: ownerAccess(config, callers, token) });
- * app.use(metrics.countRequests); app.use(metrics.routes);
+ * createA2AServer({ …, intercept: [metrics.countRequests], pages: [metrics.routes] });
  */
 export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
   const registry = new Registry();
@@ -199,70 +199,13 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
       },
       storeNotification: (channel) => storeNotifications.inc({ channel }),
     },
-    countRequests: (req, res, next) => {
-      res.once('finish', () => requests.inc({ method: a2aMethodOf(req), status: String(res.statusCode) }));
-      next();
+    countRequests: (call, next) => {
+      call.onAnswered((status) => requests.inc({ method: call.name, status: String(status) }));
+      return next();
     },
     routes,
     close: () => registry.clear(),
   };
-}
-
-/** JSON-RPC method names the metric keeps as they are; any other name counts as `unknown`. */
-const JSON_RPC_METHODS = new Set([
-  'SendMessage',
-  'SendStreamingMessage',
-  'GetTask',
-  'ListTasks',
-  'CancelTask',
-  'SubscribeToTask',
-  'CreateTaskPushNotificationConfig',
-  'SetTaskPushNotificationConfig',
-  'GetTaskPushNotificationConfig',
-  'ListTaskPushNotificationConfig',
-  'ListTaskPushNotificationConfigs',
-  'DeleteTaskPushNotificationConfig',
-  'GetExtendedAgentCard',
-  'message/send',
-  'message/stream',
-  'tasks/get',
-  'tasks/list',
-  'tasks/cancel',
-  'tasks/resubscribe',
-  'tasks/pushNotificationConfig/set',
-  'tasks/pushNotificationConfig/get',
-  'tasks/pushNotificationConfig/list',
-  'tasks/pushNotificationConfig/delete',
-  'agent/getAuthenticatedExtendedCard',
-]);
-
-/** The HTTP+JSON routes, by pattern, as A2A method names (a bounded label set, never raw paths). */
-const REST_METHODS: Array<[string, RegExp, string]> = [
-  ['POST', /\/message:send$/, 'SendMessage'],
-  ['POST', /\/message:stream$/, 'SendStreamingMessage'],
-  ['POST', /\/tasks\/[^/]+:cancel$/, 'CancelTask'],
-  ['GET', /\/tasks\/[^/]+:subscribe$/, 'SubscribeToTask'],
-  ['POST', /\/tasks\/[^/]+:subscribe$/, 'SubscribeToTask'],
-  ['GET', /\/tasks\/[^/]+\/pushNotificationConfigs(\/[^/]+)?$/, 'GetTaskPushNotificationConfig'],
-  ['POST', /\/tasks\/[^/]+\/pushNotificationConfigs$/, 'SetTaskPushNotificationConfig'],
-  ['DELETE', /\/tasks\/[^/]+\/pushNotificationConfigs\/[^/]+$/, 'DeleteTaskPushNotificationConfig'],
-  ['GET', /\/tasks\/[^/:]+$/, 'GetTask'],
-  ['GET', /\/tasks$/, 'ListTasks'],
-  ['GET', /\/extendedAgentCard$|\/card$/, 'GetExtendedAgentCard'],
-  ['GET', /\/\.well-known\/agent(-card)?\.json$/, 'AgentCard'],
-];
-
-/** The A2A method a request called, else a coarse name for the node's other routes (never a raw path). */
-export function a2aMethodOf(req: InterceptedRequest): string {
-  const body = req.body as { method?: unknown } | undefined;
-  // Read once the request is answered, when routers have put back the URL they rewrote.
-  const path = (req.originalUrl ?? req.url ?? '/').split('?')[0] ?? '/';
-  if (req.method === 'POST' && path === '/' && body && typeof body === 'object') {
-    return typeof body.method === 'string' && JSON_RPC_METHODS.has(body.method) ? body.method : 'unknown';
-  }
-  for (const [verb, pattern, name] of REST_METHODS) if (req.method === verb && pattern.test(path)) return name;
-  const first = path.split('/')[1] ?? '';
-  return ['agents', 'healthz', 'readyz', 'metrics', 'console'].includes(first) ? first : 'other';
 }
 
 /** Records one finished observation (`seconds` long) into its metric. */

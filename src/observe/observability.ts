@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Router } from 'express';
-import type { RequestIntercept } from '../a2a/intercept';
+import type { RequestIntercept } from '../a2a/inbound';
 import type { LlmAgent } from '../agent/agent';
 import { authConfigured } from '../a2a/card';
 import type { LangoConfig } from '../config/schema';

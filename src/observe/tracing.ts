@@ -15,9 +15,8 @@ import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/expor
 import { OTLPTraceExporter as OTLPProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import type { RequestIntercept } from '../a2a/intercept';
+import type { RequestIntercept } from '../a2a/inbound';
 import { TRACEPARENT_KEY } from '../log/traceContext';
-import { a2aMethodOf } from './metrics';
 import type { ObservedAttributes, ObservedKind, Observation, Observer } from '../observation/observer';
 
 /** Where and how spans go: `observability.otlp` with an endpoint set. */
@@ -154,21 +153,20 @@ export function createNodeTracing(options: TracingOptions): NodeTracing {
       storeWrite: () => {},
       storeNotification: () => {},
     },
-    traceRequests: (req, res, next) => {
-      const parent = propagator.extract(ROOT_CONTEXT, req.headers, headerGetter);
+    traceRequests: (call, next) => {
+      const parent = propagator.extract(ROOT_CONTEXT, call.headers, headerGetter);
       const span = tracer.startSpan(
-        `A2A ${req.method}`,
-        { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method } },
+        `A2A ${call.method}`,
+        { kind: SpanKind.SERVER, attributes: { 'http.request.method': call.method } },
         parent,
       );
-      res.once('finish', () => {
-        const method = a2aMethodOf(req);
-        span.updateName(`A2A ${method}`);
-        span.setAttributes({ 'rpc.method': method, 'http.response.status_code': res.statusCode });
-        if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      call.onAnswered((status) => {
+        span.updateName(`A2A ${call.name}`);
+        span.setAttributes({ 'rpc.method': call.name, 'http.response.status_code': status });
+        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
         span.end();
       });
-      requestSpan.run(span, next);
+      return requestSpan.run(span, next);
     },
     close: () => provider.shutdown(),
   };

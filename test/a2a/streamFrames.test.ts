@@ -1,22 +1,20 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import zlib from 'node:zlib';
-import { Role, TaskState, type AgentCard, type Message, type StreamResponse } from '@a2a-js/sdk';
+import express from 'express';
+import { Role, StreamResponse, TaskState, type AgentCard, type Message } from '@a2a-js/sdk';
+import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { AgentEvent, type A2ARequestHandler } from '@a2a-js/sdk/server';
-import { jsonRpcRoute } from '../../src/a2a/jsonRpcRoute';
+import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { LiveTasks } from '../../src/a2a/liveTasks';
 import { newTask, textPart } from '../../src/a2a/messages';
 import type { TaskRows } from '../../src/store/taskRows';
-import { createMemoryLogger } from '../../src/log/logger';
-import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
+import { bindingsFor } from '../support/inboundListener';
 import { holdsFor, waitFor } from '../support/waitFor';
 
-/** POSTs `body` (gzipped: express and the SDK's own handler answer it) and resolves with the raw answer. */
-function post(url: string, body: string, gzip: boolean): Promise<{ status: number; type: string; text: string }> {
+/** POSTs `body` and resolves with the raw answer. */
+function post(url: string, body: string): Promise<{ status: number; type: string; text: string }> {
   return new Promise((resolve, reject) => {
-    const payload = gzip ? zlib.gzipSync(body) : Buffer.from(body);
-    const headers: Record<string, string> = { 'Content-Type': 'application/json', 'A2A-Version': '1.0' };
-    if (gzip) headers['Content-Encoding'] = 'gzip';
+    const headers = { 'Content-Type': 'application/json', 'A2A-Version': '1.0' };
     const req = http.request(`${url}/`, { method: 'POST', headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
@@ -29,82 +27,113 @@ function post(url: string, body: string, gzip: boolean): Promise<{ status: numbe
       );
     });
     req.on('error', reject);
-    req.end(payload);
+    req.end(body);
   });
 }
 
-/** The frames with each run's own ids (UUIDs, in order of first appearance) and times replaced by placeholders. */
-function normalized(text: string): string {
-  const ids = new Map<string, string>();
-  return text
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (id) => {
-      if (!ids.has(id)) ids.set(id, `<id${ids.size + 1}>`);
-      return ids.get(id)!;
-    })
-    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>');
+async function listen(listener: http.RequestListener): Promise<{ server: http.Server; url: string }> {
+  const server = http.createServer(listener);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-describe('SendStreamingMessage frames written by the JSON-RPC route', () => {
-  let node: A2ATestNode;
+/** A turn's events with what JSON escapes differently: quotes, a line separator, non-BMP text, nested metadata. */
+const SCRIPTED = [
+  { task: { id: 't-1', contextId: 'c-1', status: { state: 'TASK_STATE_SUBMITTED' }, history: [] } },
+  {
+    statusUpdate: {
+      taskId: 't-1',
+      contextId: 'c-1',
+      status: {
+        state: 'TASK_STATE_WORKING',
+        message: { messageId: 'p-1', role: 'ROLE_AGENT', parts: [{ text: 'grüße "quoted"\n\u2028 🌍' }] },
+      },
+      metadata: { k: [1, null, 'v'] },
+    },
+  },
+  {
+    artifactUpdate: {
+      taskId: 't-1',
+      contextId: 'c-1',
+      artifact: { artifactId: 'a-1', name: 'answer', parts: [{ text: 'echo: slow' }] },
+      append: false,
+      lastChunk: true,
+    },
+  },
+  { statusUpdate: { taskId: 't-1', contextId: 'c-1', status: { state: 'TASK_STATE_COMPLETED' } } },
+].map((json) => StreamResponse.fromJSON(json));
+
+/** A request handler streaming {@link SCRIPTED}, whose SubscribeToTask fails before any event. */
+function scriptedHandler(): A2ARequestHandler {
+  const card = {
+    capabilities: { streaming: true },
+    supportedInterfaces: [{ url: 'http://127.0.0.1/', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+  } as unknown as AgentCard;
+  return {
+    getAgentCard: async () => card,
+    async *sendMessageStream() {
+      for (const event of SCRIPTED) yield event;
+    },
+    // eslint-disable-next-line require-yield
+    async *resubscribe(params: { id: string }) {
+      throw new TaskNotFoundError(`Task not found: ${params.id}`);
+    },
+  } as unknown as A2ARequestHandler;
+}
+
+describe('SendStreamingMessage frames written by the JSON-RPC binding', () => {
+  const handler = scriptedHandler();
+  let ours: { server: http.Server; url: string };
+  let sdk: { server: http.Server; url: string };
   beforeAll(async () => {
-    node = await startA2ANode();
+    ours = await listen(bindingsFor(handler));
+    sdk = await listen(
+      express().use(jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication })),
+    );
   });
-  afterAll(() => node.close());
+  afterAll(async () => {
+    for (const { server } of [ours, sdk]) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
 
-  it("are byte for byte the SDK handler's frames for the same task", async () => {
-    const request = (messageId: string) =>
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 'req-"7"',
-        method: 'SendStreamingMessage',
-        params: {
-          message: {
-            messageId,
-            role: 'ROLE_USER',
-            parts: [{ text: 'grüße "quoted"\n\u2028 🌍 slow', metadata: { k: [1, null, 'v'] } }],
-            metadata: { origin: 'test' },
-          },
-        },
-      });
-    const direct = await post(node.url, request('0a0a0a0a-0000-4000-8000-000000000001'), false);
-    const sdk = await post(node.url, request('0a0a0a0a-0000-4000-8000-000000000002'), true);
+  it("are byte for byte the SDK express handler's frames for the same events", async () => {
+    const request = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'req-"7"',
+      method: 'SendStreamingMessage',
+      params: { message: { messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: 'hi' }] } },
+    });
+    const direct = await post(ours.url, request);
+    const expected = await post(sdk.url, request);
     expect(direct.status).toBe(200);
     expect(direct.type).toBe('text/event-stream');
-    expect(sdk.type).toBe('text/event-stream');
+    expect(expected.type).toBe('text/event-stream');
     const frames = direct.text.split('\n\n').filter(Boolean);
-    // The scripted turn: the task, working, its progress, the answer, completed.
-    expect(frames.length).toBeGreaterThan(4);
+    expect(frames).toHaveLength(SCRIPTED.length);
     expect(frames.every((f) => f.startsWith('data: {"jsonrpc":"2.0","id":"req-\\"7\\"","result":{'))).toBe(true);
-    expect(normalized(direct.text)).toBe(normalized(sdk.text));
+    expect(direct.text).toBe(expected.text);
   });
 
   it('answers a refusal before any event as the SDK does: JSON, not a stream', async () => {
-    const body = (extra: object) =>
-      JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'SubscribeToTask', params: { id: 'no-such-task', ...extra } });
-    const direct = await post(node.url, body({}), false);
-    const sdk = await post(node.url, body({}), true);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'SubscribeToTask', params: { id: 'no-such-task' } });
+    const direct = await post(ours.url, body);
+    const expected = await post(sdk.url, body);
     expect(direct.type).toBe('application/json; charset=utf-8');
-    expect(JSON.parse(direct.text)).toEqual(JSON.parse(sdk.text));
+    expect(JSON.parse(direct.text)).toEqual(JSON.parse(expected.text));
     expect(JSON.parse(direct.text).error.code).toBe(-32001);
-    // An id the SDK's transport refuses (not an integer) is left to it, and refused as before.
-    const fractional = await post(
-      node.url,
-      JSON.stringify({ jsonrpc: '2.0', id: 1.5, method: 'SubscribeToTask', params: { id: 'x' } }),
-      false,
-    );
-    const fractionalSdk = await post(
-      node.url,
-      JSON.stringify({ jsonrpc: '2.0', id: 1.5, method: 'SubscribeToTask', params: { id: 'x' } }),
-      true,
-    );
-    expect(fractional.text).toBe(fractionalSdk.text);
-    expect(JSON.parse(fractional.text).error).toBeDefined();
+    // An id the SDK's transport refuses (not an integer) is refused as the transport refuses it.
+    const fractional = JSON.stringify({ jsonrpc: '2.0', id: 1.5, method: 'SubscribeToTask', params: { id: 'x' } });
+    const refused = JSON.parse((await post(ours.url, fractional)).text);
+    expect(refused.error).toBeDefined();
+    expect(refused).toEqual(JSON.parse((await post(sdk.url, fractional)).text));
   });
 });
 
 /**
- * The route alone over a real HTTP server, with a request handler whose stream is a generator the test
- * watches: how far the route has read it, and whether it was ended.
+ * The binding over a real HTTP server, with a request handler whose stream is a generator the test
+ * watches: how far the binding has read it, and whether it was ended.
  */
 describe('a JSON-RPC stream and its reader', () => {
   const card = {
@@ -121,17 +150,7 @@ describe('a JSON-RPC stream and its reader', () => {
       getAgentCard: async () => card,
       sendMessageStream: () => events(),
     } as unknown as A2ARequestHandler;
-    const front = jsonRpcRoute({
-      requestHandler: handler,
-      authenticate: () => ({ isAuthenticated: false, userName: '' }),
-      intercepts: [],
-      maxBodyBytes: 1 << 20,
-      legacyCompat: false,
-      logger: createMemoryLogger(),
-    });
-    server = http.createServer((req, res) => {
-      if (!front(req, res)) res.writeHead(404).end();
-    });
+    server = http.createServer(bindingsFor(handler));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   });
@@ -199,7 +218,7 @@ describe('a JSON-RPC stream and its reader', () => {
     res.pause();
     // Without backpressure all 400 events (25 MiB) would be read and buffered at once.
     await waitFor(() => read > 0, 5_000, 'the first event');
-    await holdsFor(() => read < 150, 500, 'the route stopping at the paused reader');
+    await holdsFor(() => read < 150, 500, 'the binding stopping at the paused reader');
     let bytes = 0;
     res.on('data', (chunk: Buffer) => {
       bytes += chunk.length;
@@ -226,7 +245,7 @@ describe('a JSON-RPC stream and its reader', () => {
           ? ({ payload: { $case: 'task', value: heard.task } } as StreamResponse)
           : ({ payload: { $case: 'statusUpdate', value: heard.event.data } } as StreamResponse),
       );
-    // The route writes the SSE headers with the first event: the response comes once it is folded.
+    // The binding writes the SSE headers with the first event: the response comes once it is folded.
     const opening = open();
     await waitFor(() => live.listeners?.length === 1, 2_000, 'the stream to listen');
     liveTasks.fold(

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { AgentCard, Role, TaskState, type SendMessageRequest, type StreamResponse } from '@a2a-js/sdk';
+import { AgentCard, Role, type SendMessageRequest, type StreamResponse } from '@a2a-js/sdk';
 import { Agent } from 'undici';
-import { createJsonRpcPeerClient, leanJsonRpcEndpoint, type PeerClient } from '../../src/federation/jsonRpcPeer';
+import { createJsonRpcPeerClient, type PeerClient } from '../../src/federation/jsonRpcPeer';
+import { peerClientChoice } from '../../src/federation/peerClient';
 import {
   createPeerExchange,
   createPeerFetch,
@@ -9,36 +10,16 @@ import {
   PeerCallMeters,
   type PeerFetchOptions,
 } from '../../src/federation/peerFetch';
-import { createPeerClient, isProtocolError, partsText } from '../../src/federation/remoteClient';
+import { createPeerClient, partsText } from '../../src/federation/remoteClient';
 import { startPeer, startRawServer, type TestPeer } from '../support/federationPeers';
-import { holdsFor, waitFor } from '../support/waitFor';
+import { holdsFor } from '../support/waitFor';
 
 /**
- * The lean v1.0 JSON-RPC client (issue 15, the hop) must be a drop-in for
- * the SDK client on the peers it serves: against a real @a2a-js/sdk 1.3
- * server both send the same request and read the same events, answers and
- * A2A errors, through the same per-call meter. Every other card keeps the
- * SDK client.
+ * The lean v1.0 JSON-RPC client beside the SDK client, on the wire: the same
+ * request bytes that matter and the same events from a real @a2a-js/sdk 1.3
+ * server. What both must do is their one contract
+ * (`contracts/peerClient.contract.ts`, run by `peerClients.test.ts`).
  */
-
-const card = (interfaces: Array<Record<string, string>>) =>
-  AgentCard.fromJSON({ name: 'p', description: 'p', version: '1', supportedInterfaces: interfaces });
-
-describe('which peers get the lean client', () => {
-  it('takes the interface the SDK factory would take, only when that is v1.0 JSON-RPC without a tenant', () => {
-    const rpc10 = { url: 'http://a/rpc', protocolBinding: 'JSONRPC', protocolVersion: '1.0' };
-    const rpc03 = { url: 'http://a/v03', protocolBinding: 'JSONRPC', protocolVersion: '0.3' };
-    const rest10 = { url: 'http://a/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' };
-    expect(leanJsonRpcEndpoint(card([rpc10]))).toBe('http://a/rpc');
-    expect(leanJsonRpcEndpoint(card([rpc03, rpc10]))).toBe('http://a/rpc');
-    expect(leanJsonRpcEndpoint(card([rpc03]))).toBeUndefined();
-    expect(leanJsonRpcEndpoint(card([rest10, rpc10]))).toBeUndefined();
-    expect(leanJsonRpcEndpoint(card([{ ...rpc10, tenant: 't1' }]))).toBeUndefined();
-    expect(
-      leanJsonRpcEndpoint(card([{ url: 'http://a/g', protocolBinding: 'GRPC', protocolVersion: '1.0' }, rpc10])),
-    ).toBe('http://a/rpc');
-  });
-});
 
 describe('the lean client against a real SDK peer, next to the SDK client', () => {
   const dispatcher = new Agent();
@@ -61,10 +42,9 @@ describe('the lean client against a real SDK peer, next to the SDK client', () =
       legacy: false,
       onDeviation: () => undefined,
     };
-    const endpoint = leanJsonRpcEndpoint(sdkCard);
-    expect(endpoint).toBe(peer.url);
+    expect(peerClientChoice(sdkCard)).toEqual({ kind: 'lean', endpoint: peer.url });
     const lean = createJsonRpcPeerClient({
-      endpoint: endpoint!,
+      endpoint: peer.url,
       exchange: createPeerExchange(options),
       polling: !streaming,
     });
@@ -132,54 +112,6 @@ describe('the lean client against a real SDK peer, next to the SDK client', () =
     expect(strip(fromLean)).toEqual(strip(fromSdk));
     for (const name of ['a2a-version', 'content-type', 'accept', 'x-peer'])
       expect(fromLean.headers[name]).toBe(fromSdk.headers[name]);
-  });
-
-  it('sends without blocking and reads the task back, as the SDK client does for a peer that does not stream', async () => {
-    const { peer, lean, call } = await clients(false);
-    const first = await lean.sendMessage(params('ping'), call().options);
-    expect(peer.requests[0]).toMatchObject({
-      method: 'SendMessage',
-      params: { configuration: { returnImmediately: true } },
-    });
-    expect('id' in first && first.id).toEqual(expect.any(String));
-    const id = (first as { id: string }).id;
-    const task = await waitFor(
-      async () => {
-        const t = await lean.getTask({ tenant: '', id, historyLength: 0 }, call().options);
-        return t.status?.state === TaskState.TASK_STATE_COMPLETED && t;
-      },
-      5_000,
-      'the polled task completed',
-    );
-    expect(partsText(task.artifacts[0]?.parts)).toBe('echo: ping');
-  });
-
-  it("throws the peer's A2A error as the SDK client does, and the call's meter names it a rejection", async () => {
-    const { lean, sdk, call } = await clients(true);
-    for (const client of [sdk, lean]) {
-      for (const ask of [
-        (o: ReturnType<typeof call>['options']) =>
-          client.getTask({ tenant: '', id: 'no-such-task', historyLength: 0 }, o),
-        (o: ReturnType<typeof call>['options']) =>
-          client.cancelTask({ tenant: '', id: 'no-such-task', metadata: undefined }, o),
-      ]) {
-        const { meter, options } = call();
-        const error = await ask(options).then(
-          () => undefined,
-          (e: unknown) => e,
-        );
-        expect(isProtocolError(error)).toBe(true);
-        expect(meter).toMatchObject({ responded: true, invalid: undefined, rejected: expect.stringMatching(/task/i) });
-      }
-    }
-  });
-
-  it('refuses a request outside every call before it leaves', async () => {
-    const { peer, lean } = await clients(true);
-    await expect(
-      lean.getTask({ tenant: '', id: 'x', historyLength: 0 }, { signal: AbortSignal.timeout(1_000) }),
-    ).rejects.toThrow(/outside a delegated call/);
-    expect(peer.requests).toEqual([]);
   });
 
   it('stops reading at the answer as the peer ends its stream, and the abandoned body throws nothing', async () => {

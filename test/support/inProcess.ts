@@ -14,6 +14,8 @@ export interface InProcessRequest {
   method?: string;
   headers?: Record<string, string>;
   body?: string;
+  /** The body in pieces, sent chunked (no `Content-Length`), one piece per turn of the event loop. */
+  chunks?: string[];
 }
 
 /**
@@ -53,6 +55,16 @@ export function inProcess(
         },
       );
       outgoing.on('error', reject);
-      outgoing.end(request.body);
+      const pieces = request.chunks;
+      if (!pieces) {
+        outgoing.end(request.body);
+        return;
+      }
+      const write = (index: number): void => {
+        if (index === pieces.length) outgoing.end();
+        else if (outgoing.write(pieces[index]!)) setImmediate(() => write(index + 1));
+        else outgoing.once('drain', () => write(index + 1));
+      };
+      write(0);
     });
 }
