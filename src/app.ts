@@ -326,8 +326,10 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       redact: (text) => secrets.redactText(text),
       health: () => storage.health(),
       taskRows: storage.taskRows,
-      clusterTasks:
-        storage.taskEvents && createClusterTasks({ events: storage.taskEvents, rows: storage.taskRows.tasks, logger }),
+      taskEvents: storage.taskEvents,
+      clusterTasks: config.storage.url
+        ? createClusterTasks({ events: storage.taskEvents, rows: storage.taskRows.tasks, logger })
+        : undefined,
       logger: logger.child({ component: 'a2a' }),
       clock,
       peerStatus: federation ? peers : undefined,

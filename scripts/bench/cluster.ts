@@ -74,7 +74,7 @@ function replicaEnv(
 }
 
 /** Runs `use` with a throwaway PostgreSQL server, refusing with the reason on a machine without one. */
-async function withPostgres<T>(
+export async function withPostgres<T>(
   unavailable: string | undefined,
   use: (pg: TestPostgres) => Promise<T>,
   serverSettings?: Record<string, string>,
@@ -89,7 +89,7 @@ async function withPostgres<T>(
 }
 
 /** Runs `use` with a fresh database on `pg`, dropped afterwards. */
-async function withDatabase<T>(pg: TestPostgres, use: (url: string) => Promise<T>): Promise<T> {
+export async function withDatabase<T>(pg: TestPostgres, use: (url: string) => Promise<T>): Promise<T> {
   const url = await pg.createDatabase();
   try {
     return await use(url);
@@ -110,7 +110,7 @@ async function withClient<T>(url: string, use: (db: Client) => Promise<T>): Prom
 }
 
 /** Starts a bench replica on the shared database; its `stop` also removes its data folder. */
-async function startReplica(
+export async function startReplica(
   databaseUrl: string,
   replicaId: string,
   port?: number,

@@ -26,6 +26,7 @@ import {
 } from './cluster';
 import { grpcGreeting } from './grpcGreeting';
 import { oidcGreeting } from './identity';
+import { resumeCost, resumeLatency } from './resume';
 import { summarizeProfileFile } from './profile';
 import { describeMachine, renderReport } from './report';
 import {
@@ -65,6 +66,8 @@ const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   resubscribeElsewhere,
   resubscribeLongAnswer,
   oidcGreeting,
+  resumeLatency,
+  resumeCost,
 };
 
 /** The 1-, 5- and 15-minute load averages, as printed next to every scenario. */

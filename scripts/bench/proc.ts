@@ -27,7 +27,7 @@ export interface ServerProcess {
 
 /** How to start one server script. */
 export interface ServerSpec {
-  /** Script file name under the compiled bench folder, e.g. `sdkBaseline.js`. */
+  /** Script file name under the compiled bench folder, e.g. `sdkBaseline.js` (or an absolute path: another tree's). */
   script: string;
   env?: Record<string, string>;
   nodeArgs?: string[];
@@ -42,7 +42,7 @@ export interface ServerSpec {
  */
 export function startServer(spec: ServerSpec): Promise<ServerProcess> {
   const started = performance.now();
-  const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), path.join(BENCH_DIR, spec.script)], {
+  const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), path.resolve(BENCH_DIR, spec.script)], {
     env: { ...process.env, ...spec.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

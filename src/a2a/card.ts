@@ -3,6 +3,9 @@ import type { AgentCard, AgentInterface, AgentSkill, SecurityRequirement, Securi
 import { duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3';
 import { walkAgents, type Agent, type LlmAgent } from '../agent/agent';
 import type { LangoConfig } from '../config/schema';
+import { parseDuration } from '../duration';
+import { ENDED_TASK_EVENTS_KEPT_MS } from '../store/taskEvents';
+import { generationExtension } from './generation';
 
 /**
  * The node's agent card, built from the agent tree: one skill for the
@@ -82,7 +85,13 @@ export function buildAgentCard(inputs: CardInputs): AgentCard {
     capabilities: {
       streaming: true,
       pushNotifications: true,
-      extensions: [],
+      extensions: [
+        generationExtension({
+          eventsKeptAfterEndMs: ENDED_TASK_EVENTS_KEPT_MS,
+          idempotencyWindowMs: parseDuration(config.a2a.idempotencyWindow, 'a2a.idempotencyWindow'),
+          longPollTimeoutMs: parseDuration(config.a2a.longPollTimeout, 'a2a.longPollTimeout'),
+        }),
+      ],
       extendedAgentCard: authConfigured(config),
     },
     securitySchemes,

@@ -4,7 +4,7 @@ import { errorMessage } from '../errors';
 import type { Logger } from '../log/logger';
 import { isFinished, isInterrupted, isRunning, isSettled } from '../protocol/taskStates';
 import type { TaskEventLog, TaskEventRecord, TaskKey } from '../store/taskEvents';
-import type { TaskRows, TaskScope } from '../store/taskRows';
+import type { StoredTask, TaskRows, TaskScope } from '../store/taskRows';
 import { applyEvent, type FoldedEvent, type TasksElsewhere } from './liveTasks';
 
 /**
@@ -123,6 +123,28 @@ function foldRecords(task: Task | undefined, records: readonly TaskEventRecord[]
 }
 
 /**
+ * Writes each folded event of an `every-state` live task that keeps its
+ * events to `events` under its generation (the `onFolded` seam of
+ * `liveTasks.ts`; `on-settle` tasks are skipped: nobody outside this process
+ * knows them before they settle);
+ * resolves once committed, never rejects (a failure is logged: the task
+ * goes on, only a follower or a resumed stream misses the event).
+ * @example
+ * const live = new LiveTasks({ rows, onFolded: (folded) => void record(folded) });
+ */
+export function taskEventRecorder(events: TaskEventLog, log: Logger): (folded: FoldedEvent) => Promise<void> {
+  return ({ scope, taskId, event, task, writeMode, kept, generation }) => {
+    if (writeMode !== 'every-state' || !kept) return Promise.resolve();
+    const terminal = isFinished(task.status?.state);
+    // Taken now: the live task changes with the next event. Nobody follows an ended task, so its end carries none.
+    const snapshot = generation % SNAPSHOT_EVERY === 0 && !terminal ? Task.toJSON(task) : undefined;
+    return events
+      .append(keyOf(scope, taskId), { seq: generation, event: eventJson(event), terminal, snapshot })
+      .catch((err) => log.warn('task event not written', { taskId, error: errorMessage(err) }));
+  };
+}
+
+/**
  * The cluster's tasks over `events` and `rows`.
  * @example
  * const cluster = createClusterTasks({ events: storage.taskEvents, rows: storage.taskRows.tasks, logger });
@@ -155,14 +177,11 @@ export function createClusterTasks(options: ClusterTasksOptions): ClusterTasks {
   };
 
   return {
-    record({ scope, taskId, event, task, writeMode, seq }) {
-      if (writeMode !== 'every-state') return Promise.resolve();
-      const terminal = isFinished(task.status?.state);
-      // Taken now: the live task changes with the next event. Nobody follows an ended task, so its end carries none.
-      const snapshot = seq % SNAPSHOT_EVERY === 0 && !terminal ? Task.toJSON(task) : undefined;
-      return events
-        .append(keyOf(scope, taskId), { event: eventJson(event), terminal, snapshot })
-        .catch((err) => log.warn('task event not written', { taskId, error: errorMessage(err) }));
+    record: taskEventRecorder(events, log),
+
+    async current(scope, taskId) {
+      const standing = await current(keyOf(scope, taskId));
+      return standing.task && { task: standing.task, generation: standing.seq };
     },
 
     async *follow(scope, taskId, signal) {
@@ -173,20 +192,22 @@ export function createClusterTasks(options: ClusterTasksOptions): ClusterTasks {
       // No events: a task whose turn writes none; its row is all there is until it ends. Events that end where an
       // earlier turn asked its caller, under a running row: a new turn has claimed the task and not written its
       // first event yet; the row is the task as claimed.
-      const task = standing.task && !isInterrupted(standing.task.status?.state) ? standing.task : row.task;
-      yield { payload: { $case: 'task', value: task } };
+      const fromEvents = standing.task && !isInterrupted(standing.task.status?.state);
+      const task = fromEvents ? standing.task! : row.task;
+      const generation = fromEvents ? standing.seq : (row.generation ?? 0);
+      yield { response: { payload: { $case: 'task', value: task } }, generation };
       if (isSettled(task.status?.state)) return;
 
       // Stops the event follower when the caller goes or the row settles with no event to say so.
       const stop = new AbortController();
       const onAbort = () => stop.abort();
       signal.addEventListener('abort', onAbort);
-      let settledRow: Task | undefined;
+      let settledRow: StoredTask | undefined;
       const checkRow = async () => {
         try {
           const now = await rows.get({ ...scope, everyone: false }, taskId);
           if (now && !isRunning(now.task.status?.state)) {
-            settledRow = now.task;
+            settledRow = now;
             stop.abort();
           }
         } catch (err) {
@@ -200,7 +221,7 @@ export function createClusterTasks(options: ClusterTasksOptions): ClusterTasks {
           last = record.seq;
           const event = eventOfJson(record.event);
           if (!event) continue;
-          yield responseOf(event);
+          yield { response: responseOf(event), generation: record.seq };
           if (record.terminal || isSettled(stateAfter(event))) return;
         }
         if (!settledRow || signal.aborted) return;
@@ -208,19 +229,18 @@ export function createClusterTasks(options: ClusterTasksOptions): ClusterTasks {
         for (const record of await events.read(key, last)) {
           const event = eventOfJson(record.event);
           if (!event) continue;
-          yield responseOf(event);
+          yield { response: responseOf(event), generation: record.seq };
           if (record.terminal || isSettled(stateAfter(event))) return;
         }
+        const closing = settledRow.task;
         yield {
-          payload: {
-            $case: 'statusUpdate',
-            value: {
-              taskId,
-              contextId: settledRow.contextId,
-              status: settledRow.status,
-              metadata: settledRow.metadata,
+          response: {
+            payload: {
+              $case: 'statusUpdate',
+              value: { taskId, contextId: closing.contextId, status: closing.status, metadata: closing.metadata },
             },
           },
+          generation: settledRow.generation ?? last,
         };
       } finally {
         clearInterval(timer);

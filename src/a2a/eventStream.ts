@@ -7,6 +7,11 @@ import { sendJson } from './httpCall';
 export interface EventStream<T = unknown> {
   events: AsyncGenerator<T>;
   frame(event: T): string;
+  /**
+   * Headers the stream knows once it has opened (its first event read): the
+   * extensions a stream activates as it opens are answered this way.
+   */
+  openedHeaders?(): Record<string, string | string[]> | undefined;
 }
 
 /** How {@link writeEventStream} answers a failure, and where it says so. */
@@ -52,7 +57,7 @@ export async function writeEventStream<T>(
     return;
   }
   // The headers go out with the first frame, in one write (the SDK's handler flushes them alone first).
-  if (!res.headersSent) res.writeHead(200, SSE_HEADERS);
+  if (!res.headersSent) res.writeHead(200, { ...SSE_HEADERS, ...stream.openedHeaders?.() });
   let left = false;
   const onClose = () => {
     left = true;

@@ -24,6 +24,7 @@ import { InboundRefusal, type Step } from './inbound';
 import { typedJsonRpcError } from './errorDetails';
 import { envelopeRefusal } from './jsonRpcEnvelope';
 import { writeEventStream, type EventStream } from './eventStream';
+import { sseEventId } from './generation';
 
 /** Options of {@link jsonRpcBinding}. */
 export interface JsonRpcBindingOptions {
@@ -84,7 +85,15 @@ export function jsonRpcBinding(options: JsonRpcBindingOptions): JsonRpcBinding {
       const prefix = `data: {"jsonrpc":"2.0","id":${JSON.stringify(request.id ?? null)},"result":`;
       return {
         events,
-        frame: (event: StreamResponse) => `${prefix}${JSON.stringify(StreamResponse.toJSON(event))}}\n\n`,
+        frame: (event: StreamResponse) => {
+          const frame = `${prefix}${JSON.stringify(StreamResponse.toJSON(event))}}\n\n`;
+          // An event carrying its generation (the generation extension, activated) is resumable from its `id`.
+          const id = sseEventId(event);
+          return id === undefined ? frame : `id: ${id}\n${frame}`;
+        },
+        // Extensions are activated as the stream opens (its first read): the header goes out with its headers.
+        openedHeaders: () =>
+          context.activatedExtensions ? { [HTTP_EXTENSION_HEADER]: [...context.activatedExtensions] } : undefined,
       };
     } catch (err) {
       return { jsonrpc: '2.0', id: request.id ?? null, error: v1Error(err) };

@@ -1,4 +1,4 @@
-import { TaskState, type Artifact, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { TaskState, type Artifact, type Message, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { isFinished, isInterrupted, isRunning, isSettled } from '../protocol/taskStates';
 import {
@@ -6,11 +6,13 @@ import {
   type StoredTask,
   type TaskClaim,
   type TaskReader,
+  type TaskTurnClaim,
   type TaskRows,
   type TaskScope,
 } from '../store/taskRows';
 import { AnswerArtifact } from './answerArtifact';
 import { statusUpdate } from './messages';
+import type { NumberedResponse } from './resume';
 import { TaskSubscription, type HeardEvent } from './taskSubscription';
 
 /**
@@ -43,8 +45,8 @@ import { TaskSubscription, type HeardEvent } from './taskSubscription';
  *
  * Seams for a cluster layer (PostgreSQL, several replicas):
  * - `onFolded` (an option) hears every event folded here, with the task's
- *   sequence number (1, 2, …) and the task after it: an events table, or
- *   followers on another replica, can be fed from it.
+ *   generation after it (issue 27) and the task: the event log, which
+ *   followers on another replica and resumed streams read, is fed from it.
  * - `elsewhere` (an option, {@link TasksElsewhere}) follows and cancels a
  *   task live on another replica; without it such a task is only its row:
  *   a subscriber gets the row alone, a cancel ends it here.
@@ -70,8 +72,21 @@ export interface LiveTask {
   phase: TaskPhase;
   /** The task as folded so far; undefined until its first event (it is being created: it has no row). */
   task: Task | undefined;
-  /** Events folded so far. */
-  seq: number;
+  /**
+   * The task's generation (issue 27): its generation when this turn began
+   * (0 for a new task, its row's for a claimed one), +1 per event folded.
+   * Only the turn that owns the task writes its events, so the number it
+   * counts is the one the event log keeps.
+   */
+  generation: number;
+  /**
+   * Its events go to the event log (`onFolded`'s `kept`): always with
+   * replicas (followers elsewhere read them); on one node only once someone
+   * may resume from them or wait on them (a request that activated the
+   * generation extension, see {@link LiveTasks.watch}), so a client that
+   * never asks for generations pays nothing for them.
+   */
+  keepEvents: boolean;
   /** Who hears each event folded from now on (streams, subscribers, webhooks); none for most tasks. */
   listeners: Array<(heard: HeardEvent) => void> | undefined;
   /** Aborts the turn's model, tool and remote calls (a cancel, the node stopping). */
@@ -94,8 +109,10 @@ export interface FoldedEvent {
   taskId: string;
   /** When the task is written to the rows: only an `every-state` task is watched from elsewhere. */
   writeMode: WriteMode;
-  /** The event's number within its task, from 1. */
-  seq: number;
+  /** Whether the event goes to the event log ({@link LiveTask.keepEvents}). */
+  kept: boolean;
+  /** The task's generation after the event. */
+  generation: number;
   event: AgentExecutionEvent;
   /** The task after the event (the live object: copy what you keep). */
   task: Task;
@@ -109,10 +126,16 @@ export interface TasksElsewhere {
   /**
    * The task `taskId` of `scope` as the replica running it sees it: first
    * the task as it stands (a `task` response), then each later event until
-   * its final one. Yields nothing when no replica runs it; ends when
-   * `signal` aborts.
+   * its final one, each with the task's generation after it. Yields nothing
+   * when no replica runs it; ends when `signal` aborts.
    */
-  follow(scope: TaskScope, taskId: string, signal: AbortSignal): AsyncIterable<StreamResponse>;
+  follow(scope: TaskScope, taskId: string, signal: AbortSignal): AsyncIterable<NumberedResponse>;
+  /**
+   * The task as it stands after its latest event (its latest snapshot with
+   * the events after it folded on) and that event's generation; undefined
+   * when it has no events (its row is all there is).
+   */
+  current(scope: TaskScope, taskId: string): Promise<{ task: Task; generation: number } | undefined>;
   /** Asks the replica running the task to cancel it (nothing when none does). */
   cancel(scope: TaskScope, taskId: string): Promise<void>;
 }
@@ -135,6 +158,8 @@ export interface LiveTasksOptions {
   onFolded?: (folded: FoldedEvent) => void;
   /** Follows and cancels tasks live on other replicas (see the module comment); none by default. */
   elsewhere?: TasksElsewhere;
+  /** Every task's events go to the event log (replicas share them); otherwise only watched tasks' ({@link LiveTask.keepEvents}). */
+  keepAllEvents?: boolean;
   /** Stamps the claims and the statuses a cancel or a shutdown folds in (default: the system clock). */
   clock?: () => Date;
 }
@@ -148,6 +173,8 @@ export class LiveTasks {
   private readonly tasks = new Map<string, LiveTask>();
   /** By id alone, for the owner, who reads every caller's tasks. */
   private readonly byId = new Map<string, LiveTask>();
+  /** How many wait on each task's events (by scope and id): its next turns keep them ({@link watch}). */
+  private readonly watched = new Map<string, number>();
   /** Every turn's end ({@link run}) until it has settled and been written: what {@link settleAll} waits for. */
   private readonly turns = new Set<Promise<Task>>();
   private readonly clock: () => Date;
@@ -171,7 +198,7 @@ export class LiveTasks {
    * fresh: until its first event it has no row) or one claimed for this
    * turn ({@link claim}). A task already live stays as it is.
    */
-  begin(scope: TaskScope, ids: { taskId: string; contextId: string }, writeMode: WriteMode): LiveTask {
+  begin(scope: TaskScope, ids: { taskId: string; contextId: string }, writeMode: WriteMode, generation = 0): LiveTask {
     const held = this.tasks.get(scopedKey(scope, ids.taskId));
     if (held) return held;
     const live: LiveTask = {
@@ -181,7 +208,8 @@ export class LiveTasks {
       writeMode,
       phase: 'running',
       task: undefined,
-      seq: 0,
+      generation,
+      keepEvents: this.options.keepAllEvents === true || this.watched.has(scopedKey(scope, ids.taskId)),
       listeners: undefined,
       controller: new AbortController(),
       answer: new AnswerArtifact(ids),
@@ -201,12 +229,19 @@ export class LiveTasks {
    * the winner gets the live task (`every-state`: the task was seen) and
    * the task as claimed (working); a loser learns the state the task is in
    * and who holds it. Of two messages racing on any replicas, one wins.
+   * `guard` (issue 27): the send's key, recorded with the claim (a retry is
+   * refused and told the task of its first send), and the generation the
+   * caller expects the task at.
    */
-  async claim(found: StoredTask, messageId: string): Promise<TurnClaim> {
-    const claim = await this.options.rows.claim(found.scope, found.task.id, { messageId, at: this.clock() });
+  async claim(
+    found: StoredTask,
+    messageId: string,
+    guard: Pick<TaskTurnClaim, 'send' | 'generation'> = {},
+  ): Promise<TurnClaim> {
+    const claim = await this.options.rows.claim(found.scope, found.task.id, { messageId, at: this.clock(), ...guard });
     if (!claim.won) return claim;
-    const { task } = claim.claimed;
-    const live = this.begin(found.scope, { taskId: task.id, contextId: task.contextId }, 'every-state');
+    const { task, generation } = claim.claimed;
+    const live = this.begin(found.scope, { taskId: task.id, contextId: task.contextId }, 'every-state', generation);
     return { won: true, live, task };
   }
 
@@ -237,14 +272,15 @@ export class LiveTasks {
     const task = applyEvent(live.task, event, userMessage);
     if (!task) return undefined;
     live.task = task;
-    live.seq += 1;
+    live.generation += 1;
     const state = task.status?.state;
     if (isSettled(state)) live.phase = isInterrupted(state) ? 'awaiting-input' : 'settled';
     this.options.onFolded?.({
       scope: live.scope,
       taskId: live.id,
       writeMode: live.writeMode,
-      seq: live.seq,
+      kept: live.keepEvents,
+      generation: live.generation,
       event,
       task,
     });
@@ -256,12 +292,33 @@ export class LiveTasks {
         written,
         task: event.kind === 'task' ? structuredClone(task) : undefined,
         state,
+        generation: live.generation,
       };
       // A listener may stop listening as it hears: it must not make the next one miss this event.
       if (listeners.length === 1) listeners[0]!(heard);
       else for (const listener of [...listeners]) listener(heard);
     }
     return written;
+  }
+
+  /**
+   * Keeps the events of task `id` of `scope` in the event log from now on
+   * (a resumed stream or a long poll reads them): its live task's from its
+   * next event, its next turns' from their first. Returns how to stop asking.
+   */
+  watch(scope: TaskScope, id: string): () => void {
+    const key = scopedKey(scope, id);
+    this.watched.set(key, (this.watched.get(key) ?? 0) + 1);
+    const live = this.tasks.get(key);
+    if (live) live.keepEvents = true;
+    let watching = true;
+    return () => {
+      if (!watching) return;
+      watching = false;
+      const left = (this.watched.get(key) ?? 1) - 1;
+      if (left > 0) this.watched.set(key, left);
+      else this.watched.delete(key);
+    };
   }
 
   /** Calls `listener` with each event folded into the live task from now on, in order; returns how to stop. */
@@ -369,7 +426,7 @@ export class LiveTasks {
     const pending = [];
     for (const live of this.tasks.values()) {
       if (!live.dirty || !live.task) continue;
-      pending.push({ scope: live.scope, task: live.task });
+      pending.push({ scope: live.scope, task: live.task, generation: live.generation });
       live.dirty = false;
       live.written = live.task.status?.state;
     }
@@ -397,7 +454,7 @@ export class LiveTasks {
     }
     live.written = state;
     live.dirty = false;
-    return this.options.rows.write([{ scope: live.scope, task }]);
+    return this.options.rows.write([{ scope: live.scope, task, generation: live.generation }]);
   }
 
   /** The turn has ended: the task is let go and written (one write, whatever its mode). */
@@ -405,7 +462,7 @@ export class LiveTasks {
     const key = scopedKey(live.scope, live.id);
     if (this.tasks.get(key) === live) this.tasks.delete(key);
     if (this.byId.get(live.id) === live) this.byId.delete(live.id);
-    return this.options.rows.write([{ scope: live.scope, task: live.task! }]);
+    return this.options.rows.write([{ scope: live.scope, task: live.task!, generation: live.generation }]);
   }
 
   /** Ends a running turn with `state`: folded in (so the turn's own end is dropped), then its calls aborted. */
@@ -426,7 +483,7 @@ export class LiveTasks {
   private endHere(stored: StoredTask, state: TaskState, text: string): Promise<void> | undefined {
     const { task } = stored;
     const ids = { taskId: task.id, contextId: task.contextId };
-    const live = this.begin(stored.scope, ids, 'every-state');
+    const live = this.begin(stored.scope, ids, 'every-state', stored.generation);
     const { status } = statusUpdate(ids, state, this.clock(), text);
     const history = status?.message ? [...task.history, status.message] : task.history;
     return this.fold(live, AgentEvent.task({ ...task, status, history }));

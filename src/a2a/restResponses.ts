@@ -5,6 +5,7 @@ import type { Logger } from '../log/logger';
 import { errorReason, withBadRequest } from './errorDetails';
 import { sendJson, type HttpCall } from './httpCall';
 import { InboundRefusal } from './inbound';
+import { TASK_GENERATION_MISMATCH } from './generation';
 import { STORAGE_UNAVAILABLE } from './storageOutage';
 
 /**
@@ -65,12 +66,20 @@ function specErrorBody(body: unknown, status: number): { status: number; headers
   if (!error || !Array.isArray(error.details)) return { status, headers: {} };
   const details = withBadRequest(error.details, typeof error.message === 'string' ? error.message : '');
   error.details = details;
-  // Not an error of the table: a temporary system error, which §3.3.2 answers 503 (`storageOutage.ts`).
-  if (errorReason(details) !== STORAGE_UNAVAILABLE) return { status, headers: {} };
-  error.code = 503;
-  error.status = 'UNAVAILABLE';
-  return { status: 503, headers: { 'Retry-After': RETRY_AFTER_SECONDS } };
+  const own = NODE_ERRORS[errorReason(details) ?? ''];
+  if (!own) return { status, headers: {} };
+  error.code = own.status;
+  error.status = own.name;
+  return { status: own.status, headers: own.headers ?? {} };
 }
+
+/** Errors outside the v1.0.1 table the SDK answers by, with the status the node sends them with. */
+const NODE_ERRORS: Readonly<Record<string, { status: number; name: string; headers?: Record<string, string> }>> = {
+  // A temporary system error, which §3.3.2 answers 503 (`storageOutage.ts`).
+  [STORAGE_UNAVAILABLE]: { status: 503, name: 'UNAVAILABLE', headers: { 'Retry-After': RETRY_AFTER_SECONDS } },
+  // The A2A 1.1 draft's TaskGenerationMismatchError (the generation extension, `generation.ts`).
+  [TASK_GENERATION_MISMATCH]: { status: 409, name: 'ABORTED' },
+};
 
 const PARSE_ERROR = -32700;
 

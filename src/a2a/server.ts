@@ -30,7 +30,8 @@ import { createCardSigner } from './signing';
 import { parseDuration } from '../duration';
 import { LiveTasks } from './liveTasks';
 import { createA2AStores } from './taskStore';
-import type { ClusterTasks } from './clusterTasks';
+import { taskEventRecorder, type ClusterTasks } from './clusterTasks';
+import type { TaskEventLog } from '../store/taskEvents';
 import { TaskHandler } from './taskHandler';
 import { servedTenants } from './tenants';
 
@@ -44,6 +45,8 @@ export interface A2AServerOptions {
   health: () => Promise<StoreHealth>;
   /** Where tasks and push configs are kept (`NodeStorage.taskRows`). */
   taskRows: TaskRowStores;
+  /** The tasks' events (`NodeStorage.taskEvents`): every event of a watched task is kept for streams resumed from it. */
+  taskEvents: TaskEventLog;
   /**
    * With replicas on PostgreSQL: the events of watched tasks are shared, a task running on another replica is
    * followed there, and cancels asked through one replica reach the one running the task.
@@ -112,11 +115,13 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const logger = options.logger;
 
   const { clusterTasks } = options;
-  // With replicas: every event of a watched task goes to the shared log, and tasks running elsewhere are followed there.
+  // Every event of a watched task goes to the event log (shared with replicas); tasks running elsewhere are followed there.
+  const record = clusterTasks?.record ?? taskEventRecorder(options.taskEvents, logger);
   const liveTasks = new LiveTasks({
     rows: options.taskRows.tasks,
-    onFolded: clusterTasks && ((folded) => void clusterTasks.record(folded)),
+    onFolded: (folded) => void record(folded),
     elsewhere: clusterTasks,
+    keepAllEvents: clusterTasks !== undefined,
     clock,
   });
   const stores = createA2AStores({ rows: options.taskRows, live: liveTasks, clock });
@@ -168,6 +173,10 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     push: { store: pushStore, sender: pushSender, saves: () => stores.pushConfigs.saves },
     cards,
     extendedCardEnabled: authConfigured(config),
+    events: options.taskEvents,
+    sends: options.taskRows.tasks,
+    idempotencyWindowMs: parseDuration(config.a2a.idempotencyWindow, 'a2a.idempotencyWindow'),
+    longPollTimeoutMs: parseDuration(config.a2a.longPollTimeout, 'a2a.longPollTimeout'),
     logger,
     clock,
   });

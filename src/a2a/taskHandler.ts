@@ -29,16 +29,37 @@ import type {
 } from '@a2a-js/sdk/server';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log/logger';
-import { FINISHED_STATES, INTERRUPTED_STATES, RUNNING_STATES, isFinished, isSettled } from '../protocol/taskStates';
-import type { StoredTask } from '../store/taskRows';
+import {
+  FINISHED_STATES,
+  INTERRUPTED_STATES,
+  RUNNING_STATES,
+  isFinished,
+  isRunning,
+  isSettled,
+} from '../protocol/taskStates';
+import type { TaskEventLog } from '../store/taskEvents';
+import type { SendKey, StoredTask, TaskRows } from '../store/taskRows';
 import { principalOf } from './auth';
 import type { CardService } from './cardRoutes';
 import { newContextId } from './contextIds';
 import type { LangoExecutor, TaskTurn } from './executor';
 import { invalidParam } from './errorDetails';
+import {
+  GENERATION_PARAMETERS,
+  generationActivated,
+  lastEventGeneration,
+  parseGeneration,
+  responseWithGeneration,
+  serviceParameter,
+  TaskGenerationMismatchError,
+  withGeneration,
+} from './generation';
 import type { LiveTask, LiveTasks, WriteMode } from './liveTasks';
+import { sendKeyOf } from './sendKeys';
+import { requireTaskId, startedAtFirstRead, toStreamResponse, withHistory } from './streamForms';
+import { numberedStream, TaskFollowing } from './taskFollowing';
 import { newTask, statusUpdate } from './messages';
-import { readerOf, scopeOf, type TaskReads } from './taskStore';
+import { scopeOf, type TaskReads } from './taskStore';
 import type { HeardEvent } from './taskSubscription';
 
 /** What {@link TaskHandler} works with. */
@@ -59,6 +80,14 @@ export interface TaskHandlerOptions {
   cards: CardService;
   /** Whether the node publishes an extended card (`a2a.auth` is configured). */
   extendedCardEnabled: boolean;
+  /** The tasks' events under their generations: resumed streams and long polls read them. */
+  events: TaskEventLog;
+  /** Where a new task's send key is recorded with its first row (`TaskRows.claimSend`). */
+  sends: Pick<TaskRows, 'claimSend'>;
+  /** `a2a.idempotencyWindow`: how long a send's key keeps a retry from running a second turn. */
+  idempotencyWindowMs: number;
+  /** `a2a.longPollTimeout`: the longest a GetTask with `A2A-Current-Generation` holds. */
+  longPollTimeoutMs: number;
   logger: Logger;
   clock: () => Date;
 }
@@ -93,7 +122,17 @@ const LISTED_STATES: readonly TaskState[] = [
  * gets the same answer.
  */
 export class TaskHandler implements A2ARequestHandler {
-  constructor(private readonly options: TaskHandlerOptions) {}
+  /** The reading side of tasks: as they stand, followed, resumed, waited for. */
+  private readonly following: TaskFollowing;
+
+  constructor(private readonly options: TaskHandlerOptions) {
+    this.following = new TaskFollowing({
+      live: options.live,
+      events: options.events,
+      find: (taskId, context) => this.find(taskId, context),
+      longPollTimeoutMs: options.longPollTimeoutMs,
+    });
+  }
 
   async getAgentCard(): Promise<AgentCard> {
     return (await this.options.cards.current()).card;
@@ -121,14 +160,23 @@ export class TaskHandler implements A2ARequestHandler {
       resultOnly ? 'on-settle' : 'every-state',
       immediately ? asHeard : undefined,
     );
+    const numbered = generationActivated(context) ? withGeneration : withoutGeneration;
+    if ('retryOf' in run) {
+      // A retry: the first send's task, as the first send's caller gets it (settled, unless it asked not to wait).
+      const found = immediately
+        ? await this.find(run.retryOf, context)
+        : await this.following.settled(run.retryOf, context);
+      return withHistory(numbered(found.task, found.generation ?? 0), configuration?.historyLength);
+    }
     if (run.events) {
       // The caller gets the task as its first event made it, once written; the turn goes on.
       const first = await run.events.next();
       await run.events.return(undefined);
-      if (!first.done && first.value.task) return withHistory(first.value.task, configuration?.historyLength);
+      if (!first.done && first.value.task)
+        return withHistory(numbered(first.value.task, first.value.generation), configuration?.historyLength);
     }
     const final = structuredClone(await run.settled);
-    return withHistory(final, configuration?.historyLength);
+    return withHistory(numbered(final, run.live.generation), configuration?.historyLength);
   }
 
   sendMessageStream(
@@ -140,15 +188,31 @@ export class TaskHandler implements A2ARequestHandler {
     // When the caller stops reading, the task runs on (it is written as it goes).
     return startedAtFirstRead(async () => {
       checkSendMessage(params);
-      const run = await this.start(params, context, 'every-state', (heard) => toStreamResponse(heard, historyLength));
+      const numbered = generationActivated(context) ? responseWithGeneration : withoutGeneration;
+      const run = await this.start(params, context, 'every-state', (heard) =>
+        numbered(toStreamResponse(heard, historyLength), heard.generation),
+      );
+      // A retry streams the first send's task as it stands, then its events (a finished one: the task alone).
+      if ('retryOf' in run)
+        return numberedStream(
+          this.following.followed(run.retryOf, context, false, generationActivated(context)),
+          numbered,
+        );
       return run.events!;
     });
   }
 
   async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
     checkHistoryLength(params.historyLength, 'historyLength');
-    const found = await this.find(params.id, context);
-    return withHistory(found.task, params.historyLength);
+    await this.acceptExtensions(context);
+    if (!generationActivated(context))
+      return withHistory((await this.find(params.id, context)).task, params.historyLength);
+    const asked = serviceParameter(context, GENERATION_PARAMETERS.currentGeneration);
+    const found =
+      asked === undefined
+        ? await this.following.standing(params.id, context)
+        : await this.following.past(params.id, parseGeneration(asked, 'A2A-Current-Generation'), context);
+    return withHistory(withGeneration(found.task, found.generation ?? 0), params.historyLength);
   }
 
   async listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
@@ -185,36 +249,26 @@ export class TaskHandler implements A2ARequestHandler {
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
     requireTaskId(params.id);
-    const { live: liveTasks } = this.options;
-    const found = await liveTasks.locate(readerOf(context), params.id);
-    if (!found) throw new TaskNotFoundError(`Task not found: ${params.id}`);
-    if (found.runs === 'here') {
-      // The task as it stands, then every event after it: taken together, so nothing folded falls between.
-      const current = structuredClone(found.live.task!);
-      const events = liveTasks.subscribe(found.live, (heard) => toStreamResponse(heard, undefined));
-      yield { payload: { $case: 'task', value: current } };
-      yield* events;
-      return;
-    }
-    if (isFinished(found.task.status?.state)) throw terminalSubscription(params.id, found.task);
-    const elsewhere = liveTasks.elsewhere;
-    // It waits for its caller (or no replica shares its events): its row is all there is.
-    if (found.runs === 'nowhere' || !elsewhere) {
-      yield { payload: { $case: 'task', value: found.task } };
-      return;
-    }
-    const stop = new AbortController();
-    let followed = false;
-    try {
-      for await (const response of elsewhere.follow(found.scope, params.id, stop.signal)) {
-        followed = true;
-        yield response;
+    await this.acceptExtensions(context);
+    const activated = generationActivated(context);
+    const lastEventId = activated ? serviceParameter(context, GENERATION_PARAMETERS.lastEventId) : undefined;
+    const numbered = activated ? responseWithGeneration : withoutGeneration;
+    if (lastEventId !== undefined) {
+      const after = lastEventGeneration(lastEventId, params.id);
+      const stop = new AbortController();
+      try {
+        const resumed = await this.following.resumed(params.id, after, context, stop.signal);
+        // Every event after the caller's last is still kept: those, then the live ones.
+        if (resumed) {
+          for await (const { response, generation } of resumed) yield numbered(response, generation);
+          return;
+        }
+      } finally {
+        stop.abort();
       }
-    } finally {
-      stop.abort();
     }
-    // No replica runs it (it waits for its caller's answer): its row is all there is.
-    if (!followed) yield { payload: { $case: 'task', value: found.task } };
+    // The events after the caller's last are gone (or were never kept): the task as it stands, then its events.
+    yield* numberedStream(this.following.followed(params.id, context, lastEventId === undefined, activated), numbered);
   }
 
   async createTaskPushNotificationConfig(
@@ -282,10 +336,11 @@ export class TaskHandler implements A2ARequestHandler {
     context: ServerCallContext,
     writeMode: WriteMode,
     form?: (heard: HeardEvent) => T,
-  ): Promise<{ settled: Promise<Task>; events?: AsyncGenerator<T, void, undefined> }> {
+  ): Promise<Run<T> | { retryOf: string }> {
     const { executor, live: liveTasks, logger, clock } = this.options;
     const message = params.message!;
     await this.acceptExtensions(context);
+    const send = sendKeyOf(message, context, this.options.idempotencyWindowMs);
     const found = message.taskId ? await this.continued(params, context) : undefined;
     const taskId = message.taskId || randomUUID();
     const contextId = message.contextId || found?.task.contextId || newContextId();
@@ -293,9 +348,22 @@ export class TaskHandler implements A2ARequestHandler {
     // Checked (the address) and saved before the turn: a webhook refused refuses the message.
     const webhook = params.configuration?.taskPushNotificationConfig;
     if (webhook) await this.options.push.store.save(taskId, context, { ...structuredClone(webhook), taskId });
-    // A new task's id is fresh: nothing else can hold it, so its first row is its claim.
-    const claimed = found && (await this.claim(found, message.messageId));
+    // A new task's id is fresh: nothing else can hold it, so its first row is its claim, written with the send's
+    // key: a retry through any replica finds the task and who runs it instead of starting another.
+    if (!found) {
+      const row = newTask({ taskId, contextId }, userMessage, TaskState.TASK_STATE_SUBMITTED, clock());
+      const sent = await this.options.sends.claimSend(send, taskId, {
+        scope: scopeOf(context),
+        task: row,
+        generation: 0,
+      });
+      if (!sent.created) return { retryOf: sent.taskId };
+    }
+    const claimed = found && (await this.claim(found, message.messageId, send, context));
+    if (claimed && 'retryOf' in claimed) return claimed;
     const live = claimed?.live ?? liveTasks.begin(scopeOf(context), { taskId, contextId }, writeMode);
+    // A caller that activated the generation extension may resume from any event: they are kept for it.
+    if (generationActivated(context)) live.keepEvents = true;
     // A continued task has a row and was seen: whoever saw it may watch its answer.
     if (claimed) writeMode = 'every-state';
     const continuedTask = claimed && { ...claimed.task, history: [...claimed.task.history, userMessage] };
@@ -344,17 +412,19 @@ export class TaskHandler implements A2ARequestHandler {
     });
     // Whoever awaits it hears a failure to write; nobody else (a stream the caller left, returnImmediately) must crash.
     settled.catch((err: unknown) => logger.warn('task not written', { taskId, error: errorMessage(err) }));
-    return { settled, events };
+    return { live, settled, events };
   }
 
-  /** The task a message continues, checked: the caller's, not working here, not finished, the same context. */
+  /**
+   * The task a message continues, checked: the caller's, of the same
+   * context. Whether it may be continued (waiting for its caller, at the
+   * generation the caller expects) is its claim's to say: a retry of the
+   * message that claimed it is told from another message there.
+   */
   private async continued(params: SendMessageRequest, context: ServerCallContext): Promise<StoredTask> {
     const message = params.message!;
     const found = await this.find(message.taskId, context);
-    // A second turn of a task whose turn still runs would run beside it: the caller waits or cancels.
-    if (this.options.live.held(readerOf(context), message.taskId)) throw stillWorking(message.taskId);
     const task = found.task;
-    if (isFinished(task.status?.state)) throw terminalTask(task.id, task.status!.state);
     if (message.contextId && task.contextId && message.contextId !== task.contextId)
       throw invalidParam(
         'message.contextId',
@@ -364,17 +434,38 @@ export class TaskHandler implements A2ARequestHandler {
   }
 
   /**
-   * Claims the task a message continues for its turn (`LiveTasks.claim`):
-   * refused as still working when another turn holds it, on this replica or
-   * another, exactly as a single node refuses it.
+   * Claims the task a message continues for its turn (`LiveTasks.claim`),
+   * with the send's key and, when the caller activated the generation
+   * extension and sent one, the generation it expects: a retry (the key is
+   * recorded) gets the task it names; a stale generation is refused with
+   * TaskGenerationMismatchError; otherwise a task another turn holds is
+   * refused as still working, on this replica or another, exactly as a
+   * single node refuses it.
    */
-  private async claim(found: StoredTask, messageId: string): Promise<{ live: LiveTask; task: Task }> {
-    const claim = await this.options.live.claim(found, messageId);
+  private async claim(
+    found: StoredTask,
+    messageId: string,
+    send: SendKey,
+    context: ServerCallContext,
+  ): Promise<{ live: LiveTask; task: Task } | { retryOf: string }> {
+    const expected = generationActivated(context)
+      ? serviceParameter(context, GENERATION_PARAMETERS.ifGenerationMatch)
+      : undefined;
+    const generation = expected === undefined ? undefined : parseGeneration(expected, 'A2A-If-Generation-Match');
+    const claim = await this.options.live.claim(found, messageId, { send, generation });
     if (claim.won) return claim;
     const id = found.task.id;
-    // Ended meanwhile (a cancel), or gone (purged); else a turn holds it.
-    if (isFinished(claim.state)) throw terminalTask(id, claim.state!);
+    if (claim.sentAs) return { retryOf: claim.sentAs };
     if (claim.state === undefined) throw new TaskNotFoundError(`Task not found: ${id}`);
+    if (generation !== undefined) {
+      // A task running elsewhere has a row older than its events: its generation is its latest event's.
+      const current = isRunning(claim.state)
+        ? ((await this.following.standing(id, context)).generation ?? 0)
+        : claim.generation;
+      if (current !== generation) throw new TaskGenerationMismatchError(id, generation, current ?? 0);
+    }
+    // Ended meanwhile (a cancel), or gone (purged); else a turn holds it.
+    if (isFinished(claim.state)) throw terminalTask(id, claim.state);
     throw stillWorking(id);
   }
 
@@ -439,47 +530,15 @@ export class TaskHandler implements A2ARequestHandler {
 /** The heard event itself (a returnImmediately SendMessage reads the task of the first). */
 const asHeard = (heard: HeardEvent): HeardEvent => heard;
 
-/**
- * The stream `open` resolves to, opened at the first read, as an async
- * generator's body runs then: an error opening it rejects that read; a
- * stream returned before any read is never opened.
- */
-function startedAtFirstRead<T>(
-  open: () => Promise<AsyncGenerator<T, void, undefined>>,
-): AsyncGenerator<T, void, undefined> {
-  let opened: Promise<AsyncGenerator<T, void, undefined>> | undefined;
-  let events: AsyncGenerator<T, void, undefined> | undefined;
-  let done = false;
-  const stream: AsyncGenerator<T, void, undefined> = {
-    next: () => {
-      if (events) return events.next();
-      if (done) return Promise.resolve({ value: undefined, done: true });
-      opened ??= open().then(
-        (e) => (events = e),
-        (err: unknown) => {
-          done = true;
-          throw err;
-        },
-      );
-      return opened.then((e) => e.next());
-    },
-    return: async () => {
-      done = true;
-      const e = events ?? (await opened?.catch(() => undefined));
-      await e?.return(undefined);
-      return { value: undefined, done: true };
-    },
-    throw: async (err: unknown) => {
-      await stream.return(undefined);
-      throw err;
-    },
-    [Symbol.asyncIterator]: () => stream,
-    [Symbol.asyncDispose]: async () => {
-      await stream.return(undefined);
-    },
-  };
-  return stream;
+/** A turn started: its live task, the task once settled, and (with a form) its events. */
+interface Run<T> {
+  live: LiveTask;
+  settled: Promise<Task>;
+  events?: AsyncGenerator<T, void, undefined>;
 }
+
+/** A request that did not activate the generation extension gets its task or event as it is. */
+const withoutGeneration = <T>(value: T): T => value;
 
 /** A message to a task whose turn runs (here or on another replica): the caller waits for its answer or cancels. */
 function stillWorking(taskId: string): Error {
@@ -489,38 +548,6 @@ function stillWorking(taskId: string): Error {
 /** A message to a finished task. */
 function terminalTask(taskId: string, state: TaskState): Error {
   return new UnsupportedOperationError(`Task ${taskId} is in a terminal state (${state}) and cannot be modified.`);
-}
-
-/** SubscribeToTask of a finished task: the spec's UnsupportedOperation, as the SDK answers it. */
-function terminalSubscription(taskId: string, task: Task): Error {
-  return new UnsupportedOperationError(
-    `Task ${taskId} is in a terminal state (${task.status?.state}) and cannot be subscribed to.`,
-  );
-}
-
-/** The stream's form of a heard event: a task event carries the task as folded up to it. */
-function toStreamResponse(heard: HeardEvent, historyLength: number | undefined): StreamResponse {
-  const { event } = heard;
-  switch (event.kind) {
-    case 'task':
-      return { payload: { $case: 'task', value: withHistory(heard.task ?? event.data, historyLength) } };
-    case 'message':
-      return { payload: { $case: 'message', value: event.data } };
-    case 'statusUpdate':
-      return { payload: { $case: 'statusUpdate', value: event.data } };
-    case 'artifactUpdate':
-      return { payload: { $case: 'artifactUpdate', value: event.data } };
-  }
-}
-
-/** The task with at most `historyLength` of its latest messages (all without one; none with 0). */
-function withHistory(task: Task, historyLength: number | undefined): Task {
-  if (historyLength === undefined || historyLength === null) return task;
-  return { ...task, history: historyLength <= 0 ? [] : task.history.slice(-historyLength) };
-}
-
-function requireTaskId(taskId: string | undefined): asserts taskId is string {
-  if (!taskId || taskId.trim() === '') throw invalidParam('id', 'is required: the task ID');
 }
 
 /** Refuses a message the agent could not act on, naming the field. */

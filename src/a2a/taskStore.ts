@@ -51,7 +51,7 @@ export class TaskReads {
   async find(taskId: string, context: ServerCallContext): Promise<StoredTask | undefined> {
     const reader = readerOf(context);
     const held = this.live.held(reader, taskId);
-    if (held?.task) return { scope: held.scope, task: structuredClone(held.task) };
+    if (held?.task) return { scope: held.scope, task: structuredClone(held.task), generation: held.generation };
     // Not live here, or its turn has not folded its first event: a new task has no row yet, a claimed one has.
     return this.rows.get(reader, taskId);
   }

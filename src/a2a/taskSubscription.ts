@@ -11,6 +11,8 @@ export interface HeardEvent {
   task: Task | undefined;
   /** The task's state after it. */
   state: TaskState | undefined;
+  /** The task's generation after it (issue 27). */
+  generation: number;
 }
 
 /**

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Part, type StreamResponse } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { errorMessage, LangoError } from '../errors';
+import { offersGeneration, resumableStream } from '../federation/streamResume';
 import type { ChatEvent, ChatOutcome } from './chatEvents';
 
 /** How long the CLI waits for the node to answer a plain HTTP request (card, catalog, health). */
@@ -111,12 +112,16 @@ export class NodeConversation {
     private readonly client: Client,
     /** The A2A context: the caller's `--session`, else the one the node makes for the first message. */
     private contextId: string | undefined,
+    /** The node's card offers the generation extension: a dropped stream is resumed where it stopped. */
+    private readonly resumable: boolean,
   ) {}
 
   /** Connects to the node at `url` (fetches its card), continuing `contextId` when given. */
   static async connect(url: string, contextId?: string): Promise<NodeConversation> {
     try {
-      return new NodeConversation(url, await new ClientFactory().createFromUrl(url), contextId);
+      const client = await new ClientFactory().createFromUrl(url);
+      const card = await client.getAgentCard();
+      return new NodeConversation(url, client, contextId, offersGeneration(card));
     } catch (err) {
       throw new LangoError(`cannot reach the node at ${url}: ${errorMessage(err)}`, { cause: err });
     }
@@ -147,8 +152,12 @@ export class NodeConversation {
         if (signal.aborted && !cancelling) cancel();
       },
     };
+    // A dropped connection is taken up where it stopped (the node resumes from the last event), and said so.
+    const onResume = ({ reason }: { reason: string }) =>
+      onEvent({ type: 'note', agent: 'lango', text: `the connection to the node dropped (${reason}); resuming` });
     try {
-      const stream = this.client.sendMessageStream(
+      const stream = resumableStream(
+        this.client,
         {
           tenant: '',
           message: {
@@ -165,6 +174,7 @@ export class NodeConversation {
           metadata: undefined,
         },
         { signal: request.signal },
+        { resumable: this.resumable, onResume },
       );
       this.pendingTaskId = undefined;
       for await (const response of stream) {

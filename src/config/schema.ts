@@ -286,6 +286,10 @@ const A2a = z
       .default([])
       .refine((tenants) => new Set(tenants).size === tenants.length, { message: 'tenants must be unique' }),
     taskRetention: z.string().refine(isDuration, DURATION_FORMS).default('7d'),
+    /** How long a send's idempotency key (its message id, or `Idempotency-Key`) is kept: a retry within it gets the first send's task. */
+    idempotencyWindow: z.string().refine(isDuration, DURATION_FORMS).default('24h'),
+    /** The longest a GetTask with `A2A-Current-Generation` holds before answering the task as it is. */
+    longPollTimeout: z.string().refine(isDuration, DURATION_FORMS).default('30s'),
     auth: A2aAuth.optional(),
     allowUnauthenticated: z.boolean().default(false),
     signingKey: z.string().optional(),

@@ -117,6 +117,30 @@ export async function createGrpcPeerClient(options: GrpcPeerClientOptions): Prom
       ? taskBytes(result as Task)
       : A2AService.sendMessage.responseSerialize({ payload: { $case: 'message', value: result as Message } }).length;
 
+  /** A stream from the peer with the call's credentials, each event bounded and counted. */
+  async function* relayed(
+    request: RequestOptions | undefined,
+    open: (request: RequestOptions) => AsyncGenerator<unknown, void, undefined>,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    const meter = meterOf(request);
+    try {
+      const sent = options.credentials ? await options.credentials.headers() : {};
+      const authorizedRequest = { ...request, serviceParameters: { ...request?.serviceParameters, ...sent } };
+      for await (const event of open(authorizedRequest)) {
+        heard(
+          meter,
+          A2AService.sendStreamingMessage.responseSerialize(event as StreamResponse).length,
+          'a stream event',
+        );
+        if (meter && ++meter.events > limits.maxEvents)
+          throw meter.fail(`more than a2a.peerLimits.maxEvents (${limits.maxEvents}) stream events`);
+        yield event as StreamResponse;
+      }
+    } catch (error) {
+      throw failed(meter, error);
+    }
+  }
+
   return {
     async sendMessage(params, request) {
       const meter = meterOf(request);
@@ -128,24 +152,12 @@ export async function createGrpcPeerClient(options: GrpcPeerClientOptions): Prom
         throw failed(meter, error);
       }
     },
-    async *sendMessageStream(params, request) {
-      const meter = meterOf(request);
-      try {
-        const sent = options.credentials ? await options.credentials.headers() : {};
-        const authorizedRequest = { ...request, serviceParameters: { ...request?.serviceParameters, ...sent } };
-        for await (const event of client.sendMessageStream(params, authorizedRequest)) {
-          heard(
-            meter,
-            A2AService.sendStreamingMessage.responseSerialize(event as StreamResponse).length,
-            'a stream event',
-          );
-          if (meter && ++meter.events > limits.maxEvents)
-            throw meter.fail(`more than a2a.peerLimits.maxEvents (${limits.maxEvents}) stream events`);
-          yield event;
-        }
-      } catch (error) {
-        throw failed(meter, error);
-      }
+    sendMessageStream(params, request) {
+      return relayed(request, (r) => client.sendMessageStream(params, r));
+    },
+    // A dropped stream resumed from its last event (the generation extension, `streamResume.ts`).
+    resubscribeTask(params, request) {
+      return relayed(request, (r) => client.resubscribeTask(params, r));
     },
     async getTask(params, request) {
       const meter = meterOf(request);

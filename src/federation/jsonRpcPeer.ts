@@ -6,6 +6,7 @@ import {
   SendMessageRequest,
   SendMessageResponse,
   StreamResponse,
+  SubscribeToTaskRequest,
   Task,
 } from '@a2a-js/sdk';
 import type { Client, RequestOptions } from '@a2a-js/sdk/client';
@@ -25,7 +26,10 @@ import type { JsonRpcId, JsonRpcRequest, PeerExchange } from './peerFetch';
  */
 
 /** What a remote call asks of a client: the SDK's `Client` or this one (`peerClient.ts` chooses). */
-export type PeerClient = Pick<Client, 'sendMessage' | 'sendMessageStream' | 'getTask' | 'cancelTask'>;
+export type PeerClient = Pick<
+  Client,
+  'sendMessage' | 'sendMessageStream' | 'getTask' | 'cancelTask' | 'resubscribeTask'
+>;
 
 /** Options of {@link createJsonRpcPeerClient}. */
 export interface JsonRpcPeerClientOptions {
@@ -76,6 +80,11 @@ export function createJsonRpcPeerClient(options: JsonRpcPeerClientOptions): Peer
     },
     async *sendMessageStream(params, callOptions) {
       const rpc = request('SendStreamingMessage', SendMessageRequest.toJSON(configured(params, false)));
+      const events = exchange.stream(url, rpc, headersFor(callOptions, 'text/event-stream'), signalOf(callOptions));
+      for await (const event of events) yield StreamResponse.fromJSON(resultOf(event, rpc.id, 'a stream event'));
+    },
+    async *resubscribeTask(params, callOptions) {
+      const rpc = request('SubscribeToTask', SubscribeToTaskRequest.toJSON(params));
       const events = exchange.stream(url, rpc, headersFor(callOptions, 'text/event-stream'), signalOf(callOptions));
       for await (const event of events) yield StreamResponse.fromJSON(resultOf(event, rpc.id, 'a stream event'));
     },

@@ -14,6 +14,7 @@ import { OutboundRefusedError, type OutboundPolicy } from '../net/policy';
 import { rememberSeen, unseenContext, type PeerSessionState } from './peerContext';
 import { sanitizeCardText } from './peerCard';
 import { AnswerRelay } from './answerRelay';
+import { causeChain, isNetworkError, offersGeneration, resumableSend, resumableStream } from './streamResume';
 import {
   DEFAULT_PEER_LIMITS,
   PeerCallMeters,
@@ -128,6 +129,8 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   };
   const progress = (text: string | undefined) =>
     text ? sanitizeCardText(redact(text), MAX_PROGRESS_TEXT) || undefined : undefined;
+  // A peer offering the generation extension has its cut streams resumed and its cut sends sent again.
+  const resumable = offersGeneration(peer.sdkCard);
 
   async function* invoke(invocation: RemoteInvocation): AsyncGenerator<RunEvent, RemoteOutcome> {
     const hop = nextHop(invocation.metadata, resolveNodeId(options.selfId), options.maxHops, targetOrigin);
@@ -233,7 +236,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     const artifacts = new ArtifactText();
     const relay = new AnswerRelay(redact);
     let task: SettledTask = { state: undefined, text: '', artifacts };
-    for await (const event of c.sendMessageStream(params, request)) {
+    for await (const event of resumableStream(c, params, request, { resumable, onResume: resumed })) {
       const payload = event.payload;
       switch (payload?.$case) {
         case 'task':
@@ -297,7 +300,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     meter: PeerCallMeter,
   ) {
     const artifacts = new ArtifactText();
-    const result = await c.sendMessage(params, request);
+    const result = await resumableSend(c, params, request, { resumable, onResume: resumed });
     const first = asTask(result);
     if (!first) {
       const reply = result as Message;
@@ -327,6 +330,11 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     const settled = fromTask(current, artifacts);
     checkAnswerSize(meter, artifacts, settled.text);
     return settled;
+  }
+
+  /** A cut stream or send taken up again (`streamResume.ts`): logged, as the peer's health is not in question yet. */
+  function resumed({ attempt, after, reason }: { attempt: number; after: string; reason: string }): void {
+    log.info('remote call resumed after a cut', { attempt, after, reason: redact(reason) });
   }
 
   /** Maps the settled task to an outcome and keeps (or drops) the remote ids for the session. */
@@ -429,21 +437,6 @@ export function nameFault(error: unknown, meter: PeerCallMeter): { reason: strin
   if (isNetworkError(error))
     return { reason: `invalid answer: cut off (${describeNetworkError(error)})`, counts: true };
   return { reason: `invalid answer: ${describe(error)}`, counts: true };
-}
-
-function causeChain(error: unknown): unknown[] {
-  const chain: unknown[] = [];
-  for (let e = error; e && typeof e === 'object' && chain.length < 8; e = (e as { cause?: unknown }).cause)
-    chain.push(e);
-  return chain;
-}
-
-/** A socket-level failure (reset, closed mid-body), as undici reports it. */
-function isNetworkError(error: unknown): boolean {
-  return causeChain(error).some((e) => {
-    const code = (e as { code?: unknown }).code;
-    return (typeof code === 'string' && /^(UND_ERR_|E[A-Z]+)/.test(code)) || errorMessage(e) === 'terminated';
-  });
 }
 
 function describe(error: unknown): string {

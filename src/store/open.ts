@@ -6,6 +6,7 @@ import type { Storage } from './index';
 import type { TaskEventLog } from './taskEvents';
 import { openPostgresStorage } from './postgres/storage';
 import { openSqliteStorage } from './sqlite/storage';
+import { createSqliteTaskEventLog } from './sqlite/taskEvents';
 import { createSqliteTaskRows } from './sqlite/taskRows';
 import type { TaskRowStores } from './taskRows';
 
@@ -17,8 +18,8 @@ import type { TaskRowStores } from './taskRows';
 export interface NodeStorage extends Storage {
   /** The A2A task and push-config rows (`taskRows.ts`): in the SQLite file, or PostgreSQL's, shared by every replica. */
   readonly taskRows: TaskRowStores;
-  /** With PostgreSQL, the A2A tasks' events and cancels shared by every replica; a lone SQLite process has none. */
-  readonly taskEvents?: TaskEventLog;
+  /** The A2A tasks' events and cancels: with PostgreSQL shared by every replica, else this process's (in the SQLite file). */
+  readonly taskEvents: TaskEventLog;
 }
 
 /** Options of {@link openNodeStorage}. */
@@ -60,7 +61,19 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
       logger: options.logger,
       redact: options.redact,
     });
-    return { stores: storage.stores, taskRows, health: () => storage.health(), close: () => storage.close() };
+    const taskEvents = createSqliteTaskEventLog({
+      db: storage.db,
+      group: storage.group,
+      logger: options.logger,
+      redact: options.redact,
+    });
+    return {
+      stores: storage.stores,
+      taskRows,
+      taskEvents,
+      health: () => storage.health(),
+      close: () => storage.close(),
+    };
   }
   const postgres = await openPostgresStorage({
     url: options.url,

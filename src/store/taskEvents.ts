@@ -8,8 +8,13 @@ export interface TaskKey {
   taskId: string;
 }
 
-/** One event of a task, numbered from 1 in the order it was written. */
+/**
+ * One event of a task under its generation (the A2A 1.1 draft's `generation`,
+ * issue 27): 1 for the event that created the task, then +1 per event, over
+ * the task's whole life (every turn, whichever replica ran it).
+ */
 export interface TaskEventRecord {
+  /** The task's generation after this event. */
   seq: number;
   /** The event as it went out on the stream (plain JSON data, already redacted). */
   event: unknown;
@@ -17,8 +22,8 @@ export interface TaskEventRecord {
   terminal: boolean;
 }
 
-/** One event to append, and optionally the task as it stands after it. */
-export interface TaskEventAppend extends Omit<TaskEventRecord, 'seq'> {
+/** One event to append under its generation, and optionally the task as it stands after it. */
+export interface TaskEventAppend extends TaskEventRecord {
   /**
    * The task folded up to and including this event (plain JSON data), kept
    * as the task's {@link TaskSnapshot} under this event's number: a follower
@@ -36,19 +41,30 @@ export interface TaskSnapshot {
 }
 
 /**
- * A task's events shared by the replicas of one node (issue 16): the replica
- * running a task appends them; any replica follows them from a sequence
- * number on with no gap, and asks the running replica to cancel. Only the
- * PostgreSQL storage has one; a single SQLite process keeps its streams in
- * memory.
+ * How long the events of an ended task are kept after its terminal event
+ * (which stays: it fences late writers): a stream cut near the end resumes
+ * within this window; after it the task is its row. The task rows' purge
+ * prunes them on both databases; the card's generation extension states it
+ * (`a2a/generation.ts`).
+ */
+export const ENDED_TASK_EVENTS_KEPT_MS = 5 * 60_000;
+
+/**
+ * A task's events, kept so that a stream can be followed from any of them
+ * on (issue 16: from another replica; issue 27: a client resuming a cut
+ * stream with `Last-Event-ID`): the replica running a task appends them;
+ * any reader follows them from a generation on with no gap, and asks the
+ * running replica to cancel. PostgreSQL shares them between replicas;
+ * SQLite keeps them for its one process.
  */
 export interface TaskEventLog {
   /**
-   * Writes the event in this turn's group commit as the task's next one,
-   * numbered by the database (so a task answered after `input-required` on
-   * another replica goes on numbering where it stopped); resolves once
-   * committed. Fenced: once a terminal event is written for the task, later
-   * events are dropped.
+   * Writes the event under its generation in this turn's group commit;
+   * resolves once committed. The generation is the writer's (the one
+   * replica running the task counts on from the generation the task had
+   * when its turn began); the store keeps one event per generation: a
+   * second event under a generation already stored is dropped, as is any
+   * event after the task's terminal one (fencing).
    */
   append(key: TaskKey, record: TaskEventAppend): Promise<void>;
   /**
@@ -57,7 +73,11 @@ export interface TaskEventLog {
    * read after the wake-up is listening, so none committed meanwhile is missed.
    */
   follow(key: TaskKey, options: { after: number; signal?: AbortSignal }): AsyncIterable<TaskEventRecord>;
-  /** The task's events with `seq > after` committed now, in order: at most a page (the first 500). */
+  /**
+   * The task's events with `seq > after`, in order: at most a page (the
+   * first 500). Events this process appended are committed first: a reader
+   * never misses one its own process has already told a listener of.
+   */
   read(key: TaskKey, after: number): Promise<TaskEventRecord[]>;
   /**
    * The task's latest snapshot, committed with its event: the events up to

@@ -31,6 +31,12 @@ export interface StoredTask {
   scope: TaskScope;
   task: Task;
   /**
+   * The task's generation as written (issue 27: +1 per event over its life):
+   * the next turn goes on counting from it. 0 for a row written before
+   * generations were kept, or a task being created.
+   */
+  generation?: number;
+  /**
    * While the task runs (submitted, working) and replicas share the
    * database: the replica running it, as its row names it. None otherwise.
    */
@@ -43,6 +49,14 @@ export interface TaskTurnClaim {
   messageId?: string;
   /** When: the timestamp of the `working` status the claim writes. */
   at: Date;
+  /**
+   * The send's idempotency key (issue 27): the claim is refused when it is
+   * recorded already (a retry: the loser learns the task it names), and a
+   * claim that wins records it, in the same write.
+   */
+  send?: SendKey;
+  /** The generation the caller expects the task to be at (`If-Generation-Match`): the claim is refused at any other. */
+  generation?: number;
 }
 
 /**
@@ -62,6 +76,10 @@ export type TaskClaim =
        * can be told from another one (issue 27 answers it from here).
        */
       messageId?: string;
+      /** The task's generation as its row holds it. */
+      generation?: number;
+      /** The task the claim's send key is recorded for, when it is (the send is a retry of that one). */
+      sentAs?: string;
     };
 
 /** A ListTasks query, as the rows answer it. */
@@ -97,8 +115,38 @@ export class InvalidPageTokenError extends Error {
   }
 }
 
+/**
+ * A send's idempotency key (issue 27): whose send it is and its key (the
+ * message id, or the caller's `Idempotency-Key`), kept `keptMs` from when
+ * it is recorded (the database's clock).
+ */
+export interface SendKey {
+  scope: TaskScope;
+  key: string;
+  keptMs: number;
+}
+
+/** What {@link TaskRows.claimSend} found: the task of the send, and whether this call recorded it. */
+export interface SendClaim {
+  taskId: string;
+  /** True: this send is the first (its turn runs); false: a retry of the send that recorded `taskId`. */
+  created: boolean;
+}
+
 /** The task rows. */
 export interface TaskRows {
+  /**
+   * Records `send` for the task `taskId`; with `row`, the task is new and a
+   * retry that finds the key must find it too: with replicas its first row
+   * (naming the replica running it) is written in the same commit; where
+   * one process owns the database the task is live in that process until
+   * its first row, and should the process end first its restart sweep
+   * ({@link failInterrupted}) writes the task the key names, failed. When
+   * the key is recorded already and has not expired, nothing is written and
+   * the task recorded for it is returned: of sends racing with one key, on
+   * any replica, exactly one is `created`. Resolves once committed.
+   */
+  claimSend(send: SendKey, taskId: string, row?: StoredTask): Promise<SendClaim>;
   /**
    * Writes each task as it is now (the row is taken when `write` is called;
    * later changes to the object are not written), replacing its earlier row.
@@ -123,11 +171,17 @@ export interface TaskRows {
   list(reader: TaskReader, query: TaskQuery): Promise<TaskPage>;
   /**
    * Marks every task left submitted or working as failed with `reason` at
-   * `at` (nobody runs them any more: the process that did has ended);
-   * resolves with how many.
+   * `at` (nobody runs them any more: the process that did has ended), and
+   * writes failed any task a send created whose process ended before its
+   * first row; resolves with how many.
    */
   failInterrupted(reason: string, at: Date): Promise<number>;
-  /** Deletes finished tasks (and their push configs) whose status last changed before `olderThan`; resolves with how many. */
+  /**
+   * Deletes finished tasks (and their push configs and events) whose status
+   * last changed before `olderThan`, the events of tasks ended long enough
+   * ago (`ENDED_TASK_EVENTS_KEPT_MS`) and expired send keys; resolves with
+   * how many tasks.
+   */
   purgeFinished(olderThan: Date): Promise<number>;
   /** How many tasks of every caller are in each state (`TASK_STATE_WORKING`: 2, …): the node's metrics. */
   countByState(): Promise<Record<string, number>>;
@@ -208,13 +262,15 @@ export interface TaskColumns {
   artifacts: string | null;
   history: string | null;
   metadata: string | null;
+  /** The task's generation when the row was written ({@link StoredTask.generation}). */
+  generation: number;
 }
 
 /**
  * The one seam where a task becomes a row: nothing stored holds a secret
  * value (issue 11 G).
  */
-export function taskColumns(task: Task, redact?: Redact): TaskColumns {
+export function taskColumns(task: Task, generation: number | undefined, redact?: Redact): TaskColumns {
   const payload = Task.toJSON(task) as Record<string, unknown>;
   const encode = (value: unknown) => {
     if (value === undefined) return null;
@@ -230,11 +286,12 @@ export function taskColumns(task: Task, redact?: Redact): TaskColumns {
     artifacts: encode(payload.artifacts),
     history: encode(payload.history),
     metadata: encode(payload.metadata),
+    generation: generation ?? 0,
   };
 }
 
 /** The task a row holds. */
-export function taskOfColumns(row: Omit<TaskColumns, 'status_state' | 'status_last_updated'>): Task {
+export function taskOfColumns(row: Omit<TaskColumns, 'status_state' | 'status_last_updated' | 'generation'>): Task {
   const decode = (value: string | null) => (value ? JSON.parse(value) : undefined);
   return Task.fromJSON({
     id: row.id,

@@ -1,4 +1,4 @@
-import { Role, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type StreamResponse } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { createClusterTasks, SNAPSHOT_EVERY } from '../../src/a2a/clusterTasks';
 import { applyEvent } from '../../src/a2a/liveTasks';
@@ -6,7 +6,7 @@ import { newTask, statusUpdate, textPart } from '../../src/a2a/messages';
 import { createMemoryLogger } from '../../src/log/logger';
 import type { PgDatabase } from '../../src/store/postgres/database';
 import { openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
-import type { TaskScope } from '../../src/store/taskRows';
+import type { StoredTask, TaskScope } from '../../src/store/taskRows';
 import { emptyAllTables, skipWithoutPostgres } from '../support/postgres';
 import { useMigratedDatabase } from '../support/postgresSuite';
 import { answerChunk } from '../support/taskEvents';
@@ -67,9 +67,10 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
      * What a replica's LiveTasks does with each event of an `every-state` task: the fold (here the SDK-shaped
      * `applyEvent`), the row written on each state change and the event recorded, both in one group commit.
      */
-    const runner = (on: Replica, start?: Task) => {
-      let task = start;
-      let seq = 0;
+    /** Folds and records events as a live task on `on` does, from the task `start` as stored (its generation on). */
+    const runner = (on: Replica, start?: StoredTask) => {
+      let task = start?.task;
+      let seq = start?.generation ?? 0;
       return (...events: AgentExecutionEvent[]) =>
         Promise.all(
           events.map((event) => {
@@ -80,31 +81,33 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
               scope,
               taskId: ids.taskId,
               writeMode: 'every-state',
-              seq,
+              kept: true,
+              generation: seq,
               event,
               task,
             });
             const state = task.status?.state;
             return state === before
               ? recorded
-              : Promise.all([recorded, on.storage.taskRows.tasks.write([{ scope, task }])]);
+              : Promise.all([recorded, on.storage.taskRows.tasks.write([{ scope, task, generation: seq }])]);
           }),
         );
     };
     const follow = async (on: Replica, signal = new AbortController().signal) => {
       const seen: StreamResponse[] = [];
-      for await (const response of on.cluster.follow(scope, ids.taskId, signal)) seen.push(response);
+      for await (const { response } of on.cluster.follow(scope, ids.taskId, signal)) seen.push(response);
       return seen;
     };
     /** Follows from `on`; resolves once its first response (the task as it stands) is in, with `all` to come. */
     const following = async (on: Replica) => {
       const responses = on.cluster.follow(scope, ids.taskId, new AbortController().signal)[Symbol.asyncIterator]();
       const first = await responses.next();
-      const seen: StreamResponse[] = first.done ? [] : [first.value];
+      const seen: StreamResponse[] = first.done ? [] : [first.value.response];
       // In an object: awaiting `following` must not wait for the rest.
       return {
         all: (async () => {
-          for (let next = await responses.next(); !next.done; next = await responses.next()) seen.push(next.value);
+          for (let next = await responses.next(); !next.done; next = await responses.next())
+            seen.push(next.value.response);
           return seen;
         })(),
       };
@@ -238,7 +241,8 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       );
       const row = await b.storage.taskRows.tasks.get({ ...scope, everyone: false }, ids.taskId);
       // B's turn starts from the row, as its executor does: a task event first.
-      const answered = runner(b, row!.task);
+      expect(row?.generation).toBe(2);
+      const answered = runner(b, row);
       await answered(
         AgentEvent.task({
           ...row!.task,
@@ -327,7 +331,15 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       const a = await replica('a');
       const task = newTask(ids, userMessage, TaskState.TASK_STATE_WORKING, at);
       const event = AgentEvent.task(task);
-      await a.cluster.record({ scope, taskId: ids.taskId, writeMode: 'on-settle', seq: 1, event, task });
+      await a.cluster.record({
+        scope,
+        taskId: ids.taskId,
+        writeMode: 'on-settle',
+        kept: true,
+        generation: 1,
+        event,
+        task,
+      });
       expect(await a.storage.taskEvents.read({ ...scope, taskId: ids.taskId }, 0)).toEqual([]);
     });
 

@@ -75,7 +75,7 @@ describe('LiveTasks', () => {
     expect(live.size).toBe(0);
     const stored = await rows.tasks.get({ ...alice, everyone: false }, 't1');
     expect(stored?.task.artifacts[0].parts).toHaveLength(2);
-    expect(folded.map((event) => [event.seq, event.event.kind])).toEqual([
+    expect(folded.map((event) => [event.generation, event.event.kind])).toEqual([
       [1, 'task'],
       [2, 'statusUpdate'],
       [3, 'statusUpdate'],

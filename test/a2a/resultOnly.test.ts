@@ -10,6 +10,7 @@ import type { PublishEvent, TaskTurn } from '../../src/a2a/executor';
 import { applyEvent, LiveTasks, type LiveTask } from '../../src/a2a/liveTasks';
 import { TaskHandler } from '../../src/a2a/taskHandler';
 import { createA2AStores } from '../../src/a2a/taskStore';
+import { createSqliteTaskEventLog } from '../../src/store/sqlite/taskEvents';
 import { createSqliteTaskRows } from '../../src/store/sqlite/taskRows';
 import { createMemoryLogger } from '../../src/log/logger';
 import { openDatabase } from '../../src/store/sqlite/database';
@@ -222,7 +223,8 @@ describe('a blocking send whose executor misbehaves', () => {
       const db = openDatabase(path.join(dir, 'lango.db'));
       try {
         const logger = createMemoryLogger();
-        const rows = createSqliteTaskRows({ db, group: createGroupCommit(db), logger });
+        const group = createGroupCommit(db);
+        const rows = createSqliteTaskRows({ db, group, logger });
         const live = new LiveTasks({ rows: rows.tasks });
         const stores = createA2AStores({ rows, live, clock: () => new Date() });
         const handler = new TaskHandler({
@@ -232,6 +234,10 @@ describe('a blocking send whose executor misbehaves', () => {
           push: { store: stores.pushConfigs, sender: { send: async () => undefined } },
           cards: undefined as never, // no card is asked for
           extendedCardEnabled: false,
+          events: createSqliteTaskEventLog({ db, group, logger }),
+          sends: rows.tasks,
+          idempotencyWindowMs: 60_000,
+          longPollTimeoutMs: 1_000,
           logger,
           clock: () => new Date(),
         });

@@ -41,8 +41,8 @@ if (!skipWithoutPostgres('the store activity metrics on PostgreSQL')) {
       const c = await replica('c');
       const key = { tenant: '', owner: 'owner', taskId: 'task-1' };
       await Promise.all([
-        a.storage.taskEvents.append(key, { event: { n: 1 }, terminal: false }),
-        a.storage.taskEvents.append(key, { event: { n: 2 }, terminal: false }),
+        a.storage.taskEvents.append(key, { seq: 1, event: { n: 1 }, terminal: false }),
+        a.storage.taskEvents.append(key, { seq: 2, event: { n: 2 }, terminal: false }),
       ]);
       // One group: the task's lock, one insert of both events and one NOTIFY.
       expect(await a.value('lango_store_write_duration_seconds', { le: '+Inf' })).toBe(1);
@@ -54,7 +54,7 @@ if (!skipWithoutPostgres('the store activity metrics on PostgreSQL')) {
       const followed = b.storage.taskEvents.follow(key, { after: 0, signal: stop.signal })[Symbol.asyncIterator]();
       expect((await followed.next()).value?.seq).toBe(1);
       expect((await followed.next()).value?.seq).toBe(2);
-      await a.storage.taskEvents.append(key, { event: { n: 3 }, terminal: false });
+      await a.storage.taskEvents.append(key, { seq: 3, event: { n: 3 }, terminal: false });
       expect((await followed.next()).value?.seq).toBe(3);
       const heard = (r: typeof a) => r.value('lango_store_notifications_total', { channel: TASK_EVENTS_CHANNEL });
       expect(await heard(b)).toBe(1);
@@ -64,7 +64,7 @@ if (!skipWithoutPostgres('the store activity metrics on PostgreSQL')) {
       // B stops following: it stops listening, and the next batch wakes no replica.
       stop.abort();
       expect((await followed.next()).done).toBe(true);
-      await a.storage.taskEvents.append(key, { event: { n: 4 }, terminal: false });
+      await a.storage.taskEvents.append(key, { seq: 4, event: { n: 4 }, terminal: false });
       await holdsFor(async () => (await heard(b)) === 1, 300, 'B no longer woken');
     });
   });

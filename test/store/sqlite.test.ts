@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createMemoryLogger } from '../../src/log/logger';
 import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/storage';
+import { createSqliteTaskEventLog } from '../../src/store/sqlite/taskEvents';
 import { createSqliteTaskRows } from '../../src/store/sqlite/taskRows';
 import type { StoresFactory } from './contracts/factory';
 import { graphStoreContract } from './contracts/graph.contract';
@@ -12,6 +13,7 @@ import { knowledgeStoreContract } from './contracts/knowledge.contract';
 import { ledgerContract } from './contracts/ledger.contract';
 import { memoryStoreContract } from './contracts/memory.contract';
 import { sessionStoreContract } from './contracts/sessions.contract';
+import { taskEventsContract, type TaskEventsFactory } from './contracts/taskEvents.contract';
 import { timelineStoreContract } from './contracts/timelines.contract';
 import { taskRowsContract, type TaskRowsFactory } from './contracts/taskRows.contract';
 import { tenantScopeContract } from './contracts/tenants.contract';
@@ -90,3 +92,28 @@ const sqliteTaskRows: TaskRowsFactory = {
   },
 };
 taskRowsContract(sqliteTaskRows);
+
+/** The A2A task events on the SQLite file, in the storage's group commit, beside the task rows that migrate them. */
+const sqliteTaskEvents: TaskEventsFactory = {
+  name: 'SQLite',
+  async open() {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-contract-'));
+    const logger = createMemoryLogger();
+    const storage = openSqliteStorage({ file: path.join(dir, 'lango.db'), logger, clock: () => new Date() });
+    const { tasks } = createSqliteTaskRows({ db: storage.db, group: storage.group, logger });
+    return {
+      events: createSqliteTaskEventLog({ db: storage.db, group: storage.group, logger }),
+      rows: tasks,
+      async backdate(taskIds, ms) {
+        storage.group.flush();
+        const update = storage.db.prepare('UPDATE a2a_task_events SET at = at - ? WHERE task_id = ?');
+        for (const taskId of taskIds) update.run(ms, taskId);
+      },
+      async close() {
+        await storage.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+taskEventsContract(sqliteTaskEvents);

@@ -16,6 +16,7 @@ import { createA2AServer, type A2AServer, type A2AServerOptions } from '../../sr
 import { DEFAULT_PEER_GRANT } from '../../src/tools/families';
 import type { SqliteDatabase } from '../../src/store/sqlite/database';
 import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/storage';
+import { createSqliteTaskEventLog } from '../../src/store/sqlite/taskEvents';
 import { createSqliteTaskRows } from '../../src/store/sqlite/taskRows';
 import { ScriptedA2ARunner } from './a2aRunner';
 
@@ -126,6 +127,7 @@ export async function startA2ANode(options: StartOptions = {}): Promise<A2ATestN
       callers: createCallers(config.a2a.auth, { defaultGrant: DEFAULT_PEER_GRANT }),
       health: () => storage.health(),
       taskRows: createSqliteTaskRows({ db, group: storage.group, logger, redact: options.extra?.redact }),
+      taskEvents: createSqliteTaskEventLog({ db, group: storage.group, logger, redact: options.extra?.redact }),
       logger,
       clock: () => new Date(),
       push: { baseDelayMs: 20, timeoutMs: 2000 },

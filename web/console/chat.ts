@@ -10,6 +10,13 @@ import { ago, api, byId, button, el, getJson, showError } from './dom.js';
 
 /** Where the owner's token for the A2A endpoint is kept for this tab (the console pages use their cookie). */
 export const TOKEN_KEY = 'lango-owner-token';
+/**
+ * The node's generation extension (`src/protocol/generation.ts`, a separate bundle): activated, each chat event
+ * carries an SSE id, and a stream that drops is taken up after the last one (SubscribeToTask, Last-Event-ID).
+ */
+const GENERATION_EXTENSION = 'https://lango.dev/a2a/ext/generation/v1';
+/** How often a dropped chat stream is taken up again before the chat says it lost the answer. */
+const RESUMES = 5;
 
 interface Part {
   text?: string;
@@ -174,6 +181,36 @@ function approvalCard(cards: HTMLElement, pending: NonNullable<ConversationDetai
   scrollToNewest();
 }
 
+/** Reads an SSE body frame by frame into `handle`, noting each event's id; a dropped connection just ends it. */
+async function readFrames(
+  body: NonNullable<Response['body']>,
+  handle: (frame: Frame) => void,
+  seen: { lastId?: string },
+): Promise<void> {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+        const lines = buffer.slice(0, end).split('\n');
+        buffer = buffer.slice(end + 2);
+        const data = lines
+          .filter((line) => line.startsWith('data:'))
+          .map((line) => line.slice(5).trimStart())
+          .join('\n');
+        const id = lines.find((line) => line.startsWith('id:'));
+        if (id) seen.lastId = id.slice(3).trim();
+        if (data) handle(JSON.parse(data) as Frame);
+      }
+    }
+  } catch {
+    // The connection dropped: the caller takes the stream up again.
+  }
+}
+
 /** Sends `message` (shown as `said`) on the current conversation and streams the answer in. */
 async function chat(message: string, said: string): Promise<void> {
   const authRequired = document.body.dataset.auth === 'true';
@@ -187,6 +224,7 @@ async function chat(message: string, said: string): Promise<void> {
     'Content-Type': 'application/json',
     Accept: 'text/event-stream',
     'A2A-Version': '1.0',
+    'A2A-Extensions': GENERATION_EXTENSION,
   };
   if (authRequired && token) headers.Authorization = `Bearer ${token}`;
   const a2aMessage = {
@@ -210,10 +248,8 @@ async function chat(message: string, said: string): Promise<void> {
     return;
   }
   let chunks = 0;
-  let buffer = '';
   let answeredBy = '';
   let closed = false;
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   // The closing line is written once the task settles: live timeline updates no longer rewrite it after that.
   const close = () => {
     if (closed) return;
@@ -268,20 +304,18 @@ async function chat(message: string, said: string): Promise<void> {
     if (result.message) answer.textContent = partsText(result.message.parts);
     if (answeredBy) answer.parentElement!.querySelector('.who')!.textContent = answeredBy;
   };
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += value;
-    for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = block
-        .split('\n')
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => line.slice(5).trimStart())
-        .join('\n');
-      if (data) handle(JSON.parse(data) as Frame);
-    }
+  const seen: { lastId?: string } = {};
+  await readFrames(res.body, handle, seen);
+  // The connection dropped before the turn ended: take the stream up after the last event (no reload, no gap).
+  for (let attempt = 1; !closed && chatTask && attempt <= RESUMES; attempt++) {
+    acting.textContent = 'connection lost: resuming…';
+    await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+    const resumed = await fetch('/', {
+      method: 'POST',
+      headers: seen.lastId ? { ...headers, 'Last-Event-ID': seen.lastId } : headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SubscribeToTask', params: { id: chatTask } }),
+    }).catch(() => undefined);
+    if (resumed?.ok && resumed.body) await readFrames(resumed.body, handle, seen);
   }
   close();
   if (answer.dataset.state === 'input-required') waitingTask = chatTask;

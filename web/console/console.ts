@@ -99,7 +99,13 @@ function onChange(change: Change): void {
 function live(): void {
   const status = byId('live');
   const events = new EventSource('/console/api/events');
-  events.addEventListener('ready', () => (status.textContent = 'live'));
+  let connected = false;
+  events.addEventListener('ready', () => {
+    status.textContent = 'live';
+    // After a reconnect the changes missed meanwhile are read again: the open view refreshes in place.
+    if (connected) onChange({ what: 'turn' });
+    connected = true;
+  });
   events.addEventListener('change', (event) => onChange(JSON.parse((event as MessageEvent<string>).data) as Change));
   events.addEventListener('error', () => (status.textContent = 'reconnecting…'));
   setInterval(() => {

@@ -30,6 +30,7 @@ import type { TaskEventLog } from '../taskEvents';
 import type { PushConfigRows, TaskRows } from '../taskRows';
 import { createPgTaskRows, PUSH_CONFIGS_CHANNEL, TASK_ROWS_SCHEMA } from './taskRows';
 import { createPgListener } from './listener';
+import { SEND_KEYS_SCHEMA } from './sendKeys';
 import { createPgTaskEventLog, TASK_CANCELS_CHANNEL, TASK_EVENTS_SCHEMA } from './taskEvents';
 import { createPgTimelineStore, TIMELINE_SCHEMA } from './timelines';
 
@@ -52,6 +53,7 @@ export const POSTGRES_SCHEMAS: readonly PgSchema[] = [
   TASK_ROWS_SCHEMA,
   TASK_EVENTS_SCHEMA,
   TIMELINE_SCHEMA,
+  SEND_KEYS_SCHEMA,
 ];
 
 /** The PostgreSQL storage: one pool, its group commit and every store on it. */

@@ -83,6 +83,8 @@ function keysOf(payload: string): TaskKey[] | undefined {
 
 interface QueuedEvent {
   key: TaskKey;
+  /** The task's generation after the event. */
+  seq: number;
   event: string;
   terminal: boolean;
   /** The task after this event, as text; null when none was given or a later event of the batch carries a newer one. */
@@ -204,30 +206,31 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
     return {
       statements: [
         lockTasksStatement(keys),
-        // Numbered after the task's last event, under its lock: whichever replica writes, the numbers go on with no gap.
-        // A snapshot goes in with the number its event gets, in the same statement, so the two never disagree.
+        // Each event under its generation: the primary key keeps one per generation (a second writer's is dropped),
+        // the terminal check fences a finished task. A snapshot goes in with its event, in the same statement.
         {
           name: 'a2a_task_events_append',
-          text: `WITH numbered AS (
-               SELECT e.tenant, e.owner, e.task_id, e.event, e.terminal, e.snapshot,
-                 COALESCE((SELECT max(t.seq) FROM a2a_task_events t
-                   WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id), 0)
-                   + row_number() OVER (PARTITION BY e.tenant, e.owner, e.task_id ORDER BY e.n) AS seq
-               FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[], $6::text[])
-                 WITH ORDINALITY AS e(tenant, owner, task_id, event, terminal, snapshot, n)
-               WHERE NOT EXISTS (SELECT 1 FROM a2a_task_events t
-                 WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id AND t.terminal)),
-             appended AS (
+          text: `WITH appended AS (
                INSERT INTO a2a_task_events (tenant, owner, task_id, seq, event, terminal, replica, at)
-               SELECT tenant, owner, task_id, seq, event, terminal, $7, now() FROM numbered)
+               SELECT e.tenant, e.owner, e.task_id, e.seq, e.event, e.terminal, $8, now()
+               FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::boolean[], $7::text[])
+                 AS e(tenant, owner, task_id, seq, event, terminal, snapshot)
+               WHERE NOT EXISTS (SELECT 1 FROM a2a_task_events t
+                 WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id AND t.terminal)
+               ON CONFLICT DO NOTHING
+               RETURNING tenant, owner, task_id, seq)
            INSERT INTO a2a_task_snapshots (tenant, owner, task_id, seq, task)
-           SELECT tenant, owner, task_id, seq, snapshot FROM numbered WHERE snapshot IS NOT NULL
+           SELECT e.tenant, e.owner, e.task_id, e.seq, e.snapshot
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $7::text[]) AS e(tenant, owner, task_id, seq, snapshot)
+           JOIN appended a USING (tenant, owner, task_id, seq)
+           WHERE e.snapshot IS NOT NULL
            ON CONFLICT (tenant, owner, task_id) DO UPDATE SET seq = excluded.seq, task = excluded.task
              WHERE a2a_task_snapshots.seq < excluded.seq`,
           values: [
             batch.map((e) => e.key.tenant),
             batch.map((e) => e.key.owner),
             batch.map((e) => e.key.taskId),
+            batch.map((e) => e.seq),
             batch.map((e) => e.event),
             batch.map((e) => e.terminal),
             snapshots,
@@ -248,8 +251,11 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
     return write(batch);
   };
 
-  const read = async (key: TaskKey, after: number): Promise<TaskEventRecord[]> =>
-    (
+  /** Events this replica has appended and not yet committed, by task: a reader here waits for them. */
+  const unwritten = new Map<string, number>();
+  const read = async (key: TaskKey, after: number): Promise<TaskEventRecord[]> => {
+    if (unwritten.has(keyText(key))) await group.flush();
+    return (
       await rows<EventRow>(
         db,
         {
@@ -261,6 +267,7 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
         [],
       )
     ).map((row) => ({ seq: Number(row.seq), event: JSON.parse(row.event) as unknown, terminal: row.terminal }));
+  };
 
   return {
     append(key, record) {
@@ -268,12 +275,22 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
       if (!queue.some((e) => e.terminal && keyText(e.key) === keyText(key))) {
         queue.push({
           key,
+          seq: record.seq,
           event: asText(record.event),
           terminal: record.terminal,
           snapshot: record.snapshot === undefined ? null : asText(record.snapshot),
         });
       }
-      return group.schedule(takeQueued);
+      const text = keyText(key);
+      unwritten.set(text, (unwritten.get(text) ?? 0) + 1);
+      const committed = group.schedule(takeQueued);
+      const done = () => {
+        const left = (unwritten.get(text) ?? 1) - 1;
+        if (left > 0) unwritten.set(text, left);
+        else unwritten.delete(text);
+      };
+      committed.then(done, done);
+      return committed;
     },
     read,
     async snapshot(key) {

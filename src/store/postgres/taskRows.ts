@@ -1,11 +1,9 @@
-import { TaskState, taskStateFromJSON, taskStateToJSON } from '@a2a-js/sdk';
+import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
 import type { Redact } from '../../log/redactJson';
 import { FINISHED_STATES, RUNNING_STATES } from '../../protocol/taskStates';
 import {
-  CLAIMABLE_STATES,
-  claimedStatus,
   decodePageToken,
   encodePageToken,
   pushConfigData,
@@ -24,6 +22,8 @@ import { REPLICA_LOST, type ReplicaScope } from './cluster';
 import { rows, transaction, type PgDatabase, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 import type { PgListener } from './listener';
+import { claimTurn, createPgSendKeys } from './sendKeys';
+import { ENDED_TASK_EVENTS_KEPT_MS } from '../taskEvents';
 import { lockTasks, lockTasksStatement, TASK_EVENTS_CHANNEL } from './taskEvents';
 
 /**
@@ -49,6 +49,8 @@ export const TASK_ROWS_SCHEMA: PgSchema = {
        PRIMARY KEY (tenant, owner, task_id, config_id));`,
     // The message whose turn last claimed the task (TaskRows.claim).
     `ALTER TABLE a2a_tasks ADD COLUMN turn_message TEXT`,
+    // Issue 27: the task's generation as written (its events carry theirs in `a2a_task_events.seq`).
+    `ALTER TABLE a2a_tasks ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;`,
   ],
 };
 
@@ -60,17 +62,12 @@ const FINISHED = FINISHED_STATES.map(taskStateToJSON);
 /** States a live task runs in, as stored: the ones a lost or restarted replica leaves behind. */
 const IN_FLIGHT = RUNNING_STATES.map(taskStateToJSON);
 const DEFAULT_PAGE = 50;
-/**
- * How long the retention sweep keeps an ended task's events after its
- * terminal one (database time): a follower reading them as the task ended
- * has this long to finish; after it the task is its row.
- */
-const ENDED_TASK_EVENTS_KEPT_MS = 5 * 60_000;
 
 type TaskRow = TaskColumns & { tenant: string; owner: string };
-interface PgTaskRow extends Omit<TaskRow, 'status_last_updated'> {
-  /** BIGINT comes back as text. */
+interface PgTaskRow extends Omit<TaskRow, 'status_last_updated' | 'generation'> {
+  /** BIGINTs come back as text. */
   status_last_updated: string;
+  generation: string;
   /** Read by `get` and `claim` only. */
   replica?: string | null;
 }
@@ -82,6 +79,8 @@ interface FailedRow {
   id: string;
   context_id: string;
   status: string;
+  /** BIGINT as text. */
+  generation: string;
 }
 
 /** Options of {@link createPgTaskRows}. */
@@ -146,6 +145,7 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
   /** Rows taken by a group that has not committed yet: reads still see them (the next group gathers meanwhile). */
   const committing = new Map<string, TaskRow>();
   const pushConfigs = createPgPushConfigRows(db, options.listener, logger);
+  const sendKeys = createPgSendKeys({ db, group, replicaId: replica.replicaId, redact });
 
   const writeBatch = (batch: TaskRow[]): PgQueuedWrite => {
     const column = <K extends keyof TaskRow>(name: K) => batch.map((row) => row[name]);
@@ -155,14 +155,15 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
         {
           name: 'a2a_tasks_write',
           text: `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts,
-             history, metadata, protocol_version, replica)
+             history, metadata, generation, protocol_version, replica)
            SELECT t.*, '1.0', $11 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[],
-             $7::text[], $8::text[], $9::text[], $10::text[])
-             AS t(tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata)
+             $7::text[], $8::text[], $9::text[], $10::text[], $13::bigint[])
+             AS t(tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata,
+               generation)
            ON CONFLICT (tenant, owner, id) DO UPDATE SET context_id = excluded.context_id,
              status_last_updated = excluded.status_last_updated, status_state = excluded.status_state,
              status = excluded.status, artifacts = excluded.artifacts, history = excluded.history,
-             metadata = excluded.metadata, replica = excluded.replica
+             metadata = excluded.metadata, generation = excluded.generation, replica = excluded.replica
            WHERE a2a_tasks.status_state IS NULL OR NOT (a2a_tasks.status_state = ANY ($12::text[]))`,
           values: [
             column('tenant'),
@@ -177,6 +178,7 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
             column('metadata'),
             replica.replicaId,
             FINISHED,
+            column('generation'),
           ],
         },
       ],
@@ -196,10 +198,11 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
   const stored = (row: PgTaskRow): StoredTask => ({
     scope: { tenant: row.tenant, owner: row.owner },
     task: taskOfColumns(row),
+    generation: Number(row.generation),
     ...(row.replica && IN_FLIGHT.includes(row.status_state ?? '') ? { replica: row.replica } : {}),
   });
   const columns =
-    'tenant, owner, id, context_id, status_state, status, artifacts, history, metadata, status_last_updated, replica';
+    'tenant, owner, id, context_id, status_state, status, artifacts, history, metadata, status_last_updated, generation, replica';
 
   /**
    * Fails the rows `where` selects (running, and `$1`/`$2` as in the
@@ -220,25 +223,36 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
         await lockTasks(client, [key]);
         const [row] = await rows<FailedRow>(
           client,
-          `SELECT tenant, owner, id, context_id, status FROM a2a_tasks
+          `SELECT tenant, owner, id, context_id, status, generation FROM a2a_tasks
            WHERE tenant = $4 AND owner = $5 AND id = $6 AND status_state = ANY ($3::text[]) AND ${where}
            FOR UPDATE`,
           [replica.replicaId, replica.leaseMs, IN_FLIGHT, key.tenant, key.owner, key.taskId],
         );
         if (!row) return false;
         const status = failedStatus(row, reason, at);
-        await client.query(
-          `UPDATE a2a_tasks SET status_state = $4, status = $5, status_last_updated = $6
-           WHERE tenant = $1 AND owner = $2 AND id = $3`,
-          [key.tenant, key.owner, key.taskId, status.state, JSON.stringify(status), at.getTime()],
-        );
         const event = { statusUpdate: { taskId: row.id, contextId: row.context_id, status } };
+        // The failure is the task's next generation: after its last event, or its row's when its turn wrote none.
         await client.query(
-          `INSERT INTO a2a_task_events (tenant, owner, task_id, seq, event, terminal, replica, at)
-           SELECT $1, $2, $3, COALESCE(max(seq), 0) + 1, $4, true, $5, now() FROM a2a_task_events
-             WHERE tenant = $1 AND owner = $2 AND task_id = $3
-           ON CONFLICT DO NOTHING`,
-          [key.tenant, key.owner, key.taskId, JSON.stringify(event), replica.replicaId],
+          `WITH ended AS (
+             INSERT INTO a2a_task_events (tenant, owner, task_id, seq, event, terminal, replica, at)
+             SELECT $1, $2, $3, GREATEST(COALESCE(max(seq), 0), $6::bigint) + 1, $4, true, $5, now() FROM a2a_task_events
+               WHERE tenant = $1 AND owner = $2 AND task_id = $3
+             ON CONFLICT DO NOTHING
+             RETURNING seq)
+           UPDATE a2a_tasks SET status_state = $7, status = $8, status_last_updated = $9,
+             generation = COALESCE((SELECT seq FROM ended), generation + 1)
+           WHERE tenant = $1 AND owner = $2 AND id = $3`,
+          [
+            key.tenant,
+            key.owner,
+            key.taskId,
+            JSON.stringify(event),
+            replica.replicaId,
+            row.generation,
+            status.state,
+            JSON.stringify(status),
+            at.getTime(),
+          ],
         );
         await client.query('SELECT pg_notify($1, $2)', [
           TASK_EVENTS_CHANNEL,
@@ -256,11 +270,12 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
     WHERE r.replica_id = replica AND r.heartbeat_at > now() - make_interval(secs => $2::double precision / 1000)))`;
 
   const tasks: TaskRows = {
+    claimSend: (send, taskId, row) => sendKeys.claim(send, taskId, row),
     write(rowsToWrite) {
       const written: Array<[string, TaskRow]> = [];
-      for (const { scope, task } of rowsToWrite) {
+      for (const { scope, task, generation } of rowsToWrite) {
         const key = scopedKey(scope, task.id);
-        const row = { ...scope, ...taskColumns(task, redact) };
+        const row = { ...scope, ...taskColumns(task, generation, redact) };
         queued.set(key, row);
         written.push([key, row]);
       }
@@ -273,7 +288,13 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
     },
     async get(reader, id) {
       const pending = queued.get(scopedKey(reader, id)) ?? committing.get(scopedKey(reader, id));
-      if (pending) return stored({ ...pending, status_last_updated: '', replica: replica.replicaId });
+      if (pending)
+        return stored({
+          ...pending,
+          status_last_updated: '',
+          generation: String(pending.generation),
+          replica: replica.replicaId,
+        });
       const [own] = await rows<PgTaskRow>(db, {
         name: 'a2a_tasks_get',
         text: `SELECT ${columns} FROM a2a_tasks WHERE tenant = $1 AND owner = $2 AND id = $3`,
@@ -293,41 +314,8 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
       // This replica's own write of the task, not committed yet, would land after the claim: it goes first.
       const key = scopedKey(scope, id);
       if (queued.has(key) || committing.has(key)) await group.flush();
-      const status = claimedStatus(turn.at);
-      // One statement: a second claim waits for the first one's row lock, then finds the row no longer claimable.
-      const [claimed] = await rows<PgTaskRow>(db, {
-        name: 'a2a_tasks_claim',
-        text: `UPDATE a2a_tasks SET status_state = $4, status = $5, status_last_updated = $6, replica = $7, turn_message = $8
-               WHERE tenant = $1 AND owner = $2 AND id = $3 AND status_state = ANY ($9::text[])
-               RETURNING ${columns}`,
-        values: [
-          scope.tenant,
-          scope.owner,
-          id,
-          status.state,
-          status.status,
-          status.updated,
-          replica.replicaId,
-          turn.messageId ?? null,
-          CLAIMABLE_STATES,
-        ],
-      });
-      if (claimed) return { won: true, claimed: stored(claimed) };
-      // Read after the claim lost (a new snapshot): it sees the turn that won.
-      const [holder] = await rows<{ status_state: string | null; replica: string | null; turn_message: string | null }>(
-        db,
-        {
-          name: 'a2a_tasks_holder',
-          text: 'SELECT status_state, replica, turn_message FROM a2a_tasks WHERE tenant = $1 AND owner = $2 AND id = $3',
-          values: [scope.tenant, scope.owner, id],
-        },
-      );
-      return {
-        won: false,
-        state: holder?.status_state ? taskStateFromJSON(holder.status_state) : undefined,
-        ...(holder?.replica ? { replica: holder.replica } : {}),
-        ...(holder?.turn_message ? { messageId: holder.turn_message } : {}),
-      };
+      const claim = await claimTurn(db, { scope, id, turn, replicaId: replica.replicaId, columns });
+      return claim.won ? { won: true, claimed: stored(claim.row as PgTaskRow) } : claim;
     },
     async list(reader, query) {
       if (queued.size > 0 || committing.size > 0) await group.flush();
@@ -437,6 +425,7 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
         [ENDED_TASK_EVENTS_KEPT_MS],
       );
       if (Number(pruned) > 0) logger.debug('events of ended tasks pruned', { count: Number(pruned) });
+      await sendKeys.purgeExpired();
       const removed = Number(n);
       if (removed > 0) {
         await pushConfigs.reload();

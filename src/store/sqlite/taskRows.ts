@@ -13,12 +13,14 @@ import {
   taskColumns,
   taskOfColumns,
   type PushConfigRows,
+  type SendClaim,
   type StoredPushConfig,
   type StoredTask,
   type TaskColumns,
   type TaskRows,
   type TaskRowStores,
 } from '../taskRows';
+import { ENDED_TASK_EVENTS_KEPT_MS } from '../taskEvents';
 import { migrate, type SqliteDatabase } from './database';
 import type { GroupCommit } from './groupCommit';
 
@@ -45,6 +47,24 @@ const MIGRATIONS = [
      PRIMARY KEY (tenant, owner, task_id, config_id))`,
   // The message whose turn last claimed the task (TaskRows.claim).
   `ALTER TABLE a2a_tasks ADD COLUMN turn_message TEXT`,
+  // Issue 27: the task's generation, and its events kept for streams resumed with Last-Event-ID (`taskEvents.ts`).
+  `ALTER TABLE a2a_tasks ADD COLUMN generation INTEGER NOT NULL DEFAULT 0`,
+  `CREATE TABLE a2a_task_events (
+     tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL, seq INTEGER NOT NULL,
+     event TEXT NOT NULL, terminal INTEGER NOT NULL, at INTEGER NOT NULL,
+     PRIMARY KEY (tenant, owner, task_id, seq)) WITHOUT ROWID`,
+  `CREATE UNIQUE INDEX a2a_task_events_one_end ON a2a_task_events (tenant, owner, task_id) WHERE terminal`,
+  `CREATE INDEX a2a_task_events_ends ON a2a_task_events (at) WHERE terminal`,
+  `CREATE TABLE a2a_task_snapshots (
+     tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL, seq INTEGER NOT NULL, task TEXT NOT NULL,
+     PRIMARY KEY (tenant, owner, task_id))`,
+  // Issue 27: each send's idempotency key and the task it created, kept for `a2a.idempotencyWindow`.
+  `CREATE TABLE a2a_send_keys (
+     tenant TEXT NOT NULL, owner TEXT NOT NULL, key TEXT NOT NULL, task_id TEXT NOT NULL, expires_at INTEGER NOT NULL,
+     PRIMARY KEY (tenant, owner, key)) WITHOUT ROWID`,
+  `CREATE INDEX a2a_send_keys_by_expiry ON a2a_send_keys (expires_at)`,
+  // The context of a task a send created: the restart sweep writes the task failed when its process ended first.
+  `ALTER TABLE a2a_send_keys ADD COLUMN context_id TEXT`,
 ];
 
 /** States that end a task, as stored; only these are purged. */
@@ -55,6 +75,20 @@ const IN_FLIGHT = RUNNING_STATES.map(taskStateToJSON);
 /** A list query: its SQL varies with the filters given, so one statement per shape is kept. */
 type ListStatement = { get(...args: unknown[]): unknown; all(...args: unknown[]): unknown[] };
 type TaskRow = TaskColumns & { tenant: string; owner: string };
+interface SendKeyRow {
+  tenant: string;
+  owner: string;
+  key: string;
+  task_id: string;
+  expires_at: number;
+  /** Set for a send that created its task (see the migration). */
+  context_id: string | null;
+}
+
+/** A send's key waiting for the group commit that decides it: the first send of it, and (once committed) the outcome. */
+interface QueuedSendKey extends SendKeyRow {
+  claim?: SendClaim;
+}
 
 /** Options of {@link createSqliteTaskRows}. */
 export interface SqliteTaskRowsOptions {
@@ -77,24 +111,25 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
   migrate(db, 'a2a', MIGRATIONS);
 
   const upsert = db.prepare(
-    `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata, protocol_version)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '1.0')
+    `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata, generation, protocol_version)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '1.0')
      ON CONFLICT (tenant, owner, id) DO UPDATE SET context_id = excluded.context_id,
        status_last_updated = excluded.status_last_updated, status_state = excluded.status_state, status = excluded.status,
-       artifacts = excluded.artifacts, history = excluded.history, metadata = excluded.metadata`,
+       artifacts = excluded.artifacts, history = excluded.history, metadata = excluded.metadata,
+       generation = excluded.generation`,
   );
   const columns =
-    'tenant, owner, id, context_id, status_state, status, artifacts, history, metadata, status_last_updated';
+    'tenant, owner, id, context_id, status_state, status, artifacts, history, metadata, status_last_updated, generation';
   const select = db.prepare(`SELECT ${columns} FROM a2a_tasks WHERE tenant = ? AND owner = ? AND id = ?`);
   const selectAnyOwner = db.prepare(`SELECT ${columns} FROM a2a_tasks WHERE tenant = ? AND id = ? LIMIT 1`);
   const claimable = CLAIMABLE_STATES.map(() => '?').join(',');
   const claim = db.prepare(
     `UPDATE a2a_tasks SET status_state = ?, status = ?, status_last_updated = ?, turn_message = ?
-     WHERE tenant = ? AND owner = ? AND id = ? AND status_state IN (${claimable})
+     WHERE tenant = ? AND owner = ? AND id = ? AND status_state IN (${claimable}) AND (? IS NULL OR generation = ?)
      RETURNING ${columns}`,
   );
   const selectHolder = db.prepare(
-    `SELECT status_state, turn_message FROM a2a_tasks WHERE tenant = ? AND owner = ? AND id = ?`,
+    `SELECT status_state, turn_message, generation FROM a2a_tasks WHERE tenant = ? AND owner = ? AND id = ?`,
   );
   const selectInFlight = db.prepare(
     `SELECT tenant, owner, id, context_id FROM a2a_tasks WHERE status_state IN (${IN_FLIGHT.map(() => '?').join(',')})`,
@@ -113,6 +148,47 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
   const deleteFinished = db.prepare(
     `DELETE FROM a2a_tasks WHERE status_state IN (${finished}) AND status_last_updated < ?`,
   );
+  const purged = `(tenant, owner, task_id) IN (SELECT tenant, owner, id FROM a2a_tasks
+       WHERE status_state IN (${finished}) AND status_last_updated < ?)`;
+  const deleteFinishedEvents = db.prepare(`DELETE FROM a2a_task_events WHERE ${purged}`);
+  const deleteFinishedSnapshots = db.prepare(`DELETE FROM a2a_task_snapshots WHERE ${purged}`);
+  // A purged task's keys go with it: the restart sweep must not take a key without its task for an unwritten one.
+  const deleteFinishedKeys = db.prepare(`DELETE FROM a2a_send_keys WHERE ${purged}`);
+  // An ended task's row holds all its events told: they go long before the row, all but the terminal one (the fence).
+  const ended = `SELECT tenant, owner, task_id, seq FROM a2a_task_events WHERE terminal AND at < ?`;
+  const pruneEndedEvents = db.prepare(
+    `DELETE FROM a2a_task_events WHERE NOT terminal AND (tenant, owner, task_id) IN
+       (SELECT tenant, owner, task_id FROM (${ended}))`,
+  );
+  const pruneEndedSnapshots = db.prepare(
+    `DELETE FROM a2a_task_snapshots WHERE (tenant, owner, task_id) IN (SELECT tenant, owner, task_id FROM (${ended}))`,
+  );
+  const selectSendKey = db.prepare(
+    'SELECT task_id, expires_at FROM a2a_send_keys WHERE tenant = ? AND owner = ? AND key = ?',
+  );
+  // A key that expired is taken over by the next send with it.
+  const upsertSendKey = db.prepare(
+    `INSERT INTO a2a_send_keys (tenant, owner, key, task_id, expires_at, context_id) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (tenant, owner, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at,
+       context_id = excluded.context_id`,
+  );
+  // Recorded unless a key not expired is: `changes` says which (an expired key is taken over).
+  const claimSendKey = db.prepare(
+    `INSERT INTO a2a_send_keys (tenant, owner, key, task_id, expires_at, context_id) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (tenant, owner, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at,
+       context_id = excluded.context_id WHERE a2a_send_keys.expires_at < ?`,
+  );
+  const deleteExpiredKeys = db.prepare('DELETE FROM a2a_send_keys WHERE expires_at < ?');
+  // A task a send created whose process ended before its first row: the key names it, nothing else does.
+  const selectUnwrittenSends = db.prepare(
+    `SELECT DISTINCT k.tenant, k.owner, k.task_id AS id, k.context_id FROM a2a_send_keys k
+     WHERE k.context_id IS NOT NULL AND NOT EXISTS
+       (SELECT 1 FROM a2a_tasks t WHERE t.tenant = k.tenant AND t.owner = k.owner AND t.id = k.task_id)`,
+  );
+  const insertFailed = db.prepare(
+    `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, protocol_version)
+     VALUES (?, ?, ?, ?, ?, ?, ?, '1.0') ON CONFLICT DO NOTHING`,
+  );
   const pushConfigs = createSqlitePushConfigRows(db, logger);
   const listStatements = new Map<string, ListStatement>();
   const statement = (sql: string): ListStatement => {
@@ -126,10 +202,22 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
 
   /** Rows waiting for the next group commit, by scope and id (a later write replaces an earlier one). */
   const queued = new Map<string, TaskRow>();
+  /** Send keys waiting for the next group commit, by scope and key: the first of a key is the one recorded. */
+  const queuedKeys = new Map<string, QueuedSendKey>();
   const writeQueued = () => {
     const rows = [...queued.values()];
     queued.clear();
+    const keys = [...queuedKeys.values()];
+    queuedKeys.clear();
     try {
+      // Decided here, in the commit: a send's key is recorded unless one is (a retry), without a read per send.
+      const now = Date.now();
+      for (const k of keys) {
+        const won = claimSendKey.run(k.tenant, k.owner, k.key, k.task_id, k.expires_at, k.context_id, now).changes > 0;
+        k.claim = won
+          ? { taskId: k.task_id, created: true }
+          : { taskId: (selectSendKey.get(k.tenant, k.owner, k.key) as SendKeyRow).task_id, created: false };
+      }
       // Bound by position: named parameters cost a property lookup each, on every row of every commit.
       for (const row of rows) {
         upsert.run(
@@ -143,6 +231,7 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
           row.artifacts,
           row.history,
           row.metadata,
+          row.generation,
         );
       }
     } catch (err) {
@@ -156,12 +245,32 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
   const stored = (row: TaskRow): StoredTask => ({
     scope: { tenant: row.tenant, owner: row.owner },
     task: taskOfColumns(row),
+    generation: row.generation,
   });
 
   const tasks: TaskRows = {
+    async claimSend(send, taskId, row) {
+      // Sends of one key in one group: the first is the one the commit decides; the others are its retries.
+      const k = scopedKey(send.scope, send.key);
+      const queuedFirst = queuedKeys.get(k);
+      // One process owns this database: the new task is live in it until its first row is written (one write
+      // fewer per send); should the process end first, the restart sweep writes the task the key names, failed.
+      const entry: QueuedSendKey = queuedFirst ?? {
+        ...send.scope,
+        key: send.key,
+        task_id: taskId,
+        expires_at: Date.now() + send.keptMs,
+        context_id: row ? row.task.contextId : null,
+      };
+      if (!queuedFirst) queuedKeys.set(k, entry);
+      // Answered once committed; a retry after the first send's caller has heard it (and started its turn).
+      await group.schedule(writeQueued);
+      const claim = entry.claim!;
+      return queuedFirst ? { taskId: claim.taskId, created: false } : claim;
+    },
     write(rows) {
-      for (const { scope, task } of rows) {
-        queued.set(scopedKey(scope, task.id), { ...scope, ...taskColumns(task, redact) });
+      for (const { scope, task, generation } of rows) {
+        queued.set(scopedKey(scope, task.id), { ...scope, ...taskColumns(task, generation, redact) });
       }
       return group.schedule(writeQueued);
     },
@@ -178,25 +287,39 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
     },
     async claim(scope, id, turn) {
       // A write still waiting for its group commit would land after the claim: it goes first.
-      if (queued.has(scopedKey(scope, id))) group.flush();
+      if (queued.has(scopedKey(scope, id)) || (turn.send && queuedKeys.size > 0)) group.flush();
       const status = claimedStatus(turn.at);
-      const claimed = claim.get(
-        status.state,
-        status.status,
-        status.updated,
-        turn.messageId ?? null,
-        scope.tenant,
-        scope.owner,
-        id,
-        ...CLAIMABLE_STATES,
-      ) as TaskRow | undefined;
-      if (claimed) return { won: true, claimed: stored(claimed) };
+      const { send } = turn;
+      const expected = turn.generation ?? null;
+      // The send's key refuses a retry; the claim and the key it records are one transaction.
+      const claimed = db.transaction(() => {
+        const recorded = send && (selectSendKey.get(send.scope.tenant, send.scope.owner, send.key) as SendKeyRow);
+        if (recorded && recorded.expires_at >= Date.now()) return { sentAs: recorded.task_id };
+        const row = claim.get(
+          status.state,
+          status.status,
+          status.updated,
+          turn.messageId ?? null,
+          scope.tenant,
+          scope.owner,
+          id,
+          ...CLAIMABLE_STATES,
+          expected,
+          expected,
+        ) as TaskRow | undefined;
+        if (row && send)
+          upsertSendKey.run(send.scope.tenant, send.scope.owner, send.key, id, Date.now() + send.keptMs, null);
+        return { row };
+      })();
+      if (claimed.row) return { won: true, claimed: stored(claimed.row) };
       const holder = selectHolder.get(scope.tenant, scope.owner, id) as
-        { status_state: string | null; turn_message: string | null } | undefined;
+        { status_state: string | null; turn_message: string | null; generation: number } | undefined;
       return {
         won: false,
         state: holder?.status_state ? taskStateFromJSON(holder.status_state) : undefined,
         messageId: holder?.turn_message ?? undefined,
+        ...(holder ? { generation: holder.generation } : {}),
+        ...('sentAs' in claimed ? { sentAs: claimed.sentAs } : {}),
       };
     },
     async list(reader, query) {
@@ -265,24 +388,39 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
         id: string;
         context_id: string;
       }[];
+      const unwritten = selectUnwrittenSends.all() as typeof rows;
+      const failedStatus = (row: (typeof rows)[number]) => ({
+        state: taskStateToJSON(TaskState.TASK_STATE_FAILED),
+        timestamp: at.toISOString(),
+        message: {
+          messageId: `restart-${row.id}`,
+          taskId: row.id,
+          contextId: row.context_id,
+          role: 'ROLE_AGENT',
+          parts: [{ text: reason, mediaType: 'text/plain' }],
+        },
+      });
       db.transaction(() => {
         for (const row of rows) {
-          const status = {
-            state: taskStateToJSON(TaskState.TASK_STATE_FAILED),
-            timestamp: at.toISOString(),
-            message: {
-              messageId: `restart-${row.id}`,
-              taskId: row.id,
-              contextId: row.context_id,
-              role: 'ROLE_AGENT',
-              parts: [{ text: reason, mediaType: 'text/plain' }],
-            },
-          };
+          const status = failedStatus(row);
           updateStatus.run(status.state, JSON.stringify(status), at.getTime(), row.tenant, row.owner, row.id);
         }
+        for (const row of unwritten) {
+          const status = failedStatus(row);
+          insertFailed.run(
+            row.tenant,
+            row.owner,
+            row.id,
+            row.context_id,
+            at.getTime(),
+            status.state,
+            JSON.stringify(status),
+          );
+        }
       })();
-      if (rows.length > 0) logger.warn('tasks interrupted by a restart marked failed', { count: rows.length });
-      return rows.length;
+      const count = rows.length + unwritten.length;
+      if (count > 0) logger.warn('tasks interrupted by a restart marked failed', { count });
+      return count;
     },
     async countByState() {
       const counted = countByState.all() as { state: string; count: number }[];
@@ -291,8 +429,15 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
     async purgeFinished(olderThan) {
       group.flush();
       const cutoff = olderThan.getTime();
+      const endedBefore = Date.now() - ENDED_TASK_EVENTS_KEPT_MS;
       const removed = db.transaction(() => {
         deleteFinishedPush.run(...FINISHED, cutoff);
+        deleteFinishedEvents.run(...FINISHED, cutoff);
+        deleteFinishedSnapshots.run(...FINISHED, cutoff);
+        deleteFinishedKeys.run(...FINISHED, cutoff);
+        pruneEndedEvents.run(endedBefore);
+        pruneEndedSnapshots.run(endedBefore);
+        deleteExpiredKeys.run(Date.now());
         return deleteFinished.run(...FINISHED, cutoff).changes;
       })();
       if (removed > 0) {

@@ -84,8 +84,12 @@ export function taskRowsContract(factory: TaskRowsFactory): void {
     it('round-trips a task, scoped to its caller; the owner reads any caller’s', async () => {
       const { tasks } = await open();
       const original = task('t1', TaskState.TASK_STATE_COMPLETED, now);
-      await tasks.write([{ scope: alice, task: original }]);
-      expect(await tasks.get(alice, 't1')).toEqual({ scope: { tenant: '', owner: 'alice' }, task: original });
+      await tasks.write([{ scope: alice, task: original, generation: 7 }]);
+      expect(await tasks.get(alice, 't1')).toEqual({
+        scope: { tenant: '', owner: 'alice' },
+        task: original,
+        generation: 7,
+      });
       expect(await tasks.get(bob, 't1')).toBeUndefined();
       expect(await tasks.get({ ...alice, tenant: 'other' }, 't1')).toBeUndefined();
       expect((await tasks.get(owner, 't1'))?.scope.owner).toBe('alice');
@@ -95,16 +99,20 @@ export function taskRowsContract(factory: TaskRowsFactory): void {
     it('takes each row when written; a later write replaces it; reads see a write before it commits', async () => {
       const { tasks } = await open();
       const live = task('live', TaskState.TASK_STATE_WORKING, now);
-      const first = tasks.write([{ scope: alice, task: live }]);
+      const first = tasks.write([{ scope: alice, task: live, generation: 2 }]);
+      expect((await tasks.get(alice, 'live'))?.generation).toBe(2);
       live.status!.state = TaskState.TASK_STATE_CANCELED; // changed after the write: not written
       expect((await tasks.get(alice, 'live'))?.task.status?.state).toBe(TaskState.TASK_STATE_WORKING);
       await first;
-      const settled = tasks.write([{ scope: alice, task: task('live', TaskState.TASK_STATE_COMPLETED, now + 1) }]);
+      const settled = tasks.write([
+        { scope: alice, task: task('live', TaskState.TASK_STATE_COMPLETED, now + 1), generation: 5 },
+      ]);
       expect((await tasks.get(alice, 'live'))?.task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       expect((await tasks.list(alice, query())).tasks.map((t) => t.status?.state)).toEqual([
         TaskState.TASK_STATE_COMPLETED,
       ]);
       await settled;
+      expect((await tasks.get(alice, 'live'))?.generation).toBe(5);
       await tasks.write([
         { scope: alice, task: task('a', TaskState.TASK_STATE_WORKING, now) },
         { scope: bob, task: task('a', TaskState.TASK_STATE_WORKING, now) },
@@ -223,6 +231,49 @@ export function taskRowsContract(factory: TaskRowsFactory): void {
       }
     });
 
+    it('records a follow-up’s send key with its claim: a retry, even after the turn, is told the task and claims nothing', async () => {
+      const { tasks } = await open();
+      await tasks.write([
+        { scope: alice, task: task('asks', TaskState.TASK_STATE_INPUT_REQUIRED, now), generation: 3 },
+      ]);
+      const send = { scope: alice, key: 'message:m-answer', keptMs: 60_000 };
+      const at = new Date(now + 10);
+      const claims = await Promise.all(
+        Array.from({ length: 8 }, () => tasks.claim(alice, 'asks', { messageId: 'm-answer', at, send })),
+      );
+      expect(claims.filter((c) => c.won)).toHaveLength(1);
+      for (const lost of claims.filter((c) => !c.won)) expect(lost).toMatchObject({ won: false, sentAs: 'asks' });
+      // The turn asks again: the task is claimable, but not by a retry of the answer already taken.
+      await tasks.write([
+        { scope: alice, task: task('asks', TaskState.TASK_STATE_INPUT_REQUIRED, now + 20), generation: 6 },
+      ]);
+      expect(await tasks.claim(alice, 'asks', { messageId: 'm-answer', at, send })).toMatchObject({
+        won: false,
+        state: TaskState.TASK_STATE_INPUT_REQUIRED,
+        sentAs: 'asks',
+      });
+      // A claim that loses for another reason records no key.
+      const other = { ...send, key: 'message:m-other' };
+      await tasks.write([{ scope: alice, task: task('done', TaskState.TASK_STATE_COMPLETED, now) }]);
+      expect((await tasks.claim(alice, 'done', { messageId: 'm-other', at, send: other })).won).toBe(false);
+      expect((await tasks.claim(alice, 'asks', { messageId: 'm-other', at, send: other })).won).toBe(true);
+    });
+
+    it('claims a task only at the generation the caller expects, and says which it is at', async () => {
+      const { tasks } = await open();
+      await tasks.write([
+        { scope: alice, task: task('asks', TaskState.TASK_STATE_INPUT_REQUIRED, now), generation: 7 },
+      ]);
+      const at = new Date(now + 10);
+      expect(await tasks.claim(alice, 'asks', { messageId: 'm-1', at, generation: 6 })).toMatchObject({
+        won: false,
+        state: TaskState.TASK_STATE_INPUT_REQUIRED,
+        generation: 7,
+      });
+      const won = await tasks.claim(alice, 'asks', { messageId: 'm-1', at, generation: 7 });
+      expect(won.won && won.claimed.generation).toBe(7);
+    });
+
     it('claims a task whose row is written but not committed yet, after that write', async () => {
       const { tasks } = await open();
       const written = tasks.write([{ scope: alice, task: task('asks', TaskState.TASK_STATE_INPUT_REQUIRED, now) }]);
@@ -295,6 +346,50 @@ export function taskRowsContract(factory: TaskRowsFactory): void {
       expect(await tasks.get(alice, 'new')).toBeDefined();
       expect(await pushConfigs.load(alice, 'old')).toEqual([]);
       expect(await pushConfigs.hasAny(alice, 'old')).toBe(false);
+    });
+
+    it('records a send’s key once: a retry gets its task, of a racing hundred one wins; after a restart the task is there', async () => {
+      const store = await open();
+      const day = 86_400_000;
+      const send = { scope: alice, key: 'message:m-1', keptMs: day };
+      const row = { scope: alice, task: task('first', TaskState.TASK_STATE_SUBMITTED, now), generation: 0 };
+      expect(await store.tasks.claimSend(send, 'first', row)).toEqual({ taskId: 'first', created: true });
+      const retry = { scope: alice, task: task('second', TaskState.TASK_STATE_SUBMITTED, now), generation: 0 };
+      expect(await store.tasks.claimSend(send, 'second', retry)).toEqual({ taskId: 'first', created: false });
+      expect(await store.tasks.get(alice, 'second')).toBeUndefined();
+      // Keys are per caller: Bob's message with the same id is his own send.
+      expect(await store.tasks.claimSend({ ...send, scope: bob }, 'bobs')).toEqual({ taskId: 'bobs', created: true });
+
+      const racing = await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          store.tasks.claimSend({ ...send, key: 'idempotency:k-9' }, `race-${i}`, {
+            scope: alice,
+            task: task(`race-${i}`, TaskState.TASK_STATE_SUBMITTED, now),
+          }),
+        ),
+      );
+      expect(racing.filter((c) => c.created)).toHaveLength(1);
+      expect(new Set(racing.map((c) => c.taskId)).size).toBe(1);
+
+      // The process that ran them ended before their turns wrote anything: the sweep leaves each key's task failed.
+      await store.reopen();
+      await store.tasks.failInterrupted('node restarted', new Date(now + 1));
+      expect(await store.tasks.claimSend(send, 'third')).toEqual({ taskId: 'first', created: false });
+      expect((await store.tasks.get(alice, 'first'))?.task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+      const listed = await store.tasks.list(alice, query({ pageSize: 100 }));
+      expect(listed.tasks.filter((t) => t.id.startsWith('race-')).map((t) => t.id)).toEqual([racing[0].taskId]);
+      expect(await store.tasks.get(alice, 'second')).toBeUndefined();
+    });
+
+    it('lets a send take over a key past its window; the purge keeps the keys within theirs', async () => {
+      const store = await open();
+      const send = { scope: alice, key: 'message:m-short', keptMs: 1 };
+      expect(await store.tasks.claimSend(send, 'old')).toEqual({ taskId: 'old', created: true });
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect(await store.tasks.claimSend({ ...send, keptMs: 60_000 }, 'new')).toEqual({ taskId: 'new', created: true });
+      expect(await store.tasks.claimSend(send, 'newer')).toEqual({ taskId: 'new', created: false });
+      await store.tasks.purgeFinished(new Date(0));
+      expect(await store.tasks.claimSend(send, 'newest')).toEqual({ taskId: 'new', created: false });
     });
 
     it('keeps push configs per scope and task with their wire version, across a restart', async () => {
