@@ -70,8 +70,7 @@ export function restBinding(options: RestBindingOptions): RestBinding {
         ? 'the request body must be a JSON object with a message'
         : nestingProblem(body, 'the request body');
       if (problem) throw new RequestMalformedError(problem);
-      const violation =
-        call.header(VERSION_HEADER) === '1.0' ? messageViolation(SendMessageParamsV1, body) : undefined;
+      const violation = call.header(VERSION_HEADER) === '1.0' ? messageViolation(SendMessageParamsV1, body) : undefined;
       // The field named in a google.rpc.BadRequest (§11.6), as the handler's own checks name theirs.
       if (violation) throw invalidParam(violation.field, violation.description);
       return next();
