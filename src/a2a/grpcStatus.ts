@@ -8,6 +8,7 @@ import {
 } from '@a2a-js/sdk/errors/grpc';
 import { A2AError, ERROR_INFO_TYPE } from '@a2a-js/sdk/errors';
 import { BAD_REQUEST_TYPE, violatedField, withBadRequest, type FieldViolation } from './errorDetails';
+import { TASK_GENERATION_MISMATCH } from './generation';
 import { STORAGE_UNAVAILABLE } from './storageOutage';
 
 /**
@@ -26,6 +27,8 @@ export type GrpcError = Partial<grpc.StatusObject> & { code: grpc.status; detail
 const NODE_ERROR_STATUS: Readonly<Record<string, grpc.status>> = Object.freeze({
   // A temporary system error, which §3.3.2 answers 503 over HTTP (`storageOutage.ts`).
   [STORAGE_UNAVAILABLE]: grpc.status.UNAVAILABLE,
+  // The A2A 1.1 draft's TaskGenerationMismatchError (the generation extension, `generation.ts`).
+  [TASK_GENERATION_MISMATCH]: grpc.status.ABORTED,
 });
 
 /**

@@ -1,6 +1,9 @@
+import * as grpc from '@grpc/grpc-js';
+import { decodeErrorInfo, decodeStatus, GRPC_STATUS_DETAILS_BIN } from '@a2a-js/sdk/errors/grpc';
 import { GENERATION_EXTENSION, GENERATION_METADATA_KEY } from '../../src/a2a/generation';
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
 import { PacedRunner } from '../support/pacedRunner';
+import { grpcCall } from '../support/grpcCall';
 import { openSse, resultOf, rpc, type SseFrame } from '../support/sse';
 import { waitFor } from '../support/waitFor';
 
@@ -298,5 +301,52 @@ describe('sends that never run twice, and the generation precondition, on one no
     expect(answered.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
     expect(generationOf(answered.body.result)).toBeGreaterThan(generation);
     expect(runner.turns).toEqual(['ask me', 'the blue one']);
+  });
+});
+
+describe('the generation extension over gRPC', () => {
+  let node: A2ATestNode;
+  let runner: PacedRunner;
+  beforeEach(async () => {
+    runner = new PacedRunner(2);
+    runner.release();
+    node = await startA2ANode({ runner, grpc: true });
+  });
+  afterEach(() => node.close());
+
+  it('resumes SubscribeToTask after last-event-id and carries generations, in gRPC metadata as in headers', async () => {
+    const stream = await openSse(`${node.url}/`, rpc('SendStreamingMessage', message('watched')), EXTENSION);
+    const frames = await readUntil(stream, () => false);
+    const taskId = taskIdOf(resultOf(frames[0]));
+    const resumed = await grpcCall(
+      node.grpcAddress!,
+      'SubscribeToTask',
+      { id: taskId },
+      { 'a2a-extensions': GENERATION_EXTENSION, 'last-event-id': `${taskId}:2` },
+    );
+    expect(resumed.error).toBeUndefined();
+    const generations = (
+      resumed.messages as Array<{ payload?: { value?: { metadata?: Record<string, unknown> } } }>
+    ).map((m) => m.payload?.value?.metadata?.[GENERATION_METADATA_KEY]);
+    expect(generations).toEqual(frames.slice(2).map((_, i) => i + 3));
+  });
+
+  it('refuses a stale A2A-If-Generation-Match with ABORTED and the ErrorInfo reason; the right one runs', async () => {
+    const asked = await post(`${node.url}/`, rpc('SendMessage', message('ask me')), EXTENSION);
+    const task = asked.body.result.task;
+    const generation = generationOf(asked.body.result) as number;
+    const followUp = () => message('the green one', { taskId: task.id, contextId: task.contextId });
+    const metadata = (expected: number) => ({
+      'a2a-extensions': GENERATION_EXTENSION,
+      'a2a-if-generation-match': String(expected),
+    });
+    const refused = await grpcCall(node.grpcAddress!, 'SendMessage', followUp(), metadata(generation - 1));
+    expect(refused.error?.code).toBe(grpc.status.ABORTED);
+    const [blob] = refused.error!.metadata.get(GRPC_STATUS_DETAILS_BIN);
+    const info = decodeStatus(blob as Buffer).details.find((d) => d.typeUrl.endsWith('google.rpc.ErrorInfo'));
+    expect(info && decodeErrorInfo(info.value).reason).toBe('TASK_GENERATION_MISMATCH');
+    const answered = await grpcCall(node.grpcAddress!, 'SendMessage', followUp(), metadata(generation));
+    expect(answered.error).toBeUndefined();
+    expect(runner.turns).toEqual(['ask me', 'the green one']);
   });
 });
