@@ -97,7 +97,10 @@ const LAYERS: Array<[string, RegExp]> = [
   ['src/a2a/executor', /\/src\/a2a\/executor/],
   ['src/a2a/answerArtifact', /\/src\/a2a\/answerArtifact/],
   ['src/a2a/liveTasks', /\/src\/a2a\/liveTasks/],
-  ['src/a2a inbound (chain, bindings, event stream)', /\/src\/a2a\/(inbound|httpCall|requestBody|jsonRpcBinding|restBinding|eventStream)/],
+  [
+    'src/a2a inbound (chain, bindings, event stream)',
+    /\/src\/a2a\/(inbound|httpCall|requestBody|jsonRpcBinding|restBinding|eventStream)/,
+  ],
   ['src/a2a/taskHandler', /\/src\/a2a\/taskHandler/],
   ['src/a2a (other)', /\/src\/a2a\//],
   ['src/observe + src/log', /\/src\/(observe|log)\//],
