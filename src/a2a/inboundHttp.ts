@@ -1,4 +1,5 @@
 import type { RequestListener } from 'node:http';
+import { errorMessage } from '../errors';
 import type { Logger } from '../log/logger';
 import { HttpCall } from './httpCall';
 import { compose, InboundRefusal, type SharedSteps, type Step } from './inbound';
@@ -71,8 +72,14 @@ export function inboundHttp(options: InboundHttpOptions): RequestListener {
     ]);
 
   const write = (call: HttpCall, err: unknown) => {
-    if (a2a && call.binding === 'jsonrpc') a2a.jsonRpc.refuse(call, err);
-    else sendRestRefusal(call, err, logger);
+    try {
+      if (a2a && call.binding === 'jsonrpc') a2a.jsonRpc.refuse(call, err);
+      else sendRestRefusal(call, err, logger);
+    } catch (failure) {
+      // Nothing a caller sends may end the process: an answer that cannot be written ends the connection.
+      logger.warn('could not answer a refused request', { error: errorMessage(failure) });
+      call.res.destroy();
+    }
   };
   const refuse = (call: HttpCall, err: unknown) => {
     if (err instanceof InboundRefusal && err.options.close && !call.req.readableEnded && !call.res.headersSent)
