@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Message } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
@@ -39,8 +39,6 @@ export function sendKeyOf(message: Message, context: ServerCallContext, keptMs: 
 
 /** A message's key: its id, and a digest of its parts and the task and context it names. */
 function messageKey(message: Message): string {
-  const digest = createHash('sha256')
-    .update(JSON.stringify([message.taskId, message.contextId, message.parts]))
-    .digest('base64url');
+  const digest = hash('sha256', JSON.stringify([message.taskId, message.contextId, message.parts]), 'base64url');
   return `message:${message.messageId}:${digest}`;
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Role, TaskState } from '@a2a-js/sdk';
 import type {
   AgentCard,
@@ -38,7 +37,7 @@ import {
   isSettled,
 } from '../protocol/taskStates';
 import type { TaskEventLog } from '../store/taskEvents';
-import type { SendKey, StoredTask, TaskRows } from '../store/taskRows';
+import { sendTaskId, type SendKey, type StoredTask, type TaskRows } from '../store/taskRows';
 import { principalOf } from './auth';
 import type { CardService } from './cardRoutes';
 import { newContextId } from './contextIds';
@@ -342,7 +341,8 @@ export class TaskHandler implements A2ARequestHandler {
     await this.acceptExtensions(context);
     const send = sendKeyOf(message, context, this.options.idempotencyWindowMs);
     const found = message.taskId ? await this.continued(params, context) : undefined;
-    const taskId = message.taskId || randomUUID();
+    // A new task's id is its send's (a retry derives it again): the store finds the first send by it.
+    const taskId = message.taskId || sendTaskId(send, clock().getTime());
     const contextId = message.contextId || found?.task.contextId || newContextId();
     const userMessage: Message = { ...message, contextId, taskId };
     // Checked (the address) and saved before the turn: a webhook refused refuses the message.

@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { Task, TaskPushNotificationConfig, TaskState, TaskStatus, taskStateToJSON } from '@a2a-js/sdk';
 import { redactJsonText, type Redact } from '../log/redactJson';
 import { INTERRUPTED_STATES } from '../protocol/taskStates';
@@ -126,6 +127,23 @@ export interface SendKey {
   keptMs: number;
 }
 
+/**
+ * The id of the task a send creates: derived from its caller, its key and
+ * the window of `keptMs` that `at` falls in (a UUID of version 8, RFC 9562),
+ * so a retry within the window derives it again, or the previous window's
+ * ({@link TaskRows.claimSend}). A store may then find a send's first task by
+ * that id alone: one lookup of a row it writes anyway, where recording the
+ * key beside it cost a write to a randomly ordered index per send.
+ * @example
+ * const taskId = sendTaskId(send, Date.now());
+ */
+export function sendTaskId(send: SendKey, at: number): string {
+  const window = Math.floor(at / Math.max(1, send.keptMs));
+  const hex = hash('sha256', `${send.scope.tenant}\n${send.scope.owner}\n${window}\n${send.key}`, 'hex');
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
 /** What {@link TaskRows.claimSend} found: the task of the send, and whether this call recorded it. */
 export interface SendClaim {
   taskId: string;
@@ -136,15 +154,19 @@ export interface SendClaim {
 /** The task rows. */
 export interface TaskRows {
   /**
-   * Records `send` for the task `taskId`; with `row`, the task is new and a
-   * retry that finds the key must find it too: with replicas its first row
+   * Records `send` for the task `taskId`, which is the send's own
+   * ({@link sendTaskId} of now); with `row`, the task is new and a retry
+   * that finds the key must find it too: with replicas its first row
    * (naming the replica running it) is written in the same commit; where
    * one process owns the database the task is live in that process until
    * its first row, and should the process end first its restart sweep
-   * ({@link failInterrupted}) writes the task the key names, failed. When
-   * the key is recorded already and has not expired, nothing is written and
-   * the task recorded for it is returned: of sends racing with one key, on
-   * any replica, exactly one is `created`. Resolves once committed.
+   * ({@link failInterrupted}) writes the task the send started, failed.
+   * When the key is recorded already and has not expired, nothing is
+   * written and the task recorded for it is returned: of sends racing with
+   * one key, on any replica, exactly one is `created`. A key is kept at
+   * least `keptMs`; a store that finds it by the derived id keeps it until
+   * the window after the one it was recorded in ends (at most twice as
+   * long). Resolves once committed.
    */
   claimSend(send: SendKey, taskId: string, row?: StoredTask): Promise<SendClaim>;
   /**

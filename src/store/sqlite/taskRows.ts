@@ -10,10 +10,10 @@ import {
   pushConfigData,
   pushConfigOfRow,
   scopedKey,
+  sendTaskId,
   taskColumns,
   taskOfColumns,
   type PushConfigRows,
-  type SendClaim,
   type StoredPushConfig,
   type StoredTask,
   type TaskColumns,
@@ -65,6 +65,13 @@ const MIGRATIONS = [
   `CREATE INDEX a2a_send_keys_by_expiry ON a2a_send_keys (expires_at)`,
   // The context of a task a send created: the restart sweep writes the task failed when its process ended first.
   `ALTER TABLE a2a_send_keys ADD COLUMN context_id TEXT`,
+  // Sends whose task has no row yet (its id is the send's, see `sendTaskId`): appended, so recording one costs no
+  // write to a randomly ordered index; deleted with the task's first row; the restart sweep fails those left.
+  `CREATE TABLE a2a_sends_started (
+     tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL, context_id TEXT NOT NULL);
+   INSERT INTO a2a_sends_started SELECT k.tenant, k.owner, k.task_id, k.context_id FROM a2a_send_keys k
+     WHERE k.context_id IS NOT NULL AND NOT EXISTS
+       (SELECT 1 FROM a2a_tasks t WHERE t.tenant = k.tenant AND t.owner = k.owner AND t.id = k.task_id)`,
 ];
 
 /** States that end a task, as stored; only these are purged. */
@@ -85,9 +92,17 @@ interface SendKeyRow {
   context_id: string | null;
 }
 
-/** A send's key waiting for the group commit that decides it: the first send of it, and (once committed) the outcome. */
-interface QueuedSendKey extends SendKeyRow {
-  claim?: SendClaim;
+/** A send that created its task, until the task's first row is written: its entry in `a2a_sends_started`. */
+interface StartedSend {
+  tenant: string;
+  owner: string;
+  taskId: string;
+  /** None for a send claimed without its task's row (nothing to fail after a restart). */
+  contextId: string | undefined;
+  /** Its rowid once appended. */
+  rowid?: number | bigint;
+  /** Resolves once the commit that appended it has. */
+  committed: Promise<void>;
 }
 
 /** Options of {@link createSqliteTaskRows}. */
@@ -173,18 +188,17 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
        context_id = excluded.context_id`,
   );
   // Recorded unless a key not expired is: `changes` says which (an expired key is taken over).
-  const claimSendKey = db.prepare(
-    `INSERT INTO a2a_send_keys (tenant, owner, key, task_id, expires_at, context_id) VALUES (?, ?, ?, ?, ?, ?)
-     ON CONFLICT (tenant, owner, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at,
-       context_id = excluded.context_id WHERE a2a_send_keys.expires_at < ?`,
-  );
   const deleteExpiredKeys = db.prepare('DELETE FROM a2a_send_keys WHERE expires_at < ?');
-  // A task a send created whose process ended before its first row: the key names it, nothing else does.
-  const selectUnwrittenSends = db.prepare(
-    `SELECT DISTINCT k.tenant, k.owner, k.task_id AS id, k.context_id FROM a2a_send_keys k
-     WHERE k.context_id IS NOT NULL AND NOT EXISTS
-       (SELECT 1 FROM a2a_tasks t WHERE t.tenant = k.tenant AND t.owner = k.owner AND t.id = k.task_id)`,
+  const appendStarted = db.prepare(
+    'INSERT INTO a2a_sends_started (tenant, owner, task_id, context_id) VALUES (?, ?, ?, ?)',
   );
+  const deleteStarted = db.prepare('DELETE FROM a2a_sends_started WHERE rowid = ?');
+  // A task a send created whose process ended before its first row: its entry names it, nothing else does.
+  const selectUnwrittenSends = db.prepare(
+    `SELECT DISTINCT s.tenant, s.owner, s.task_id AS id, s.context_id FROM a2a_sends_started s
+     WHERE NOT EXISTS (SELECT 1 FROM a2a_tasks t WHERE t.tenant = s.tenant AND t.owner = s.owner AND t.id = s.task_id)`,
+  );
+  const clearStarted = db.prepare('DELETE FROM a2a_sends_started');
   const insertFailed = db.prepare(
     `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, protocol_version)
      VALUES (?, ?, ?, ?, ?, ?, ?, '1.0') ON CONFLICT DO NOTHING`,
@@ -202,24 +216,32 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
 
   /** Rows waiting for the next group commit, by scope and id (a later write replaces an earlier one). */
   const queued = new Map<string, TaskRow>();
-  /** Send keys waiting for the next group commit, by scope and key: the first of a key is the one recorded. */
-  const queuedKeys = new Map<string, QueuedSendKey>();
+  /**
+   * Sends that created their task, by scope and task id, from their claim
+   * until the task's first row is written: one process owns this database,
+   * so a retry is told from these, the rows, and the keys of follow-ups.
+   */
+  const started = new Map<string, StartedSend>();
+  /** Started sends waiting for the next group commit to append them. */
+  let startsQueued: StartedSend[] = [];
   const writeQueued = () => {
     const rows = [...queued.values()];
     queued.clear();
-    const keys = [...queuedKeys.values()];
-    queuedKeys.clear();
+    const starts = startsQueued;
+    startsQueued = [];
     try {
-      // Decided here, in the commit: a send's key is recorded unless one is (a retry), without a read per send.
-      const now = Date.now();
-      for (const k of keys) {
-        const won = claimSendKey.run(k.tenant, k.owner, k.key, k.task_id, k.expires_at, k.context_id, now).changes > 0;
-        k.claim = won
-          ? { taskId: k.task_id, created: true }
-          : { taskId: (selectSendKey.get(k.tenant, k.owner, k.key) as SendKeyRow).task_id, created: false };
+      for (const start of starts) {
+        if (start.contextId === undefined) continue;
+        start.rowid = appendStarted.run(start.tenant, start.owner, start.taskId, start.contextId).lastInsertRowid;
       }
       // Bound by position: named parameters cost a property lookup each, on every row of every commit.
       for (const row of rows) {
+        const key = scopedKey(row, row.id);
+        const start = started.get(key);
+        if (start) {
+          if (start.rowid !== undefined) deleteStarted.run(start.rowid);
+          started.delete(key);
+        }
         upsert.run(
           row.tenant,
           row.owner,
@@ -250,23 +272,35 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
 
   const tasks: TaskRows = {
     async claimSend(send, taskId, row) {
-      // Sends of one key in one group: the first is the one the commit decides; the others are its retries.
-      const k = scopedKey(send.scope, send.key);
-      const queuedFirst = queuedKeys.get(k);
-      // One process owns this database: the new task is live in it until its first row is written (one write
-      // fewer per send); should the process end first, the restart sweep writes the task the key names, failed.
-      const entry: QueuedSendKey = queuedFirst ?? {
-        ...send.scope,
-        key: send.key,
-        task_id: taskId,
-        expires_at: Date.now() + send.keptMs,
-        context_id: row ? row.task.contextId : null,
+      const { tenant, owner } = send.scope;
+      // The first send of this key is found by the id it derived: this window's (`taskId`), or the last one's.
+      for (const id of [taskId, sendTaskId(send, Date.now() - send.keptMs)]) {
+        const first = started.get(scopedKey(send.scope, id));
+        if (first) {
+          // Answered once the first send's start has committed, after its caller heard it (and began its turn).
+          await first.committed;
+          return { taskId: id, created: false };
+        }
+        if (queued.has(scopedKey(send.scope, id)) || select.get(tenant, owner, id))
+          return { taskId: id, created: false };
+      }
+      // A follow-up's key (recorded with its claim) may name a task too.
+      const recorded = selectSendKey.get(tenant, owner, send.key) as SendKeyRow | undefined;
+      if (recorded && recorded.expires_at >= Date.now()) return { taskId: recorded.task_id, created: false };
+      // The new task is live in this process until its first row is written (one write fewer per send); should the
+      // process end first, the restart sweep writes the task its start names, failed.
+      const start: StartedSend = {
+        tenant,
+        owner,
+        taskId,
+        contextId: row?.task.contextId,
+        committed: Promise.resolve(),
       };
-      if (!queuedFirst) queuedKeys.set(k, entry);
-      // Answered once committed; a retry after the first send's caller has heard it (and started its turn).
-      await group.schedule(writeQueued);
-      const claim = entry.claim!;
-      return queuedFirst ? { taskId: claim.taskId, created: false } : claim;
+      started.set(scopedKey(send.scope, taskId), start);
+      startsQueued.push(start);
+      start.committed = group.schedule(writeQueued);
+      await start.committed;
+      return { taskId, created: true };
     },
     write(rows) {
       for (const { scope, task, generation } of rows) {
@@ -287,7 +321,7 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
     },
     async claim(scope, id, turn) {
       // A write still waiting for its group commit would land after the claim: it goes first.
-      if (queued.has(scopedKey(scope, id)) || (turn.send && queuedKeys.size > 0)) group.flush();
+      if (queued.has(scopedKey(scope, id))) group.flush();
       const status = claimedStatus(turn.at);
       const { send } = turn;
       const expected = turn.generation ?? null;
@@ -417,6 +451,8 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
             JSON.stringify(status),
           );
         }
+        // Every task a start names has its row now.
+        clearStarted.run();
       })();
       const count = rows.length + unwritten.length;
       if (count > 0) logger.warn('tasks interrupted by a restart marked failed', { count });

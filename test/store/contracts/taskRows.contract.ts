@@ -3,6 +3,7 @@ import { textPart } from '../../../src/a2a/messages';
 import type { Redact } from '../../../src/log/redactJson';
 import {
   InvalidPageTokenError,
+  sendTaskId,
   type PushConfigRows,
   type TaskQuery,
   type TaskReader,
@@ -352,44 +353,75 @@ export function taskRowsContract(factory: TaskRowsFactory): void {
       const store = await open();
       const day = 86_400_000;
       const send = { scope: alice, key: 'message:m-1', keptMs: day };
-      const row = { scope: alice, task: task('first', TaskState.TASK_STATE_SUBMITTED, now), generation: 0 };
-      expect(await store.tasks.claimSend(send, 'first', row)).toEqual({ taskId: 'first', created: true });
-      const retry = { scope: alice, task: task('second', TaskState.TASK_STATE_SUBMITTED, now), generation: 0 };
-      expect(await store.tasks.claimSend(send, 'second', retry)).toEqual({ taskId: 'first', created: false });
-      expect(await store.tasks.get(alice, 'second')).toBeUndefined();
-      // Keys are per caller: Bob's message with the same id is his own send.
-      expect(await store.tasks.claimSend({ ...send, scope: bob }, 'bobs')).toEqual({ taskId: 'bobs', created: true });
+      const first = sendTaskId(send, Date.now());
+      const row = (id: string) => ({
+        scope: alice,
+        task: task(id, TaskState.TASK_STATE_SUBMITTED, now),
+        generation: 0,
+      });
+      expect(await store.tasks.claimSend(send, first, row(first))).toEqual({ taskId: first, created: true });
+      expect(await store.tasks.claimSend(send, first, row(first))).toEqual({ taskId: first, created: false });
+      // Keys are per caller: Bob's message with the same id is his own send, with a task id of its own.
+      const bobs = sendTaskId({ ...send, scope: bob }, Date.now());
+      expect(bobs).not.toBe(first);
+      expect(await store.tasks.claimSend({ ...send, scope: bob }, bobs)).toEqual({ taskId: bobs, created: true });
 
+      const raced = { ...send, key: 'idempotency:k-9' };
+      const racedId = sendTaskId(raced, Date.now());
       const racing = await Promise.all(
-        Array.from({ length: 100 }, (_, i) =>
-          store.tasks.claimSend({ ...send, key: 'idempotency:k-9' }, `race-${i}`, {
-            scope: alice,
-            task: task(`race-${i}`, TaskState.TASK_STATE_SUBMITTED, now),
-          }),
-        ),
+        Array.from({ length: 100 }, () => store.tasks.claimSend(raced, racedId, row(racedId))),
       );
       expect(racing.filter((c) => c.created)).toHaveLength(1);
-      expect(new Set(racing.map((c) => c.taskId)).size).toBe(1);
+      expect(new Set(racing.map((c) => c.taskId))).toEqual(new Set([racedId]));
 
-      // The process that ran them ended before their turns wrote anything: the sweep leaves each key's task failed.
+      // The process that ran them ended before their turns wrote anything: the sweep leaves each send's task failed.
       await store.reopen();
       await store.tasks.failInterrupted('node restarted', new Date(now + 1));
-      expect(await store.tasks.claimSend(send, 'third')).toEqual({ taskId: 'first', created: false });
-      expect((await store.tasks.get(alice, 'first'))?.task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
-      const listed = await store.tasks.list(alice, query({ pageSize: 100 }));
-      expect(listed.tasks.filter((t) => t.id.startsWith('race-')).map((t) => t.id)).toEqual([racing[0].taskId]);
-      expect(await store.tasks.get(alice, 'second')).toBeUndefined();
+      expect(await store.tasks.claimSend(send, first, row(first))).toEqual({ taskId: first, created: false });
+      expect((await store.tasks.get(alice, first))?.task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+      expect((await store.tasks.get(alice, racedId))?.task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+      expect((await store.tasks.list(alice, query({ pageSize: 100 }))).tasks.map((t) => t.id).sort()).toEqual(
+        [first, racedId].sort(),
+      );
+      expect(await store.tasks.failInterrupted('node restarted', new Date(now + 2))).toBe(0);
+    });
+
+    it('finds a send’s task by the id it derives, until the window after the one it was sent in ends', async () => {
+      const store = await open();
+      const send = { scope: alice, key: 'message:m-window', keptMs: 60_000 };
+      const sentAt = Date.now();
+      const first = sendTaskId(send, sentAt);
+      await store.tasks.claimSend(send, first, {
+        scope: alice,
+        task: task(first, TaskState.TASK_STATE_SUBMITTED, now),
+      });
+      // Its turn wrote the task: a retry finds it by its row.
+      await store.tasks.write([{ scope: alice, task: task(first, TaskState.TASK_STATE_COMPLETED, now) }]);
+      expect(await store.tasks.claimSend(send, first)).toEqual({ taskId: first, created: false });
+      // A retry in the next window derives another id and is still told the first task.
+      const later = sentAt + 60_000;
+      const next = sendTaskId(send, later);
+      expect(next).not.toBe(first);
+      const clock = jest.spyOn(Date, 'now').mockReturnValue(later);
+      try {
+        expect(await store.tasks.claimSend(send, next)).toEqual({ taskId: first, created: false });
+      } finally {
+        clock.mockRestore();
+      }
     });
 
     it('lets a send take over a key past its window; the purge keeps the keys within theirs', async () => {
       const store = await open();
-      const send = { scope: alice, key: 'message:m-short', keptMs: 1 };
-      expect(await store.tasks.claimSend(send, 'old')).toEqual({ taskId: 'old', created: true });
+      const short = { scope: alice, key: 'message:m-short', keptMs: 1 };
+      const old = sendTaskId(short, Date.now());
+      expect(await store.tasks.claimSend(short, old)).toEqual({ taskId: old, created: true });
       await new Promise((resolve) => setTimeout(resolve, 1_100));
-      expect(await store.tasks.claimSend({ ...send, keptMs: 60_000 }, 'new')).toEqual({ taskId: 'new', created: true });
-      expect(await store.tasks.claimSend(send, 'newer')).toEqual({ taskId: 'new', created: false });
+      const send = { ...short, keptMs: 60_000 };
+      const taken = sendTaskId(send, Date.now());
+      expect(await store.tasks.claimSend(send, taken)).toEqual({ taskId: taken, created: true });
+      expect(await store.tasks.claimSend(send, taken)).toEqual({ taskId: taken, created: false });
       await store.tasks.purgeFinished(new Date(0));
-      expect(await store.tasks.claimSend(send, 'newest')).toEqual({ taskId: 'new', created: false });
+      expect(await store.tasks.claimSend(send, taken)).toEqual({ taskId: taken, created: false });
     });
 
     it('keeps push configs per scope and task with their wire version, across a restart', async () => {
