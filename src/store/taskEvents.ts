@@ -95,3 +95,96 @@ export interface TaskEventLog {
   /** Deletes the events, snapshots and cancel records of the tasks (purged with the task rows). */
   purge(keys: readonly TaskKey[]): Promise<void>;
 }
+
+/** A task's key as one string (the followers' and the queues' map key). */
+export const taskKeyText = (key: TaskKey) => `${key.tenant}\u0001${key.owner}\u0001${key.taskId}`;
+
+/** How {@link TaskEventFollowers.follow} reads and waits. */
+export interface FollowOptions {
+  after: number;
+  signal?: AbortSignal;
+  /** The task's events after a generation: at most `page` of them. */
+  read: (after: number) => Promise<TaskEventRecord[]>;
+  page: number;
+  /** Resolves once wake-ups can arrive (PostgreSQL's `LISTEN`): the first read waits for it. */
+  listening?: Promise<unknown>;
+  /** Reads again after this long without a wake-up (a guard against one lost on the way); none: waits for one. */
+  guardMs?: number;
+}
+
+/**
+ * Who follows which task's events on this process, and the one follow loop
+ * both databases run: read after the last event, yield, and wait for a
+ * wake-up when the log has nothing newer. A store wakes a task's followers
+ * once events of it are committed (its own commit, or another replica's
+ * notification).
+ * @example
+ * const followers = new TaskEventFollowers();
+ * followers.wake([key]); // after the commit that wrote key's events
+ * for await (const record of followers.follow(key, { after: 0, read: (after) => read(key, after), page: 500 })) send(record);
+ */
+export class TaskEventFollowers {
+  private readonly wakers = new Map<string, Set<() => void>>();
+
+  /** Wakes the followers of these tasks. */
+  wake(keys: readonly TaskKey[]): void {
+    for (const text of new Set(keys.map(taskKeyText))) for (const waker of this.wakers.get(text) ?? []) waker();
+  }
+
+  /** Wakes every follower (a notification that names no task, or a reconnected listener). */
+  wakeAll(): void {
+    for (const set of this.wakers.values()) for (const waker of set) waker();
+  }
+
+  /** The task's events after `options.after`, in order, until the terminal one or until the signal aborts. */
+  async *follow(key: TaskKey, options: FollowOptions): AsyncGenerator<TaskEventRecord> {
+    const { signal, read, page, guardMs } = options;
+    const text = taskKeyText(key);
+    /** Set by a wake-up: the next read must happen even if the last one found nothing. */
+    const wakeUp = { pending: false };
+    let resume: (() => void) | undefined;
+    const waker = () => {
+      wakeUp.pending = true;
+      resume?.();
+    };
+    let set = this.wakers.get(text);
+    if (!set) this.wakers.set(text, (set = new Set()));
+    set.add(waker);
+    const onAbort = () => resume?.();
+    signal?.addEventListener('abort', onAbort);
+    try {
+      // Listening first, then reading: an event committed between the two is either read or wakes us.
+      if (options.listening)
+        await Promise.race([
+          options.listening,
+          new Promise<void>((resolve) => {
+            resume = resolve;
+            if (signal?.aborted) resolve();
+          }),
+        ]);
+      let last = options.after;
+      while (!signal?.aborted) {
+        wakeUp.pending = false;
+        const records = await read(last);
+        for (const record of records) {
+          last = record.seq;
+          yield record;
+          if (record.terminal) return;
+        }
+        if (records.length === page || wakeUp.pending || signal?.aborted) continue;
+        await new Promise<void>((resolve) => {
+          const timer = guardMs === undefined ? undefined : setTimeout(resolve, guardMs);
+          resume = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        resume = undefined;
+      }
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      set.delete(waker);
+      if (set.size === 0) this.wakers.delete(text);
+    }
+  }
+}

@@ -2,7 +2,14 @@ import type { QueryConfig } from 'pg';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
 import { redactJsonText, type Redact } from '../../log/redactJson';
-import type { TaskEventLog, TaskEventRecord, TaskKey, TaskSnapshot } from '../taskEvents';
+import {
+  TaskEventFollowers,
+  taskKeyText,
+  type TaskEventLog,
+  type TaskEventRecord,
+  type TaskKey,
+  type TaskSnapshot,
+} from '../taskEvents';
 import { rows, type PgDatabase, type PgQueryable, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 import type { PgListener } from './listener';
@@ -56,7 +63,6 @@ type Tuple = [tenant: string, owner: string, taskId: string];
 const tupleOf = (key: TaskKey): Tuple => [key.tenant, key.owner, key.taskId];
 const keyOf = ([tenant, owner, taskId]: Tuple): TaskKey => ({ tenant, owner, taskId });
 /** A task's key as one string: wake-up lists and advisory locks. `\u0001` never starts or ends a part we join. */
-const keyText = (key: TaskKey) => `${key.tenant}\u0001${key.owner}\u0001${key.taskId}`;
 
 /**
  * The payload naming `keys`, or {@link ANY} when it would be too long. Byte
@@ -111,7 +117,7 @@ export function lockTasksStatement(keys: readonly TaskKey[]): QueryConfig {
   return {
     name: 'a2a_lock_tasks',
     text: `SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM (SELECT k FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n) ORDER BY n) s`,
-    values: [[...new Set(keys.map(keyText))].sort()],
+    values: [[...new Set(keys.map(taskKeyText))].sort()],
   };
 }
 
@@ -146,7 +152,7 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
   const { db, group, listener, replicaId, redact } = options;
   const log = options.logger.child({ component: 'task-events' });
   const safetyPollMs = options.safetyPollMs ?? 1_000;
-  const wakers = new Map<string, Set<() => void>>();
+  const followers = new TaskEventFollowers();
   const cancelHandlers = new Set<(key: TaskKey) => void>();
   let queue: QueuedEvent[] = [];
   /** What is stored of an event or snapshot: its JSON text, with the secrets the node knows masked. */
@@ -155,13 +161,10 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
     return redact ? redactJsonText(text, redact) : text;
   };
 
-  const wakeAll = () => {
-    for (const set of wakers.values()) for (const wake of set) wake();
-  };
   listener.on(TASK_EVENTS_CHANNEL, (payload) => {
     const keys = keysOf(payload);
-    if (!keys) return wakeAll();
-    for (const key of keys) for (const wake of wakers.get(keyText(key)) ?? []) wake();
+    if (keys) followers.wake(keys);
+    else followers.wakeAll();
   });
 
   const tellCancel = (key: TaskKey) => {
@@ -192,17 +195,19 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
     else void replayCancels(new Date(Date.now() - RECENT_CANCEL_MS));
   });
   listener.onReconnect((downSince) => {
-    wakeAll();
+    followers.wakeAll();
     if (cancelHandlers.size > 0) void replayCancels(new Date(downSince.getTime() - CLOCK_MARGIN_MS));
   });
 
   const write = (batch: QueuedEvent[]): PgQueuedWrite => {
     const keys = batch.map((e) => e.key);
-    const distinct = [...new Map(keys.map((k) => [keyText(k), k])).values()];
+    const distinct = [...new Map(keys.map((k) => [taskKeyText(k), k])).values()];
     // One snapshot per task and statement (an upsert may not touch a row twice): the batch's last is the newest.
     const newest = new Map<string, QueuedEvent>();
-    for (const e of batch) if (e.snapshot !== null) newest.set(keyText(e.key), e);
-    const snapshots = batch.map((e) => (e.snapshot !== null && newest.get(keyText(e.key)) === e ? e.snapshot : null));
+    for (const e of batch) if (e.snapshot !== null) newest.set(taskKeyText(e.key), e);
+    const snapshots = batch.map((e) =>
+      e.snapshot !== null && newest.get(taskKeyText(e.key)) === e ? e.snapshot : null,
+    );
     return {
       statements: [
         lockTasksStatement(keys),
@@ -254,7 +259,7 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
   /** Events this replica has appended and not yet committed, by task: a reader here waits for them. */
   const unwritten = new Map<string, number>();
   const read = async (key: TaskKey, after: number): Promise<TaskEventRecord[]> => {
-    if (unwritten.has(keyText(key))) await group.flush();
+    if (unwritten.has(taskKeyText(key))) await group.flush();
     return (
       await rows<EventRow>(
         db,
@@ -272,7 +277,7 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
   return {
     append(key, record) {
       // Nothing follows a terminal event: one queued in this batch ends the task here already.
-      if (!queue.some((e) => e.terminal && keyText(e.key) === keyText(key))) {
+      if (!queue.some((e) => e.terminal && taskKeyText(e.key) === taskKeyText(key))) {
         queue.push({
           key,
           seq: record.seq,
@@ -281,7 +286,7 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
           snapshot: record.snapshot === undefined ? null : asText(record.snapshot),
         });
       }
-      const text = keyText(key);
+      const text = taskKeyText(key);
       unwritten.set(text, (unwritten.get(text) ?? 0) + 1);
       const committed = group.schedule(takeQueued);
       const done = () => {
@@ -304,54 +309,19 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
         : undefined;
     },
     async *follow(key, { after, signal }) {
-      const text = keyText(key);
-      /** Set by a wake-up: the next read must happen even if the last one found nothing. */
-      const wakeUp = { pending: false };
-      let resume: (() => void) | undefined;
-      const wake = () => {
-        wakeUp.pending = true;
-        resume?.();
-      };
-      let set = wakers.get(text);
-      if (!set) wakers.set(text, (set = new Set()));
-      set.add(wake);
-      const onAbort = () => resume?.();
-      signal?.addEventListener('abort', onAbort);
       // This replica listens for task events only while it follows a task: idle ones are not woken by every batch.
       const held = listener.hold(TASK_EVENTS_CHANNEL);
       try {
-        // Listening first, then reading: an event committed between the two is either read or wakes us.
-        await Promise.race([
-          held.listening,
-          new Promise<void>((resolve) => {
-            resume = resolve;
-            if (signal?.aborted) resolve();
-          }),
-        ]);
-        let last = after;
-        while (!signal?.aborted) {
-          wakeUp.pending = false;
-          const records = await read(key, last);
-          for (const record of records) {
-            last = record.seq;
-            yield record;
-            if (record.terminal) return;
-          }
-          if (records.length === PAGE || wakeUp.pending || signal?.aborted) continue;
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, safetyPollMs);
-            resume = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-          resume = undefined;
-        }
+        yield* followers.follow(key, {
+          after,
+          signal,
+          read: (last) => read(key, last),
+          page: PAGE,
+          listening: held.listening,
+          guardMs: safetyPollMs,
+        });
       } finally {
         await held.release();
-        signal?.removeEventListener('abort', onAbort);
-        set.delete(wake);
-        if (set.size === 0) wakers.delete(text);
       }
     },
     async requestCancel(key) {

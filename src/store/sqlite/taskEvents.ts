@@ -1,6 +1,6 @@
 import type { Logger } from '../../log/logger';
 import { redactJsonText, type Redact } from '../../log/redactJson';
-import type { TaskEventLog, TaskEventRecord, TaskKey } from '../taskEvents';
+import { TaskEventFollowers, taskKeyText, type TaskEventLog, type TaskEventRecord, type TaskKey } from '../taskEvents';
 import type { SqliteDatabase } from './database';
 import type { GroupCommit } from './groupCommit';
 
@@ -36,7 +36,6 @@ interface QueuedEvent {
 }
 
 /** A task's key as one string: `\u0001` never starts or ends a part we join. */
-const keyText = (key: TaskKey) => `${key.tenant}\u0001${key.owner}\u0001${key.taskId}`;
 
 /**
  * The task event log on `db`.
@@ -48,7 +47,7 @@ const keyText = (key: TaskKey) => `${key.tenant}\u0001${key.owner}\u0001${key.ta
 export function createSqliteTaskEventLog(options: SqliteTaskEventLogOptions): TaskEventLog {
   const { db, group, redact } = options;
   const log = options.logger.child({ component: 'task-events' });
-  const wakers = new Map<string, Set<() => void>>();
+  const followers = new TaskEventFollowers();
   const cancelHandlers = new Set<(key: TaskKey) => void>();
   let queue: QueuedEvent[] = [];
   const asText = (value: unknown) => {
@@ -94,13 +93,10 @@ export function createSqliteTaskEventLog(options: SqliteTaskEventLogOptions): Ta
     }
     for (const e of batch) written.push(e.key);
   };
-  const wake = (keys: readonly TaskKey[]) => {
-    for (const text of new Set(keys.map(keyText))) for (const waker of wakers.get(text) ?? []) waker();
-  };
 
   const read = async (key: TaskKey, after: number): Promise<TaskEventRecord[]> => {
     // Queued events must be on disk before a reader looks: it would otherwise miss them until the next wake.
-    if (queue.some((e) => keyText(e.key) === keyText(key))) group.flush();
+    if (queue.some((e) => taskKeyText(e.key) === taskKeyText(key))) group.flush();
     return (
       selectAfter.all(key.tenant, key.owner, key.taskId, after) as { seq: number; event: string; terminal: number }[]
     ).map((row) => ({ seq: row.seq, event: JSON.parse(row.event) as unknown, terminal: row.terminal === 1 }));
@@ -108,7 +104,7 @@ export function createSqliteTaskEventLog(options: SqliteTaskEventLogOptions): Ta
 
   return {
     append(key, record) {
-      if (!queue.some((e) => e.terminal && keyText(e.key) === keyText(key))) {
+      if (!queue.some((e) => e.terminal && taskKeyText(e.key) === taskKeyText(key))) {
         queue.push({
           key,
           seq: record.seq,
@@ -122,7 +118,7 @@ export function createSqliteTaskEventLog(options: SqliteTaskEventLogOptions): Ta
       return committed.then(() => {
         const keys = written;
         written = [];
-        wake(keys);
+        followers.wake(keys);
       });
     },
     read,
@@ -130,39 +126,8 @@ export function createSqliteTaskEventLog(options: SqliteTaskEventLogOptions): Ta
       const found = selectSnapshot.get(key.tenant, key.owner, key.taskId) as { seq: number; task: string } | undefined;
       return found && { seq: found.seq, task: JSON.parse(found.task) as unknown };
     },
-    async *follow(key, { after, signal }) {
-      const text = keyText(key);
-      const wakeUp = { pending: false };
-      let resume: (() => void) | undefined;
-      const waker = () => {
-        wakeUp.pending = true;
-        resume?.();
-      };
-      let set = wakers.get(text);
-      if (!set) wakers.set(text, (set = new Set()));
-      set.add(waker);
-      const onAbort = () => resume?.();
-      signal?.addEventListener('abort', onAbort);
-      try {
-        let last = after;
-        while (!signal?.aborted) {
-          wakeUp.pending = false;
-          const records = await read(key, last);
-          for (const record of records) {
-            last = record.seq;
-            yield record;
-            if (record.terminal) return;
-          }
-          if (records.length === PAGE || wakeUp.pending || signal?.aborted) continue;
-          await new Promise<void>((resolve) => (resume = resolve));
-          resume = undefined;
-        }
-      } finally {
-        signal?.removeEventListener('abort', onAbort);
-        set.delete(waker);
-        if (set.size === 0) wakers.delete(text);
-      }
-    },
+    follow: (key, { after, signal }) =>
+      followers.follow(key, { after, signal, read: (last) => read(key, last), page: PAGE }),
     async requestCancel(key) {
       for (const handler of cancelHandlers) {
         try {
