@@ -96,8 +96,43 @@ export interface TaskEventLog {
   purge(keys: readonly TaskKey[]): Promise<void>;
 }
 
-/** A task's key as one string (the followers' and the queues' map key). */
+/**
+ * A task's key as one string (the followers' and the queues' map key, PostgreSQL's wake-up lists and advisory
+ * locks): `\u0001` never starts or ends a part we join.
+ */
 export const taskKeyText = (key: TaskKey) => `${key.tenant}\u0001${key.owner}\u0001${key.taskId}`;
+
+/** An event appended and waiting for its store's group commit, its texts already masked. */
+export interface QueuedEvent {
+  key: TaskKey;
+  /** The task's generation after the event. */
+  seq: number;
+  event: string;
+  terminal: boolean;
+  /** The task after this event, as text; null when none was given (or a later event of the batch carries a newer one). */
+  snapshot: string | null;
+}
+
+/**
+ * Queues `record` for `key` unless the task's terminal event is queued already: nothing follows a task's end, and
+ * one queued in this batch ends it here already. `asText` is the store's JSON text with secrets masked.
+ */
+export function queueEvent(
+  queue: QueuedEvent[],
+  key: TaskKey,
+  record: TaskEventAppend,
+  asText: (value: unknown) => string,
+): void {
+  const text = taskKeyText(key);
+  if (queue.some((e) => e.terminal && taskKeyText(e.key) === text)) return;
+  queue.push({
+    key,
+    seq: record.seq,
+    event: asText(record.event),
+    terminal: record.terminal,
+    snapshot: record.snapshot === undefined ? null : asText(record.snapshot),
+  });
+}
 
 /** How {@link TaskEventFollowers.follow} reads and waits. */
 export interface FollowOptions {

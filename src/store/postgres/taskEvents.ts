@@ -3,8 +3,10 @@ import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
 import { redactJsonText, type Redact } from '../../log/redactJson';
 import {
+  queueEvent,
   TaskEventFollowers,
   taskKeyText,
+  type QueuedEvent,
   type TaskEventLog,
   type TaskEventRecord,
   type TaskKey,
@@ -62,8 +64,6 @@ const RECENT_CANCEL_MS = 10_000;
 type Tuple = [tenant: string, owner: string, taskId: string];
 const tupleOf = (key: TaskKey): Tuple => [key.tenant, key.owner, key.taskId];
 const keyOf = ([tenant, owner, taskId]: Tuple): TaskKey => ({ tenant, owner, taskId });
-/** A task's key as one string: wake-up lists and advisory locks. `\u0001` never starts or ends a part we join. */
-
 /**
  * The payload naming `keys`, or {@link ANY} when it would be too long. Byte
  * length: PostgreSQL counts bytes.
@@ -85,16 +85,6 @@ function keysOf(payload: string): TaskKey[] | undefined {
   } catch {
     return undefined;
   }
-}
-
-interface QueuedEvent {
-  key: TaskKey;
-  /** The task's generation after the event. */
-  seq: number;
-  event: string;
-  terminal: boolean;
-  /** The task after this event, as text; null when none was given or a later event of the batch carries a newer one. */
-  snapshot: string | null;
 }
 
 interface EventRow {
@@ -276,16 +266,7 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
 
   return {
     append(key, record) {
-      // Nothing follows a terminal event: one queued in this batch ends the task here already.
-      if (!queue.some((e) => e.terminal && taskKeyText(e.key) === taskKeyText(key))) {
-        queue.push({
-          key,
-          seq: record.seq,
-          event: asText(record.event),
-          terminal: record.terminal,
-          snapshot: record.snapshot === undefined ? null : asText(record.snapshot),
-        });
-      }
+      queueEvent(queue, key, record, asText);
       const text = taskKeyText(key);
       unwritten.set(text, (unwritten.get(text) ?? 0) + 1);
       const committed = group.schedule(takeQueued);

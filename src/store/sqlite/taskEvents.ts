@@ -1,6 +1,14 @@
 import type { Logger } from '../../log/logger';
 import { redactJsonText, type Redact } from '../../log/redactJson';
-import { TaskEventFollowers, taskKeyText, type TaskEventLog, type TaskEventRecord, type TaskKey } from '../taskEvents';
+import {
+  queueEvent,
+  TaskEventFollowers,
+  taskKeyText,
+  type QueuedEvent,
+  type TaskEventLog,
+  type TaskEventRecord,
+  type TaskKey,
+} from '../taskEvents';
 import type { SqliteDatabase } from './database';
 import type { GroupCommit } from './groupCommit';
 
@@ -26,16 +34,6 @@ export interface SqliteTaskEventLogOptions {
   /** Masks known secret values in every event written (issue 11 G), as the task rows do. */
   redact?: Redact;
 }
-
-interface QueuedEvent {
-  key: TaskKey;
-  seq: number;
-  event: string;
-  terminal: boolean;
-  snapshot: string | null;
-}
-
-/** A task's key as one string: `\u0001` never starts or ends a part we join. */
 
 /**
  * The task event log on `db`.
@@ -104,15 +102,7 @@ export function createSqliteTaskEventLog(options: SqliteTaskEventLogOptions): Ta
 
   return {
     append(key, record) {
-      if (!queue.some((e) => e.terminal && taskKeyText(e.key) === taskKeyText(key))) {
-        queue.push({
-          key,
-          seq: record.seq,
-          event: asText(record.event),
-          terminal: record.terminal,
-          snapshot: record.snapshot === undefined ? null : asText(record.snapshot),
-        });
-      }
+      queueEvent(queue, key, record, asText);
       const committed = group.schedule(writeQueued);
       // Followers are woken by the batch that holds their task's events, once it has committed.
       return committed.then(() => {

@@ -82,14 +82,10 @@ const IN_FLIGHT = RUNNING_STATES.map(taskStateToJSON);
 /** A list query: its SQL varies with the filters given, so one statement per shape is kept. */
 type ListStatement = { get(...args: unknown[]): unknown; all(...args: unknown[]): unknown[] };
 type TaskRow = TaskColumns & { tenant: string; owner: string };
+/** What is read of a recorded send key. */
 interface SendKeyRow {
-  tenant: string;
-  owner: string;
-  key: string;
   task_id: string;
   expires_at: number;
-  /** Set for a send that created its task (see the migration). */
-  context_id: string | null;
 }
 
 /** A send that created its task, until the task's first row is written: its entry in `a2a_sends_started`. */
