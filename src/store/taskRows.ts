@@ -289,6 +289,28 @@ export interface TaskColumns {
 }
 
 /**
+ * The columns of `rows` that a batch write binds as one array each (PostgreSQL's `unnest`), in this order:
+ * tenant, owner, id, context id, status time, state, status, artifacts, history, metadata. The generation goes
+ * on its own after whatever parameters a statement puts between.
+ */
+export function taskColumnArrays(rows: readonly (TaskColumns & TaskScope)[]): unknown[][] {
+  return TASK_ARRAY_COLUMNS.map((name) => rows.map((row) => row[name]));
+}
+
+const TASK_ARRAY_COLUMNS = [
+  'tenant',
+  'owner',
+  'id',
+  'context_id',
+  'status_last_updated',
+  'status_state',
+  'status',
+  'artifacts',
+  'history',
+  'metadata',
+] as const;
+
+/**
  * The one seam where a task becomes a row: nothing stored holds a secret
  * value (issue 11 G).
  */

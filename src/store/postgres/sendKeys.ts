@@ -4,6 +4,7 @@ import {
   CLAIMABLE_STATES,
   claimedStatus,
   scopedKey,
+  taskColumnArrays,
   taskColumns,
   type SendClaim,
   type SendKey,
@@ -78,7 +79,6 @@ export function createPgSendKeys(options: PgSendKeysOptions): PgSendKeys {
     const created = batch.flatMap((c) =>
       c.row ? [{ ...c.row.scope, ...taskColumns(c.row.task, c.row.generation, redact) }] : [],
     );
-    const column = <K extends keyof (typeof created)[number]>(name: K) => created.map((row) => row[name]);
     return {
       statements: [
         {
@@ -107,18 +107,9 @@ export function createPgSendKeys(options: PgSendKeysOptions): PgSendKeys {
             batch.map((c) => c.send.key),
             batch.map((c) => c.taskId),
             batch.map((c) => c.send.keptMs),
-            column('tenant'),
-            column('owner'),
-            column('id'),
-            column('context_id'),
-            column('status_last_updated'),
-            column('status_state'),
-            column('status'),
-            column('artifacts'),
-            column('history'),
-            column('metadata'),
+            ...taskColumnArrays(created),
             replicaId,
-            column('generation'),
+            created.map((row) => row.generation),
           ],
         },
       ],

@@ -9,6 +9,7 @@ import {
   pushConfigData,
   pushConfigOfRow,
   scopedKey,
+  taskColumnArrays,
   taskColumns,
   taskOfColumns,
   type PushConfigRows,
@@ -148,7 +149,6 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
   const sendKeys = createPgSendKeys({ db, group, replicaId: replica.replicaId, redact });
 
   const writeBatch = (batch: TaskRow[]): PgQueuedWrite => {
-    const column = <K extends keyof TaskRow>(name: K) => batch.map((row) => row[name]);
     return {
       statements: [
         lockTasksStatement(batch.map((row) => ({ tenant: row.tenant, owner: row.owner, taskId: row.id }))),
@@ -165,21 +165,7 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
              status = excluded.status, artifacts = excluded.artifacts, history = excluded.history,
              metadata = excluded.metadata, generation = excluded.generation, replica = excluded.replica
            WHERE a2a_tasks.status_state IS NULL OR NOT (a2a_tasks.status_state = ANY ($12::text[]))`,
-          values: [
-            column('tenant'),
-            column('owner'),
-            column('id'),
-            column('context_id'),
-            column('status_last_updated'),
-            column('status_state'),
-            column('status'),
-            column('artifacts'),
-            column('history'),
-            column('metadata'),
-            replica.replicaId,
-            FINISHED,
-            column('generation'),
-          ],
+          values: [...taskColumnArrays(batch), replica.replicaId, FINISHED, batch.map((row) => row.generation)],
         },
       ],
       committed([, written]) {
