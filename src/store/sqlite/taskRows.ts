@@ -277,7 +277,8 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
           await first.committed;
           return { taskId: id, created: false };
         }
-        if (queued.has(scopedKey(send.scope, id)) || select.get(tenant, owner, id))
+        // Whether its row exists: the holder's three columns, not the task's history and artifacts.
+        if (queued.has(scopedKey(send.scope, id)) || selectHolder.get(tenant, owner, id))
           return { taskId: id, created: false };
       }
       // A follow-up's key (recorded with its claim) may name a task too.
