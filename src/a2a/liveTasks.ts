@@ -1,4 +1,4 @@
-import { TaskState, type Artifact, type Message, type Task } from '@a2a-js/sdk';
+import { TaskState, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { isFinished, isInterrupted, isRunning, isSettled } from '../protocol/taskStates';
 import {
@@ -539,7 +539,7 @@ export function applyEvent(
       else if (!update.append) task.artifacts[index] = ownArtifact(artifact);
       else {
         const existing = task.artifacts[index]!;
-        existing.parts.push(...artifact.parts);
+        appendParts(existing.parts, artifact.parts);
         if (artifact.name) existing.name = artifact.name;
         if (artifact.description) existing.description = artifact.description;
         if (artifact.metadata && !holds(existing.metadata, artifact.metadata))
@@ -567,6 +567,28 @@ function holds(target: Record<string, unknown> | undefined, entries: Record<stri
  * The task's own copy of an artifact an event carried: the event may still
  * be on its way to a stream when a later chunk is appended to the task's.
  */
+/**
+ * Appends a chunk's parts: a text part continuing a text part extends it, so a
+ * streamed answer reads as one text in every snapshot (GetTask, ListTasks, a
+ * retried send, a resumed follower), as its chunks read when concatenated.
+ * The last part is replaced, not changed: the chunk it came in may still be
+ * queued for the store or a follower.
+ */
+function appendParts(parts: Part[], chunk: Part[]): void {
+  for (const part of chunk) {
+    const last = parts.at(-1);
+    if (
+      last?.content?.$case === 'text' &&
+      part.content?.$case === 'text' &&
+      !last.metadata &&
+      !part.metadata &&
+      last.mediaType === part.mediaType
+    )
+      parts[parts.length - 1] = { ...last, content: { $case: 'text', value: last.content.value + part.content.value } };
+    else parts.push(part);
+  }
+}
+
 function ownArtifact(artifact: Artifact): Artifact {
   return { ...artifact, parts: [...artifact.parts] };
 }

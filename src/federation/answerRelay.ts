@@ -9,7 +9,8 @@
  * answer, which the node's answer artifact reconciles with what was relayed.
  */
 export class AnswerRelay {
-  private readonly artifacts = new Set<string>();
+  /** By artifact id, the text received so far (relayed or held back). */
+  private readonly received = new Map<string, string>();
   private pending = '';
   private stopped = false;
 
@@ -18,20 +19,34 @@ export class AnswerRelay {
   /** The text to pass on for one artifact chunk of the peer's ('' for none yet). */
   add(artifactId: string, text: string, append: boolean): string {
     if (this.stopped) return '';
-    if (this.artifacts.has(artifactId) && !append) {
+    const before = this.received.get(artifactId);
+    if (before !== undefined && !append) {
       // A rewrite cannot be told as an addition: the settled answer will say what it became.
       this.stopped = true;
       return '';
     }
     // Artifacts of one answer are joined by a line break (as ArtifactText joins them).
-    if (!this.artifacts.has(artifactId) && this.artifacts.size > 0) this.pending += '\n';
-    this.artifacts.add(artifactId);
+    if (before === undefined && this.received.size > 0) this.pending += '\n';
+    this.received.set(artifactId, (before ?? '') + text);
     this.pending += text;
     const cut = lastWordEnd(this.pending);
     if (cut === 0) return '';
     const whole = this.pending.slice(0, cut);
     this.pending = this.pending.slice(cut);
     return this.redact(whole);
+  }
+
+  /**
+   * The text to pass on for an artifact as a task snapshot shows it whole: what
+   * it adds to the chunks received (a send made again, or a stream resumed,
+   * starts with the task as it stands, answer chunks already folded in).
+   */
+  addWhole(artifactId: string, text: string): string {
+    const before = this.received.get(artifactId);
+    if (before === undefined) return text ? this.add(artifactId, text, false) : '';
+    if (text === before) return '';
+    if (!text.startsWith(before)) return this.add(artifactId, text, false);
+    return this.add(artifactId, text.slice(before.length), true);
   }
 }
 

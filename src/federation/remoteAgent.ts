@@ -243,6 +243,10 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
           seen.saw(payload.value.id);
           artifacts.addAll(payload.value.artifacts);
           task = fromTask(payload.value, artifacts);
+          for (const artifact of payload.value.artifacts) {
+            const delta = relay.addWhole(artifact.artifactId, partsText(artifact.parts));
+            if (delta) yield RunEvents.textDelta(peer.name, delta);
+          }
           break;
         case 'statusUpdate': {
           seen.saw(payload.value.taskId);

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Role, TaskState, type Message } from '@a2a-js/sdk';
 import { AgentEvent } from '@a2a-js/sdk/server';
-import { LiveTasks, type FoldedEvent } from '../../src/a2a/liveTasks';
+import { applyEvent, LiveTasks, type FoldedEvent } from '../../src/a2a/liveTasks';
 import { newTask, statusUpdate, textPart } from '../../src/a2a/messages';
 import { createMemoryLogger } from '../../src/log/logger';
 import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/storage';
@@ -62,10 +62,8 @@ describe('LiveTasks', () => {
     expect(live.fold(held, chunk('Hel', false), userMessage)).toBeUndefined();
     expect(live.fold(held, chunk('lo', true), userMessage)).toBeUndefined();
     const seen = live.read({ ...alice, everyone: false }, 't1')?.task;
-    expect(seen?.artifacts[0].parts.map((p) => p.content)).toEqual([
-      { $case: 'text', value: 'Hel' },
-      { $case: 'text', value: 'lo' },
-    ]);
+    // An appended text chunk extends the text before it: a snapshot reads as the chunks concatenated.
+    expect(seen?.artifacts[0].parts.map((p) => p.content)).toEqual([{ $case: 'text', value: 'Hello' }]);
     expect(seen?.history.map((m) => m.messageId)).toEqual(['m1', expect.any(String)]);
     expect(live.read({ tenant: '', owner: 'bob', everyone: false }, 't1')).toBeUndefined();
     expect(live.read({ tenant: '', owner: 'node', everyone: true }, 't1')?.task?.id).toBe('t1');
@@ -74,7 +72,7 @@ describe('LiveTasks', () => {
     expect(rowState()).toBe('TASK_STATE_COMPLETED');
     expect(live.size).toBe(0);
     const stored = await rows.tasks.get({ ...alice, everyone: false }, 't1');
-    expect(stored?.task.artifacts[0].parts).toHaveLength(2);
+    expect(stored?.task.artifacts[0].parts.map((p) => p.content)).toEqual([{ $case: 'text', value: 'Hello' }]);
     expect(folded.map((event) => [event.generation, event.event.kind])).toEqual([
       [1, 'task'],
       [2, 'statusUpdate'],
@@ -228,5 +226,40 @@ describe('LiveTasks', () => {
     await live.settleAll(5_000);
     expect((await settled).status?.state).toBe(TaskState.TASK_STATE_FAILED);
     expect(rowState()).toBe('TASK_STATE_FAILED');
+  });
+
+  it('folds appended text chunks into one text part without changing the chunks, and keeps other parts apart', () => {
+    const first = chunk('w1 ', false);
+    const second = chunk('w2 ', true);
+    const data = AgentEvent.artifactUpdate({
+      ...ids,
+      artifact: {
+        artifactId: 'answer',
+        name: 'answer',
+        description: '',
+        parts: [{ content: { $case: 'data', value: { n: 1 } }, metadata: undefined, filename: '', mediaType: '' }],
+        metadata: undefined,
+        extensions: [],
+      },
+      append: true,
+      lastChunk: false,
+      metadata: undefined,
+    });
+    let task = applyEvent(undefined, AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_WORKING, at)));
+    for (const event of [first, second, data, chunk('w3 ', true), chunk('w4', true)]) task = applyEvent(task, event);
+    expect(task?.artifacts[0].parts.map((p) => p.content)).toEqual([
+      { $case: 'text', value: 'w1 w2 ' },
+      { $case: 'data', value: { n: 1 } },
+      { $case: 'text', value: 'w3 w4' },
+    ]);
+    // The chunks may still be queued for the store or a follower: each keeps its own text.
+    expect(first.kind === 'artifactUpdate' && first.data.artifact?.parts[0].content).toEqual({
+      $case: 'text',
+      value: 'w1 ',
+    });
+    expect(second.kind === 'artifactUpdate' && second.data.artifact?.parts[0].content).toEqual({
+      $case: 'text',
+      value: 'w2 ',
+    });
   });
 });

@@ -101,4 +101,15 @@ describe('AnswerRelay', () => {
     expect(relay.add('a', 'rewritten ', false)).toBe('');
     expect(relay.add('b', 'more ', true)).toBe('');
   });
+
+  it('passes on what a task snapshot adds to the chunks received, and stops when it rewrites them', () => {
+    const relay = new AnswerRelay((t) => t);
+    expect(relay.addWhole('a', '')).toBe('');
+    expect(relay.addWhole('a', 'w1 w2 ')).toBe('w1 w2 ');
+    expect(relay.add('a', 'w3 ', true)).toBe('w3 ');
+    expect(relay.addWhole('a', 'w1 w2 w3 ')).toBe('');
+    expect(relay.addWhole('a', 'w1 w2 w3 w4 ')).toBe('w4 ');
+    expect(relay.addWhole('a', 'other ')).toBe('');
+    expect(relay.add('a', 'w5 ', true)).toBe('');
+  });
 });
