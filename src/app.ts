@@ -192,6 +192,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       clock,
       redact: (text) => secrets.redactText(text),
       observer: observation,
+      timelinesKept: config.observability.timeline.tasks,
     });
     // Closed last: everything else writes its final rows first.
     cleanups.push(() => storage.close());

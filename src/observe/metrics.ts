@@ -1,10 +1,11 @@
 import type { Request, Router } from 'express';
 import type { RequestIntercept } from '../a2a/inbound';
 import express from 'express';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { PEER_STATES, type PeerStatus } from '../federation/health';
 import type { ObservedAttributes, ObservedKind, Observation, Observer } from '../observation/observer';
 import { requireOwner, type AccessRefusal } from './access';
+import { CounterSeries, HistogramSeries } from './series';
 
 /** What {@link createNodeMetrics} reads at scrape time. */
 export interface NodeMetricsOptions {
@@ -23,8 +24,8 @@ export interface NodeMetrics {
   readonly countRequests: RequestIntercept;
   /** `GET /metrics` in the text exposition format. */
   readonly routes: Router;
-  /** The registry (one per node: two nodes in one process keep apart). */
-  readonly registry: Registry;
+  /** The exposition `GET /metrics` answers (one registry and one set of series per node: two nodes in one process keep apart). */
+  scrape(): Promise<string>;
   /** Stops the event-loop monitor. */
   close(): void;
 }
@@ -48,11 +49,10 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
   const registers = [registry];
   collectDefaultMetrics({ register: registry, prefix: 'lango_' });
 
-  const requests = new Counter({
+  const requests = new CounterSeries({
     name: 'lango_a2a_requests_total',
     help: 'HTTP requests answered, by A2A method and HTTP status',
-    labelNames: ['method', 'status'] as const,
-    registers,
+    labelNames: ['method', 'status'],
   });
   new Gauge({
     name: 'lango_a2a_tasks',
@@ -66,63 +66,68 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
       for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
     },
   });
-  const turns = new Histogram({
+  const turns = new HistogramSeries({
     name: 'lango_turn_duration_seconds',
     help: 'Turns of the agent tree, by how they ended',
-    labelNames: ['status'] as const,
+    labelNames: ['status'],
     buckets: LATENCY_BUCKETS,
-    registers,
   });
-  const modelCalls = new Histogram({
+  const modelCalls = new HistogramSeries({
     name: 'lango_model_call_duration_seconds',
     help: 'Model calls, by model and outcome',
-    labelNames: ['model', 'outcome'] as const,
+    labelNames: ['model', 'outcome'],
     buckets: LATENCY_BUCKETS,
-    registers,
   });
-  const tokens = new Counter({
+  const tokens = new CounterSeries({
     name: 'lango_model_tokens_total',
     help: 'Tokens the model reported, by model and direction (input, output)',
-    labelNames: ['model', 'direction'] as const,
-    registers,
+    labelNames: ['model', 'direction'],
   });
-  const toolCalls = new Histogram({
+  const toolCalls = new HistogramSeries({
     name: 'lango_tool_call_duration_seconds',
     help: 'Tool calls, by tool and outcome',
-    labelNames: ['tool', 'outcome'] as const,
+    labelNames: ['tool', 'outcome'],
     buckets: LATENCY_BUCKETS,
-    registers,
   });
-  const remoteCalls = new Histogram({
+  const remoteCalls = new HistogramSeries({
     name: 'lango_remote_call_duration_seconds',
     help: 'Calls to remote A2A agents, by peer and outcome',
-    labelNames: ['peer', 'outcome'] as const,
+    labelNames: ['peer', 'outcome'],
     buckets: LATENCY_BUCKETS,
-    registers,
   });
-  const transfers = new Counter({
+  const transfers = new CounterSeries({
     name: 'lango_transfers_total',
     help: 'Transfers of control between agents',
-    labelNames: ['from', 'to'] as const,
-    registers,
+    labelNames: ['from', 'to'],
   });
-  const storeWrites = new Histogram({
+  const storeWrites = new HistogramSeries({
     name: 'lango_store_write_duration_seconds',
     help: 'Group commits of the node database',
+    labelNames: [],
     buckets: WRITE_BUCKETS,
-    registers,
   });
-  const storeStatements = new Counter({
+  const storeStatements = new CounterSeries({
     name: 'lango_store_write_statements_total',
     help: 'Statements sent in group commits of the node database (PostgreSQL; BEGIN and COMMIT not counted)',
-    registers,
+    labelNames: [],
   });
-  const storeNotifications = new Counter({
+  const storeNotifications = new CounterSeries({
     name: 'lango_store_notifications_total',
     help: 'Notifications received on the replica LISTEN connection (PostgreSQL), by channel',
-    labelNames: ['channel'] as const,
-    registers,
+    labelNames: ['channel'],
   });
+  const series = [
+    requests,
+    turns,
+    modelCalls,
+    tokens,
+    toolCalls,
+    remoteCalls,
+    transfers,
+    storeWrites,
+    storeStatements,
+    storeNotifications,
+  ];
   new Gauge({
     name: 'lango_peer_state',
     help: 'Each remote peer circuit: 1 for its current state (healthy, open, half-open, skipped), else 0',
@@ -145,42 +150,44 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
     },
   });
 
-  const record: RecordObservation = (kind, name, seen, seconds, error) => {
+  const record: RecordObservation = (observation, seconds, error) => {
     const outcome = error ? 'error' : 'ok';
-    switch (kind) {
+    const { name } = observation;
+    switch (observation.kind) {
       case 'turn':
-        turns.observe({ status: String(seen.status ?? (error ? 'aborted' : 'completed')) }, seconds);
+        turns.observe(seconds, observation.status ?? (error ? 'aborted' : 'completed'));
         break;
       case 'model': {
-        const model = String(seen.model ?? name);
-        modelCalls.observe({ model, outcome }, seconds);
-        if (typeof seen.inputTokens === 'number' && seen.inputTokens > 0)
-          tokens.inc({ model, direction: 'input' }, seen.inputTokens);
-        if (typeof seen.outputTokens === 'number' && seen.outputTokens > 0)
-          tokens.inc({ model, direction: 'output' }, seen.outputTokens);
+        const model = observation.model ?? name;
+        modelCalls.observe(seconds, model, outcome);
+        if (observation.inputTokens > 0) tokens.inc(observation.inputTokens, model, 'input');
+        if (observation.outputTokens > 0) tokens.inc(observation.outputTokens, model, 'output');
         break;
       }
       case 'tool':
-        toolCalls.observe({ tool: name, outcome }, seconds);
+        toolCalls.observe(seconds, name, outcome);
         break;
       case 'remote':
-        remoteCalls.observe({ peer: name, outcome }, seconds);
+        remoteCalls.observe(seconds, name, outcome);
         break;
       case 'transfer':
-        transfers.inc({ from: String(seen.from ?? ''), to: String(seen.to ?? name) });
+        transfers.inc(1, observation.from ?? '', observation.to ?? name);
         break;
       case 'agent':
         break;
     }
   };
 
-  const observe = (kind: ObservedKind, name: string, attributes: ObservedAttributes = {}): Observation =>
+  const observe = (kind: ObservedKind, name: string, attributes?: ObservedAttributes): Observation =>
     new MetricObservation(record, kind, name, attributes);
+
+  /** The exposition: prom-client's process metrics and gauges, then the node's own series. */
+  const scrape = async () => `${await registry.metrics()}\n${series.map((family) => family.text()).join('\n\n')}\n`;
 
   const routes = express.Router();
   routes.get('/metrics', requireOwner(options.access), async (_req, res, next) => {
     try {
-      const text = await registry.metrics();
+      const text = await scrape();
       res.setHeader('Content-Type', registry.contentType);
       res.send(text);
     } catch (err) {
@@ -189,7 +196,7 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
   });
 
   return {
-    registry,
+    scrape,
     observer: {
       active: true,
       turn: () => observe('turn', 'turn'),
@@ -197,10 +204,10 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
         storeWrites.observe(ms / 1000);
         if (statements) storeStatements.inc(statements);
       },
-      storeNotification: (channel) => storeNotifications.inc({ channel }),
+      storeNotification: (channel) => storeNotifications.inc(1, channel),
     },
     countRequests: (call, next) => {
-      call.onAnswered((status) => requests.inc({ method: call.name, status: String(status) }));
+      call.onAnswered((status) => requests.inc(1, call.name, String(status)));
       return next();
     },
     routes,
@@ -209,51 +216,50 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
 }
 
 /** Records one finished observation (`seconds` long) into its metric. */
-type RecordObservation = (
-  kind: ObservedKind,
-  name: string,
-  seen: ObservedAttributes,
-  seconds: number,
-  error?: string,
-) => void;
+type RecordObservation = (observation: MetricObservation, seconds: number, error?: string) => void;
 
 /**
  * One observation as the metrics see it: timed from its start, recorded into
- * its metric when it ends. A class, not a literal of closures: an open stream
- * holds one per step for as long as it runs.
+ * its metric when it ends, keeping only the attributes a metric reads. A
+ * class, not a literal of closures: an open stream holds one per step for as
+ * long as it runs.
  */
 class MetricObservation implements Observation {
   private readonly started = performance.now();
-  private seen: ObservedAttributes;
-  /** Whether `seen` is this observation's own copy (the caller's attributes are copied on the first `set`). */
-  private owned = false;
   private ended = false;
+  status: string | undefined;
+  model: string | undefined;
+  from: string | undefined;
+  to: string | undefined;
+  inputTokens = 0;
+  outputTokens = 0;
 
   constructor(
     private readonly record: RecordObservation,
-    private readonly kind: ObservedKind,
-    private readonly name: string,
-    attributes: ObservedAttributes,
+    readonly kind: ObservedKind,
+    readonly name: string,
+    attributes: ObservedAttributes | undefined,
   ) {
-    this.seen = attributes;
+    if (attributes) this.set(attributes);
   }
 
-  child(kind: ObservedKind, name: string, attributes: ObservedAttributes = {}): Observation {
+  child(kind: ObservedKind, name: string, attributes?: ObservedAttributes): Observation {
     return new MetricObservation(this.record, kind, name, attributes);
   }
 
   set(more: ObservedAttributes): void {
-    if (!this.owned) {
-      this.seen = { ...this.seen };
-      this.owned = true;
-    }
-    Object.assign(this.seen, more);
+    if (more.status !== undefined) this.status = String(more.status);
+    if (more.model !== undefined) this.model = String(more.model);
+    if (more.from !== undefined) this.from = String(more.from);
+    if (more.to !== undefined) this.to = String(more.to);
+    if (typeof more.inputTokens === 'number') this.inputTokens = more.inputTokens;
+    if (typeof more.outputTokens === 'number') this.outputTokens = more.outputTokens;
   }
 
   end(error?: string): void {
     if (this.ended) return;
     this.ended = true;
-    this.record(this.kind, this.name, this.seen, (performance.now() - this.started) / 1000, error);
+    this.record(this, (performance.now() - this.started) / 1000, error);
   }
 
   traceparent(): undefined {

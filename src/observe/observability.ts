@@ -95,7 +95,6 @@ export function createObservability(sources: ObservabilitySources): Observabilit
   });
   const timelines = settings.timeline.enabled
     ? createTimelines({
-        size: settings.timeline.tasks,
         store: () => sources.stores.timelines,
         redact: sources.redact,
         clock: sources.clock,

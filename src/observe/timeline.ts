@@ -37,8 +37,6 @@ export interface Timelines {
 const MAX_TEXT = 240;
 /** Most steps kept per turn (a runaway turn keeps its first ones). */
 const MAX_STEPS = 200;
-/** Saves between two prunes of the stored turns down to the configured number. */
-const PRUNE_EVERY = 50;
 /** Turns `GET /console/api/timelines` lists. */
 const LISTED = 50;
 
@@ -46,13 +44,12 @@ const LISTED = 50;
  * Records each turn's steps: timing, agent, tokens and hops, arguments
  * (masked as the chat shows them) and results redacted and shortened. A
  * running turn is held here; once it ends it is saved to the timeline store
- * (so it survives a restart and every replica reads it), and the store is
- * pruned to the newest `size` turns now and then.
+ * (so it survives a restart and every replica reads it), which keeps the
+ * newest (`observability.timeline.tasks`).
  * @example
- * const timelines = createTimelines({ size: 200, store: () => stores.timelines, redact, clock: () => new Date(), access, logger });
+ * const timelines = createTimelines({ store: () => stores.timelines, redact, clock: () => new Date(), access, logger });
  */
 export function createTimelines(options: {
-  size: number;
   /** Where finished turns go: read when a turn ends (the stores open after the observer is built). */
   store: () => TimelineStore;
   redact: (text: string) => string;
@@ -63,7 +60,6 @@ export function createTimelines(options: {
   /** Turns running here, or ended and not yet stored, by id. */
   const live = new Map<string, TaskTimeline>();
   const listeners = new Set<(change: TimelineChange) => void>();
-  let saves = 0;
   // Nobody watching (no console open): nothing is built.
   const notify = (timeline: TaskTimeline, what: TimelineChange['what'], agent?: string) => {
     if (listeners.size === 0) return;
@@ -82,13 +78,9 @@ export function createTimelines(options: {
     return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text;
   };
   const save = (timeline: TaskTimeline) => {
-    const store = options.store();
-    store
+    options
+      .store()
       .save([timeline])
-      .then(() => {
-        saves += 1;
-        if (saves % PRUNE_EVERY === 0) return store.prune(options.size).then(() => undefined);
-      })
       .catch((err: unknown) =>
         options.logger.warn('a turn timeline could not be stored', {
           taskId: timeline.taskId,

@@ -34,6 +34,8 @@ export interface NodeStorageOptions {
   redact?: (text: string) => string;
   /** Told how long each group commit took (store write latency), on either database. */
   observer?: Observer;
+  /** Turn timelines kept (`observability.timeline.tasks`). */
+  timelinesKept?: number;
 }
 
 /**
@@ -54,6 +56,7 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
       redact: options.redact,
       backgroundCheckpoints: true,
       observer: options.observer,
+      timelinesKept: options.timelinesKept,
     });
     const taskRows = createSqliteTaskRows({
       db: storage.db,
@@ -82,6 +85,7 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
     clock: options.clock,
     redact: options.redact,
     observer: options.observer,
+    timelinesKept: options.timelinesKept,
   });
   return {
     stores: postgres.stores,

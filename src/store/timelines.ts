@@ -58,7 +58,9 @@ export interface TimelineQuery {
  * and every replica reads every replica's. A row is the turn's caller's: a
  * caller reads its own, the owner everyone's. Written once a turn ends
  * (group-committed with the database's other writes); running turns live
- * with the sink that records them (`observe/timeline.ts`).
+ * with the sink that records them (`observe/timeline.ts`). A store keeps the
+ * newest turns saved, as many as it was opened to keep
+ * (`observability.timeline.tasks`), and lets the older ones go itself.
  */
 export interface TimelineStore {
   /**
@@ -68,19 +70,28 @@ export interface TimelineStore {
   save(turns: readonly TaskTimeline[]): Promise<void>;
   /** Turns the principal may see that match `query`, newest first (by start, then id). */
   list(principal: Principal, query: TimelineQuery): Promise<TaskTimeline[]>;
-  /** Keeps the newest `keep` turns and deletes the rest; resolves with how many went. */
-  prune(keep: number): Promise<number>;
   /** Hands the turns saved and not yet written to the database's next commit (the storage calls it as it closes). */
   flush(): void;
 }
 
 /**
  * How long a saved turn waits for others before it is written: turns ending
- * within this of each other share one statement, and a turn's timeline,
- * which ends just after the turn's own rows were committed, does not cost a
- * transaction of its own. Reads and closing write at once.
+ * within this of each other share one statement, a turn's timeline, which
+ * ends just after the turn's own rows were committed, does not cost a
+ * transaction of its own, and under load the turns a store would let go
+ * within the same write are never written ({@link newestSaved}). Reads and
+ * closing write at once.
  */
-export const TIMELINE_SAVE_DELAY_MS = 50;
+export const TIMELINE_SAVE_DELAY_MS = 250;
+
+/** Turns a store keeps when not told (`observability.timeline.tasks`' default). */
+export const DEFAULT_TIMELINES_KEPT = 200;
+
+/** Of the turns queued (oldest saved first), the newest `kept`: a write of more would only replace them again. */
+export function newestSaved(queued: ReadonlyMap<string, TaskTimeline>, kept: number): TaskTimeline[] {
+  const turns = [...queued.values()];
+  return turns.length > kept ? turns.slice(turns.length - kept) : turns;
+}
 
 /**
  * A write held for `delayMs` so the saves requested meanwhile share it:

@@ -39,6 +39,7 @@ if (!skipWithoutPostgres('the store contracts on PostgreSQL')) {
           logger: createMemoryLogger(),
           clock: options.clock ?? (() => new Date()),
           pgvector,
+          timelinesKept: options.timelinesKept,
         });
       let storage: PostgresStorage = await open();
       return {

@@ -27,7 +27,12 @@ const sqlite: StoresFactory = {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-contract-'));
     const file = path.join(dir, 'lango.db');
     const open = () =>
-      openSqliteStorage({ file, logger: createMemoryLogger(), clock: options.clock ?? (() => new Date()) });
+      openSqliteStorage({
+        file,
+        logger: createMemoryLogger(),
+        clock: options.clock ?? (() => new Date()),
+        timelinesKept: options.timelinesKept,
+      });
     let storage: SqliteStorage = open();
     return {
       get stores() {

@@ -32,6 +32,7 @@ import { createPgTaskRows, PUSH_CONFIGS_CHANNEL, TASK_ROWS_SCHEMA } from './task
 import { createPgListener } from './listener';
 import { SEND_KEYS_SCHEMA } from './sendKeys';
 import { createPgTaskEventLog, TASK_CANCELS_CHANNEL, TASK_EVENTS_SCHEMA } from './taskEvents';
+import { DEFAULT_TIMELINES_KEPT } from '../timelines';
 import { createPgTimelineStore, TIMELINE_SCHEMA } from './timelines';
 
 /** Every store's schema, in the order they are applied. */
@@ -82,6 +83,8 @@ export interface PostgresStorageOptions {
   maxConnections?: number;
   /** False: vectors stay bytes searched in each replica's memory even where pgvector exists (default true). */
   pgvector?: boolean;
+  /** Turn timelines kept, newest saved, of all replicas together (`observability.timeline.tasks`; 200 when unset). */
+  timelinesKept?: number;
 }
 
 /**
@@ -191,7 +194,12 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     background: createPgBackgroundJobStore({ db, replica }),
     workflows: createPgWorkflowStore({ db, replica }),
     execJobs: createPgExecJobStore({ db, replica }),
-    timelines: createPgTimelineStore({ db, group, replicaId: cluster.replicaId }),
+    timelines: createPgTimelineStore({
+      db,
+      group,
+      replicaId: cluster.replicaId,
+      kept: options.timelinesKept ?? DEFAULT_TIMELINES_KEPT,
+    }),
     replicas: createPgReplicaView({ db, scope: replica }),
     jobQueue,
   };

@@ -1,9 +1,11 @@
 import { visibleOwner } from '../../principal';
 import {
   heldWrite,
+  newestSaved,
   TIMELINE_SAVE_DELAY_MS,
   timelineOfRow,
   timelineRow,
+  type TaskTimeline,
   type TimelineRow,
   type TimelineStore,
 } from '../timelines';
@@ -25,22 +27,24 @@ export const TIMELINE_SCHEMA: PgSchema = {
 /**
  * The {@link TimelineStore} on PostgreSQL: turns queued (see
  * {@link TIMELINE_SAVE_DELAY_MS}) and written in the group commit (one
- * statement per group, however many turns ended), each
- * stamped with this replica's id. A read waits for the turns this replica
- * has queued, so it sees every turn saved before it.
+ * statement per group, however many turns ended; only the newest `kept`),
+ * each stamped with this replica's id; the same commit deletes all but the
+ * newest `kept` of every replica's (a replica writes its turns a few times
+ * a second at most, so this costs little). A read waits for the turns this replica has queued, so it sees
+ * every turn saved before it.
  */
 export function createPgTimelineStore(options: {
   db: PgDatabase;
   group: PgGroupCommit;
   replicaId: string;
+  kept: number;
 }): TimelineStore {
-  const { db, group, replicaId } = options;
-  let queue: TimelineRow[] = [];
+  const { db, group, replicaId, kept } = options;
+  let queue = new Map<string, TaskTimeline>();
   let unwritten = 0;
   const take = (): PgQueuedWrite => {
-    // A turn saved twice in one group keeps its last row: one row per id in the statement.
-    const turns = [...new Map(queue.map((row) => [row.id, row])).values()];
-    queue = [];
+    const turns = newestSaved(queue, kept).map((turn) => timelineRow(turn, replicaId));
+    queue = new Map();
     const column = <K extends keyof TimelineRow>(key: K) => turns.map((row) => row[key]);
     return {
       statements: [
@@ -67,6 +71,13 @@ export function createPgTimelineStore(options: {
             column('steps'),
           ],
         },
+        {
+          name: 'task_timelines_prune',
+          text: `DELETE FROM task_timelines WHERE (started_at COLLATE "C", id COLLATE "C") < (
+              SELECT started_at COLLATE "C", id COLLATE "C" FROM task_timelines
+              ORDER BY started_at COLLATE "C" DESC, id COLLATE "C" DESC LIMIT 1 OFFSET $1)`,
+          values: [kept - 1],
+        },
       ],
     };
   };
@@ -80,7 +91,11 @@ export function createPgTimelineStore(options: {
   return {
     async save(turns) {
       if (turns.length === 0) return;
-      for (const turn of turns) queue.push(timelineRow(turn, replicaId));
+      for (const turn of turns) {
+        // Saved again: queued as the newest.
+        queue.delete(turn.id);
+        queue.set(turn.id, turn);
+      }
       unwritten += 1;
       try {
         await saving.request();
@@ -115,16 +130,6 @@ export function createPgTimelineStore(options: {
         params,
       );
       return found.map(timelineOfRow);
-    },
-    async prune(keep) {
-      await written();
-      const result = await db.query(
-        `DELETE FROM task_timelines WHERE (started_at COLLATE "C", id COLLATE "C") < (
-           SELECT started_at COLLATE "C", id COLLATE "C" FROM task_timelines
-           ORDER BY started_at COLLATE "C" DESC, id COLLATE "C" DESC LIMIT 1 OFFSET $1)`,
-        [Math.max(0, keep - 1)],
-      );
-      return result.rowCount ?? 0;
     },
     flush: () => saving.now(),
   };

@@ -15,6 +15,7 @@ import { createSqlitePaymentLedger } from './ledger';
 import { createSqliteMemoryStore } from './memory';
 import { createSqliteNodeIdentityStore } from './nodeIdentity';
 import { createSqliteSessionStore } from './sessions';
+import { DEFAULT_TIMELINES_KEPT } from '../timelines';
 import { createSqliteTimelineStore } from './timelines';
 import { createSqliteVaultStore } from './vault';
 import { createSqliteVectorStore } from './vectors';
@@ -40,6 +41,8 @@ export interface SqliteStorageOptions {
   backgroundCheckpoints?: boolean;
   /** Told how long each group commit took (store write latency). */
   observer?: Observer;
+  /** Turn timelines kept, newest saved (`observability.timeline.tasks`; 200 when unset). */
+  timelinesKept?: number;
 }
 
 /**
@@ -75,7 +78,7 @@ export function openSqliteStorage(options: SqliteStorageOptions): SqliteStorage 
       background: createSqliteBackgroundJobStore({ db }),
       workflows: createSqliteWorkflowStore({ db }),
       execJobs: createSqliteExecJobStore({ db }),
-      timelines: createSqliteTimelineStore({ db, group }),
+      timelines: createSqliteTimelineStore({ db, group, kept: options.timelinesKept ?? DEFAULT_TIMELINES_KEPT }),
       // After the cron store: a claim moves the job's row and queues its next fire time in one transaction.
       jobQueue: createSqliteJobQueue({ db, clock, logger }),
     };

@@ -1,10 +1,12 @@
 import { visibleOwner } from '../../principal';
 import {
   heldWrite,
+  newestSaved,
   TIMELINE_COLUMNS,
   TIMELINE_SAVE_DELAY_MS,
   timelineOfRow,
   timelineRow,
+  type TaskTimeline,
   type TimelineRow,
   type TimelineStore,
 } from '../timelines';
@@ -21,25 +23,46 @@ const STEPS = [
   // A task id lands on a random page of an index on it: one more page written per turn, for the console's reads of a
   // few tasks' turns, which scan the at most 10,000 rows kept (the default 200) as quickly.
   `DROP INDEX task_timelines_by_task`,
+  // A ring of slots rewritten in place: no index to keep, nothing to prune (the slots are renumbered on open).
+  `CREATE TABLE task_timeline_ring (
+     slot INTEGER PRIMARY KEY, id TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT, session_id TEXT NOT NULL,
+     replica TEXT, started_at TEXT NOT NULL, ms INTEGER, status TEXT, agent TEXT, asked TEXT, error TEXT,
+     steps TEXT NOT NULL);
+   INSERT INTO task_timeline_ring (slot, ${TIMELINE_COLUMNS.join(', ')})
+     SELECT row_number() OVER (ORDER BY started_at, id) - 1, ${TIMELINE_COLUMNS.join(', ')} FROM task_timelines;
+   DROP TABLE task_timelines;
+   ALTER TABLE task_timeline_ring RENAME TO task_timelines;`,
 ];
 
 /**
- * The {@link TimelineStore} in SQLite: one row per finished turn, its steps
- * as JSON, queued (see {@link TIMELINE_SAVE_DELAY_MS}) and written in the
- * database's group commit. A read first commits what is queued, so it sees
- * every turn saved before it.
+ * The {@link TimelineStore} in SQLite: a ring of `kept` slots, one finished
+ * turn each, its steps as JSON. A turn takes the slot of the oldest saved
+ * (or its own, saved again), so a save rewrites one row in place: no index,
+ * no prune. Turns are queued (see {@link TIMELINE_SAVE_DELAY_MS}) and
+ * written in the database's group commit; of those queued, only the newest
+ * `kept` are written, the rest would be overwritten in the same commit. A
+ * read first commits what is queued, so it sees every turn saved before it.
  */
-export function createSqliteTimelineStore(options: { db: SqliteDatabase; group: GroupCommit }): TimelineStore {
-  const { db, group } = options;
+export function createSqliteTimelineStore(options: {
+  db: SqliteDatabase;
+  group: GroupCommit;
+  kept: number;
+}): TimelineStore {
+  const { db, group, kept } = options;
   migrate(db, 'task_timelines', STEPS);
-  const upsert = db.prepare(
-    `INSERT OR REPLACE INTO task_timelines (${TIMELINE_COLUMNS.join(', ')}) VALUES (${placeholders(TIMELINE_COLUMNS.length)})`,
+  const columns = ['slot', ...TIMELINE_COLUMNS];
+  const put = db.prepare(
+    `INSERT OR REPLACE INTO task_timelines (${columns.join(', ')}) VALUES (${placeholders(columns.length)})`,
   );
-  const queued = new Map<string, TimelineRow>();
+  const ring = openRing(db, kept);
+  let queued = new Map<string, TaskTimeline>();
   const writeQueued = () => {
-    const rows = [...queued.values()];
-    queued.clear();
-    for (const row of rows) upsert.run(...TIMELINE_COLUMNS.map((column) => row[column]));
+    const turns = newestSaved(queued, kept);
+    queued = new Map();
+    for (const turn of turns) {
+      const row = timelineRow(turn, undefined);
+      put.run(ring.slotFor(turn.id), ...TIMELINE_COLUMNS.map((column) => row[column]));
+    }
   };
   const saving = heldWrite(() => group.schedule(writeQueued), TIMELINE_SAVE_DELAY_MS);
   /** Commits the queued turns now (before a read that must see them). */
@@ -48,14 +71,14 @@ export function createSqliteTimelineStore(options: { db: SqliteDatabase; group: 
     saving.now();
     group.flush();
   };
-  const prune = db.prepare(
-    `DELETE FROM task_timelines WHERE (started_at, id) < (
-       SELECT started_at, id FROM task_timelines ORDER BY started_at DESC, id DESC LIMIT 1 OFFSET ?)`,
-  );
 
   return {
     save(turns) {
-      for (const turn of turns) queued.set(turn.id, timelineRow(turn, undefined));
+      for (const turn of turns) {
+        // Saved again: queued as the newest.
+        queued.delete(turn.id);
+        queued.set(turn.id, turn);
+      }
       return saving.request();
     },
     async list(principal, query) {
@@ -76,14 +99,49 @@ export function createSqliteTimelineStore(options: { db: SqliteDatabase; group: 
         where.push('session_id = ?');
         args.push(query.sessionId);
       }
-      const sql = `SELECT * FROM task_timelines ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-        ORDER BY started_at DESC, id DESC LIMIT ?`;
+      const sql = `SELECT ${TIMELINE_COLUMNS.join(', ')} FROM task_timelines
+        ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY started_at DESC, id DESC LIMIT ?`;
       return (db.prepare<unknown[]>(sql).all(...args, query.limit) as TimelineRow[]).map(timelineOfRow);
     },
-    async prune(keep) {
-      written();
-      return prune.run(Math.max(0, keep - 1)).changes;
-    },
     flush: () => saving.now(),
+  };
+}
+
+/**
+ * The ring's slots: which turn holds each, and the next to take (the oldest
+ * saved). On open the rows are renumbered oldest first into `kept` slots
+ * (the newest `kept` stay), so a changed `kept` takes effect at once.
+ */
+function openRing(db: SqliteDatabase, kept: number): { slotFor(id: string): number } {
+  const rows = db.prepare('SELECT slot, id FROM task_timelines ORDER BY started_at, id').all() as Array<{
+    slot: number;
+    id: string;
+  }>;
+  const stay = rows.slice(Math.max(0, rows.length - kept));
+  if (stay.some((row, index) => row.slot !== index) || stay.length < rows.length)
+    db.transaction(() => {
+      const move = db.prepare('UPDATE task_timelines SET slot = ? WHERE slot = ?');
+      // Out of the way first (negative slots), then into place: no two rows ever share a slot.
+      db.prepare('DELETE FROM task_timelines WHERE slot NOT IN (SELECT value FROM json_each(?))').run(
+        JSON.stringify(stay.map((row) => row.slot)),
+      );
+      for (const row of stay) move.run(-1 - row.slot, row.slot);
+      stay.forEach((row, index) => move.run(index, -1 - row.slot));
+    })();
+  const holders = stay.map((row) => row.id);
+  const slots = new Map(holders.map((id, slot) => [id, slot]));
+  let next = holders.length % kept;
+  return {
+    slotFor(id) {
+      const own = slots.get(id);
+      if (own !== undefined) return own;
+      const slot = next;
+      next = (next + 1) % kept;
+      const evicted = holders[slot];
+      if (evicted !== undefined) slots.delete(evicted);
+      holders[slot] = id;
+      slots.set(id, slot);
+      return slot;
+    },
   };
 }

@@ -9,6 +9,12 @@ export interface OpenedStores {
   close(): Promise<void>;
 }
 
+/** How a suite opens its stores: `clock` stamps rows, `timelinesKept` bounds the turn timelines kept. */
+export interface StoresOptions {
+  clock?: () => Date;
+  timelinesKept?: number;
+}
+
 /**
  * How the contract suites get a database: SQLite now, PostgreSQL later
  * (issue 16), each run through the same suites. `clock` is the time every
@@ -16,14 +22,14 @@ export interface OpenedStores {
  */
 export interface StoresFactory {
   name: string;
-  open(options?: { clock?: () => Date }): Promise<OpenedStores>;
+  open(options?: StoresOptions): Promise<OpenedStores>;
 }
 
 /**
  * Opens the factory's stores for each test of the calling `describe`, closed
  * after it; the returned getter reads the current ones.
  */
-export function useStores(factory: StoresFactory, options: { clock?: () => Date } = {}): () => OpenedStores {
+export function useStores(factory: StoresFactory, options: StoresOptions = {}): () => OpenedStores {
   let opened: OpenedStores | undefined;
   beforeEach(async () => {
     opened = await factory.open(options);

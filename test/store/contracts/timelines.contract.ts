@@ -78,12 +78,24 @@ export function timelineStoreContract(factory: StoresFactory, options: { replica
       expect(await timelines().list(OWNER, { limit: 10 })).toEqual([alices, owners].map(stamped));
       expect(await timelines().list(OWNER, { caller: 'owner', limit: 10 })).toEqual([stamped(owners)]);
     });
+  });
 
-    it('prunes all but the newest turns', async () => {
-      await timelines().save([1, 2, 3, 4, 5].map((m) => turn(`t${m}`, m)));
-      expect(await timelines().prune(10)).toBe(0);
-      expect(await timelines().prune(2)).toBe(3);
-      expect((await timelines().list(OWNER, { limit: 10 })).map((t) => t.id)).toEqual(['t5', 't4']);
+  describe(`timeline store keeping three turns (${factory.name})`, () => {
+    const opened = useStores(factory, { timelinesKept: 3 });
+    const ids = async (stores = opened().stores) =>
+      (await stores.timelines.list(OWNER, { limit: 10 })).map((t) => t.id);
+
+    it('keeps the newest turns saved, a turn saved again in its place, across a restart', async () => {
+      const timelines = opened().stores.timelines;
+      await timelines.save([turn('t1', 1), turn('t2', 2)]);
+      await timelines.save([turn('t3', 3), turn('t2', 2, { status: 'failed' })]);
+      expect(await ids()).toEqual(['t3', 't2', 't1']);
+      await timelines.save([turn('t4', 4), turn('t5', 5)]);
+      expect(await ids()).toEqual(['t5', 't4', 't3']);
+      expect(await ids(await opened().reopen())).toEqual(['t5', 't4', 't3']);
+      // Many saved at once: the newest three stay, whatever went before.
+      await opened().stores.timelines.save([6, 7, 8, 9, 10, 11].map((m) => turn(`t${m}`, m)));
+      expect(await ids()).toEqual(['t11', 't10', 't9']);
     });
   });
 }
