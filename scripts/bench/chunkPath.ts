@@ -1,7 +1,7 @@
 /**
  * CPU per streamed chunk on the node's own path, without the machine's
- * noise in the figure: the node runs in THIS process (`createApp`, the real
- * `openai` client), the scripted model (scriptedModel.js) and the stream
+ * noise in the figure: the node runs in THIS process (`createApp`, its
+ * Chat Completions client), the scripted model (scriptedModel.js) and the stream
  * client (chunkClient.js) each in their own, so `process.cpuUsage()` here is
  * the node's alone, user and system apart. Each round runs K streams twice,
  * once with CHUNKS chunks and once with none, and the difference ÷ (K ×
@@ -90,7 +90,7 @@ const LAYERS: Array<[string, RegExp]> = [
   ['@a2a-js/sdk', /node_modules\/@a2a-js\//],
   ['other packages', /node_modules\//],
   ['src/net (body relay, dispatcher)', /\/src\/net\//],
-  ['src/llm (openai model)', /\/src\/llm\//],
+  ['src/llm (Chat Completions client)', /\/src\/llm\//],
   ['src/agent/modelCall', /\/src\/agent\/modelCall/],
   ['src/agent/runner', /\/src\/agent\/runner/],
   ['src/agent (other)', /\/src\/agent\//],

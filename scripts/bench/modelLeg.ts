@@ -2,8 +2,8 @@
  * The model leg alone, in one process: K streamed completions at once from
  * the scripted model (scriptedModel.ts, its own process on 127.0.0.1) through
  * the node's production path — `createEndpointFetch` (pinned undici agent,
- * `request`, our body relay) and `createOpenAIModel` (the real `openai`
- * client and its SSE decoders) — with a prompt and tool specs the size of the
+ * `request`, our body relay) and `createOpenAIModel` (the node's Chat
+ * Completions client and its event parser) — with a prompt and tool specs the size of the
  * node's (~15 KB of JSON). The only work in this process is the leg's, so its
  * CPU over the chunks read is the leg's cost per chunk.
  *

@@ -543,7 +543,7 @@ export async function adk(): Promise<ScenarioResult> {
   };
 }
 
-/** The scripted streaming model (scriptedModel.ts) and a node that calls it with the real `openai` client. */
+/** The scripted streaming model (scriptedModel.ts) and a node that calls it with its Chat Completions client. */
 async function withStreamingNode<T>(
   model: Record<string, string>,
   use: (node: ServerProcess, modelUrl: string) => Promise<T>,
@@ -705,7 +705,7 @@ export async function concurrentStreams(): Promise<ScenarioResult> {
       );
   return {
     id: 'concurrentStreams',
-    title: `${n.toLocaleString('en-US')} concurrent \`SendStreamingMessage\` tasks, scripted model streaming 20 chunks over 4 s (node: real \`openai\` client → scripted OpenAI-compatible server)`,
+    title: `${n.toLocaleString('en-US')} concurrent \`SendStreamingMessage\` tasks, scripted model streaming 20 chunks over 4 s (node: its Chat Completions client → scripted OpenAI-compatible server)`,
     target: 'CPU per stream and RSS per task in flight ≤ 1.1 × the SDK streaming its own chunks, every chunk delivered',
     baseline: `SDK executor streaming the chunks itself: ${describe(b)}`,
     node: describe(s),
@@ -739,7 +739,7 @@ export async function concurrentStreams(): Promise<ScenarioResult> {
  * apart; when does each chunk reach a streaming client, against when the model
  * wrote it. 40 streams, 4 at a time. The SDK baseline's executor writes the
  * same stamps itself (what the SDK's own relay costs); the model leg alone
- * (openaiProbe.ts: the `openai` client reading the scripted model, no node)
+ * (modelProbe.ts: the node's Chat Completions client reading the scripted model, no node)
  * says how much of the node's figure is the model client's.
  */
 export async function firstChunk(): Promise<ScenarioResult> {
@@ -771,7 +771,7 @@ export async function firstChunk(): Promise<ScenarioResult> {
   for (let round = 0; round < settings.runs; round++)
     modelLeg.push(
       await withServer({ script: 'scriptedModel.js', env: script }, (m) =>
-        runClient('openaiProbe.js', { BASE_URL: m.url, ...client }),
+        runClient('modelProbe.js', { BASE_URL: m.url, ...client }),
       ),
     );
   const describe = (x: typeof b) =>
@@ -797,7 +797,7 @@ export async function firstChunk(): Promise<ScenarioResult> {
     title:
       'first answer chunk: scripted streaming model waits 300 ms, then 10 chunks 20 ms apart; 40 streams, 4 at a time',
     target: "first chunk ≤ +5 ms p50 after the model's first token, each later chunk ≤ +2 ms p50",
-    baseline: `SDK executor writing the chunks itself: ${describe(b)}; the model leg alone (\`openai\` client, no node): first +${fmt(median(modelLeg.map((r) => r.firstP50)), 2)} ms, later +${fmt(median(modelLeg.map((r) => r.laterP50)), 2)} ms p50`,
+    baseline: `SDK executor writing the chunks itself: ${describe(b)}; the model leg alone (the node's Chat Completions client, no node): first +${fmt(median(modelLeg.map((r) => r.firstP50)), 2)} ms, later +${fmt(median(modelLeg.map((r) => r.laterP50)), 2)} ms p50`,
     node: s.streamed
       ? describe(s)
       : `not streamed: the answer arrives whole at the end (first chunk +${fmt(s.first)} ms p50), ${fmt(s.cpu)} µs CPU/stream`,

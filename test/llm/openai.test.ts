@@ -212,6 +212,31 @@ describe('openai provider against a scripted OpenAI-compatible server', () => {
     }
   });
 
+  it('tries again after a 5xx or 429 before the answer starts, and not after a 4xx', async () => {
+    const retrying = createOpenAIModel({
+      apiKey: API_KEY,
+      baseURL: server.baseURL,
+      model: 'gpt-test',
+      logger: createMemoryLogger(),
+      timeoutMs: 5000,
+      maxRetries: 2,
+      fetch: createEndpointFetch({ baseUrl: server.baseURL, setting: 'agent.baseUrl' }),
+    });
+    server.push(
+      { status: 503, error: { message: 'busy' } },
+      { status: 429, error: { message: 'slow down' } },
+      { chunks: ['third ', 'time'] },
+    );
+    const events = await drain(retrying);
+    expect(events.flatMap((e) => (e.type === 'text_delta' ? [e.delta] : [])).join('')).toBe('third time');
+    expect(server.requests).toHaveLength(3);
+
+    server.push({ status: 400, error: { message: 'bad tool schema' } }, { text: 'never asked' });
+    await expect(drain(retrying)).rejects.toThrow('the model endpoint answered HTTP 400: bad tool schema');
+    expect(server.requests).toHaveLength(4);
+    expect(server.remaining).toBe(1);
+  });
+
   it('also answers non-streaming requests (for other clients of the test server)', async () => {
     server.push({ toolCalls: [{ id: 'c1', name: 'fs_read', arguments: { path: 'x' } }] });
     const client = new OpenAI({ apiKey: API_KEY, baseURL: server.baseURL, maxRetries: 0 });

@@ -1,31 +1,45 @@
 /**
  * The model leg alone, run as its own process: N chat completions streamed
- * from the scripted model (scriptedModel.ts) through the real `openai` client,
- * C at a time, each stamp's arrival at the client minus the stamp. What is
- * left of the node's first-chunk latency after this is the node's own relay.
+ * from the scripted model (scriptedModel.ts) through the node's own client
+ * (`createOpenAIModel` over `createEndpointFetch`), C at a time, each stamp's
+ * arrival at the client minus the stamp. What is left of the node's
+ * first-chunk latency after this is the node's own relay.
  * Prints one JSON line: `{ ok, failed, firstP50, firstP99, laterP50, laterP99 }`.
- *   BASE_URL=http://127.0.0.1:5000/v1 N=40 C=4 CHUNKS=10 node openaiProbe.js
+ *   BASE_URL=http://127.0.0.1:5000/v1 N=40 C=4 CHUNKS=10 node modelProbe.js
  */
-import OpenAI from 'openai';
+import { createOpenAIModel } from '../../src/llm/openai';
+import { silentLogger } from '../../src/log/logger';
+import { createEndpointFetch } from '../../src/net/endpoint';
 import { percentile, wallClockMs } from './stats';
 
 const baseURL = process.env.BASE_URL ?? 'http://127.0.0.1:5000/v1';
 const total = Number(process.env.N ?? 40);
 const concurrency = Number(process.env.C ?? 4);
 const chunks = Number(process.env.CHUNKS ?? 10);
-const client = new OpenAI({ apiKey: 'bench-key', baseURL, maxRetries: 0 });
+const model = createOpenAIModel({
+  apiKey: 'bench-key',
+  baseURL,
+  model: 'scripted',
+  logger: silentLogger,
+  timeoutMs: 120_000,
+  maxRetries: 0,
+  fetch: createEndpointFetch({ baseUrl: baseURL, setting: 'agent.baseUrl' }),
+});
 const STAMP = /\[\[c(\d+)@(\d+(?:\.\d+)?)\]\]/g;
 
 async function one(first: number[], later: number[]): Promise<boolean> {
-  const stream = await client.chat.completions.create({
-    model: 'scripted',
-    stream: true,
+  const events = model.stream({
+    agentName: 'bench',
+    instruction: 'You tell stories.',
     messages: [{ role: 'user', content: 'tell me a story' }],
+    tools: [],
+    signal: new AbortController().signal,
   });
   let seen = 0;
-  for await (const chunk of stream) {
+  for await (const event of events) {
+    if (event.type !== 'text_delta') continue;
     const arrived = wallClockMs();
-    for (const m of (chunk.choices[0]?.delta?.content ?? '').matchAll(STAMP)) {
+    for (const m of event.delta.matchAll(STAMP)) {
       (m[1] === '0' ? first : later).push(arrived - Number(m[2]));
       seen++;
     }
@@ -62,6 +76,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`openai probe failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`model probe failed: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });
