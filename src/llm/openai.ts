@@ -63,7 +63,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
   };
 
   /** The endpoint's streaming answer, once its headers are in (tries again as the doc comment above says). */
-  async function open(body: string, signal: AbortSignal): Promise<Response> {
+  async function open(body: string, signal: AbortSignal): Promise<{ response: Response; detach: () => void }> {
     for (let attempt = 0; ; attempt++) {
       signal.throwIfAborted();
       const attemptAbort = new AbortController();
@@ -92,8 +92,9 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
       } finally {
         clearTimeout(timer);
       }
-      // From here the caller's signal ends the answer's body through this attempt's.
-      if (response.ok && response.body) return response;
+      // From here the caller's signal ends the answer's body through this attempt's, until the answer ends (a
+      // turn's signal outlives its model calls).
+      if (response.ok && response.body) return { response, detach: () => signal.removeEventListener('abort', cancel) };
       signal.removeEventListener('abort', cancel);
       if (attempt < maxRetries && shouldRetry(response)) {
         await response.body?.cancel().catch(() => {});
@@ -115,9 +116,12 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
       ...(request.tools.length ? { tools: request.tools.map(toChatTool) } : {}),
     });
     let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+    let detach: (() => void) | undefined;
     let finished = false;
     try {
-      reader = (await open(body, request.signal)).body!.getReader();
+      const opened = await open(body, request.signal);
+      detach = opened.detach;
+      reader = opened.response.body!.getReader();
       const decoder = new TextDecoder();
       let pending = '';
       /** The `data:` lines of the event being read, joined, and its `event:` name. */
@@ -155,6 +159,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
       throw fail(`the model endpoint's answer broke off: ${errorMessage(err)}`);
     } finally {
       if (!finished) await reader?.cancel().catch(() => {});
+      detach?.();
     }
     // A fetch body may end quietly when its request is aborted mid-answer: a cut answer is no answer.
     if (request.signal.aborted) throw new AbortError('the model call was cancelled');

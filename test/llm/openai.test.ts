@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
@@ -209,6 +210,15 @@ describe('openai provider against a scripted OpenAI-compatible server', () => {
       expect(server.requests[1]!.body.tools!.map((t) => t.function.name)).toEqual(['exec_shell', 'transfer_to_agent']);
     } finally {
       await store.close();
+    }
+  });
+
+  it("lets go of the turn's signal once each answer has ended", async () => {
+    const turn = new AbortController();
+    for (let i = 0; i < 12; i++) {
+      server.push({ chunks: ['a', 'b'] });
+      await drain(model, { signal: turn.signal });
+      expect(getEventListeners(turn.signal, 'abort')).toHaveLength(0);
     }
   });
 
