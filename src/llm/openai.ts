@@ -163,13 +163,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
     }
     // A fetch body may end quietly when its request is aborted mid-answer: a cut answer is no answer.
     if (request.signal.aborted) throw new AbortError('the model call was cancelled');
-    const ordered = [...calls.entries()]
-      .sort(([a], [b]) => a - b)
-      .map(([index, call]) => ({ ...call, id: call.id || `call_${index}` }));
-    for (const call of ordered) {
-      if (!call.name) throw new ModelRequestError('the model streamed a tool call without a function name');
-      yield { type: 'tool_call', call };
-    }
+    yield* toolCallEvents(calls);
   }
 
   return { name: `openai:${options.model}`, stream };
@@ -192,7 +186,7 @@ function parseChunk(data: string, errorEvent: boolean, fail: (text: string) => M
 }
 
 /** What one chunk adds: usage, a text delta; tool-call fragments are joined into `calls` (keyed by index). */
-function* chunkEvents(chunk: ChatCompletionChunk, calls: Map<number, ModelToolCall>): Generator<ModelEvent> {
+export function* chunkEvents(chunk: ChatCompletionChunk, calls: Map<number, ModelToolCall>): Generator<ModelEvent> {
   if (chunk.usage) {
     yield { type: 'usage', inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
   }
@@ -206,6 +200,14 @@ function* chunkEvents(chunk: ChatCompletionChunk, calls: Map<number, ModelToolCa
     if (part.id) call.id = part.id;
     if (part.function?.name) call.name += part.function.name;
     if (part.function?.arguments) call.arguments += part.function.arguments;
+  }
+}
+
+/** The tool calls joined from an answer's fragments, in the model's order (an id made up where it gave none). */
+export function* toolCallEvents(calls: Map<number, ModelToolCall>): Generator<ModelEvent> {
+  for (const [index, call] of [...calls.entries()].sort(([a], [b]) => a - b)) {
+    if (!call.name) throw new ModelRequestError('the model streamed a tool call without a function name');
+    yield { type: 'tool_call', call: { ...call, id: call.id || `call_${index}` } };
   }
 }
 
