@@ -24,7 +24,7 @@ export interface Timelines {
   readonly observer: Observer;
   /**
    * The owner's read of turns matching `query`, newest first: those running
-   * here (or ended and not yet stored) and the stored ones of every replica.
+   * here and the stored ones of every replica.
    */
   turns(query: TimelineQuery): Promise<TaskTimeline[]>;
   /** Calls `listener` after each change (the console's live stream); returns the unsubscribe. */
@@ -57,7 +57,7 @@ export function createTimelines(options: {
   access: (req: Request) => AccessRefusal;
   logger: Logger;
 }): Timelines {
-  /** Turns running here, or ended and not yet stored, by id. */
+  /** Turns running here, by id. */
   const live = new Map<string, TaskTimeline>();
   const listeners = new Set<(change: TimelineChange) => void>();
   // Nobody watching (no console open): nothing is built.
@@ -77,7 +77,10 @@ export function createTimelines(options: {
     const text = options.redact(String(value));
     return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text;
   };
+  // An ended turn is the store's at once (a read there writes what it has queued): held here no longer, so under
+  // load it dies young.
   const save = (timeline: TaskTimeline) => {
+    live.delete(timeline.id);
     options
       .store()
       .save([timeline])
@@ -86,11 +89,8 @@ export function createTimelines(options: {
           taskId: timeline.taskId,
           error: errorMessage(err),
         }),
-      )
-      .finally(() => {
-        live.delete(timeline.id);
-        notify(timeline, 'end', timeline.agent);
-      });
+      );
+    notify(timeline, 'end', timeline.agent);
   };
 
   const sink: TimelineSink = { notify, shorten, save, redact: options.redact };

@@ -79,7 +79,7 @@ export interface TimelineStore {
  * within this of each other share one statement, a turn's timeline, which
  * ends just after the turn's own rows were committed, does not cost a
  * transaction of its own, and under load the turns a store would let go
- * within the same write are never written ({@link newestSaved}). Reads and
+ * within the same write are never written ({@link queueTurn}). Reads and
  * closing write at once.
  */
 export const TIMELINE_SAVE_DELAY_MS = 250;
@@ -87,10 +87,15 @@ export const TIMELINE_SAVE_DELAY_MS = 250;
 /** Turns a store keeps when not told (`observability.timeline.tasks`' default). */
 export const DEFAULT_TIMELINES_KEPT = 200;
 
-/** Of the turns queued (oldest saved first), the newest `kept`: a write of more would only replace them again. */
-export function newestSaved(queued: ReadonlyMap<string, TaskTimeline>, kept: number): TaskTimeline[] {
-  const turns = [...queued.values()];
-  return turns.length > kept ? turns.slice(turns.length - kept) : turns;
+/**
+ * Queues a saved turn as the newest, letting go of the oldest queued past
+ * `kept`: a write of more would only replace them again, and a turn held
+ * no longer than that dies young (not promoted to the old heap under load).
+ */
+export function queueTurn(queued: Map<string, TaskTimeline>, turn: TaskTimeline, kept: number): void {
+  queued.delete(turn.id);
+  queued.set(turn.id, turn);
+  if (queued.size > kept) queued.delete(queued.keys().next().value!);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { visibleOwner } from '../../principal';
 import {
   heldWrite,
-  newestSaved,
+  queueTurn,
   TIMELINE_SAVE_DELAY_MS,
   timelineOfRow,
   timelineRow,
@@ -43,7 +43,7 @@ export function createPgTimelineStore(options: {
   let queue = new Map<string, TaskTimeline>();
   let unwritten = 0;
   const take = (): PgQueuedWrite => {
-    const turns = newestSaved(queue, kept).map((turn) => timelineRow(turn, replicaId));
+    const turns = [...queue.values()].map((turn) => timelineRow(turn, replicaId));
     queue = new Map();
     const column = <K extends keyof TimelineRow>(key: K) => turns.map((row) => row[key]);
     return {
@@ -91,11 +91,7 @@ export function createPgTimelineStore(options: {
   return {
     async save(turns) {
       if (turns.length === 0) return;
-      for (const turn of turns) {
-        // Saved again: queued as the newest.
-        queue.delete(turn.id);
-        queue.set(turn.id, turn);
-      }
+      for (const turn of turns) queueTurn(queue, turn, kept);
       unwritten += 1;
       try {
         await saving.request();

@@ -1,7 +1,7 @@
 import { visibleOwner } from '../../principal';
 import {
   heldWrite,
-  newestSaved,
+  queueTurn,
   TIMELINE_COLUMNS,
   TIMELINE_SAVE_DELAY_MS,
   timelineOfRow,
@@ -39,8 +39,8 @@ const STEPS = [
  * turn each, its steps as JSON. A turn takes the slot of the oldest saved
  * (or its own, saved again), so a save rewrites one row in place: no index,
  * no prune. Turns are queued (see {@link TIMELINE_SAVE_DELAY_MS}) and
- * written in the database's group commit; of those queued, only the newest
- * `kept` are written, the rest would be overwritten in the same commit. A
+ * written in the database's group commit; at most the newest `kept` are
+ * queued, the rest would be overwritten in the same commit. A
  * read first commits what is queued, so it sees every turn saved before it.
  */
 export function createSqliteTimelineStore(options: {
@@ -57,9 +57,9 @@ export function createSqliteTimelineStore(options: {
   const ring = openRing(db, kept);
   let queued = new Map<string, TaskTimeline>();
   const writeQueued = () => {
-    const turns = newestSaved(queued, kept);
+    const turns = queued;
     queued = new Map();
-    for (const turn of turns) {
+    for (const turn of turns.values()) {
       const row = timelineRow(turn, undefined);
       put.run(ring.slotFor(turn.id), ...TIMELINE_COLUMNS.map((column) => row[column]));
     }
@@ -74,11 +74,7 @@ export function createSqliteTimelineStore(options: {
 
   return {
     save(turns) {
-      for (const turn of turns) {
-        // Saved again: queued as the newest.
-        queued.delete(turn.id);
-        queued.set(turn.id, turn);
-      }
+      for (const turn of turns) queueTurn(queued, turn, kept);
       return saving.request();
     },
     async list(principal, query) {
