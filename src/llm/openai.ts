@@ -68,6 +68,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
       signal.throwIfAborted();
       const attemptAbort = new AbortController();
       const cancel = () => attemptAbort.abort(signal.reason);
+      const detach = () => signal.removeEventListener('abort', cancel);
       signal.addEventListener('abort', cancel, { once: true });
       let timedOut = false;
       const timer = setTimeout(() => {
@@ -78,7 +79,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
       try {
         response = await send(url, { method: 'POST', headers, body, signal: attemptAbort.signal });
       } catch (err) {
-        signal.removeEventListener('abort', cancel);
+        detach();
         if (signal.aborted) throw err;
         if (attempt < maxRetries) {
           await sleep(backoffMs(attempt, undefined), undefined, { signal });
@@ -94,8 +95,8 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
       }
       // From here the caller's signal ends the answer's body through this attempt's, until the answer ends (a
       // turn's signal outlives its model calls).
-      if (response.ok && response.body) return { response, detach: () => signal.removeEventListener('abort', cancel) };
-      signal.removeEventListener('abort', cancel);
+      if (response.ok && response.body) return { response, detach };
+      detach();
       if (attempt < maxRetries && shouldRetry(response)) {
         await response.body?.cancel().catch(() => {});
         await sleep(backoffMs(attempt, response.headers), undefined, { signal });
