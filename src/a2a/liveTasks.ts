@@ -564,10 +564,6 @@ function holds(target: Record<string, unknown> | undefined, entries: Record<stri
 }
 
 /**
- * The task's own copy of an artifact an event carried: the event may still
- * be on its way to a stream when a later chunk is appended to the task's.
- */
-/**
  * Appends a chunk's parts: a text part continuing a text part extends it, so a
  * streamed answer reads as one text in every snapshot (GetTask, ListTasks, a
  * retried send, a resumed follower), as its chunks read when concatenated.
@@ -589,6 +585,10 @@ function appendParts(parts: Part[], chunk: Part[]): void {
   }
 }
 
+/**
+ * The task's own copy of an artifact an event carried: the event may still
+ * be on its way to a stream when a later chunk is appended to the task's.
+ */
 function ownArtifact(artifact: Artifact): Artifact {
   return { ...artifact, parts: [...artifact.parts] };
 }
