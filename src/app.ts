@@ -27,8 +27,7 @@ import { SecretRegistry } from './log/redact';
 import { createWinstonLogger } from './log/winston';
 import { createObservationHub } from './observation/hub';
 import { createObservability } from './observe/observability';
-import { ownerAccess } from './observe/access';
-import { nodeInfoRoutes, type NodeInfoSources } from './observe/nodeInfo';
+import { nodeInfoPages, type NodeInfoSources } from './observe/nodeInfo';
 import { checkCommandSandbox } from './tools/operator/family';
 import { createAgentTreeHolder, type AgentTreeHolder } from './orchestration/liveTree';
 import { ownerOfTool, partitionTools } from './orchestration/partition';
@@ -38,6 +37,7 @@ import { reservedAgentNames } from './orchestration/tree';
 import { buildOrchestratorSystemPrompt, buildSystemPrompt, createSubAgentPrompt, loadPromptSections } from './prompt';
 import { OWNER } from './principal';
 import { createCallers, resolveCallerCredentials, type Callers } from './identity/callers';
+import { createIdentity } from './identity/identity';
 import { createClusterTasks } from './a2a/tasks/clusterTasks';
 import type { StoreHealth, Stores } from './store';
 import { openNodeStorage } from './store/open';
@@ -207,6 +207,8 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       resolve: (text) => secretReferences.resolve(OWNER, text),
     });
     for (const credential of callers.credentials) secrets.add(credential.value);
+    // Who each request is, for every binding and page: one key set and one token cache per issuer.
+    const identity = createIdentity({ config, callers, logger, now: () => clock().getTime() });
 
     const toolset = await createToolset(toolFamilies, {
       config,
@@ -273,6 +275,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       logger,
       taskRows: storage.taskRows.tasks,
       callers,
+      identity,
       peers,
       root: () => tree.current(),
       remoteCard: (name) => federation?.card(name),
@@ -323,7 +326,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       config,
       root: (principal) => tree.current(principal),
       runner,
-      callers,
+      identity,
       redact: (text) => secrets.redactText(text),
       health: () => storage.health(),
       taskRows: storage.taskRows,
@@ -341,7 +344,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
         return hop.ok ? undefined : hop.reason;
       },
       intercept: observability.intercept,
-      pages: [...observability.pages, nodeInfoRoutes({ ...info, access: ownerAccess(config, callers) })],
+      pages: [...observability.pages, nodeInfoPages(info)],
     });
     // Before the tool families close: running turns are failed first, then the tools they use go away.
     cleanups.push(() => a2a.close());

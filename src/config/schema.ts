@@ -218,7 +218,8 @@ const A2aCaller = z
     name: z
       .string()
       .regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/, 'letters, digits, _ and -, starting with a letter')
-      .refine((name) => name !== 'owner', '"owner" is reserved: set owner: true instead'),
+      .refine((name) => name !== 'owner', '"owner" is reserved: set owner: true instead')
+      .refine((name) => name !== 'anonymous', '"anonymous" is reserved: it names callers without a credential'),
     bearerTokens: z.array(z.string().min(1)).default([]),
     apiKeys: z.array(z.string().min(1)).default([]),
     /** Subjects (`sub`) or client ids (`client_id`, `azp`) of tokens from `a2a.auth.oidc` that are this caller. */
