@@ -10,6 +10,7 @@ import type { TurnRunner } from './agent/turn';
 import { combineContextProviders } from './agent/turnState';
 import { assertSafeExposure } from './identity/identity';
 import { createA2AServer } from './a2a/server';
+import type { RouteSpec } from './a2a/bindings/routes';
 import { createNodeServer, serverTlsOptions } from './identity/serverTls';
 import type { LangoConfig } from './config/schema';
 import { errorMessage, LangoError } from './errors';
@@ -113,6 +114,8 @@ export interface LangoApp {
   readonly http: http.RequestListener;
   /** The node's agent card as served (ProtoJSON). */
   agentCard(): Promise<Record<string, unknown>>;
+  /** Every route the node serves over HTTP, as its one route table holds them (`a2a/bindings/routes.ts`). */
+  readonly routes: readonly RouteSpec[];
   /**
    * Starts listening on `server.host:server.port` (and the gRPC binding on `server.grpcPort` when set);
    * resolves with the base URL.
@@ -373,6 +376,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       probePeers: async (name) => (federation ? federation.probe(name) : []),
       http: a2a.app,
       agentCard: () => a2a.card(),
+      routes: a2a.routes,
       get grpcPort() {
         return grpcPort;
       },

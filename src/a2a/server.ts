@@ -21,7 +21,7 @@ import type { RequestIntercept, SharedSteps } from './bindings/inbound';
 import { inboundHttp } from './bindings/inboundHttp';
 import { CheckedPushStore, RetryingPushSender } from './tasks/pushNotifications';
 import { pushDeliveryPages } from './bindings/pushDeliveries';
-import type { Pages } from './bindings/routes';
+import type { Pages, RouteSpec } from './bindings/routes';
 import { httpRoutes } from './httpRoutes';
 import { answerStorageOutages } from './tasks/storageOutage';
 import { createCardSigner } from './card/signing';
@@ -88,6 +88,8 @@ export interface A2AServer {
   listenGrpc(host: string, port: number, tls?: ServerTlsOptions): Promise<number>;
   /** The public card exactly as served at /.well-known/agent-card.json (ProtoJSON, signed when configured). */
   card(): Promise<Record<string, unknown>>;
+  /** The route table's rows over HTTP (method, path pattern, binding, name, access), in the order they are tried. */
+  readonly routes: readonly RouteSpec[];
   /** Turns running now. */
   running(): number;
   /** Fails running turns ("node shutting down"), stops retries and timers. Does not close the stores. */
@@ -227,6 +229,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
       return bound;
     },
     card: async () => JSON.parse((await cards.current()).json) as Record<string, unknown>,
+    routes: table.routes.map(({ handler: _handler, ...spec }) => spec),
     running: () => liveTasks.size,
     async close() {
       if (closing) return;

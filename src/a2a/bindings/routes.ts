@@ -139,9 +139,13 @@ function matchSegments(pattern: readonly Segment[], raw: readonly string[]): Rec
   return raw.length === pattern.length ? params : undefined;
 }
 
-/** A parameter's value, percent-decoded; undefined when it does not decode, or decodes to a `/` or nothing. */
+/**
+ * A parameter's value, percent-decoded; undefined when it does not decode, decodes to a `/` or nothing, or spells
+ * an unreserved character (a letter, digit, `-`, `.`, `_`, `~`) encoded: that is another spelling of a path.
+ */
 function decoded(text: string): string | undefined {
   if (!text.includes('%')) return text;
+  if (/%(?:[46][1-9A-Fa-f]|[57][0-9Aa]|3[0-9]|2[Dd]|2[Ee]|5[Ff]|7[Ee])/.test(text)) return undefined;
   try {
     const value = decodeURIComponent(text);
     return value === '' || value.includes('/') ? undefined : value;
