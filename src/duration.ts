@@ -39,11 +39,6 @@ export function durationMs(text: string): number | undefined {
   return Number.isFinite(ms) && ms > 0 ? ms : undefined;
 }
 
-/** True when `text` is a duration {@link parseDuration} reads. */
-export function isDuration(text: string): boolean {
-  return durationMs(text) !== undefined;
-}
-
 /** `ms` in the largest unit that writes it whole (`600000` → `10m`, `1500` → `1500ms`): how maxima are named. */
 export function formatDuration(ms: number): string {
   const units = Object.entries(UNIT_MS).reverse() as [keyof typeof UNIT_MS, number][];
