@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { StreamResponse, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import type { PushNotificationStore, ServerCallContext } from '@a2a-js/sdk/server';
-import { RetryingPushSender } from '../../src/a2a/pushNotifications';
+import { RetryingPushSender } from '../../src/a2a/tasks/pushNotifications';
 import { createMemoryLogger } from '../../src/log/logger';
 import type { PushDelivery } from '../../src/store/taskRows';
 import { collectGarbageEvery } from '../support/gc';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { GENERATION_EXTENSION } from '../../src/a2a/generation';
+import { GENERATION_EXTENSION } from '../../src/protocol/generation';
 import { createApp, type LangoApp } from '../../src/app';
 import { resolveConfig } from '../../src/config/load';
 import type { LangoConfigInput } from '../../src/config/schema';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
-import { textPart } from '../../src/a2a/messages';
+import { textPart } from '../../src/a2a/tasks/messages';
 import { createMemoryLogger } from '../../src/log/logger';
 import { SecretRegistry } from '../../src/log/redact';
 import { namedCaller, OWNER } from '../../src/principal';
