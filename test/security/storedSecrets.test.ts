@@ -19,9 +19,14 @@ import { waitFor } from '../support/waitFor';
  * table of the database (the real SQLite file; a real PostgreSQL server)
  * and no line the node logged holds the value. The offline model runs each
  * tool a message names with its JSON arguments (README, "The offline model").
+ * The navigator and payments are off here (they need Chromium and a chain);
+ * neither keeps text of its own beyond the turn's, and the ledger's memo and
+ * error are in `test/store/redacted.test.ts`.
  */
 
 const SECRET = 'sk-live-7QfZ2wR9xK4mB8vN1pL6';
+/** Fifteen turns, a background job and a workflow run on a real node: bounded, but not by a unit test's 30 s. */
+const WHOLE_NODE_MS = 120_000;
 
 /** A turn per tool family, each carrying the secret into the tool's arguments (and most into its result). */
 const TURNS = [
@@ -38,6 +43,7 @@ const TURNS = [
   `save_learning {"errorPattern":"401 with ${SECRET}","diagnosis":"rotated ${SECRET}","fix":"use ${SECRET} again"}`,
   `graph_add {"triples":[{"subject":"deploy","predicate":"uses","object":"${SECRET}"}]}`,
   `search_learnings {"query":"zebra ${SECRET}"}`,
+  `create_skill {"name":"rotate_key","description":"rotates ${SECRET}","type":"prompt","body":"Rotate ${SECRET} now."}`,
   // chronicler
   `observe_event {"content":"the user shared ${SECRET}"}`,
   // automator (cron, background, workflows)
@@ -109,33 +115,37 @@ describe('a secret echoed through every tool family is stored nowhere in clear',
     for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('in no table of the SQLite file, and in no line the node logged', async () => {
-    const dataDir = tempDir();
-    const logger = createMemoryLogger();
-    const app = await runSecretTurns({ dataDir }, logger);
-    await app.close();
-    const file = path.join(dataDir, 'lango.db');
-    // What the turns wrote is there, masked: the scan would find the value where it was written.
-    expect(sqliteCellsHolding(file, '[REDACTED]')).toEqual(
-      expect.arrayContaining([
-        'session_messages.content',
-        'task_timelines.asked',
-        'a2a_tasks.history',
-        'a2a_task_events.event',
-        'knowledge.content',
-        'cron_jobs.prompt',
-        'graph_triples.object',
-        'learnings.fix',
-        'librarian_inquiries.question',
-        'memory_observations.content',
-        'bg_jobs.prompt',
-        'workflow_runs.yaml',
-      ]),
-    );
-    expect(sqliteCellsHolding(file, SECRET)).toEqual([]);
-    expect(JSON.stringify(logger.records)).not.toContain(SECRET);
-    expect(logger.records.length).toBeGreaterThan(10);
-  });
+  it(
+    'in no table of the SQLite file, and in no line the node logged',
+    async () => {
+      const dataDir = tempDir();
+      const logger = createMemoryLogger();
+      const app = await runSecretTurns({ dataDir }, logger);
+      await app.close();
+      const file = path.join(dataDir, 'lango.db');
+      // What the turns wrote is there, masked: the scan would find the value where it was written.
+      expect(sqliteCellsHolding(file, '[REDACTED]')).toEqual(
+        expect.arrayContaining([
+          'session_messages.content',
+          'task_timelines.asked',
+          'a2a_tasks.history',
+          'a2a_task_events.event',
+          'knowledge.content',
+          'cron_jobs.prompt',
+          'graph_triples.object',
+          'learnings.fix',
+          'librarian_inquiries.question',
+          'memory_observations.content',
+          'bg_jobs.prompt',
+          'workflow_runs.yaml',
+        ]),
+      );
+      expect(sqliteCellsHolding(file, SECRET)).toEqual([]);
+      expect(JSON.stringify(logger.records)).not.toContain(SECRET);
+      expect(logger.records.length).toBeGreaterThan(10);
+    },
+    WHOLE_NODE_MS,
+  );
 
   if (skipWithoutPostgres('a secret echoed through every tool family, on PostgreSQL')) return;
   describe('on PostgreSQL', () => {
@@ -145,16 +155,20 @@ describe('a secret echoed through every tool family is stored nowhere in clear',
     }, 60_000);
     afterAll(() => server?.stop());
 
-    it('in no table of any schema of the database, and in no line the node logged', async () => {
-      const url = await server.createDatabase();
-      const logger = createMemoryLogger();
-      const app = await runSecretTurns({ dataDir: tempDir(), storage: { url } }, logger);
-      await app.close();
-      expect(await postgresTablesHolding(url, '[REDACTED]')).toEqual(
-        expect.arrayContaining(['public.session_messages', 'public.task_timelines', 'public.a2a_task_events']),
-      );
-      expect(await postgresTablesHolding(url, SECRET)).toEqual([]);
-      expect(JSON.stringify(logger.records)).not.toContain(SECRET);
-    });
+    it(
+      'in no table of any schema of the database, and in no line the node logged',
+      async () => {
+        const url = await server.createDatabase();
+        const logger = createMemoryLogger();
+        const app = await runSecretTurns({ dataDir: tempDir(), storage: { url } }, logger);
+        await app.close();
+        expect(await postgresTablesHolding(url, '[REDACTED]')).toEqual(
+          expect.arrayContaining(['public.session_messages', 'public.task_timelines', 'public.a2a_task_events']),
+        );
+        expect(await postgresTablesHolding(url, SECRET)).toEqual([]);
+        expect(JSON.stringify(logger.records)).not.toContain(SECRET);
+      },
+      WHOLE_NODE_MS,
+    );
   });
 });
