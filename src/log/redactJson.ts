@@ -26,21 +26,26 @@ export function redactJsonText(json: string, redact: Redact): string {
  */
 export function redactStrings<T>(value: T, redact: Redact): T {
   if (typeof value === 'string') return redact(value) as T;
+  if (typeof value !== 'object' || value === null) return value;
+  // Loops without iterators or entry arrays: every task row and turn written walks here.
   if (Array.isArray(value)) {
     let copy: unknown[] | undefined;
-    value.forEach((item: unknown, index) => {
+    for (let index = 0; index < value.length; index++) {
+      const item: unknown = value[index];
       const masked = redactStrings(item, redact);
-      if (masked !== item) (copy ??= [...value])[index] = masked;
-    });
+      if (masked !== item) (copy ??= value.slice())[index] = masked;
+    }
     return (copy ?? value) as T;
   }
-  if (value === null || typeof value !== 'object') return value;
   const prototype = Object.getPrototypeOf(value) as unknown;
   if (prototype !== Object.prototype && prototype !== null) return value;
+  const record = value as Record<string, unknown>;
   let copy: Record<string, unknown> | undefined;
-  for (const [key, item] of Object.entries(value)) {
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    const item = record[key];
     const masked = redactStrings(item, redact);
-    if (masked !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = masked;
+    if (masked !== item) (copy ??= { ...record })[key] = masked;
   }
   return (copy ?? value) as T;
 }
