@@ -63,7 +63,7 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
     const taskRows = createSqliteTaskRows({ db: storage.db, group: storage.group, logger: options.logger });
     const taskEvents = createSqliteTaskEventLog({ db: storage.db, group: storage.group, logger: options.logger });
     return {
-      ...redactedStorage({ stores: storage.stores, taskRows, taskEvents }, options.secrets),
+      ...redactedStorage({ stores: storage.stores, taskRows, taskEvents }, options.secrets, options.logger),
       health: () => storage.health(),
       close: () => storage.close(),
     };
@@ -78,7 +78,7 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
   });
   const { stores, taskRows, taskEvents } = postgres;
   return {
-    ...redactedStorage({ stores, taskRows, taskEvents }, options.secrets),
+    ...redactedStorage({ stores, taskRows, taskEvents }, options.secrets, options.logger),
     health: () => postgres.health(),
     close: () => postgres.close(),
   };

@@ -1,3 +1,5 @@
+import { errorMessage } from '../errors';
+import type { Logger } from '../log/logger';
 import type { SecretRegistry } from '../log/redact';
 import { redactStrings } from '../log/redactJson';
 import type { Stores } from './index';
@@ -38,14 +40,14 @@ export interface RedactedStorage {
  * The stores of one storage with every write of text passing `secrets`;
  * reads and everything else go straight through.
  * @example
- * const { stores, taskRows, taskEvents } = redactedStorage({ stores, taskRows, taskEvents }, secrets);
+ * const { stores, taskRows, taskEvents } = redactedStorage({ stores, taskRows, taskEvents }, secrets, logger);
  */
-export function redactedStorage(storage: RedactedStorage, secrets: SecretRegistry): RedactedStorage {
+export function redactedStorage(storage: RedactedStorage, secrets: SecretRegistry, logger: Logger): RedactedStorage {
   const mask = <T>(value: T): T => redactStrings(value, (text) => secrets.redactText(text));
   return {
     stores: redactedStores(storage.stores, mask),
     taskRows: redactedTaskRows(storage.taskRows, mask),
-    taskEvents: redactedTaskEvents(storage.taskEvents, secrets, mask),
+    taskEvents: redactedTaskEvents(storage.taskEvents, secrets, mask, logger),
   };
 }
 
@@ -161,6 +163,9 @@ function redactedTaskRows(rows: TaskRowStores, mask: Mask): TaskRowStores {
   };
 }
 
+/** Tasks whose events {@link redactedTaskEvents} keeps track of at most. */
+const MASKED_TASKS_TRACKED = 10_000;
+
 /**
  * The event log with each event and snapshot masked as it is appended. A
  * task's events were masked with the secrets known when each was written;
@@ -171,10 +176,7 @@ function redactedTaskRows(rows: TaskRowStores, mask: Mask): TaskRowStores {
  * appended. A follower meanwhile reads the events once each, in order; a
  * resume in between gets the task as it stands.
  */
-/** Tasks whose events {@link redactedTaskEvents} keeps track of at most. */
-const MASKED_TASKS_TRACKED = 10_000;
-
-function redactedTaskEvents(events: TaskEventLog, secrets: SecretRegistry, mask: Mask): TaskEventLog {
+function redactedTaskEvents(events: TaskEventLog, secrets: SecretRegistry, mask: Mask, logger: Logger): TaskEventLog {
   /** Running tasks with events written here: the registry's version when they were last all masked. */
   const maskedAt = new Map<string, number>();
   /** Per task, the last append or rewrite under way: a task's writes stay in order. */
@@ -206,21 +208,22 @@ function redactedTaskEvents(events: TaskEventLog, secrets: SecretRegistry, mask:
       const text = taskKeyText(key);
       const version = secrets.version;
       const since = maskedAt.get(text);
-      // Nothing follows a task's end: its entry goes with it (a task waiting for its caller keeps it until purged).
+      // Nothing follows a task's end, so its entry goes with it; tasks left waiting for their callers keep theirs,
+      // the least recently written going first past the bound.
       maskedAt.delete(text);
       if (!record.terminal) maskedAt.set(text, version);
-      // Tasks left waiting for their callers keep an entry each: the oldest go past a bound (a rewrite they miss
-      // needs a secret learned while they wait, which their own turn cannot have stored).
       if (maskedAt.size > MASKED_TASKS_TRACKED) maskedAt.delete(maskedAt.keys().next().value!);
       const before = queue.get(text);
       const stale = since !== undefined && since < version;
-      const ready = stale ? (before ?? Promise.resolve()).then(() => rewrite(key)) : before;
-      const written = ready
-        ? ready.then(
-            () => events.append(key, masked(record)),
-            () => events.append(key, masked(record)),
-          )
-        : events.append(key, masked(record));
+      const ready = stale
+        ? (before ?? Promise.resolve())
+            .then(() => rewrite(key))
+            .catch((err: unknown) =>
+              logger.warn('task events not masked again', { taskId: key.taskId, error: errorMessage(err) }),
+            )
+        : before;
+      // Neither a queued write nor a rewrite rejects (each is caught): the event is appended after them either way.
+      const written = ready ? ready.then(() => events.append(key, masked(record))) : events.append(key, masked(record));
       if (ready) {
         const settled = written.catch(() => undefined);
         queue.set(text, settled);

@@ -64,6 +64,7 @@ describe('stored text behind the node’s secrets (store/redacted.ts)', () => {
         taskEvents: createSqliteTaskEventLog({ db, group, logger }),
       },
       secrets,
+      logger,
     );
   });
   afterEach(async () => {
