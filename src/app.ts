@@ -25,6 +25,7 @@ import { createOpenAIModel } from './llm/openai';
 import { createEndpointFetch } from './net/endpoint';
 import type { Logger } from './log/logger';
 import { SecretRegistry } from './log/redact';
+import { redactedLogger } from './log/redactedLogger';
 import { createWinstonLogger } from './log/winston';
 import { createObservationHub } from './observation/hub';
 import { createObservability } from './observe/observability';
@@ -145,8 +146,11 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   for (const token of [...(config.a2a.auth?.bearerTokens ?? []), ...(config.a2a.auth?.apiKeys ?? [])])
     secrets.add(token);
   secrets.add(config.observability.metricsToken);
-  const logger =
-    deps.logger ?? createWinstonLogger({ level: config.logLevel, pretty: Boolean(process.stderr.isTTY), secrets });
+  // Whatever logger is given writes through the secrets (winston's masks with them already).
+  const logger = redactedLogger(
+    deps.logger ?? createWinstonLogger({ level: config.logLevel, pretty: Boolean(process.stderr.isTTY), secrets }),
+    secrets,
+  );
   const clock = deps.clock ?? (() => new Date());
   const cwd = deps.cwd ?? process.cwd();
   const dataDir = path.resolve(cwd, config.dataDir);
@@ -193,7 +197,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       dataDir,
       logger,
       clock,
-      redact: (text) => secrets.redactText(text),
+      secrets,
       observer: observation,
       timelinesKept: config.observability.timeline.tasks,
     });

@@ -1,6 +1,7 @@
 import { previewArguments } from '../agent/argumentPreview';
 import { newContextId } from '../a2a/tasks/contextIds';
 import { errorMessage } from '../errors';
+import { redactStrings } from '../log/redactJson';
 import type { Logger } from '../log/logger';
 import { OWNER } from '../principal';
 import type { TaskTimeline, TimelineQuery, TimelineStep, TimelineStore } from '../store/timelines';
@@ -124,9 +125,11 @@ export function createTimelines(options: {
     );
     const stored = await options.store().list(OWNER, query);
     const held = new Set(here.map((t) => t.id));
-    return [...here, ...stored.filter((t) => !held.has(t.id))]
+    const newest = [...here, ...stored.filter((t) => !held.has(t.id))]
       .sort((a, b) => b.startedAt.localeCompare(a.startedAt) || (a.id < b.id ? 1 : -1))
       .slice(0, query.limit);
+    // A running turn was masked with the secrets known as it went: one it has stored since is masked now.
+    return redactStrings(newest, options.redact);
   };
 
   const routes = pageRouter({ name: 'console', access: 'owner' });
