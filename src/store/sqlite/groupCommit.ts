@@ -67,6 +67,12 @@ export function createGroupCommit(db: SqliteDatabase, observer: Observer = NOOP_
   const flush = () => {
     timerSet = false;
     if (scheduled.size === 0) return;
+    // A transaction of the dialect seam (`sql.ts`) is open across a turn: the group would land inside it.
+    if (db.inTransaction) {
+      timerSet = true;
+      setImmediate(flush);
+      return;
+    }
     const batch = scheduled;
     scheduled = new Map();
     const failures = new Map<QueuedWriter, unknown>();
