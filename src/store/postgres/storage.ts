@@ -9,7 +9,6 @@ import { createPgGroupCommit, type PgGroupCommit } from './groupCommit';
 import { pgHealth } from './health';
 import { JOB_QUEUE_CHANNEL, migrateJobQueue, openPgJobQueue } from './jobQueue';
 import { createPgSql } from './sql';
-import { createPgSessionStore, SESSION_SCHEMA } from './sessions';
 import { createPgVectorStore, preparePgvector, VECTOR_SCHEMA } from './vectors';
 import type { TaskEventLog } from '../taskEvents';
 import type { PushConfigRows, TaskRows } from '../taskRows';
@@ -28,6 +27,7 @@ import { INQUIRY_SCHEMA, KNOWLEDGE_SCHEMA } from '../sql/knowledge';
 import { LEDGER_SCHEMA } from '../sql/ledger';
 import { MEMORY_SCHEMA } from '../sql/memory';
 import { NODE_SCHEMA } from '../sql/nodeIdentity';
+import { SESSION_SCHEMA } from '../sql/sessions';
 import { VAULT_SCHEMA } from '../sql/vault';
 
 /** A store's steps on PostgreSQL. */
@@ -36,7 +36,7 @@ const onPostgres = (schema: StoreSchema): PgSchema => ({ store: schema.store, st
 /** Every store's schema, in the order they are applied (the cluster's after the job stores', whose rows it names). */
 export const POSTGRES_SCHEMAS: readonly PgSchema[] = [
   onPostgres(NODE_SCHEMA),
-  SESSION_SCHEMA,
+  onPostgres(SESSION_SCHEMA),
   onPostgres(MEMORY_SCHEMA),
   VECTOR_SCHEMA,
   onPostgres(KNOWLEDGE_SCHEMA),
@@ -180,8 +180,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
   }
   const sql = createPgSql(db, group);
   const stores: Stores = {
-    ...createSqlStores({ sql, clock, replica }),
-    sessions: createPgSessionStore({ db, group, logger, clock, redact: options.redact }),
+    ...createSqlStores({ sql, clock, logger, redact: options.redact, replica }),
     vectors: createPgVectorStore({ db, pgvector }),
     timelines: createPgTimelineStore({
       db,

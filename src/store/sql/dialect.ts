@@ -59,3 +59,16 @@ export function textSearch(dialect: Dialect): TextSearch {
     score: rankScore,
   };
 }
+
+/**
+ * A table of rows bound as one JSON parameter (an array of arrays, in
+ * `columns` order), for a group's insert of many rows in one statement:
+ * SQLite reads it with `json_each`, PostgreSQL with `json_array_elements`.
+ */
+export function jsonRows(dialect: Dialect, columns: ReadonlyArray<[string, 'text' | 'integer' | 'boolean']>): string {
+  if (dialect === 'sqlite')
+    return `(SELECT ${columns.map(([name], i) => `json_extract(value, '$[${i}]') AS ${name}`).join(', ')} FROM json_each(?))`;
+  const cast = (type: string, i: number) => (type === 'text' ? `r ->> ${i}` : `CAST(r ->> ${i} AS ${type})`);
+  return `(SELECT ${columns.map(([name, type], i) => `${cast(type, i)} AS ${name}`).join(', ')}
+    FROM json_array_elements(CAST(? AS json)) r)`;
+}

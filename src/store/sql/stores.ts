@@ -16,10 +16,13 @@ import { createMemoryStore, MEMORY_SCHEMA } from './memory';
 import { createNodeIdentityStore, NODE_SCHEMA } from './nodeIdentity';
 import type { Sql, StoreSchema } from './sql';
 import { createVaultStore, VAULT_SCHEMA } from './vault';
+import { createSessionStore, SESSION_SCHEMA } from './sessions';
+import type { Logger } from '../../log/logger';
 
 /** The schemas of the stores written once over the dialect seam, in the order they are applied. */
 export const STORE_SCHEMAS: readonly StoreSchema[] = [
   NODE_SCHEMA,
+  SESSION_SCHEMA,
   MEMORY_SCHEMA,
   KNOWLEDGE_SCHEMA,
   INQUIRY_SCHEMA,
@@ -36,6 +39,7 @@ export const STORE_SCHEMAS: readonly StoreSchema[] = [
 export type SqlStores = Pick<
   Stores,
   | 'node'
+  | 'sessions'
   | 'memory'
   | 'knowledge'
   | 'inquiries'
@@ -53,11 +57,19 @@ export type SqlStores = Pick<
  * the same code on SQLite and on PostgreSQL. `replica`: this replica among
  * others (PostgreSQL), whose rows the job stores name.
  */
-export function createSqlStores(options: { sql: Sql; clock: () => Date; replica?: ReplicaScope }): SqlStores {
+export function createSqlStores(options: {
+  sql: Sql;
+  clock: () => Date;
+  logger: Logger;
+  /** Masks secret values in session messages before they are stored. */
+  redact?: (text: string) => string;
+  replica?: ReplicaScope;
+}): SqlStores {
   const { sql, clock } = options;
   const jobs = { sql, lease: leaseOf(sql.dialect, options.replica) };
   return {
     node: createNodeIdentityStore({ sql }),
+    sessions: createSessionStore({ sql, clock, logger: options.logger, redact: options.redact }),
     memory: createMemoryStore({ sql, clock }),
     knowledge: createKnowledgeStore({ sql, clock }),
     inquiries: createInquiryStore({ sql, clock }),

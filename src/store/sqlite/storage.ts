@@ -7,7 +7,6 @@ import { createSqliteJobQueue } from './jobQueue';
 import { sqliteHealth } from './health';
 import { createGroupCommit, type GroupCommit } from './groupCommit';
 import { createSqliteSql } from './sql';
-import { createSqliteSessionStore } from './sessions';
 import { DEFAULT_TIMELINES_KEPT } from '../timelines';
 import { createSqliteTimelineStore } from './timelines';
 import { createSqliteVectorStore } from './vectors';
@@ -59,8 +58,7 @@ export function openSqliteStorage(options: SqliteStorageOptions): SqliteStorage 
     for (const schema of STORE_SCHEMAS) migrate(db, schema.store, [...schema.sqlite]);
     const sql = createSqliteSql(db, group);
     const stores: Stores = {
-      ...createSqlStores({ sql, clock }),
-      sessions: createSqliteSessionStore({ db, group, logger, clock, redact: options.redact }),
+      ...createSqlStores({ sql, clock, logger, redact: options.redact }),
       vectors,
       timelines: createSqliteTimelineStore({ db, group, kept: options.timelinesKept ?? DEFAULT_TIMELINES_KEPT }),
       // After the cron store: a claim moves the job's row and queues its next fire time in one transaction.
