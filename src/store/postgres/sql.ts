@@ -1,6 +1,6 @@
-import type { PoolClient, QueryConfig, QueryResult } from 'pg';
+import type { QueryConfig, QueryResult } from 'pg';
 import type { Sql, SqlBatch, SqlStatement, TransactionOptions } from '../sql/sql';
-import type { PgDatabase, PgQueryable } from './database';
+import { transaction as inTransaction, type PgDatabase, type PgQueryable } from './database';
 import type { PgGroupCommit, PgQueuedBatch } from './groupCommit';
 
 /**
@@ -28,6 +28,15 @@ interface Translated {
  * const rows = await sql.all<{ id: string }>('SELECT id FROM node_identity');
  */
 export function createPgSql(db: PgDatabase, group: PgGroupCommit): Sql {
+  // One per pool: two would give one statement name two texts on a connection.
+  let sql = opened.get(db);
+  if (!sql) opened.set(db, (sql = openPgSql(db, group)));
+  return sql;
+}
+
+const opened = new WeakMap<PgDatabase, Sql>();
+
+function openPgSql(db: PgDatabase, group: PgGroupCommit): Sql {
   const texts = new Map<string, Translated>();
   const translate = (text: string): Translated => {
     let translated = texts.get(text);
@@ -51,22 +60,12 @@ export function createPgSql(db: PgDatabase, group: PgGroupCommit): Sql {
     write,
     flush: () => group.flush(),
   });
-  const transaction = async <T>(work: (tx: Sql) => Promise<T>, options: TransactionOptions = {}): Promise<T> => {
-    const client: PoolClient = await db.connect();
-    try {
-      await client.query('BEGIN');
-      if (options.lock !== undefined)
-        await client.query(config('SELECT pg_advisory_xact_lock(hashtext(?))', [options.lock]));
-      const result = await work(on(client));
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
-  };
+  const transaction = <T>(work: (tx: Sql) => Promise<T>, options: TransactionOptions = {}): Promise<T> =>
+    inTransaction(
+      db,
+      (client) => work(on(client)),
+      options.lock === undefined ? undefined : config('SELECT pg_advisory_xact_lock(hashtext(?))', [options.lock]),
+    );
   /** Each store's batch as the group commit takes it, made once (the group keys a store's place by it). */
   const batches = new Map<SqlBatch, PgQueuedBatch>();
   const statement = (s: SqlStatement) => config(s.text, s.params);

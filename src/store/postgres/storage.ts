@@ -152,7 +152,8 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     logger,
     redact: options.redact,
   });
-  const taskRows = createPgTaskRows({ db, group, listener, logger, replica, redact: options.redact });
+  const sql = createPgSql(db, group);
+  const taskRows = createPgTaskRows({ db, sql, group, listener, logger, replica, redact: options.redact });
   let stopHeartbeat: () => Promise<void>;
   try {
     stopHeartbeat = await startHeartbeat({
@@ -178,7 +179,6 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     await db.end().catch(() => {});
     throw err;
   }
-  const sql = createPgSql(db, group);
   const stores: Stores = {
     ...createSqlStores({ sql, clock, logger, redact: options.redact, replica }),
     vectors: createPgVectorStore({ db, pgvector }),

@@ -1,5 +1,5 @@
 import { visibleOwner } from '../../principal';
-import type { ExecJob, ExecJobStatus, ExecJobStore } from '../jobs';
+import type { ExecJob, ExecJobStore } from '../jobs';
 import { anyOrEqual } from './dialect';
 import { failInterruptedStatement } from './lease';
 import type { JobStoreOptions } from './jobs';
@@ -25,33 +25,11 @@ export const EXEC_JOB_SCHEMA: StoreSchema = {
   ],
 };
 
-interface ExecJobRow {
-  id: string;
-  owner: string;
-  command: string;
-  cwd: string;
-  pid: number | null;
-  status: ExecJobStatus;
-  exit_code: number | null;
-  signal: string | null;
-  started_at: string;
-  ended_at: string | null;
-  output_bytes: number | string;
-}
+const EXEC_COLUMNS = `id, owner, command, cwd, pid, status, exit_code AS "exitCode", signal, started_at AS "startedAt",
+  ended_at AS "endedAt", output_bytes AS "outputBytes"`;
 
-const toExecJob = (row: ExecJobRow): ExecJob => ({
-  id: row.id,
-  owner: row.owner,
-  command: row.command,
-  cwd: row.cwd,
-  pid: row.pid ?? null,
-  status: row.status,
-  exitCode: row.exit_code ?? null,
-  signal: row.signal ?? null,
-  startedAt: row.started_at,
-  endedAt: row.ended_at ?? null,
-  outputBytes: Number(row.output_bytes),
-});
+/** A row as read: PostgreSQL's BIGINT byte count comes as text. */
+const toExecJob = (row: ExecJob): ExecJob => ({ ...row, outputBytes: Number(row.outputBytes) });
 
 /** The {@link ExecJobStore} (`exec_jobs`): each command names the replica whose child it is. */
 export function createExecJobStore(options: JobStoreOptions): ExecJobStore {
@@ -68,17 +46,16 @@ export function createExecJobStore(options: JobStoreOptions): ExecJobStore {
     },
     async get(principal, id) {
       const owner = visibleOwner(principal) ?? null;
-      const row = await sql.get<ExecJobRow>(`SELECT * FROM exec_jobs WHERE id = ? AND ${anyOrEqual('owner')}`, [
-        id,
-        owner,
-        owner,
-      ]);
+      const row = await sql.get<ExecJob>(
+        `SELECT ${EXEC_COLUMNS} FROM exec_jobs WHERE id = ? AND ${anyOrEqual('owner')}`,
+        [id, owner, owner],
+      );
       return row && toExecJob(row);
     },
     async list(principal, limit) {
       const owner = visibleOwner(principal) ?? null;
-      const found = await sql.all<ExecJobRow>(
-        `SELECT * FROM exec_jobs WHERE ${anyOrEqual('owner')} ORDER BY started_at DESC, ${inserted} DESC LIMIT ?`,
+      const found = await sql.all<ExecJob>(
+        `SELECT ${EXEC_COLUMNS} FROM exec_jobs WHERE ${anyOrEqual('owner')} ORDER BY started_at DESC, ${inserted} DESC LIMIT ?`,
         [owner, owner, limit],
       );
       return found.map(toExecJob);

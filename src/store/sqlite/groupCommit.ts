@@ -1,4 +1,5 @@
 import { NOOP_OBSERVER, type Observer } from '../../observation/observer';
+import { deferred, type Deferred } from '../sql/deferred';
 import type { SqliteDatabase } from './database';
 
 /** Writes a store's queued rows; runs inside the group's transaction. */
@@ -23,11 +24,7 @@ export interface GroupCommit {
   flush(): void;
 }
 
-interface Scheduled {
-  promise: Promise<void>;
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
+type Scheduled = Deferred<void>;
 
 /**
  * Creates the group commit of `db`. The composition root makes one per
@@ -93,13 +90,7 @@ export function createGroupCommit(db: SqliteDatabase, observer: Observer = NOOP_
     schedule(writer) {
       let entry = scheduled.get(writer);
       if (!entry) {
-        let resolve!: () => void;
-        let reject!: (err: unknown) => void;
-        const promise = new Promise<void>((res, rej) => {
-          resolve = res;
-          reject = rej;
-        });
-        entry = { promise, resolve, reject };
+        entry = deferred<void>();
         scheduled.set(writer, entry);
         if (!timerSet) {
           timerSet = true;

@@ -18,6 +18,15 @@ const bindable = (params: readonly unknown[]): unknown[] =>
  * const rows = await sql.all<{ id: string }>('SELECT id FROM node_identity');
  */
 export function createSqliteSql(db: SqliteDatabase, group: GroupCommit): Sql {
+  // One per handle: a transaction keeps out every other caller of the handle only if they share it.
+  let sql = opened.get(db);
+  if (!sql) opened.set(db, (sql = openSqliteSql(db, group)));
+  return sql;
+}
+
+const opened = new WeakMap<SqliteDatabase, Sql>();
+
+function openSqliteSql(db: SqliteDatabase, group: GroupCommit): Sql {
   /** The transaction under way: calls from outside it wait for its end. */
   let open: Promise<void> | undefined;
   const idle = async () => {
