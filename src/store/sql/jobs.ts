@@ -1,15 +1,5 @@
 import { visibleOwner, type Principal } from '../../principal';
-import type {
-  BackgroundJob,
-  BackgroundJobStore,
-  CronJob,
-  CronRun,
-  CronStore,
-  SavedWorkflow,
-  WorkflowRun,
-  WorkflowStepRecord,
-  WorkflowStore,
-} from '../jobs';
+import type * as jobs from '../jobs';
 import { anyOrEqual, bytewise } from './dialect';
 import { failInterruptedStatement, type Lease } from './lease';
 import { rowId } from './rows';
@@ -139,14 +129,14 @@ export interface JobStoreOptions {
 const byName = (sql: Sql) => `ORDER BY ${bytewise(sql.dialect, 'name')}, ${bytewise(sql.dialect, 'owner')}`;
 
 /**
- * The {@link CronStore}. A run is unique per (job, scheduled time, trigger)
+ * The {@link jobs.CronStore}. A run is unique per (job, scheduled time, trigger)
  * on PostgreSQL: of replicas firing the same job at the same time, one
  * records the run and runs it.
  */
-export function createCronStore(options: JobStoreOptions): CronStore {
+export function createCronStore(options: JobStoreOptions): jobs.CronStore {
   const { sql, lease } = options;
   const get = (owner: string, name: string) =>
-    sql.get<CronJob>(`SELECT ${JOB_COLUMNS} FROM cron_jobs WHERE owner = ? AND name = ?`, [owner, name]);
+    sql.get<jobs.CronJob>(`SELECT ${JOB_COLUMNS} FROM cron_jobs WHERE owner = ? AND name = ?`, [owner, name]);
   return {
     async insert(principal, job) {
       const inserted = await sql.run(
@@ -170,12 +160,12 @@ export function createCronStore(options: JobStoreOptions): CronStore {
     get: (principal, name) => get(principal.id, name),
     list(principal) {
       const owner = visibleOwner(principal) ?? null;
-      return sql.all<CronJob>(`SELECT ${JOB_COLUMNS} FROM cron_jobs WHERE ${anyOrEqual('owner')} ${byName(sql)}`, [
+      return sql.all<jobs.CronJob>(`SELECT ${JOB_COLUMNS} FROM cron_jobs WHERE ${anyOrEqual('owner')} ${byName(sql)}`, [
         owner,
         owner,
       ]);
     },
-    all: () => sql.all<CronJob>(`SELECT ${JOB_COLUMNS} FROM cron_jobs ${byName(sql)}`),
+    all: () => sql.all<jobs.CronJob>(`SELECT ${JOB_COLUMNS} FROM cron_jobs ${byName(sql)}`),
     async update(principal, name, fields) {
       // Only the fields given change: a concurrent update of another field is not overwritten with a stale copy.
       const sets: string[] = [];
@@ -220,7 +210,7 @@ export function createCronStore(options: JobStoreOptions): CronStore {
       ]);
     },
     async history(principal, name, limit) {
-      const found = await sql.all<CronRun>(
+      const found = await sql.all<jobs.CronRun>(
         `SELECT ${RUN_COLUMNS} FROM cron_runs WHERE owner = ? AND job_name = ? ORDER BY id DESC LIMIT ?`,
         [principal.id, name, limit],
       );
@@ -241,8 +231,8 @@ export function createCronStore(options: JobStoreOptions): CronStore {
 const BACKGROUND_COLUMNS = `id, owner, label, prompt, status, created_at AS "createdAt", started_at AS "startedAt",
   finished_at AS "finishedAt", result, author`;
 
-/** The {@link BackgroundJobStore} (`bg_jobs`): a queued job is claimed by one replica. */
-export function createBackgroundJobStore(options: JobStoreOptions): BackgroundJobStore {
+/** The {@link jobs.BackgroundJobStore} (`bg_jobs`): a queued job is claimed by one replica. */
+export function createBackgroundJobStore(options: JobStoreOptions): jobs.BackgroundJobStore {
   const { sql, lease } = options;
   return {
     async insert(principal, job) {
@@ -253,7 +243,7 @@ export function createBackgroundJobStore(options: JobStoreOptions): BackgroundJo
     },
     get(principal, id) {
       const owner = visibleOwner(principal) ?? null;
-      return sql.get<BackgroundJob>(
+      return sql.get<jobs.BackgroundJob>(
         `SELECT ${BACKGROUND_COLUMNS} FROM bg_jobs WHERE id = ? AND ${anyOrEqual('owner')}`,
         [id, owner, owner],
       );
@@ -261,14 +251,14 @@ export function createBackgroundJobStore(options: JobStoreOptions): BackgroundJo
     list(principal, options) {
       const owner = visibleOwner(principal) ?? null;
       const status = options.status ?? null;
-      return sql.all<BackgroundJob>(
+      return sql.all<jobs.BackgroundJob>(
         `SELECT ${BACKGROUND_COLUMNS} FROM bg_jobs WHERE ${anyOrEqual('owner')} AND ${anyOrEqual('status')}
          ORDER BY seq DESC LIMIT ?`,
         [owner, owner, status, status, options.limit],
       );
     },
     queued: () =>
-      sql.all<BackgroundJob>(`SELECT ${BACKGROUND_COLUMNS} FROM bg_jobs WHERE status = 'queued' ORDER BY seq`),
+      sql.all<jobs.BackgroundJob>(`SELECT ${BACKGROUND_COLUMNS} FROM bg_jobs WHERE status = 'queued' ORDER BY seq`),
     async markRunning(id, startedAt) {
       const claimed = await sql.run(
         `UPDATE bg_jobs SET status = 'running', started_at = ?, replica = ? WHERE id = ? AND status = 'queued'`,
@@ -303,12 +293,12 @@ const WORKFLOW_RUN_COLUMNS = `id, owner, workflow_name AS "workflowName", status
 const STEP_COLUMNS = `step_id AS "stepId", agent, status, started_at AS "startedAt", finished_at AS "finishedAt",
   result, author`;
 
-/** The {@link WorkflowStore}: each run names the replica running it. */
-export function createWorkflowStore(options: JobStoreOptions): WorkflowStore {
+/** The {@link jobs.WorkflowStore}: each run names the replica running it. */
+export function createWorkflowStore(options: JobStoreOptions): jobs.WorkflowStore {
   const { sql, lease } = options;
   const visibleRun = (principal: Principal, id: string) => {
     const owner = visibleOwner(principal) ?? null;
-    return sql.get<WorkflowRun>(
+    return sql.get<jobs.WorkflowRun>(
       `SELECT ${WORKFLOW_RUN_COLUMNS} FROM workflow_runs WHERE id = ? AND ${anyOrEqual('owner')}`,
       [id, owner, owner],
     );
@@ -323,13 +313,13 @@ export function createWorkflowStore(options: JobStoreOptions): WorkflowStore {
       );
     },
     getSaved: (principal, name) =>
-      sql.get<SavedWorkflow>(`SELECT ${DEF_COLUMNS} FROM workflow_defs WHERE owner = ? AND name = ?`, [
+      sql.get<jobs.SavedWorkflow>(`SELECT ${DEF_COLUMNS} FROM workflow_defs WHERE owner = ? AND name = ?`, [
         principal.id,
         name,
       ]),
     listSaved(principal) {
       const owner = visibleOwner(principal) ?? null;
-      return sql.all<SavedWorkflow>(
+      return sql.all<jobs.SavedWorkflow>(
         `SELECT ${DEF_COLUMNS} FROM workflow_defs WHERE ${anyOrEqual('owner')} ${byName(sql)}`,
         [owner, owner],
       );
@@ -351,14 +341,14 @@ export function createWorkflowStore(options: JobStoreOptions): WorkflowStore {
     getRun: (principal, id) => visibleRun(principal, id),
     listRuns(principal, limit) {
       const owner = visibleOwner(principal) ?? null;
-      return sql.all<WorkflowRun>(
+      return sql.all<jobs.WorkflowRun>(
         `SELECT ${WORKFLOW_RUN_COLUMNS} FROM workflow_runs WHERE ${anyOrEqual('owner')} ORDER BY seq DESC LIMIT ?`,
         [owner, owner, limit],
       );
     },
     async steps(principal, runId) {
       if (!(await visibleRun(principal, runId))) return [];
-      return sql.all<WorkflowStepRecord>(
+      return sql.all<jobs.WorkflowStepRecord>(
         `SELECT ${STEP_COLUMNS} FROM workflow_steps WHERE run_id = ? ORDER BY position`,
         [runId],
       );
