@@ -105,6 +105,16 @@ export interface SessionStoreOptions {
   redact?: (text: string) => string;
 }
 
+/** The session columns a group writes, as the JSON rows of its one upsert. */
+const SESSION_COLUMNS: ReadonlyArray<[string, 'text' | 'integer' | 'boolean']> = [
+  ['owner', 'text'],
+  ['id', 'text'],
+  ['created_at', 'text'],
+  ['updated_at', 'text'],
+  ['state', 'text'],
+  ['last_seq', 'integer'],
+];
+
 /** The message columns a group writes, as the JSON rows of its one insert. */
 const MESSAGE_COLUMNS: ReadonlyArray<[string, 'text' | 'integer' | 'boolean']> = [
   ['owner', 'text'],
@@ -124,7 +134,7 @@ const MESSAGE_COLUMNS: ReadonlyArray<[string, 'text' | 'integer' | 'boolean']> =
  * The write of a group's turns: per session, one upsert advances its
  * counter (`last_seq`, under the row's lock until the commit: replicas
  * appending to one conversation take turns and never reuse a number) and
- * returns it; one insert for all the group's messages numbers each back
+ * returns it (one upsert for all of them); one insert for all the group's messages numbers each back
  * from its session's new last one. Sessions in key order: two replicas'
  * groups lock shared sessions in one order.
  */
@@ -156,13 +166,27 @@ function turnsWrite(sql: Sql, turns: QueuedTurn[]): SqlWrite {
       ]),
     );
   });
-  const upserts = sessions.map((own, i) => ({
-    text: `INSERT INTO sessions (owner, id, created_at, updated_at, state, last_seq) VALUES (?, ?, ?, ?, ?, ?)
+  // One upsert for the group's sessions (`WHERE true`: SQLite's parser needs it before an upsert's ON CONFLICT).
+  const upsert = {
+    text: `INSERT INTO sessions (owner, id, created_at, updated_at, state, last_seq)
+           SELECT s.owner, s.id, s.created_at, s.updated_at, s.state, s.last_seq
+           FROM ${jsonRows(sql.dialect, SESSION_COLUMNS)} s WHERE true
            ON CONFLICT (owner, id) DO UPDATE SET updated_at = excluded.updated_at, state = excluded.state,
              last_seq = sessions.last_seq + excluded.last_seq
            RETURNING owner, id, last_seq`,
-    params: [own[0].owner, own[0].sessionId, own[0].now, own.at(-1)!.now, own.at(-1)!.state, counts[i]],
-  }));
+    params: [
+      JSON.stringify(
+        sessions.map((own, i) => [
+          own[0].owner,
+          own[0].sessionId,
+          own[0].now,
+          own.at(-1)!.now,
+          own.at(-1)!.state,
+          counts[i],
+        ]),
+      ),
+    ],
+  };
   const insert = {
     text: `INSERT INTO session_messages
              (owner, session_id, seq, role, content, tool_calls, tool_call_id, tool_name, author, visible, created_at)
@@ -172,10 +196,13 @@ function turnsWrite(sql: Sql, turns: QueuedTurn[]): SqlWrite {
     params: [JSON.stringify(messages)],
   };
   return {
-    statements: messages.length > 0 ? [...upserts, insert] : upserts,
-    committed(results) {
+    statements: messages.length > 0 ? [upsert, insert] : [upsert],
+    committed([upserted]) {
+      const last = new Map(
+        upserted.rows.map((row) => [sessionKey(String(row.owner), String(row.id)), Number(row.last_seq)]),
+      );
       sessions.forEach((own, i) => {
-        let seq = Number(results[i].rows[0].last_seq) - counts[i];
+        let seq = last.get(sessionKey(own[0].owner, own[0].sessionId))! - counts[i];
         for (const turn of own) {
           turn.stored = turn.messages.map((m): StoredMessage => ({
             ...m,
