@@ -2,9 +2,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { LoadResult } from './loadClient';
-import { runClient, startServer, type ServerProcess, type ServerSpec } from './proc';
+import { BENCH_DIR, runClient, startServer, type ServerProcess, type ServerSpec } from './proc';
 import { summarizeProfile, type ProfileSummary } from './profile';
 import { median } from './stats';
+
+/**
+ * Where the ADK side finds @google/adk: the test extras (test/extras/package.json, `npm run test:extras`), kept
+ * out of the node's install; its compiled script runs from scripts/bench/.build/scripts/bench.
+ */
+const ADK_MODULES = path.resolve(BENCH_DIR, '../../../../../test/extras/node_modules');
 
 /** Tunables, from the environment so a quick run is possible (`BENCH_RUNS=1`). */
 export const settings = {
@@ -512,10 +518,12 @@ export async function hop(): Promise<ScenarioResult> {
  * greeting scenario's request) and over the same v0.3 `message/send` ADK gets.
  */
 export async function adk(): Promise<ScenarioResult> {
+  if (!fs.existsSync(path.join(ADK_MODULES, '@google/adk')))
+    throw new Error('@google/adk is missing: npm run test:extras');
   const greetingLoad = { KIND: 'send', TEXT: 'hi' };
   const runs = await alternate({
     adk: () =>
-      withServer({ script: 'adkBaseline.js' }, (s) =>
+      withServer({ script: 'adkBaseline.js', env: { NODE_PATH: ADK_MODULES } }, (s) =>
         load(s, { ...greetingLoad, PROTOCOL: 'v03', TARGET_PATH: String(s.ready.rpcPath) }),
       ),
     'node v1.0': () => withServer(nodeSpec(), (s) => load(s, greetingLoad)),

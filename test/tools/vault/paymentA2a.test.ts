@@ -6,7 +6,7 @@ import { createMemoryLogger } from '../../../src/log/logger';
 import { a2aClient, answerText, asTask, partsText, textRequest } from '../../support/a2aClient';
 import { startOpenAIServer, type OpenAIServer } from '../../support/openaiServer';
 import { tempDir } from '../operator/context';
-import { startTestChain, type TestChain } from './evmChain';
+import { startTestChain, type TestChain } from '../../extras/evmChain';
 
 const RECIPIENT = getAddress('0x00000000000000000000000000000000000c0c02');
 
