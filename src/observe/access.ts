@@ -1,9 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
-import { createAuthenticator, principalOf } from '../a2a/auth';
-import { peerCertificateOf } from '../a2a/httpCall';
-import type { Callers } from '../a2a/callers';
-import { authConfigured } from '../a2a/card';
+import { createAuthenticator, principalOf } from '../identity/identity';
+import { peerCertificateOf } from '../a2a/bindings/httpCall';
+import type { Callers } from '../identity/callers';
+import { authConfigured } from '../identity/identity';
 import type { LangoConfig } from '../config/schema';
 import { isLoopbackHost } from '../net/host';
 import { isOwner } from '../principal';

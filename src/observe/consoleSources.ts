@@ -1,6 +1,6 @@
 import type { LlmAgent } from '../agent/agent';
 import type { ToolRunInput, ToolRunResult } from '../agent/toolRun';
-import type { Callers } from '../a2a/callers';
+import type { Callers } from '../identity/callers';
 import type { PeerStatus } from '../federation/health';
 import type { Stores } from '../store';
 import type { TaskRows } from '../store/taskRows';

@@ -1,5 +1,5 @@
 import type { Request, Router } from 'express';
-import type { RequestIntercept } from '../a2a/inbound';
+import type { RequestIntercept } from '../a2a/bindings/inbound';
 import express from 'express';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { PEER_STATES, type PeerStatus } from '../federation/health';

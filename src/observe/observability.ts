@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Router } from 'express';
-import type { RequestIntercept } from '../a2a/inbound';
+import type { RequestIntercept } from '../a2a/bindings/inbound';
 import type { LlmAgent } from '../agent/agent';
-import { authConfigured } from '../a2a/card';
+import { authConfigured } from '../identity/identity';
 import type { LangoConfig } from '../config/schema';
-import type { Callers } from '../a2a/callers';
+import type { Callers } from '../identity/callers';
 import type { PeerStatus } from '../federation/health';
 import type { Logger } from '../log/logger';
 import type { TaskRows } from '../store/taskRows';

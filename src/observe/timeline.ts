@@ -1,7 +1,7 @@
 import type { Request, Router } from 'express';
 import express from 'express';
 import { previewArguments } from '../agent/argumentPreview';
-import { newContextId } from '../a2a/contextIds';
+import { newContextId } from '../a2a/tasks/contextIds';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log/logger';
 import { OWNER } from '../principal';

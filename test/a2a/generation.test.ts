@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { decodeErrorInfo, decodeStatus, GRPC_STATUS_DETAILS_BIN } from '@a2a-js/sdk/errors/grpc';
-import { GENERATION_EXTENSION, GENERATION_METADATA_KEY } from '../../src/a2a/generation';
+import { GENERATION_EXTENSION, GENERATION_METADATA_KEY } from '../../src/protocol/generationExtension';
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
 import { PacedRunner } from '../support/pacedRunner';
 import { grpcCall } from '../support/grpcCall';

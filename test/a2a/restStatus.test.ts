@@ -13,7 +13,7 @@ import {
 } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import { restResponses } from '../../src/a2a/restResponses';
+import { restResponses } from '../../src/a2a/bindings/restResponses';
 import { a2aClient, asTask, textRequest } from '../support/a2aClient';
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
 import { inProcess, type InProcessResponse } from '../support/inProcess';

@@ -11,7 +11,7 @@ import type { TurnRunner } from '../../src/agent/turn';
 import { LangoConfig, type LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
 import { buildAgentTree } from '../../src/orchestration/tree';
-import { createCallers } from '../../src/a2a/callers';
+import { createCallers } from '../../src/identity/callers';
 import { createA2AServer, type A2AServer, type A2AServerOptions } from '../../src/a2a/server';
 import { DEFAULT_PEER_GRANT } from '../../src/tools/families';
 import type { SqliteDatabase } from '../../src/store/sqlite/database';

@@ -1,10 +1,10 @@
 import type { RequestListener } from 'node:http';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
-import type { Step } from '../../src/a2a/inbound';
-import { inboundHttp } from '../../src/a2a/inboundHttp';
-import { jsonRpcBinding } from '../../src/a2a/jsonRpcBinding';
-import { restBinding } from '../../src/a2a/restBinding';
-import type { RequestIntercept } from '../../src/a2a/inbound';
+import type { Step } from '../../src/a2a/bindings/inbound';
+import { inboundHttp } from '../../src/a2a/bindings/inboundHttp';
+import { jsonRpcBinding } from '../../src/a2a/bindings/jsonRpcBinding';
+import { restBinding } from '../../src/a2a/bindings/restBinding';
+import type { RequestIntercept } from '../../src/a2a/bindings/inbound';
 import { createMemoryLogger } from '../../src/log/logger';
 
 /** What {@link bindingsFor} mounts besides the handler; defaults: no guard, no credentials, 1 MiB bodies. */

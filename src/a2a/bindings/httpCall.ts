@@ -1,0 +1,98 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { PeerCertificate, TLSSocket } from 'node:tls';
+import type { User } from '@a2a-js/sdk/server';
+import { callKind } from './callNames';
+import type { Binding, InboundCall } from './inbound';
+import { ANONYMOUS } from '../../identity/request';
+
+/** Where a request holds its call, for the express routes behind the chain (which are given the request alone). */
+const CALL = Symbol('lango.httpCall');
+type WithCall = IncomingMessage & { [CALL]?: HttpCall };
+
+/**
+ * The caller the inbound chain's credential step found for `req` (anonymous
+ * when none ran): the node's own routes behind it (discovery, push
+ * deliveries) scope what they show by it.
+ */
+export function userOfRequest(req: IncomingMessage): User {
+  return (req as WithCall)[CALL]?.user ?? ANONYMOUS;
+}
+
+/** The client certificate of `req`'s TLS connection, when the client CA vouched for it (mTLS); else undefined. */
+export function peerCertificateOf(req: IncomingMessage): PeerCertificate | undefined {
+  const socket = req.socket as Partial<TLSSocket> | undefined;
+  // Only a certificate the client CA vouched for names anyone (`clientCert: optional` lets others connect).
+  if (typeof socket?.getPeerCertificate !== 'function' || socket.authorized !== true) return undefined;
+  const certificate = socket.getPeerCertificate();
+  // Node gives an empty object when the client sent none.
+  return certificate && Object.keys(certificate).length > 0 ? certificate : undefined;
+}
+
+/**
+ * An HTTP/1.1 request as the inbound chain's call: Node's own request and
+ * response, plus what the steps learn (the caller, the parsed body, the
+ * JSON-RPC id). A class, not a literal of closures: one is made per request.
+ */
+export class HttpCall implements InboundCall {
+  readonly binding: Binding;
+  readonly path: string;
+  name: string;
+  user: User = ANONYMOUS;
+  /** The parsed body, once the body step read it. */
+  body: unknown = undefined;
+  /** The JSON-RPC request's id once its body is parsed: refusals after that point answer it. */
+  rpcId: string | number | null = null;
+
+  constructor(
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+  ) {
+    (req as WithCall)[CALL] = this;
+    const url = req.url ?? '/';
+    const query = url.indexOf('?');
+    this.path = query < 0 ? url : url.slice(0, query);
+    const kind = callKind(req.method ?? 'GET', this.path);
+    this.binding = kind.binding;
+    this.name = kind.name;
+  }
+
+  get method(): string {
+    return this.req.method ?? 'GET';
+  }
+
+  get headers(): IncomingHttpHeaders {
+    return this.req.headers;
+  }
+
+  get remoteAddress(): string | undefined {
+    return this.req.socket.remoteAddress;
+  }
+
+  get peerCertificate(): PeerCertificate | undefined {
+    return peerCertificateOf(this.req);
+  }
+
+  onAnswered(listener: (status: number) => void): void {
+    this.res.once('finish', () => listener(this.res.statusCode));
+  }
+
+  /** The value of a header sent once (the first of a repeated one), or undefined when absent or empty. */
+  header(name: string): string | undefined {
+    const value = this.req.headers[name];
+    return (Array.isArray(value) ? value[0] : value) || undefined;
+  }
+}
+
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/** Writes `value` as the whole JSON answer, with `headers` added. */
+export function sendJson(res: ServerResponse, status: number, value: unknown, headers?: Record<string, string>): void {
+  const json = JSON.stringify(value);
+  const head: Record<string, string | number> = {
+    'Content-Type': JSON_CONTENT_TYPE,
+    'Content-Length': Buffer.byteLength(json),
+  };
+  if (headers) Object.assign(head, headers);
+  res.writeHead(status, head);
+  res.end(json);
+}
