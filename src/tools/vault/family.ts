@@ -5,7 +5,7 @@ import { createCryptoTools } from './cryptoTools';
 import { BASE_RPC_URL, BASE_USDC, createTokenChain, loadViem, walletAccount } from './payment/chain';
 import { createPaymentTools, type PaymentBackend } from './payment/tools';
 import { createSecretsTools } from './secretsTools';
-import { requireVault } from '../../vault/vault';
+import { requireVault, type Vault } from '../../vault/vault';
 
 /** `crypto_*`: hashing, encryption and Ed25519 signing with the node key; gated by `security.enabled`. */
 export const cryptoFamily: ToolFamily = {
@@ -30,6 +30,19 @@ const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
 /** What the payment tools are, for the install hint when viem is missing. */
 const PAYMENT_FEATURE = 'the payment tools';
+
+/** viem loaded (or the install hint thrown), the wallet unsealed, the chain's client built: on a tool's first use. */
+async function openPaymentBackend(
+  { packages, secrets, config }: ToolFamilyDeps,
+  vault: Vault,
+  chainAt: { rpcUrl: string; tokenAddress: string },
+): Promise<PaymentBackend> {
+  const modules = loadViem(packages, PAYMENT_FEATURE);
+  const account = await walletAccount(modules, vault, (secret) => secrets.add(secret));
+  const token = modules.viem.getAddress(chainAt.tokenAddress);
+  const chain = createTokenChain(modules, { rpcUrl: chainAt.rpcUrl, chainId: config.payment.chainId, token, account });
+  return { viem: modules.viem, chain, wallet: account.address, token };
+}
 
 /**
  * `payment_*`: USDC on Base (or the configured chain) from the node wallet,
@@ -57,7 +70,7 @@ export const paymentFamily: ToolFamily = {
     const vault = requireVault(deps.vault);
     let opened: Promise<PaymentBackend> | undefined;
     const backend = () =>
-      (opened ??= openPaymentBackend(deps, { rpcUrl, tokenAddress }).catch((error: unknown) => {
+      (opened ??= openPaymentBackend(deps, vault, { rpcUrl, tokenAddress }).catch((error: unknown) => {
         opened = undefined; // a failed opening (viem missing, the vault refusing) is tried again on the next call
         throw error;
       }));
@@ -76,21 +89,5 @@ export const paymentFamily: ToolFamily = {
       }),
       ...(deps.packages.installed('viem') ? {} : { warning: installHint('viem', PAYMENT_FEATURE) }),
     };
-
-    async function openPaymentBackend(
-      { packages, secrets, config }: ToolFamilyDeps,
-      chainAt: { rpcUrl: string; tokenAddress: string },
-    ): Promise<PaymentBackend> {
-      const modules = loadViem(packages, PAYMENT_FEATURE);
-      const account = await walletAccount(modules, vault, (secret) => secrets.add(secret));
-      const token = modules.viem.getAddress(chainAt.tokenAddress);
-      const chain = createTokenChain(modules, {
-        rpcUrl: chainAt.rpcUrl,
-        chainId: config.payment.chainId,
-        token,
-        account,
-      });
-      return { viem: modules.viem, chain, wallet: account.address, token };
-    }
   },
 };
