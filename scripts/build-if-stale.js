@@ -3,7 +3,7 @@
  * and then fast. The build is current when dist/.build-stamp is newer than
  * every file of src/ and web/, the tsconfigs and package.json. A stale or
  * missing build (a fresh clone) is transpiled file by file with TypeScript's
- * `transpileModule` on a worker thread per core (no type-check: about 4 s
+ * `transpileModule` on a worker thread per core (no type-check: 5–6 s
  * of CPU per core on this machine, where `tsc` takes half a minute and
  * `tsc --noCheck` 20 s), the console's script too, its styles and elkjs
  * copied.
@@ -75,29 +75,39 @@ function pairs(fromDir, toDir) {
 }
 
 /**
- * Transpiles the node's sources on the machine's cores (a worker thread per
- * core, each loading TypeScript once), then the console's script here.
+ * Transpiles the node's sources and the console's script on the machine's
+ * cores: a worker thread per core, each loading TypeScript once and taking
+ * every n-th file (this thread loads none), then copies the console's styles
+ * and elkjs.
  */
 async function transpileAll() {
-  const ts = require('typescript');
-  const jobs = pairs(path.join(root, 'src'), dist);
-  const options = optionsOf(ts, path.join(root, 'tsconfig.build.json'));
+  const consoleDir = path.join(root, 'web', 'console');
+  const consoleOut = path.join(dist, 'console');
+  const jobs = [
+    ...pairs(path.join(root, 'src'), dist).map((pair) => ({ tsconfig: path.join(root, 'tsconfig.build.json'), pair })),
+    ...pairs(consoleDir, consoleOut).map((pair) => ({ tsconfig: path.join(consoleDir, 'tsconfig.json'), pair })),
+  ];
   const workers = Math.max(1, Math.min(4, os.availableParallelism?.() ?? os.cpus().length));
   await Promise.all(
     Array.from({ length: workers }, (_, i) => {
       const share = jobs.filter((_job, index) => index % workers === i);
       return new Promise((resolve, reject) => {
-        const worker = new Worker(module.filename, { workerData: { options, files: share } });
+        const worker = new Worker(module.filename, { workerData: share });
         worker.once('message', (message) => (message.error ? reject(new Error(message.error)) : resolve()));
         worker.once('error', reject);
       });
     }),
   );
-  const consoleDir = path.join(root, 'web', 'console');
-  const consoleOut = path.join(dist, 'console');
-  transpileFiles(ts, optionsOf(ts, path.join(consoleDir, 'tsconfig.json')), pairs(consoleDir, consoleOut));
   fs.copyFileSync(path.join(consoleDir, 'console.css'), path.join(consoleOut, 'console.css'));
   fs.copyFileSync(require.resolve('elkjs/lib/elk.bundled.js'), path.join(consoleOut, 'elk.js'));
+}
+
+/** A worker's share: its files, grouped by the tsconfig whose options they are transpiled with. */
+function transpileShare(share) {
+  const ts = require('typescript');
+  const byConfig = new Map();
+  for (const { tsconfig, pair } of share) byConfig.set(tsconfig, [...(byConfig.get(tsconfig) ?? []), pair]);
+  for (const [tsconfig, files] of byConfig) transpileFiles(ts, optionsOf(ts, tsconfig), files);
 }
 
 async function main() {
@@ -123,7 +133,7 @@ if (isMainThread) {
   void main();
 } else {
   try {
-    transpileFiles(require('typescript'), workerData.options, workerData.files);
+    transpileShare(workerData);
     parentPort.postMessage({});
   } catch (error) {
     parentPort.postMessage({ error: error.message });
