@@ -47,6 +47,7 @@ import { clusterSettings, storagePassword } from './config/cluster';
 import { DEFAULT_PEER_GRANT, toolFamilies } from './tools/families';
 import { createSecretReferences } from './vault/references';
 import { createToolset, type FamilyStatus } from './toolset/toolset';
+import { createPackageLoader, type PackageLoader } from './packages';
 import { openVault, requireVault, type VaultAccess } from './vault/vault';
 
 export type { FamilyStatus } from './toolset/toolset';
@@ -74,6 +75,18 @@ export interface AppDeps {
   tools?: readonly AnyTool[];
   /** More specialists: rows appended to the table of seven (`specRows`), each one spec object. */
   specialists?: readonly SpecRow[];
+  /**
+   * Finds and loads the optional packages (viem, @sparticuz/chromium,
+   * hnswlib-node) on first use; Node's own resolution by default. The
+   * acceptance test points it at names that do not exist.
+   */
+  packages?: PackageLoader;
+  /**
+   * Where the navigator looks for the machine's Chromium (Debian's
+   * `/usr/bin/chromium` by default): the acceptance test points it where
+   * there is none, as on a machine with only Node.
+   */
+  systemChromium?: string;
 }
 
 /** A tool of the node and the specialist it lands with (undefined: unmatched, or the single agent's). */
@@ -227,6 +240,8 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       logger,
       secrets,
       clock,
+      packages: deps.packages ?? createPackageLoader(),
+      systemChromium: deps.systemChromium,
     });
     cleanups.push(() => toolset.close());
 
