@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { LangoError } from '../../errors';
-import { isWithin } from './workspace';
+import { isWithin } from './workspaceBounds';
 
 /** `tools.exec.sandbox`: `auto` confines when bubblewrap works, `bwrap` insists on it, `off` never confines. */
 export type SandboxMode = 'auto' | 'bwrap' | 'off';
