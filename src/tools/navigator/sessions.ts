@@ -78,6 +78,7 @@ export interface BrowserSessions {
   close(): Promise<void>;
 }
 
+/** A session's page as the pool holds it. */
 interface Entry {
   session: BrowserSession;
   context: BrowserContext;
@@ -93,6 +94,239 @@ function firstLine(error: unknown): string {
 }
 
 /**
+ * The node's one Chromium process: launched on first demand, shared by every
+ * session's context, stopped when the last page goes or the node closes.
+ */
+class ChromiumProcess {
+  private browser: Promise<Browser> | undefined;
+  private isRunning = false;
+
+  /** `onDisconnected` hears of a browser that went away (crashed or closed): its pages are gone with it. */
+  constructor(
+    private readonly options: BrowserSessionsOptions,
+    private readonly onDisconnected: () => void,
+  ) {}
+
+  /** True while a browser process is running. */
+  get running(): boolean {
+    return this.isRunning;
+  }
+
+  /** Whether a browser is running or launching. */
+  get launched(): boolean {
+    return this.browser !== undefined;
+  }
+
+  /** The running browser, launching it when there is none. */
+  launch(): Promise<Browser> {
+    if (this.browser) return this.browser;
+    const { executablePath, logger } = this.options;
+    const started = Date.now();
+    const launching: Promise<Browser> = loadChromium()
+      .then((chromium) =>
+        chromium.launch({ executablePath, args: [...CHROMIUM_ARGS], timeout: 30_000, ...KEEP_SIGNALS }),
+      )
+      .then((launched) => {
+        this.isRunning = true;
+        logger.info('browser launched', { executablePath, ms: Date.now() - started });
+        launched.on('disconnected', () => {
+          this.isRunning = false;
+          if (this.browser === launching) this.browser = undefined;
+          this.onDisconnected();
+        });
+        return launched;
+      })
+      .catch((error: unknown) => {
+        if (this.browser === launching) this.browser = undefined;
+        throw new ToolExecutionError(`could not start the browser at ${executablePath}: ${firstLine(error)}`, {
+          cause: error,
+        });
+      });
+    this.browser = launching;
+    return launching;
+  }
+
+  /** Closes the browser, if one runs or is launching; the next `launch` starts a new one. */
+  async stop(): Promise<void> {
+    const current = this.browser;
+    this.browser = undefined;
+    this.isRunning = false;
+    await (await current?.catch(() => undefined))?.close().catch(() => {});
+  }
+}
+
+/** Opens a page for `sessionId` in a context of its own, behind a guard proxy of its own. */
+async function openPage(
+  sessionId: string,
+  chromium: ChromiumProcess,
+  options: BrowserSessionsOptions,
+): Promise<Pick<Entry, 'session' | 'context'>> {
+  const proxy = await startGuardProxy({ policy: options.policy, logger: options.logger.child({ sessionId }) });
+  try {
+    const context = await (
+      await chromium.launch()
+    ).newContext({
+      proxy: { server: proxy.server },
+      serviceWorkers: 'block',
+      acceptDownloads: false,
+      viewport: { width: 1280, height: 800 },
+    });
+    const requested = new Set<string>();
+    context.on('request', (request) => {
+      if (requested.size >= 1_000) requested.clear();
+      requested.add(hostPort(request.url()));
+    });
+    const pageRefusalsSince = (mark: number): Refusal[] =>
+      reportedRefusals(proxy.refusalsSince(mark)).filter((r) => requested.has(hostPort(r.url)));
+    const page = await context.newPage();
+    page.setDefaultTimeout(options.actionTimeoutMs);
+    page.setDefaultNavigationTimeout(options.navigationTimeoutMs);
+    return { session: { sessionId, page, proxy, pageRefusalsSince }, context };
+  } catch (error) {
+    await proxy.close();
+    throw error;
+  }
+}
+
+/** The sessions' pages: one per session, opened on demand, closed when idle, and the browser with the last of them. */
+class SessionPages {
+  private readonly entries = new Map<string, Promise<Entry>>();
+  private isClosed = false;
+  readonly chromium: ChromiumProcess;
+
+  constructor(private readonly options: BrowserSessionsOptions) {
+    this.chromium = new ChromiumProcess(options, () => {
+      for (const [sessionId, entry] of this.entries) {
+        void entry.then((e) => this.dispose(sessionId, e)).catch(() => {});
+      }
+    });
+  }
+
+  /** Set by {@link closeAll}: later calls fail. */
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  /** Sessions with an open (or opening) page. */
+  sessionIds(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  /** The session's page, opened when it has none. */
+  entryFor(sessionId: string): Promise<Entry> {
+    let entry = this.entries.get(sessionId);
+    if (!entry) {
+      entry = this.open(sessionId);
+      const ref = entry;
+      this.entries.set(sessionId, ref);
+      ref
+        .then((e) => (e.ref = ref))
+        .catch(() => {
+          if (this.entries.get(sessionId) === ref) this.entries.delete(sessionId);
+        });
+    }
+    return entry;
+  }
+
+  /** Closes the entry's page, context and proxy, once, and forgets it. */
+  async dispose(sessionId: string, entry: Entry): Promise<void> {
+    if (entry.disposed) return;
+    entry.disposed = true;
+    clearTimeout(entry.timer);
+    if (entry.ref && this.entries.get(sessionId) === entry.ref) this.entries.delete(sessionId);
+    await entry.context.close().catch(() => {});
+    await entry.session.proxy.close();
+  }
+
+  /** (Re)starts the entry's idle clock: untouched for `idleTimeoutMs`, its page closes. */
+  armIdle(sessionId: string, entry: Entry): void {
+    clearTimeout(entry.timer);
+    entry.timer = setTimeout(() => {
+      this.options.logger.debug('browser page idle; closing', { sessionId });
+      void this.dispose(sessionId, entry).then(() => this.closeBrowserIfUnused());
+    }, this.options.idleTimeoutMs);
+    entry.timer.unref();
+  }
+
+  /** Closes every page and the browser; later calls fail. */
+  async closeAll(): Promise<void> {
+    this.isClosed = true;
+    const all = [...this.entries.entries()];
+    await Promise.all(all.map(([id, e]) => e.then((entry) => this.dispose(id, entry)).catch(() => {})));
+    this.entries.clear();
+    await this.chromium.stop();
+  }
+
+  private async open(sessionId: string): Promise<Entry> {
+    const entry: Entry = { ...(await openPage(sessionId, this.chromium, this.options)), busy: 0, disposed: false };
+    // A page that closes itself (window.close(), a crash) ends the session; the next call opens a new one.
+    entry.session.page.once('close', () => void this.dispose(sessionId, entry));
+    // Armed now, so a page opened for a call that was cancelled meanwhile still closes when idle.
+    this.armIdle(sessionId, entry);
+    this.options.logger.debug('browser page opened', { sessionId });
+    return entry;
+  }
+
+  private async closeBrowserIfUnused(): Promise<void> {
+    if (this.entries.size > 0 || !this.chromium.launched) return;
+    await this.chromium.stop();
+    this.options.logger.debug('browser closed: no open pages');
+  }
+}
+
+/** A promise rejected when `signal` aborts (never unhandled), and the way to stop listening. */
+function abortion(signal: AbortSignal): { aborted: Promise<never>; release(): void } {
+  let onAbort: () => void = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new ToolExecutionError('the browser call was cancelled'));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  aborted.catch(() => {});
+  return { aborted, release: () => signal.removeEventListener('abort', onAbort) };
+}
+
+/** The session's live page: an idle close may win the race for an entry, and then a new page is opened. */
+async function livePage(pages: SessionPages, sessionId: string, aborted: Promise<never>): Promise<Entry> {
+  let entry = await Promise.race([pages.entryFor(sessionId), aborted]);
+  for (let retry = 0; entry.disposed && retry < 3; retry += 1) {
+    entry = await Promise.race([pages.entryFor(sessionId), aborted]);
+  }
+  if (entry.disposed) throw new ToolExecutionError('the browser page closed while opening; try again');
+  return entry;
+}
+
+/** Runs `work` on the entry's page, its idle clock stopped meanwhile; an abort closes the page to stop it. */
+async function workOn<T>(
+  pages: SessionPages,
+  sessionId: string,
+  current: Entry,
+  aborted: Promise<never>,
+  work: (session: BrowserSession) => Promise<T>,
+): Promise<T> {
+  current.busy += 1;
+  clearTimeout(current.timer);
+  try {
+    const working = work(current.session);
+    let settled = false;
+    // Also swallows the "target closed" rejection that follows an abort; nobody waits for it then.
+    working.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    const cancelled = aborted.catch(() => {
+      // Closing the page is the only way to stop a Playwright call in flight.
+      if (!settled) void pages.dispose(sessionId, current);
+      throw new ToolExecutionError('the browser call was cancelled; the session page was closed');
+    });
+    return await Promise.race([working, cancelled]);
+  } finally {
+    current.busy -= 1;
+    if (current.busy === 0 && !current.disposed) pages.armIdle(sessionId, current);
+  }
+}
+
+/**
  * Creates the session pool. Nothing is launched until the first `use`; a
  * page idle for `idleTimeoutMs` is closed, and when the last page goes the
  * browser goes too (it relaunches in well under a second).
@@ -102,191 +336,20 @@ function firstLine(error: unknown): string {
  * const title = await sessions.use('ctx-1', signal, ({ page }) => page.title());
  */
 export function createBrowserSessions(options: BrowserSessionsOptions): BrowserSessions {
-  const { logger } = options;
-  const entries = new Map<string, Promise<Entry>>();
-  let browser: Promise<Browser> | undefined;
-  let running = false;
-  let closed = false;
-
-  function launch(): Promise<Browser> {
-    if (browser) return browser;
-    const started = Date.now();
-    const launching = loadChromium()
-      .then((chromium) =>
-        chromium.launch({
-          executablePath: options.executablePath,
-          args: [...CHROMIUM_ARGS],
-          timeout: 30_000,
-          ...KEEP_SIGNALS,
-        }),
-      )
-      .then((launched) => {
-        running = true;
-        logger.info('browser launched', {
-          executablePath: options.executablePath,
-          ms: Date.now() - started,
-        });
-        launched.on('disconnected', () => {
-          running = false;
-          if (browser === launching) browser = undefined;
-          for (const [sessionId, entry] of entries) void entry.then((e) => dispose(sessionId, e)).catch(() => {});
-        });
-        return launched;
-      })
-      .catch((error: unknown) => {
-        if (browser === launching) browser = undefined;
-        throw new ToolExecutionError(`could not start the browser at ${options.executablePath}: ${firstLine(error)}`, {
-          cause: error,
-        });
-      });
-    browser = launching;
-    return launching;
-  }
-
-  async function open(sessionId: string): Promise<Entry> {
-    const proxy = await startGuardProxy({
-      policy: options.policy,
-      logger: logger.child({ sessionId }),
-    });
-    try {
-      const context = await (
-        await launch()
-      ).newContext({
-        proxy: { server: proxy.server },
-        serviceWorkers: 'block',
-        acceptDownloads: false,
-        viewport: { width: 1280, height: 800 },
-      });
-      const requested = new Set<string>();
-      context.on('request', (request) => {
-        if (requested.size >= 1_000) requested.clear();
-        requested.add(hostPort(request.url()));
-      });
-      const pageRefusalsSince = (mark: number): Refusal[] =>
-        reportedRefusals(proxy.refusalsSince(mark)).filter((r) => requested.has(hostPort(r.url)));
-      const page = await context.newPage();
-      page.setDefaultTimeout(options.actionTimeoutMs);
-      page.setDefaultNavigationTimeout(options.navigationTimeoutMs);
-      const entry: Entry = {
-        session: { sessionId, page, proxy, pageRefusalsSince },
-        context,
-        busy: 0,
-        disposed: false,
-      };
-      // A page that closes itself (window.close(), a crash) ends the session; the next call opens a new one.
-      page.once('close', () => void dispose(sessionId, entry));
-      // Armed now, so a page opened for a call that was cancelled meanwhile still closes when idle.
-      armIdle(sessionId, entry);
-      logger.debug('browser page opened', { sessionId });
-      return entry;
-    } catch (error) {
-      await proxy.close();
-      throw error;
-    }
-  }
-
-  function entryFor(sessionId: string): Promise<Entry> {
-    let entry = entries.get(sessionId);
-    if (!entry) {
-      entry = open(sessionId);
-      const ref = entry;
-      entries.set(sessionId, ref);
-      ref
-        .then((e) => (e.ref = ref))
-        .catch(() => {
-          if (entries.get(sessionId) === ref) entries.delete(sessionId);
-        });
-    }
-    return entry;
-  }
-
-  async function dispose(sessionId: string, entry: Entry): Promise<void> {
-    if (entry.disposed) return;
-    entry.disposed = true;
-    clearTimeout(entry.timer);
-    if (entry.ref && entries.get(sessionId) === entry.ref) entries.delete(sessionId);
-    await entry.context.close().catch(() => {});
-    await entry.session.proxy.close();
-  }
-
-  function armIdle(sessionId: string, entry: Entry): void {
-    clearTimeout(entry.timer);
-    entry.timer = setTimeout(() => {
-      logger.debug('browser page idle; closing', { sessionId });
-      void dispose(sessionId, entry).then(closeBrowserIfUnused);
-    }, options.idleTimeoutMs);
-    entry.timer.unref();
-  }
-
-  async function closeBrowserIfUnused(): Promise<void> {
-    if (entries.size > 0 || !browser) return;
-    const current = browser;
-    browser = undefined;
-    running = false;
-    await (await current.catch(() => undefined))?.close().catch(() => {});
-    logger.debug('browser closed: no open pages');
-  }
-
-  async function use<T>(
-    sessionId: string,
-    signal: AbortSignal,
-    work: (session: BrowserSession) => Promise<T>,
-  ): Promise<T> {
-    if (closed) throw new ToolExecutionError('the browser has been shut down');
-    if (signal.aborted) throw new ToolExecutionError('the browser call was cancelled');
-    let onAbort: () => void = () => {};
-    const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => reject(new ToolExecutionError('the browser call was cancelled'));
-      if (signal.aborted) onAbort();
-      else signal.addEventListener('abort', onAbort, { once: true });
-    });
-    aborted.catch(() => {});
-    try {
-      let entry = await Promise.race([entryFor(sessionId), aborted]);
-      // An idle close may have won the race for this entry: open a new page instead.
-      for (let retry = 0; entry.disposed && retry < 3; retry += 1) {
-        entry = await Promise.race([entryFor(sessionId), aborted]);
-      }
-      if (entry.disposed) throw new ToolExecutionError('the browser page closed while opening; try again');
-      const current = entry;
-      current.busy += 1;
-      clearTimeout(current.timer);
-      try {
-        const working = work(current.session);
-        let settled = false;
-        // Also swallows the "target closed" rejection that follows an abort; nobody waits for it then.
-        working.then(
-          () => (settled = true),
-          () => (settled = true),
-        );
-        const cancelled = aborted.catch(() => {
-          // Closing the page is the only way to stop a Playwright call in flight.
-          if (!settled) void dispose(sessionId, current);
-          throw new ToolExecutionError('the browser call was cancelled; the session page was closed');
-        });
-        return await Promise.race([working, cancelled]);
-      } finally {
-        current.busy -= 1;
-        if (current.busy === 0 && !current.disposed) armIdle(sessionId, current);
-      }
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-    }
-  }
-
+  const pages = new SessionPages(options);
   return {
-    use,
-    openSessions: () => [...entries.keys()],
-    isBrowserRunning: () => running,
-    close: async () => {
-      closed = true;
-      const all = [...entries.entries()];
-      await Promise.all(all.map(([id, e]) => e.then((entry) => dispose(id, entry)).catch(() => {})));
-      entries.clear();
-      const current = browser;
-      browser = undefined;
-      running = false;
-      await (await current?.catch(() => undefined))?.close().catch(() => {});
+    use: async (sessionId, signal, work) => {
+      if (pages.closed) throw new ToolExecutionError('the browser has been shut down');
+      if (signal.aborted) throw new ToolExecutionError('the browser call was cancelled');
+      const { aborted, release } = abortion(signal);
+      try {
+        return await workOn(pages, sessionId, await livePage(pages, sessionId, aborted), aborted, work);
+      } finally {
+        release();
+      }
     },
+    openSessions: () => pages.sessionIds(),
+    isBrowserRunning: () => pages.chromium.running,
+    close: () => pages.closeAll(),
   };
 }
