@@ -9,6 +9,7 @@ import {
   TaskEventFollowers,
   taskKeyText,
   type QueuedEvent,
+  type TaskEventAppend,
   type TaskEventLog,
   type TaskEventRecord,
   type TaskKey,
@@ -131,24 +132,163 @@ export interface PgTaskEventLogOptions {
   safetyPollMs?: number;
 }
 
-/**
- * The task event log on PostgreSQL: events queued into the group commit and
- * written in one statement per batch with one `NOTIFY` naming the batch's
- * tasks; followers wake on it; cancels are a row and a `NOTIFY`.
- * @example
- * const events = createPgTaskEventLog({ db, group, listener, replicaId: 'a', logger });
- * await events.append(key, { event, terminal: false });
- * for await (const record of events.follow(key, { after: 0 })) send(record.event);
- */
-export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventLog {
-  const { db, group, listener, replicaId, redact } = options;
-  const log = options.logger.child({ component: 'task-events' });
-  const safetyPollMs = options.safetyPollMs ?? 1_000;
-  const followers = new TaskEventFollowers();
-  const cancels = new CancelHandlers(log);
-  let queue: QueuedEvent[] = [];
-  const asText = eventText(redact);
+/** The group-commit write of `batch`: its tasks locked, its events (and newest snapshots) appended, one `NOTIFY`. */
+function appendWrite(batch: QueuedEvent[], replicaId: string): PgQueuedWrite {
+  const keys = batch.map((e) => e.key);
+  const distinct = [...new Map(keys.map((k) => [taskKeyText(k), k])).values()];
+  // One snapshot per task and statement (an upsert may not touch a row twice): the batch's last is the newest.
+  const newest = new Map<string, QueuedEvent>();
+  for (const e of batch) if (e.snapshot !== null) newest.set(taskKeyText(e.key), e);
+  const snapshots = batch.map((e) => (e.snapshot !== null && newest.get(taskKeyText(e.key)) === e ? e.snapshot : null));
+  return {
+    statements: [
+      lockTasksStatement(keys),
+      // Each event under its generation: the primary key keeps one per generation (a second writer's is dropped),
+      // the terminal check fences a finished task. A snapshot goes in with its event, in the same statement.
+      {
+        name: 'a2a_task_events_append',
+        text: `WITH appended AS (
+             INSERT INTO a2a_task_events (tenant, owner, task_id, seq, event, terminal, replica, at)
+             SELECT e.tenant, e.owner, e.task_id, e.seq, e.event, e.terminal, $8, now()
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::boolean[], $7::text[])
+               AS e(tenant, owner, task_id, seq, event, terminal, snapshot)
+             WHERE NOT EXISTS (SELECT 1 FROM a2a_task_events t
+               WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id AND t.terminal)
+             ON CONFLICT DO NOTHING
+             RETURNING tenant, owner, task_id, seq)
+         INSERT INTO a2a_task_snapshots (tenant, owner, task_id, seq, task)
+         SELECT e.tenant, e.owner, e.task_id, e.seq, e.snapshot
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $7::text[]) AS e(tenant, owner, task_id, seq, snapshot)
+         JOIN appended a USING (tenant, owner, task_id, seq)
+         WHERE e.snapshot IS NOT NULL
+         ON CONFLICT (tenant, owner, task_id) DO UPDATE SET seq = excluded.seq, task = excluded.task
+           WHERE a2a_task_snapshots.seq < excluded.seq`,
+        values: [
+          batch.map((e) => e.key.tenant),
+          batch.map((e) => e.key.owner),
+          batch.map((e) => e.key.taskId),
+          batch.map((e) => e.seq),
+          batch.map((e) => e.event),
+          batch.map((e) => e.terminal),
+          snapshots,
+          replicaId,
+        ],
+      },
+      {
+        name: 'a2a_task_events_notify',
+        text: 'SELECT pg_notify($1, $2)',
+        values: [TASK_EVENTS_CHANNEL, payloadOf(distinct)],
+      },
+    ],
+  };
+}
 
+/**
+ * The events this replica has appended and not yet committed: queued for
+ * the group commit, and counted by task so a reader here waits for them.
+ */
+class PendingEvents {
+  private queue: QueuedEvent[] = [];
+  /** Events appended and not yet committed, by task. */
+  private readonly unwritten = new Map<string, number>();
+  /** The one batch the group commit takes, however often it is scheduled before a group closes (it keys by identity). */
+  private readonly takeQueued = () => {
+    const batch = this.queue;
+    this.queue = [];
+    return appendWrite(batch, this.replicaId);
+  };
+
+  constructor(
+    private readonly group: PgGroupCommit,
+    private readonly replicaId: string,
+    private readonly asText: (value: unknown) => string,
+  ) {}
+
+  /** Queues `record` for the next group; resolves once it commits. */
+  append(key: TaskKey, record: TaskEventAppend): Promise<void> {
+    queueEvent(this.queue, key, record, this.asText);
+    const text = taskKeyText(key);
+    this.unwritten.set(text, (this.unwritten.get(text) ?? 0) + 1);
+    const committed = this.group.schedule(this.takeQueued);
+    const done = () => {
+      const left = (this.unwritten.get(text) ?? 1) - 1;
+      if (left > 0) this.unwritten.set(text, left);
+      else this.unwritten.delete(text);
+    };
+    committed.then(done, done);
+    return committed;
+  }
+
+  /** Whether events of `key` appended here are not committed yet. */
+  has(key: TaskKey): boolean {
+    return this.unwritten.has(taskKeyText(key));
+  }
+}
+
+/** The events of `key` after `after`, one page. */
+async function readEvents(db: PgDatabase, key: TaskKey, after: number): Promise<TaskEventRecord[]> {
+  return (
+    await rows<EventRow>(
+      db,
+      {
+        name: 'a2a_task_events_after',
+        text: `SELECT seq, event, terminal FROM a2a_task_events
+               WHERE tenant = $1 AND owner = $2 AND task_id = $3 AND seq > $4 ORDER BY seq LIMIT ${PAGE}`,
+        values: [key.tenant, key.owner, key.taskId, after],
+      },
+      [],
+    )
+  ).map((row) => ({ seq: Number(row.seq), event: JSON.parse(row.event) as unknown, terminal: row.terminal }));
+}
+
+/** The latest snapshot of `key`, if one was written. */
+async function readSnapshot(db: PgDatabase, key: TaskKey): Promise<TaskSnapshot | undefined> {
+  const [found] = await rows<{ seq: string; task: string }>(db, {
+    name: 'a2a_task_snapshot',
+    text: 'SELECT seq, task FROM a2a_task_snapshots WHERE tenant = $1 AND owner = $2 AND task_id = $3',
+    values: [key.tenant, key.owner, key.taskId],
+  });
+  return found
+    ? ({ seq: Number(found.seq), task: JSON.parse(found.task) as unknown } satisfies TaskSnapshot)
+    : undefined;
+}
+
+/** Records a cancel of `key` asked for by `replicaId` and tells every replica, in one statement. */
+async function recordCancel(db: PgDatabase, key: TaskKey, replicaId: string): Promise<void> {
+  await db.query(
+    `WITH recorded AS (
+       INSERT INTO a2a_task_cancels (tenant, owner, task_id, requested_by, requested_at)
+       VALUES ($1, $2, $3, $4, now())
+       ON CONFLICT (tenant, owner, task_id) DO UPDATE
+         SET requested_by = excluded.requested_by, requested_at = excluded.requested_at
+       RETURNING 1)
+     SELECT pg_notify($5, $6) FROM recorded`,
+    [key.tenant, key.owner, key.taskId, replicaId, TASK_CANCELS_CHANNEL, payloadOf([key])],
+  );
+}
+
+/** Deletes the events, snapshots and cancels of `keys`. */
+async function purgeEvents(db: PgDatabase, keys: readonly TaskKey[]): Promise<void> {
+  if (keys.length === 0) return;
+  const params = [keys.map((k) => k.tenant), keys.map((k) => k.owner), keys.map((k) => k.taskId)];
+  const match = `(tenant, owner, task_id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`;
+  await db.query(`DELETE FROM a2a_task_events WHERE ${match}`, params);
+  await db.query(`DELETE FROM a2a_task_snapshots WHERE ${match}`, params);
+  await db.query(`DELETE FROM a2a_task_cancels WHERE ${match}`, params);
+}
+
+/**
+ * Wires this replica's listener: events wake the followers of their tasks,
+ * cancels reach the handlers here, and after a reconnect everyone re-reads
+ * (followers their tasks, the handlers the cancels recorded meanwhile).
+ */
+function listenForTidings(
+  options: Pick<PgTaskEventLogOptions, 'db' | 'listener'>,
+  followers: TaskEventFollowers,
+  cancels: CancelHandlers,
+  log: Logger,
+): void {
+  const { db, listener } = options;
   listener.on(TASK_EVENTS_CHANNEL, (payload) => {
     const keys = keysOf(payload);
     if (keys) followers.wake(keys);
@@ -178,107 +318,35 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
     followers.wakeAll();
     if (cancels.size > 0) void replayCancels(new Date(downSince.getTime() - CLOCK_MARGIN_MS));
   });
+}
 
-  const write = (batch: QueuedEvent[]): PgQueuedWrite => {
-    const keys = batch.map((e) => e.key);
-    const distinct = [...new Map(keys.map((k) => [taskKeyText(k), k])).values()];
-    // One snapshot per task and statement (an upsert may not touch a row twice): the batch's last is the newest.
-    const newest = new Map<string, QueuedEvent>();
-    for (const e of batch) if (e.snapshot !== null) newest.set(taskKeyText(e.key), e);
-    const snapshots = batch.map((e) =>
-      e.snapshot !== null && newest.get(taskKeyText(e.key)) === e ? e.snapshot : null,
-    );
-    return {
-      statements: [
-        lockTasksStatement(keys),
-        // Each event under its generation: the primary key keeps one per generation (a second writer's is dropped),
-        // the terminal check fences a finished task. A snapshot goes in with its event, in the same statement.
-        {
-          name: 'a2a_task_events_append',
-          text: `WITH appended AS (
-               INSERT INTO a2a_task_events (tenant, owner, task_id, seq, event, terminal, replica, at)
-               SELECT e.tenant, e.owner, e.task_id, e.seq, e.event, e.terminal, $8, now()
-               FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::boolean[], $7::text[])
-                 AS e(tenant, owner, task_id, seq, event, terminal, snapshot)
-               WHERE NOT EXISTS (SELECT 1 FROM a2a_task_events t
-                 WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id AND t.terminal)
-               ON CONFLICT DO NOTHING
-               RETURNING tenant, owner, task_id, seq)
-           INSERT INTO a2a_task_snapshots (tenant, owner, task_id, seq, task)
-           SELECT e.tenant, e.owner, e.task_id, e.seq, e.snapshot
-           FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $7::text[]) AS e(tenant, owner, task_id, seq, snapshot)
-           JOIN appended a USING (tenant, owner, task_id, seq)
-           WHERE e.snapshot IS NOT NULL
-           ON CONFLICT (tenant, owner, task_id) DO UPDATE SET seq = excluded.seq, task = excluded.task
-             WHERE a2a_task_snapshots.seq < excluded.seq`,
-          values: [
-            batch.map((e) => e.key.tenant),
-            batch.map((e) => e.key.owner),
-            batch.map((e) => e.key.taskId),
-            batch.map((e) => e.seq),
-            batch.map((e) => e.event),
-            batch.map((e) => e.terminal),
-            snapshots,
-            replicaId,
-          ],
-        },
-        {
-          name: 'a2a_task_events_notify',
-          text: 'SELECT pg_notify($1, $2)',
-          values: [TASK_EVENTS_CHANNEL, payloadOf(distinct)],
-        },
-      ],
-    };
-  };
-  const takeQueued = () => {
-    const batch = queue;
-    queue = [];
-    return write(batch);
-  };
+/**
+ * The task event log on PostgreSQL: events queued into the group commit and
+ * written in one statement per batch with one `NOTIFY` naming the batch's
+ * tasks; followers wake on it; cancels are a row and a `NOTIFY`.
+ * @example
+ * const events = createPgTaskEventLog({ db, group, listener, replicaId: 'a', logger });
+ * await events.append(key, { event, terminal: false });
+ * for await (const record of events.follow(key, { after: 0 })) send(record.event);
+ */
+export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventLog {
+  const { db, group, listener, replicaId } = options;
+  const log = options.logger.child({ component: 'task-events' });
+  const safetyPollMs = options.safetyPollMs ?? 1_000;
+  const followers = new TaskEventFollowers();
+  const cancels = new CancelHandlers(log);
+  const pending = new PendingEvents(group, replicaId, eventText(options.redact));
+  listenForTidings(options, followers, cancels, log);
 
-  /** Events this replica has appended and not yet committed, by task: a reader here waits for them. */
-  const unwritten = new Map<string, number>();
   const read = async (key: TaskKey, after: number): Promise<TaskEventRecord[]> => {
-    if (unwritten.has(taskKeyText(key))) await group.flush();
-    return (
-      await rows<EventRow>(
-        db,
-        {
-          name: 'a2a_task_events_after',
-          text: `SELECT seq, event, terminal FROM a2a_task_events
-                 WHERE tenant = $1 AND owner = $2 AND task_id = $3 AND seq > $4 ORDER BY seq LIMIT ${PAGE}`,
-          values: [key.tenant, key.owner, key.taskId, after],
-        },
-        [],
-      )
-    ).map((row) => ({ seq: Number(row.seq), event: JSON.parse(row.event) as unknown, terminal: row.terminal }));
+    if (pending.has(key)) await group.flush();
+    return readEvents(db, key, after);
   };
 
   return {
-    append(key, record) {
-      queueEvent(queue, key, record, asText);
-      const text = taskKeyText(key);
-      unwritten.set(text, (unwritten.get(text) ?? 0) + 1);
-      const committed = group.schedule(takeQueued);
-      const done = () => {
-        const left = (unwritten.get(text) ?? 1) - 1;
-        if (left > 0) unwritten.set(text, left);
-        else unwritten.delete(text);
-      };
-      committed.then(done, done);
-      return committed;
-    },
+    append: (key, record) => pending.append(key, record),
     read,
-    async snapshot(key) {
-      const [found] = await rows<{ seq: string; task: string }>(db, {
-        name: 'a2a_task_snapshot',
-        text: 'SELECT seq, task FROM a2a_task_snapshots WHERE tenant = $1 AND owner = $2 AND task_id = $3',
-        values: [key.tenant, key.owner, key.taskId],
-      });
-      return found
-        ? ({ seq: Number(found.seq), task: JSON.parse(found.task) as unknown } satisfies TaskSnapshot)
-        : undefined;
-    },
+    snapshot: (key) => readSnapshot(db, key),
     async *follow(key, { after, signal }) {
       // This replica listens for task events only while it follows a task: idle ones are not woken by every batch.
       const held = listener.hold(TASK_EVENTS_CHANNEL);
@@ -295,26 +363,8 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
         await held.release();
       }
     },
-    async requestCancel(key) {
-      await db.query(
-        `WITH recorded AS (
-           INSERT INTO a2a_task_cancels (tenant, owner, task_id, requested_by, requested_at)
-           VALUES ($1, $2, $3, $4, now())
-           ON CONFLICT (tenant, owner, task_id) DO UPDATE
-             SET requested_by = excluded.requested_by, requested_at = excluded.requested_at
-           RETURNING 1)
-         SELECT pg_notify($5, $6) FROM recorded`,
-        [key.tenant, key.owner, key.taskId, replicaId, TASK_CANCELS_CHANNEL, payloadOf([key])],
-      );
-    },
+    requestCancel: (key) => recordCancel(db, key, replicaId),
     onCancel: (handler) => cancels.add(handler),
-    async purge(keys) {
-      if (keys.length === 0) return;
-      const params = [keys.map((k) => k.tenant), keys.map((k) => k.owner), keys.map((k) => k.taskId)];
-      const match = `(tenant, owner, task_id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`;
-      await db.query(`DELETE FROM a2a_task_events WHERE ${match}`, params);
-      await db.query(`DELETE FROM a2a_task_snapshots WHERE ${match}`, params);
-      await db.query(`DELETE FROM a2a_task_cancels WHERE ${match}`, params);
-    },
+    purge: (keys) => purgeEvents(db, keys),
   };
 }
