@@ -1,26 +1,35 @@
-import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
+import { taskStateToJSON } from '@a2a-js/sdk';
 import type { Logger } from '../../log/logger';
 import type { Redact } from '../../log/redactJson';
-import { FINISHED_STATES, RUNNING_STATES } from '../../protocol/taskStates';
+import { FINISHED_STATES } from '../../protocol/taskStates';
 import {
   scopedKey,
   taskColumnArrays,
   taskColumns,
   taskOfColumns,
+  type SendClaim,
+  type SendKey,
   type StoredTask,
+  type TaskClaim,
   type TaskColumns,
+  type TaskPage,
+  type TaskQuery,
+  type TaskReader,
   type TaskRows,
+  type TaskScope,
+  type TaskTurnClaim,
 } from '../taskRows';
 import { REPLICA_LOST, type ReplicaScope } from './cluster';
-import { rows, transaction, type PgDatabase, type PgSchema } from './database';
+import { rows, type PgDatabase, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 import type { PgListener } from './listener';
-import { claimTurn, createPgSendKeys } from './sendKeys';
+import { claimTurn, createPgSendKeys, type PgSendKeys } from './sendKeys';
 import { listTasks } from '../sql/taskList';
 import { createPushConfigRows, type PushConfigStore, type SaveTidings } from '../sql/pushConfigs';
 import type { Sql } from '../sql/sql';
 import { ENDED_TASK_EVENTS_KEPT_MS } from '../taskEvents';
-import { lockTasks, lockTasksStatement, TASK_EVENTS_CHANNEL } from './taskEvents';
+import { lockTasksStatement } from './taskEvents';
+import { failRows, IN_FLIGHT, LOST_ELSEWHERE } from './taskSweep';
 
 /**
  * A2A tasks and push configs on PostgreSQL: the SQLite rows (`../sqlite/taskRows.ts`)
@@ -64,8 +73,6 @@ const pushTidings = (listener: PgListener): SaveTidings => ({
 
 /** States that end a task, as stored: a row in one is never written over (fencing), and only these are purged. */
 const FINISHED = FINISHED_STATES.map(taskStateToJSON);
-/** States a live task runs in, as stored: the ones a lost or restarted replica leaves behind. */
-const IN_FLIGHT = RUNNING_STATES.map(taskStateToJSON);
 
 type TaskRow = TaskColumns & { tenant: string; owner: string };
 interface PgTaskRow extends Omit<TaskRow, 'status_last_updated' | 'generation'> {
@@ -74,17 +81,6 @@ interface PgTaskRow extends Omit<TaskRow, 'status_last_updated' | 'generation'> 
   generation: string;
   /** Read by `get` and `claim` only. */
   replica?: string | null;
-}
-
-/** The rows a sweep fails: their key and what the terminal event needs. */
-interface FailedRow {
-  tenant: string;
-  owner: string;
-  id: string;
-  context_id: string;
-  status: string;
-  /** BIGINT as text. */
-  generation: string;
 }
 
 /** Options of {@link createPgTaskRows}. */
@@ -114,22 +110,249 @@ export interface PgTaskRows {
   failLostReplicaTasks(at: Date): Promise<number>;
 }
 
+/** The columns a task row is read with. */
+const COLUMNS =
+  'tenant, owner, id, context_id, status_state, status, artifacts, history, metadata, status_last_updated, generation, replica';
+
+/** A row read back as the stored task it holds, with the replica running it while it runs. */
+const stored = (row: PgTaskRow): StoredTask => ({
+  scope: { tenant: row.tenant, owner: row.owner },
+  task: taskOfColumns(row),
+  generation: Number(row.generation),
+  ...(row.replica && IN_FLIGHT.includes(row.status_state ?? '') ? { replica: row.replica } : {}),
+});
+
 /**
- * The status of a task failed for `reason` at `at`, as ProtoJSON: the row's
- * `status` column and the terminal event's status alike.
+ * The group-commit write of `batch`: its tasks' advisory locks, then one
+ * fenced upsert of every row (never over a finished task), the refused ones
+ * logged once committed.
  */
-function failedStatus(row: { id: string; context_id: string }, reason: string, at: Date) {
+function rowsWrite(batch: TaskRow[], replicaId: string, logger: Logger): PgQueuedWrite {
   return {
-    state: taskStateToJSON(TaskState.TASK_STATE_FAILED),
-    timestamp: at.toISOString(),
-    message: {
-      messageId: `interrupted-${row.id}`,
-      taskId: row.id,
-      contextId: row.context_id,
-      role: 'ROLE_AGENT',
-      parts: [{ text: reason, mediaType: 'text/plain' }],
+    statements: [
+      lockTasksStatement(batch.map((row) => ({ tenant: row.tenant, owner: row.owner, taskId: row.id }))),
+      {
+        name: 'a2a_tasks_write',
+        text: `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts,
+             history, metadata, generation, protocol_version, replica)
+           SELECT t.*, '1.0', $11 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[],
+             $7::text[], $8::text[], $9::text[], $10::text[], $13::bigint[])
+             AS t(tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata,
+               generation)
+           ON CONFLICT (tenant, owner, id) DO UPDATE SET context_id = excluded.context_id,
+             status_last_updated = excluded.status_last_updated, status_state = excluded.status_state,
+             status = excluded.status, artifacts = excluded.artifacts, history = excluded.history,
+             metadata = excluded.metadata, generation = excluded.generation, replica = excluded.replica
+           WHERE a2a_tasks.status_state IS NULL OR NOT (a2a_tasks.status_state = ANY ($12::text[]))`,
+        values: [...taskColumnArrays(batch), replicaId, FINISHED, batch.map((row) => row.generation)],
+      },
+    ],
+    committed([, written]) {
+      const fenced = batch.length - (written.rowCount ?? 0);
+      if (fenced > 0) logger.warn('late task writes refused: the tasks had already ended', { count: fenced });
     },
   };
+}
+
+/**
+ * This replica's task rows not committed yet: queued for the next group, or
+ * taken by a group still committing (the next one gathers meanwhile). Reads
+ * here see them; claims and lists wait for them.
+ */
+class PendingTaskRows {
+  private readonly queued = new Map<string, TaskRow>();
+  /** Rows taken by a group that has not committed yet: reads still see them (the next group gathers meanwhile). */
+  private readonly committing = new Map<string, TaskRow>();
+  /** The one batch the group commit takes, however often it is scheduled before a group closes (it keys by identity). */
+  private readonly takeQueued = () => {
+    const batch = [...this.queued.values()];
+    for (const [key, row] of this.queued) this.committing.set(key, row);
+    this.queued.clear();
+    return rowsWrite(batch, this.replicaId, this.logger);
+  };
+
+  constructor(
+    private readonly group: PgGroupCommit,
+    private readonly replicaId: string,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Queues `written` (by key) for the next group; resolves once it commits. */
+  write(written: Array<[string, TaskRow]>): Promise<void> {
+    for (const [key, row] of written) this.queued.set(key, row);
+    const settled = this.group.schedule(this.takeQueued);
+    const forget = () => {
+      for (const [key, row] of written) if (this.committing.get(key) === row) this.committing.delete(key);
+    };
+    settled.then(forget, forget);
+    return settled;
+  }
+
+  /** The latest row written here under `key` and not committed yet. */
+  row(key: string): TaskRow | undefined {
+    return this.queued.get(key) ?? this.committing.get(key);
+  }
+
+  /** Whether a row written here under `key` is not committed yet. */
+  has(key: string): boolean {
+    return this.queued.has(key) || this.committing.has(key);
+  }
+
+  /** Whether any row written here is not committed yet. */
+  get any(): boolean {
+    return this.queued.size > 0 || this.committing.size > 0;
+  }
+}
+
+/** Deletes finished tasks last updated before `olderThan` with everything kept beside them; resolves with how many. */
+async function deleteFinishedTasks(db: PgDatabase, olderThan: Date): Promise<number> {
+  const [{ n }] = await rows<{ n: string }>(
+    db,
+    `WITH gone AS (DELETE FROM a2a_tasks WHERE status_state = ANY ($1::text[]) AND status_last_updated < $2
+           RETURNING tenant, owner, id),
+         push AS (DELETE FROM a2a_push_configs p USING gone
+           WHERE p.tenant = gone.tenant AND p.owner = gone.owner AND p.task_id = gone.id),
+         events AS (DELETE FROM a2a_task_events e USING gone
+           WHERE e.tenant = gone.tenant AND e.owner = gone.owner AND e.task_id = gone.id),
+         cancels AS (DELETE FROM a2a_task_cancels c USING gone
+           WHERE c.tenant = gone.tenant AND c.owner = gone.owner AND c.task_id = gone.id),
+         snapshots AS (DELETE FROM a2a_task_snapshots s USING gone
+           WHERE s.tenant = gone.tenant AND s.owner = gone.owner AND s.task_id = gone.id)
+         SELECT count(*) AS n FROM gone`,
+    [FINISHED, olderThan.getTime()],
+  );
+  return Number(n);
+}
+
+/**
+ * Prunes the events of tasks ended long enough ago: an ended task's row
+ * holds all its events told, so they go long before the row, all but the
+ * terminal one (the fence). Resolves with how many.
+ */
+async function pruneEndedTaskEvents(db: PgDatabase): Promise<number> {
+  const [{ pruned }] = await rows<{ pruned: string }>(
+    db,
+    `WITH ended AS (SELECT tenant, owner, task_id, seq FROM a2a_task_events
+             WHERE terminal AND at < now() - make_interval(secs => $1::double precision / 1000)),
+         snapshots AS (DELETE FROM a2a_task_snapshots s USING ended
+           WHERE s.tenant = ended.tenant AND s.owner = ended.owner AND s.task_id = ended.task_id),
+         folded AS (DELETE FROM a2a_task_events e USING ended
+           WHERE e.tenant = ended.tenant AND e.owner = ended.owner AND e.task_id = ended.task_id AND e.seq < ended.seq
+           RETURNING 1)
+         SELECT count(*) AS pruned FROM folded`,
+    [ENDED_TASK_EVENTS_KEPT_MS],
+  );
+  return Number(pruned);
+}
+
+/** What {@link PostgresTaskRows} works with beside the options: the push configs and send keys made on `db`. */
+interface PostgresTaskRowsParts extends PgTaskRowsOptions {
+  pushConfigs: PushConfigStore;
+  sendKeys: PgSendKeys;
+}
+
+/** The task rows on PostgreSQL, as {@link createPgTaskRows} describes them. */
+class PostgresTaskRows implements TaskRows {
+  private readonly db: PgDatabase;
+  private readonly sql: Sql;
+  private readonly group: PgGroupCommit;
+  private readonly logger: Logger;
+  private readonly redact: Redact | undefined;
+  private readonly replica: ReplicaScope;
+  private readonly pushConfigs: PushConfigStore;
+  private readonly sendKeys: PgSendKeys;
+  private readonly pending: PendingTaskRows;
+
+  constructor(parts: PostgresTaskRowsParts) {
+    ({ db: this.db, sql: this.sql, group: this.group, logger: this.logger, redact: this.redact } = parts);
+    ({ replica: this.replica, pushConfigs: this.pushConfigs, sendKeys: this.sendKeys } = parts);
+    this.pending = new PendingTaskRows(parts.group, parts.replica.replicaId, parts.logger);
+  }
+
+  claimSend(send: SendKey, taskId: string, row?: StoredTask): Promise<SendClaim> {
+    return this.sendKeys.claim(send, taskId, row);
+  }
+
+  write(rowsToWrite: readonly StoredTask[]): Promise<void> {
+    const written: Array<[string, TaskRow]> = [];
+    for (const { scope, task, generation } of rowsToWrite) {
+      written.push([scopedKey(scope, task.id), { ...scope, ...taskColumns(task, generation, this.redact) }]);
+    }
+    return this.pending.write(written);
+  }
+
+  async get(reader: TaskReader, id: string): Promise<StoredTask | undefined> {
+    const pending = this.pending.row(scopedKey(reader, id));
+    if (pending)
+      return stored({
+        ...pending,
+        status_last_updated: '',
+        generation: String(pending.generation),
+        replica: this.replica.replicaId,
+      });
+    const [own] = await rows<PgTaskRow>(this.db, {
+      name: 'a2a_tasks_get',
+      text: `SELECT ${COLUMNS} FROM a2a_tasks WHERE tenant = $1 AND owner = $2 AND id = $3`,
+      values: [reader.tenant, reader.owner, id],
+    });
+    if (own) return stored(own);
+    if (!reader.everyone) return undefined;
+    await this.group.flush();
+    const [anyones] = await rows<PgTaskRow>(
+      this.db,
+      `SELECT ${COLUMNS} FROM a2a_tasks WHERE tenant = $1 AND id = $2 ORDER BY owner LIMIT 1`,
+      [reader.tenant, id],
+    );
+    return anyones ? stored(anyones) : undefined;
+  }
+
+  async claim(scope: TaskScope, id: string, turn: TaskTurnClaim): Promise<TaskClaim> {
+    // This replica's own write of the task, not committed yet, would land after the claim: it goes first.
+    if (this.pending.has(scopedKey(scope, id))) await this.group.flush();
+    const claim = await claimTurn(this.db, { scope, id, turn, replicaId: this.replica.replicaId, columns: COLUMNS });
+    return claim.won ? { won: true, claimed: stored(claim.row as PgTaskRow) } : claim;
+  }
+
+  async list(reader: TaskReader, query: TaskQuery): Promise<TaskPage> {
+    if (this.pending.any) await this.group.flush();
+    return listTasks(this.sql, this.logger, reader, query);
+  }
+
+  async failInterrupted(reason: string, at: Date): Promise<number> {
+    const { replicaId } = this.replica;
+    // This replica's own running tasks (it is restarting or stopping) and any lost replica's.
+    await this.group.flush();
+    const count = await failRows(
+      this.db,
+      this.replica,
+      `(replica = $1 OR ${LOST_ELSEWHERE})`,
+      (row) => (row.replica === replicaId ? reason : REPLICA_LOST),
+      at,
+    );
+    if (count > 0) this.logger.warn('interrupted tasks marked failed', { count, reason });
+    return count;
+  }
+
+  async countByState(): Promise<Record<string, number>> {
+    const counted = await rows<{ state: string; count: string }>(
+      this.db,
+      'SELECT status_state AS state, count(*) AS count FROM a2a_tasks GROUP BY status_state',
+    );
+    return Object.fromEntries(counted.map((row) => [row.state, Number(row.count)]));
+  }
+
+  async purgeFinished(olderThan: Date): Promise<number> {
+    await this.group.flush();
+    const removed = await deleteFinishedTasks(this.db, olderThan);
+    const pruned = await pruneEndedTaskEvents(this.db);
+    if (pruned > 0) this.logger.debug('events of ended tasks pruned', { count: pruned });
+    await this.sendKeys.purgeExpired();
+    if (removed > 0) {
+      await this.pushConfigs.reload();
+      this.logger.info('finished tasks purged', { count: removed });
+    }
+    return removed;
+  }
 }
 
 /**
@@ -146,236 +369,14 @@ function failedStatus(row: { id: string; context_id: string }, reason: string, a
  * await tasks.write([{ scope: { tenant: '', owner: 'alice' }, task }]);
  */
 export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
-  const { db, sql, group, logger, redact, replica } = options;
-  const queued = new Map<string, TaskRow>();
-  /** Rows taken by a group that has not committed yet: reads still see them (the next group gathers meanwhile). */
-  const committing = new Map<string, TaskRow>();
+  const { db, group, logger, redact, replica } = options;
   const pushConfigs = createPushConfigRows({ sql: options.sql, logger, tidings: pushTidings(options.listener) });
   const sendKeys = createPgSendKeys({ db, group, replicaId: replica.replicaId, redact });
-
-  const writeBatch = (batch: TaskRow[]): PgQueuedWrite => {
-    return {
-      statements: [
-        lockTasksStatement(batch.map((row) => ({ tenant: row.tenant, owner: row.owner, taskId: row.id }))),
-        {
-          name: 'a2a_tasks_write',
-          text: `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts,
-             history, metadata, generation, protocol_version, replica)
-           SELECT t.*, '1.0', $11 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[],
-             $7::text[], $8::text[], $9::text[], $10::text[], $13::bigint[])
-             AS t(tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata,
-               generation)
-           ON CONFLICT (tenant, owner, id) DO UPDATE SET context_id = excluded.context_id,
-             status_last_updated = excluded.status_last_updated, status_state = excluded.status_state,
-             status = excluded.status, artifacts = excluded.artifacts, history = excluded.history,
-             metadata = excluded.metadata, generation = excluded.generation, replica = excluded.replica
-           WHERE a2a_tasks.status_state IS NULL OR NOT (a2a_tasks.status_state = ANY ($12::text[]))`,
-          values: [...taskColumnArrays(batch), replica.replicaId, FINISHED, batch.map((row) => row.generation)],
-        },
-      ],
-      committed([, written]) {
-        const fenced = batch.length - (written.rowCount ?? 0);
-        if (fenced > 0) logger.warn('late task writes refused: the tasks had already ended', { count: fenced });
-      },
-    };
-  };
-  const takeQueued = () => {
-    const batch = [...queued.values()];
-    for (const [key, row] of queued) committing.set(key, row);
-    queued.clear();
-    return writeBatch(batch);
-  };
-
-  const stored = (row: PgTaskRow): StoredTask => ({
-    scope: { tenant: row.tenant, owner: row.owner },
-    task: taskOfColumns(row),
-    generation: Number(row.generation),
-    ...(row.replica && IN_FLIGHT.includes(row.status_state ?? '') ? { replica: row.replica } : {}),
-  });
-  const columns =
-    'tenant, owner, id, context_id, status_state, status, artifacts, history, metadata, status_last_updated, generation, replica';
-
-  /**
-   * Fails the rows `where` selects (running, and `$1`/`$2` as in the
-   * cluster's conditions), one task per transaction: its advisory lock,
-   * the fenced update, the terminal event after the task's last.
-   */
-  const failRows = async (where: string, reasonOf: (row: { replica: string | null }) => string, at: Date) => {
-    const candidates = await rows<{ tenant: string; owner: string; id: string; replica: string | null }>(
-      db,
-      `SELECT tenant, owner, id, replica FROM a2a_tasks WHERE status_state = ANY ($3::text[]) AND ${where}`,
-      [replica.replicaId, replica.leaseMs, IN_FLIGHT],
-    );
-    let failed = 0;
-    for (const candidate of candidates) {
-      const reason = reasonOf(candidate);
-      const key = { tenant: candidate.tenant, owner: candidate.owner, taskId: candidate.id };
-      const done = await transaction(db, async (client) => {
-        await lockTasks(client, [key]);
-        const [row] = await rows<FailedRow>(
-          client,
-          `SELECT tenant, owner, id, context_id, status, generation FROM a2a_tasks
-           WHERE tenant = $4 AND owner = $5 AND id = $6 AND status_state = ANY ($3::text[]) AND ${where}
-           FOR UPDATE`,
-          [replica.replicaId, replica.leaseMs, IN_FLIGHT, key.tenant, key.owner, key.taskId],
-        );
-        if (!row) return false;
-        const status = failedStatus(row, reason, at);
-        const event = { statusUpdate: { taskId: row.id, contextId: row.context_id, status } };
-        // The failure is the task's next generation: after its last event, or its row's when its turn wrote none.
-        await client.query(
-          `WITH ended AS (
-             INSERT INTO a2a_task_events (tenant, owner, task_id, seq, event, terminal, replica, at)
-             SELECT $1, $2, $3, GREATEST(COALESCE(max(seq), 0), $6::bigint) + 1, $4, true, $5, now() FROM a2a_task_events
-               WHERE tenant = $1 AND owner = $2 AND task_id = $3
-             ON CONFLICT DO NOTHING
-             RETURNING seq)
-           UPDATE a2a_tasks SET status_state = $7, status = $8, status_last_updated = $9,
-             generation = COALESCE((SELECT seq FROM ended), generation + 1)
-           WHERE tenant = $1 AND owner = $2 AND id = $3`,
-          [
-            key.tenant,
-            key.owner,
-            key.taskId,
-            JSON.stringify(event),
-            replica.replicaId,
-            row.generation,
-            status.state,
-            JSON.stringify(status),
-            at.getTime(),
-          ],
-        );
-        await client.query('SELECT pg_notify($1, $2)', [
-          TASK_EVENTS_CHANNEL,
-          JSON.stringify([[key.tenant, key.owner, key.taskId]]),
-        ]);
-        return true;
-      });
-      if (done) failed += 1;
-    }
-    return failed;
-  };
-
-  /** "The row's replica is gone": no heartbeat within the lease, or none recorded. Not this replica. */
-  const lostElsewhere = `replica IS DISTINCT FROM $1 AND (replica IS NULL OR NOT EXISTS (SELECT 1 FROM cluster_replicas r
-    WHERE r.replica_id = replica AND r.heartbeat_at > now() - make_interval(secs => $2::double precision / 1000)))`;
-
-  const tasks: TaskRows = {
-    claimSend: (send, taskId, row) => sendKeys.claim(send, taskId, row),
-    write(rowsToWrite) {
-      const written: Array<[string, TaskRow]> = [];
-      for (const { scope, task, generation } of rowsToWrite) {
-        const key = scopedKey(scope, task.id);
-        const row = { ...scope, ...taskColumns(task, generation, redact) };
-        queued.set(key, row);
-        written.push([key, row]);
-      }
-      const settled = group.schedule(takeQueued);
-      const forget = () => {
-        for (const [key, row] of written) if (committing.get(key) === row) committing.delete(key);
-      };
-      settled.then(forget, forget);
-      return settled;
-    },
-    async get(reader, id) {
-      const pending = queued.get(scopedKey(reader, id)) ?? committing.get(scopedKey(reader, id));
-      if (pending)
-        return stored({
-          ...pending,
-          status_last_updated: '',
-          generation: String(pending.generation),
-          replica: replica.replicaId,
-        });
-      const [own] = await rows<PgTaskRow>(db, {
-        name: 'a2a_tasks_get',
-        text: `SELECT ${columns} FROM a2a_tasks WHERE tenant = $1 AND owner = $2 AND id = $3`,
-        values: [reader.tenant, reader.owner, id],
-      });
-      if (own) return stored(own);
-      if (!reader.everyone) return undefined;
-      await group.flush();
-      const [anyones] = await rows<PgTaskRow>(
-        db,
-        `SELECT ${columns} FROM a2a_tasks WHERE tenant = $1 AND id = $2 ORDER BY owner LIMIT 1`,
-        [reader.tenant, id],
-      );
-      return anyones ? stored(anyones) : undefined;
-    },
-    async claim(scope, id, turn) {
-      // This replica's own write of the task, not committed yet, would land after the claim: it goes first.
-      const key = scopedKey(scope, id);
-      if (queued.has(key) || committing.has(key)) await group.flush();
-      const claim = await claimTurn(db, { scope, id, turn, replicaId: replica.replicaId, columns });
-      return claim.won ? { won: true, claimed: stored(claim.row as PgTaskRow) } : claim;
-    },
-    async list(reader, query) {
-      if (queued.size > 0 || committing.size > 0) await group.flush();
-      return listTasks(sql, logger, reader, query);
-    },
-    async failInterrupted(reason, at) {
-      // This replica's own running tasks (it is restarting or stopping) and any lost replica's.
-      await group.flush();
-      const count = await failRows(
-        `(replica = $1 OR ${lostElsewhere})`,
-        (row) => (row.replica === replica.replicaId ? reason : REPLICA_LOST),
-        at,
-      );
-      if (count > 0) logger.warn('interrupted tasks marked failed', { count, reason });
-      return count;
-    },
-    async countByState() {
-      const counted = await rows<{ state: string; count: string }>(
-        db,
-        'SELECT status_state AS state, count(*) AS count FROM a2a_tasks GROUP BY status_state',
-      );
-      return Object.fromEntries(counted.map((row) => [row.state, Number(row.count)]));
-    },
-    async purgeFinished(olderThan) {
-      await group.flush();
-      const [{ n }] = await rows<{ n: string }>(
-        db,
-        `WITH gone AS (DELETE FROM a2a_tasks WHERE status_state = ANY ($1::text[]) AND status_last_updated < $2
-           RETURNING tenant, owner, id),
-         push AS (DELETE FROM a2a_push_configs p USING gone
-           WHERE p.tenant = gone.tenant AND p.owner = gone.owner AND p.task_id = gone.id),
-         events AS (DELETE FROM a2a_task_events e USING gone
-           WHERE e.tenant = gone.tenant AND e.owner = gone.owner AND e.task_id = gone.id),
-         cancels AS (DELETE FROM a2a_task_cancels c USING gone
-           WHERE c.tenant = gone.tenant AND c.owner = gone.owner AND c.task_id = gone.id),
-         snapshots AS (DELETE FROM a2a_task_snapshots s USING gone
-           WHERE s.tenant = gone.tenant AND s.owner = gone.owner AND s.task_id = gone.id)
-         SELECT count(*) AS n FROM gone`,
-        [FINISHED, olderThan.getTime()],
-      );
-      // An ended task's row holds all its events told: they go long before the row, all but the terminal one (the fence).
-      const [{ pruned }] = await rows<{ pruned: string }>(
-        db,
-        `WITH ended AS (SELECT tenant, owner, task_id, seq FROM a2a_task_events
-             WHERE terminal AND at < now() - make_interval(secs => $1::double precision / 1000)),
-         snapshots AS (DELETE FROM a2a_task_snapshots s USING ended
-           WHERE s.tenant = ended.tenant AND s.owner = ended.owner AND s.task_id = ended.task_id),
-         folded AS (DELETE FROM a2a_task_events e USING ended
-           WHERE e.tenant = ended.tenant AND e.owner = ended.owner AND e.task_id = ended.task_id AND e.seq < ended.seq
-           RETURNING 1)
-         SELECT count(*) AS pruned FROM folded`,
-        [ENDED_TASK_EVENTS_KEPT_MS],
-      );
-      if (Number(pruned) > 0) logger.debug('events of ended tasks pruned', { count: Number(pruned) });
-      await sendKeys.purgeExpired();
-      const removed = Number(n);
-      if (removed > 0) {
-        await pushConfigs.reload();
-        logger.info('finished tasks purged', { count: removed });
-      }
-      return removed;
-    },
-  };
-
   return {
-    tasks,
+    tasks: new PostgresTaskRows({ ...options, pushConfigs, sendKeys }),
     pushConfigs,
     async failLostReplicaTasks(at) {
-      return failRows(lostElsewhere, () => REPLICA_LOST, at);
+      return failRows(db, replica, LOST_ELSEWHERE, () => REPLICA_LOST, at);
     },
   };
 }
