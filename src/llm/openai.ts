@@ -167,7 +167,11 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
     yield* toolCallEvents(calls);
   }
 
-  return { name: `openai:${options.model}`, stream };
+  return {
+    name: `openai:${options.model}`,
+    stream,
+    withModel: (model) => createOpenAIModel({ ...options, model }),
+  };
 }
 
 /** One streamed chunk; an `error` event, or a chunk that is an error, fails the call mid-answer. */

@@ -4,9 +4,11 @@ import { refuse, type AccessRefusal } from './access';
 import { consoleAgentRoutes } from './consoleAgents';
 import { consoleAssets } from './consoleAssets';
 import { consoleBrowseRoutes } from './consoleBrowse';
+import { consoleConversationRoutes } from './consoleConversations';
 import { SESSION_COOKIE } from './consoleSessions';
 import type { ConsoleSources } from './consoleSources';
 import { CONSOLE_CSP, consoleShell, refusalPage, signInPage } from './consolePages';
+import { consoleTurnRoutes } from './consoleTurns';
 
 export type { ConsoleSources } from './consoleSources';
 
@@ -95,6 +97,8 @@ export function consoleRoutes(sources: ConsoleSources): Router {
 
   routes.use(consoleAgentRoutes(sources, { owner: apiOwner, change: apiChange }));
   routes.use(consoleBrowseRoutes(sources, { owner: apiOwner }));
+  routes.use(consoleConversationRoutes(sources, { owner: apiOwner, change: apiChange }));
+  routes.use(consoleTurnRoutes(sources, { owner: apiOwner, change: apiChange }));
   routes.get('/console/api/events', apiOwner, (req, res) => {
     res.writeHead(200, {
       'Content-Type': 'text/event-stream',

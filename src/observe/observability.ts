@@ -11,6 +11,7 @@ import type { Logger } from '../log/logger';
 import type { TaskRows } from '../store/taskRows';
 import type { Stores } from '../store';
 import type { ToolRunInput, ToolRunResult } from '../agent/toolRun';
+import type { TurnInput, TurnResult } from '../agent/turn';
 import { ownerAccess } from './access';
 import { consoleRoutes } from './console';
 import { createConsoleSessions } from './consoleSessions';
@@ -40,6 +41,12 @@ export interface ObservabilitySources {
   stores: Stores;
   /** Runs one tool as a person asks, through the runner's grant check and redaction (the console's tool runner). */
   runTool: (input: ToolRunInput) => Promise<ToolRunResult>;
+  /** Runs one turn to its end through the runner (the console's replays). */
+  runTurn: (input: TurnInput) => Promise<TurnResult>;
+  /** The node's model: its name, and whether its client can ask for another model. */
+  model: () => { name: string; switchable: boolean };
+  /** The tool family of a tool (the family table's), for the agent graph. */
+  familyOf: (toolName: string) => string | undefined;
   clock: () => Date;
   /** Masks secret values in what leaves the node (span status messages, timeline steps). */
   redact: (text: string) => string;
@@ -110,7 +117,7 @@ export function createObservability(sources: ObservabilitySources): Observabilit
     pages.push(
       consoleRoutes({
         nodeName: () => config.a2a.agentName ?? sources.root().name,
-        graph: () => agentGraph(sources.root(), sources.peers()),
+        graph: () => agentGraph(sources.root(), sources.peers(), sources.familyOf),
         root: sources.root,
         remoteCard: sources.remoteCard,
         peers: sources.peers,
@@ -120,6 +127,8 @@ export function createObservability(sources: ObservabilitySources): Observabilit
         stores: () => sources.stores,
         callers: () => sources.callers,
         runTool: sources.runTool,
+        runTurn: sources.runTurn,
+        model: sources.model,
         sessions,
         authConfigured: authConfigured(config),
         redact: sources.redact,

@@ -7,7 +7,14 @@ import type { Logger } from '../log/logger';
 import { OWNER } from '../principal';
 import type { TaskTimeline, TimelineQuery, TimelineStep, TimelineStore } from '../store/timelines';
 import { requireOwner, type AccessRefusal } from './access';
-import type { ObservedAttributes, ObservedKind, Observation, Observer } from '../observation/observer';
+import type {
+  ObservedAttributes,
+  ObservedExchange,
+  ObservedKind,
+  Observation,
+  Observer,
+} from '../observation/observer';
+import { keepExchange, TURN_EXCHANGE_CHARS } from './exchanges';
 
 export type { TaskTimeline, TimelineStep } from '../store/timelines';
 
@@ -27,6 +34,8 @@ export interface Timelines {
    * here and the stored ones of every replica.
    */
   turns(query: TimelineQuery): Promise<TaskTimeline[]>;
+  /** The owner's read of one turn by its id, with its model exchanges: running here, else stored. */
+  turn(id: string): Promise<TaskTimeline | undefined>;
   /** Calls `listener` after each change (the console's live stream); returns the unsubscribe. */
   subscribe(listener: (change: TimelineChange) => void): () => void;
   /** `GET /console/api/timelines` and `GET /console/api/timelines/:taskId`. */
@@ -94,6 +103,12 @@ export function createTimelines(options: {
   };
 
   const sink: TimelineSink = { notify, shorten, save, redact: options.redact };
+  /** A listing leaves a running turn's exchanges out, as the store's does. */
+  const listed = (t: TaskTimeline): TaskTimeline => {
+    if (t.exchanges === undefined) return t;
+    const { exchanges: _left, ...rest } = t;
+    return rest;
+  };
 
   const observer: Observer = {
     active: true,
@@ -111,7 +126,7 @@ export function createTimelines(options: {
       };
       live.set(timeline.id, timeline);
       notify(timeline, 'turn');
-      return new TurnObservation(sink, timeline, started);
+      return new TurnObservation(sink, { timeline, started, exchangeChars: 0 });
     },
     storeWrite: () => {},
     storeNotification: () => {},
@@ -126,9 +141,14 @@ export function createTimelines(options: {
     );
     const stored = await options.store().list(OWNER, query);
     const held = new Set(here.map((t) => t.id));
-    return [...here, ...stored.filter((t) => !held.has(t.id))]
+    return [...here.map(listed), ...stored.filter((t) => !held.has(t.id))]
       .sort((a, b) => b.startedAt.localeCompare(a.startedAt) || (a.id < b.id ? 1 : -1))
       .slice(0, query.limit);
+  };
+  const turn = async (id: string): Promise<TaskTimeline | undefined> => {
+    const running = live.get(id);
+    if (running) return { ...running, steps: [...running.steps], exchanges: [...(running.exchanges ?? [])] };
+    return options.store().turn(OWNER, id);
   };
 
   const routes = express.Router();
@@ -160,11 +180,19 @@ export function createTimelines(options: {
       listeners.delete(listener);
     };
   };
-  return { observer, turns, subscribe, routes };
+  return { observer, turns, turn, subscribe, routes };
 }
 
 /** Turns of one task read at most (a task is answered again per message the user sends it). */
 const MAX_TURNS_PER_TASK = 100;
+
+/** A turn being recorded: its timeline, when it started, and how much of its exchange budget is spent. */
+interface TurnRecord {
+  readonly timeline: TaskTimeline;
+  /** `performance.now()` when the turn started. */
+  readonly started: number;
+  exchangeChars: number;
+}
 
 /** What every observation of one timelines sink shares: telling watchers, and shortening what it keeps. */
 interface TimelineSink {
@@ -184,24 +212,23 @@ class TurnObservation implements Observation {
 
   constructor(
     private readonly sink: TimelineSink,
-    private readonly timeline: TaskTimeline,
-    private readonly started: number,
+    private readonly turn: TurnRecord,
   ) {}
 
   child(kind: ObservedKind, name: string, attributes?: ObservedAttributes): Observation {
-    return StepObservation.start(this.sink, this.timeline, this.started, undefined, kind, name, attributes);
+    return StepObservation.start(this.sink, this.turn, undefined, kind, name, attributes);
   }
 
   set(more: ObservedAttributes): void {
-    if (typeof more.status === 'string') this.timeline.status = more.status;
-    if (typeof more.agent === 'string') this.timeline.agent = more.agent;
+    if (typeof more.status === 'string') this.turn.timeline.status = more.status;
+    if (typeof more.agent === 'string') this.turn.timeline.agent = more.agent;
   }
 
   end(error?: string): void {
     if (this.ended) return;
     this.ended = true;
-    const { timeline } = this;
-    timeline.ms = Math.round(performance.now() - this.started);
+    const { timeline } = this.turn;
+    timeline.ms = Math.round(performance.now() - this.turn.started);
     if (error) timeline.error = this.sink.shorten(error);
     timeline.status ??= error ? 'aborted' : 'completed';
     this.sink.save(timeline);
@@ -218,26 +245,27 @@ class StepObservation implements Observation {
 
   private constructor(
     private readonly sink: TimelineSink,
-    private readonly timeline: TaskTimeline,
-    /** When the turn started. */
-    private readonly started: number,
+    private readonly turn: TurnRecord,
     /** When this step started. */
     private readonly at: number,
     private readonly step: TimelineStep | undefined,
+    /** Its index in the turn's steps (or, for a step not kept, its nearest kept parent's). */
+    private readonly index: number | undefined,
     /** The agent acting: this step's, else its parent's. */
     private readonly agent: string | undefined,
   ) {}
 
   static start(
     sink: TimelineSink,
-    timeline: TaskTimeline,
-    started: number,
-    parentAgent: string | undefined,
+    turn: TurnRecord,
+    parent: StepObservation | undefined,
     kind: ObservedKind,
     name: string,
     attributes: ObservedAttributes = {},
   ): StepObservation {
+    const { timeline } = turn;
     const at = performance.now();
+    const parentAgent = parent?.agent;
     const step: TimelineStep | undefined =
       kind === 'turn' || timeline.steps.length >= MAX_STEPS
         ? undefined
@@ -245,18 +273,28 @@ class StepObservation implements Observation {
             kind,
             name,
             agent: typeof attributes.agent === 'string' ? attributes.agent : parentAgent,
-            atMs: Math.round(at - started),
+            atMs: Math.round(at - turn.started),
             args: typeof attributes.args === 'string' ? previewArguments(attributes.args, sink.redact) : undefined,
+            ...(parent?.index !== undefined ? { parent: parent.index } : {}),
           };
     if (step) {
       timeline.steps.push(step);
       sink.notify(timeline, 'step', step.agent);
     }
-    return new StepObservation(sink, timeline, started, at, step, step?.agent ?? parentAgent);
+    const index = step ? timeline.steps.length - 1 : parent?.index;
+    return new StepObservation(sink, turn, at, step, index, step?.agent ?? parentAgent);
   }
 
   child(kind: ObservedKind, name: string, attributes?: ObservedAttributes): Observation {
-    return StepObservation.start(this.sink, this.timeline, this.started, this.agent, kind, name, attributes);
+    return StepObservation.start(this.sink, this.turn, this, kind, name, attributes);
+  }
+
+  exchange(seen: ObservedExchange): void {
+    const { step, turn } = this;
+    if (!step || step.kind !== 'model' || this.index === undefined) return;
+    const kept = keepExchange(this.index, seen, this.sink.redact, TURN_EXCHANGE_CHARS - turn.exchangeChars);
+    turn.exchangeChars += kept.chars;
+    (turn.timeline.exchanges ??= []).push(kept.exchange);
   }
 
   set(more: ObservedAttributes): void {
@@ -274,7 +312,7 @@ class StepObservation implements Observation {
     this.ended = true;
     step.ms = Math.round(performance.now() - this.at);
     if (error) step.error = this.sink.shorten(error);
-    this.sink.notify(this.timeline, 'step', step.agent);
+    this.sink.notify(this.turn.timeline, 'step', step.agent);
   }
 
   traceparent(): undefined {

@@ -3,6 +3,7 @@ import { errorMessage } from '../../errors';
 import { visibleOwner } from '../../principal';
 import {
   FIRST_MESSAGE_CHARS,
+  MAX_TITLE_CHARS,
   SessionState,
   type NewSessionMessage,
   type SessionStore,
@@ -33,6 +34,8 @@ export const SESSION_SCHEMA: PgSchema = {
        tool_calls TEXT, tool_call_id TEXT, tool_name TEXT, author TEXT, visible BOOLEAN NOT NULL DEFAULT TRUE,
        created_at TEXT NOT NULL, PRIMARY KEY (owner, session_id, seq),
        FOREIGN KEY (owner, session_id) REFERENCES sessions (owner, id) ON DELETE CASCADE);`,
+    // A conversation's name, given in the console (none: listed by its first words).
+    `ALTER TABLE sessions ADD COLUMN title TEXT`,
   ],
 };
 
@@ -208,9 +211,15 @@ export function createPgSessionStore(options: PgSessionStoreOptions): SessionSto
     async list(principal, limit = 100) {
       await written();
       return (
-        await rows<{ owner: string; id: string; updated_at: string; first_message: string | null }>(
+        await rows<{
+          owner: string;
+          id: string;
+          updated_at: string;
+          title: string | null;
+          first_message: string | null;
+        }>(
           db,
-          `SELECT owner, id, updated_at, (SELECT substr(content, 1, $3) FROM session_messages m
+          `SELECT owner, id, updated_at, title, (SELECT substr(content, 1, $3) FROM session_messages m
              WHERE m.owner = sessions.owner AND m.session_id = sessions.id AND m.role = 'user'
              ORDER BY seq LIMIT 1) AS first_message
            FROM sessions WHERE ($1::text IS NULL OR owner = $1) ORDER BY updated_at DESC LIMIT $2`,
@@ -221,7 +230,17 @@ export function createPgSessionStore(options: PgSessionStoreOptions): SessionSto
         id: r.id,
         updatedAt: r.updated_at,
         ...(r.first_message !== null ? { firstMessage: r.first_message } : {}),
+        ...(r.title !== null ? { title: r.title } : {}),
       }));
+    },
+    async rename(principal, sessionId, title) {
+      await written(sessionKey(principal.id, sessionId));
+      const result = await db.query('UPDATE sessions SET title = $1 WHERE owner = $2 AND id = $3', [
+        title.trim().slice(0, MAX_TITLE_CHARS) || null,
+        principal.id,
+        sessionId,
+      ]);
+      return (result.rowCount ?? 0) > 0;
     },
     async delete(principal, sessionId) {
       await written(sessionKey(principal.id, sessionId));

@@ -6,6 +6,7 @@ import { FINISHED_STATES, RUNNING_STATES } from '../../protocol/taskStates';
 import {
   decodePageToken,
   encodePageToken,
+  INTERRUPTED_REPLICA_KEY,
   pushConfigData,
   pushConfigOfRow,
   scopedKey,
@@ -113,7 +114,7 @@ export interface PgTaskRows {
  * The status of a task failed for `reason` at `at`, as ProtoJSON: the row's
  * `status` column and the terminal event's status alike.
  */
-function failedStatus(row: { id: string; context_id: string }, reason: string, at: Date) {
+function failedStatus(row: { id: string; context_id: string }, reason: string, at: Date, ranOn: string | null) {
   return {
     state: taskStateToJSON(TaskState.TASK_STATE_FAILED),
     timestamp: at.toISOString(),
@@ -123,6 +124,7 @@ function failedStatus(row: { id: string; context_id: string }, reason: string, a
       contextId: row.context_id,
       role: 'ROLE_AGENT',
       parts: [{ text: reason, mediaType: 'text/plain' }],
+      ...(ranOn ? { metadata: { [INTERRUPTED_REPLICA_KEY]: ranOn } } : {}),
     },
   };
 }
@@ -215,7 +217,7 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
           [replica.replicaId, replica.leaseMs, IN_FLIGHT, key.tenant, key.owner, key.taskId],
         );
         if (!row) return false;
-        const status = failedStatus(row, reason, at);
+        const status = failedStatus(row, reason, at, candidate.replica);
         const event = { statusUpdate: { taskId: row.id, contextId: row.context_id, status } };
         // The failure is the task's next generation: after its last event, or its row's when its turn wrote none.
         await client.query(

@@ -1,7 +1,7 @@
 import type { Logger } from '../../log/logger';
 import { errorMessage } from '../../errors';
 import { visibleOwner } from '../../principal';
-import { FIRST_MESSAGE_CHARS, SessionState, type SessionStore, type StoredMessage } from '../sessions';
+import { FIRST_MESSAGE_CHARS, MAX_TITLE_CHARS, SessionState, type SessionStore, type StoredMessage } from '../sessions';
 import {
   messageFromRow,
   redactMessages,
@@ -53,6 +53,8 @@ const STEPS = [
    ALTER TABLE sessions_by_owner RENAME TO sessions;
    ALTER TABLE session_messages_by_owner RENAME TO session_messages;
    CREATE INDEX sessions_by_updated ON sessions (updated_at);`,
+  // A conversation's name, given in the console (none: listed by its first words).
+  `ALTER TABLE sessions ADD COLUMN title TEXT`,
 ];
 
 /** Options of {@link createSqliteSessionStore}. */
@@ -184,7 +186,7 @@ export function createSqliteSessionStore(options: SqliteSessionStoreOptions): Se
         (
           db
             .prepare(
-              `SELECT owner, id, updated_at, (SELECT substr(content, 1, @chars) FROM session_messages m
+              `SELECT owner, id, updated_at, title, (SELECT substr(content, 1, @chars) FROM session_messages m
                  WHERE m.owner = sessions.owner AND m.session_id = sessions.id AND m.role = 'user'
                  ORDER BY seq LIMIT 1) AS first_message
                FROM sessions WHERE (@owner IS NULL OR owner = @owner) ORDER BY updated_at DESC LIMIT @limit`,
@@ -193,6 +195,7 @@ export function createSqliteSessionStore(options: SqliteSessionStoreOptions): Se
             owner: string;
             id: string;
             updated_at: string;
+            title: string | null;
             first_message: string | null;
           }[]
         ).map((r) => ({
@@ -200,7 +203,16 @@ export function createSqliteSessionStore(options: SqliteSessionStoreOptions): Se
           id: r.id,
           updatedAt: r.updated_at,
           ...(r.first_message !== null ? { firstMessage: r.first_message } : {}),
+          ...(r.title !== null ? { title: r.title } : {}),
         })),
+      ),
+    rename: async (principal, sessionId, title) =>
+      flushed(
+        () =>
+          db
+            .prepare('UPDATE sessions SET title = ? WHERE owner = ? AND id = ?')
+            .run(title.trim().slice(0, MAX_TITLE_CHARS) || null, principal.id, sessionId).changes > 0,
+        sessionKey(principal.id, sessionId),
       ),
     delete: async (principal, sessionId) =>
       flushed(

@@ -32,6 +32,8 @@ const STEPS = [
      SELECT row_number() OVER (ORDER BY started_at, id) - 1, ${TIMELINE_COLUMNS.join(', ')} FROM task_timelines;
    DROP TABLE task_timelines;
    ALTER TABLE task_timeline_ring RENAME TO task_timelines;`,
+  // The model steps' exchanges (the console's inspector): read only with one turn, never by a listing.
+  `ALTER TABLE task_timelines ADD COLUMN exchanges TEXT`,
 ];
 
 /**
@@ -50,7 +52,7 @@ export function createSqliteTimelineStore(options: {
 }): TimelineStore {
   const { db, group, kept } = options;
   migrate(db, 'task_timelines', STEPS);
-  const columns = ['slot', ...TIMELINE_COLUMNS];
+  const columns = ['slot', ...TIMELINE_COLUMNS, 'exchanges'];
   const put = db.prepare(
     `INSERT OR REPLACE INTO task_timelines (${columns.join(', ')}) VALUES (${placeholders(columns.length)})`,
   );
@@ -61,7 +63,7 @@ export function createSqliteTimelineStore(options: {
     queued = new Map();
     for (const turn of turns.values()) {
       const row = timelineRow(turn, undefined);
-      put.run(ring.slotFor(turn.id), ...TIMELINE_COLUMNS.map((column) => row[column]));
+      put.run(ring.slotFor(turn.id), ...TIMELINE_COLUMNS.map((column) => row[column]), row.exchanges ?? null);
     }
   };
   const saving = heldWrite(() => group.schedule(writeQueued), TIMELINE_SAVE_DELAY_MS);
@@ -98,6 +100,17 @@ export function createSqliteTimelineStore(options: {
       const sql = `SELECT ${TIMELINE_COLUMNS.join(', ')} FROM task_timelines
         ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY started_at DESC, id DESC LIMIT ?`;
       return (db.prepare<unknown[]>(sql).all(...args, query.limit) as TimelineRow[]).map(timelineOfRow);
+    },
+    async turn(principal, id) {
+      written();
+      const owner = visibleOwner(principal);
+      const row = db
+        .prepare<unknown[]>(
+          `SELECT ${TIMELINE_COLUMNS.join(', ')}, exchanges FROM task_timelines
+           WHERE id = ?${owner !== undefined ? ' AND owner = ?' : ''}`,
+        )
+        .get(id, ...(owner !== undefined ? [owner] : [])) as TimelineRow | undefined;
+      return row ? timelineOfRow(row) : undefined;
     },
     flush: () => saving.now(),
   };
