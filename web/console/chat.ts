@@ -276,7 +276,6 @@ async function chat(message: string, said: string): Promise<void> {
     if (closed) return;
     closed = true;
     if (chatActing === acting) chatActing = undefined;
-    setAnswer(answer, answerText(answer));
     acting.textContent = `${answer.dataset.state ?? ''}${answeredBy ? ` · answered by ${answeredBy}` : ''}`;
   };
   const handle = (frame: Frame) => {
@@ -318,11 +317,12 @@ async function chat(message: string, said: string): Promise<void> {
     if (typeof settledBy === 'string' && metadata?.event === undefined) answeredBy = settledBy;
     if (status) {
       const state = stateName(status.state);
+      const settled = SETTLED_STATES.has(state);
       const spoken = partsText(status.message?.parts);
-      if (spoken && !answerText(answer) && SETTLED_STATES.has(state)) setAnswer(answer, spoken);
-      if (SETTLED_STATES.has(state)) close();
-      // Last: a test (or a person) waiting for the state finds the answer drawn.
+      // Drawn in full before the state says it settled: whoever waits for the state finds the answer there.
+      if (settled) setAnswer(answer, answerText(answer) || spoken);
       answer.dataset.state = state;
+      if (settled) close();
     }
     if (result.message) setAnswer(answer, partsText(result.message.parts));
     if (answeredBy) answer.parentElement!.querySelector('.who')!.textContent = answeredBy;
@@ -369,7 +369,9 @@ interface TurnDetail {
 async function turnDetails(taskId: string, cards: HTMLElement, acting: HTMLElement): Promise<void> {
   let detail: TurnDetail;
   try {
-    const { turns } = await getJson<{ turns: Array<{ id: string }> }>(`/console/api/timelines/${encodeURIComponent(taskId)}`);
+    const { turns } = await getJson<{ turns: Array<{ id: string }> }>(
+      `/console/api/timelines/${encodeURIComponent(taskId)}`,
+    );
     const latest = turns.at(-1);
     if (!latest) return;
     detail = await getJson<TurnDetail>(`/console/api/turns/${encodeURIComponent(latest.id)}`);
@@ -386,6 +388,8 @@ async function turnDetails(taskId: string, cards: HTMLElement, acting: HTMLEleme
     const full = el('details', undefined, { class: 'result' });
     full.append(el('summary', 'result'), renderText(result));
     item.append(full);
+    // The one-line summary said the same, cut: the result in full replaces it.
+    if (item.dataset.state === 'ok') item.querySelector<HTMLElement>('.outcome')!.hidden = true;
   }
   const firstModel = detail.turn.steps.findIndex((s) => s.kind === 'model');
   const inspect = el('a', 'inspect this turn', {
@@ -529,4 +533,3 @@ export function startSignIn(): void {
     sessionStorage.setItem(TOKEN_KEY, byId<HTMLInputElement>('token').value.trim());
   });
 }
-

@@ -70,7 +70,8 @@ export async function loadConversations(): Promise<void> {
     group.append(el('summary', `${label} (${members.length})`));
     const list = el('ul', undefined, { class: 'conversation-list', 'aria-label': label });
     list.append(...members.map(item));
-    if (members.length === 0) list.append(el('li', q ? `Nothing matches “${q}”.` : 'No conversations yet.', { class: 'muted' }));
+    if (members.length === 0)
+      list.append(el('li', q ? `Nothing matches “${q}”.` : 'No conversations yet.', { class: 'muted' }));
     group.append(list);
     return [group];
   });
@@ -87,7 +88,9 @@ function item(c: Conversation): HTMLElement {
     href: linkTo('chat', { conversation: c.id, caller: c.caller }),
     title: name,
   });
-  const meta = el('span', `${c.caller === 'owner' ? '' : `${c.caller} · `}${ago(c.updatedAt)}`, { class: 'muted small' });
+  const meta = el('span', `${c.caller === 'owner' ? '' : `${c.caller} · `}${ago(c.updatedAt)}`, {
+    class: 'muted small',
+  });
   const actions = el('span', undefined, { class: 'row-actions' });
   actions.append(
     button('Rename', () => rename(row, c), { class: 'link', 'aria-label': `Rename “${name}”` }),
@@ -101,7 +104,12 @@ function item(c: Conversation): HTMLElement {
 function rename(row: HTMLElement, c: Conversation): void {
   const form = el('form', undefined, { class: 'rename' });
   const id = `rename-${row.parentElement?.children.length ?? 0}-${Math.random().toString(36).slice(2, 8)}`;
-  const input = el('input', undefined, { id, value: c.title ?? c.firstWords ?? '', maxlength: '200', autocomplete: 'off' });
+  const input = el('input', undefined, {
+    id,
+    value: c.title ?? c.firstWords ?? '',
+    maxlength: '200',
+    autocomplete: 'off',
+  });
   form.append(
     el('label', 'New name', { for: id, class: 'visually-hidden' }),
     input,
@@ -117,7 +125,8 @@ function rename(row: HTMLElement, c: Conversation): void {
       );
       if (status !== 200) return showError(row, new Error(body.error?.message ?? `HTTP ${status}`));
       if (open?.id === c.id && open.caller === c.caller)
-        byId('chat-title').textContent = (input as HTMLInputElement).value.trim() || conversationName({ firstWords: c.firstWords });
+        byId('chat-title').textContent =
+          (input as HTMLInputElement).value.trim() || conversationName({ firstWords: c.firstWords });
       await loadConversations();
     })();
   });
@@ -128,8 +137,14 @@ function rename(row: HTMLElement, c: Conversation): void {
 /** Asks once more before deleting: the Delete button becomes "Delete for good" and Keep. */
 function confirmDelete(actions: HTMLElement, c: Conversation): void {
   const name = conversationName(c);
-  const sure = button('Delete for good', () => remove(c), { class: 'danger', 'aria-label': `Delete “${name}” for good` });
-  actions.replaceChildren(sure, button('Keep', () => void loadConversations(), { class: 'link' }));
+  const sure = button('Delete for good', () => remove(c), {
+    class: 'danger',
+    'aria-label': `Delete “${name}” for good`,
+  });
+  actions.replaceChildren(
+    sure,
+    button('Keep', () => void loadConversations(), { class: 'link' }),
+  );
   sure.focus();
 }
 

@@ -76,9 +76,14 @@ function exchangeParts(exchange: Exchange): HTMLElement[] {
   const answer = el('div', undefined, { class: 'inspect-answer' });
   if (exchange.answer.text) answer.append(renderText(exchange.answer.text));
   if (exchange.answer.toolCalls.length) answer.append(toolCalls(exchange.answer.toolCalls));
-  if (!exchange.answer.text && !exchange.answer.toolCalls.length) answer.append(el('p', '(nothing)', { class: 'muted' }));
+  if (!exchange.answer.text && !exchange.answer.toolCalls.length)
+    answer.append(el('p', '(nothing)', { class: 'muted' }));
   const omitted = exchange.omittedMessages
-    ? [el('p', `${exchange.omittedMessages} earlier messages are not kept (the inspector's size cap).`, { class: 'muted small' })]
+    ? [
+        el('p', `${exchange.omittedMessages} earlier messages are not kept (the inspector's size cap).`, {
+          class: 'muted small',
+        }),
+      ]
     : [];
   const messages = el('ol', undefined, { class: 'messages' });
   for (const m of exchange.messages) messages.append(messageItem(m));
@@ -93,7 +98,9 @@ function exchangeParts(exchange: Exchange): HTMLElement[] {
   }
   const prompt = el('pre', exchange.instruction || '(not kept)', { class: 'prompt' });
   return [
-    ...(exchange.cut ? [el('p', 'Some of this exchange was cut to fit the inspector (…).', { class: 'muted small' })] : []),
+    ...(exchange.cut
+      ? [el('p', 'Some of this exchange was cut to fit the inspector (…).', { class: 'muted small' })]
+      : []),
     section('Answered', true, answer),
     section(`Messages sent (${exchange.messages.length})`, true, ...omitted, messages),
     section('System prompt', false, prompt),
@@ -135,6 +142,12 @@ function stepParts(span: WaterfallSpan): HTMLElement[] {
   if (span.args) parts.push(section('Arguments (masked)', true, renderText(span.args)));
   if (span.result) parts.push(section('Result (shortened)', true, renderText(span.result)));
   if (span.kind === 'model' && !parts.length)
-    parts.push(el('p', 'No exchange is kept for this model step (it ran before the inspector existed, or past the turn’s cap).', { class: 'muted' }));
+    parts.push(
+      el(
+        'p',
+        'No exchange is kept for this model step (it ran before the inspector existed, or past the turn’s cap).',
+        { class: 'muted' },
+      ),
+    );
   return parts;
 }

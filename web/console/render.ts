@@ -46,7 +46,7 @@ export function parseJson(text: string): unknown {
 /** A foldable tree of `value`: objects and arrays as `<details>`, the first levels open. */
 export function jsonView(value: unknown): HTMLElement {
   const budget = { left: MAX_JSON_NODES };
-  const view = el('div', undefined, { class: 'json' });
+  const view = el('div', undefined, { class: 'json-view' });
   view.append(jsonNode(value, undefined, 0, budget));
   if (budget.left < 0)
     view.append(el('p', `Only the first ${MAX_JSON_NODES} values are drawn.`, { class: 'muted small note' }));
@@ -97,10 +97,13 @@ export function markdown(text: string, depth = 0): HTMLElement[] {
   if (text.length > MAX_MARKDOWN_CHARS) return [el('pre', text, { class: 'plain' })];
   const lines = text.replace(/\r\n?/g, '\n').split('\n');
   const blocks: HTMLElement[] = [];
+  // A JSON block is tried once per run of lines between blank ones: a failed try is not tried again there.
+  let jsonFailed = false;
   let i = 0;
   while (i < lines.length) {
     const line = lines[i];
     if (!line.trim()) {
+      jsonFailed = false;
       i++;
       continue;
     }
@@ -148,8 +151,21 @@ export function markdown(text: string, depth = 0): HTMLElement[] {
       blocks.push(list(items, depth));
       continue;
     }
+    const json = !jsonFailed && JSON_START.test(line) ? jsonBlock(lines, i) : undefined;
+    if (json) {
+      blocks.push(jsonView(json.value));
+      i = json.end;
+      continue;
+    }
+    if (JSON_START.test(line)) jsonFailed = true;
     const paragraph: string[] = [];
-    while (i < lines.length && lines[i].trim() && !startsBlock(lines, i, depth)) paragraph.push(lines[i++]);
+    while (
+      i < lines.length &&
+      lines[i].trim() &&
+      !startsBlock(lines, i, depth) &&
+      !(paragraph.length && !jsonFailed && JSON_START.test(lines[i]))
+    )
+      paragraph.push(lines[i++]);
     if (paragraph.length === 0) paragraph.push(lines[i++]);
     const p = el('p');
     paragraph.forEach((piece, k) => {
@@ -160,6 +176,21 @@ export function markdown(text: string, depth = 0): HTMLElement[] {
   }
   return blocks;
 }
+
+/**
+ * A JSON object or array starting at line `i` (a tool's result inside an
+ * answer): the lines up to the next blank one. Tried once per paragraph, so
+ * a text of many would-be blocks costs one parse of each.
+ */
+function jsonBlock(lines: string[], i: number): { value: unknown; end: number } | undefined {
+  const blank = lines.findIndex((l, k) => k > i && !l.trim());
+  const end = blank < 0 ? lines.length : blank;
+  const value = parseJson(lines.slice(i, end).join('\n'));
+  return value === undefined ? undefined : { value, end };
+}
+
+/** A line that may start a JSON block (a tool's result after a line saying whose it is). */
+const JSON_START = /^\s*[[{]/;
 
 /** A list item: `-`, `*` or `+`, or a number and a dot, then a space. */
 const LIST_ITEM = /^\s*([-*+]|\d{1,9}[.)])\s+/;
@@ -177,7 +208,11 @@ function startsBlock(lines: string[], i: number, depth: number): boolean {
 
 /** A table: a row of cells, then a line of dashes between pipes. */
 function isTableStart(lines: string[], i: number): boolean {
-  return lines[i].includes('|') && i + 1 < lines.length && /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/.test(lines[i + 1]);
+  return (
+    lines[i].includes('|') &&
+    i + 1 < lines.length &&
+    /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/.test(lines[i + 1])
+  );
 }
 
 function cells(row: string): string[] {

@@ -57,7 +57,11 @@ export function openReplay(detail: TurnDetail): void {
   const agent = el('select', undefined, { id: 'replay-agent' }) as HTMLSelectElement;
   agent.append(el('option', 'none: every prompt as it is now', { value: '' }));
   for (const name of prompts.keys()) agent.append(el('option', name, { value: name }));
-  const instruction = el('textarea', undefined, { id: 'replay-instruction', rows: '8', disabled: '' }) as HTMLTextAreaElement;
+  const instruction = el('textarea', undefined, {
+    id: 'replay-instruction',
+    rows: '8',
+    disabled: '',
+  }) as HTMLTextAreaElement;
   agent.addEventListener('change', () => {
     instruction.disabled = !agent.value;
     instruction.value = prompts.get(agent.value) ?? '';
@@ -68,10 +72,17 @@ export function openReplay(detail: TurnDetail): void {
     placeholder: `as the turn ran: ${detail.replay.model}`,
     ...(detail.replay.otherModels ? {} : { disabled: '' }),
   }) as HTMLInputElement;
-  const run = el('button', 'Replay in a scratch conversation', { type: 'submit', id: 'replay-run' }) as HTMLButtonElement;
+  const run = el('button', 'Replay in a scratch conversation', {
+    type: 'submit',
+    id: 'replay-run',
+  }) as HTMLButtonElement;
   const status = el('p', '', { id: 'replay-status', role: 'status', class: 'muted' });
   form.append(
-    el('p', 'Runs as you, the owner, in a new scratch conversation (replay:…): the original conversation, its state and its task stay as they are. The tools the turn calls run again.', { class: 'note' }),
+    el(
+      'p',
+      'Runs as you, the owner, in a new scratch conversation (replay:…): the original conversation, its state and its task stay as they are. The tools the turn calls run again.',
+      { class: 'note' },
+    ),
     field('replay-message', 'Message', message),
     field('replay-agent', 'Edit the system prompt of', agent),
     field('replay-instruction', 'System prompt sent instead', instruction),
@@ -79,7 +90,9 @@ export function openReplay(detail: TurnDetail): void {
       'replay-model',
       'Model',
       model,
-      detail.replay.otherModels ? 'a model name the node’s model endpoint serves; empty: the same' : `the node’s model (${detail.replay.model}) has no other models`,
+      detail.replay.otherModels
+        ? 'a model name the node’s model endpoint serves; empty: the same'
+        : `the node’s model (${detail.replay.model}) has no other models`,
     ),
     run,
     status,
@@ -89,7 +102,9 @@ export function openReplay(detail: TurnDetail): void {
     event.preventDefault();
     const changes = {
       ...(message.value.trim() && message.value !== detail.replay.message ? { message: message.value } : {}),
-      ...(agent.value && instruction.value.trim() ? { instruction: { agent: agent.value, text: instruction.value } } : {}),
+      ...(agent.value && instruction.value.trim()
+        ? { instruction: { agent: agent.value, text: instruction.value } }
+        : {}),
       ...(model.value.trim() ? { model: model.value.trim() } : {}),
     };
     void replay(detail, changes, run, status, result);
@@ -97,7 +112,11 @@ export function openReplay(detail: TurnDetail): void {
   const close = el('button', 'Close', { type: 'button', class: 'link' });
   close.addEventListener('click', () => {
     const { params } = currentRoute();
-    go('tasks', { task: params.get('task') ?? undefined, turn: params.get('turn') ?? undefined, step: params.get('step') ?? undefined });
+    go('tasks', {
+      task: params.get('task') ?? undefined,
+      turn: params.get('turn') ?? undefined,
+      step: params.get('step') ?? undefined,
+    });
   });
   body.replaceChildren(form, result, close);
 }
@@ -163,8 +182,16 @@ function compare(outcome: Outcome, detail: TurnDetail): HTMLElement {
   const grid = el('div', undefined, { class: 'compare' });
   const task = detail.turn.taskId;
   grid.append(
-    side('Original', outcome.original, outcome.original.turnId ? linkTo('tasks', { task, turn: outcome.original.turnId }) : undefined),
-    side('Replay (scratch)', outcome.replay, outcome.replay.turnId ? linkTo('tasks', { turn: outcome.replay.turnId }) : undefined),
+    side(
+      'Original',
+      outcome.original,
+      outcome.original.turnId ? linkTo('tasks', { task, turn: outcome.original.turnId }) : undefined,
+    ),
+    side(
+      'Replay (scratch)',
+      outcome.replay,
+      outcome.replay.turnId ? linkTo('tasks', { turn: outcome.replay.turnId }) : undefined,
+    ),
   );
   return grid;
 }

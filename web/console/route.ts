@@ -31,7 +31,8 @@ export function currentRoute(): Route {
 /** The address of a view showing `params` (empty values left out). */
 export function linkTo(view: View, params: Record<string, string | number | undefined> = {}): string {
   const query = new URLSearchParams({ view });
-  for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== '') query.set(name, String(value));
+  for (const [name, value] of Object.entries(params))
+    if (value !== undefined && value !== '') query.set(name, String(value));
   return `#${query.toString()}`;
 }
 

@@ -44,7 +44,14 @@ export interface TurnSummary {
   status?: string;
   agent?: string;
   error?: string;
-  steps: Array<{ kind: string; name: string; agent?: string; inputTokens?: number; outputTokens?: number; ms?: number }>;
+  steps: Array<{
+    kind: string;
+    name: string;
+    agent?: string;
+    inputTokens?: number;
+    outputTokens?: number;
+    ms?: number;
+  }>;
 }
 
 /** What the console reads of one turn: the turn, its waterfall, its model exchanges and what a replay starts from. */
@@ -97,7 +104,12 @@ async function detailOf(turnId: string): Promise<TurnDetail> {
  * latest, drawn open) or one turn, the step named in the inspector, the
  * replay panel when asked.
  */
-export async function showTurns(target: { task?: string; turn?: string; step?: number; replay?: boolean }): Promise<void> {
+export async function showTurns(target: {
+  task?: string;
+  turn?: string;
+  step?: number;
+  replay?: boolean;
+}): Promise<void> {
   const holder = byId('turns');
   const same = showing.task === target.task && (target.task !== undefined || showing.turn === target.turn);
   if (!same) {
@@ -118,7 +130,9 @@ export async function showTurns(target: { task?: string; turn?: string; step?: n
   const summaries = new Map<string, TurnSummary>();
   try {
     if (target.task) {
-      const { turns } = await getJson<{ turns: TurnSummary[] }>(`/console/api/timelines/${encodeURIComponent(target.task)}`);
+      const { turns } = await getJson<{ turns: TurnSummary[] }>(
+        `/console/api/timelines/${encodeURIComponent(target.task)}`,
+      );
       ids = turns.map((t) => t.id);
       for (const turn of turns) summaries.set(turn.id, turn);
     } else ids = [target.turn!];
@@ -212,11 +226,12 @@ function turnActions(detail: TurnDetail, task: string | undefined): HTMLElement 
 export function waterfallTable(detail: TurnDetail, task: string | undefined): HTMLElement {
   const total = Math.max(1, detail.waterfall.ms ?? lastEnd(detail.waterfall));
   const table = el('table', undefined, { class: 'list waterfall' });
-  table.append(el('caption', `Waterfall of turn ${detail.turn.id.slice(0, 8)} over ${took(total)}`, { class: 'visually-hidden' }));
+  table.append(
+    el('caption', `Waterfall of turn ${detail.turn.id.slice(0, 8)} over ${took(total)}`, { class: 'visually-hidden' }),
+  );
   const head = el('thead');
   const headRow = el('tr');
-  for (const label of ['Step', 'Agent', 'At', 'Took', 'Tokens / hops', 'Time'])
-    headRow.append(el('th', label, { scope: 'col' }));
+  for (const label of ['Step', 'Took', 'Tokens / hops', 'When']) headRow.append(el('th', label, { scope: 'col' }));
   head.append(headRow);
   const body = el('tbody');
   const visit = (span: WaterfallSpan, depth: number) => {
@@ -230,7 +245,13 @@ export function waterfallTable(detail: TurnDetail, task: string | undefined): HT
   return scroll;
 }
 
-function spanRow(span: WaterfallSpan, depth: number, total: number, turn: string, task: string | undefined): HTMLElement {
+function spanRow(
+  span: WaterfallSpan,
+  depth: number,
+  total: number,
+  turn: string,
+  task: string | undefined,
+): HTMLElement {
   const row = el('tr', undefined, {
     class: `span ${span.kind}${span.error ? ' failed' : ''}`,
     ...(span.step !== undefined ? { 'data-step': String(span.step) } : {}),
@@ -243,27 +264,23 @@ function spanRow(span: WaterfallSpan, depth: number, total: number, turn: string
     if (span.inspectable) name.append(' ', el('span', 'inspect', { class: 'badge' }));
   } else name.append(label);
   if (span.node) name.append(' ', el('span', `on ${span.node}`, { class: 'badge remote-node' }));
+  if (span.kind === 'turn' && span.agent)
+    name.append(' ', el('span', `answered by ${span.agent}`, { class: 'muted small' }));
   const tokens =
     span.inputTokens !== undefined || span.outputTokens !== undefined
       ? `${span.inputTokens ?? 0} in / ${span.outputTokens ?? 0} out`
       : span.hops !== undefined
         ? `${span.hops} ${span.hops === 1 ? 'hop' : 'hops'}`
         : '';
-  const track = el('div', undefined, { class: 'track', 'aria-hidden': 'true' });
+  const when = `from ${span.atMs} ms${span.ms !== undefined ? ` to ${span.atMs + span.ms} ms` : ''}`;
+  const track = el('div', undefined, { class: 'track', title: when });
   const bar = el('div', undefined, { class: `bar ${span.kind}` });
   bar.style.left = `${Math.min(100, (span.atMs / total) * 100)}%`;
   bar.style.width = `${Math.max(0.5, Math.min(100 - (span.atMs / total) * 100, ((span.ms ?? total - span.atMs) / total) * 100))}%`;
   track.append(bar);
   const time = el('td', undefined, { class: 'time' });
-  time.append(track);
-  row.append(
-    name,
-    el('td', span.agent ?? ''),
-    el('td', `${span.atMs} ms`),
-    el('td', took(span.ms)),
-    el('td', tokens),
-    time,
-  );
+  time.append(el('span', when, { class: 'visually-hidden' }), track);
+  row.append(name, el('td', took(span.ms), { class: 'num' }), el('td', tokens, { class: 'num' }), time);
   return row;
 }
 
@@ -275,7 +292,8 @@ function lastEnd(span: WaterfallSpan): number {
 /** Marks the step the inspector shows. */
 function markStep(turn: string, step: number): void {
   for (const row of byId('turns').querySelectorAll<HTMLElement>('tr.span')) {
-    const current = row.closest<HTMLElement>('details.turn')?.dataset.turn === turn && row.dataset.step === String(step);
+    const current =
+      row.closest<HTMLElement>('details.turn')?.dataset.turn === turn && row.dataset.step === String(step);
     row.classList.toggle('selected', current);
     const link = row.querySelector('a.step-link');
     if (current) link?.setAttribute('aria-current', 'step');
