@@ -1,4 +1,4 @@
-import { TaskState, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { messageText } from '../a2a/messages';
 import { OWNER_ID } from '../principal';
 import { INTERRUPTED_REPLICA_KEY, type TaskRows } from '../store/taskRows';
@@ -100,8 +100,11 @@ export async function listConsoleTasks(
     const state = NAME_OF_STATE.get(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED) ?? 'unknown';
     const replica = turn?.replica ?? interruptedOn(task) ?? row?.replica;
     const reason = ENDED_BADLY.has(state) ? statusText(task) : undefined;
+    // A task whose turn left no timeline (lost with its replica) says what it was asked from its own history.
+    const asked = turn?.asked ?? firstAsked(row?.task);
     listed.push({
       ...turn,
+      ...(asked !== undefined ? { asked } : {}),
       taskId: task.id,
       caller,
       state,
@@ -129,9 +132,16 @@ const ENDED_BADLY = new Set(['failed', 'rejected', 'canceled']);
 function statusText(task: Task): string | undefined {
   const message = task.status?.message;
   if (!message) return undefined;
-  const text = messageText(message).trim();
-  return text.length > 240 ? `${text.slice(0, 240)}…` : text || undefined;
+  return shortened(messageText(message).trim());
 }
+
+/** What a stored task was first asked (the first user message of its history), shortened. */
+function firstAsked(task: Task | undefined): string | undefined {
+  const message = task?.history.find((m) => m.role === Role.ROLE_USER);
+  return message ? shortened(messageText(message).trim()) : undefined;
+}
+
+const shortened = (text: string) => (text.length > 240 ? `${text.slice(0, 240)}…` : text || undefined);
 
 /** The replica an interrupted task ran on, as its failed status names it. */
 function interruptedOn(task: Task): string | undefined {

@@ -475,6 +475,7 @@ function newConversation(): void {
   markOpen(undefined);
   go('chat');
   byId('chat-input').focus();
+  void loadConversations();
 }
 
 /** Says which agent acts on the chat's task as its steps come in (from the live stream). */

@@ -109,7 +109,7 @@ function onChange(change: Change): void {
     if (current === 'tasks') {
       void loadTasks();
       refreshTurns(change.taskId);
-    }
+    } else if (current === 'chat' && change.what !== 'step') void loadConversations();
   }, 200);
 }
 

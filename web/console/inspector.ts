@@ -96,7 +96,7 @@ function exchangeParts(exchange: Exchange): HTMLElement[] {
     item.append(fold);
     tools.append(item);
   }
-  const prompt = el('pre', exchange.instruction || '(not kept)', { class: 'prompt' });
+  const prompt = el('pre', exchange.instruction || '(not kept)', { class: 'prompt', tabindex: '0' });
   return [
     ...(exchange.cut
       ? [el('p', 'Some of this exchange was cut to fit the inspector (…).', { class: 'muted small' })]

@@ -9,7 +9,7 @@
 import { el } from './dom.js';
 
 /** Longest text rendered as markdown; past it the text is shown as it is, wrapped. */
-const MAX_MARKDOWN_CHARS = 100_000;
+const MAX_MARKDOWN_CHARS = 1_000_000;
 /** Longest text parsed as JSON for the tree view. */
 const MAX_JSON_CHARS = 2_000_000;
 /** JSON values drawn at most per view (each object, array and leaf counts one); the rest is summed up. */
@@ -20,12 +20,18 @@ const MAX_JSON_DEPTH = 40;
 const OPEN_DEPTH = 2;
 /** Deepest nesting of quotes and lists drawn; deeper lines are drawn as text of the level above. */
 const MAX_BLOCK_DEPTH = 12;
+/** A text longer than this (characters or lines) may scroll inside its card. */
+const LONG_TEXT_CHARS = 1_500;
+const LONG_TEXT_LINES = 20;
 /** Longest line whose inline markup is read; a longer one is text (every pattern's scan stays bounded). */
 const MAX_INLINE_CHARS = 20_000;
 
 /** `text` as the console shows it: a JSON object or array as a foldable tree, else markdown. */
 export function renderText(text: string): HTMLElement {
   const holder = el('div', undefined, { class: 'rendered' });
+  // A long text scrolls inside its card: reachable by keyboard then (WCAG 2.1.1).
+  if (text.length > LONG_TEXT_CHARS || text.split('\n', LONG_TEXT_LINES + 1).length > LONG_TEXT_LINES)
+    holder.tabIndex = 0;
   const json = parseJson(text);
   if (json !== undefined) holder.append(jsonView(json));
   else holder.append(...markdown(text));
@@ -94,7 +100,7 @@ const leafKind = (value: unknown) => (value === null ? 'null' : typeof value);
 
 /** Markdown blocks of `text` as elements (a safe subset: see the module's comment). */
 export function markdown(text: string, depth = 0): HTMLElement[] {
-  if (text.length > MAX_MARKDOWN_CHARS) return [el('pre', text, { class: 'plain' })];
+  if (text.length > MAX_MARKDOWN_CHARS) return [el('pre', text, { class: 'plain', tabindex: '0' })];
   const lines = text.replace(/\r\n?/g, '\n').split('\n');
   const blocks: HTMLElement[] = [];
   // A JSON block is tried once per run of lines between blank ones: a failed try is not tried again there.
@@ -111,7 +117,7 @@ export function markdown(text: string, depth = 0): HTMLElement[] {
     if (fence) {
       const end = lines.findIndex((l, k) => k > i && l.trim().startsWith(fence[1]));
       const body = lines.slice(i + 1, end < 0 ? lines.length : end).join('\n');
-      const pre = el('pre', undefined, { class: 'code' });
+      const pre = el('pre', undefined, { class: 'code', tabindex: '0' });
       pre.append(el('code', body, fence[2] ? { 'data-lang': fence[2] } : {}));
       blocks.push(pre);
       i = end < 0 ? lines.length : end + 1;
@@ -225,7 +231,7 @@ function cells(row: string): string[] {
 }
 
 function table(rows: string[]): HTMLElement {
-  const wrap = el('div', undefined, { class: 'md-table' });
+  const wrap = el('div', undefined, { class: 'md-table', tabindex: '0' });
   const grid = el('table');
   const head = el('thead');
   const headRow = el('tr');
