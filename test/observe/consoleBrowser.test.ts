@@ -295,11 +295,11 @@ describe('the console in Chromium', () => {
     );
     const names = steps.map((s) => s[0].replace(/ inspect$/, ''));
     expect(names).toEqual(expect.arrayContaining(['transfer librarian', 'tool save_knowledge']));
-    const tool = steps.find((s) => s[0] === 'tool save_knowledge')!;
-    expect(tool[1]).toBe('librarian');
-    // The tool step opens in the inspector: its arguments masked, the registered secret never shown.
+    expect(steps.find((s) => s[0] === 'tool save_knowledge')![1]).toMatch(/^\d+(\.\d)? m?s$/);
+    // The tool step opens in the inspector: its agent, its arguments masked, the registered secret never shown.
     await page.locator('#turns a.step-link', { hasText: 'tool save_knowledge' }).click();
     await page.locator('#inspector-title', { hasText: 'tool save_knowledge' }).waitFor();
+    expect(await page.locator('#inspector-body dd').first().textContent()).toBe('librarian');
     expect(await page.textContent('#inspector-body')).toContain('my cat is Tom');
     expect(await page.textContent('#inspector-body')).not.toContain(API_KEY);
     await page.selectOption('#filter-state', 'failed');
