@@ -103,6 +103,7 @@ export function createObservability(sources: ObservabilitySources): Observabilit
   const timelines = settings.timeline.enabled
     ? createTimelines({
         store: () => sources.stores.timelines,
+        exchanges: settings.timeline.exchanges,
         redact: sources.redact,
         clock: sources.clock,
         access: (req) => sessions.access(req),

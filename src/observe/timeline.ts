@@ -14,7 +14,7 @@ import type {
   Observation,
   Observer,
 } from '../observation/observer';
-import { keepExchange, TURN_EXCHANGE_CHARS } from './exchanges';
+import { ExchangeKeeper, type ExchangeKeeping } from './exchanges';
 
 export type { TaskTimeline, TimelineStep } from '../store/timelines';
 
@@ -61,6 +61,8 @@ const LISTED = 50;
 export function createTimelines(options: {
   /** Where finished turns go: read when a turn ends (the stores open after the observer is built). */
   store: () => TimelineStore;
+  /** Keep each model step's exchange (what it was sent and answered) for the console's inspector. */
+  exchanges?: boolean;
   redact: (text: string) => string;
   clock: () => Date;
   access: (req: Request) => AccessRefusal;
@@ -102,7 +104,9 @@ export function createTimelines(options: {
     notify(timeline, 'end', timeline.agent);
   };
 
-  const sink: TimelineSink = { notify, shorten, save, redact: options.redact };
+  const keeping: ExchangeKeeping | undefined =
+    options.exchanges === false ? undefined : { redact: options.redact, toolsSeen: new WeakMap() };
+  const sink: TimelineSink = { notify, shorten, save, redact: options.redact, keeping };
   /** A listing leaves a running turn's exchanges out, as the store's does. */
   const listed = (t: TaskTimeline): TaskTimeline => {
     if (t.exchanges === undefined) return t;
@@ -126,7 +130,7 @@ export function createTimelines(options: {
       };
       live.set(timeline.id, timeline);
       notify(timeline, 'turn');
-      return new TurnObservation(sink, { timeline, started, exchangeChars: 0 });
+      return new TurnObservation(sink, { timeline, started });
     },
     storeWrite: () => {},
     storeNotification: () => {},
@@ -186,12 +190,13 @@ export function createTimelines(options: {
 /** Turns of one task read at most (a task is answered again per message the user sends it). */
 const MAX_TURNS_PER_TASK = 100;
 
-/** A turn being recorded: its timeline, when it started, and how much of its exchange budget is spent. */
+/** A turn being recorded: its timeline, when it started, and what keeps its model steps' exchanges. */
 interface TurnRecord {
   readonly timeline: TaskTimeline;
   /** `performance.now()` when the turn started. */
   readonly started: number;
-  exchangeChars: number;
+  /** Made at the turn's first exchange (none when exchanges are not kept). */
+  keeper?: ExchangeKeeper;
 }
 
 /** What every observation of one timelines sink shares: telling watchers, and shortening what it keeps. */
@@ -199,6 +204,8 @@ interface TimelineSink {
   notify(timeline: TaskTimeline, what: TimelineChange['what'], agent?: string): void;
   shorten(value: unknown): string | undefined;
   redact(text: string): string;
+  /** How exchanges are kept; undefined: they are not (`observability.timeline.exchanges: false`). */
+  keeping?: ExchangeKeeping;
   /** Stores a turn that ended (and tells watchers once it is stored). */
   save(timeline: TaskTimeline): void;
 }
@@ -291,10 +298,10 @@ class StepObservation implements Observation {
 
   exchange(seen: ObservedExchange): void {
     const { step, turn } = this;
-    if (!step || step.kind !== 'model' || this.index === undefined) return;
-    const kept = keepExchange(this.index, seen, this.sink.redact, TURN_EXCHANGE_CHARS - turn.exchangeChars);
-    turn.exchangeChars += kept.chars;
-    (turn.timeline.exchanges ??= []).push(kept.exchange);
+    const { keeping } = this.sink;
+    if (!keeping || !step || step.kind !== 'model' || this.index === undefined) return;
+    turn.keeper ??= new ExchangeKeeper(keeping);
+    (turn.timeline.exchanges ??= []).push(turn.keeper.keep(this.index, seen));
   }
 
   set(more: ObservedAttributes): void {

@@ -126,6 +126,14 @@ describe('the console debugging API', () => {
     expect((await fetch(`${url}/console/api/turns/no-such-turn`)).status).toBe(404);
   });
 
+  it('keeps no exchange when `observability.timeline.exchanges` is off: the waterfall stays', async () => {
+    const url = await node(new ScriptedModel([say('Hi.')]), { observability: { timeline: { exchanges: false } } });
+    const task = await send(url, `hello ${SECRET}`);
+    const detail = await json<TurnDetail>(fetch(`${url}/console/api/turns/${(await turnOf(url, task.id)).id}`));
+    expect(detail.exchanges).toEqual([]);
+    expect(detail.waterfall.children.map((a) => a.children.map((c) => c.kind))).toEqual([['model']]);
+  });
+
   it('replays a turn in a scratch conversation with its message and one agent’s prompt edited, the original untouched', async () => {
     const replayed: ScriptedTurn = (request) =>
       say(`replayed with "${request.instruction}" after ${request.messages.length - 1} earlier messages`);

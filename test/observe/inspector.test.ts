@@ -1,6 +1,6 @@
 import { SecretRegistry } from '../../src/log/redact';
 import type { ObservedExchange } from '../../src/observation/observer';
-import { EXCHANGE_CHARS, EXCHANGE_FIELD_CHARS, keepExchange } from '../../src/observe/exchanges';
+import { EXCHANGE_CHARS, EXCHANGE_FIELD_CHARS, ExchangeKeeper, TURN_EXCHANGE_CHARS } from '../../src/observe/exchanges';
 import { buildWaterfall, type WaterfallSpan } from '../../src/observe/waterfall';
 import type { TaskTimeline } from '../../src/store/timelines';
 
@@ -8,6 +8,16 @@ const SECRET = 'sk-live-inspector-0123';
 const secrets = new SecretRegistry();
 secrets.add(SECRET);
 const redact = (text: string) => secrets.redactText(text);
+/** A keeper of one turn's exchanges; `redactions` counts the texts it redacted. */
+function keeper(redactions = { count: 0 }) {
+  return new ExchangeKeeper({
+    redact: (text) => {
+      redactions.count += 1;
+      return redact(text);
+    },
+    toolsSeen: new WeakMap(),
+  });
+}
 
 /** What a model step of the librarian was sent and answered. */
 function exchange(more: Partial<ObservedExchange> = {}): ObservedExchange {
@@ -34,7 +44,7 @@ function exchange(more: Partial<ObservedExchange> = {}): ObservedExchange {
 
 describe('the model inspector keeps an exchange', () => {
   it('redacted through the node’s redactor, with credential-named arguments masked, whole when it fits', () => {
-    const { exchange: kept, chars } = keepExchange(4, exchange(), redact, 200_000);
+    const kept = keeper().keep(4, exchange());
     expect(JSON.stringify(kept)).not.toContain(SECRET);
     expect(kept.step).toBe(4);
     expect(kept.instruction).toBe('You are the librarian. The API key is [REDACTED].');
@@ -51,7 +61,6 @@ describe('the model inspector keeps an exchange', () => {
     ]);
     expect(kept).not.toHaveProperty('cut');
     expect(kept).not.toHaveProperty('omittedMessages');
-    expect(chars).toBeGreaterThan(0);
   });
 
   it('cuts a long field, keeps the newest messages that fit and says how many older ones it left out', () => {
@@ -60,21 +69,39 @@ describe('the model inspector keeps an exchange', () => {
       role: 'user' as const,
       content: `${i} ${'y'.repeat(3_000)}`,
     }));
-    const { exchange: kept, chars } = keepExchange(1, exchange({ instruction: long, messages: many }), redact, 200_000);
+    const kept = keeper().keep(1, exchange({ instruction: long, messages: many }));
     expect(kept.instruction).toHaveLength(EXCHANGE_FIELD_CHARS + 1);
     expect(kept.instruction.endsWith('…')).toBe(true);
     expect(kept.cut).toBe(true);
-    expect(chars).toBeLessThanOrEqual(EXCHANGE_CHARS);
+    expect(JSON.stringify(kept.messages).length).toBeLessThanOrEqual(EXCHANGE_CHARS + 2_000);
     expect(kept.omittedMessages).toBe(40 - kept.messages.length);
     expect(kept.messages.at(-1)!.content.startsWith('39 ')).toBe(true);
     expect(kept.messages.length).toBeGreaterThan(5);
   });
 
+  it('works each message, prompt and tool list out once per turn, however often a call resends it', () => {
+    const redactions = { count: 0 };
+    const turnKeeper = keeper(redactions);
+    const first = exchange();
+    turnKeeper.keep(1, first);
+    const once = redactions.count;
+    // The next call resends the same history, prompt and tools, and adds its own messages.
+    const next = exchange({ messages: [...first.messages, { role: 'user', content: 'and then?' }] });
+    expect(turnKeeper.keep(2, { ...next, tools: first.tools }).messages).toHaveLength(4);
+    // Only the new message and the new answer (its text, its tool call's value and arguments): 4 texts.
+    expect(redactions.count - once).toBe(4);
+  });
+
   it('keeps only the answer once the turn’s budget is spent', () => {
-    const { exchange: kept, chars } = keepExchange(7, exchange(), redact, 10);
-    expect(kept).toMatchObject({ step: 7, instruction: '', messages: [], tools: [], omittedMessages: 3, cut: true });
+    const turnKeeper = keeper();
+    const big = { role: 'user' as const, content: 'z'.repeat(EXCHANGE_FIELD_CHARS) };
+    // Each of these keeps about 40,000 characters (five of its six messages fit in one exchange).
+    for (let step = 0; step < TURN_EXCHANGE_CHARS / 40_000 + 1; step++)
+      turnKeeper.keep(step, exchange({ messages: Array.from({ length: 6 }, () => ({ ...big })) }));
+    // What is left is less than this exchange's system prompt alone: it keeps its answer only.
+    const kept = turnKeeper.keep(99, exchange({ instruction: 'p'.repeat(EXCHANGE_FIELD_CHARS) }));
+    expect(kept).toMatchObject({ step: 99, instruction: '', messages: [], tools: [], omittedMessages: 3, cut: true });
     expect(kept.answer.text).toBe('Saved.');
-    expect(chars).toBe('Saved.'.length + 'save_knowledge'.length + kept.answer.toolCalls[0].arguments.length);
   });
 });
 
