@@ -1,4 +1,5 @@
-import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import type { Request, Response } from 'express';
+import type { PageRouter } from '../a2a/bindings/pageRouter';
 import { errorMessage } from '../errors';
 import { isOwner, OWNER, OWNER_ID, type Principal } from '../principal';
 import { namedCaller, type ConsoleSources } from './consoleSources';
@@ -15,9 +16,7 @@ const MAX_QUERY = 200;
  * caller's memory and knowledge. A caller's rows are read as that caller
  * (its own only); the owner's as the owner's own.
  */
-export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: RequestHandler }): Router {
-  const routes = express.Router();
-  const { owner } = guards;
+export function consoleBrowseRoutes(sources: ConsoleSources, routes: PageRouter): void {
   const stores = () => sources.stores();
   /** The principal named by `?caller=` (default the owner), or the 400 saying what was wrong. */
   const principalOf = (req: Request, res: Response): Principal | undefined => {
@@ -31,7 +30,7 @@ export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: Re
   const failed = (res: Response, what: string, err: unknown) =>
     res.status(503).json({ error: { code: 503, message: `${what} could not be read: ${errorMessage(err)}` } });
 
-  routes.get('/console/api/tasks', owner, async (req, res) => {
+  routes.get('/console/api/tasks', async (req, res) => {
     const state = typeof req.query.state === 'string' ? req.query.state : '';
     const caller = typeof req.query.caller === 'string' ? req.query.caller.trim() : '';
     if (state && !isTaskStateName(state)) {
@@ -45,7 +44,6 @@ export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: Re
         sources.taskRows(),
         timelines ? (query) => timelines.turns(query) : async () => [],
         filter,
-        sources.authConfigured,
       );
       res.json({ tasks, timelines: timelines !== undefined });
     } catch (err) {
@@ -53,7 +51,7 @@ export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: Re
     }
   });
 
-  routes.get('/console/api/callers', owner, async (_req, res) => {
+  routes.get('/console/api/callers', async (_req, res) => {
     const ids = new Set<string>([OWNER_ID]);
     for (const credential of sources.callers().credentials) {
       if (!isOwner(credential.principal)) ids.add(credential.principal.id);
@@ -66,7 +64,7 @@ export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: Re
     }
   });
 
-  routes.get('/console/api/memory', owner, async (req, res) => {
+  routes.get('/console/api/memory', async (req, res) => {
     const principal = principalOf(req, res);
     if (!principal) return;
     const scope = { limit: ROWS, ownOnly: true };
@@ -85,7 +83,7 @@ export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: Re
       failed(res, 'the memory', err);
     }
   });
-  routes.get('/console/api/knowledge', owner, async (req, res) => {
+  routes.get('/console/api/knowledge', async (req, res) => {
     const principal = principalOf(req, res);
     if (!principal) return;
     const query = typeof req.query.q === 'string' ? req.query.q.trim().slice(0, MAX_QUERY) : '';
@@ -113,5 +111,4 @@ export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: Re
       failed(res, 'the knowledge', err);
     }
   });
-  return routes;
 }

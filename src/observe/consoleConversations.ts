@@ -1,4 +1,5 @@
-import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, { type Request, type RequestHandler, type Response } from 'express';
+import type { PageRouter } from '../a2a/bindings/pageRouter';
 import { z } from 'zod';
 import { errorMessage } from '../errors';
 import { OWNER, type Principal } from '../principal';
@@ -47,14 +48,10 @@ const DeleteBody = z.object({ caller: z.string().optional() }).strict();
  * title, the first words, the id or the caller), one conversation with its
  * messages and any approval it waits for, and the changes: rename and
  * delete (of the caller's conversation the request names, the owner's by
- * default).
+ * default), added to the console's `routes` (the owner's); a change also
+ * passes `change`.
  */
-export function consoleConversationRoutes(
-  sources: ConsoleSources,
-  guards: { owner: RequestHandler; change: RequestHandler },
-): Router {
-  const routes = express.Router();
-  const { owner, change } = guards;
+export function consoleConversationRoutes(sources: ConsoleSources, routes: PageRouter, change: RequestHandler): void {
   const sessions = () => sources.stores().sessions;
   const failed = (res: Response, what: string, err: unknown) =>
     res.status(503).json({ error: { code: 503, message: `${what} could not be read: ${errorMessage(err)}` } });
@@ -70,7 +67,7 @@ export function consoleConversationRoutes(
     return named.principal;
   };
 
-  routes.get('/console/api/conversations', owner, async (req, res) => {
+  routes.get('/console/api/conversations', async (req, res) => {
     const query = typeof req.query.q === 'string' ? req.query.q.trim().slice(0, MAX_QUERY).toLowerCase() : '';
     try {
       const found = (await sessions().list(OWNER, READ)).filter((s) => !query || matches(s, query));
@@ -97,7 +94,7 @@ export function consoleConversationRoutes(
     }
   });
 
-  routes.get('/console/api/conversations/:id', owner, async (req, res) => {
+  routes.get('/console/api/conversations/:id', async (req, res) => {
     const principal = principalOf(req.query.caller, res);
     if (!principal) return;
     const id = req.params.id as string;
@@ -133,48 +130,35 @@ export function consoleConversationRoutes(
     }
   });
 
-  routes.post(
-    '/console/api/conversations/:id/rename',
-    owner,
-    change,
-    express.json({ limit: '4kb' }),
-    async (req, res) => {
-      const body = parsed(RenameBody, req, res);
-      if (!body) return;
-      const principal = principalOf(body.caller, res);
-      if (!principal) return;
-      const id = req.params.id as string;
-      try {
-        if (!(await sessions().rename(principal, id, body.title)))
-          return refused(res, 404, `no conversation ${id} of ${principal.id}`);
-        res.json({ id, caller: principal.id, title: body.title.trim() });
-      } catch (err) {
-        failed(res, 'the conversation', err);
-      }
-    },
-  );
+  routes.post('/console/api/conversations/:id/rename', change, express.json({ limit: '4kb' }), async (req, res) => {
+    const body = parsed(RenameBody, req, res);
+    if (!body) return;
+    const principal = principalOf(body.caller, res);
+    if (!principal) return;
+    const id = req.params.id as string;
+    try {
+      if (!(await sessions().rename(principal, id, body.title)))
+        return refused(res, 404, `no conversation ${id} of ${principal.id}`);
+      res.json({ id, caller: principal.id, title: body.title.trim() });
+    } catch (err) {
+      failed(res, 'the conversation', err);
+    }
+  });
 
-  routes.post(
-    '/console/api/conversations/:id/delete',
-    owner,
-    change,
-    express.json({ limit: '1kb' }),
-    async (req, res) => {
-      const body = parsed(DeleteBody, req, res);
-      if (!body) return;
-      const principal = principalOf(body.caller, res);
-      if (!principal) return;
-      const id = req.params.id as string;
-      try {
-        if (!(await sessions().delete(principal, id)))
-          return refused(res, 404, `no conversation ${id} of ${principal.id}`);
-        res.json({ id, caller: principal.id, deleted: true });
-      } catch (err) {
-        failed(res, 'the conversation', err);
-      }
-    },
-  );
-  return routes;
+  routes.post('/console/api/conversations/:id/delete', change, express.json({ limit: '1kb' }), async (req, res) => {
+    const body = parsed(DeleteBody, req, res);
+    if (!body) return;
+    const principal = principalOf(body.caller, res);
+    if (!principal) return;
+    const id = req.params.id as string;
+    try {
+      if (!(await sessions().delete(principal, id)))
+        return refused(res, 404, `no conversation ${id} of ${principal.id}`);
+      res.json({ id, caller: principal.id, deleted: true });
+    } catch (err) {
+      failed(res, 'the conversation', err);
+    }
+  });
 }
 
 /** Whether a conversation's title, first words, id or caller holds `query` (lower case). */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { TurnInput, TurnResult } from '../agent/turn';
-import { newContextId } from '../a2a/contextIds';
+import { newContextId } from '../a2a/tasks/contextIds';
 import { OWNER, type Principal } from '../principal';
 import { emptySessionState, type SessionStore, type StoredMessage } from '../store/sessions';
 import type { TaskTimeline } from '../store/timelines';

@@ -1,12 +1,12 @@
 import type { LlmAgent } from '../agent/agent';
 import type { ToolRunInput, ToolRunResult } from '../agent/toolRun';
 import type { TurnInput, TurnResult } from '../agent/turn';
-import type { Callers } from '../a2a/callers';
+import type { Callers } from '../identity/callers';
 import type { PeerStatus } from '../federation/health';
 import { OWNER, OWNER_ID, type Principal } from '../principal';
 import type { Stores } from '../store';
 import type { TaskRows } from '../store/taskRows';
-import type { ConsoleSessions } from './consoleSessions';
+import type { SignedInSessions } from '../identity/sessions';
 import type { AgentGraph } from './graph';
 import type { Timelines } from './timeline';
 
@@ -38,7 +38,7 @@ export interface ConsoleSources {
   runTurn: (input: TurnInput) => Promise<TurnResult>;
   /** The node's model: its name, and whether its client can ask for another model (a replay with another). */
   model: () => { name: string; switchable: boolean };
-  sessions: ConsoleSessions;
+  sessions: SignedInSessions;
   /** Whether credentials are configured (then the console asks for the owner's token). */
   authConfigured: boolean;
   redact: (text: string) => string;

@@ -1,6 +1,5 @@
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
-import { messageText } from '../a2a/messages';
-import { OWNER_ID } from '../principal';
+import { messageText } from '../a2a/tasks/messages';
 import { INTERRUPTED_REPLICA_KEY, type TaskRows } from '../store/taskRows';
 import type { TaskTimeline, TimelineQuery } from '../store/timelines';
 
@@ -62,16 +61,14 @@ const LISTED = 50;
  * task (a CLI turn, a console tool run, a task not yet written) is listed
  * from its timeline.
  * @example
- * await listConsoleTasks(storage.taskRows.tasks, (q) => timelines.turns(q), { state: 'completed', caller: 'owner' }, true);
+ * await listConsoleTasks(storage.taskRows.tasks, (q) => timelines.turns(q), { state: 'completed', caller: 'owner' });
  */
 export async function listConsoleTasks(
   rows: TaskRows | undefined,
   turnsOf: (query: TimelineQuery) => Promise<TaskTimeline[]>,
   filter: TaskFilter,
-  authConfigured: boolean,
 ): Promise<TaskSummary[]> {
-  // Without auth every request is the loopback owner's, stored under the SDK's scope of an unauthenticated user.
-  const scope = filter.caller === OWNER_ID && !authConfigured ? UNAUTHENTICATED_SCOPE : filter.caller;
+  const scope = filter.caller;
   const reader = { tenant: '', owner: scope ?? '', everyone: scope === undefined };
   const page = rows
     ? await rows.list(reader, {
@@ -96,7 +93,7 @@ export async function listConsoleTasks(
     const turn = byTask.get(task.id);
     // The page does not say whose a task is, nor where it runs: the timeline does, else the row read by id.
     const row = turn ? undefined : await rows!.get(reader, task.id);
-    const caller = filter.caller ?? turn?.caller ?? callerOf(row?.scope.owner ?? '');
+    const caller = filter.caller ?? turn?.caller ?? row?.scope.owner ?? '';
     const state = NAME_OF_STATE.get(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED) ?? 'unknown';
     const replica = turn?.replica ?? interruptedOn(task) ?? row?.replica;
     const reason = ENDED_BADLY.has(state) ? statusText(task) : undefined;
@@ -151,10 +148,6 @@ function interruptedOn(task: Task): string | undefined {
 
 /** Turns read per listed task at most (a task is answered again for each message its user sends it). */
 const TURNS_PER_TASK = 4;
-
-/** The SDK's user scope of an unauthenticated user (`resolveUserScope`): the loopback owner when no auth is configured. */
-const UNAUTHENTICATED_SCOPE = 'unknown';
-const callerOf = (scope: string) => (scope === UNAUTHENTICATED_SCOPE ? OWNER_ID : scope);
 
 const everyone = { tenant: '', owner: '', everyone: true };
 

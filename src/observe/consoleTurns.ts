@@ -1,4 +1,5 @@
-import express, { type RequestHandler, type Router } from 'express';
+import express, { type RequestHandler } from 'express';
+import type { PageRouter } from '../a2a/bindings/pageRouter';
 import { errorMessage } from '../errors';
 import { createReplays, ReplayChanges, ReplayRefusal } from './consoleReplay';
 import type { ConsoleSources } from './consoleSources';
@@ -8,17 +9,13 @@ import { buildWaterfall } from './waterfall';
  * The console's routes about one stored turn (by its id, which the task list
  * and a task's timeline give): the turn as a waterfall with its model steps'
  * exchanges (the model inspector), what a replay starts from, and the replay
- * itself (a change, so from the console's own origin). Every route is the
- * owner's; without timelines there are no turns to read.
+ * itself (a change, so from the console's own origin), added to the
+ * console's `routes` (the owner's). Without timelines there are no turns to
+ * read, and no routes.
  */
-export function consoleTurnRoutes(
-  sources: ConsoleSources,
-  guards: { owner: RequestHandler; change: RequestHandler },
-): Router {
-  const routes = express.Router();
-  const { owner, change } = guards;
+export function consoleTurnRoutes(sources: ConsoleSources, routes: PageRouter, change: RequestHandler): void {
   const { timelines } = sources;
-  if (!timelines) return routes;
+  if (!timelines) return;
   const replays = createReplays({
     timelines,
     sessions: () => sources.stores().sessions,
@@ -27,7 +24,7 @@ export function consoleTurnRoutes(
     redact: sources.redact,
   });
 
-  routes.get('/console/api/turns/:id', owner, async (req, res) => {
+  routes.get('/console/api/turns/:id', async (req, res) => {
     const id = req.params.id as string;
     try {
       const turn = await timelines.turn(id);
@@ -53,7 +50,7 @@ export function consoleTurnRoutes(
     }
   });
 
-  routes.post('/console/api/turns/:id/replay', owner, change, express.json({ limit: '256kb' }), async (req, res) => {
+  routes.post('/console/api/turns/:id/replay', change, express.json({ limit: '256kb' }), async (req, res) => {
     const changes = ReplayChanges.safeParse(req.body ?? {});
     if (!changes.success) {
       const issue = changes.error.issues[0];
@@ -71,5 +68,4 @@ export function consoleTurnRoutes(
       res.status(500).json({ error: { code: 500, message: `the replay failed: ${errorMessage(err)}` } });
     }
   });
-  return routes;
 }

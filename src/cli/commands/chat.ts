@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { runToEnd } from '../../agent/turn';
 import type { LangoApp } from '../../app';
-import { newContextId } from '../../a2a/contextIds';
+import { newContextId } from '../../a2a/tasks/contextIds';
 import { ONE_SHOT_SESSION_PREFIX } from '../../observe/consoleConversations';
 import { OWNER } from '../../principal';
 import {
