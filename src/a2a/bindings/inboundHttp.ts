@@ -5,7 +5,7 @@ import { HttpCall } from './httpCall';
 import { compose, InboundRefusal, type SharedSteps, type Step } from './inbound';
 import { CREDENTIAL_PAGES } from './callNames';
 import type { JsonRpcBinding } from './jsonRpcBinding';
-import { declaredBodyLimit, drain, jsonBody, JSON_RPC_MEDIA_TYPES, REST_MEDIA_TYPES } from './requestBody';
+import { declaredBodyLimit, jsonBody, lingeringClose, JSON_RPC_MEDIA_TYPES, REST_MEDIA_TYPES } from './requestBody';
 import type { RestBinding } from './restBinding';
 import { sendRestRefusal } from './restResponses';
 
@@ -37,8 +37,10 @@ export interface InboundHttpOptions {
  * - the card: → `cardRoute`; discovery (`/agents`) and push deliveries: → credentials → pages; anything else → pages.
  *
  * A step's refusal (`InboundRefusal`), an A2A error or a fault is answered in
- * the binding's shape; one that closes the connection first reads and drops
- * what is left of the body (bounded), so the caller reads the answer.
+ * the binding's shape; one that closes the connection over a body still
+ * coming is answered first, then lingers: what is left of the body is read
+ * and dropped (bounded) before the connection closes, so the caller reads the
+ * answer.
  * @example
  * const server = http.createServer(inboundHttp({ steps: { hostGuard: guard?.step, intercepts }, maxBodyBytes, a2a, pages, logger }));
  */
@@ -82,9 +84,14 @@ export function inboundHttp(options: InboundHttpOptions): RequestListener {
     }
   };
   const refuse = (call: HttpCall, err: unknown) => {
-    if (err instanceof InboundRefusal && err.options.close && !call.req.readableEnded && !call.res.headersSent)
-      void drain(call.req).then(() => write(call, err));
-    else write(call, err);
+    // A request wholly received (`complete`: its body, if any, is in memory) closes cleanly after its answer.
+    if (!(err instanceof InboundRefusal && err.options.close && !call.req.complete && !call.res.headersSent)) {
+      write(call, err);
+      return;
+    }
+    // Its body is still coming: the answer first, then the rest read and dropped before the connection closes.
+    write(call, new InboundRefusal(err.status, err.code, err.message, { ...err.options, close: false }));
+    lingeringClose(call.req);
   };
 
   return (req, res) => {
