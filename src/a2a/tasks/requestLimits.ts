@@ -100,9 +100,11 @@ class LimitWalk {
         return this.text(value, where);
       case 'number':
       case 'bigint':
+        // A default value (0) is not written in ProtoJSON; caller JSON writes it.
+        if (where !== MESSAGE || value) this.bytes += String(value).length;
+        return this.over();
       case 'boolean':
-        // A default value (0, false) is not written in ProtoJSON; caller JSON writes it.
-        if (where !== MESSAGE || value) this.bytes += 1;
+        if (where !== MESSAGE || value) this.bytes += value ? 4 : 5;
         return this.over();
       case 'object':
         if (value === null) {
