@@ -162,8 +162,9 @@ function pathName(key: string): string {
 /**
  * Writes `events` on `stream` while its caller wants them: the response metadata (`opened`, known once the
  * stream opened: the extensions it activated) with the first event; the next event read once the call took the
- * last; when the caller cancels, the pending read ends the writing and `events` is returned (not awaited: its
- * owner ends it as soon as it can; the task runs on). A failure of `events` rejects, for the call's status.
+ * last; when the caller cancels (or the call closes: the server shutting down), the pending read ends the writing
+ * and `events` is returned (not awaited: its owner ends it as soon as it can; the task runs on). A failure of
+ * `events` rejects, for the call's status.
  */
 async function writeStream(
   stream: grpc.ServerWritableStream<unknown, StreamResponse>,
@@ -171,31 +172,33 @@ async function writeStream(
   opened: () => grpc.Metadata,
 ): Promise<void> {
   const left: IteratorReturnResult<void> = { value: undefined, done: true };
-  let onCancel = () => undefined as void;
-  const cancelled = new Promise<IteratorReturnResult<void>>((resolve) => {
-    onCancel = () => {
+  let leave = () => undefined as void;
+  const gone = new Promise<IteratorReturnResult<void>>((resolve) => {
+    leave = () => {
       events.return(undefined).catch(() => undefined);
       resolve(left);
     };
-    if (stream.cancelled) onCancel();
-    else stream.once('cancelled', onCancel);
   });
+  if (stream.cancelled || stream.destroyed) leave();
+  stream.once('cancelled', leave);
+  stream.once('close', leave);
   try {
-    let event = await Promise.race([events.next(), cancelled]);
+    let event = await Promise.race([events.next(), gone]);
     if (event === left) return;
     stream.sendMetadata(opened());
     while (!event.done) {
-      if (!stream.write(event.value)) await Promise.race([once(stream, 'drain'), cancelled]);
-      event = await Promise.race([events.next(), cancelled]);
+      if (!stream.write(event.value)) await Promise.race([drained(stream), gone]);
+      event = await Promise.race([events.next(), gone]);
     }
   } finally {
-    stream.off('cancelled', onCancel);
+    stream.off('cancelled', leave);
+    stream.off('close', leave);
   }
 }
 
-/** Resolves when `emitter` emits `event`. */
-function once(emitter: NodeJS.EventEmitter, event: string): Promise<void> {
-  return new Promise((resolve) => emitter.once(event, () => resolve()));
+/** Resolves once `stream` drained (the caller took what was buffered). */
+function drained(stream: NodeJS.EventEmitter): Promise<void> {
+  return new Promise((resolve) => stream.once('drain', () => resolve()));
 }
 
 /**
