@@ -4,6 +4,7 @@ import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { A2AService } from '@a2a-js/sdk/server/grpc';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
+import { PrincipalUser } from '../../identity/request';
 import type { ServerTlsOptions } from '../../identity/serverTls';
 import { GrpcCall, grpcCodeOf } from './grpcCall';
 import {
@@ -74,12 +75,12 @@ export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
   const contextOf = (call: GrpcCall) => {
     const request: unknown = call.call.request;
     if (request instanceof UndecodableRequest) throw request.refusal();
-    return grpcCallContext(call.call, call.headers, call.user, requestHandler);
+    return grpcCallContext(call.call, call.headers, new PrincipalUser(call.principal), requestHandler);
   };
   const shared: Step<GrpcCall>[] = [
     ...(steps.hostGuard ? [steps.hostGuard] : []),
     ...steps.intercepts,
-    ...(steps.credentials ? [steps.credentials] : []),
+    ...(steps.identify('caller') ? [steps.identify('caller')!] : []),
   ];
 
   const service: grpc.UntypedServiceImplementation = {};
