@@ -32,6 +32,8 @@ import { taskEventRecorder, type ClusterTasks } from './tasks/clusterTasks';
 import type { TaskEventLog } from '../store/taskEvents';
 import { TaskHandler } from './tasks/taskHandler';
 import { servedTenants } from './tasks/tenants';
+import { limitedRequests } from './tasks/limitGate';
+import { REQUEST_LIMITS } from './tasks/requestLimits';
 
 /** Dependencies of {@link createA2AServer}. */
 export interface A2AServerOptions {
@@ -182,7 +184,9 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   });
   const requestHandler = answerStorageOutages(taskHandler, options.health);
   // With tenants, every binding calls the handler through the one check of the tenant a request names.
-  const served = config.a2a.tenants.length > 0 ? servedTenants(requestHandler, config.a2a.tenants) : requestHandler;
+  const tenanted = config.a2a.tenants.length > 0 ? servedTenants(requestHandler, config.a2a.tenants) : requestHandler;
+  // Every binding's decoded request is held to the same limits, before the handler sees it.
+  const served = limitedRequests(tenanted, { ...REQUEST_LIMITS, maxBytes: config.a2a.maxBodyBytes });
   let closing = false;
   let grpc: GrpcBinding | undefined;
 
