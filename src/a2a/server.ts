@@ -14,7 +14,7 @@ import { CardService } from './card/cardService';
 import { discoveryPages, healthPages } from './bindings/discovery';
 import type { PeerStatus } from '../federation/health';
 import { LangoExecutor } from './tasks/executor';
-import { createGrpcBinding, type GrpcBinding } from './bindings/grpcBinding';
+import { createGrpcBinding, GRPC_ROUTES, type GrpcBinding } from './bindings/grpcBinding';
 import type { ServerTlsOptions } from '../identity/serverTls';
 import { hostGuard } from './bindings/hostGuard';
 import type { RequestIntercept, SharedSteps } from './bindings/inbound';
@@ -90,7 +90,10 @@ export interface A2AServer {
   listenGrpc(host: string, port: number, tls?: ServerTlsOptions): Promise<number>;
   /** The public card exactly as served at /.well-known/agent-card.json (ProtoJSON, signed when configured). */
   card(): Promise<Record<string, unknown>>;
-  /** The route table's rows over HTTP (method, path pattern, binding, name, access), in the order they are tried. */
+  /**
+   * The route table's rows (method, path pattern, binding, name, access): HTTP's in the order they are tried, then
+   * the gRPC binding's methods.
+   */
   readonly routes: readonly RouteSpec[];
   /** Turns running now. */
   running(): number;
@@ -233,7 +236,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
       return bound;
     },
     card: async () => JSON.parse((await cards.current()).json) as Record<string, unknown>,
-    routes: table.routes.map(({ handler: _handler, ...spec }) => spec),
+    routes: [...table.routes.map(({ handler: _handler, ...spec }) => spec), ...GRPC_ROUTES.values()],
     running: () => liveTasks.size,
     async close() {
       if (closing) return;
