@@ -7,8 +7,10 @@ import { SESSION_COOKIE } from '../identity/sessions';
 import { consoleAgentRoutes } from './consoleAgents';
 import { consoleAssets } from './consoleAssets';
 import { consoleBrowseRoutes } from './consoleBrowse';
+import { consoleConversationRoutes } from './consoleConversations';
 import type { ConsoleSources } from './consoleSources';
 import { CONSOLE_CSP, consoleShell, refusalPage, signInPage } from './consolePages';
+import { consoleTurnRoutes } from './consoleTurns';
 
 export type { ConsoleSources } from './consoleSources';
 
@@ -105,6 +107,8 @@ export function consoleRoutes(sources: ConsoleSources): Pages {
 
   consoleAgentRoutes(sources, routes, apiChange);
   consoleBrowseRoutes(sources, routes);
+  consoleConversationRoutes(sources, routes, apiChange);
+  consoleTurnRoutes(sources, routes, apiChange);
   routes.get('/console/api/events', (req, res) => {
     res.writeHead(200, {
       'Content-Type': 'text/event-stream',

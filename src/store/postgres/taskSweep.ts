@@ -1,5 +1,6 @@
 import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import { RUNNING_STATES } from '../../protocol/taskStates';
+import { INTERRUPTED_REPLICA_KEY } from '../taskRows';
 import type { ReplicaScope } from './cluster';
 import { rows, transaction, type PgDatabase, type PgQueryable } from './database';
 import { lockTasks, TASK_EVENTS_CHANNEL } from './taskEvents';
@@ -41,7 +42,7 @@ interface SweepCandidate {
  * The status of a task failed for `reason` at `at`, as ProtoJSON: the row's
  * `status` column and the terminal event's status alike.
  */
-function failedStatus(row: { id: string; context_id: string }, reason: string, at: Date) {
+function failedStatus(row: { id: string; context_id: string }, reason: string, at: Date, ranOn: string | null) {
   return {
     state: taskStateToJSON(TaskState.TASK_STATE_FAILED),
     timestamp: at.toISOString(),
@@ -51,6 +52,7 @@ function failedStatus(row: { id: string; context_id: string }, reason: string, a
       contextId: row.context_id,
       role: 'ROLE_AGENT',
       parts: [{ text: reason, mediaType: 'text/plain' }],
+      ...(ranOn ? { metadata: { [INTERRUPTED_REPLICA_KEY]: ranOn } } : {}),
     },
   };
 }
@@ -79,7 +81,7 @@ async function failTask(
     [replica.replicaId, replica.leaseMs, IN_FLIGHT, key.tenant, key.owner, key.taskId],
   );
   if (!row) return false;
-  const status = failedStatus(row, reason, at);
+  const status = failedStatus(row, reason, at, candidate.replica);
   const event = { statusUpdate: { taskId: row.id, contextId: row.context_id, status } };
   // The failure is the task's next generation: after its last event, or its row's when its turn wrote none.
   await client.query(
