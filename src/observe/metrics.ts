@@ -43,14 +43,43 @@ const WRITE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02
  */
 export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
   const registry = new Registry();
-  const registers = [registry];
   collectDefaultMetrics({ register: registry, prefix: 'lango_' });
+  registerGauges(registry, options);
+  const series = nodeSeries();
+  const record = recorderInto(series);
 
-  const requests = new CounterSeries({
-    name: 'lango_a2a_requests_total',
-    help: 'HTTP requests answered, by A2A method and HTTP status',
-    labelNames: ['method', 'status'],
-  });
+  const observe = (kind: ObservedKind, name: string, attributes?: ObservedAttributes): Observation =>
+    new MetricObservation(record, kind, name, attributes);
+
+  /** The exposition: prom-client's process metrics and gauges, then the node's own series. */
+  const scrape = async () => `${await registry.metrics()}\n${series.all.map((family) => family.text()).join('\n\n')}\n`;
+
+  return {
+    scrape,
+    observer: {
+      active: true,
+      turn: () => observe('turn', 'turn'),
+      storeWrite: (ms, statements) => {
+        series.storeWrites.observe(ms / 1000);
+        if (statements) series.storeStatements.inc(statements);
+      },
+      storeNotification: (channel) => series.storeNotifications.inc(1, channel),
+    },
+    countRequests: (call, next) => {
+      call.onAnswered((status) => series.requests.inc(1, call.name, String(status)));
+      return next();
+    },
+    routes: metricsRoute(scrape, registry.contentType),
+    close: () => registry.clear(),
+  };
+}
+
+/**
+ * The gauges prom-client collects at scrape time on `registry`: tasks by
+ * state, each peer's circuit state and its consecutive failures.
+ */
+function registerGauges(registry: Registry, options: NodeMetricsOptions): void {
+  const registers = [registry];
   new Gauge({
     name: 'lango_a2a_tasks',
     help: 'A2A tasks held by the node, by state',
@@ -62,6 +91,39 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
       const counts = await options.tasksByState().catch(() => ({}));
       for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
     },
+  });
+  new Gauge({
+    name: 'lango_peer_state',
+    help: 'Each remote peer circuit: 1 for its current state (healthy, open, half-open, skipped), else 0',
+    labelNames: ['peer', 'state'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const peer of options.peers())
+        for (const state of PEER_STATES) this.set({ peer: peer.name, state }, peer.state === state ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'lango_peer_failures',
+    help: 'Consecutive counted failures of each remote peer',
+    labelNames: ['peer'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const peer of options.peers()) this.set({ peer: peer.name }, peer.failures);
+    },
+  });
+}
+
+/** The node's own series (written by the node, not by prom-client), by name, and all of them in exposition order. */
+type NodeSeries = ReturnType<typeof nodeSeries>;
+
+/** Builds the node's own counters and histograms. */
+function nodeSeries() {
+  const requests = new CounterSeries({
+    name: 'lango_a2a_requests_total',
+    help: 'HTTP requests answered, by A2A method and HTTP status',
+    labelNames: ['method', 'status'],
   });
   const turns = new HistogramSeries({
     name: 'lango_turn_duration_seconds',
@@ -113,7 +175,7 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
     help: 'Notifications received on the replica LISTEN connection (PostgreSQL), by channel',
     labelNames: ['channel'],
   });
-  const series = [
+  const all = [
     requests,
     turns,
     modelCalls,
@@ -125,91 +187,65 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
     storeStatements,
     storeNotifications,
   ];
-  new Gauge({
-    name: 'lango_peer_state',
-    help: 'Each remote peer circuit: 1 for its current state (healthy, open, half-open, skipped), else 0',
-    labelNames: ['peer', 'state'] as const,
-    registers,
-    collect() {
-      this.reset();
-      for (const peer of options.peers())
-        for (const state of PEER_STATES) this.set({ peer: peer.name, state }, peer.state === state ? 1 : 0);
-    },
-  });
-  new Gauge({
-    name: 'lango_peer_failures',
-    help: 'Consecutive counted failures of each remote peer',
-    labelNames: ['peer'] as const,
-    registers,
-    collect() {
-      this.reset();
-      for (const peer of options.peers()) this.set({ peer: peer.name }, peer.failures);
-    },
-  });
+  return {
+    requests,
+    turns,
+    modelCalls,
+    tokens,
+    toolCalls,
+    remoteCalls,
+    transfers,
+    storeWrites,
+    storeStatements,
+    storeNotifications,
+    all,
+  };
+}
 
-  const record: RecordObservation = (observation, seconds, error) => {
+/** Records each finished observation into the series of its kind. */
+function recorderInto(series: NodeSeries): RecordObservation {
+  return (observation, seconds, error) => {
     const outcome = error ? 'error' : 'ok';
     const { name } = observation;
     switch (observation.kind) {
       case 'turn':
-        turns.observe(seconds, observation.status ?? (error ? 'aborted' : 'completed'));
+        series.turns.observe(seconds, observation.status ?? (error ? 'aborted' : 'completed'));
         break;
       case 'model': {
         const model = observation.model ?? name;
-        modelCalls.observe(seconds, model, outcome);
-        if (observation.inputTokens > 0) tokens.inc(observation.inputTokens, model, 'input');
-        if (observation.outputTokens > 0) tokens.inc(observation.outputTokens, model, 'output');
+        series.modelCalls.observe(seconds, model, outcome);
+        if (observation.inputTokens > 0) series.tokens.inc(observation.inputTokens, model, 'input');
+        if (observation.outputTokens > 0) series.tokens.inc(observation.outputTokens, model, 'output');
         break;
       }
       case 'tool':
-        toolCalls.observe(seconds, name, outcome);
+        series.toolCalls.observe(seconds, name, outcome);
         break;
       case 'remote':
-        remoteCalls.observe(seconds, name, outcome);
+        series.remoteCalls.observe(seconds, name, outcome);
         break;
       case 'transfer':
-        transfers.inc(1, observation.from ?? '', observation.to ?? name);
+        series.transfers.inc(1, observation.from ?? '', observation.to ?? name);
         break;
       case 'agent':
         break;
     }
   };
+}
 
-  const observe = (kind: ObservedKind, name: string, attributes?: ObservedAttributes): Observation =>
-    new MetricObservation(record, kind, name, attributes);
-
-  /** The exposition: prom-client's process metrics and gauges, then the node's own series. */
-  const scrape = async () => `${await registry.metrics()}\n${series.map((family) => family.text()).join('\n\n')}\n`;
-
+/** `GET /metrics`: the exposition `scrape` answers, as `contentType`. */
+function metricsRoute(scrape: () => Promise<string>, contentType: string): Pages {
   const routes = pageRouter({ name: 'metrics', access: 'metrics' });
   routes.get('/metrics', async (_req, res, next) => {
     try {
       const text = await scrape();
-      res.setHeader('Content-Type', registry.contentType);
+      res.setHeader('Content-Type', contentType);
       res.send(text);
     } catch (err) {
       next(err);
     }
   });
-
-  return {
-    scrape,
-    observer: {
-      active: true,
-      turn: () => observe('turn', 'turn'),
-      storeWrite: (ms, statements) => {
-        storeWrites.observe(ms / 1000);
-        if (statements) storeStatements.inc(statements);
-      },
-      storeNotification: (channel) => storeNotifications.inc(1, channel),
-    },
-    countRequests: (call, next) => {
-      call.onAnswered((status) => requests.inc(1, call.name, String(status)));
-      return next();
-    },
-    routes: routes.pages(),
-    close: () => registry.clear(),
-  };
+  return routes.pages();
 }
 
 /** Records one finished observation (`seconds` long) into its metric. */

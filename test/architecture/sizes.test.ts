@@ -19,7 +19,6 @@ const KNOWN: readonly string[] = [
   'agent/runner.ts createRunner',
   'app.ts createApp',
   'app.ts',
-  'observe/metrics.ts createNodeMetrics',
   'a2a/tasks/taskHandler.ts',
   'a2a/tasks/liveTasks.ts',
   'federation/peerFetch.ts',
