@@ -6,6 +6,17 @@ import path from 'node:path';
 export type SqliteDatabase = Database.Database;
 
 /**
+ * A statement prepared on the node's SQLite database, as the stores call it:
+ * an interface of the node's own, so modules that hand prepared statements
+ * to each other can name their type in declarations.
+ */
+export interface SqliteStatement {
+  run(...params: unknown[]): Database.RunResult;
+  get(...params: unknown[]): unknown;
+  all(...params: unknown[]): unknown[];
+}
+
+/**
  * Opens (creating if needed) the node's SQLite database file with WAL
  * journaling, so readers never block the writer and a kill -9 loses nothing
  * committed.

@@ -1,7 +1,7 @@
 import { taskStateToJSON } from '@a2a-js/sdk';
 import { FINISHED_STATES, RUNNING_STATES } from '../../protocol/taskStates';
 import { CLAIMABLE_STATES } from '../taskRows';
-import type { SqliteDatabase } from './database';
+import type { SqliteDatabase, SqliteStatement } from './database';
 
 /**
  * The schema of the A2A task rows in the node's SQLite file (tasks, push
@@ -52,6 +52,9 @@ export const TASK_ROW_MIGRATIONS = [
        (SELECT 1 FROM a2a_tasks t WHERE t.tenant = k.tenant AND t.owner = k.owner AND t.id = k.task_id)`,
 ];
 
+/** `sql` prepared on `db`. */
+const prepare = (db: SqliteDatabase, sql: string): SqliteStatement => db.prepare(sql);
+
 /** States that end a task, as stored; only these are purged. */
 export const FINISHED = FINISHED_STATES.map(taskStateToJSON);
 /** States a live task is in, as stored; after the process ends nobody runs them. */
@@ -59,7 +62,8 @@ export const IN_FLIGHT = RUNNING_STATES.map(taskStateToJSON);
 
 /** The statements on the task rows themselves: write, read, claim, sweep and count. */
 function prepareRowStatements(db: SqliteDatabase) {
-  const upsert = db.prepare(
+  const upsert = prepare(
+    db,
     `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata, generation, protocol_version)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '1.0')
      ON CONFLICT (tenant, owner, id) DO UPDATE SET context_id = excluded.context_id,
@@ -69,27 +73,33 @@ function prepareRowStatements(db: SqliteDatabase) {
   );
   const columns =
     'tenant, owner, id, context_id, status_state, status, artifacts, history, metadata, status_last_updated, generation';
-  const select = db.prepare(`SELECT ${columns} FROM a2a_tasks WHERE tenant = ? AND owner = ? AND id = ?`);
-  const selectAnyOwner = db.prepare(`SELECT ${columns} FROM a2a_tasks WHERE tenant = ? AND id = ? LIMIT 1`);
+  const select = prepare(db, `SELECT ${columns} FROM a2a_tasks WHERE tenant = ? AND owner = ? AND id = ?`);
+  const selectAnyOwner = prepare(db, `SELECT ${columns} FROM a2a_tasks WHERE tenant = ? AND id = ? LIMIT 1`);
   const claimable = CLAIMABLE_STATES.map(() => '?').join(',');
-  const claim = db.prepare(
+  const claim = prepare(
+    db,
     `UPDATE a2a_tasks SET status_state = ?, status = ?, status_last_updated = ?, turn_message = ?
      WHERE tenant = ? AND owner = ? AND id = ? AND status_state IN (${claimable}) AND (? IS NULL OR generation = ?)
      RETURNING ${columns}`,
   );
-  const selectHolder = db.prepare(
+  const selectHolder = prepare(
+    db,
     `SELECT status_state, turn_message, generation FROM a2a_tasks WHERE tenant = ? AND owner = ? AND id = ?`,
   );
-  const selectInFlight = db.prepare(
+  const selectInFlight = prepare(
+    db,
     `SELECT tenant, owner, id, context_id FROM a2a_tasks WHERE status_state IN (${IN_FLIGHT.map(() => '?').join(',')})`,
   );
-  const updateStatus = db.prepare(
+  const updateStatus = prepare(
+    db,
     `UPDATE a2a_tasks SET status_state = ?, status = ?, status_last_updated = ? WHERE tenant = ? AND owner = ? AND id = ?`,
   );
-  const countByState = db.prepare(
+  const countByState = prepare(
+    db,
     'SELECT status_state AS state, COUNT(*) AS count FROM a2a_tasks GROUP BY status_state',
   );
-  const insertFailed = db.prepare(
+  const insertFailed = prepare(
+    db,
     `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, protocol_version)
      VALUES (?, ?, ?, ?, ?, ?, ?, '1.0') ON CONFLICT DO NOTHING`,
   );
@@ -109,29 +119,33 @@ function prepareRowStatements(db: SqliteDatabase) {
 /** The statements that purge finished tasks, everything kept beside them, and expired send keys. */
 function preparePurgeStatements(db: SqliteDatabase) {
   const finished = FINISHED.map(() => '?').join(',');
-  const deleteFinishedPush = db.prepare(
+  const deleteFinishedPush = prepare(
+    db,
     `DELETE FROM a2a_push_configs WHERE (tenant, owner, task_id) IN (SELECT tenant, owner, id FROM a2a_tasks
        WHERE status_state IN (${finished}) AND status_last_updated < ?)`,
   );
-  const deleteFinished = db.prepare(
+  const deleteFinished = prepare(
+    db,
     `DELETE FROM a2a_tasks WHERE status_state IN (${finished}) AND status_last_updated < ?`,
   );
   const purged = `(tenant, owner, task_id) IN (SELECT tenant, owner, id FROM a2a_tasks
        WHERE status_state IN (${finished}) AND status_last_updated < ?)`;
-  const deleteFinishedEvents = db.prepare(`DELETE FROM a2a_task_events WHERE ${purged}`);
-  const deleteFinishedSnapshots = db.prepare(`DELETE FROM a2a_task_snapshots WHERE ${purged}`);
+  const deleteFinishedEvents = prepare(db, `DELETE FROM a2a_task_events WHERE ${purged}`);
+  const deleteFinishedSnapshots = prepare(db, `DELETE FROM a2a_task_snapshots WHERE ${purged}`);
   // A purged task's keys go with it: the restart sweep must not take a key without its task for an unwritten one.
-  const deleteFinishedKeys = db.prepare(`DELETE FROM a2a_send_keys WHERE ${purged}`);
+  const deleteFinishedKeys = prepare(db, `DELETE FROM a2a_send_keys WHERE ${purged}`);
   // An ended task's row holds all its events told: they go long before the row, all but the terminal one (the fence).
   const ended = `SELECT tenant, owner, task_id, seq FROM a2a_task_events WHERE terminal AND at < ?`;
-  const pruneEndedEvents = db.prepare(
+  const pruneEndedEvents = prepare(
+    db,
     `DELETE FROM a2a_task_events WHERE NOT terminal AND (tenant, owner, task_id) IN
        (SELECT tenant, owner, task_id FROM (${ended}))`,
   );
-  const pruneEndedSnapshots = db.prepare(
+  const pruneEndedSnapshots = prepare(
+    db,
     `DELETE FROM a2a_task_snapshots WHERE (tenant, owner, task_id) IN (SELECT tenant, owner, task_id FROM (${ended}))`,
   );
-  const deleteExpiredKeys = db.prepare('DELETE FROM a2a_send_keys WHERE expires_at < ?');
+  const deleteExpiredKeys = prepare(db, 'DELETE FROM a2a_send_keys WHERE expires_at < ?');
   return {
     deleteFinishedPush,
     deleteFinished,
@@ -146,25 +160,29 @@ function preparePurgeStatements(db: SqliteDatabase) {
 
 /** The statements on sends: their idempotency keys, and the sends started whose task has no row yet. */
 function prepareSendStatements(db: SqliteDatabase) {
-  const selectSendKey = db.prepare(
+  const selectSendKey = prepare(
+    db,
     'SELECT task_id, expires_at FROM a2a_send_keys WHERE tenant = ? AND owner = ? AND key = ?',
   );
   // A key that expired is taken over by the next send with it.
-  const upsertSendKey = db.prepare(
+  const upsertSendKey = prepare(
+    db,
     `INSERT INTO a2a_send_keys (tenant, owner, key, task_id, expires_at, context_id) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT (tenant, owner, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at,
        context_id = excluded.context_id`,
   );
-  const appendStarted = db.prepare(
+  const appendStarted = prepare(
+    db,
     'INSERT INTO a2a_sends_started (tenant, owner, task_id, context_id) VALUES (?, ?, ?, ?)',
   );
-  const deleteStarted = db.prepare('DELETE FROM a2a_sends_started WHERE rowid = ?');
+  const deleteStarted = prepare(db, 'DELETE FROM a2a_sends_started WHERE rowid = ?');
   // A task a send created whose process ended before its first row: its entry names it, nothing else does.
-  const selectUnwrittenSends = db.prepare(
+  const selectUnwrittenSends = prepare(
+    db,
     `SELECT DISTINCT s.tenant, s.owner, s.task_id AS id, s.context_id FROM a2a_sends_started s
      WHERE NOT EXISTS (SELECT 1 FROM a2a_tasks t WHERE t.tenant = s.tenant AND t.owner = s.owner AND t.id = s.task_id)`,
   );
-  const clearStarted = db.prepare('DELETE FROM a2a_sends_started');
+  const clearStarted = prepare(db, 'DELETE FROM a2a_sends_started');
   return { selectSendKey, upsertSendKey, appendStarted, deleteStarted, selectUnwrittenSends, clearStarted };
 }
 
