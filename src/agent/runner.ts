@@ -74,13 +74,38 @@ const REJECT_MARK = '[REJECT]';
  * const result = await runToEnd(runner, { principal: OWNER, sessionId: 'cli:1', text: 'hello' });
  */
 export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
-  const logger = options.logger.child({ component: 'runner' });
-  const maxToolChars = options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS;
-  const { sessions } = options;
-  const redact = options.redact ?? ((text: string) => text);
-  const observer = options.observer ?? NOOP_OBSERVER;
+  const turns = new TurnLoop(options);
+  const tools = createToolRunner({
+    tree: options.tree,
+    familyOf: options.familyOf,
+    logger: options.logger,
+    observer: turns.observer,
+    redact: turns.redact,
+    maxToolChars: turns.maxToolChars,
+  });
+  return { run: (input) => turns.run(input), runTool: (input) => tools.runTool(input) };
+}
+
+/**
+ * The turn loop of {@link createRunner}: a turn, each step of an LLM or
+ * remote agent, transfers, and what a step needs (its model, its context).
+ */
+class TurnLoop {
+  private readonly logger: Logger;
+  readonly maxToolChars: number;
+  private readonly sessions: SessionStore;
+  readonly redact: (text: string) => string;
+  readonly observer: Observer;
   // Each turn runs on the tree current when it starts; its index (names, parents, routes) is built once per tree.
-  const indexOf = treeIndexes();
+  private readonly indexOf = treeIndexes();
+
+  constructor(private readonly options: RunnerOptions) {
+    this.logger = options.logger.child({ component: 'runner' });
+    this.maxToolChars = options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS;
+    this.sessions = options.sessions;
+    this.redact = options.redact ?? ((text: string) => text);
+    this.observer = options.observer ?? NOOP_OBSERVER;
+  }
 
   /**
    * The loop: who acts next, what they decided, until someone answers, asks,
@@ -88,24 +113,24 @@ export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
    * (here, not in a generator around this one: every event would cross one
    * more layer).
    */
-  async function* run(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
+  async *run(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
     // Nothing listening: turns run with no observer in the way.
-    const observed = observer.active ? ObservedTurn.start(observer, input) : ObservedTurn.none;
+    const observed = this.observer.active ? ObservedTurn.start(this.observer, input) : ObservedTurn.none;
     try {
       const { principal, sessionId } = input;
-      const tree = indexOf(options.tree.current(principal));
+      const tree = this.indexOf(this.options.tree.current(principal));
       const fresh = input.newSession === true;
       const [state, history] = fresh
         ? [emptySessionState(), []]
         : await Promise.all([
-            sessions.state(principal, sessionId),
-            historyMessages(sessions, principal, sessionId, options.historyLimit ?? 40),
+            this.sessions.state(principal, sessionId),
+            historyMessages(this.sessions, principal, sessionId, this.options.historyLimit ?? 40),
           ]);
-      const turn = new TurnState({ input, tree, history, state, logger });
+      const turn = new TurnState({ input, tree, history, state, logger: this.logger });
       /** Hands the turn to the store; the returned promise settles once it is committed. */
       // A replay tells no turn-end hook (memory): it is a scratch turn, not the principal's conversation.
       const end = (result: TurnResult) =>
-        turn.commit(sessions, input.replay ? undefined : options.onTurnEnd).then(() => {
+        turn.commit(this.sessions, input.replay ? undefined : this.options.onTurnEnd).then(() => {
           observed.settle(result);
           return result;
         });
@@ -114,7 +139,10 @@ export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
       let agent: Agent = startingAgent(turn);
       yield observed.enter(agent);
       if (state.pendingApproval && agent.kind === 'llm') {
-        yield* resumePendingApproval(turn, agent, state.pendingApproval, { maxToolChars, redact });
+        yield* resumePendingApproval(turn, agent, state.pendingApproval, {
+          maxToolChars: this.maxToolChars,
+          redact: this.redact,
+        });
       }
       // Whatever the session was waiting for, this message answers it.
       delete state.pendingApproval;
@@ -123,7 +151,9 @@ export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
       for (;;) {
         throwIfAborted(turn.signal);
         const step: Step =
-          agent.kind === 'llm' ? yield* llmStep(turn, agent, observed) : yield* remoteStep(turn, agent, observed);
+          agent.kind === 'llm'
+            ? yield* this.llmStep(turn, agent, observed)
+            : yield* this.remoteStep(turn, agent, observed);
         switch (step.type) {
           case 'final': {
             // Handed to the store before the event goes out, so a consumer that stops reading at `final` loses
@@ -173,21 +203,21 @@ export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
   }
 
   /** One model call of an LLM agent and the tool calls it asked for. */
-  async function* llmStep(turn: TurnState, agent: LlmAgent, observed: ObservedTurn): AsyncGenerator<RunEvent, Step> {
+  private async *llmStep(turn: TurnState, agent: LlmAgent, observed: ObservedTurn): AsyncGenerator<RunEvent, Step> {
     const calls = turn.modelCalls.get(agent.name) ?? 0;
-    if (calls >= options.maxTurnsPerAgent) {
+    if (calls >= this.options.maxTurnsPerAgent) {
       return {
         type: 'failed',
         reason: `${agent.name} made ${calls} model calls in this turn without answering; stopped.`,
       };
     }
     turn.modelCalls.set(agent.name, calls + 1);
-    const chosen = modelOf(agent, turn.input.replay?.model);
+    const chosen = this.modelOf(agent, turn.input.replay?.model);
     if (!chosen.ok) return { type: 'failed', reason: chosen.reason };
     const model = chosen.model;
 
     const replaced = turn.input.replay?.instructions?.[agent.name];
-    const context = replaced === undefined ? await agentContext(turn, agent) : undefined;
+    const context = replaced === undefined ? await this.agentContext(turn, agent) : undefined;
     const reply = yield* callModel(
       model,
       {
@@ -216,7 +246,7 @@ export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
     for (const [index, call] of reply.toolCalls.entries()) {
       const later = reply.toolCalls.slice(index + 1);
       if (call.name === TRANSFER_TOOL) {
-        const step = yield* transfer(turn, agent, call, reply.text);
+        const step = yield* this.transfer(turn, agent, call, reply.text);
         if (step.type !== 'again') {
           skip(turn, later, step.type === 'delegate' ? `control was transferred to ${step.to.name}` : 'the turn ended');
           return step;
@@ -224,13 +254,14 @@ export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
         continue;
       }
       const tool = agent.tools.find((t) => t.name === call.name);
-      const refusal = options.familyOf && grantRefusal(turn.input.principal, call.name, options.familyOf(call.name));
-      yield RunEvents.toolStart(agent.name, call.name, call.id, previewArguments(call.arguments, redact));
+      const refusal =
+        this.options.familyOf && grantRefusal(turn.input.principal, call.name, this.options.familyOf(call.name));
+      yield RunEvents.toolStart(agent.name, call.name, call.id, previewArguments(call.arguments, this.redact));
       const outcome = await observeToolCall(observed.step, agent.name, call, async () =>
         refusal
           ? { type: 'result', ok: false, content: refusal }
           : tool
-            ? executeToolCall(tool, call.arguments, toolContext(turn, agent, call, false), maxToolChars)
+            ? executeToolCall(tool, call.arguments, toolContext(turn, agent, call, false), this.maxToolChars)
             : {
                 type: 'result',
                 ok: false,
@@ -254,7 +285,7 @@ export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
         };
       }
       turn.push({ role: 'tool', toolCallId: call.id, name: call.name, content: outcome.content });
-      yield RunEvents.toolEnd(agent.name, call.name, call.id, outcome.ok, redact(outcome.content).slice(0, 200));
+      yield RunEvents.toolEnd(agent.name, call.name, call.id, outcome.ok, this.redact(outcome.content).slice(0, 200));
     }
     return { type: 'again' };
   }
@@ -265,7 +296,7 @@ export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
    * a refusal has the turn end with its text (or a plain explanation)
    * instead of looping.
    */
-  async function* transfer(
+  private async *transfer(
     turn: TurnState,
     agent: LlmAgent,
     call: ModelToolCall,
@@ -279,8 +310,8 @@ export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
       answer(`tool ${TRANSFER_TOOL} failed: ${what}. Valid agent names: ${routes.join(', ')}.`);
       return { type: 'again' };
     }
-    if (turn.rounds >= options.maxDelegationRounds) {
-      const reason = `this turn has used all ${options.maxDelegationRounds} delegation rounds`;
+    if (turn.rounds >= this.options.maxDelegationRounds) {
+      const reason = `this turn has used all ${this.options.maxDelegationRounds} delegation rounds`;
       answer(
         `Transfer to ${target} refused: ${reason}. Do not transfer again; answer the user now with what you have.`,
       );
@@ -292,7 +323,7 @@ export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
           type: 'final',
           text:
             text.trim() ||
-            `I could not finish this request within the limit of ${options.maxDelegationRounds} delegation rounds. Please try again, perhaps in smaller steps.`,
+            `I could not finish this request within the limit of ${this.options.maxDelegationRounds} delegation rounds. Please try again, perhaps in smaller steps.`,
         };
       }
       return { type: 'again' };
@@ -303,7 +334,7 @@ export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
   }
 
   /** One delegated request to a remote A2A agent; its outcome decides the turn. */
-  async function* remoteStep(
+  private async *remoteStep(
     turn: TurnState,
     remote: RemoteAgent,
     observed: ObservedTurn,
@@ -343,8 +374,8 @@ export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
   }
 
   /** The model an agent's call goes to: its own or the node's, or the one a replay names of the same client. */
-  function modelOf(agent: LlmAgent, replayModel?: string): { ok: true; model: Model } | { ok: false; reason: string } {
-    const model = agent.model ?? options.model;
+  private modelOf(agent: LlmAgent, replayModel?: string): { ok: true; model: Model } | { ok: false; reason: string } {
+    const model = agent.model ?? this.options.model;
     if (!model) return { ok: false, reason: `agent ${agent.name} has no model configured` };
     if (replayModel === undefined) return { ok: true, model };
     if (!model.withModel) return { ok: false, reason: `the model ${model.name} cannot switch to ${replayModel}` };
@@ -352,13 +383,13 @@ export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
   }
 
   /** Fetches (once per agent per turn) the context provider's text; a failing provider adds nothing. */
-  async function agentContext(turn: TurnState, agent: LlmAgent): Promise<string | undefined> {
-    if (!options.contextProvider) return undefined;
+  private async agentContext(turn: TurnState, agent: LlmAgent): Promise<string | undefined> {
+    if (!this.options.contextProvider) return undefined;
     if (!turn.contexts.has(agent.name)) {
       let text: string | undefined;
       try {
         text = await raceAbort(
-          options.contextProvider({
+          this.options.contextProvider({
             principal: turn.input.principal,
             sessionId: turn.input.sessionId,
             text: turn.input.text,
@@ -374,16 +405,6 @@ export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
     }
     return turn.contexts.get(agent.name);
   }
-
-  const tools = createToolRunner({
-    tree: options.tree,
-    familyOf: options.familyOf,
-    logger: options.logger,
-    observer,
-    redact,
-    maxToolChars,
-  });
-  return { run, runTool: (input) => tools.runTool(input) };
 }
 
 /**

@@ -16,7 +16,6 @@ const MAX_FILE_LINES = 500;
 const KNOWN: readonly string[] = [
   'federation/remoteAgent.ts createRemoteAgent',
   'federation/federation.ts createFederation',
-  'agent/runner.ts createRunner',
   'app.ts createApp',
   'app.ts',
   'a2a/tasks/taskHandler.ts',
