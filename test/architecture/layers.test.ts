@@ -34,7 +34,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['a2a/bindings/'],
   ['a2a/'],
   ['observe/'],
-  ['app.ts'],
+  ['app.ts', 'app/'],
   ['index.ts'],
   ['cli/'],
 ];

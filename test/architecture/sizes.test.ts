@@ -16,8 +16,6 @@ const MAX_FILE_LINES = 500;
 const KNOWN: readonly string[] = [
   'federation/remoteAgent.ts createRemoteAgent',
   'federation/federation.ts createFederation',
-  'app.ts createApp',
-  'app.ts',
   'a2a/tasks/taskHandler.ts',
   'a2a/tasks/liveTasks.ts',
   'federation/peerFetch.ts',
