@@ -1,7 +1,7 @@
 import { Role, TaskState, type StreamResponse } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { createClusterTasks, SNAPSHOT_EVERY } from '../../src/a2a/tasks/clusterTasks';
-import { applyEvent } from '../../src/a2a/tasks/liveTasks';
+import { applyEvent } from '../../src/a2a/tasks/applyEvent';
 import { newTask, statusUpdate, textPart } from '../../src/a2a/tasks/messages';
 import { createMemoryLogger } from '../../src/log/logger';
 import type { PgDatabase } from '../../src/store/postgres/database';

@@ -17,7 +17,6 @@ const KNOWN: readonly string[] = [
   'federation/remoteAgent.ts createRemoteAgent',
   'federation/federation.ts createFederation',
   'a2a/tasks/taskHandler.ts',
-  'a2a/tasks/liveTasks.ts',
   'federation/peerFetch.ts',
 ];
 

@@ -5,7 +5,8 @@ import type { Logger } from '../../log/logger';
 import { isFinished, isInterrupted, isRunning, isSettled } from '../../protocol/taskStates';
 import type { TaskEventLog, TaskEventRecord, TaskKey } from '../../store/taskEvents';
 import type { StoredTask, TaskRows, TaskScope } from '../../store/taskRows';
-import { applyEvent, type FoldedEvent, type TasksElsewhere } from './liveTasks';
+import { applyEvent } from './applyEvent';
+import type { FoldedEvent, TasksElsewhere } from './liveTasks';
 
 /**
  * The A2A tasks of one node spread over replicas (issue 16), in A2A terms

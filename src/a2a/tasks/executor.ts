@@ -8,7 +8,7 @@ import { childTraceparent, parseTraceparent, TRACEPARENT_KEY } from '../../log/t
 import type { Logger } from '../../log/logger';
 import { messageText, newTask, statusUpdate } from './messages';
 import { describeProgress, progressMetadata } from './progress';
-import type { LiveTask } from './liveTasks';
+import type { LiveTask } from './liveTask';
 
 /**
  * Publishes one event of a task into its live task (`LiveTasks.fold`);

@@ -1,6 +1,7 @@
-import { TaskState, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk';
+import { TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
-import { isFinished, isInterrupted, isRunning, isSettled } from '../../protocol/taskStates';
+import { isInterrupted, isRunning, isSettled } from '../../protocol/taskStates';
+import { applyEvent } from './applyEvent';
 import {
   scopedKey,
   type StoredTask,
@@ -14,6 +15,7 @@ import { AnswerArtifact } from './answerArtifact';
 import { statusUpdate } from './messages';
 import type { NumberedResponse } from './resume';
 import { TaskSubscription, type HeardEvent } from './taskSubscription';
+import type { Listener, LiveTask, TaskPhase, WriteMode } from './liveTask';
 
 /**
  * The one owner of every live task: a task whose turn runs in this process
@@ -52,55 +54,27 @@ import { TaskSubscription, type HeardEvent } from './taskSubscription';
  *   a subscriber gets the row alone, a cancel ends it here.
  */
 
-/** When a live task is written to the rows (see the module comment). */
-export type WriteMode = 'every-state' | 'on-settle';
-
-/**
- * Where a live task is in its turn: `running` until a folded event leaves
- * it waiting for its caller (`awaiting-input`: input- or auth-required) or
- * ended (`settled`); then it is written and let go, and nothing more is
- * folded into it.
- */
-export type TaskPhase = 'running' | 'awaiting-input' | 'settled';
-
-/** One task whose turn runs in this process, as held here. */
-export interface LiveTask {
-  readonly scope: TaskScope;
-  readonly id: string;
-  readonly contextId: string;
-  readonly writeMode: WriteMode;
+/** A live task as its owner ({@link LiveTasks}) changes it, with what only the owner reads. */
+interface HeldTask extends Omit<
+  LiveTask,
+  'phase' | 'task' | 'generation' | 'keepEvents' | 'listeners' | 'settled' | 'closed'
+> {
   phase: TaskPhase;
-  /** The task as folded so far; undefined until its first event (it is being created: it has no row). */
   task: Task | undefined;
-  /**
-   * The task's generation (issue 27): its generation when this turn began
-   * (0 for a new task, its row's for a claimed one), +1 per event folded.
-   * Only the turn that owns the task writes its events, so the number it
-   * counts is the one the event log keeps.
-   */
   generation: number;
-  /**
-   * Its events go to the event log (`onFolded`'s `kept`): always with
-   * replicas (followers elsewhere read them); on one node only once someone
-   * may resume from them or wait on them (a request that activated the
-   * generation extension, see {@link LiveTasks.watch}), so a client that
-   * never asks for generations pays nothing for them.
-   */
   keepEvents: boolean;
-  /** Who hears each event folded from now on (streams, subscribers, webhooks); none for most tasks. */
-  listeners: Array<(heard: HeardEvent) => void> | undefined;
-  /** Aborts the turn's model, tool and remote calls (a cancel, the node stopping). */
-  readonly controller: AbortController;
-  /** The turn's answer as it streams (`answerArtifact.ts`). */
-  readonly answer: AnswerArtifact;
-  /** Resolves with the task once its turn has ended and its last state is written ({@link LiveTasks.run}). */
+  listeners: Listener[] | undefined;
   settled: Promise<Task> | undefined;
-  /** The write of the state that ended its phase `running`, once folded. */
   closed: Promise<void> | undefined;
   /** The state its row holds, if it has one. */
   written: TaskState | undefined;
   /** The task is newer than its row. */
   dirty: boolean;
+}
+
+/** The live task handed back to its owner: every {@link LiveTask} is a {@link HeldTask} made by {@link LiveTasks.begin}. */
+function own(live: LiveTask): HeldTask {
+  return live as HeldTask;
 }
 
 /** One event folded into a live task (what `onFolded` hears). */
@@ -170,9 +144,9 @@ const CANCELED_TEXT = 'Task canceled by the caller.';
 /** The live tasks of this process (see the module comment). */
 export class LiveTasks {
   /** By scope and id. */
-  private readonly tasks = new Map<string, LiveTask>();
+  private readonly tasks = new Map<string, HeldTask>();
   /** By id alone, for the owner, who reads every caller's tasks. */
-  private readonly byId = new Map<string, LiveTask>();
+  private readonly byId = new Map<string, HeldTask>();
   /** How many wait on each task's events (by scope and id): its next turns keep them ({@link watch}). */
   private readonly watched = new Map<string, number>();
   /** Every turn's end ({@link run}) until it has settled and been written: what {@link settleAll} waits for. */
@@ -201,7 +175,7 @@ export class LiveTasks {
   begin(scope: TaskScope, ids: { taskId: string; contextId: string }, writeMode: WriteMode, generation = 0): LiveTask {
     const held = this.tasks.get(scopedKey(scope, ids.taskId));
     if (held) return held;
-    const live: LiveTask = {
+    const live: HeldTask = {
       scope,
       id: ids.taskId,
       contextId: ids.contextId,
@@ -252,7 +226,7 @@ export class LiveTasks {
    */
   run(live: LiveTask, body: () => Promise<Task>): Promise<Task> {
     const settled = body();
-    live.settled = settled;
+    own(live).settled = settled;
     this.turns.add(settled);
     const forget = () => void this.turns.delete(settled);
     settled.then(forget, forget);
@@ -267,7 +241,8 @@ export class LiveTasks {
    * mode, and the task let go; nothing folded after it is kept.
    * `userMessage` heads the history of a `task` event's task.
    */
-  fold(live: LiveTask, event: AgentExecutionEvent, userMessage?: Message): Promise<void> | undefined {
+  fold(folding: LiveTask, event: AgentExecutionEvent, userMessage?: Message): Promise<void> | undefined {
+    const live = own(folding);
     if (live.phase !== 'running') return undefined;
     const task = applyEvent(live.task, event, userMessage);
     if (!task) return undefined;
@@ -321,8 +296,17 @@ export class LiveTasks {
     };
   }
 
+  /**
+   * Keeps the live task's events in the event log from its next event on (a
+   * caller that activated the generation extension may come back with one).
+   */
+  keepEventsOf(live: LiveTask): void {
+    own(live).keepEvents = true;
+  }
+
   /** Calls `listener` with each event folded into the live task from now on, in order; returns how to stop. */
-  listen(live: LiveTask, listener: (heard: HeardEvent) => void): () => void {
+  listen(listened: LiveTask, listener: Listener): () => void {
+    const live = own(listened);
     (live.listeners ??= []).push(listener);
     return () => {
       const index = live.listeners?.indexOf(listener) ?? -1;
@@ -440,7 +424,7 @@ export class LiveTasks {
   }
 
   /** Writes what the task's mode and phase say must be written now. */
-  private changed(live: LiveTask): Promise<void> | undefined {
+  private changed(live: HeldTask): Promise<void> | undefined {
     const task = live.task!;
     if (live.phase !== 'running') return (live.closed = this.close(live));
     if (live.writeMode === 'on-settle') {
@@ -458,7 +442,7 @@ export class LiveTasks {
   }
 
   /** The turn has ended: the task is let go and written (one write, whatever its mode). */
-  private close(live: LiveTask): Promise<void> {
+  private close(live: HeldTask): Promise<void> {
     const key = scopedKey(live.scope, live.id);
     if (this.tasks.get(key) === live) this.tasks.delete(key);
     if (this.byId.get(live.id) === live) this.byId.delete(live.id);
@@ -488,115 +472,4 @@ export class LiveTasks {
     const history = status?.message ? [...task.history, status.message] : task.history;
     return this.fold(live, AgentEvent.task({ ...task, status, history }));
   }
-}
-
-/**
- * Applies one executor event to the task, as the SDK's `ResultManager`
- * merges it into the stored task: the user's message (when given) heads the history,
- * status messages are appended to it, artifacts are replaced or appended
- * by id, metadata is merged, and nothing changes a task once it has ended.
- * The executor's events are fresh objects it never touches again, so they
- * are taken as they are, not copied, except artifacts: the task holds its
- * own copy of each (see {@link ownArtifact}), so an appended chunk goes into
- * it in place instead of copying every earlier chunk again.
- */
-export function applyEvent(
-  task: Task | undefined,
-  event: AgentExecutionEvent,
-  userMessage?: Message,
-): Task | undefined {
-  switch (event.kind) {
-    case 'task': {
-      const next: Task = { ...event.data, history: event.data.history ?? [] };
-      if (task) {
-        if (next.history.length === 0) next.history = task.history;
-        next.artifacts = mergeArtifacts(task.artifacts, next.artifacts);
-        if (task.metadata || next.metadata) next.metadata = { ...task.metadata, ...next.metadata };
-      }
-      next.artifacts = next.artifacts.map(ownArtifact);
-      if (userMessage && !next.history.some((m) => m.messageId === userMessage.messageId))
-        next.history = [userMessage, ...next.history];
-      return next;
-    }
-    case 'statusUpdate': {
-      const update = event.data;
-      if (!task || task.id !== update.taskId) return task;
-      const state = task.status?.state;
-      if (isFinished(state) && update.status?.state !== state) return task;
-      task.status = update.status;
-      if (update.metadata) task.metadata = { ...task.metadata, ...update.metadata };
-      const message = update.status?.message;
-      if (message && !task.history.some((m) => m.messageId === message.messageId))
-        task.history = [...task.history, message];
-      return task;
-    }
-    case 'artifactUpdate': {
-      const update = event.data;
-      const artifact = update.artifact;
-      if (!task || !artifact || task.id !== update.taskId) return task;
-      const index = task.artifacts.findIndex((a) => a.artifactId === artifact.artifactId);
-      if (index === -1) task.artifacts = [...task.artifacts, ownArtifact(artifact)];
-      else if (!update.append) task.artifacts[index] = ownArtifact(artifact);
-      else {
-        const existing = task.artifacts[index]!;
-        appendParts(existing.parts, artifact.parts);
-        if (artifact.name) existing.name = artifact.name;
-        if (artifact.description) existing.description = artifact.description;
-        if (artifact.metadata && !holds(existing.metadata, artifact.metadata))
-          existing.metadata = { ...existing.metadata, ...artifact.metadata };
-      }
-      // Each answer chunk carries the same metadata: merged (a new object per chunk) only when it changes something.
-      if (update.metadata && !holds(task.metadata, update.metadata))
-        task.metadata = { ...task.metadata, ...update.metadata };
-      return task;
-    }
-    case 'message':
-      // The node's executor answers with tasks only; a direct reply would end no task.
-      return task;
-  }
-}
-
-/** Whether `target` already has every entry of `entries` (so merging them in would change nothing). */
-function holds(target: Record<string, unknown> | undefined, entries: Record<string, unknown>): boolean {
-  if (!target) return false;
-  for (const key in entries) if (!Object.hasOwn(target, key) || target[key] !== entries[key]) return false;
-  return true;
-}
-
-/**
- * Appends a chunk's parts: a text part continuing a text part extends it, so a
- * streamed answer reads as one text in every snapshot (GetTask, ListTasks, a
- * retried send, a resumed follower), as its chunks read when concatenated.
- * The last part is replaced, not changed: the chunk it came in may still be
- * queued for the store or a follower.
- */
-function appendParts(parts: Part[], chunk: Part[]): void {
-  for (const part of chunk) {
-    const last = parts.at(-1);
-    if (
-      last?.content?.$case === 'text' &&
-      part.content?.$case === 'text' &&
-      !last.metadata &&
-      !part.metadata &&
-      last.mediaType === part.mediaType
-    )
-      parts[parts.length - 1] = { ...last, content: { $case: 'text', value: last.content.value + part.content.value } };
-    else parts.push(part);
-  }
-}
-
-/**
- * The task's own copy of an artifact an event carried: the event may still
- * be on its way to a stream when a later chunk is appended to the task's.
- */
-function ownArtifact(artifact: Artifact): Artifact {
-  return { ...artifact, parts: [...artifact.parts] };
-}
-
-function mergeArtifacts(earlier: Artifact[], incoming: Artifact[]): Artifact[] {
-  if (earlier.length === 0) return incoming;
-  const byId = new Map(incoming.map((a) => [a.artifactId, a]));
-  const merged = earlier.map((a) => byId.get(a.artifactId) ?? a);
-  const seen = new Set(earlier.map((a) => a.artifactId));
-  return [...merged, ...incoming.filter((a) => !seen.has(a.artifactId))];
 }

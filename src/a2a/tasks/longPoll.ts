@@ -1,6 +1,7 @@
 import { timerDelay } from '../../duration';
 import type { TaskEventLog, TaskKey } from '../../store/taskEvents';
-import type { LiveTask, LiveTasks } from './liveTasks';
+import type { LiveTask } from './liveTask';
+import type { LiveTasks } from './liveTasks';
 
 /**
  * GetTask as a long poll (issue 27; the 1.1 draft's `currentGeneration`):

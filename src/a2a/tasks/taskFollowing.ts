@@ -54,7 +54,7 @@ export class TaskFollowing {
     if (found.runs === 'here') {
       // The task as it stands, then every event after it: taken together, so nothing folded falls between.
       const { live } = found;
-      if (keep) live.keepEvents = true;
+      if (keep) liveTasks.keepEventsOf(live);
       const current = structuredClone(live.task!);
       const generation = live.generation;
       const events = liveTasks.subscribe(live, (heard) => ({
@@ -98,7 +98,7 @@ export class TaskFollowing {
   async resumed(taskId: string, after: number, context: ServerCallContext, signal: AbortSignal) {
     const found = await this.standing(taskId, context);
     const held = this.options.live.held(readerOf(context), taskId);
-    if (held) held.keepEvents = true;
+    if (held) this.options.live.keepEventsOf(held);
     const state = found.task.status?.state;
     const task = { key: { ...found.scope, taskId }, generation: found.generation ?? 0, settled: isSettled(state) };
     return resumeAfter(this.options.events, task, after, signal);

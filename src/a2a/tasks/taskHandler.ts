@@ -53,7 +53,8 @@ import {
   TaskGenerationMismatchError,
   withGeneration,
 } from '../../protocol/generationExtension';
-import type { LiveTask, LiveTasks, WriteMode } from './liveTasks';
+import type { LiveTask, WriteMode } from './liveTask';
+import type { LiveTasks } from './liveTasks';
 import { sendKeyOf } from './sendKeys';
 import { requireTaskId, startedAtFirstRead, toStreamResponse, withHistory } from './streamForms';
 import { numberedStream, TaskFollowing } from './taskFollowing';
@@ -363,7 +364,7 @@ export class TaskHandler implements A2ARequestHandler {
     if (claimed && 'retryOf' in claimed) return claimed;
     const live = claimed?.live ?? liveTasks.begin(scopeOf(context), { taskId, contextId }, writeMode);
     // A caller that activated the generation extension may resume from any event: they are kept for it.
-    if (generationActivated(context)) live.keepEvents = true;
+    if (generationActivated(context)) liveTasks.keepEventsOf(live);
     // A continued task has a row and was seen: whoever saw it may watch its answer.
     if (claimed) writeMode = 'every-state';
     const continuedTask = claimed && { ...claimed.task, history: [...claimed.task.history, userMessage] };
