@@ -84,6 +84,21 @@ describe('LiveTasks', () => {
     ]);
   });
 
+  it("keeps a task's events in the event log once asked through its owner, from its next event", async () => {
+    const folded: FoldedEvent[] = [];
+    const live = new LiveTasks({ rows: rows.tasks, onFolded: (event) => folded.push(event) });
+    const held = live.begin(alice, ids, 'every-state');
+    await live.fold(held, AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_SUBMITTED, at)), userMessage);
+    live.keepEventsOf(held);
+    await live.fold(held, working(), userMessage);
+    expect(folded.map((event) => event.kept)).toEqual([false, true]);
+    expect(held.keepEvents).toBe(true);
+    // The record is read-only outside its owner: typecheck refuses a write (the line below must stay an error).
+    // @ts-expect-error LiveTask's fields are read-only: ask LiveTasks (keepEventsOf, fold, …)
+    const write = (task: typeof held) => (task.keepEvents = false);
+    expect(write).toBeInstanceOf(Function);
+  });
+
   it('ignores what follows a finished state in the fold', async () => {
     const live = new LiveTasks({ rows: rows.tasks });
     const held = live.begin(alice, ids, 'on-settle');
