@@ -16,7 +16,6 @@ const MAX_FILE_LINES = 500;
 const KNOWN: readonly string[] = [
   'federation/remoteAgent.ts createRemoteAgent',
   'federation/federation.ts createFederation',
-  'a2a/tasks/taskHandler.ts',
   'federation/peerFetch.ts',
 ];
 

@@ -1,4 +1,4 @@
-import { Role, TaskState } from '@a2a-js/sdk';
+import { TaskState } from '@a2a-js/sdk';
 import type {
   AgentCard,
   CancelTaskRequest,
@@ -19,23 +19,10 @@ import type {
 } from '@a2a-js/sdk';
 import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { AgentEvent, STATE_HEADERS_KEY } from '@a2a-js/sdk/server';
-import type {
-  A2ARequestHandler,
-  AgentExecutionEvent,
-  PushNotificationSender,
-  PushNotificationStore,
-  ServerCallContext,
-} from '@a2a-js/sdk/server';
+import type { A2ARequestHandler, AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
-import {
-  FINISHED_STATES,
-  INTERRUPTED_STATES,
-  RUNNING_STATES,
-  isFinished,
-  isRunning,
-  isSettled,
-} from '../../protocol/taskStates';
+import { FINISHED_STATES, INTERRUPTED_STATES, RUNNING_STATES, isFinished, isRunning } from '../../protocol/taskStates';
 import type { TaskEventLog } from '../../store/taskEvents';
 import { sendTaskId, type SendKey, type StoredTask, type TaskRows } from '../../store/taskRows';
 import { principalOf } from '../../identity/request';
@@ -61,6 +48,9 @@ import { numberedStream, TaskFollowing } from './taskFollowing';
 import { newTask, statusUpdate } from './messages';
 import { scopeOf, type TaskReads } from './taskStore';
 import type { HeardEvent } from './taskSubscription';
+import { checkHistoryLength, checkSendMessage, stillWorking, terminalTask } from './sendChecks';
+import { TaskPushConfigs } from './taskPushConfigs';
+import { deliverToWebhooks, notifyWebhooks, type TaskPush } from './taskWebhooks';
 
 /** What {@link TaskHandler} works with. */
 export interface TaskHandlerOptions {
@@ -70,13 +60,8 @@ export interface TaskHandlerOptions {
   live: LiveTasks;
   /** Tasks the caller may read: live here first, else the rows. */
   tasks: TaskReads;
-  /**
-   * Push configs (webhook addresses checked when saved) and their delivery;
-   * `saves`, how many configs were saved so far anywhere (`RowPushStore.saves`),
-   * lets a task found without any skip the lookup for its later events until
-   * it moves.
-   */
-  push: { store: PushNotificationStore; sender: PushNotificationSender; saves?: () => number };
+  /** Push configs (webhook addresses checked when saved) and their delivery (`taskWebhooks.ts`). */
+  push: TaskPush;
   cards: CardService;
   /** Whether the node publishes an extended card (`a2a.auth` is configured). */
   extendedCardEnabled: boolean;
@@ -124,6 +109,8 @@ const LISTED_STATES: readonly TaskState[] = [
 export class TaskHandler implements A2ARequestHandler {
   /** The reading side of tasks: as they stand, followed, resumed, waited for. */
   private readonly following: TaskFollowing;
+  /** A task's webhooks: saved, read, listed, deleted. */
+  private readonly pushConfigs: TaskPushConfigs;
 
   constructor(private readonly options: TaskHandlerOptions) {
     this.following = new TaskFollowing({
@@ -132,6 +119,7 @@ export class TaskHandler implements A2ARequestHandler {
       find: (taskId, context) => this.find(taskId, context),
       longPollTimeoutMs: options.longPollTimeoutMs,
     });
+    this.pushConfigs = new TaskPushConfigs(options.push.store, (taskId, context) => this.find(taskId, context));
   }
 
   async getAgentCard(): Promise<AgentCard> {
@@ -271,47 +259,32 @@ export class TaskHandler implements A2ARequestHandler {
     yield* numberedStream(this.following.followed(params.id, context, lastEventId === undefined, activated), numbered);
   }
 
-  async createTaskPushNotificationConfig(
+  createTaskPushNotificationConfig(
     params: TaskPushNotificationConfig,
     context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    if (!params.taskId) throw invalidParam('taskId', 'is required');
-    if (!params.url) throw invalidParam('url', 'is required');
-    await this.find(params.taskId, context);
-    await this.options.push.store.save(params.taskId, context, params);
-    return structuredClone(params);
+    return this.pushConfigs.create(params, context);
   }
 
-  async getTaskPushNotificationConfig(
+  getTaskPushNotificationConfig(
     params: GetTaskPushNotificationConfigRequest,
     context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    await this.find(params.taskId, context);
-    const configs = await this.options.push.store.load(params.taskId, context);
-    if (configs.length === 0)
-      throw new TaskNotFoundError(`Push notification config not found for task ${params.taskId}.`);
-    const config = configs.find((c) => c.id === params.id);
-    if (!config)
-      throw new TaskNotFoundError(
-        `Push notification config with id '${params.id}' not found for task ${params.taskId}.`,
-      );
-    return config;
+    return this.pushConfigs.get(params, context);
   }
 
-  async listTaskPushNotificationConfigs(
+  listTaskPushNotificationConfigs(
     params: ListTaskPushNotificationConfigsRequest,
     context: ServerCallContext,
   ): Promise<ListTaskPushNotificationConfigsResponse> {
-    await this.find(params.taskId, context);
-    return { configs: await this.options.push.store.load(params.taskId, context), nextPageToken: '' };
+    return this.pushConfigs.list(params, context);
   }
 
-  async deleteTaskPushNotificationConfig(
+  deleteTaskPushNotificationConfig(
     params: DeleteTaskPushNotificationConfigRequest,
     context: ServerCallContext,
   ): Promise<void> {
-    await this.find(params.taskId, context);
-    await this.options.push.store.delete(params.taskId, context, params.id);
+    return this.pushConfigs.delete(params, context);
   }
 
   /** The task the caller may read, or TaskNotFoundError (as for a task that does not exist). */
@@ -380,7 +353,7 @@ export class TaskHandler implements A2ARequestHandler {
     };
     const publish = (event: AgentExecutionEvent) => liveTasks.fold(live, event, userMessage);
     const events = form ? liveTasks.subscribe(live, form) : undefined;
-    if (writeMode === 'every-state') this.deliverToWebhooks(live, context);
+    if (writeMode === 'every-state') deliverToWebhooks(this.options, live, context);
     const fail = (reason: string) => {
       // A task that failed before its first event still gets one: as claimed, or the caller's message, submitted.
       if (!live.task)
@@ -408,7 +381,7 @@ export class TaskHandler implements A2ARequestHandler {
       // The answer is decided and written (an on-settle task once, now; an every-state one at each state).
       await live.closed;
       const final = live.task!;
-      if (writeMode === 'on-settle') await this.notifyWebhooks(final, context);
+      if (writeMode === 'on-settle') await notifyWebhooks(this.options, final, context);
       return final;
     });
     // Whoever awaits it hears a failure to write; nobody else (a stream the caller left, returnImmediately) must crash.
@@ -476,56 +449,6 @@ export class TaskHandler implements A2ARequestHandler {
     const offered = new Set(((await this.getAgentCard()).capabilities?.extensions ?? []).map((e) => e.uri));
     context.setRequestedExtensions(context.requestedExtensions.filter((uri) => offered.has(uri)));
   }
-
-  /**
-   * Webhooks registered on an every-state task (with the message, or by
-   * another request while it runs) hear each of its events once its state
-   * is written, in order.
-   */
-  private deliverToWebhooks(live: LiveTask, context: ServerCallContext): void {
-    const { push, logger, live: liveTasks } = this.options;
-    let chain = Promise.resolve();
-    /** The save count when the task was last found without configs (none since: it still has none). */
-    let noneAtSaves: number | undefined;
-    const warn = (err: unknown) =>
-      logger.warn('push notification failed', { taskId: live.id, error: errorMessage(err) });
-    const stop = liveTasks.listen(live, (heard) => {
-      if (isSettled(heard.state)) stop();
-      // The usual task has no webhook: its answer chunks cost no lookup (and no promise) each.
-      if (noneAtSaves !== undefined && noneAtSaves === push.saves?.()) return;
-      chain = chain
-        .then(async () => {
-          if (heard.written) await heard.written;
-          const saves = push.saves?.();
-          if ((await push.store.load(live.id, context)).length === 0) {
-            noneAtSaves = saves;
-            return;
-          }
-          await push.sender.send(toStreamResponse(heard, undefined), context, structuredClone(live.task!));
-        })
-        .catch(warn);
-    });
-  }
-
-  /**
-   * An on-settle task's caller set no webhook, but another request may have registered one while it ran
-   * (after finding it with ListTasks): that webhook hears the final state.
-   */
-  private async notifyWebhooks(task: Task, context: ServerCallContext): Promise<void> {
-    const { push, logger } = this.options;
-    // The answer is saved: a webhook that cannot be told must not turn it into an error for the caller.
-    const warn = (err: unknown) =>
-      logger.warn('push notification failed', { taskId: task.id, error: errorMessage(err) });
-    try {
-      if ((await push.store.load(task.id, context)).length === 0) return;
-      const update = { taskId: task.id, contextId: task.contextId, status: task.status, metadata: task.metadata };
-      push.sender
-        .send({ payload: { $case: 'statusUpdate', value: update } }, context, structuredClone(task))
-        .catch(warn);
-    } catch (err) {
-      warn(err);
-    }
-  }
 }
 
 /** The heard event itself (a returnImmediately SendMessage reads the task of the first). */
@@ -540,38 +463,3 @@ interface Run<T> {
 
 /** A request that did not activate the generation extension gets its task or event as it is. */
 const withoutGeneration = <T>(value: T): T => value;
-
-/** A message to a task whose turn runs (here or on another replica): the caller waits for its answer or cancels. */
-function stillWorking(taskId: string): Error {
-  return new UnsupportedOperationError(`task ${taskId} is still working: wait for its answer or cancel it first`);
-}
-
-/** A message to a finished task. */
-function terminalTask(taskId: string, state: TaskState): Error {
-  return new UnsupportedOperationError(`Task ${taskId} is in a terminal state (${state}) and cannot be modified.`);
-}
-
-/** Refuses a message the agent could not act on, naming the field. */
-export function checkSendMessage(params: SendMessageRequest): void {
-  const message = params.message;
-  if (!message) throw invalidParam('message', 'is required');
-  if (!message.messageId) throw invalidParam('message.messageId', 'is required');
-  if (message.role !== Role.ROLE_USER)
-    throw invalidParam('message.role', 'must be ROLE_USER (a message from the caller)');
-  if (!Array.isArray(message.parts) || message.parts.length === 0) {
-    throw invalidParam('message.parts', 'must contain at least one part');
-  }
-  message.parts.forEach((part, index) => {
-    const content = part?.content;
-    if (!content) throw invalidParam(`message.parts[${index}]`, 'has no content: expected text, data, url or raw');
-    if (content.$case === 'text' && typeof content.value !== 'string') {
-      throw invalidParam(`message.parts[${index}].text`, 'must be a string');
-    }
-  });
-  checkHistoryLength(params.configuration?.historyLength, 'configuration.historyLength');
-}
-
-function checkHistoryLength(value: number | undefined, field: string): void {
-  if (value === undefined || value === null) return;
-  if (!Number.isInteger(value) || value < 0) throw invalidParam(field, 'must be a non-negative integer');
-}
