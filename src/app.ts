@@ -46,6 +46,8 @@ import { DEFAULT_PEER_GRANT, toolFamilies } from './tools/families';
 import { createSecretReferences } from './vault/references';
 import { createToolset, type FamilyStatus } from './toolset/toolset';
 import { openVault, requireVault, type VaultAccess } from './vault/vault';
+import { checkMasterKeyFile } from './vault/masterKey';
+import { makePrivateDir, UnsafePathError } from './privateFiles';
 
 export type { FamilyStatus } from './toolset/toolset';
 
@@ -72,6 +74,12 @@ export interface AppDeps {
   tools?: readonly AnyTool[];
   /** More specialists: rows appended to the table of seven (`specRows`), each one spec object. */
   specialists?: readonly SpecRow[];
+  /**
+   * The local owner token (`serveNode` writes it in the data folder for the
+   * node's own CLI): one more bearer credential, the owner's, on every
+   * binding and page. It does not by itself turn authentication on.
+   */
+  ownerToken?: string;
 }
 
 /** A tool of the node and the specialist it lands with (undefined: unmatched, or the single agent's). */
@@ -156,8 +164,10 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   const extraTools = [...(deps.tools ?? [])];
 
   // Checks that need no I/O come first, so a refused start writes nothing: the
-  // exposure rule (no public bind without auth), then the prompts directory.
+  // exposure rule (no public bind without auth), the master key's file and folder
+  // (another user's or writable by others: refused), then the prompts directory.
   if (config.a2a.enabled) assertSafeExposure(config);
+  if (config.security.enabled) checkMasterKeyFile({ masterKey: config.security.masterKey, dataDir });
   const tls = config.server.tls && serverTlsOptions(config.server.tls, cwd);
   const promptLogger = logger.child({ component: 'prompt' });
   const sections = loadPromptSections({ promptsDir: config.agent.promptsDir, logger: promptLogger, secrets });
@@ -184,6 +194,8 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     // The observer first: the stores report their writes from the moment they open; the sinks join it last.
     const observation = createObservationHub();
     cleanups.push(() => observation.close());
+    // The user's alone (0700), whatever the umask: it holds the keys, the database and the owner's token.
+    makePrivateDir(dataDir);
     const storage = await openNodeStorage({
       url: config.storage.url,
       cluster: clusterSettings(config),
@@ -202,10 +214,10 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     const secretReferences = createSecretReferences({
       lookup: (principal, name) => requireVault(vault).secretValue(principal, name),
     });
-    const callers = await nodeCallers(config, {
-      specs,
-      resolve: (text) => secretReferences.resolve(OWNER, text),
-    });
+    const callers = withOwnerToken(
+      await nodeCallers(config, { specs, resolve: (text) => secretReferences.resolve(OWNER, text) }),
+      deps.ownerToken,
+    );
     for (const credential of callers.credentials) secrets.add(credential.value);
 
     const toolset = await createToolset(toolFamilies, {
@@ -435,6 +447,8 @@ async function openNodeVault(
     });
     return { ok: true, vault };
   } catch (err) {
+    // A key someone else could have planted or read is no key: the node does not start on it.
+    if (err instanceof UnsafePathError) throw err;
     const reason = errorMessage(err);
     options.logger.warn('vault unavailable; starting without it', { reason });
     return { ok: false, reason };
@@ -455,6 +469,16 @@ async function nodeCallers(
       toolFamilies: toolFamilies.map((family) => family.name),
     },
   });
+}
+
+/**
+ * The callers with the local owner token as one more owner credential (issue
+ * 37, 5). `enabled` stays what `a2a.auth` says: a node without auth keeps
+ * its loopback rule, and the token also authenticates there.
+ */
+function withOwnerToken(callers: Callers, token: string | undefined): Callers {
+  if (!token) return callers;
+  return { ...callers, credentials: [...callers.credentials, { kind: 'bearer', value: token, principal: OWNER }] };
 }
 
 /** The model `config.agent` asks for: an OpenAI-compatible endpoint, or the embedded offline model. */

@@ -6,6 +6,9 @@
 
 // The node
 export { createApp, type AppDeps, type LangoApp, type FamilyStatus, type OwnedTool } from './app';
+export { serveNode, type ServingNode } from './serve/serveNode';
+export { DataFolderBusyError, type LockHolder } from './serve/dataLock';
+export { OWNER_TOKEN_FILE } from './serve/ownerToken';
 export { loadConfig, resolveConfig, type LoadConfigOptions, type LoadedConfig } from './config/load';
 export { LangoConfig, type LangoConfigInput, RemoteAgentEntry } from './config/schema';
 export * from './errors';

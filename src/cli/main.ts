@@ -26,6 +26,8 @@ export interface RunCliOptions {
   stdin?: NodeJS.ReadableStream;
   /** Whether input and output are a terminal (default: the process's stdin and stdout both are). */
   terminal?: boolean;
+  /** Whether stderr, where the node logs, is a terminal (default: the process's is, when `io` is its own). */
+  logTerminal?: boolean;
 }
 
 /**
@@ -46,6 +48,7 @@ export async function runCli(argv: string[], options: RunCliOptions = {}): Promi
     stopSignal: options.stopSignal ?? (signals as { stop: Promise<void> }).stop,
     stdin: options.stdin ?? process.stdin,
     terminal: options.terminal ?? Boolean(!options.io && process.stdin.isTTY && process.stdout.isTTY),
+    logTerminal: options.logTerminal ?? Boolean(!options.io && process.stderr.isTTY),
   };
   let exitCode: number = ExitCode.ok;
   const done = (code: number) => {
@@ -56,6 +59,10 @@ export async function runCli(argv: string[], options: RunCliOptions = {}): Promi
     .option('-c, --config <path>', 'configuration file (else $LANGO_CONFIG, else ./lango.config.{yaml,json})')
     .option('--data-dir <dir>', "the data folder (else $LANGO_DATA_DIR, else the configuration's dataDir)")
     .option('--url <url>', 'talk to the node at this A2A base URL instead of the one serving the data folder')
+    .option(
+      '--token <token>',
+      'the bearer token to present (else $LANGO_TOKEN; the node serving this folder: its local owner token)',
+    )
     .addHelpText('after', ROOT_EXAMPLES)
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })

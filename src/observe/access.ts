@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
-import { createAuthenticator, principalOf } from '../identity/identity';
+import { createAuthenticator, CredentialUser, principalOf } from '../identity/identity';
 import { peerCertificateOf } from '../a2a/bindings/httpCall';
 import type { Callers } from '../identity/callers';
 import { authConfigured } from '../identity/identity';
@@ -32,6 +32,11 @@ export function ownerAccess(
   return (req) => {
     const presented = bearerOf(req);
     if (token && presented !== undefined && timingSafeEqual(token, digest(presented))) return undefined;
+    const found = auth.authenticate({ headers: req.headers, peerCertificate: peerCertificateOf(req) });
+    // An OIDC token not validated yet: refused now, known (validated, cached) at the next request.
+    const user = found instanceof Promise ? undefined : found;
+    // A credential (the local owner token included, with or without a2a.auth) that is the owner's.
+    if (user instanceof CredentialUser && isOwner(principalOf(user))) return undefined;
     if (!auth.enabled) {
       return loopbackOwner
         ? undefined
@@ -40,11 +45,8 @@ export function ownerAccess(
             message: `the node listens on ${config.server.host} without a2a.auth: only a configured token may look`,
           };
     }
-    const found = auth.authenticate({ headers: req.headers, peerCertificate: peerCertificateOf(req) });
-    // An OIDC token not validated yet: refused now, known (validated, cached) at the next request.
-    const user = found instanceof Promise ? undefined : found;
     if (!user) return { status: 401, message: 'authentication required: present the owner credential' };
-    return isOwner(principalOf(user)) ? undefined : { status: 403, message: 'only the node owner may look' };
+    return { status: 403, message: 'only the node owner may look' };
   };
 }
 

@@ -3,8 +3,8 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { LangoError } from '../../errors';
 import { ExitCode } from '../io';
-import { configFor, targetFor, type CliContext, type GlobalOptions } from '../context';
-import { fetchNodeJson } from '../nodeClient';
+import { targetFor, type CliContext, type GlobalOptions } from '../context';
+import { fetchNodeJson } from '../nodeHttp';
 
 /** `lango card [--out FILE]`: the node's agent card as served at /.well-known/agent-card.json. */
 export function registerCardCommand(program: Command, ctx: CliContext, done: (code: number) => void): void {
@@ -17,9 +17,7 @@ export function registerCardCommand(program: Command, ctx: CliContext, done: (co
       '\nExamples:\n  lango card\n  lango card --out agent-cards/me.json\n  lango --url http://127.0.0.1:18789 card\n',
     )
     .action(async (options: { out?: string }) => {
-      const globals = program.opts<GlobalOptions>();
-      const { config } = configFor(globals, ctx);
-      const target = await targetFor(globals, config, ctx, { command: 'card', runJobs: false });
+      const target = await targetFor(program.opts<GlobalOptions>(), ctx, { command: 'card', runJobs: false });
       try {
         let card: unknown;
         if (target.kind === 'local') {

@@ -2,21 +2,12 @@ import { errorMessage } from '../../errors';
 import readline from 'node:readline';
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import { runToEnd } from '../../agent/turn';
 import type { LangoApp } from '../../app';
-import { OWNER } from '../../principal';
-import {
-  chatEventOf,
-  createHumanRenderer,
-  createJsonRenderer,
-  type ChatEvent,
-  type ChatOutcome,
-  type ChatRenderer,
-} from '../chatEvents';
-import { configFor, targetFor, type CliContext, type GlobalOptions } from '../context';
-import { describeHolder, type LockHolder } from '../dataLock';
+import type { ChatEvent, ChatOutcome, ChatRenderer } from '../chatEvents';
+import { targetFor, type CliContext, type GlobalOptions } from '../context';
+import { describeHolder, type LockHolder } from '../../serve/dataLock';
 import { ExitCode } from '../io';
-import { NodeConversation } from '../nodeClient';
+import type { NodeConversation } from '../nodeClient';
 
 /** One conversation, on the node over A2A or in this process; each turn relays chat events. */
 interface Conversation {
@@ -26,7 +17,12 @@ interface Conversation {
 }
 
 /** Turns in this process, as the node's owner, in session `sessionId`. */
-function localConversation(app: LangoApp, sessionId: string): Conversation {
+async function localConversation(app: LangoApp, sessionId: string): Promise<Conversation> {
+  const [{ runToEnd }, { OWNER }, { chatEventOf }] = await Promise.all([
+    import('../../agent/turn'),
+    import('../../principal'),
+    import('../chatEvents'),
+  ]);
   return {
     where: `in this process (data folder ${app.dataDir})`,
     async turn(text, signal, onEvent) {
@@ -177,20 +173,24 @@ export function registerChatCommand(program: Command, ctx: CliContext, done: (co
       ].join('\n'),
     )
     .action(async (words: string[], options: { session?: string; json?: boolean }) => {
-      const globals = program.opts<GlobalOptions>();
-      const { config } = configFor(globals, ctx);
       const interactive = words.length === 0;
       // An interactive chat holding the folder is its node for a while: it runs jobs. A one-shot leaves them to one.
-      const target = await targetFor(globals, config, ctx, { command: 'chat', runJobs: interactive });
+      const target = await targetFor(program.opts<GlobalOptions>(), ctx, { command: 'chat', runJobs: interactive });
       const json = Boolean(options.json);
+      const { createHumanRenderer, createJsonRenderer } = await import('../chatEvents');
       const renderer = json
         ? createJsonRenderer(ctx.io)
         : createHumanRenderer(ctx.io, { spinner: ctx.terminal, controls: ctx.controls });
       try {
         const conversation: Conversation =
           target.kind === 'local'
-            ? localConversation(target.app, options.session ?? `cli:${randomUUID()}`)
-            : remoteConversation(await NodeConversation.connect(target.url, options.session), target.holder);
+            ? await localConversation(target.app, options.session ?? `cli:${randomUUID()}`)
+            : remoteConversation(
+                await (
+                  await import('../nodeClient')
+                ).NodeConversation.connect(target.url, options.session, target.owner),
+                target.holder,
+              );
         if (!interactive) {
           const abort = new AbortController();
           void ctx.stopSignal.then(() => abort.abort());

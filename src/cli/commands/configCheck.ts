@@ -1,6 +1,5 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { clusterSettings, clusterWarnings, describeStorageUrl } from '../../config/cluster';
 import { ExitCode } from '../io';
 import { configFor, type CliContext, type GlobalOptions } from '../context';
 
@@ -14,8 +13,9 @@ export function registerConfigCommand(program: Command, ctx: CliContext, done: (
   config
     .command('check')
     .description('validate the configuration (exit 2 with one line per bad key)')
-    .action(() => {
-      const { config: loaded, file } = configFor(program.opts<GlobalOptions>(), ctx);
+    .action(async () => {
+      const { clusterSettings, clusterWarnings, describeStorageUrl } = await import('../../config/cluster');
+      const { config: loaded, file } = await configFor(program.opts<GlobalOptions>(), ctx);
       const storage = loaded.storage.url
         ? `PostgreSQL ${describeStorageUrl(loaded.storage.url)} as replica ${clusterSettings(loaded).replicaId}`
         : 'SQLite';
