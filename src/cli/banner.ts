@@ -7,6 +7,8 @@ export interface BannerInput {
   url: string;
   /** The configuration file read (undefined: defaults only). */
   file?: string;
+  /** A file discovery found but did not read: another data folder's. */
+  notRead?: { file: string; dataDir: string };
   dataDir: string;
   ownerTokenFile: string;
   /** The card's agent name. */
@@ -42,7 +44,19 @@ export function startBanner(input: BannerInput): string {
       : ['  A2A      off (a2a.enabled: false)']),
     `  model    ${model}`,
     `  config   ${input.file ? shown(input.file) : 'none (defaults)'}; data ${shown(input.dataDir)}`,
+    ...(input.notRead ? [`           (${notReadNote(input.notRead, shown)})`] : []),
     'Ctrl-C stops it.',
   ];
   return lines.join('\n') + '\n';
+}
+
+/** Why a discovered configuration file was not read, and how to read it anyway. */
+export function notReadNote(
+  notRead: { file: string; dataDir: string },
+  shown: (file: string) => string = (f) => f,
+): string {
+  return (
+    `${shown(notRead.file)} is not read: it is the configuration of the node of ${shown(notRead.dataDir)}; ` +
+    `give --config ${shown(notRead.file)} to use it for this one`
+  );
 }

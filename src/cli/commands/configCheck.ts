@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode } from '../io';
 import { configFor, type CliContext, type GlobalOptions } from '../context';
+import { notReadNote } from '../banner';
 
 /**
  * `lango config check`: validates the configuration and says where it came
@@ -15,7 +16,8 @@ export function registerConfigCommand(program: Command, ctx: CliContext, done: (
     .description('validate the configuration (exit 2 with one line per bad key)')
     .action(async () => {
       const { clusterSettings, clusterWarnings, describeStorageUrl } = await import('../../config/cluster');
-      const { config: loaded, file } = await configFor(program.opts<GlobalOptions>(), ctx);
+      const { config: loaded, file, notRead } = await configFor(program.opts<GlobalOptions>(), ctx);
+      if (notRead) ctx.io.err(`note: ${notReadNote(notRead)}\n`);
       const storage = loaded.storage.url
         ? `PostgreSQL ${describeStorageUrl(loaded.storage.url)} as replica ${clusterSettings(loaded).replicaId}`
         : 'SQLite';

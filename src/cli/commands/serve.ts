@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { ExitCode } from '../io';
 import { configFor, nodeLogging, type CliContext, type GlobalOptions } from '../context';
-import { startBanner } from '../banner';
+import { notReadNote, startBanner } from '../banner';
 
 /**
  * `lango serve`: the node on `server.host:server.port` until SIGINT/SIGTERM
@@ -22,7 +22,7 @@ export function registerServeCommand(program: Command, ctx: CliContext, done: (c
       '\nExamples:\n  lango serve\n  PORT=4001 lango --data-dir ./node-b serve   a second node: its own folder, port and configuration\n',
     )
     .action(async () => {
-      const { config, file } = await configFor(program.opts<GlobalOptions>(), ctx);
+      const { config, file, notRead } = await configFor(program.opts<GlobalOptions>(), ctx);
       const [{ serveNode }, { routeConsoleToLogger }, logging] = await Promise.all([
         import('../../serve/serveNode'),
         import('../consoleToLog'),
@@ -38,6 +38,7 @@ export function registerServeCommand(program: Command, ctx: CliContext, done: (c
             config,
             url,
             file,
+            notRead,
             dataDir: app.dataDir,
             ownerTokenFile: node.ownerTokenFile,
             name,
@@ -51,6 +52,7 @@ export function registerServeCommand(program: Command, ctx: CliContext, done: (c
           ...(config.observability.console ? { console: `${url}/console` } : {}),
           provider: config.agent.provider,
           config: file ?? 'embedded defaults',
+          ...(notRead ? { configNotRead: notReadNote(notRead) } : {}),
           dataDir: app.dataDir,
           agents: app.root().subAgents.map((a) => a.name),
         });

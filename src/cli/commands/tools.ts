@@ -6,6 +6,11 @@ import { targetFor, type CliContext, type GlobalOptions } from '../context';
 import { fetchNodeReport } from '../nodeHttp';
 import { isToolsReport } from '../reports';
 
+/** What a refused report asks for: the owner's credential. */
+const OWNER_HINT =
+  '; its tools are shown to its owner: give an owner credential with --token or LANGO_TOKEN ' +
+  "(the node's local owner token is owner.token in its data folder, or a caller's with owner: true)";
+
 /** A tool as a person reads it: name, owner, description, one line per argument. */
 function render({ name, owner, description, arguments: fields }: ToolView, root: RootOf): string[] {
   const lines = [`${name}  → ${owner ?? (root.ownsEveryTool ? root.name : 'unmatched')}`];
@@ -63,7 +68,11 @@ export function registerToolsCommand(program: Command, ctx: CliContext, done: (c
       const target = await targetFor(program.opts<GlobalOptions>(), ctx, { command: 'tools', runJobs: false });
       if (target.kind === 'remote') {
         const answer = await fetchNodeReport<unknown>(target.url, 'node/tools', target.owner);
-        if (!answer.ok) throw new LangoError(`the node at ${target.url} did not list its tools (${answer.why})`);
+        if (!answer.ok)
+          throw new LangoError(
+            `the node at ${target.url} did not list its tools (${answer.why})` +
+              (/^HTTP 40[13]\b/.test(answer.why) ? OWNER_HINT : ''),
+          );
         if (!isToolsReport(answer.report))
           throw new LangoError(
             `the node at ${target.url} answered /node/tools with something that is not a lango report`,
