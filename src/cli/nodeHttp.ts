@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { errorMessage, LangoError } from '../errors';
 
 /**
@@ -19,8 +20,11 @@ export interface NodeAnswer {
 }
 
 /**
- * Fetches `pathname` under the node's base URL with `headers` (a credential
- * for its owner-only routes).
+ * GETs `pathname` under the node's base URL with `headers` (a credential
+ * for its owner-only routes). Over `node:http` rather than `fetch`: the
+ * platform's fetch loads its whole HTTP client on first use, a good part of
+ * a short command's time. No redirect is followed (a credential stays with
+ * the node it was meant for), and no connection is kept.
  * @throws LangoError naming the URL when it does not answer in time or answers too much.
  */
 export async function fetchNodeAnswer(
@@ -28,24 +32,51 @@ export async function fetchNodeAnswer(
   pathname: string,
   headers: Record<string, string> = {},
 ): Promise<NodeAnswer> {
-  const url = new URL(pathname, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`).toString();
-  const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(), REQUEST_TIMEOUT_MS);
+  const url = new URL(pathname, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
+  let answer: { status: number; text: string };
   try {
-    const response = await fetch(url, { headers, signal: deadline.signal, redirect: 'manual' });
-    const text = await boundedText(response, `${baseUrl} ${pathname}`);
-    try {
-      return { status: response.status, body: JSON.parse(text) as unknown, json: true };
-    } catch {
-      return { status: response.status, body: undefined, json: false };
-    }
+    answer = await get(url, headers);
   } catch (err) {
     if (err instanceof LangoError) throw err;
-    const why = deadline.signal.aborted ? `no answer in ${REQUEST_TIMEOUT_MS / 1000} s` : fetchFailure(err);
-    throw new LangoError(`the node at ${baseUrl} did not answer ${pathname}: ${why}`, { cause: err });
-  } finally {
-    clearTimeout(timer);
+    throw new LangoError(`the node at ${baseUrl} did not answer ${pathname}: ${errorMessage(err)}`, { cause: err });
   }
+  try {
+    return { status: answer.status, body: JSON.parse(answer.text) as unknown, json: true };
+  } catch {
+    return { status: answer.status, body: undefined, json: false };
+  }
+}
+
+/** One bounded GET: its status and text, within {@link REQUEST_TIMEOUT_MS} and {@link MAX_ANSWER_BYTES}. */
+async function get(url: URL, headers: Record<string, string>): Promise<{ status: number; text: string }> {
+  const client = url.protocol === 'https:' ? await import('node:https') : http;
+  const what = `${url.origin} ${url.pathname}`;
+  return new Promise((resolve, reject) => {
+    const request = client.get(
+      url,
+      { headers: { accept: 'application/json', ...headers }, agent: false },
+      (response) => {
+        if (Number(response.headers['content-length']) > MAX_ANSWER_BYTES) return request.destroy(tooLarge(what));
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_ANSWER_BYTES) request.destroy(tooLarge(what));
+          else chunks.push(chunk);
+        });
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+        );
+        response.on('error', reject);
+      },
+    );
+    const timer = setTimeout(
+      () => request.destroy(new Error(`no answer in ${REQUEST_TIMEOUT_MS / 1000} s`)),
+      REQUEST_TIMEOUT_MS,
+    );
+    request.on('error', reject);
+    request.on('close', () => clearTimeout(timer));
+  });
 }
 
 /**
@@ -79,30 +110,6 @@ export async function fetchNodeReport<T>(
     ok: false,
     why: `HTTP ${status}${typeof message === 'string' ? `: ${message.slice(0, 200)}` : json ? '' : ', not JSON'}`,
   };
-}
-
-/** Why a fetch failed: undici says only "fetch failed" and puts the reason (ECONNREFUSED, …) in its cause. */
-export function fetchFailure(err: unknown): string {
-  const cause = (err as { cause?: unknown } | undefined)?.cause;
-  return cause ? errorMessage(cause) : errorMessage(err);
-}
-
-/** The answer's text, refusing one longer than {@link MAX_ANSWER_BYTES}. */
-async function boundedText(response: Response, what: string): Promise<string> {
-  const declared = Number(response.headers.get('content-length'));
-  if (declared > MAX_ANSWER_BYTES) {
-    await response.body?.cancel();
-    throw tooLarge(what);
-  }
-  if (!response.body) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > MAX_ANSWER_BYTES) throw tooLarge(what);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function tooLarge(what: string): LangoError {
