@@ -57,7 +57,7 @@ const HUB_TOKEN = 'hub-token-from-the-readme-0123';
       expect(asCaller.screen).toMatch(/^lango-orchestrator: Hello!/m);
       const refused = await terminals.run(`--url ${node.url} --token ${HUB_TOKEN} tools`, cwd);
       expect(refused.code).toBe(1);
-      expect(refused.screen).toContain('(HTTP 403: only the node owner may look); its tools are shown to its owner');
+      expect(refused.screen).toMatch(/\(HTTP 403: only the node owner may look.*\); its tools are shown to its owner/);
       const anonymous = await terminals.run(`--url ${node.url} chat hello`, cwd);
       expect(anonymous.code).toBe(1);
       expect(anonymous.screen).toMatch(/401|authentication required/);
