@@ -1,9 +1,9 @@
-import type { Command } from 'commander';
 import type { PeerStatus } from '../../federation/health';
 import type { FamilyStatus } from '../../index';
 import { InputError, LangoError } from '../../errors';
 import { ExitCode, type CliIO } from '../io';
-import { targetFor, type CliContext, type GlobalOptions } from '../context';
+import { targetFor, type CliContext } from '../context';
+import type { CommandRun } from '../commandTable';
 import { fetchNodeAnswer, fetchNodeReport } from '../nodeHttp';
 import { toDot, toMermaid, toSvg, type AgentGraph } from '../../observe/graph';
 import type { AgentsReport, AgentView } from '../../observe/nodeInfo';
@@ -111,41 +111,23 @@ function print(report: AgentsReport, options: AgentsOptions, ctx: CliContext): n
  * folder, its owner-only `/node/agents` says the same of that node; any
  * other A2A node shows its catalog, else what its card says.
  */
-export function registerAgentsCommand(program: Command, ctx: CliContext, done: (code: number) => void): void {
-  program
-    .command('agents')
-    .description('show the agent tree: agents, descriptions, tools, unmatched tools')
-    .option('--json', 'print JSON')
-    .option('--instruction', "print the root agent's instruction")
-    .option('--format <format>', 'text (default), or a picture of the tree and federation: mermaid, dot, svg')
-    .option(
-      '--check',
-      'probe each remote agent now and show its health: healthy, down, open circuit, skipped with reason, last error, latency',
-    )
-    .addHelpText(
-      'after',
-      '\nExamples:\n  lango agents\n  lango agents --check        exit 1 when a remote agent is unusable\n  lango agents --json\n  lango agents --format mermaid\n  lango agents --format dot | dot -Tsvg > agents.svg\n  lango --url https://agents.example.com agents   any A2A node: its catalog, else its card\n',
-    )
-    .action(async (options: AgentsOptions) => {
-      pictureOf(options.format);
-      const target = await targetFor(program.opts<GlobalOptions>(), ctx, { command: 'agents', runJobs: false });
-      if (target.kind === 'remote') {
-        const path = `node/agents${options.check ? '?probe=1' : ''}`;
-        const answer = await fetchNodeReport<unknown>(target.url, path, target.owner);
-        done(
-          answer.ok && isAgentsReport(answer.report)
-            ? print(answer.report, options, ctx)
-            : await otherAgents(target.url, answer.ok ? 'HTTP 200, not a lango report' : answer.why, options, ctx.io),
-        );
-        return;
-      }
-      try {
-        const { agentsReport } = await import('../../observe/nodeInfo');
-        done(print(await agentsReport(target.app.info, { probe: options.check }), options, ctx));
-      } finally {
-        await target.close();
-      }
-    });
+export async function agents({ ctx, globals, options: given }: CommandRun): Promise<number> {
+  const options = given as AgentsOptions;
+  pictureOf(options.format);
+  const target = await targetFor(globals, ctx, { command: 'agents', runJobs: false });
+  if (target.kind === 'remote') {
+    const path = `node/agents${options.check ? '?probe=1' : ''}`;
+    const answer = await fetchNodeReport<unknown>(target.url, path, target.owner);
+    return answer.ok && isAgentsReport(answer.report)
+      ? print(answer.report, options, ctx)
+      : otherAgents(target.url, answer.ok ? 'HTTP 200, not a lango report' : answer.why, options, ctx.io);
+  }
+  try {
+    const { agentsReport } = await import('../../observe/nodeInfo');
+    return print(await agentsReport(target.app.info, { probe: options.check }), options, ctx);
+  } finally {
+    await target.close();
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
-import type { Command } from 'commander';
 import { ExitCode } from '../io';
 import { LangoError } from '../../errors';
-import { targetFor, type CliContext, type GlobalOptions } from '../context';
+import { targetFor, type CliContext } from '../context';
+import type { CommandRun } from '../commandTable';
 import { describeHolder } from '../../serve/dataLock';
 import { fetchNodeAnswer, fetchNodeReport } from '../nodeHttp';
 import { describeSandbox } from '../../tools/operator/sandbox';
@@ -46,55 +46,46 @@ function print(report: DoctorReport, config: ConfigShown, json: boolean, ctx: Cl
  * While a node serves the data folder, its owner-only `/node/doctor` says
  * the same of that node.
  */
-export function registerDoctorCommand(program: Command, ctx: CliContext, done: (code: number) => void): void {
-  program
-    .command('doctor')
-    .description('report each tool family as on, off or broken, with the reason')
-    .option('--json', 'print JSON')
-    .action(async (options: { json?: boolean }) => {
-      const target = await targetFor(program.opts<GlobalOptions>(), ctx, {
-        command: 'doctor',
-        runJobs: false,
-        level: 'error',
-      });
-      // With --url the configuration here is not the node's: none is named.
-      const file = target.loaded?.file;
-      const config: ConfigShown = {
-        file,
-        label:
-          file ??
-          (target.loaded ? 'embedded defaults' : `the node's own (at ${target.kind === 'remote' ? target.url : ''})`),
-      };
-      const json = Boolean(options.json);
-      if (target.kind === 'remote') {
-        const answer = await fetchNodeReport<unknown>(target.url, 'node/doctor', target.owner);
-        if (answer.ok) {
-          if (!isDoctorReport(answer.report))
-            throw new LangoError(
-              `the node at ${target.url} answered /node/doctor with something that is not a lango report`,
-            );
-          done(print(answer.report, config, json, ctx));
-          return;
-        }
-        // Not this node's owner (or a node without the route): only whether it is ready.
-        const { status, body } = await fetchNodeAnswer(target.url, 'readyz');
-        const who = target.holder ? describeHolder(target.holder) : `the node at ${target.url}`;
-        if (json)
-          ctx.io.out(JSON.stringify({ config: file ?? null, node: target.url, readiness: body ?? null }) + '\n');
-        else
-          ctx.io.out(
-            `config: ${config.label}\n` +
-              `node: ${who}: ${status === 200 ? 'ready' : 'not ready'} ` +
-              `(its families are shown to its owner only: ${answer.why})\n`,
-          );
-        done(status === 200 ? ExitCode.ok : ExitCode.failure);
-        return;
-      }
-      try {
-        const { doctorReport } = await import('../../observe/nodeInfo');
-        done(print(await doctorReport(target.app.info), config, json, ctx));
-      } finally {
-        await target.close();
-      }
-    });
+export async function doctor({ ctx, globals, options }: CommandRun): Promise<number> {
+  const target = await targetFor(globals, ctx, {
+    command: 'doctor',
+    runJobs: false,
+    level: 'error',
+  });
+  // With --url the configuration here is not the node's: none is named.
+  const file = target.loaded?.file;
+  const config: ConfigShown = {
+    file,
+    label:
+      file ??
+      (target.loaded ? 'embedded defaults' : `the node's own (at ${target.kind === 'remote' ? target.url : ''})`),
+  };
+  const json = Boolean(options.json);
+  if (target.kind === 'remote') {
+    const answer = await fetchNodeReport<unknown>(target.url, 'node/doctor', target.owner);
+    if (answer.ok) {
+      if (!isDoctorReport(answer.report))
+        throw new LangoError(
+          `the node at ${target.url} answered /node/doctor with something that is not a lango report`,
+        );
+      return print(answer.report, config, json, ctx);
+    }
+    // Not this node's owner (or a node without the route): only whether it is ready.
+    const { status, body } = await fetchNodeAnswer(target.url, 'readyz');
+    const who = target.holder ? describeHolder(target.holder) : `the node at ${target.url}`;
+    if (json) ctx.io.out(JSON.stringify({ config: file ?? null, node: target.url, readiness: body ?? null }) + '\n');
+    else
+      ctx.io.out(
+        `config: ${config.label}\n` +
+          `node: ${who}: ${status === 200 ? 'ready' : 'not ready'} ` +
+          `(its families are shown to its owner only: ${answer.why})\n`,
+      );
+    return status === 200 ? ExitCode.ok : ExitCode.failure;
+  }
+  try {
+    const { doctorReport } = await import('../../observe/nodeInfo');
+    return print(await doctorReport(target.app.info), config, json, ctx);
+  } finally {
+    await target.close();
+  }
 }

@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Command } from 'commander';
 import { InputError } from '../../errors';
 import { ExitCode } from '../io';
-import type { CliContext } from '../context';
+import type { CommandRun } from '../commandTable';
 import { projectFiles, type ProjectTemplateOptions } from '../init/template';
 
 /** lango's own folder (beside `src/` and `dist/` alike) and its manifest. */
@@ -35,42 +34,34 @@ function versions(manifest: ReturnType<typeof langoPackage>['manifest']): Projec
  * file is created new (a link at its name, even a dangling one, counts as
  * taken).
  */
-export function registerInitCommand(program: Command, ctx: CliContext, done: (code: number) => void): void {
-  program
-    .command('init')
-    .description('write a project: a configuration, a custom tool and its test, ready for npm start')
-    .argument('[dir]', 'the project folder (created when missing)', '.')
-    .addHelpText('after', '\nExamples:\n  lango init my-node\n  cd my-node && npm install && npm test && npm start\n')
-    .action((dir: string) => {
-      const folder = path.resolve(ctx.cwd, dir);
-      const { root, manifest } = langoPackage();
-      const files = projectFiles({ name: projectName(folder), langoRoot: root, versions: versions(manifest) });
-      const links = linksOnTheWay(folder, Object.keys(files));
-      if (links.length)
-        throw new InputError(
-          `${links.join(', ')} ${links.length === 1 ? 'is a symbolic link' : 'are symbolic links'}; ` +
-            'lango init writes only inside the folder it is given: choose a folder without links (lango init DIR)',
-        );
-      const taken = Object.keys(files).filter((file) =>
-        fs.lstatSync(path.join(folder, file), { throwIfNoEntry: false }),
-      );
-      if (taken.length)
-        throw new InputError(`${folder} already has ${taken.join(', ')}; choose an empty folder (lango init DIR)`);
-      for (const [file, content] of Object.entries(files)) writeInside(folder, file, content);
-      const relative = path.relative(ctx.cwd, folder);
-      const cd = relative.startsWith('..') ? folder : relative;
-      ctx.io.out(
-        [
-          `wrote a lango project in ${folder}:`,
-          ...Object.keys(files).map((file) => `  ${file}`),
-          '',
-          'next:',
-          `  ${cd ? `cd ${cd} && ` : ''}npm install && npm test && npm start`,
-          '',
-        ].join('\n'),
-      );
-      done(ExitCode.ok);
-    });
+export async function init({ ctx, args }: CommandRun): Promise<number> {
+  const dir = args[0] as string;
+  const folder = path.resolve(ctx.cwd, dir);
+  const { root, manifest } = langoPackage();
+  const files = projectFiles({ name: projectName(folder), langoRoot: root, versions: versions(manifest) });
+  const links = linksOnTheWay(folder, Object.keys(files));
+  if (links.length)
+    throw new InputError(
+      `${links.join(', ')} ${links.length === 1 ? 'is a symbolic link' : 'are symbolic links'}; ` +
+        'lango init writes only inside the folder it is given: choose a folder without links (lango init DIR)',
+    );
+  const taken = Object.keys(files).filter((file) => fs.lstatSync(path.join(folder, file), { throwIfNoEntry: false }));
+  if (taken.length)
+    throw new InputError(`${folder} already has ${taken.join(', ')}; choose an empty folder (lango init DIR)`);
+  for (const [file, content] of Object.entries(files)) writeInside(folder, file, content);
+  const relative = path.relative(ctx.cwd, folder);
+  const cd = relative.startsWith('..') ? folder : relative;
+  ctx.io.out(
+    [
+      `wrote a lango project in ${folder}:`,
+      ...Object.keys(files).map((file) => `  ${file}`),
+      '',
+      'next:',
+      `  ${cd ? `cd ${cd} && ` : ''}npm install && npm test && npm start`,
+      '',
+    ].join('\n'),
+  );
+  return ExitCode.ok;
 }
 
 /** DIR itself and the folders under it the files go in, where they are symbolic links. */

@@ -1,6 +1,6 @@
-import type { Command } from 'commander';
 import { ExitCode } from '../io';
-import { configFor, nodeLogging, type CliContext, type GlobalOptions } from '../context';
+import { configFor, nodeLogging } from '../context';
+import type { CommandRun } from '../commandTable';
 import { notReadNote, startBanner } from '../banner';
 
 /**
@@ -13,68 +13,59 @@ import { notReadNote, startBanner } from '../banner';
  * process. On a terminal it starts with a short banner, piped with a JSON
  * log line.
  */
-export function registerServeCommand(program: Command, ctx: CliContext, done: (code: number) => void): void {
-  program
-    .command('serve')
-    .description('serve the agent card and the A2A protocol')
-    .addHelpText(
-      'after',
-      '\nExamples:\n  lango serve\n  PORT=4001 lango --data-dir ./node-b serve   a second node: its own folder, port and configuration\n',
-    )
-    .action(async () => {
-      const { config, file, notRead } = await configFor(program.opts<GlobalOptions>(), ctx);
-      const [{ serveNode }, { routeConsoleToLogger }, logging] = await Promise.all([
-        import('../../serve/serveNode'),
-        import('../consoleToLog'),
-        nodeLogging(config, ctx, config.logLevel),
-      ]);
-      const node = await serveNode(config, { ...logging, cwd: ctx.cwd, runJobs: true });
-      const { app, url } = node;
-      const log = app.logger.child({ component: 'cli' });
-      if (ctx.logTerminal) {
-        const name = config.a2a.agentName ?? app.root().name;
-        ctx.io.err(
-          startBanner({
-            config,
-            url,
-            file,
-            notRead,
-            dataDir: app.dataDir,
-            ownerTokenFile: node.ownerTokenFile,
-            name,
-            cwd: ctx.cwd,
-          }),
-        );
-      } else {
-        log.info('lango node listening', {
-          url,
-          card: `${url}/.well-known/agent-card.json`,
-          ...(config.observability.console ? { console: `${url}/console` } : {}),
-          provider: config.agent.provider,
-          config: file ?? 'embedded defaults',
-          ...(notRead ? { configNotRead: notReadNote(notRead) } : {}),
-          dataDir: app.dataDir,
-          agents: app.root().subAgents.map((a) => a.name),
-        });
-      }
-      // Last line of defence: a rejection nobody handled (a defect) is logged, never the end of a node strangers use.
-      const onRejection = (reason: unknown) =>
-        log.error('unhandled rejection (a defect; the node keeps serving)', {
-          error: reason instanceof Error ? reason.message : String(reason),
-        });
-      process.on('unhandledRejection', onRejection);
-      const restoreConsole = routeConsoleToLogger(app.logger.child({ component: 'library' }));
-      try {
-        await ctx.stopSignal;
-        log.info('stopping');
-      } finally {
-        try {
-          await node.close();
-        } finally {
-          process.off('unhandledRejection', onRejection);
-          restoreConsole();
-        }
-      }
-      done(ExitCode.ok);
+export async function serve({ ctx, globals }: CommandRun): Promise<number> {
+  const { config, file, notRead } = await configFor(globals, ctx);
+  const [{ serveNode }, { routeConsoleToLogger }, logging] = await Promise.all([
+    import('../../serve/serveNode'),
+    import('../consoleToLog'),
+    nodeLogging(config, ctx, config.logLevel),
+  ]);
+  const node = await serveNode(config, { ...logging, cwd: ctx.cwd, runJobs: true });
+  const { app, url } = node;
+  const log = app.logger.child({ component: 'cli' });
+  if (ctx.logTerminal) {
+    const name = config.a2a.agentName ?? app.root().name;
+    ctx.io.err(
+      startBanner({
+        config,
+        url,
+        file,
+        notRead,
+        dataDir: app.dataDir,
+        ownerTokenFile: node.ownerTokenFile,
+        name,
+        cwd: ctx.cwd,
+      }),
+    );
+  } else {
+    log.info('lango node listening', {
+      url,
+      card: `${url}/.well-known/agent-card.json`,
+      ...(config.observability.console ? { console: `${url}/console` } : {}),
+      provider: config.agent.provider,
+      config: file ?? 'embedded defaults',
+      ...(notRead ? { configNotRead: notReadNote(notRead) } : {}),
+      dataDir: app.dataDir,
+      agents: app.root().subAgents.map((a) => a.name),
     });
+  }
+  // Last line of defence: a rejection nobody handled (a defect) is logged, never the end of a node strangers use.
+  const onRejection = (reason: unknown) =>
+    log.error('unhandled rejection (a defect; the node keeps serving)', {
+      error: reason instanceof Error ? reason.message : String(reason),
+    });
+  process.on('unhandledRejection', onRejection);
+  const restoreConsole = routeConsoleToLogger(app.logger.child({ component: 'library' }));
+  try {
+    await ctx.stopSignal;
+    log.info('stopping');
+  } finally {
+    try {
+      await node.close();
+    } finally {
+      process.off('unhandledRejection', onRejection);
+      restoreConsole();
+    }
+  }
+  return ExitCode.ok;
 }

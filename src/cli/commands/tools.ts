@@ -1,8 +1,8 @@
-import type { Command } from 'commander';
 import { InputError, LangoError } from '../../errors';
 import type { ToolsReport, ToolView } from '../../observe/nodeInfo';
 import { ExitCode } from '../io';
-import { targetFor, type CliContext, type GlobalOptions } from '../context';
+import { targetFor, type CliContext } from '../context';
+import type { CommandRun } from '../commandTable';
 import { fetchNodeReport } from '../nodeHttp';
 import { isToolsReport } from '../reports';
 
@@ -57,36 +57,26 @@ async function print(report: ToolsReport, name: string | undefined, json: boolea
  * model's user) can write a call without reading the source. While a node
  * serves the data folder, its owner-only `/node/tools` says the same.
  */
-export function registerToolsCommand(program: Command, ctx: CliContext, done: (code: number) => void): void {
-  program
-    .command('tools')
-    .description("list the node's tools: owner, description and arguments (one tool with NAME)")
-    .argument('[name]', 'show only this tool')
-    .option('--json', 'print JSON')
-    .addHelpText('after', '\nExamples:\n  lango tools\n  lango tools crypto_hash\n  lango tools --json')
-    .action(async (name: string | undefined, options: { json?: boolean }) => {
-      const target = await targetFor(program.opts<GlobalOptions>(), ctx, { command: 'tools', runJobs: false });
-      if (target.kind === 'remote') {
-        const answer = await fetchNodeReport<unknown>(target.url, 'node/tools', target.owner);
-        if (!answer.ok)
-          throw new LangoError(
-            `the node at ${target.url} did not list its tools (${answer.why})` +
-              (/^HTTP 40[13]\b/.test(answer.why) ? OWNER_HINT : ''),
-          );
-        if (!isToolsReport(answer.report))
-          throw new LangoError(
-            `the node at ${target.url} answered /node/tools with something that is not a lango report`,
-          );
-        await print(answer.report, name, Boolean(options.json), ctx);
-        done(ExitCode.ok);
-        return;
-      }
-      try {
-        const { toolsReport } = await import('../../observe/nodeInfo');
-        await print(toolsReport(target.app.info), name, Boolean(options.json), ctx);
-        done(ExitCode.ok);
-      } finally {
-        await target.close();
-      }
-    });
+export async function tools({ ctx, globals, args, options }: CommandRun): Promise<number> {
+  const name = args[0] as string | undefined;
+  const target = await targetFor(globals, ctx, { command: 'tools', runJobs: false });
+  if (target.kind === 'remote') {
+    const answer = await fetchNodeReport<unknown>(target.url, 'node/tools', target.owner);
+    if (!answer.ok)
+      throw new LangoError(
+        `the node at ${target.url} did not list its tools (${answer.why})` +
+          (/^HTTP 40[13]\b/.test(answer.why) ? OWNER_HINT : ''),
+      );
+    if (!isToolsReport(answer.report))
+      throw new LangoError(`the node at ${target.url} answered /node/tools with something that is not a lango report`);
+    await print(answer.report, name, Boolean(options.json), ctx);
+    return ExitCode.ok;
+  }
+  try {
+    const { toolsReport } = await import('../../observe/nodeInfo');
+    await print(toolsReport(target.app.info), name, Boolean(options.json), ctx);
+    return ExitCode.ok;
+  } finally {
+    await target.close();
+  }
 }
