@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CliContext, GlobalOptions } from './context';
+import type { CommandAction } from './commandRun';
 
 /**
  * Every `lango` command as data: its name, arguments, options and help,
@@ -7,20 +8,6 @@ import type { CliContext, GlobalOptions } from './context';
  * table; a command's module (and all it imports) is loaded when that command
  * runs, so `lango --version` loads none of them (issue 35).
  */
-
-/** What a command's action runs with. */
-export interface CommandRun {
-  ctx: CliContext;
-  /** The options every command takes (`--config`, `--data-dir`, `--url`, `--token`). */
-  globals: GlobalOptions;
-  /** The command's arguments, in the order the row declares them. */
-  args: unknown[];
-  /** The command's own options, by commander's camel-cased names. */
-  options: Record<string, unknown>;
-}
-
-/** A command's action: resolves with the exit code (0 ok, 1 failure); bad input throws (exit 2). */
-export type CommandAction = (run: CommandRun) => Promise<number>;
 
 /** One command of the table. */
 interface CommandRow {

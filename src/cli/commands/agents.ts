@@ -3,7 +3,7 @@ import type { FamilyStatus } from '../../index';
 import { InputError, LangoError } from '../../errors';
 import { ExitCode, type CliIO } from '../io';
 import { targetFor, type CliContext } from '../context';
-import type { CommandRun } from '../commandTable';
+import type { CommandRun } from '../commandRun';
 import { fetchNodeAnswer, fetchNodeReport } from '../nodeHttp';
 import { toDot, toMermaid, toSvg, type AgentGraph } from '../../observe/graph';
 import type { AgentsReport, AgentView } from '../../observe/nodeInfo';

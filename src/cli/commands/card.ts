@@ -3,7 +3,7 @@ import path from 'node:path';
 import { LangoError } from '../../errors';
 import { ExitCode } from '../io';
 import { targetFor } from '../context';
-import type { CommandRun } from '../commandTable';
+import type { CommandRun } from '../commandRun';
 import { fetchNodeJson } from '../nodeHttp';
 
 /** `lango card [--out FILE]`: the node's agent card as served at /.well-known/agent-card.json. */

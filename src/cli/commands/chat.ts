@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { LangoApp } from '../../app';
 import type { ChatEvent, ChatOutcome, ChatRenderer } from '../chatEvents';
 import { targetFor, type CliContext } from '../context';
-import type { CommandRun } from '../commandTable';
+import type { CommandRun } from '../commandRun';
 import { describeHolder, type LockHolder } from '../../serve/dataLock';
 import { ExitCode } from '../io';
 import type { NodeConversation } from '../nodeClient';

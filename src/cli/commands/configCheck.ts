@@ -3,7 +3,7 @@ import { clusterSettings, clusterWarnings, describeStorageUrl } from '../../conf
 import { ExitCode } from '../io';
 import { configFor } from '../context';
 import { notReadNote } from '../banner';
-import type { CommandRun } from '../commandTable';
+import type { CommandRun } from '../commandRun';
 
 /**
  * `lango config check`: validates the configuration and says where it came

@@ -1,7 +1,7 @@
 import { ExitCode } from '../io';
 import { LangoError } from '../../errors';
 import { targetFor, type CliContext } from '../context';
-import type { CommandRun } from '../commandTable';
+import type { CommandRun } from '../commandRun';
 import { describeHolder } from '../../serve/dataLock';
 import { fetchNodeAnswer, fetchNodeReport } from '../nodeHttp';
 import { describeSandbox } from '../../tools/operator/sandbox';

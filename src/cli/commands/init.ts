@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../../errors';
 import { ExitCode } from '../io';
-import type { CommandRun } from '../commandTable';
+import type { CommandRun } from '../commandRun';
 import { projectFiles, type ProjectTemplateOptions } from '../init/template';
 
 /** lango's own folder (beside `src/` and `dist/` alike) and its manifest. */

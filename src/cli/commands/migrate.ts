@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { ExitCode } from '../io';
 import { configFor } from '../context';
-import type { CommandRun } from '../commandTable';
+import type { CommandRun } from '../commandRun';
 
 /**
  * `lango migrate`: applies the schema of the configured database and exits,

@@ -1,6 +1,6 @@
 import { ExitCode } from '../io';
 import { configFor, nodeLogging } from '../context';
-import type { CommandRun } from '../commandTable';
+import type { CommandRun } from '../commandRun';
 import { notReadNote, startBanner } from '../banner';
 
 /**

@@ -2,7 +2,7 @@ import { InputError, LangoError } from '../../errors';
 import type { ToolsReport, ToolView } from '../../observe/nodeInfo';
 import { ExitCode } from '../io';
 import { targetFor, type CliContext } from '../context';
-import type { CommandRun } from '../commandTable';
+import type { CommandRun } from '../commandRun';
 import { fetchNodeReport } from '../nodeHttp';
 import { isToolsReport } from '../reports';
 
