@@ -9,6 +9,16 @@ export { createApp, type AppDeps, type LangoApp, type FamilyStatus, type OwnedTo
 export { serveNode, type ServingNode } from './serve/serveNode';
 export { DataFolderBusyError, type LockHolder } from './serve/dataLock';
 export { OWNER_TOKEN_FILE } from './serve/ownerToken';
+export type { RouteSpec, Access } from './a2a/bindings/routes';
+export {
+  createPackageLoader,
+  installCommand,
+  MissingPackageError,
+  OPTIONAL_PACKAGES,
+  type OptionalPackage,
+  type PackageLoader,
+  type PackageLoaderOptions,
+} from './packages';
 export { loadConfig, resolveConfig, type LoadConfigOptions, type LoadedConfig } from './config/load';
 export { LangoConfig, type LangoConfigInput, RemoteAgentEntry } from './config/schema';
 export * from './errors';

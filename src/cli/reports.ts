@@ -24,6 +24,7 @@ const isFamily: Guard<FamilyStatus> = shape<FamilyStatus>({
   state: oneOf('on', 'off', 'broken'),
   reason: optional(isString),
   optional: optional(isBoolean),
+  warning: optional(isString),
   tools: strings,
 });
 

@@ -13,6 +13,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'principal.ts',
     'duration.ts',
     'stopwords.ts',
+    'packages.ts',
     'privateFiles.ts',
     'log/',
     'protocol/',

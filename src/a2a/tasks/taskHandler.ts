@@ -38,7 +38,7 @@ import {
 } from '../../protocol/taskStates';
 import type { TaskEventLog } from '../../store/taskEvents';
 import { sendTaskId, type SendKey, type StoredTask, type TaskRows } from '../../store/taskRows';
-import { principalOf } from '../../identity/identity';
+import { principalOf } from '../../identity/request';
 import type { CardService } from '../card/cardService';
 import { newContextId } from './contextIds';
 import type { LangoExecutor, TaskTurn } from './executor';

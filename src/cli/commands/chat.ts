@@ -6,6 +6,8 @@ import type { ChatEvent, ChatOutcome, ChatRenderer } from '../chatEvents';
 import { targetFor, type CliContext } from '../context';
 import type { CommandRun } from '../commandRun';
 import { describeHolder, type LockHolder } from '../../serve/dataLock';
+import { newContextId } from '../../a2a/tasks/contextIds';
+import { ONE_SHOT_SESSION_PREFIX } from '../../observe/consoleConversations';
 import { ExitCode } from '../io';
 import type { NodeConversation } from '../nodeClient';
 
@@ -151,8 +153,11 @@ async function converse(
 /** `lango chat [MESSAGE]`: one turn, or an interactive conversation when no message is given. */
 export async function chat({ ctx, globals, args, options }: CommandRun): Promise<number> {
   const words = args[0] as string[];
-  const session = options.session as string | undefined;
   const interactive = words.length === 0;
+  // A one-shot chat names its conversation so the console lists it apart from interactive ones.
+  const session =
+    (options.session as string | undefined) ??
+    (interactive ? undefined : `${ONE_SHOT_SESSION_PREFIX}${newContextId()}`);
   // An interactive chat holding the folder is its node for a while: it runs jobs. A one-shot leaves them to one.
   const target = await targetFor(globals, ctx, { command: 'chat', runJobs: interactive });
   const json = Boolean(options.json);
