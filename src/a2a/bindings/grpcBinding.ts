@@ -18,6 +18,7 @@ import {
 } from './grpcService';
 import { grpcRefusal, grpcStatusOf, type GrpcError } from './grpcStatus';
 import { compose, InboundRefusal, type SharedSteps, type Step } from './inbound';
+import type { RouteSpec } from './routes';
 
 /** Options of {@link createGrpcBinding}. */
 export interface GrpcBindingOptions {
@@ -77,18 +78,18 @@ export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
     if (request instanceof UndecodableRequest) throw request.refusal();
     return grpcCallContext(call.call, call.headers, new PrincipalUser(call.principal), requestHandler);
   };
-  const shared: Step<GrpcCall>[] = [
-    ...(steps.hostGuard ? [steps.hostGuard] : []),
-    ...steps.intercepts,
-    ...(steps.identify('caller') ? [steps.identify('caller')!] : []),
-  ];
+  /** The chain of a method's row of the route table: the shared steps, then identity by the row's access. */
+  const shared = (key: string): Step<GrpcCall>[] => {
+    const identify = steps.identify(GRPC_ROUTES.get(key)!.access);
+    return [...(steps.hostGuard ? [steps.hostGuard] : []), ...steps.intercepts, ...(identify ? [identify] : [])];
+  };
 
   const service: grpc.UntypedServiceImplementation = {};
   for (const [key, method] of Object.entries(UNARY_METHODS)) {
-    const name = pathName(key);
+    const name = GRPC_ROUTES.get(key)!.name;
     const callbacks = new WeakMap<GrpcCall, grpc.sendUnaryData<unknown>>();
     const run = compose<GrpcCall>([
-      ...shared,
+      ...shared(key),
       async (call) => {
         const unary = call.call as grpc.ServerUnaryCall<unknown, unknown>;
         const context = await contextOf(call);
@@ -109,9 +110,9 @@ export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
     };
   }
   for (const [key, method] of Object.entries(STREAMED_METHODS)) {
-    const name = pathName(key);
+    const name = GRPC_ROUTES.get(key)!.name;
     const run = compose<GrpcCall>([
-      ...shared,
+      ...shared(key),
       async (call) => {
         const stream = call.call as grpc.ServerWritableStream<unknown, StreamResponse>;
         const context = await contextOf(call);
@@ -154,11 +155,17 @@ export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
   };
 }
 
-/** The A2A method name of a service key (`sendMessage` → `SendMessage`), as its path ends. */
-function pathName(key: string): string {
-  const path = A2AService[key as GrpcMethodKey].path;
-  return path.slice(path.lastIndexOf('/') + 1);
-}
+/**
+ * The gRPC binding's rows of the node's route table, by service key: each method of `lf.a2a.v1.A2AService`
+ * (its path, its A2A name), every one `caller`. grpc-js dispatches by path; who may call is the table's.
+ */
+export const GRPC_ROUTES: ReadonlyMap<string, RouteSpec> = new Map(
+  [...Object.keys(UNARY_METHODS), ...Object.keys(STREAMED_METHODS)].map((key) => {
+    const path = A2AService[key as GrpcMethodKey].path;
+    const name = path.slice(path.lastIndexOf('/') + 1);
+    return [key, Object.freeze({ methods: ['POST'], path, binding: 'grpc', name, access: 'caller' } as const)];
+  }),
+);
 
 /**
  * Writes `events` on `stream` while its caller wants them: the response metadata (`opened`, known once the
