@@ -100,7 +100,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   const node = prepareNode(config, deps);
   const cleanups = new Cleanups(node.logger);
   try {
-    const core = await openCore(config, node, cleanups);
+    const core = await openCore(config, deps, node, cleanups);
     const agents = await buildAgents(config, deps, node, core, cleanups);
     const federation = await startFederation(config, node, core, agents, cleanups);
     const served = serveNode(config, node, core, agents, federation);

@@ -25,6 +25,7 @@ import {
   resubscribeLongAnswer,
 } from './cluster';
 import { grpcGreeting } from './grpcGreeting';
+import { cliStartup } from './cliStartup';
 import { oidcGreeting } from './identity';
 import { resumeCost, resumeLatency } from './resume';
 import { summarizeProfileFile } from './profile';
@@ -68,6 +69,7 @@ const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   oidcGreeting,
   resumeLatency,
   resumeCost,
+  cliStartup,
 };
 
 /** The 1-, 5- and 15-minute load averages, as printed next to every scenario. */

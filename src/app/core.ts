@@ -10,6 +10,8 @@ import type { Stores } from '../store';
 import { openNodeStorage, type NodeStorage } from '../store/open';
 import { createSecretReferences, type SecretReferences } from '../vault/references';
 import { requireVault, type VaultAccess } from '../vault/vault';
+import { makePrivateDir } from '../privateFiles';
+import type { AppDeps } from './deps';
 import type { PreparedNode } from './prepare';
 import { nodeCallers, openNodeVault } from './services';
 
@@ -26,11 +28,18 @@ export interface NodeCore {
 }
 
 /** Opens the observer, the storage and the vault, then resolves the callers and builds the identity component. */
-export async function openCore(config: LangoConfig, node: PreparedNode, cleanups: Cleanups): Promise<NodeCore> {
+export async function openCore(
+  config: LangoConfig,
+  deps: AppDeps,
+  node: PreparedNode,
+  cleanups: Cleanups,
+): Promise<NodeCore> {
   const { logger, clock, dataDir, secrets } = node;
   // The observer first: the stores report their writes from the moment they open; the sinks join it last.
   const observation = createObservationHub();
   cleanups.push(() => observation.close());
+  // The user's alone (0700), whatever the umask: it holds the keys, the database and the owner's token.
+  makePrivateDir(dataDir);
   const storage = await openNodeStorage({
     url: config.storage.url,
     cluster: clusterSettings(config),
@@ -54,8 +63,16 @@ export async function openCore(config: LangoConfig, node: PreparedNode, cleanups
     resolve: (text) => secretReferences.resolve(OWNER, text),
   });
   for (const credential of callers.credentials) secrets.add(credential.value);
-  // Who each request is, for every binding and page: one key set and one token cache per issuer.
-  const identity = createIdentity({ config, callers, logger, now: () => clock().getTime() });
+  secrets.add(deps.ownerToken);
+  // Who each request is, for every binding and page: one key set and one token cache per issuer. The local
+  // owner token (`serveNode`) is one more owner credential; it never makes a2a.auth configured.
+  const identity = createIdentity({
+    config,
+    callers,
+    logger,
+    ownerTokens: deps.ownerToken ? [deps.ownerToken] : undefined,
+    now: () => clock().getTime(),
+  });
   return { observation, storage, stores, nodeId, vault, secretReferences, callers, identity };
 }
 

@@ -29,6 +29,12 @@ export interface AppDeps {
   /** More specialists: rows appended to the table of seven (`specRows`), each one spec object. */
   specialists?: readonly SpecRow[];
   /**
+   * The local owner token (`serveNode` writes it in the data folder for the
+   * node's own CLI): one more bearer credential, the owner's, on every
+   * binding and page. It does not by itself turn authentication on.
+   */
+  ownerToken?: string;
+  /**
    * Finds and loads the optional packages (viem, @sparticuz/chromium,
    * hnswlib-node) on first use; Node's own resolution by default. The
    * acceptance test points it at names that do not exist.

@@ -12,6 +12,7 @@ import { checkEmbedderInput } from '../orchestration/embedderInput';
 import { defineSpecs, specRows, type AgentSpec } from '../orchestration/specs';
 import type { SubAgentPromptFunc } from '../orchestration/tree';
 import { buildOrchestratorSystemPrompt, buildSystemPrompt, createSubAgentPrompt, loadPromptSections } from '../prompt';
+import { checkMasterKeyFile } from '../vault/masterKey';
 import type { AppDeps } from './deps';
 
 /** What the node knows before any I/O: its logger, secrets, clock, folders, specialists, TLS and prompts. */
@@ -57,8 +58,10 @@ export function prepareNode(config: LangoConfig, deps: AppDeps): PreparedNode {
   const extraTools = [...(deps.tools ?? [])];
 
   // Checks that need no I/O come first, so a refused start writes nothing: the
-  // exposure rule (no public bind without auth), then the prompts directory.
+  // exposure rule (no public bind without auth), the master key's file and folder
+  // (another user's or writable by others: refused), then the prompts directory.
   if (config.a2a.enabled) assertSafeExposure(config);
+  if (config.security.enabled) checkMasterKeyFile({ masterKey: config.security.masterKey, dataDir });
   const tls = config.server.tls && serverTlsOptions(config.server.tls, cwd);
   const promptLogger = logger.child({ component: 'prompt' });
   const sections = loadPromptSections({ promptsDir: config.agent.promptsDir, logger: promptLogger, secrets });

@@ -15,6 +15,7 @@ import type { AgentSpec } from '../orchestration/specs';
 import type { Stores } from '../store';
 import { DEFAULT_PEER_GRANT, toolFamilies } from '../tools/families';
 import { openVault, type VaultAccess } from '../vault/vault';
+import { UnsafePathError } from '../privateFiles';
 
 /*
  * The services the composition root builds from config, one function each:
@@ -44,6 +45,8 @@ export async function openNodeVault(
     });
     return { ok: true, vault };
   } catch (err) {
+    // A key someone else could have planted or read is no key: the node does not start on it.
+    if (err instanceof UnsafePathError) throw err;
     const reason = errorMessage(err);
     options.logger.warn('vault unavailable; starting without it', { reason });
     return { ok: false, reason };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { A2aConfig } from './a2a';
 import { atMost, Duration, HttpUrl } from './fields';
+import { DEFAULT_DATA_DIR } from './files';
 import { ObservabilityConfig } from './observability';
 import { ServerConfig } from './server';
 import { ToolsConfig } from './tools';
@@ -66,7 +67,7 @@ const Cluster = z
 export const LangoConfig = z
   .object({
     server: ServerConfig.prefault({}),
-    dataDir: z.string().min(1).default('./.lango'),
+    dataDir: z.string().min(1).default(DEFAULT_DATA_DIR),
     storage: Storage.prefault({}),
     cluster: Cluster.prefault({}),
     logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),

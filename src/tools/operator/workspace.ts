@@ -89,7 +89,7 @@ function openFile(walker: WorkspaceWalker, given: string, mode: OpenMode): Opene
     if (name === undefined) throw new ToolExecutionError(`"${given}" is the workspace root, a directory`);
     let fd: number;
     try {
-      fd = fs.openSync(walker.at(dir, name), flags, 0o666);
+      fd = fs.openSync(walker.at(dir, name), flags, walker.bounds.fileMode);
     } catch (error) {
       if (errnoOf(error) === 'ELOOP' && walker.isLink(dir, name))
         return { follow: walker.linkTarget(dir, name, given) };
@@ -119,7 +119,7 @@ function makeFolder(walker: WorkspaceWalker, given: string): string {
   return walker.walk<string>(given, true, (dir, name) => {
     if (name === undefined) return { done: walker.bounds.root };
     try {
-      fs.mkdirSync(walker.at(dir, name));
+      fs.mkdirSync(walker.at(dir, name), walker.bounds.dirMode);
     } catch (error) {
       if (errnoOf(error) !== 'EEXIST') throw error;
       if (walker.isLink(dir, name)) return { follow: walker.linkTarget(dir, name, given) };

@@ -58,10 +58,15 @@ export class WorkspaceBounds {
   private readonly fenceDataDir: boolean;
   /** Unset while the data directory is not created yet: then it is fenced by path only. */
   private readonly dataDirStat: fs.Stats | undefined;
+  /** The mode of the folders the agent creates (the umask applies). */
+  readonly dirMode: number;
+  /** The mode of the files the agent creates (the umask applies). */
+  readonly fileMode: number;
 
   /** Makes the root folder if needed; throws when the root is the data directory itself (it could not be fenced). */
   constructor(options: { root: string; dataDir: string }) {
-    fs.mkdirSync(options.root, { recursive: true });
+    // Created 0700 when missing, whatever the umask: by default it sits in the data folder, which is the user's alone.
+    fs.mkdirSync(options.root, { recursive: true, mode: 0o700 });
     this.root = fs.realpathSync(options.root);
     this.rootStat = fs.statSync(this.root);
     this.dataDir = realpathAllowMissing(path.resolve(options.dataDir));
@@ -69,6 +74,9 @@ export class WorkspaceBounds {
       throw new ToolExecutionError(`tools.fs.root must not be the data directory itself (${this.root})`);
     }
     this.fenceDataDir = !isWithin(this.dataDir, this.root);
+    // What the agent creates in a workspace inside the data folder is private whatever the umask (issue 37, 7).
+    this.dirMode = this.fenceDataDir ? 0o777 : 0o700;
+    this.fileMode = this.fenceDataDir ? 0o666 : 0o600;
     let dataDirStat: fs.Stats | undefined;
     try {
       dataDirStat = fs.statSync(this.dataDir);

@@ -140,7 +140,7 @@ export class WorkspaceWalker {
         const code = errnoOf(error);
         if (code === 'ENOENT' && create && attempt < 3) {
           try {
-            fs.mkdirSync(this.at(dir, name));
+            fs.mkdirSync(this.at(dir, name), this.bounds.dirMode);
           } catch (made) {
             if (errnoOf(made) !== 'EEXIST') throw made;
           }
