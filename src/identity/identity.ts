@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { User } from '@a2a-js/sdk/server';
 import type { LangoConfig } from '../config/schema';
 import { ConfigError } from '../errors';
-import { inTenant, namedCaller, OWNER, type Principal } from '../principal';
+import { inTenant, namedCaller, OWNER, SubjectToken, type Principal } from '../principal';
 import type { CallerCredential, Callers } from './callers';
 import { isLoopbackHost } from '../net/host';
 import type { Logger } from '../log/logger';
@@ -10,6 +10,7 @@ import { principalOfCertificate } from './claims';
 import { ANONYMOUS, type CallerRequest } from './request';
 import { createIssuerKeys } from './issuerKeys';
 import { createTokenValidator, type TokenValidator } from './tokens';
+import { createDelegation } from './delegation';
 
 /**
  * Caller authentication for the A2A endpoints, checked before the SDK sees
@@ -27,12 +28,19 @@ export class CredentialUser implements User {
   constructor(
     readonly userName: string,
     principal?: Principal,
+    /** The OIDC token the caller presented, for on-behalf-of calls of its turn (issue 33); none for other credentials. */
+    readonly subjectToken?: SubjectToken,
   ) {
     this.principal = principal ?? namedCaller(userName);
   }
   get isAuthenticated(): boolean {
     return true;
   }
+}
+
+/** The token a request's caller presented that a delegated call may exchange (an OIDC token), if any. */
+export function subjectTokenOf(user: User | undefined): SubjectToken | undefined {
+  return user instanceof CredentialUser ? user.subjectToken : undefined;
 }
 
 /**
@@ -121,8 +129,11 @@ export function createAuthenticator(
         if (user) return user;
       }
       if (tokens && token) {
+        // The token goes with the caller (never inside its principal): a delegated call may exchange it.
+        const withToken = (principal: Principal | undefined) =>
+          principal && new CredentialUser(principal.id, principal, new SubjectToken(token));
         const principal = tokens.principal(token);
-        return principal instanceof Promise ? principal.then(userOf) : userOf(principal);
+        return principal instanceof Promise ? principal.then(withToken) : withToken(principal);
       }
       // A certificate names the caller only when no other credential was presented: a wrong one is refused.
       const certificate = req.peerCertificate;
@@ -157,7 +168,8 @@ function tokenValidatorOf(config: LangoConfig, callers: Callers, logger?: Logger
     allowPrivateNetwork: oidc.allowPrivateNetwork,
     logger: log,
   });
-  return createTokenValidator({ oidc, callers, keys, logger: log });
+  const delegation = createDelegation({ delegation: config.a2a.auth?.delegation, oidc, callers });
+  return createTokenValidator({ oidc, callers, keys, logger: log, delegation });
 }
 
 const silent: Logger = {

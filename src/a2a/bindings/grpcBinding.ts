@@ -73,7 +73,7 @@ export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
   const own = (call: GrpcCall): User => {
     const user =
       call.user instanceof CredentialUser
-        ? new CredentialUser(call.user.userName, call.user.principal)
+        ? new CredentialUser(call.user.userName, call.user.principal, call.user.subjectToken)
         : new UnauthenticatedUser();
     callers.set(call.call, user);
     calls.set(user, { call: call.call });
