@@ -1,0 +1,297 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { TaskState, type Task } from '@a2a-js/sdk';
+import { ACCOUNT_METADATA_KEY, type AccountStep, type HopAccount } from '../../src/protocol/accounting';
+import { a2aClient, answerText, asTask, textRequest } from '../support/a2aClient';
+import {
+  AUDIENCE,
+  CLIENTS,
+  networkAuth,
+  networkNodes,
+  onBehalfOfEntry,
+  startNetworkIssuer,
+  type NetworkNode,
+} from '../support/delegationNetwork';
+import type { OidcIssuer } from '../support/oidcIssuer';
+import { namedCaller } from '../../src/principal';
+import { deadPort } from '../support/federationPeers';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ScriptedTurn } from '../support/scriptedModel';
+
+/**
+ * Issue 33's network, whole nodes on 127.0.0.1 and a real OpenID provider
+ * as the token service: caller X asks node A, A delegates to B and B to C,
+ * each call carrying X's token exchanged (RFC 8693) for the next node's
+ * audience. Every hop runs as X with X's grants, narrowed by each actor's;
+ * C's task records X as subject and A, B as actors; the account on X's
+ * task holds all three nodes, and its token counts add up.
+ */
+
+const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputTokens });
+const transfer = (agent: string, tokens: ReturnType<typeof usage>): ScriptedTurn => ({
+  toolCalls: [{ name: 'transfer_to_agent', arguments: { agent_name: agent } }],
+  usage: tokens,
+});
+
+/** Every hop nested in `hop`, itself first, depth first. */
+function hops(hop: HopAccount): HopAccount[] {
+  const out = [hop];
+  const visit = (steps: readonly AccountStep[]) => {
+    for (const step of steps) {
+      if (step.kind === 'agent') visit(step.steps);
+      else if (step.kind === 'remote' && step.hop) out.push(...hops(step.hop));
+    }
+  };
+  visit(hop.steps);
+  return out;
+}
+
+/** Every step of a hop of the given kind, nested agents' included (not nested hops'). */
+function stepsOf<K extends AccountStep['kind']>(hop: HopAccount, kind: K): Extract<AccountStep, { kind: K }>[] {
+  const out: AccountStep[] = [];
+  const visit = (steps: readonly AccountStep[]) => {
+    for (const step of steps) {
+      if (step.kind === kind) out.push(step);
+      if (step.kind === 'agent') visit(step.steps);
+    }
+  };
+  visit(hop.steps);
+  return out as Extract<AccountStep, { kind: K }>[];
+}
+
+/** Every file under `dir`, read whole. */
+function filesUnder(dir: string): Buffer[] {
+  return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).flatMap((entry) => {
+    const full = path.join(entry.parentPath, entry.name);
+    return entry.isFile() ? [fs.readFileSync(full)] : [];
+  });
+}
+
+describe('on behalf of X, across A → B → C', () => {
+  let issuer: OidcIssuer;
+  const nodes = networkNodes();
+  let a: NetworkNode;
+  let b: NetworkNode;
+  let c: NetworkNode;
+
+  beforeAll(async () => {
+    issuer = await startNetworkIssuer();
+    // C: X may use the librarian; A and B (as callers) also the operator's files. Both may act for others.
+    c = await nodes.start('node-c', {
+      auth: networkAuth(issuer, AUDIENCE.c, {
+        actors: ['node-a', 'node-b'],
+        callers: {
+          callers: [
+            { name: 'caller-x', oidcSubjects: ['x'], grant: { toolFamilies: ['librarian'] } },
+            { name: 'node-a', oidcSubjects: ['node-a'], grant: { toolFamilies: ['librarian', 'fs'] } },
+            { name: 'node-b', oidcSubjects: ['node-b'], grant: { toolFamilies: ['librarian', 'fs'] } },
+          ],
+        },
+      }),
+    });
+    b = await nodes.start('node-b', {
+      auth: networkAuth(issuer, AUDIENCE.b, {
+        actors: ['node-a'],
+        callers: {
+          callers: [
+            { name: 'caller-x', oidcSubjects: ['x'], grant: { toolFamilies: ['librarian'] } },
+            { name: 'node-a', oidcSubjects: ['node-a'], grant: { toolFamilies: ['librarian', 'fs'] } },
+          ],
+        },
+      }),
+      remoteAgents: [onBehalfOfEntry('node-c', c.url, issuer, CLIENTS.b, AUDIENCE.c)],
+    });
+    a = await nodes.start('node-a', {
+      auth: networkAuth(issuer, AUDIENCE.a, {
+        callers: {
+          callers: [{ name: 'caller-x', oidcSubjects: ['x'], grant: { toolFamilies: ['librarian'] } }],
+          bearerTokens: ['static-token-of-a-peer-0d5c'],
+        },
+      }),
+      remoteAgents: [onBehalfOfEntry('node-b', b.url, issuer, CLIENTS.a, AUDIENCE.b)],
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await nodes.closeAll();
+    await issuer?.close();
+  });
+
+  it("runs every hop as X with X's grants, records the chain at C, and accounts for all three nodes", async () => {
+    a.model.push(transfer('node-b', usage(10, 2)));
+    b.model.push(transfer('node-c', usage(20, 3)));
+    c.model.push(
+      transfer('librarian', usage(30, 4)),
+      {
+        toolCalls: [
+          { name: 'save_knowledge', arguments: { kind: 'fact', content: 'X asked through A and B' } },
+          { name: 'fs_read', arguments: { path: 'notes.txt' } },
+        ],
+        usage: usage(40, 5),
+      },
+      { text: 'saved for X', usage: usage(50, 6) },
+    );
+    const tokenOfX = await issuer.token(CLIENTS.x, { resource: AUDIENCE.a });
+    const client = await a2aClient(a.url, 'JSONRPC', { authorization: `Bearer ${tokenOfX}` });
+    const task: Task = asTask(await client.sendMessage(textRequest('keep this for me, through node-b and node-c')));
+
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(answerText(task)).toBe('saved for X');
+
+    const account = task.metadata?.[ACCOUNT_METADATA_KEY] as HopAccount;
+    const [atA, atB, atC] = hops(account);
+    expect([atA, atB, atC].map((hop) => [hop.name, hop.node, hop.principal, hop.actors])).toEqual([
+      ['node-a', a.url, 'caller-x', undefined],
+      ['node-b', b.url, 'caller-x', ['node-a']],
+      // C's task: X the subject, B (which called it) and A before it the actors.
+      ['node-c', c.url, 'caller-x', ['node-b', 'node-a']],
+    ]);
+    expect([atA.tokens, atB.tokens, atC.tokens]).toEqual([
+      { input: 10, output: 2 },
+      { input: 20, output: 3 },
+      { input: 120, output: 15 },
+    ]);
+    expect(atC.total).toEqual(atC.tokens);
+    expect(atB.total).toEqual({ input: 140, output: 18 });
+    expect(account.total).toEqual({ input: 150, output: 20 });
+
+    // A tool X may use ran on C; one only A (or B) could use there was refused, as X.
+    expect(stepsOf(atC, 'tool').map((tool) => [tool.name, tool.ok])).toEqual([
+      ['save_knowledge', true],
+      ['fs_read', false],
+    ]);
+    const saved = await c.app.stores.knowledge.searchKnowledge(namedCaller('caller-x'), 'asked', { limit: 5 });
+    expect(saved.map((entry) => entry.content)).toEqual(['X asked through A and B']);
+    const refusal = c.model.requests.at(-1)!.messages.find((m) => m.role === 'tool' && m.name === 'fs_read');
+    expect(refusal?.content).toContain('the caller "caller-x" is not granted the "fs" tool family');
+
+    // A and B each exchanged once; nothing any node wrote or logged holds a token.
+    expect(issuer.seen.filter((p) => p === '/token').length).toBeGreaterThanOrEqual(3);
+    for (const node of [a, b, c]) {
+      expect(JSON.stringify(node.logger.records)).not.toContain(tokenOfX);
+      expect(filesUnder(node.dir).some((file) => file.includes(tokenOfX))).toBe(false);
+    }
+  });
+
+  it("refuses the delegation to B with a clear message when X's caller has nothing to exchange (onBehalfOf: required)", async () => {
+    const before = b.model.requests.length;
+    a.model.push(transfer('node-b', usage(1, 1)));
+    const client = await a2aClient(a.url, 'JSONRPC', { authorization: 'Bearer static-token-of-a-peer-0d5c' });
+    const task = asTask(await client.sendMessage(textRequest('ask node-b with a static token')));
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_AUTH_REQUIRED);
+    expect(answerOf(task)).toMatch(
+      /The remote agent node-b was not called: calls to node-b are made on behalf of their caller \(auth.onBehalfOf: required\)/,
+    );
+    expect(b.model.requests.length).toBe(before);
+  });
+});
+
+describe('on-behalf-of faults: each a clear refusal or fallback, nothing run as the wrong principal, the node up', () => {
+  let issuer: OidcIssuer;
+  const nodes = networkNodes();
+  const servers: http.Server[] = [];
+  let a: NetworkNode;
+  let b: NetworkNode;
+
+  /** A token endpoint on loopback that answers every request with `answer` (or never, when undefined). */
+  const endpoint = async (answer?: (res: http.ServerResponse) => void): Promise<string> => {
+    const server = http.createServer((_req, res) => answer?.(res));
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/token`;
+  };
+
+  beforeAll(async () => {
+    issuer = await startNetworkIssuer();
+    b = await nodes.start('node-b', {
+      auth: networkAuth(issuer, AUDIENCE.b, {
+        actors: ['node-a'],
+        callers: {
+          callers: [
+            { name: 'caller-x', oidcSubjects: ['x'], grant: { toolFamilies: ['librarian'] } },
+            { name: 'node-a', oidcSubjects: ['node-a'], grant: { toolFamilies: [] } },
+          ],
+        },
+      }),
+    });
+    const entry = (name: string, tokenUrl: string, mode: 'required' | 'preferred' = 'required') =>
+      onBehalfOfEntry(name, b.url, tokenUrl, CLIENTS.a, AUDIENCE.b, mode);
+    a = await nodes.start('node-a', {
+      cardFetchTimeoutMs: 1500,
+      auth: networkAuth(issuer, AUDIENCE.a, {
+        callers: {
+          callers: [{ name: 'caller-x', oidcSubjects: ['x'], grant: { toolFamilies: ['librarian'] } }],
+          bearerTokens: ['static-token-of-a-peer-0d5c'],
+        },
+      }),
+      remoteAgents: [
+        entry('b-preferred', `${issuer.url}/token`, 'preferred'),
+        entry('b-down', `http://127.0.0.1:${await deadPort()}/token`),
+        entry('b-slow', await endpoint()),
+        entry('b-garbage', await endpoint((res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>'))),
+        entry(
+          'b-tokenless',
+          await endpoint((res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"token":"no"}')),
+        ),
+        entry(
+          'b-refusing',
+          await endpoint((res) =>
+            res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_grant"}'),
+          ),
+        ),
+      ],
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await nodes.closeAll();
+    for (const server of servers) server.closeAllConnections();
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+    await issuer?.close();
+  });
+
+  it("falls back to the node's own client credentials for a caller with nothing to exchange (onBehalfOf: preferred)", async () => {
+    a.model.push(transfer('b-preferred', usage(1, 1)));
+    b.model.push({ text: 'hello from B', usage: usage(2, 2) });
+    const client = await a2aClient(a.url, 'JSONRPC', { authorization: 'Bearer static-token-of-a-peer-0d5c' });
+    const task = asTask(await client.sendMessage(textRequest('greet b-preferred')));
+    expect(answerText(task)).toBe('hello from B');
+    // B ran it as node A itself (its own token, no one acting for anyone), never as someone else.
+    const atB = hops(task.metadata?.[ACCOUNT_METADATA_KEY] as HopAccount)[1];
+    expect([atB.principal, atB.actors]).toEqual(['node-a', undefined]);
+  });
+
+  it.each([
+    ['down', 'b-down', /on-behalf-of token exchange to http:\/\/127\.0\.0\.1:\d+ failed: .*(refused|ECONNREFUSED)/i],
+    [
+      'slow',
+      'b-slow',
+      /on-behalf-of token exchange to http:\/\/127\.0\.0\.1:\d+ failed: .*(timed out|timeout|aborted)/i,
+    ],
+    ['answering garbage', 'b-garbage', /on-behalf-of token exchange to .* failed: unreadable answer/],
+    [
+      'answering without a token',
+      'b-tokenless',
+      /on-behalf-of token exchange to .* failed: no access_token in the answer/,
+    ],
+    ['refusing the exchange', 'b-refusing', /on-behalf-of token exchange to .* failed: HTTP 400 \(invalid_grant\)/],
+  ])('refuses the call when the exchange endpoint is %s', async (_what, remote, reason) => {
+    const before = b.model.requests.length;
+    a.model.push(transfer(remote, usage(1, 1)), { text: 'I answered myself', usage: usage(1, 1) });
+    const tokenOfX = await issuer.token(CLIENTS.x, { resource: AUDIENCE.a });
+    const client = await a2aClient(a.url, 'JSONRPC', { authorization: `Bearer ${tokenOfX}` });
+    const task = asTask(await client.sendMessage(textRequest(`ask ${remote}`)));
+    expect(answerText(task)).toBe('I answered myself');
+    const note = a.model.requests
+      .at(-1)!
+      .messages.find((m) => m.role === 'user' && m.content.startsWith('[note from the runtime]'));
+    expect(note?.content).toMatch(new RegExp(`The remote agent ${remote} failed: remote agent ${remote} not called: `));
+    expect(note?.content).toMatch(reason);
+    expect(b.model.requests.length).toBe(before);
+    expect((await fetch(`${a.url}/readyz`)).status).toBe(200);
+  });
+});
+
+/** The text of a task's status message. */
+function answerOf(task: Task): string {
+  return (task.status?.message?.parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+}
