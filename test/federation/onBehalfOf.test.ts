@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { ACCOUNT_METADATA_KEY, type AccountStep, type HopAccount } from '../../src/protocol/accounting';
+import { SKILL_METADATA_KEY } from '../../src/protocol/skillExtension';
 import { a2aClient, answerText, asTask, textRequest } from '../support/a2aClient';
 import {
   AUDIENCE,
@@ -171,6 +172,21 @@ describe('on behalf of X, across A → B → C', () => {
       expect(JSON.stringify(node.logger.records)).not.toContain(tokenOfX);
       expect(filesUnder(node.dir).some((file) => file.includes(tokenOfX))).toBe(false);
     }
+  });
+
+  it('sends a skill-targeted message straight to the remote owning the skill, with no routing step by the model', async () => {
+    const asked = a.model.requests.length;
+    b.model.push({ text: 'B answers the skill', usage: usage(7, 1) });
+    const tokenOfX = await issuer.token(CLIENTS.x, { resource: AUDIENCE.a });
+    const client = await a2aClient(a.url, 'HTTP+JSON', { authorization: `Bearer ${tokenOfX}` });
+    const task = asTask(
+      await client.sendMessage({ ...textRequest('straight to B'), metadata: { [SKILL_METADATA_KEY]: 'node-b' } }),
+    );
+    expect(answerText(task)).toBe('B answers the skill');
+    expect(a.model.requests.length).toBe(asked);
+    const account = task.metadata?.[ACCOUNT_METADATA_KEY] as HopAccount;
+    expect(account.steps.map((step) => [step.kind, step.name])).toEqual([['agent', 'node-b']]);
+    expect(account.total).toEqual({ input: 7, output: 1 });
   });
 
   it("refuses the delegation to B with a clear message when X's caller has nothing to exchange (onBehalfOf: required)", async () => {
