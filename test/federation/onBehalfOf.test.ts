@@ -29,6 +29,7 @@ import type { ScriptedTurn } from '../support/scriptedModel';
  * task holds all three nodes, and its token counts add up.
  */
 
+const METRICS_TOKEN = 'metrics-token-4e1c8a7b';
 const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputTokens });
 const transfer = (agent: string, tokens: ReturnType<typeof usage>): ScriptedTurn => ({
   toolCalls: [{ name: 'transfer_to_agent', arguments: { agent_name: agent } }],
@@ -103,15 +104,20 @@ describe('on behalf of X, across A → B → C', () => {
       }),
       remoteAgents: [onBehalfOfEntry('node-c', c.url, issuer, CLIENTS.b, AUDIENCE.c)],
     });
-    a = await nodes.start('node-a', {
-      auth: networkAuth(issuer, AUDIENCE.a, {
-        callers: {
-          callers: [{ name: 'caller-x', oidcSubjects: ['x'], grant: { toolFamilies: ['librarian'] } }],
-          bearerTokens: ['static-token-of-a-peer-0d5c'],
-        },
-      }),
-      remoteAgents: [onBehalfOfEntry('node-b', b.url, issuer, CLIENTS.a, AUDIENCE.b)],
-    });
+    a = await nodes.start(
+      'node-a',
+      {
+        auth: networkAuth(issuer, AUDIENCE.a, {
+          callers: {
+            callers: [{ name: 'caller-x', oidcSubjects: ['x'], grant: { toolFamilies: ['librarian'] } }],
+            bearerTokens: ['static-token-of-a-peer-0d5c'],
+          },
+        }),
+        remoteAgents: [onBehalfOfEntry('node-b', b.url, issuer, CLIENTS.a, AUDIENCE.b)],
+      },
+      undefined,
+      { observability: { metricsToken: METRICS_TOKEN } },
+    );
   }, 60_000);
   afterAll(async () => {
     await nodes.closeAll();
@@ -165,6 +171,20 @@ describe('on behalf of X, across A → B → C', () => {
     expect(saved.map((entry) => entry.content)).toEqual(['X asked through A and B']);
     const refusal = c.model.requests.at(-1)!.messages.find((m) => m.role === 'tool' && m.name === 'fs_read');
     expect(refusal?.content).toContain('the caller "caller-x" is not granted the "fs" tool family');
+
+    // A's metrics count the call to B, and what B (and C under it) spent; A's peer status its last hop.
+    const metrics = await (
+      await fetch(`${a.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+    ).text();
+    expect(metrics).toMatch(/^lango_remote_call_duration_seconds_count\{peer="node-b",outcome="ok"\} 1$/m);
+    expect(metrics).toMatch(/^lango_remote_tokens_total\{peer="node-b",direction="input"\} 140$/m);
+    expect(metrics).toMatch(/^lango_remote_tokens_total\{peer="node-b",direction="output"\} 18$/m);
+    expect(a.app.peers()[0]).toMatchObject({
+      name: 'node-b',
+      skills: expect.arrayContaining(['lango-orchestrator', 'librarian', 'node-c']),
+      lastHopMs: expect.any(Number),
+      onBehalfOf: { mode: 'required', ok: true },
+    });
 
     // A and B each exchanged once; nothing any node wrote or logged holds a token.
     expect(issuer.seen.filter((p) => p === '/token').length).toBeGreaterThanOrEqual(3);

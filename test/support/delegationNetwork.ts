@@ -50,17 +50,23 @@ export interface NetworkNode {
 
 /** Starts nodes and stops them all (and removes their folders) at the end. */
 export function networkNodes(): {
-  start(name: string, a2a: LangoConfigInput['a2a'], model?: ScriptedModel): Promise<NetworkNode>;
+  start(
+    name: string,
+    a2a: LangoConfigInput['a2a'],
+    model?: ScriptedModel,
+    more?: Omit<LangoConfigInput, 'a2a'>,
+  ): Promise<NetworkNode>;
   closeAll(): Promise<void>;
 } {
   const started: NetworkNode[] = [];
   return {
-    async start(name, a2a, model = new ScriptedModel()) {
+    async start(name, a2a, model = new ScriptedModel(), more = {}) {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), `lango-net-${name}-`));
       const config = resolveConfig({
         server: { port: 0 },
         dataDir: dir,
         tools: { browser: { enabled: false } },
+        ...more,
         a2a: { agentName: name, ...a2a },
       });
       const logger = createMemoryLogger();
