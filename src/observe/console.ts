@@ -4,6 +4,7 @@ import { refuse, type AccessRefusal } from './access';
 import { consoleAgentRoutes } from './consoleAgents';
 import { consoleAssets } from './consoleAssets';
 import { consoleBrowseRoutes } from './consoleBrowse';
+import { consoleAccountRoutes } from './consoleAccounts';
 import { SESSION_COOKIE } from './consoleSessions';
 import type { ConsoleSources } from './consoleSources';
 import { CONSOLE_CSP, consoleShell, refusalPage, signInPage } from './consolePages';
@@ -95,6 +96,7 @@ export function consoleRoutes(sources: ConsoleSources): Router {
 
   routes.use(consoleAgentRoutes(sources, { owner: apiOwner, change: apiChange }));
   routes.use(consoleBrowseRoutes(sources, { owner: apiOwner }));
+  routes.use(consoleAccountRoutes(sources, { owner: apiOwner }));
   routes.get('/console/api/events', apiOwner, (req, res) => {
     res.writeHead(200, {
       'Content-Type': 'text/event-stream',

@@ -30,6 +30,7 @@ import type { ScriptedTurn } from '../support/scriptedModel';
  */
 
 const METRICS_TOKEN = 'metrics-token-4e1c8a7b';
+const OWNER_TOKEN = 'owner-token-of-a-9f2d6b1c';
 const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputTokens });
 const transfer = (agent: string, tokens: ReturnType<typeof usage>): ScriptedTurn => ({
   toolCalls: [{ name: 'transfer_to_agent', arguments: { agent_name: agent } }],
@@ -109,7 +110,10 @@ describe('on behalf of X, across A → B → C', () => {
       {
         auth: networkAuth(issuer, AUDIENCE.a, {
           callers: {
-            callers: [{ name: 'caller-x', oidcSubjects: ['x'], grant: { toolFamilies: ['librarian'] } }],
+            callers: [
+              { name: 'caller-x', oidcSubjects: ['x'], grant: { toolFamilies: ['librarian'] } },
+              { name: 'boss', bearerTokens: [OWNER_TOKEN], owner: true },
+            ],
             bearerTokens: ['static-token-of-a-peer-0d5c'],
           },
         }),
@@ -185,6 +189,12 @@ describe('on behalf of X, across A → B → C', () => {
       lastHopMs: expect.any(Number),
       onBehalfOf: { mode: 'required', ok: true },
     });
+
+    // The console reads the same tree from A's task rows, for the owner.
+    const view = await fetch(`${a.url}/console/api/tasks/${task.id}/account`, {
+      headers: { authorization: `Bearer ${OWNER_TOKEN}` },
+    });
+    expect(await view.json()).toEqual({ taskId: task.id, account });
 
     // A and B each exchanged once; nothing any node wrote or logged holds a token.
     expect(issuer.seen.filter((p) => p === '/token').length).toBeGreaterThanOrEqual(3);
