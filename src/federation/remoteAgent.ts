@@ -135,7 +135,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   // A peer offering the generation extension has its cut streams resumed and its cut sends sent again.
   const resumable = offersGeneration(peer.sdkCard);
   // A peer's account is read as deep as a request may travel, and no larger than a few hundred steps.
-  const accountBounds = { maxDepth: options.maxHops, maxSteps: MAX_ACCOUNT_STEPS };
+  const accountBounds = { maxDepth: options.maxHops, maxSteps: MAX_ACCOUNT_STEPS, redact };
 
   async function* invoke(invocation: RemoteInvocation): AsyncGenerator<RunEvent, RemoteOutcome> {
     const hop = nextHop(invocation.metadata, resolveNodeId(options.selfId), options.maxHops, targetOrigin);

@@ -101,13 +101,15 @@ export interface AccountBounds {
   maxDepth: number;
   /** Most steps in the whole tree, nested hops included. */
   maxSteps: number;
+  /** Masks registered secrets in every text kept (a peer echoing a token it was sent). */
+  redact?: (text: string) => string;
 }
 
 /** The longest text kept of a name, node or principal. */
 const MAX_TEXT = 256;
 
 /**
- * A peer's tree as this node keeps it: every field checked, names cut to a
+ * A peer's tree as this node keeps it: every field checked, texts redacted and cut to a
  * bounded length, steps past the bounds dropped (the hop marked
  * `truncated`), and every `total` recomputed from the tokens it holds, so
  * the totals add up whatever the peer claimed. Undefined when `value` is
@@ -116,11 +118,22 @@ const MAX_TEXT = 256;
  * const hop = readHopAccount(task.metadata?.[ACCOUNT_METADATA_KEY], { maxDepth: 4, maxSteps: 500 });
  */
 export function readHopAccount(value: unknown, bounds: AccountBounds): HopAccount | undefined {
-  const budget = { steps: bounds.maxSteps };
+  const redact = bounds.redact ?? ((text: string) => text);
+  const budget: Budget = {
+    steps: bounds.maxSteps,
+    text: (raw) => (typeof raw === 'string' ? redact(raw.slice(0, MAX_TEXT * 4)).slice(0, MAX_TEXT) : undefined),
+  };
   return readHop(value, bounds.maxDepth, budget);
 }
 
-function readHop(value: unknown, depth: number, budget: { steps: number }): HopAccount | undefined {
+/** What is left to read of a peer's tree, and how its texts are kept. */
+interface Budget {
+  steps: number;
+  text(value: unknown): string | undefined;
+}
+
+function readHop(value: unknown, depth: number, budget: Budget): HopAccount | undefined {
+  const text = budget.text;
   if (depth <= 0 || !isRecord(value)) return undefined;
   const node = text(value.node);
   const principal = text(value.principal);
@@ -146,7 +159,7 @@ function readHop(value: unknown, depth: number, budget: { steps: number }): HopA
 }
 
 /** Reads `raw` into `out`; true when something was dropped. */
-function readSteps(raw: unknown, out: AccountStep[], depth: number, budget: { steps: number }): boolean {
+function readSteps(raw: unknown, out: AccountStep[], depth: number, budget: Budget): boolean {
   if (!Array.isArray(raw)) return raw !== undefined;
   let dropped = false;
   for (const item of raw) {
@@ -161,9 +174,10 @@ function readSteps(raw: unknown, out: AccountStep[], depth: number, budget: { st
 function readStep(
   value: unknown,
   depth: number,
-  budget: { steps: number },
+  budget: Budget,
 ): { step: AccountStep; dropped: boolean } | undefined {
   if (!isRecord(value)) return undefined;
+  const text = budget.text;
   const name = text(value.name);
   if (name === undefined) return undefined;
   budget.steps -= 1;
@@ -224,10 +238,6 @@ function tokensOf(value: unknown): TokenCount {
 
 function count(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.round(value) : 0;
-}
-
-function text(value: unknown): string | undefined {
-  return typeof value === 'string' ? value.slice(0, MAX_TEXT) : undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
