@@ -30,8 +30,9 @@ import {
  * never goes out as anyone but its caller.
  */
 
-/** RFC 8693 §2.1's grant type, and the token type of an access token (§3). */
+/** RFC 8693 §2.1's grant type. */
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+/** RFC 8693 §3's token type of an access token: what the caller's token is, and what is asked for. */
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
 /** An entry's `auth` of type `tokenExchange`, its secret resolved. */
@@ -108,7 +109,7 @@ export function createOnBehalfOf(options: OnBehalfOfOptions): OnBehalfOf {
   let last: DelegationCheck | undefined;
   // The node's own token: the fallback of `preferred`, and the actor token where configured.
   const own = createClientCredentials({
-    grant: { ...grant, audience: grant.audience },
+    grant,
     dispatcher: options.dispatcher,
     secrets: options.secrets,
     timeoutMs: options.timeoutMs,
