@@ -1,6 +1,7 @@
 import { request, type Dispatcher } from 'undici';
 import { errorMessage, RemoteAgentError } from '../errors';
 import { BodyTooLargeError, discardBody, readBody } from '../net/body';
+import { createDeadline } from '../net/deadline';
 import { describeNetworkError } from './cardFetch';
 
 /**
@@ -115,6 +116,21 @@ export async function requestToken(
   form: URLSearchParams,
   options: { dispatcher: Dispatcher; timeoutMs?: number; what: string },
 ): Promise<{ token: string; lifetimeMs: number }> {
+  // One deadline for the answer and its body, held by its own timer (`net/deadline.ts`).
+  const deadline = createDeadline(options.timeoutMs ?? 10_000);
+  try {
+    return await postToken(client, form, options, deadline.signal);
+  } finally {
+    deadline.clear();
+  }
+}
+
+async function postToken(
+  client: TokenClient,
+  form: URLSearchParams,
+  options: { dispatcher: Dispatcher; what: string },
+  signal: AbortSignal,
+): Promise<{ token: string; lifetimeMs: number }> {
   const failed = `${options.what} to ${new URL(client.tokenUrl).origin} failed`;
   const headers: Record<string, string> = {
     'content-type': 'application/x-www-form-urlencoded',
@@ -135,7 +151,7 @@ export async function requestToken(
       headers,
       body: form.toString(),
       dispatcher: options.dispatcher,
-      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+      signal,
     });
   } catch (error) {
     throw new RemoteAgentError(`${failed}: ${describeNetworkError(error)}`);

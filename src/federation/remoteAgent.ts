@@ -9,6 +9,7 @@ import { nameFault, shortError } from './callFaults';
 import { TRACEPARENT_KEY, childTraceparent } from '../log/traceContext';
 import { FEDERATION_HOPS_KEY, nextHop, resolveNodeId, type NodeId } from './hops';
 import type { LoadedPeer } from './loader';
+import { createDeadline } from '../net/deadline';
 import type { OutboundPolicy } from '../net/policy';
 import { rememberSeen, unseenContext, type PeerSessionState } from './peerContext';
 import { sanitizeCardText } from './peerCard';
@@ -395,9 +396,10 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     credentials: PeerCredentials | undefined,
   ): Promise<void> {
     if (!taskId) return;
+    const deadline = createDeadline(CANCEL_TIMEOUT_MS);
     try {
       const c = await sharedClient();
-      const signal = AbortSignal.timeout(CANCEL_TIMEOUT_MS);
+      const signal = deadline.signal;
       meters.start(signal, credentials);
       await c.cancelTask(
         { tenant: '', id: taskId, metadata: undefined },
@@ -406,6 +408,8 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       callLog.info('remote task cancelled', { taskId });
     } catch (error) {
       callLog.warn('remote task cancel failed', { taskId, reason: redact(shortError(error)) });
+    } finally {
+      deadline.clear();
     }
   }
 

@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import type { A2aCaller, LangoConfig } from '../config/schema';
 import { ConfigError, errorMessage } from '../errors';
 import {
+  ANONYMOUS,
+  ANONYMOUS_ID,
+  derivedId,
   namedCaller,
   OWNER,
   OWNER_ID,
@@ -68,7 +71,7 @@ export interface CallersOptions {
 /** The id of a credential of the plain lists: its kind and a short hash, never the value. */
 export function credentialId(kind: CallerCredential['kind'], value: string): string {
   const hash = createHash('sha256').update(value).digest('hex').slice(0, 16);
-  return `${kind === 'bearer' ? 'bearer' : 'apikey'}:${hash}`;
+  return derivedId(kind === 'bearer' ? 'bearer' : 'apikey', hash);
 }
 
 /**
@@ -131,7 +134,11 @@ export function createCallers(auth: LangoConfig['a2a']['auth'], options: Callers
     // a plain token's hash, or a caller no longer configured (the default grant, never more).
     // A tenant-qualified id is the same caller in that tenant.
     ...tenantAware((id) =>
-      id === OWNER_ID ? OWNER : (byName.get(id) ?? ids.get(id) ?? namedCaller(id, defaultGrant)),
+      id === OWNER_ID
+        ? OWNER
+        : id === ANONYMOUS_ID
+          ? ANONYMOUS
+          : (byName.get(id) ?? ids.get(id) ?? namedCaller(id, defaultGrant)),
     ),
   };
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { PeerCertificate } from 'node:tls';
 import type { JWTPayload } from 'jose';
 import type { A2aOidc } from '../config/schema';
-import { isOwner, namedCaller, NO_TOOLS, type Grant, type Principal, type Reach } from '../principal';
+import { derivedId, isOwner, namedCaller, NO_TOOLS, type Grant, type Principal, type Reach } from '../principal';
 import { normalizeFingerprint, type Callers } from './callers';
 
 /**
@@ -52,7 +52,7 @@ export function principalOfCertificate(certificate: PeerCertificate, callers: Ca
       ? c.fingerprint === fingerprint
       : Object.entries(c.subject ?? {}).every(([key, value]) => attribute(certificate.subject, key).includes(value)),
   );
-  return match?.principal ?? namedCaller(`cert:${fingerprint.slice(0, 16)}`, callers.defaultGrant);
+  return match?.principal ?? namedCaller(derivedId('cert', fingerprint.slice(0, 16)), callers.defaultGrant);
 }
 
 /** The scopes a token carries: `scope` (RFC 9068, space-separated) or `scp` (a list, as some issuers write it). */
@@ -96,10 +96,13 @@ export function intersect(a: Grant, b: Grant): Grant {
   return Object.freeze(Object.fromEntries(KINDS.map((kind) => [kind, reach(a[kind], b[kind])])) as unknown as Grant);
 }
 
-/** A subject as a principal id: itself when plain and short, else a hash of it (an id is stored with every row). */
-function subjectId(subject: string): string {
-  if (/^[A-Za-z0-9._@:-]{1,128}$/.test(subject)) return `oidc:${subject}`;
-  return `oidc:${createHash('sha256').update(subject).digest('hex').slice(0, 16)}`;
+/**
+ * A subject as a principal id (stored with every row): `oidc:<subject>` when plain and short, else
+ * `oidc-digest:<sha-256>` — another namespace, so no subject can name the digest of another.
+ */
+export function subjectId(subject: string): string {
+  if (/^[A-Za-z0-9._@:-]{1,128}$/.test(subject)) return derivedId('oidc', subject);
+  return derivedId('oidc-digest', createHash('sha256').update(subject).digest('hex').slice(0, 32));
 }
 
 /** A subject attribute's values (a certificate may repeat one, `OU=a, OU=b`). */

@@ -1,4 +1,4 @@
-import express, { type RequestHandler, type Router } from 'express';
+import type { PageRouter } from '../a2a/bindings/pageRouter';
 import { errorMessage } from '../errors';
 import { ACCOUNT_METADATA_KEY, type HopAccount } from '../protocol/accounting';
 import type { ConsoleSources } from './consoleSources';
@@ -17,9 +17,8 @@ export interface TaskAccountView {
  * the task rows (every caller's task, any replica's): the data a waterfall
  * of the task is drawn from.
  */
-export function consoleAccountRoutes(sources: ConsoleSources, guards: { owner: RequestHandler }): Router {
-  const routes = express.Router();
-  routes.get('/console/api/tasks/:taskId/account', guards.owner, async (req, res) => {
+export function consoleAccountRoutes(sources: ConsoleSources, routes: PageRouter): void {
+  routes.get('/console/api/tasks/:taskId/account', async (req, res) => {
     const taskId = String(req.params.taskId);
     try {
       const stored = await sources.taskRows().get({ tenant: '', owner: '', everyone: true }, taskId);
@@ -33,5 +32,4 @@ export function consoleAccountRoutes(sources: ConsoleSources, guards: { owner: R
       res.status(503).json({ error: { code: 503, message: `the task rows could not be read: ${errorMessage(err)}` } });
     }
   });
-  return routes;
 }

@@ -1,4 +1,5 @@
-import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import type { Request, Response } from 'express';
+import type { PageRouter } from '../a2a/bindings/pageRouter';
 import { errorMessage } from '../errors';
 import { isOwner, OWNER, OWNER_ID, type Principal } from '../principal';
 import type { ConsoleSources } from './consoleSources';
@@ -18,9 +19,7 @@ const MAX_QUERY = 200;
  * for), the callers, and each caller's memory and knowledge. A caller's rows
  * are read as that caller (its own only); the owner's as the owner's own.
  */
-export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: RequestHandler }): Router {
-  const routes = express.Router();
-  const { owner } = guards;
+export function consoleBrowseRoutes(sources: ConsoleSources, routes: PageRouter): void {
   const stores = () => sources.stores();
   /** The principal named by `?caller=` (default the owner), or the 400 saying what was wrong. */
   const principalOf = (req: Request, res: Response): Principal | undefined => {
@@ -34,7 +33,7 @@ export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: Re
   const failed = (res: Response, what: string, err: unknown) =>
     res.status(503).json({ error: { code: 503, message: `${what} could not be read: ${errorMessage(err)}` } });
 
-  routes.get('/console/api/tasks', owner, async (req, res) => {
+  routes.get('/console/api/tasks', async (req, res) => {
     const state = typeof req.query.state === 'string' ? req.query.state : '';
     const caller = typeof req.query.caller === 'string' ? req.query.caller.trim() : '';
     if (state && !isTaskStateName(state)) {
@@ -48,7 +47,6 @@ export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: Re
         sources.taskRows(),
         timelines ? (query) => timelines.turns(query) : async () => [],
         filter,
-        sources.authConfigured,
       );
       res.json({ tasks, timelines: timelines !== undefined });
     } catch (err) {
@@ -56,7 +54,7 @@ export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: Re
     }
   });
 
-  routes.get('/console/api/conversations', owner, async (_req, res) => {
+  routes.get('/console/api/conversations', async (_req, res) => {
     try {
       const sessions = await stores().sessions.list(OWNER, CONVERSATIONS);
       res.json({
@@ -71,7 +69,7 @@ export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: Re
       failed(res, 'the conversations', err);
     }
   });
-  routes.get('/console/api/conversations/:id', owner, async (req, res) => {
+  routes.get('/console/api/conversations/:id', async (req, res) => {
     const principal = principalOf(req, res);
     if (!principal) return;
     const id = req.params.id as string;
@@ -109,7 +107,7 @@ export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: Re
     }
   });
 
-  routes.get('/console/api/callers', owner, async (_req, res) => {
+  routes.get('/console/api/callers', async (_req, res) => {
     const ids = new Set<string>([OWNER_ID]);
     for (const credential of sources.callers().credentials) {
       if (!isOwner(credential.principal)) ids.add(credential.principal.id);
@@ -122,7 +120,7 @@ export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: Re
     }
   });
 
-  routes.get('/console/api/memory', owner, async (req, res) => {
+  routes.get('/console/api/memory', async (req, res) => {
     const principal = principalOf(req, res);
     if (!principal) return;
     const scope = { limit: ROWS, ownOnly: true };
@@ -141,7 +139,7 @@ export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: Re
       failed(res, 'the memory', err);
     }
   });
-  routes.get('/console/api/knowledge', owner, async (req, res) => {
+  routes.get('/console/api/knowledge', async (req, res) => {
     const principal = principalOf(req, res);
     if (!principal) return;
     const query = typeof req.query.q === 'string' ? req.query.q.trim().slice(0, MAX_QUERY) : '';
@@ -169,5 +167,4 @@ export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: Re
       failed(res, 'the knowledge', err);
     }
   });
-  return routes;
 }

@@ -4,7 +4,7 @@ import type { Callers } from '../identity/callers';
 import type { PeerStatus } from '../federation/health';
 import type { Stores } from '../store';
 import type { TaskRows } from '../store/taskRows';
-import type { ConsoleSessions } from './consoleSessions';
+import type { SignedInSessions } from '../identity/sessions';
 import type { AgentGraph } from './graph';
 import type { Timelines } from './timeline';
 
@@ -32,7 +32,7 @@ export interface ConsoleSources {
   callers: () => Callers;
   /** Runs one tool as the owner, through the runner. */
   runTool: (input: ToolRunInput) => Promise<ToolRunResult>;
-  sessions: ConsoleSessions;
+  sessions: SignedInSessions;
   /** Whether credentials are configured (then the console asks for the owner's token). */
   authConfigured: boolean;
   redact: (text: string) => string;

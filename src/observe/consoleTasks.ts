@@ -1,5 +1,4 @@
 import { TaskState } from '@a2a-js/sdk';
-import { OWNER_ID } from '../principal';
 import type { TaskRows } from '../store/taskRows';
 import type { TaskTimeline, TimelineQuery } from '../store/timelines';
 
@@ -57,16 +56,14 @@ const LISTED = 50;
  * task (a CLI turn, a console tool run, a task not yet written) is listed
  * from its timeline.
  * @example
- * await listConsoleTasks(storage.taskRows.tasks, (q) => timelines.turns(q), { state: 'completed', caller: 'owner' }, true);
+ * await listConsoleTasks(storage.taskRows.tasks, (q) => timelines.turns(q), { state: 'completed', caller: 'owner' });
  */
 export async function listConsoleTasks(
   rows: TaskRows | undefined,
   turnsOf: (query: TimelineQuery) => Promise<TaskTimeline[]>,
   filter: TaskFilter,
-  authConfigured: boolean,
 ): Promise<TaskSummary[]> {
-  // Without auth every request is the loopback owner's, stored under the SDK's scope of an unauthenticated user.
-  const scope = filter.caller === OWNER_ID && !authConfigured ? UNAUTHENTICATED_SCOPE : filter.caller;
+  const scope = filter.caller;
   const reader = { tenant: '', owner: scope ?? '', everyone: scope === undefined };
   const page = rows
     ? await rows.list(reader, {
@@ -90,7 +87,7 @@ export async function listConsoleTasks(
     stored.add(task.id);
     const turn = byTask.get(task.id);
     // The page does not say whose a task is: the timeline does, else the row read by id.
-    const caller = filter.caller ?? turn?.caller ?? callerOf((await rows!.get(reader, task.id))?.scope.owner ?? '');
+    const caller = filter.caller ?? turn?.caller ?? (await rows!.get(reader, task.id))?.scope.owner ?? '';
     listed.push({
       ...turn,
       taskId: task.id,
@@ -113,10 +110,6 @@ export async function listConsoleTasks(
 
 /** Turns read per listed task at most (a task is answered again for each message its user sends it). */
 const TURNS_PER_TASK = 4;
-
-/** The SDK's user scope of an unauthenticated user (`resolveUserScope`): the loopback owner when no auth is configured. */
-const UNAUTHENTICATED_SCOPE = 'unknown';
-const callerOf = (scope: string) => (scope === UNAUTHENTICATED_SCOPE ? OWNER_ID : scope);
 
 const everyone = { tenant: '', owner: '', everyone: true };
 

@@ -1,12 +1,12 @@
-import type { Request, Router } from 'express';
-import express from 'express';
 import { previewArguments } from '../agent/argumentPreview';
 import { newContextId } from '../a2a/tasks/contextIds';
 import { errorMessage } from '../errors';
+import { redactStrings } from '../log/redactJson';
 import type { Logger } from '../log/logger';
 import { OWNER } from '../principal';
 import type { TaskTimeline, TimelineQuery, TimelineStep, TimelineStore } from '../store/timelines';
-import { requireOwner, type AccessRefusal } from './access';
+import { pageRouter } from '../a2a/bindings/pageRouter';
+import type { Pages } from '../a2a/bindings/routes';
 import type { ObservedAttributes, ObservedKind, Observation, Observer } from '../observation/observer';
 
 export type { TaskTimeline, TimelineStep } from '../store/timelines';
@@ -30,7 +30,7 @@ export interface Timelines {
   /** Calls `listener` after each change (the console's live stream); returns the unsubscribe. */
   subscribe(listener: (change: TimelineChange) => void): () => void;
   /** `GET /console/api/timelines` and `GET /console/api/timelines/:taskId`. */
-  readonly routes: Router;
+  readonly routes: Pages;
 }
 
 /** Longest argument, result or question text kept per step. */
@@ -47,14 +47,13 @@ const LISTED = 50;
  * (so it survives a restart and every replica reads it), which keeps the
  * newest (`observability.timeline.tasks`).
  * @example
- * const timelines = createTimelines({ store: () => stores.timelines, redact, clock: () => new Date(), access, logger });
+ * const timelines = createTimelines({ store: () => stores.timelines, redact, clock: () => new Date(), logger });
  */
 export function createTimelines(options: {
   /** Where finished turns go: read when a turn ends (the stores open after the observer is built). */
   store: () => TimelineStore;
   redact: (text: string) => string;
   clock: () => Date;
-  access: (req: Request) => AccessRefusal;
   logger: Logger;
 }): Timelines {
   /** Turns running here, by id. */
@@ -126,21 +125,22 @@ export function createTimelines(options: {
     );
     const stored = await options.store().list(OWNER, query);
     const held = new Set(here.map((t) => t.id));
-    return [...here, ...stored.filter((t) => !held.has(t.id))]
+    const newest = [...here, ...stored.filter((t) => !held.has(t.id))]
       .sort((a, b) => b.startedAt.localeCompare(a.startedAt) || (a.id < b.id ? 1 : -1))
       .slice(0, query.limit);
+    // A running turn was masked with the secrets known as it went: one it has stored since is masked now.
+    return redactStrings(newest, options.redact);
   };
 
-  const routes = express.Router();
-  const owner = requireOwner(options.access);
-  routes.get('/console/api/timelines', owner, async (_req, res) => {
+  const routes = pageRouter({ name: 'console', access: 'owner' });
+  routes.get('/console/api/timelines', async (_req, res) => {
     try {
       res.json({ timelines: await turns({ limit: LISTED }) });
     } catch (err) {
       res.status(503).json({ error: { code: 503, message: `the timelines could not be read: ${errorMessage(err)}` } });
     }
   });
-  routes.get('/console/api/timelines/:taskId', owner, async (req, res) => {
+  routes.get('/console/api/timelines/:taskId', async (req, res) => {
     const taskId = req.params.taskId as string;
     try {
       // Oldest first: a task's turns in the order they ran.
@@ -160,7 +160,7 @@ export function createTimelines(options: {
       listeners.delete(listener);
     };
   };
-  return { observer, turns, subscribe, routes };
+  return { observer, turns, subscribe, routes: routes.pages() };
 }
 
 /** Turns of one task read at most (a task is answered again per message the user sends it). */

@@ -8,7 +8,17 @@ import ts from 'typescript';
  * module's layer. Keep this list and ARCHITECTURE.md in step.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['errors.ts', 'principal.ts', 'duration.ts', 'stopwords.ts', 'log/', 'protocol/', 'net/', 'observation/'],
+  [
+    'errors.ts',
+    'principal.ts',
+    'duration.ts',
+    'stopwords.ts',
+    'packages.ts',
+    'log/',
+    'protocol/',
+    'net/',
+    'observation/',
+  ],
   ['config/'],
   ['llm/'],
   ['store/'],

@@ -64,7 +64,7 @@ describe('who a token or certificate is', () => {
     });
     expect(principalOfClaims({ sub: 'someone' }, { oidc, callers })?.grant).toEqual(NO_TOOLS);
     expect(principalOfClaims({ sub: 'a subject with spaces/and slashes' }, { oidc, callers })?.id).toMatch(
-      /^oidc:[0-9a-f]{16}$/,
+      /^oidc-digest:[0-9a-f]{32}$/,
     );
     expect(principalOfClaims({ sub: 'someone' }, { oidc: { ...oidc, unknownSubjects: 'refuse' }, callers })).toBe(
       undefined,

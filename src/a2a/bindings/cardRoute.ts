@@ -4,7 +4,6 @@ import { A2A_VERSION_HEADER } from '@a2a-js/sdk';
 import { legacyAgentCardRouter } from '@a2a-js/sdk/compat/v0_3/server/express';
 import type { Logger } from '../../log/logger';
 import type { CardService } from '../card/cardService';
-import { CARD_PATHS } from './callNames';
 import { jsonErrors } from './errors';
 import type { HttpCall } from './httpCall';
 import type { Step } from './inbound';
@@ -19,8 +18,8 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
 /** Seconds shared caches may keep the card; short, since peers joining changes it. */
 const CARD_MAX_AGE = 300;
 
-const CARD_PATH = '/.well-known/agent-card.json';
-const LEGACY_CARD_PATH = '/.well-known/agent.json';
+export const CARD_PATH = '/.well-known/agent-card.json';
+export const LEGACY_CARD_PATH = '/.well-known/agent.json';
 const VERSION_HEADER = A2A_VERSION_HEADER.toLowerCase();
 
 /**
@@ -49,8 +48,7 @@ export function cardRoute(options: { cards: CardService; legacyCompat: boolean; 
     serveCard(cards, legacyCompat, req, res).catch(next);
   });
   legacyApp.use(jsonErrors(options.logger));
-  return (call, next) => {
-    if ((call.method !== 'GET' && call.method !== 'HEAD') || !CARD_PATHS.has(call.path)) return next();
+  return (call) => {
     const legacyServed = legacyCompat || call.path === LEGACY_CARD_PATH;
     if (!legacyServed || call.header(VERSION_HEADER)?.trim() === '1.0')
       return serveCard(cards, legacyCompat, call.req, call.res);

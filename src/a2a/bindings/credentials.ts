@@ -1,34 +1,45 @@
-import type { User } from '@a2a-js/sdk/server';
+import type { Access, AccessRefusal, Identity } from '../../identity/identity';
+import type { Principal } from '../../principal';
 import { INVALID_REQUEST, InboundRefusal, type InboundCall, type Step } from './inbound';
-import type { CallerRequest } from '../../identity/request';
 
 /**
- * Who a request's caller is, possibly after I/O (an OIDC validator fetching its keys): the caller, or undefined
- * when the request presents no valid credential.
- */
-export type Authenticate = (req: CallerRequest) => User | undefined | Promise<User | undefined>;
-
-const AUTH_REQUIRED = 'authentication required: present a valid bearer token or API key';
-
-/**
- * The credential step of the inbound chain, for every binding: the caller `authenticate` finds becomes the
- * call's user; a request it finds none for is refused with 401 and `challenge` in `WWW-Authenticate`.
+ * The identity step of the inbound chain, for every binding and page: the
+ * identity component says who the call is (`identity.principal`) and
+ * whether that principal may call a route of `access`
+ * (`identity.refusal`); the call runs as that principal, or is refused 401
+ * (with the challenge) or 403. A public route reads no credential: its call
+ * stays anonymous.
  * @example
- * const step = credentials({ authenticate: (req) => auth.authenticate(req), challenge: auth.challenge });
+ * const identify = identityStep(identity);
+ * const run = compose([...shared, ...(identify('caller') ? [identify('caller')!] : []), answer]);
  */
-export function credentials(options: { authenticate: Authenticate; challenge: string }): Step {
-  const refusal = () =>
-    new InboundRefusal(401, INVALID_REQUEST, AUTH_REQUIRED, {
-      headers: { 'WWW-Authenticate': options.challenge },
-      restStatus: 'UNAUTHENTICATED',
-    });
-  const admit = (call: InboundCall, user: User | undefined, next: () => Promise<void>): Promise<void> => {
-    if (!user) throw refusal();
-    call.user = user;
-    return next();
+export function identityStep(identity: Identity): (access: Access) => Step | undefined {
+  const steps = new Map<Access, Step | undefined>();
+  const refusalOf = (refusal: AccessRefusal) =>
+    refusal.status === 401
+      ? new InboundRefusal(401, INVALID_REQUEST, refusal.message, {
+          headers: { 'WWW-Authenticate': identity.challenge },
+          restStatus: 'UNAUTHENTICATED',
+        })
+      : new InboundRefusal(403, INVALID_REQUEST, refusal.message, { restStatus: 'PERMISSION_DENIED' });
+  const build = (access: Access): Step | undefined => {
+    if (access === 'public') return undefined;
+    const admit = (call: InboundCall, principal: Principal | undefined, next: () => Promise<void>) => {
+      const refusal = identity.refusal(access, principal);
+      if (refusal) throw refusalOf(refusal);
+      call.principal = principal!;
+      call.subjectToken = identity.subjectToken(call);
+      return next();
+    };
+    return (call, next) => {
+      const principal = identity.principal(call);
+      return principal instanceof Promise
+        ? principal.then((found) => admit(call, found, next))
+        : admit(call, principal, next);
+    };
   };
-  return (call, next) => {
-    const user = options.authenticate(call);
-    return user instanceof Promise ? user.then((found) => admit(call, found, next)) : admit(call, user, next);
+  return (access) => {
+    if (!steps.has(access)) steps.set(access, build(access));
+    return steps.get(access);
   };
 }

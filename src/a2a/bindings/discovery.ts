@@ -1,12 +1,13 @@
-import express, { type Request, type Router } from 'express';
+import type { Request } from 'express';
 import { walkAgents, type LlmAgent } from '../../agent/agent';
 import type { PeerStatus } from '../../federation/health';
 import { mayReach, OWNER, type Principal } from '../../principal';
 import type { StoreHealth } from '../../store';
-import { principalOf } from '../../identity/identity';
-import { userOfRequest } from './httpCall';
+import { principalOfRequest } from './httpCall';
+import { pageRouter } from './pageRouter';
+import type { Pages } from './routes';
 
-/** Options for {@link discoveryRoutes}. */
+/** Options for {@link discoveryPages}. */
 export interface DiscoveryOptions {
   /** The tree as `principal` may use it (its grant's specialists and remote agents); the owner's by default. */
   root: (principal?: Principal) => LlmAgent;
@@ -75,9 +76,9 @@ export function agentCatalog(options: DiscoveryOptions, principal: Principal = O
     .concat(outOfTree);
 }
 
-/** The principal a discovery request runs as: the credential's caller (behind the auth gate), else the owner. */
+/** The principal a discovery request runs as: whom the identity step found (anonymous by default). */
 async function callerOf(req: Request): Promise<Principal> {
-  return principalOf(userOfRequest(req));
+  return principalOfRequest(req);
 }
 
 /**
@@ -85,20 +86,20 @@ async function callerOf(req: Request): Promise<Principal> {
  * specialists and remote agents its grant offers (an agent outside it is
  * "no agent named …", as if it did not exist); the owner sees everything.
  */
-export function discoveryRoutes(options: DiscoveryOptions): Router {
-  const router = express.Router();
-  router.get('/agents', async (req, res) => {
+export function discoveryPages(options: DiscoveryOptions): Pages {
+  const routes = pageRouter({ name: 'agents', access: 'caller' });
+  routes.get('/agents', async (req, res) => {
     const principal = await callerOf(req);
     res.json({ root: options.root(principal).name, agents: agentCatalog(options, principal) });
   });
-  router.get('/agents/:name/card', async (req, res) => {
+  routes.get('/agents/:name/card', async (req, res) => {
     const name = req.params.name;
     const agent = walkAgents(options.root(await callerOf(req))).find((a) => a.name === name);
     if (!agent) {
       res.status(404).json({ error: { code: 404, message: `no agent named ${name}` } });
       return;
     }
-    const card = agent.kind === 'remote' ? options.remoteCard?.(name) : undefined;
+    const card = agent.kind === 'remote' ? options.remoteCard?.(String(name)) : undefined;
     if (card === undefined) {
       res.status(404).json({
         error: {
@@ -110,7 +111,7 @@ export function discoveryRoutes(options: DiscoveryOptions): Router {
     }
     res.json(card);
   });
-  return router;
+  return routes.pages();
 }
 
 /**
@@ -120,17 +121,17 @@ export function discoveryRoutes(options: DiscoveryOptions): Router {
  * them through), so they answer fixed words and nothing else: no error
  * text, no path, no address.
  */
-export function healthRoutes(options: {
+export function healthPages(options: {
   root: () => LlmAgent;
   /** The database's own answer (`Storage.health`): bounded in time, never rejects. */
   health: () => Promise<StoreHealth>;
   closing: () => boolean;
-}): Router {
-  const router = express.Router();
-  router.get('/healthz', (_req, res) => {
+}): Pages {
+  const routes = pageRouter({ name: 'healthz', access: 'public' });
+  routes.add({ methods: ['GET', 'HEAD'], path: '/healthz' }, (_req, res) => {
     res.json({ status: 'ok' });
   });
-  router.get('/readyz', async (_req, res) => {
+  routes.add({ methods: ['GET', 'HEAD'], path: '/readyz', name: 'readyz' }, async (_req, res) => {
     const database = await options.health();
     const checks: Record<string, string> = { database: database.ok ? 'ok' : database.problem };
     try {
@@ -142,5 +143,5 @@ export function healthRoutes(options: {
     const ready = Object.values(checks).every((value) => value === 'ok');
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
   });
-  return router;
+  return routes.pages();
 }

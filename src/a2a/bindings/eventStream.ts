@@ -18,11 +18,15 @@ export interface EventStream<T = unknown> {
 export interface EventStreamOptions {
   /** The JSON-RPC request's id, for an error answer. */
   id: string | number | null;
-  /** The JSON-RPC error of a failure (the transport's own mapping). */
-  mapError(err: unknown): { code: number; message: string };
+  /** The JSON-RPC error of a failure (the transport's own mapping); not read when the two below are given. */
+  mapError?(err: unknown): { code: number; message: string };
   logger: Logger;
   /** Send the stream's headers before the first event, so that even a failure to start is an event. */
   headersFirst?: boolean;
+  /** Answers a failure before the first event in the binding's shape (HTTP+JSON: its error body); JSON-RPC's else. */
+  answerError?(err: unknown): void;
+  /** The `event: error` frame of a failure after the stream opened, in the binding's shape; JSON-RPC's else. */
+  errorFrame?(err: unknown): string;
 }
 
 const SSE_HEADERS = {
@@ -51,8 +55,9 @@ export async function writeEventStream<T>(
   try {
     event = await events.next();
   } catch (err) {
-    if (res.headersSent) writeError(res, id, options.mapError(err));
-    else sendJson(res, 200, { jsonrpc: '2.0', id, error: options.mapError(err) });
+    if (res.headersSent) writeError(res, id, options, err);
+    else if (options.answerError) options.answerError(err);
+    else sendJson(res, 200, { jsonrpc: '2.0', id, error: jsonRpcError(options, err) });
     if (!res.writableEnded) res.end();
     return;
   }
@@ -75,15 +80,21 @@ export async function writeEventStream<T>(
     }
   } catch (err) {
     logger.warn('JSON-RPC stream failed', { error: errorMessage(err) });
-    if (!res.writableEnded) writeError(res, id, options.mapError(err));
+    if (!res.writableEnded) writeError(res, id, options, err);
   } finally {
     res.off('close', onClose);
     if (!res.writableEnded) res.end();
   }
 }
 
-function writeError(res: ServerResponse, id: unknown, error: unknown): void {
-  res.write(`event: error\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, error })}\n\n`);
+function writeError(res: ServerResponse, id: unknown, options: EventStreamOptions, err: unknown): void {
+  if (options.errorFrame) res.write(options.errorFrame(err));
+  else
+    res.write(`event: error\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, error: jsonRpcError(options, err) })}\n\n`);
+}
+
+function jsonRpcError(options: EventStreamOptions, err: unknown): { code: number; message: string } {
+  return options.mapError?.(err) ?? { code: -32603, message: 'internal error' };
 }
 
 /** Resolves once the response's buffer has drained, or it closed. */

@@ -4,7 +4,7 @@ import { UnauthenticatedUser, type A2ARequestHandler, type ServerCallContext, ty
 import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
-import { CredentialUser } from '../../identity/identity';
+import { PrincipalUser } from '../../identity/request';
 import { GrpcCall, grpcCodeOf } from './grpcCall';
 import { compose, InboundRefusal, type SharedSteps, type Step } from './inbound';
 import type { ServerTlsOptions } from '../../identity/serverTls';
@@ -71,10 +71,7 @@ export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
 
   /** The caller the chain found, as a user object of the call's own: the handler finds the call by it. */
   const own = (call: GrpcCall): User => {
-    const user =
-      call.user instanceof CredentialUser
-        ? new CredentialUser(call.user.userName, call.user.principal, call.user.subjectToken)
-        : new UnauthenticatedUser();
+    const user = new PrincipalUser(call.principal, call.subjectToken);
     callers.set(call.call, user);
     calls.set(user, { call: call.call });
     return user;
@@ -90,7 +87,7 @@ export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
   const shared: Step<GrpcCall>[] = [
     ...(steps.hostGuard ? [steps.hostGuard] : []),
     ...steps.intercepts,
-    ...(steps.credentials ? [steps.credentials] : []),
+    ...(steps.identify('caller') ? [steps.identify('caller')!] : []),
   ];
 
   const service: grpc.UntypedServiceImplementation = {};

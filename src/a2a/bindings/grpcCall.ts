@@ -1,9 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { PeerCertificate } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
-import type { User } from '@a2a-js/sdk/server';
 import { InboundRefusal, type Binding, type InboundCall } from './inbound';
-import { ANONYMOUS } from '../../identity/request';
+import { ANONYMOUS, type Principal, type SubjectToken } from '../../principal';
 
 /**
  * A gRPC call as the inbound chain's call (`inbound.ts`), so the gRPC
@@ -19,7 +18,8 @@ export class GrpcCall implements InboundCall {
   readonly method = 'POST';
   readonly path: string;
   name: string;
-  user: User = ANONYMOUS;
+  principal: Principal = ANONYMOUS;
+  subjectToken: SubjectToken | undefined = undefined;
   readonly headers: IncomingHttpHeaders;
   private listeners: Array<(status: number) => void> = [];
   private done = false;
@@ -35,9 +35,7 @@ export class GrpcCall implements InboundCall {
   }
 
   get remoteAddress(): string | undefined {
-    // grpc-js names the peer `ipv4:127.0.0.1:5012`, `ipv6:[::1]:5012`.
-    const peer = /^ipv[46]:\[?([^\]]+?)\]?:\d+$/.exec(this.call.getPeer());
-    return peer?.[1];
+    return peerAddress(this.call.getPeer());
   }
 
   get peerCertificate(): PeerCertificate | undefined {
@@ -112,4 +110,15 @@ function headersOf(metadata: grpc.Metadata, authority: string): IncomingHttpHead
   const headers: IncomingHttpHeaders = { host: authority };
   for (const [key, value] of Object.entries(metadata.getMap())) if (typeof value === 'string') headers[key] = value;
   return headers;
+}
+
+/**
+ * The address of a gRPC peer as grpc-js names it: `127.0.0.1:5012`, `::1:5012` (its socket's address and port),
+ * or with a scheme (`ipv4:127.0.0.1:5012`, `ipv6:[::1]:5012`); undefined for `unknown`.
+ */
+export function peerAddress(peer: string): string | undefined {
+  const bare = peer.replace(/^ipv[46]:/, '');
+  const withPort = /^\[?(.+?)\]?:\d+$/.exec(bare);
+  const address = withPort ? withPort[1] : bare;
+  return address && address !== 'unknown' ? address : undefined;
 }

@@ -1,21 +1,21 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
-import type { User } from '@a2a-js/sdk/server';
-import { callKind } from './callNames';
+import { ANONYMOUS, type Principal, type SubjectToken } from '../../principal';
 import type { Binding, InboundCall } from './inbound';
-import { ANONYMOUS } from '../../identity/request';
+
+const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 
 /** Where a request holds its call, for the express routes behind the chain (which are given the request alone). */
 const CALL = Symbol('lango.httpCall');
 type WithCall = IncomingMessage & { [CALL]?: HttpCall };
 
 /**
- * The caller the inbound chain's credential step found for `req` (anonymous
- * when none ran): the node's own routes behind it (discovery, push
- * deliveries) scope what they show by it.
+ * The principal the inbound chain's identity step found for `req`
+ * (anonymous when none ran): the node's own routes behind it (discovery,
+ * push deliveries, the console) scope what they show by it.
  */
-export function userOfRequest(req: IncomingMessage): User {
-  return (req as WithCall)[CALL]?.user ?? ANONYMOUS;
+export function principalOfRequest(req: IncomingMessage): Principal {
+  return (req as WithCall)[CALL]?.principal ?? ANONYMOUS;
 }
 
 /** The client certificate of `req`'s TLS connection, when the client CA vouched for it (mTLS); else undefined. */
@@ -34,10 +34,14 @@ export function peerCertificateOf(req: IncomingMessage): PeerCertificate | undef
  * JSON-RPC id). A class, not a literal of closures: one is made per request.
  */
 export class HttpCall implements InboundCall {
-  readonly binding: Binding;
+  /** Set from the route table's row (`inboundHttp.ts`); `http`/`other` for a path no row has. */
+  binding: Binding = 'http';
   readonly path: string;
-  name: string;
-  user: User = ANONYMOUS;
+  name = 'other';
+  principal: Principal = ANONYMOUS;
+  subjectToken: SubjectToken | undefined = undefined;
+  /** The route's path parameters (`{id}`, `{tenant}`), percent-decoded. */
+  params: Readonly<Record<string, string>> = NO_PARAMS;
   /** The parsed body, once the body step read it. */
   body: unknown = undefined;
   /** The JSON-RPC request's id once its body is parsed: refusals after that point answer it. */
@@ -51,9 +55,13 @@ export class HttpCall implements InboundCall {
     const url = req.url ?? '/';
     const query = url.indexOf('?');
     this.path = query < 0 ? url : url.slice(0, query);
-    const kind = callKind(req.method ?? 'GET', this.path);
-    this.binding = kind.binding;
-    this.name = kind.name;
+  }
+
+  /** The query's parameters (the first of a repeated one). */
+  query(): URLSearchParams {
+    const url = this.req.url ?? '';
+    const at = url.indexOf('?');
+    return new URLSearchParams(at < 0 ? '' : url.slice(at + 1));
   }
 
   get method(): string {
@@ -85,7 +93,7 @@ export class HttpCall implements InboundCall {
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
-/** Writes `value` as the whole JSON answer, with `headers` added. */
+/** Writes `value` as the whole JSON answer, with `headers` added (`Content-Type` among them replaces JSON's). */
 export function sendJson(res: ServerResponse, status: number, value: unknown, headers?: Record<string, string>): void {
   const json = JSON.stringify(value);
   const head: Record<string, string | number> = {

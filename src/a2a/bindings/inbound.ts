@@ -1,4 +1,5 @@
-import type { User } from '@a2a-js/sdk/server';
+import type { Access } from '../../identity/identity';
+import type { Principal, SubjectToken } from '../../principal';
 import type { CallerRequest } from '../../identity/request';
 
 /**
@@ -20,8 +21,10 @@ export interface InboundCall extends CallerRequest {
    * a bounded set, never a raw path. JSON-RPC learns it once the body is parsed.
    */
   name: string;
-  /** Who the caller is: set by the credential step (anonymous without credentials configured). */
-  user: User;
+  /** Who the caller is: set by the identity step (`credentials.ts`); anonymous before it, and on public routes. */
+  principal: Principal;
+  /** The OIDC token behind `principal`, set by the identity step: for the turn's on-behalf-of calls (issue 33). */
+  subjectToken?: SubjectToken;
   /** Hears the answer's status once it is sent in full (HTTP status; gRPC: the HTTP status its code stands for). */
   onAnswered(listener: (status: number) => void): void;
 }
@@ -44,8 +47,8 @@ export interface SharedSteps {
   hostGuard?: Step;
   /** Request metrics, the request's span. */
   intercepts: readonly RequestIntercept[];
-  /** The credential step (`auth.ts` `credentials`), when credentials are configured. */
-  credentials?: Step;
+  /** Who the caller is and whether it may call the route (`credentials.ts`), by the route's access. */
+  identify(access: Access): Step | undefined;
 }
 
 const DONE = Promise.resolve();

@@ -3,77 +3,63 @@ import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
 import { HttpCall } from './httpCall';
 import { compose, InboundRefusal, type SharedSteps, type Step } from './inbound';
-import { CREDENTIAL_PAGES } from './callNames';
-import type { JsonRpcBinding } from './jsonRpcBinding';
-import { declaredBodyLimit, drain, jsonBody, JSON_RPC_MEDIA_TYPES, REST_MEDIA_TYPES } from './requestBody';
-import type { RestBinding } from './restBinding';
+import { declaredBodyLimit, drain } from './requestBody';
 import { sendRestRefusal } from './restResponses';
+import type { RouteTable } from './routes';
 
-/** Options of {@link inboundHttp}: the shared steps, then what each binding adds. */
+/** What answers one row of the route table over HTTP/1.1. */
+export interface HttpRouteHandler {
+  /** The route's own steps, after the shared ones and the identity step: its body step, then its answer. */
+  readonly steps: readonly Step<HttpCall>[];
+  /** Writes what ended the route's chain in its shape (JSON-RPC, a console page); REST's JSON error else. */
+  readonly refuse?: (call: HttpCall, err: unknown) => void;
+}
+
+/** Options of {@link inboundHttp}. */
 export interface InboundHttpOptions {
   /** The steps every binding mounts (a gRPC binding mounts the same object). */
   steps: SharedSteps;
-  /** `a2a.maxBodyBytes`: declared and streamed bodies alike. */
+  /** The node's one route table: every row the node serves over HTTP, with what answers it. */
+  table: RouteTable<HttpRouteHandler>;
+  /** `a2a.maxBodyBytes`: declared bodies are refused before anything else reads them. */
   maxBodyBytes: number;
-  /** The A2A bindings; absent with `a2a.enabled: false` (health only). */
-  a2a?: {
-    jsonRpc: JsonRpcBinding;
-    rest: RestBinding;
-    /** The card's route (`cardRoute.ts`). */
-    card: Step<HttpCall>;
-  };
-  /** Everything else: health, the node's pages, discovery (express, answering its own 404s). */
-  pages: RequestListener;
   logger: Logger;
 }
 
+const METHOD_NOT_FOUND = -32601;
+
 /**
- * The node's request listener: one chain per binding, composed once from the
- * same steps, and nothing in front of or beside it.
- *
- * - every request: host guard → interceptors → declared body limit;
- * - JSON-RPC (`POST /`): → credentials → the JSON body → `jsonRpcBinding`;
- * - HTTP+JSON (the SDK's REST routes): → credentials → the JSON body → the message check → the SDK's handler;
- * - the card: → `cardRoute`; discovery (`/agents`) and push deliveries: → credentials → pages; anything else → pages.
+ * The node's request listener: the route table says which row a request is
+ * (or answers 404 / 405 before any handler runs), and each row runs one
+ * chain composed once from the same steps:
+ * host guard → interceptors → declared body limit → identity (by the row's
+ * access: who the caller is, and whether it may call the row) → the row's
+ * own steps (its body, its answer).
  *
  * A step's refusal (`InboundRefusal`), an A2A error or a fault is answered in
- * the binding's shape; one that closes the connection first reads and drops
+ * the row's shape; one that closes the connection first reads and drops
  * what is left of the body (bounded), so the caller reads the answer.
  * @example
- * const server = http.createServer(inboundHttp({ steps: { hostGuard: guard?.step, intercepts }, maxBodyBytes, a2a, pages, logger }));
+ * const server = http.createServer(inboundHttp({ steps, table, maxBodyBytes, logger }));
  */
 export function inboundHttp(options: InboundHttpOptions): RequestListener {
-  const { maxBodyBytes, logger, a2a, steps } = options;
+  const { maxBodyBytes, logger, steps, table } = options;
   const shared: Step<HttpCall>[] = [
     ...(steps.hostGuard ? [steps.hostGuard] : []),
     ...steps.intercepts,
     declaredBodyLimit(maxBodyBytes),
   ];
-  const credentials = steps.credentials ? [steps.credentials] : [];
-  const toPages: Step<HttpCall> = (call) => options.pages(call.req, call.res);
-  const pages = compose<HttpCall>([...shared, ...(a2a ? [a2a.card] : []), toPages]);
-  const discovery = a2a && credentials.length > 0 ? compose<HttpCall>([...shared, ...credentials, toPages]) : pages;
-  const jsonRpc =
-    a2a &&
-    compose<HttpCall>([
-      ...shared,
-      ...credentials,
-      jsonBody({ maxBodyBytes, mediaTypes: JSON_RPC_MEDIA_TYPES }),
-      a2a.jsonRpc.answer,
-    ]);
-  const rest =
-    a2a &&
-    compose<HttpCall>([
-      ...shared,
-      ...credentials,
-      jsonBody({ maxBodyBytes, mediaTypes: REST_MEDIA_TYPES }),
-      a2a.rest.checkMessage,
-      a2a.rest.answer,
-    ]);
+  const runs = new Map(
+    table.routes.map((route) => {
+      const identify = steps.identify(route.access);
+      return [route, compose<HttpCall>([...shared, ...(identify ? [identify] : []), ...route.handler.steps])];
+    }),
+  );
+  const unmatched = compose<HttpCall>([...shared, (call) => refuseUnmatched(call, table)]);
 
-  const write = (call: HttpCall, err: unknown) => {
+  const write = (call: HttpCall, err: unknown, handler: HttpRouteHandler | undefined) => {
     try {
-      if (a2a && call.binding === 'jsonrpc') a2a.jsonRpc.refuse(call, err);
+      if (handler?.refuse) handler.refuse(call, err);
       else sendRestRefusal(call, err, logger);
     } catch (failure) {
       // Nothing a caller sends may end the process: an answer that cannot be written ends the connection.
@@ -81,22 +67,33 @@ export function inboundHttp(options: InboundHttpOptions): RequestListener {
       call.res.destroy();
     }
   };
-  const refuse = (call: HttpCall, err: unknown) => {
+  const refuse = (call: HttpCall, err: unknown, handler?: HttpRouteHandler) => {
     if (err instanceof InboundRefusal && err.options.close && !call.req.readableEnded && !call.res.headersSent)
-      void drain(call.req).then(() => write(call, err));
-    else write(call, err);
+      void drain(call.req).then(() => write(call, err, handler));
+    else write(call, err, handler);
   };
 
   return (req, res) => {
     const call = new HttpCall(req, res);
-    const run =
-      call.binding === 'jsonrpc'
-        ? jsonRpc
-        : call.binding === 'rest'
-          ? rest
-          : CREDENTIAL_PAGES.has(call.name)
-            ? discovery
-            : pages;
-    (run ?? pages)(call).catch((err: unknown) => refuse(call, err));
+    const match = table.match(call.method, call.path);
+    if (match.kind !== 'route') {
+      unmatched(call).catch((err: unknown) => refuse(call, err));
+      return;
+    }
+    const { route } = match;
+    call.binding = route.binding;
+    call.name = route.name;
+    call.params = match.params;
+    runs.get(route)!(call).catch((err: unknown) => refuse(call, err, route.handler));
   };
+}
+
+/** The answer to a request no row is: 405 naming the methods a row of its path takes, else 404. */
+function refuseUnmatched(call: HttpCall, table: RouteTable<HttpRouteHandler>): never {
+  const match = table.match(call.method, call.path);
+  if (match.kind === 'method')
+    throw new InboundRefusal(405, METHOD_NOT_FOUND, `${call.method} is not served at ${call.path}`, {
+      headers: { Allow: match.allow.join(', ') },
+    });
+  throw new InboundRefusal(404, METHOD_NOT_FOUND, `no route for ${call.method} ${call.path}`);
 }

@@ -18,7 +18,7 @@ import {
 } from '@a2a-js/sdk/server';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
-import { jsonRpcName } from './callNames';
+import { userFor } from '../../identity/request';
 import { sendJson, type HttpCall } from './httpCall';
 import { InboundRefusal, type Step } from './inbound';
 import { typedJsonRpcError } from '../../protocol/errorDetails';
@@ -117,7 +117,7 @@ export function jsonRpcBinding(options: JsonRpcBindingOptions): JsonRpcBinding {
           ? (call.header(LEGACY_EXTENSION_HEADER) ?? call.header(EXTENSION_HEADER))
           : call.header(EXTENSION_HEADER),
       ),
-      user: call.user,
+      user: userFor(call.principal, call.subjectToken),
       headers: call.headers,
       requestedVersion: call.header(VERSION_HEADER),
     });
@@ -209,4 +209,39 @@ function isEventStream(value: unknown): value is EventStream<StreamResponse> {
 
 function isAsyncIterable(value: unknown): value is AsyncGenerator<unknown> {
   return typeof (value as { [Symbol.asyncIterator]?: unknown } | null)?.[Symbol.asyncIterator] === 'function';
+}
+
+/** JSON-RPC method names kept as they are; any other method of a parsed request is `unknown`. */
+const JSON_RPC_METHODS: ReadonlySet<string> = new Set([
+  'SendMessage',
+  'SendStreamingMessage',
+  'GetTask',
+  'ListTasks',
+  'CancelTask',
+  'SubscribeToTask',
+  'CreateTaskPushNotificationConfig',
+  'SetTaskPushNotificationConfig',
+  'GetTaskPushNotificationConfig',
+  'ListTaskPushNotificationConfig',
+  'ListTaskPushNotificationConfigs',
+  'DeleteTaskPushNotificationConfig',
+  'GetExtendedAgentCard',
+  'message/send',
+  'message/stream',
+  'tasks/get',
+  'tasks/list',
+  'tasks/cancel',
+  'tasks/resubscribe',
+  'tasks/pushNotificationConfig/set',
+  'tasks/pushNotificationConfig/get',
+  'tasks/pushNotificationConfig/list',
+  'tasks/pushNotificationConfig/delete',
+  'agent/getAuthenticatedExtendedCard',
+]);
+
+/** The name of a parsed JSON-RPC body: its method when it is one of A2A's, `unknown` for any other. */
+export function jsonRpcName(body: unknown): string {
+  if (typeof body !== 'object' || body === null) return 'other';
+  const method = (body as { method?: unknown }).method;
+  return typeof method === 'string' && JSON_RPC_METHODS.has(method) ? method : 'unknown';
 }

@@ -1,9 +1,9 @@
-import express from 'express';
-import { resolveUserScope } from '@a2a-js/sdk/server';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
 import type { PushConfigRows } from '../../store/taskRows';
-import { userOfRequest } from './httpCall';
+import { principalOfRequest } from './httpCall';
+import { pageRouter } from './pageRouter';
+import type { Pages } from './routes';
 
 /**
  * Where the owner of a push config reads how its latest notification went
@@ -19,20 +19,17 @@ import { userOfRequest } from './httpCall';
  * or `null` before the first notification.
  */
 
-/** The path {@link pushDeliveryRoute} answers. */
-export const PUSH_DELIVERY_PATH = '/tasks/:taskId/pushNotificationConfigs/:configId/delivery';
-
 /**
  * @example
- * app.get(PUSH_DELIVERY_PATH, ...gate, pushDeliveryRoute({ rows: taskRows.pushConfigs, logger }));
+ * const pages = pushDeliveryPages({ rows: taskRows.pushConfigs, logger }); // a row of the route table, `caller`
  */
-export function pushDeliveryRoute(options: { rows: PushConfigRows; logger: Logger }): express.RequestHandler {
-  return (req, res) => {
+export function pushDeliveryPages(options: { rows: PushConfigRows; logger: Logger }): Pages {
+  const routes = pageRouter({ name: 'PushDelivery', access: 'caller' });
+  routes.get('/tasks/:taskId/pushNotificationConfigs/:configId/delivery', (req, res) => {
     const { taskId, configId } = req.params as { taskId: string; configId: string };
     void (async () => {
-      const user = userOfRequest(req);
-      // The scope the config was saved under: the SDK's user scope of the caller (`taskStore.ts` `scopeOf`).
-      const scope = { tenant: '', owner: resolveUserScope({ user } as Parameters<typeof resolveUserScope>[0]) };
+      // The scope the config was saved under: the caller's principal (`taskStore.ts` `scopeOf`).
+      const scope = { tenant: '', owner: principalOfRequest(req).id };
       const stored = (await options.rows.load(scope, taskId)).find((s) => s.config.id === configId);
       if (!stored) {
         res.status(404).json({
@@ -46,5 +43,6 @@ export function pushDeliveryRoute(options: { rows: PushConfigRows; logger: Logge
       if (!res.headersSent)
         res.status(500).json({ error: { code: 500, status: 'INTERNAL', message: 'internal error' } });
     });
-  };
+  });
+  return routes.pages();
 }

@@ -1,4 +1,3 @@
-import type { RequestHandler, Response } from 'express';
 import { A2AError, RequestMalformedError, restStatusFor, toRestErrorBody } from '@a2a-js/sdk/errors';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
@@ -9,15 +8,14 @@ import { TASK_GENERATION_MISMATCH } from '../../protocol/generationExtension';
 import { STORAGE_UNAVAILABLE } from '../tasks/storageOutage';
 
 /**
- * HTTP+JSON answers as A2A v1.0.1 gives them. The SDK's REST transport
- * already answers each A2A error with the status of v1.0.1's table (§5.4:
- * TaskNotCancelable, ContentTypeNotSupported and the other client errors
- * 400, InvalidAgentResponse 500) in a `google.rpc.Status` body carrying its
- * `google.rpc.ErrorInfo` (§11.6), and the v0.3 REST layer (`legacyCompat`)
- * the same statuses. What this adds: invalid params get a
- * `google.rpc.BadRequest` naming the field (§11.6); the node's database not
- * answering (`storageOutage.ts`) is 503 with `Retry-After` (§3.3.2); and
- * bodies are labelled `application/json` unless `Accept` prefers
+ * HTTP+JSON answers as A2A v1.0.1 gives them (the node's own v1.0 REST
+ * binding, `restBinding.ts`, writes every answer through here). Each A2A
+ * error is answered with the status of v1.0.1's table (§5.4, the SDK's
+ * public `restStatusFor`) in a `google.rpc.Status` body carrying its
+ * `google.rpc.ErrorInfo` (§11.6, the SDK's `toRestErrorBody`); invalid
+ * params add a `google.rpc.BadRequest` naming the field (§11.6); the node's
+ * database not answering (`storageOutage.ts`) is 503 with `Retry-After`
+ * (§3.3.2); bodies are labelled `application/json` unless `Accept` prefers
  * `application/a2a+json` (§11.1: both are accepted on requests).
  */
 
@@ -32,28 +30,23 @@ interface RestErrorBody {
   error: { code?: number; status?: string; message?: unknown; details?: unknown };
 }
 
-/**
- * Mounted in front of the SDK's REST handler: every JSON body it sends goes
- * out in the media type the caller prefers, and an invalid-params error body
- * gets its BadRequest detail. Server-sent event streams and empty answers
- * pass untouched.
- */
-export function restResponses(): RequestHandler {
-  return (req, res, next) => {
-    const mediaType =
-      req.accepts([JSON_MEDIA_TYPE, A2A_MEDIA_TYPE]) === A2A_MEDIA_TYPE ? A2A_MEDIA_TYPE : JSON_MEDIA_TYPE;
-    const json = res.json.bind(res) as Response['json'];
-    res.json = (body?: unknown) => {
-      if (res.statusCode >= 400) {
-        const answer = specErrorBody(body, res.statusCode);
-        res.status(answer.status);
-        for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
-      }
-      res.setHeader('Content-Type', `${mediaType}; charset=utf-8`);
-      return json(body);
-    };
-    next();
-  };
+/** The `Content-Type` of a JSON answer to `call`: A2A's own media type when its `Accept` prefers it, else JSON's. */
+export function restContentType(call: HttpCall): string {
+  return `${prefersA2aMediaType(call.header('accept')) ? A2A_MEDIA_TYPE : JSON_MEDIA_TYPE}; charset=utf-8`;
+}
+
+/** Whether an `Accept` header ranks `application/a2a+json` above `application/json` (q-values; ties go to JSON). */
+function prefersA2aMediaType(accept: string | undefined): boolean {
+  if (!accept || !accept.includes(A2A_MEDIA_TYPE)) return false;
+  let a2a = -1;
+  let json = -1;
+  for (const range of accept.split(',')) {
+    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
+    const q = Number(/^q=([\d.]+)$/.exec(parameters.find((p) => p.startsWith('q=')) ?? 'q=1')?.[1] ?? 1);
+    if (type === A2A_MEDIA_TYPE) a2a = Math.max(a2a, q);
+    else if (type === JSON_MEDIA_TYPE || type === 'application/*' || type === '*/*') json = Math.max(json, q);
+  }
+  return a2a > json;
 }
 
 /**
@@ -83,35 +76,43 @@ const NODE_ERRORS: Readonly<Record<string, { status: number; name: string; heade
 
 const PARSE_ERROR = -32700;
 
+/** An HTTP+JSON error answer: its status, `google.rpc.Status` body and headers. */
+export interface RestErrorAnswer {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
 /**
- * Writes a refusal or error that ended an HTTP+JSON call (or a call to the node's other routes) before the SDK's
- * handler: an A2A error as the SDK's REST error body with the spec's status, a refusal of the inbound chain as
- * `{ error: { code, status?, message } }` with its own, anything else as a logged internal error.
+ * The answer to what ended an HTTP+JSON call (or a call to the node's other routes): an A2A error as the SDK's REST
+ * error body with the spec's status and the node's details, a refusal of the inbound chain as
+ * `{ error: { code, status?, message } }` with its own status, anything else as a logged internal error.
  */
+export function restErrorAnswer(err: unknown, logger: Logger, at: { method: string; path: string }): RestErrorAnswer {
+  if (err instanceof InboundRefusal) {
+    const headers = err.options.close ? { ...err.options.headers, Connection: 'close' } : { ...err.options.headers };
+    // A body that is not JSON is a malformed request, as the SDK's REST handler calls one.
+    if (err.code === PARSE_ERROR)
+      return { status: 400, body: toRestErrorBody(new RequestMalformedError(err.message), 400), headers };
+    const status = err.options.restStatus ? { status: err.options.restStatus } : {};
+    return { status: err.status, body: { error: { code: err.status, ...status, message: err.message } }, headers };
+  }
+  if (err instanceof A2AError) {
+    const body = toRestErrorBody(err, restStatusFor(err));
+    const answer = specErrorBody(body, body.error.code);
+    return { status: answer.status, body, headers: answer.headers };
+  }
+  logger.error('request failed', { method: at.method, path: at.path, error: errorMessage(err) });
+  return { status: 500, body: { error: { code: 500, message: 'internal error' } }, headers: {} };
+}
+
+/** Writes {@link restErrorAnswer} of `err` as the call's answer (ends a response already under way). */
 export function sendRestRefusal(call: HttpCall, err: unknown, logger: Logger): void {
   const { res } = call;
   if (res.headersSent) {
     if (!res.writableEnded) res.end();
     return;
   }
-  if (err instanceof InboundRefusal) {
-    const headers = err.options.close ? { ...err.options.headers, Connection: 'close' } : err.options.headers;
-    // A body that is not JSON is a malformed request, as the SDK's REST handler calls one.
-    if (err.code === PARSE_ERROR) {
-      sendJson(res, 400, toRestErrorBody(new RequestMalformedError(err.message), 400), headers);
-      return;
-    }
-    const status = err.options.restStatus ? { status: err.options.restStatus } : {};
-    sendJson(res, err.status, { error: { code: err.status, ...status, message: err.message } }, headers);
-    return;
-  }
-  if (err instanceof A2AError) {
-    // As the SDK's REST handler answers it (the v1.0.1 table), with the node's details.
-    const body = toRestErrorBody(err, restStatusFor(err));
-    const answer = specErrorBody(body, body.error.code);
-    sendJson(res, answer.status, body, answer.headers);
-    return;
-  }
-  logger.error('request failed', { method: call.method, path: call.path, error: errorMessage(err) });
-  sendJson(res, 500, { error: { code: 500, message: 'internal error' } });
+  const answer = restErrorAnswer(err, logger, call);
+  sendJson(res, answer.status, answer.body, { ...answer.headers, 'Content-Type': restContentType(call) });
 }

@@ -1,3 +1,4 @@
+import { timerDelay } from '../../duration';
 import type { TaskEventLog, TaskKey } from '../../store/taskEvents';
 import type { LiveTask, LiveTasks } from './liveTasks';
 
@@ -29,7 +30,8 @@ export async function waitForGeneration(live: LiveTasks, events: TaskEventLog, p
   const { held, key, after, timeoutMs } = poll;
   if (held && held.generation > after) return true;
   const stop = new AbortController();
-  const timer = setTimeout(() => stop.abort(), timeoutMs);
+  // Within what a timer keeps: an overflowing one would answer at once, and a client polling again would spin.
+  const timer = setTimeout(() => stop.abort(), timerDelay(timeoutMs));
   try {
     if (held) {
       return await new Promise<boolean>((resolve) => {

@@ -14,6 +14,7 @@ import { fetch as undiciFetch, type Agent } from 'undici';
 import type { Logger } from '../../log/logger';
 import { invalidParam } from '../../protocol/errorDetails';
 import { parseIp } from '../../net/address';
+import { createDeadline } from '../../net/deadline';
 import { createPinnedAgent } from '../../net/dispatcher';
 import { createOutboundPolicy, OutboundRefusedError, type Lookup, type OutboundPolicy } from '../../net/policy';
 import { classifyAddress } from '../../net/ranges';
@@ -224,6 +225,8 @@ export class RetryingPushSender implements PushNotificationSender {
     for (let attempt = 1; attempt <= maxAttempts && !this.stop.signal.aborted; attempt++) {
       let outcome: string;
       let status: number | undefined;
+      // Held by its own timer: a receiver that never answers fails this attempt after timeoutMs, on Node 20 too.
+      const deadline = createDeadline(timeoutMs, this.stop.signal);
       try {
         const response = await undiciFetch(url, {
           method: 'POST',
@@ -231,7 +234,7 @@ export class RetryingPushSender implements PushNotificationSender {
           body,
           redirect: 'manual',
           dispatcher: this.dispatcher,
-          signal: AbortSignal.any([this.stop.signal, AbortSignal.timeout(timeoutMs)]),
+          signal: deadline.signal,
         });
         // The receiver's answer is not needed: never read it (it could be endless).
         await response.body?.cancel().catch(() => undefined);
@@ -253,6 +256,8 @@ export class RetryingPushSender implements PushNotificationSender {
           return ended('refused', attempt, undefined, refused.message);
         }
         outcome = errorMessage(err);
+      } finally {
+        deadline.clear();
       }
       if (attempt === maxAttempts) {
         logger.warn('push notification undeliverable', { url: url.origin, attempts: attempt, last: outcome });

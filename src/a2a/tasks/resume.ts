@@ -44,7 +44,8 @@ export interface ResumedTask {
  * The task's events after generation `after`, then its live ones until the
  * event that settles it (or `signal` aborts), when the log still holds every
  * one of them; `undefined` when it does not (events pruned, or a turn that
- * kept none: the caller gets the task as it stands instead). Reading the
+ * kept none, or `after` past the task's generation: the caller gets the
+ * task as it stands instead, then its events until it settles). Reading the
  * first page decides it: it must start at `after + 1`, or, empty, the task
  * must not have passed `after`.
  * @example
@@ -57,6 +58,9 @@ export async function resumeAfter(
   after: number,
   signal: AbortSignal,
 ): Promise<AsyncGenerator<NumberedResponse, void, undefined> | undefined> {
+  // An event the task has not reached (a forged id, or one heard before the log committed it): following from
+  // there would wait for numbers past the task's end, even once it has ended.
+  if (after > task.generation) return undefined;
   const page = await events.read(task.key, after);
   const first = page[0];
   if (first ? first.seq !== after + 1 : task.generation > after) return undefined;

@@ -38,7 +38,7 @@ import {
 } from '../../protocol/taskStates';
 import type { TaskEventLog } from '../../store/taskEvents';
 import { sendTaskId, type SendKey, type StoredTask, type TaskRows } from '../../store/taskRows';
-import { principalOf, subjectTokenOf } from '../../identity/identity';
+import { principalOf, subjectTokenOf } from '../../identity/request';
 import type { Principal } from '../../principal';
 import { requestedSkill, SKILL_FIELD } from '../../protocol/skillExtension';
 import type { CardService } from '../card/cardService';

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { ListTasksRequest, ListTasksResponse, TaskPushNotificationConfig } from '@a2a-js/sdk';
-import { resolveUserScope } from '@a2a-js/sdk/server';
 import type { PushNotificationStore, ServerCallContext, StoredPushNotificationConfig } from '@a2a-js/sdk/server';
 import { invalidParam } from '../../protocol/errorDetails';
 import type { LiveTasks } from './liveTasks';
-import { principalOf } from '../../identity/identity';
+import { principalOf } from '../../identity/request';
 import { isOwner } from '../../principal';
 import {
   InvalidPageTokenError,
@@ -26,10 +25,10 @@ import {
 
 const DEFAULT_PAGE_SIZE = 50;
 
-/** The caller's scope: the tenant and the SDK's user scope. */
+/** The caller's scope: the tenant and its principal's id (the tenant is a column of its own). */
 export const scopeOf = (context: ServerCallContext): TaskScope => ({
   tenant: context.tenant ?? '',
-  owner: resolveUserScope(context),
+  owner: principalOf(context.user).id,
 });
 /** The caller as a reader of rows: the node's owner reads every caller's tasks (issue 11 A). */
 export const readerOf = (context: ServerCallContext): TaskReader => ({
