@@ -6,7 +6,7 @@ import type { LlmAgent } from './agent/agent';
 import type { AnyTool } from './agent/tool';
 import { createRunner } from './agent/runner';
 import { treeIndexes } from './agent/transfer';
-import type { TurnRunner } from './agent/turn';
+import { runToEnd, type TurnRunner } from './agent/turn';
 import { combineContextProviders } from './agent/turnState';
 import { assertSafeExposure } from './identity/identity';
 import { createA2AServer } from './a2a/server';
@@ -304,6 +304,9 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       probe: async (name) => federation?.probe(name),
       stores,
       runTool: (input) => runner.runTool(input),
+      runTurn: (input) => runToEnd(runner, input),
+      model: () => ({ name: model.name, switchable: model.withModel !== undefined }),
+      familyOf: (toolName) => toolset.familyOf(toolName),
       redact: (text) => secrets.redactText(text),
       clock,
     });

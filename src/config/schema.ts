@@ -475,9 +475,17 @@ const Observability = z
     metrics: z.boolean().default(true),
     /** A bearer token that may read `/metrics` without being the owner (a Prometheus scraper). */
     metricsToken: z.string().min(1).optional(),
-    /** Record each turn's steps for the console, stored (across restarts, every replica's) (`tasks`: turns kept, newest). */
+    /**
+     * Record each turn's steps for the console, stored (across restarts, every replica's) (`tasks`: turns kept,
+     * newest; `exchanges`: also keep what each model step was sent and answered, redacted and capped, for the
+     * console's model inspector and replays).
+     */
     timeline: z
-      .object({ enabled: z.boolean().default(true), tasks: z.number().int().min(1).max(10_000).default(200) })
+      .object({
+        enabled: z.boolean().default(true),
+        tasks: z.number().int().min(1).max(10_000).default(200),
+        exchanges: z.boolean().default(true),
+      })
       .strict()
       .prefault({}),
     /** Serve the owner's web console at `/console` (agents, tasks, timelines, chat). */

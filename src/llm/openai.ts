@@ -96,7 +96,11 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
     yield* toolCallEvents(calls);
   }
 
-  return { name: `openai:${options.model}`, stream };
+  return {
+    name: `openai:${options.model}`,
+    stream,
+    withModel: (model) => createOpenAIModel({ ...options, model }),
+  };
 }
 
 /** The node's logger in the shape the `openai` client logs through (a message, then any values). */

@@ -8,8 +8,10 @@ import { consoleAgentRoutes } from './consoleAgents';
 import { consoleAssets } from './consoleAssets';
 import { consoleBrowseRoutes } from './consoleBrowse';
 import { consoleAccountRoutes } from './consoleAccounts';
+import { consoleConversationRoutes } from './consoleConversations';
 import type { ConsoleSources } from './consoleSources';
 import { CONSOLE_CSP, consoleShell, refusalPage, signInPage } from './consolePages';
+import { consoleTurnRoutes } from './consoleTurns';
 
 export type { ConsoleSources } from './consoleSources';
 
@@ -107,6 +109,8 @@ export function consoleRoutes(sources: ConsoleSources): Pages {
   consoleAgentRoutes(sources, routes, apiChange);
   consoleBrowseRoutes(sources, routes);
   consoleAccountRoutes(sources, routes);
+  consoleConversationRoutes(sources, routes, apiChange);
+  consoleTurnRoutes(sources, routes, apiChange);
   routes.get('/console/api/events', (req, res) => {
     res.writeHead(200, {
       'Content-Type': 'text/event-stream',

@@ -123,13 +123,14 @@ export async function agentsReport(sources: NodeInfoSources, options: { probe?: 
   const peers = options.probe ? await sources.probePeers() : sources.peers();
   const root = sources.root();
   const { a2a } = sources.config;
+  const families = sources.families();
   return {
     root: agentView(root),
     instruction: root.instruction,
     unmatchedTools: sources.unmatchedTools(),
-    families: [...sources.families()],
+    families: [...families],
     remoteAgents: peers,
-    graph: agentGraph(root, peers),
+    graph: agentGraph(root, peers, (tool) => families.find((family) => family.tools.includes(tool))?.name),
     unservedRemotes: a2a.enabled ? 0 : a2a.remoteAgents.filter((entry) => entry.enabled).length,
   };
 }

@@ -12,6 +12,7 @@ import type { Logger } from '../log/logger';
 import type { TaskRows } from '../store/taskRows';
 import type { Stores } from '../store';
 import type { ToolRunInput, ToolRunResult } from '../agent/toolRun';
+import type { TurnInput, TurnResult } from '../agent/turn';
 import { consoleRoutes } from './console';
 import { agentGraph } from './graph';
 import { createNodeMetrics } from './metrics';
@@ -41,6 +42,12 @@ export interface ObservabilitySources {
   stores: Stores;
   /** Runs one tool as a person asks, through the runner's grant check and redaction (the console's tool runner). */
   runTool: (input: ToolRunInput) => Promise<ToolRunResult>;
+  /** Runs one turn to its end through the runner (the console's replays). */
+  runTurn: (input: TurnInput) => Promise<TurnResult>;
+  /** The node's model: its name, and whether its client can ask for another model. */
+  model: () => { name: string; switchable: boolean };
+  /** The tool family of a tool (the family table's), for the agent graph. */
+  familyOf: (toolName: string) => string | undefined;
   clock: () => Date;
   /** Masks secret values in what leaves the node (span status messages, timeline steps). */
   redact: (text: string) => string;
@@ -91,6 +98,7 @@ export function createObservability(sources: ObservabilitySources): Observabilit
   const timelines = settings.timeline.enabled
     ? createTimelines({
         store: () => sources.stores.timelines,
+        exchanges: settings.timeline.exchanges,
         redact: sources.redact,
         clock: sources.clock,
         logger: sources.logger.child({ component: 'timelines' }),
@@ -104,7 +112,7 @@ export function createObservability(sources: ObservabilitySources): Observabilit
     pages.push(
       consoleRoutes({
         nodeName: () => config.a2a.agentName ?? sources.root().name,
-        graph: () => agentGraph(sources.root(), sources.peers()),
+        graph: () => agentGraph(sources.root(), sources.peers(), sources.familyOf),
         root: sources.root,
         remoteCard: sources.remoteCard,
         peers: sources.peers,
@@ -114,6 +122,8 @@ export function createObservability(sources: ObservabilitySources): Observabilit
         stores: () => sources.stores,
         callers: () => sources.callers,
         runTool: sources.runTool,
+        runTurn: sources.runTurn,
+        model: sources.model,
         sessions: sources.identity.sessions,
         authConfigured: authConfigured(config),
         redact: sources.redact,

@@ -80,6 +80,7 @@ function redactedStores(stores: Stores, mask: Mask): Stores {
     sessions: withWrites(sessions, {
       commitTurn: (principal, sessionId, messages, state, options) =>
         sessions.commitTurn(principal, sessionId, mask(messages), mask(state), options),
+      rename: (principal, sessionId, title) => sessions.rename(principal, sessionId, mask(title)),
     }),
     memory: withWrites(memory, {
       addObservations: (principal, sessionId, contents, origin) =>

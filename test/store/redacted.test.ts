@@ -97,6 +97,7 @@ describe('stored text behind the node’s secrets (store/redacted.ts)', () => {
         },
       },
     );
+    await stores.sessions.rename(OWNER, 's-1', said);
     const [observation] = await stores.memory.addObservations(OWNER, 's-1', [said], 'event');
     await stores.memory.addReflection(OWNER, 's-1', said, [observation!.id]);
     await stores.knowledge.saveKnowledge(OWNER, { kind: 'fact', content: said, source: said, tags: [SECRET] });
@@ -151,6 +152,15 @@ describe('stored text behind the node’s secrets (store/redacted.ts)', () => {
         startedAt: NOW,
         error: said,
         steps: [{ kind: 'tool', name: 'exec_shell', atMs: 1, args: said, result: said }],
+        exchanges: [
+          {
+            step: 0,
+            instruction: said,
+            messages: [{ role: 'user', content: said }],
+            tools: [],
+            answer: { text: said, toolCalls: [] },
+          },
+        ],
       },
     ]);
     const scope = { tenant: '', owner: 'alice' };
@@ -186,6 +196,7 @@ describe('stored text behind the node’s secrets (store/redacted.ts)', () => {
     // And reads give back the masked text, through the same stores.
     expect((await stores.sessions.messages(OWNER, 's-1'))[0]!.content).toBe('the key is [REDACTED]');
     expect((await stores.sessions.state(OWNER, 's-1')).pendingApproval?.question).toBe('run echo [REDACTED]?');
+    expect((await stores.sessions.list(OWNER)).find((s) => s.id === 's-1')?.title).toBe('the key is [REDACTED]');
     expect((await taskRows.tasks.get({ ...scope, everyone: false }, 't-1'))?.task).toMatchObject({
       id: 't-1',
       contextId: 'ctx-1',

@@ -3,7 +3,7 @@ import type { Message, Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
 import type { TurnResult, TurnRunner } from '../../agent/turn';
 import type { TextDeltaEvent } from '../../agent/events';
-import type { Principal, SubjectToken } from '../../principal';
+import { isOwner, type Principal, type SubjectToken } from '../../principal';
 import { TurnAccount } from '../../observation/accounting';
 import { ACCOUNT_METADATA_KEY } from '../../protocol/accounting';
 import { childTraceparent, parseTraceparent, TRACEPARENT_KEY } from '../../log/traceContext';
@@ -17,6 +17,14 @@ import type { LiveTask } from './liveTasks';
  * resolves once the state it carries is written, when it must be.
  */
 export type PublishEvent = (event: AgentExecutionEvent) => Promise<void> | undefined;
+
+/**
+ * Message metadata naming the agent of the tree a turn starts at (the
+ * console's chat: the orchestrator, a specialist or a remote agent). Heard
+ * from the node's owner only; the agent must be in the tree the caller's
+ * grant gives, else the turn starts at the root (as `TurnInput.startAgent`).
+ */
+export const START_AGENT_KEY = 'lango.agent';
 
 /** One turn of a task, as the request handler asks for it. */
 export interface TaskTurn {
@@ -142,6 +150,7 @@ export class LangoExecutor {
         text: messageText(turn.userMessage),
         signal: live.controller.signal,
         newSession: turn.newSession && !turn.task,
+        ...startAgentOf(turn),
         metadata,
         // The answering agent's text reaches streams and subscribers as it is generated, handed over here
         // rather than yielded through the runner's generators (a hop per layer and chunk).
@@ -209,6 +218,12 @@ function relayText(live: LiveTask, publish: PublishEvent, event: TextDeltaEvent)
   if (live.phase !== 'running') return;
   const chunk = live.answer.chunkFor(event);
   if (chunk) void publish(AgentEvent.artifactUpdate(chunk));
+}
+
+/** The agent the owner's message asks to start at ({@link START_AGENT_KEY}), when it names one. */
+function startAgentOf(turn: TaskTurn): { startAgent?: string } {
+  const named = turn.userMessage.metadata?.[START_AGENT_KEY];
+  return typeof named === 'string' && named && isOwner(turn.principal) ? { startAgent: named } : {};
 }
 
 /** A result-only caller sees no progress: its text deltas go nowhere. */

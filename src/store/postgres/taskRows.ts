@@ -3,6 +3,7 @@ import type { Logger } from '../../log/logger';
 import type { Redact } from '../../log/redactJson';
 import { FINISHED_STATES, RUNNING_STATES } from '../../protocol/taskStates';
 import {
+  INTERRUPTED_REPLICA_KEY,
   scopedKey,
   taskColumnArrays,
   taskColumns,
@@ -118,7 +119,7 @@ export interface PgTaskRows {
  * The status of a task failed for `reason` at `at`, as ProtoJSON: the row's
  * `status` column and the terminal event's status alike.
  */
-function failedStatus(row: { id: string; context_id: string }, reason: string, at: Date) {
+function failedStatus(row: { id: string; context_id: string }, reason: string, at: Date, ranOn: string | null) {
   return {
     state: taskStateToJSON(TaskState.TASK_STATE_FAILED),
     timestamp: at.toISOString(),
@@ -128,6 +129,7 @@ function failedStatus(row: { id: string; context_id: string }, reason: string, a
       contextId: row.context_id,
       role: 'ROLE_AGENT',
       parts: [{ text: reason, mediaType: 'text/plain' }],
+      ...(ranOn ? { metadata: { [INTERRUPTED_REPLICA_KEY]: ranOn } } : {}),
     },
   };
 }
@@ -220,7 +222,7 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
           [replica.replicaId, replica.leaseMs, IN_FLIGHT, key.tenant, key.owner, key.taskId],
         );
         if (!row) return false;
-        const status = failedStatus(row, reason, at);
+        const status = failedStatus(row, reason, at, candidate.replica);
         const event = { statusUpdate: { taskId: row.id, contextId: row.context_id, status } };
         // The failure is the task's next generation: after its last event, or its row's when its turn wrote none.
         await client.query(

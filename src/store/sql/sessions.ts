@@ -3,6 +3,7 @@ import type { Logger } from '../../log/logger';
 import { visibleOwner } from '../../principal';
 import {
   FIRST_MESSAGE_CHARS,
+  MAX_TITLE_CHARS,
   SessionState,
   type NewSessionMessage,
   type SessionStore,
@@ -66,6 +67,8 @@ export const SESSION_SCHEMA: StoreSchema = {
     `ALTER TABLE sessions ADD COLUMN last_seq INTEGER NOT NULL DEFAULT 0;
      UPDATE sessions SET last_seq = (SELECT COALESCE(MAX(m.seq), 0) FROM session_messages m
        WHERE m.owner = sessions.owner AND m.session_id = sessions.id);`,
+    // A conversation's name, given in the console (none: listed by its first words).
+    `ALTER TABLE sessions ADD COLUMN title TEXT`,
   ],
   postgres: [
     `CREATE TABLE sessions (
@@ -78,6 +81,8 @@ export const SESSION_SCHEMA: StoreSchema = {
        tool_calls TEXT, tool_call_id TEXT, tool_name TEXT, author TEXT, visible BOOLEAN NOT NULL DEFAULT TRUE,
        created_at TEXT NOT NULL, PRIMARY KEY (owner, session_id, seq),
        FOREIGN KEY (owner, session_id) REFERENCES sessions (owner, id) ON DELETE CASCADE);`,
+    // A conversation's name, given in the console (none: listed by its first words).
+    `ALTER TABLE sessions ADD COLUMN title TEXT`,
   ],
 };
 
@@ -287,8 +292,14 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
     async list(principal, limit = 100) {
       await written();
       const owner = visibleOwner(principal) ?? null;
-      const found = await sql.all<{ owner: string; id: string; updated_at: string; first_message: string | null }>(
-        `SELECT owner, id, updated_at, (SELECT substr(content, 1, ?) FROM session_messages m
+      const found = await sql.all<{
+        owner: string;
+        id: string;
+        updated_at: string;
+        title: string | null;
+        first_message: string | null;
+      }>(
+        `SELECT owner, id, updated_at, title, (SELECT substr(content, 1, ?) FROM session_messages m
            WHERE m.owner = sessions.owner AND m.session_id = sessions.id AND m.role = 'user'
            ORDER BY seq LIMIT 1) AS first_message
          FROM sessions WHERE ${anyOrEqual('owner')} ORDER BY updated_at DESC LIMIT ?`,
@@ -299,7 +310,16 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
         id: r.id,
         updatedAt: r.updated_at,
         ...(r.first_message !== null ? { firstMessage: r.first_message } : {}),
+        ...(r.title !== null ? { title: r.title } : {}),
       }));
+    },
+    async rename(principal, sessionId, title) {
+      await written(sessionKey(principal.id, sessionId));
+      const named = title.trim().slice(0, MAX_TITLE_CHARS) || null;
+      return (
+        (await sql.run('UPDATE sessions SET title = ? WHERE owner = ? AND id = ?', [named, principal.id, sessionId])) >
+        0
+      );
     },
     async delete(principal, sessionId) {
       await written(sessionKey(principal.id, sessionId));

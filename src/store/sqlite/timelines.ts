@@ -22,6 +22,8 @@ const STEPS = [
      SELECT row_number() OVER (ORDER BY started_at, id) - 1, ${timelines.TIMELINE_COLUMNS.join(', ')} FROM task_timelines;
    DROP TABLE task_timelines;
    ALTER TABLE task_timeline_ring RENAME TO task_timelines;`,
+  // The model steps' exchanges (the console's inspector): read only with one turn, never by a listing.
+  `ALTER TABLE task_timelines ADD COLUMN exchanges TEXT`,
 ];
 
 /**
@@ -40,7 +42,7 @@ export function createSqliteTimelineStore(options: {
 }): timelines.TimelineStore {
   const { db, group, kept } = options;
   migrate(db, 'task_timelines', STEPS);
-  const columns = ['slot', ...timelines.TIMELINE_COLUMNS];
+  const columns = ['slot', ...timelines.TIMELINE_COLUMNS, 'exchanges'];
   const put = db.prepare(
     `INSERT OR REPLACE INTO task_timelines (${columns.join(', ')}) VALUES (${placeholders(columns.length)})`,
   );
@@ -51,7 +53,7 @@ export function createSqliteTimelineStore(options: {
     queued = new Map();
     for (const turn of turns.values()) {
       const row = timelines.timelineRow(turn, undefined);
-      put.run(ring.slotFor(turn.id), ...timelines.TIMELINE_COLUMNS.map((column) => row[column]));
+      put.run(ring.slotFor(turn.id), ...timelines.TIMELINE_COLUMNS.map((column) => row[column]), row.exchanges ?? null);
     }
   };
   const saving = timelines.heldWrite(() => group.schedule(writeQueued), timelines.TIMELINE_SAVE_DELAY_MS);
@@ -90,6 +92,17 @@ export function createSqliteTimelineStore(options: {
       return (db.prepare<unknown[]>(sql).all(...args, query.limit) as timelines.TimelineRow[]).map(
         timelines.timelineOfRow,
       );
+    },
+    async turn(principal, id) {
+      written();
+      const owner = visibleOwner(principal);
+      const row = db
+        .prepare<unknown[]>(
+          `SELECT ${timelines.TIMELINE_COLUMNS.join(', ')}, exchanges FROM task_timelines
+           WHERE id = ?${owner !== undefined ? ' AND owner = ?' : ''}`,
+        )
+        .get(id, ...(owner !== undefined ? [owner] : [])) as timelines.TimelineRow | undefined;
+      return row ? timelines.timelineOfRow(row) : undefined;
     },
     flush: () => saving.now(),
   };
