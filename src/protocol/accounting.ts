@@ -171,11 +171,7 @@ function readSteps(raw: unknown, out: AccountStep[], depth: number, budget: Budg
   return dropped;
 }
 
-function readStep(
-  value: unknown,
-  depth: number,
-  budget: Budget,
-): { step: AccountStep; dropped: boolean } | undefined {
+function readStep(value: unknown, depth: number, budget: Budget): { step: AccountStep; dropped: boolean } | undefined {
   if (!isRecord(value)) return undefined;
   const text = budget.text;
   const name = text(value.name);
