@@ -19,6 +19,7 @@ import { deadPort } from '../support/federationPeers';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ScriptedTurn } from '../support/scriptedModel';
+import type { WaterfallSpan } from '../../src/observe/waterfall';
 
 /**
  * Issue 33's network, whole nodes on 127.0.0.1 and a real OpenID provider
@@ -195,6 +196,30 @@ describe('on behalf of X, across A → B → C', () => {
       headers: { authorization: `Bearer ${OWNER_TOKEN}` },
     });
     expect(await view.json()).toEqual({ taskId: task.id, account });
+    // Its waterfall of the turn nests what B and C ran under A's call to B, each step named by its node.
+    const owner = { headers: { authorization: `Bearer ${OWNER_TOKEN}` } };
+    const { turns } = (await (await fetch(`${a.url}/console/api/timelines/${task.id}`, owner)).json()) as {
+      turns: { id: string }[];
+    };
+    const { waterfall } = (await (await fetch(`${a.url}/console/api/turns/${turns.at(-1)!.id}`, owner)).json()) as {
+      waterfall: WaterfallSpan;
+    };
+    const call = waterfall.children.flatMap((agent) => agent.children).find((span) => span.kind === 'remote')!;
+    expect(call.name).toBe('node-b');
+    const below = (span: WaterfallSpan, depth = 0): string[] =>
+      span.children.flatMap((child) => [
+        `${'. '.repeat(depth)}${child.node} ${child.kind} ${child.name}`,
+        ...below(child, depth + 1),
+      ]);
+    expect(below(call)).toEqual([
+      'node-b agent lango-orchestrator',
+      'node-b agent node-c',
+      '. node-b remote node-c',
+      '. . node-c agent lango-orchestrator',
+      '. . node-c agent librarian',
+      '. . . node-c tool save_knowledge',
+      '. . . node-c tool fs_read',
+    ]);
 
     // A and B each exchanged once; nothing any node wrote or logged holds a token.
     expect(issuer.seen.filter((p) => p === '/token').length).toBeGreaterThanOrEqual(3);
