@@ -19,6 +19,37 @@ export const ACCOUNTING_EXTENSION = 'https://lango.dev/a2a/ext/accounting/v1';
 /** Where a task's `metadata` (and its closing status update's) carries the account of its latest turn. */
 export const ACCOUNT_METADATA_KEY = `${ACCOUNTING_EXTENSION}/account`;
 
+/**
+ * Where a task's `metadata` records who acted for whom to reach the node, when
+ * its turn ran for a delegated token's subject — kept whether or not
+ * accounts are (`observability.accounting`).
+ */
+export const DELEGATION_METADATA_KEY = `${ACCOUNTING_EXTENSION}/delegation`;
+
+/** A delegated turn's chain as its task records it. */
+export interface DelegationRecord {
+  /** The principal the turn ran as: the subject of the token. */
+  subject: string;
+  /** Each hop of the chain in the order it was made: `actor` called on behalf of `for` (the subject through it). */
+  hops: { actor: string; for: string }[];
+}
+
+/**
+ * The record of a principal's chain (`actors`, outermost first), or
+ * undefined for a principal that called itself.
+ * @example
+ * delegationRecord({ id: 'caller-x', actors: ['node-b', 'node-a'] });
+ * // { subject: 'caller-x', hops: [{ actor: 'node-a', for: 'caller-x' }, { actor: 'node-b', for: 'node-a' }] }
+ */
+export function delegationRecord(principal: { id: string; actors?: readonly string[] }): DelegationRecord | undefined {
+  if (!principal.actors?.length) return undefined;
+  const inOrder = [...principal.actors].reverse();
+  return {
+    subject: principal.id,
+    hops: inOrder.map((actor, i) => ({ actor, for: i === 0 ? principal.id : inOrder[i - 1]! })),
+  };
+}
+
 /** Model tokens in (prompt) and out (completion). */
 export interface TokenCount {
   input: number;
@@ -91,7 +122,7 @@ export function accountingExtension(): AgentExtension {
       'One account of every hop: each task carries the tree of what ran (agents, tools, remote agents with their ' +
       'own trees; wall time, model tokens, node and principal) in its metadata.',
     required: false,
-    params: { metadataKey: ACCOUNT_METADATA_KEY },
+    params: { metadataKey: ACCOUNT_METADATA_KEY, delegationKey: DELEGATION_METADATA_KEY },
   };
 }
 

@@ -1,7 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { TaskState, type Task } from '@a2a-js/sdk';
-import { ACCOUNT_METADATA_KEY, type AccountStep, type HopAccount } from '../../src/protocol/accounting';
+import {
+  ACCOUNT_METADATA_KEY,
+  DELEGATION_METADATA_KEY,
+  type AccountStep,
+  type HopAccount,
+} from '../../src/protocol/accounting';
 import { SKILL_METADATA_KEY } from '../../src/protocol/skillExtension';
 import { a2aClient, answerText, asTask, textRequest } from '../support/a2aClient';
 import {
@@ -158,6 +163,18 @@ describe('on behalf of X, across A → B → C', () => {
       // C's task: X the subject, B (which called it) and A before it the actors.
       ['node-c', c.url, 'caller-x', ['node-b', 'node-a']],
     ]);
+    // C's own task is X's (X reads it with a token of its own for C), and records the chain hop by hop.
+    const xAtC = await a2aClient(c.url, 'JSONRPC', {
+      authorization: `Bearer ${await issuer.token(CLIENTS.x, { resource: AUDIENCE.c })}`,
+    });
+    const taskAtC = await xAtC.getTask({ tenant: '', id: atC.taskId!, historyLength: 0 });
+    expect(taskAtC.metadata?.[DELEGATION_METADATA_KEY]).toEqual({
+      subject: 'caller-x',
+      hops: [
+        { actor: 'node-a', for: 'caller-x' },
+        { actor: 'node-b', for: 'node-a' },
+      ],
+    });
     expect([atA.tokens, atB.tokens, atC.tokens]).toEqual([
       { input: 10, output: 2 },
       { input: 20, output: 3 },

@@ -5,7 +5,7 @@ import type { TurnResult, TurnRunner } from '../../agent/turn';
 import type { TextDeltaEvent } from '../../agent/events';
 import { isOwner, type Principal, type SubjectToken } from '../../principal';
 import { TurnAccount } from '../../observation/accounting';
-import { ACCOUNT_METADATA_KEY } from '../../protocol/accounting';
+import { ACCOUNT_METADATA_KEY, DELEGATION_METADATA_KEY, delegationRecord } from '../../protocol/accounting';
 import { childTraceparent, parseTraceparent, TRACEPARENT_KEY } from '../../log/traceContext';
 import type { Logger } from '../../log/logger';
 import { messageText, newTask, statusUpdate } from './messages';
@@ -98,14 +98,16 @@ export class LangoExecutor {
     const account = this.options.account
       ? new TurnAccount({ ...this.options.account(), principal: turn.principal, taskId })
       : undefined;
+    const delegation = delegationRecord(turn.principal);
     /**
      * Publishes the task's closing state, unless it has one already (a cancel, the node stopping), with the
-     * turn's account in the event's (so the task's) metadata: not in the status message's.
+     * turn's account and its delegation chain in the event's (so the task's) metadata: not in the status message's.
      */
     const settle: Settle = (state, text, agent) => {
       if (live.phase !== 'running') return;
       const update = statusUpdate(ids, state, clock(), text, agent);
       if (account) update.metadata = { ...update.metadata, [ACCOUNT_METADATA_KEY]: account.finish() };
+      if (delegation) update.metadata = { ...update.metadata, [DELEGATION_METADATA_KEY]: delegation };
       void publish(AgentEvent.statusUpdate(update));
     };
 
