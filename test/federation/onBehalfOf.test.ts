@@ -240,9 +240,14 @@ describe('on behalf of X, across A → B → C', () => {
 
     // A and B each exchanged once; nothing any node wrote or logged holds a token.
     expect(issuer.seen.filter((p) => p === '/token').length).toBeGreaterThanOrEqual(3);
+    // No token at all: X's, nor any the exchanges made (every token of the issuer is a JWT).
+    const jwt = /eyJ[\w-]{8,}\.eyJ[\w-]{8,}\./;
+    expect(tokenOfX).toMatch(jwt);
     for (const node of [a, b, c]) {
       expect(JSON.stringify(node.logger.records)).not.toContain(tokenOfX);
+      expect(JSON.stringify(node.logger.records)).not.toMatch(jwt);
       expect(filesUnder(node.dir).some((file) => file.includes(tokenOfX))).toBe(false);
+      expect(filesUnder(node.dir).some((file) => jwt.test(file.toString('latin1')))).toBe(false);
     }
   });
 
