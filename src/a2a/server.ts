@@ -31,9 +31,9 @@ import { createA2AStores } from './tasks/taskStore';
 import { taskEventRecorder, type ClusterTasks } from './tasks/clusterTasks';
 import type { TaskEventLog } from '../store/taskEvents';
 import { TaskHandler } from './tasks/taskHandler';
-import { servedTenants } from './tasks/tenants';
-import { limitedRequests } from './tasks/limitGate';
-import { REQUEST_LIMITS } from './tasks/requestLimits';
+import { tenantRefusal } from './tasks/tenants';
+import { gatedRequests } from './tasks/requestGate';
+import { limitRefusal, REQUEST_LIMITS } from './tasks/requestLimits';
 
 /** Dependencies of {@link createA2AServer}. */
 export interface A2AServerOptions {
@@ -197,10 +197,10 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     skills: (principal) => walkAgents(root(principal)).map((agent) => agent.name),
   });
   const requestHandler = answerStorageOutages(taskHandler, options.health);
-  // With tenants, every binding calls the handler through the one check of the tenant a request names.
-  const tenanted = config.a2a.tenants.length > 0 ? servedTenants(requestHandler, config.a2a.tenants) : requestHandler;
-  // Every binding's decoded request is held to the same limits, before the handler sees it.
-  const served = limitedRequests(tenanted, { ...REQUEST_LIMITS, maxBytes: config.a2a.maxBodyBytes });
+  // Every binding's decoded request passes one gate: the same limits, then the tenant it names, before the handler.
+  const limits = { ...REQUEST_LIMITS, maxBytes: config.a2a.maxBodyBytes };
+  const unserved = tenantRefusal(config.a2a.tenants);
+  const served = gatedRequests(requestHandler, (params, context) => limitRefusal(params, limits) ?? unserved(context));
   let closing = false;
   let grpc: GrpcBinding | undefined;
 
