@@ -6,6 +6,9 @@
 
 // The node
 export { createApp, type AppDeps, type LangoApp, type FamilyStatus, type OwnedTool } from './app';
+export { serveNode, type ServingNode } from './serve/serveNode';
+export { DataFolderBusyError, type LockHolder } from './serve/dataLock';
+export { OWNER_TOKEN_FILE } from './serve/ownerToken';
 export type { RouteSpec, Access } from './a2a/bindings/routes';
 export {
   createPackageLoader,

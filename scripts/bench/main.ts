@@ -25,6 +25,7 @@ import {
   resubscribeLongAnswer,
 } from './cluster';
 import { grpcGreeting } from './grpcGreeting';
+import { cliStartup } from './cliStartup';
 import { oidcGreeting } from './identity';
 import { accounting, onBehalfOf, onBehalfOfHop } from './delegation';
 import { resumeCost, resumeLatency } from './resume';
@@ -72,6 +73,7 @@ const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   accounting,
   resumeLatency,
   resumeCost,
+  cliStartup,
 };
 
 /** The 1-, 5- and 15-minute load averages, as printed next to every scenario. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DURATION_FORMS, durationMs, formatDuration } from '../duration';
+import { DEFAULT_DATA_DIR } from './files';
 
 /**
  * The configuration schema: the single source of truth for every key, its
@@ -535,7 +536,7 @@ const Cluster = z
 export const LangoConfig = z
   .object({
     server: Server.prefault({}),
-    dataDir: z.string().min(1).default('./.lango'),
+    dataDir: z.string().min(1).default(DEFAULT_DATA_DIR),
     storage: Storage.prefault({}),
     cluster: Cluster.prefault({}),
     logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),

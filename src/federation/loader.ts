@@ -428,9 +428,12 @@ function withoutUserinfo(raw: string): { url: string; basic?: string } {
 async function readCardFile(file: string, options: PeerLoadOptions): Promise<unknown> {
   const root = path.resolve(options.cardsDir);
   const full = path.resolve(root, file);
-  if (!full.startsWith(root + path.sep)) throw new RemoteAgentError(`file ${file} is outside ${options.cardsDir}`);
+  // An absolute path is the configuration file's own (`config/files.ts` resolved it); a relative name stays in cardsDir.
+  if (!path.isAbsolute(file) && !full.startsWith(root + path.sep))
+    throw new RemoteAgentError(`file ${file} is outside ${options.cardsDir}`);
   const stat = await fs.stat(full).catch(() => undefined);
-  if (!stat?.isFile()) throw new RemoteAgentError(`file ${file} not found in ${options.cardsDir}`);
+  if (!stat?.isFile())
+    throw new RemoteAgentError(`file ${file} not found${path.isAbsolute(file) ? '' : ` in ${options.cardsDir}`}`);
   const max = options.maxCardBytes ?? DEFAULT_MAX_CARD_BYTES;
   if (stat.size > max) throw new RemoteAgentError(`body too large: ${stat.size} bytes, limit ${max}`);
   try {
