@@ -1,6 +1,6 @@
 import type { RequestListener } from 'node:http';
 import { errorMessage } from '../errors';
-import type { LlmAgent } from '../agent/agent';
+import { walkAgents, type LlmAgent } from '../agent/agent';
 import type { TurnRunner } from '../agent/turn';
 import type { LangoConfig } from '../config/schema';
 import type { Logger } from '../log/logger';
@@ -158,7 +158,16 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     signer,
   });
 
-  const executor = new LangoExecutor({ runner, logger, clock, admit: options.admit });
+  const executor = new LangoExecutor({
+    runner,
+    logger,
+    clock,
+    admit: options.admit,
+    // Each task's account names the node as its card does.
+    account: config.observability.accounting
+      ? () => ({ node: publicUrl, name: config.a2a.agentName ?? root().name })
+      : undefined,
+  });
   const { allowPrivateNetworks, maxAttempts, timeoutMs } = config.a2a.pushNotifications;
   const pushStore = new CheckedPushStore({ inner: stores.pushConfigs, allowPrivateNetworks });
   const pushSender = new RetryingPushSender({
@@ -184,6 +193,8 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     longPollTimeoutMs: parseDuration(config.a2a.longPollTimeout, 'a2a.longPollTimeout'),
     logger,
     clock,
+    // A skill of the card is an agent of the tree; a caller may name those its grant reaches.
+    skills: (principal) => walkAgents(root(principal)).map((agent) => agent.name),
   });
   const requestHandler = answerStorageOutages(taskHandler, options.health);
   // Every binding's decoded request passes one gate: the same limits, then the tenant it names, before the handler.

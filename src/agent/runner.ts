@@ -114,8 +114,9 @@ class TurnLoop {
    * more layer).
    */
   async *run(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
-    // Nothing listening: turns run with no observer in the way.
-    const observed = this.observer.active ? ObservedTurn.start(this.observer, input) : ObservedTurn.none;
+    // Nothing listening and no account kept: turns run with no observer in the way.
+    const observed =
+      this.observer.active || input.account ? ObservedTurn.start(this.observer, input) : ObservedTurn.none;
     try {
       const { principal, sessionId } = input;
       const tree = this.indexOf(this.options.tree.current(principal));
@@ -346,6 +347,7 @@ class TurnLoop {
         text: turn.input.text,
         context: conversationContext(turn.history),
         principal: turn.input.principal,
+        subjectToken: turn.input.subjectToken,
         sessionId: turn.input.sessionId,
         signal: turn.signal,
         state,

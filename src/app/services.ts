@@ -115,5 +115,7 @@ export function createNodeFederation(
     resolveSecret: options.resolveSecret,
     secrets: options.secrets,
     limits: config.a2a.peerLimits,
+    // `agents --check` asks the issuer for a token of the node's own callers' audience to exchange.
+    selfAudience: [config.a2a.auth?.oidc?.audience ?? []].flat()[0],
   });
 }

@@ -74,7 +74,7 @@ const COMMANDS: readonly CommandRow[] = [
       {
         flags: '--check',
         description:
-          'probe each remote agent now and show its health: healthy, down, open circuit, skipped with reason, last error, latency',
+          'probe each remote agent now and show its health (healthy, down, open circuit, skipped with reason, last error, latency), its skills, whether on-behalf-of works and the last hop',
       },
     ],
     help:

@@ -116,6 +116,21 @@ const A2aCaller = z
     message: 'an owner caller reaches everything: remove its grant or owner: true',
   });
 
+/**
+ * Delegated tokens inbound (issue 33): a token of `a2a.auth.oidc` whose `act` claim says another party acts for
+ * its subject runs as the subject, narrowed to what each actor of the chain may do (the grant of the caller its
+ * subject names in `callers[].oidcSubjects`, else the default grant). Every actor of the chain must be listed
+ * here, and the chain may be at most `maxDepth` long; any other delegated token is refused (401).
+ */
+const A2aDelegation = z
+  .object({
+    /** The token subjects (client ids) that may act for others: the `sub` of an `act` claim. */
+    actors: z.array(z.string().min(1)).min(1),
+    /** The most actors one token's chain may name. */
+    maxDepth: z.number().int().min(1).max(8).default(3),
+  })
+  .strict();
+
 /** `a2a.auth`: who may call the node, by which credentials, and what each caller may reach. */
 export const A2aAuth = z
   .object({
@@ -133,10 +148,18 @@ export const A2aAuth = z
       .refine((callers) => new Set(callers.map((c) => c.name)).size === callers.length, {
         message: 'caller names must be unique',
       }),
+    /** Delegated tokens (an `act` claim, RFC 8693) of `oidc` accepted from these actors (issue 33). */
+    delegation: A2aDelegation.optional(),
   })
-  .strict();
+  .strict()
+  .refine((auth) => !auth.delegation || auth.oidc, {
+    message: 'delegation needs oidc: delegated tokens come from that issuer',
+    path: ['delegation'],
+  });
 
 /** One entry of `a2a.auth.callers`. */
 export type A2aCaller = z.infer<typeof A2aCaller>;
 /** `a2a.auth.oidc`: the issuer whose tokens the node accepts. */
 export type A2aOidc = z.infer<typeof A2aOidc>;
+/** `a2a.auth.delegation`: who may act for others. */
+export type A2aDelegation = z.infer<typeof A2aDelegation>;

@@ -22,6 +22,8 @@ export const ObservabilityConfig = z
       .prefault({}),
     /** Serve the owner's web console at `/console` (agents, tasks, timelines, chat). */
     console: z.boolean().default(true),
+    /** Carry each task's account of what ran (agents, tools, remotes, tokens; issue 33) in its metadata. */
+    accounting: z.boolean().default(true),
     /**
      * OpenTelemetry traces over OTLP/HTTP: exported only when an endpoint is
      * set, here or by `OTEL_EXPORTER_OTLP_ENDPOINT` /

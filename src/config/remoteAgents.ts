@@ -20,6 +20,27 @@ const RemoteAgentAuth = z.discriminatedUnion('type', [
       clientAuth: z.enum(['basic', 'post']).default('basic'),
     })
     .strict(),
+  /**
+   * On-behalf-of delegation (OAuth 2.0 Token Exchange, RFC 8693, issue 33): each call made for a caller that
+   * presented a token of `a2a.auth.oidc` carries that token exchanged at `tokenUrl` for one whose audience is the
+   * remote (the caller its subject, this node its actor). A caller with nothing to exchange (a static credential,
+   * the local owner): `required` refuses the call, `preferred` sends the node's own client-credentials token.
+   */
+  z
+    .object({
+      type: z.literal('tokenExchange'),
+      tokenUrl: HttpUrl(),
+      clientId: z.string().min(1),
+      clientSecret: z.string().min(1),
+      /** The remote's audience (`audience`, and `resource` when it is a URI). */
+      audience: z.string().min(1),
+      scopes: z.array(z.string().min(1)).default([]),
+      onBehalfOf: z.enum(['required', 'preferred']).default('required'),
+      clientAuth: z.enum(['basic', 'post']).default('basic'),
+      /** Also sends the node's own client-credentials token as the exchange's `actor_token`. */
+      actorToken: z.boolean().default(false),
+    })
+    .strict(),
 ]);
 
 /** A client certificate for a remote agent that asks for one, and the CA its server certificate is checked against. */

@@ -123,5 +123,5 @@ export type LangoConfig = z.infer<typeof LangoConfig>;
 /** The configuration as written in a file, before defaults. */
 export type LangoConfigInput = z.input<typeof LangoConfig>;
 export { RemoteAgentEntry } from './remoteAgents';
-export type { A2aCaller, A2aOidc } from './a2aAuth';
+export type { A2aCaller, A2aDelegation, A2aOidc } from './a2aAuth';
 export type { ServerTls } from './server';

@@ -154,6 +154,11 @@ function nodeSeries() {
     labelNames: ['peer', 'outcome'],
     buckets: LATENCY_BUCKETS,
   });
+  const remoteTokens = new CounterSeries({
+    name: 'lango_remote_tokens_total',
+    help: 'Model tokens remote A2A agents reported for the calls made to them (their whole tree), by peer and direction',
+    labelNames: ['peer', 'direction'],
+  });
   const transfers = new CounterSeries({
     name: 'lango_transfers_total',
     help: 'Transfers of control between agents',
@@ -182,6 +187,7 @@ function nodeSeries() {
     tokens,
     toolCalls,
     remoteCalls,
+    remoteTokens,
     transfers,
     storeWrites,
     storeStatements,
@@ -194,6 +200,7 @@ function nodeSeries() {
     tokens,
     toolCalls,
     remoteCalls,
+    remoteTokens,
     transfers,
     storeWrites,
     storeStatements,
@@ -223,6 +230,8 @@ function recorderInto(series: NodeSeries): RecordObservation {
         break;
       case 'remote':
         series.remoteCalls.observe(seconds, name, outcome);
+        if (observation.inputTokens > 0) series.remoteTokens.inc(observation.inputTokens, name, 'input');
+        if (observation.outputTokens > 0) series.remoteTokens.inc(observation.outputTokens, name, 'output');
         break;
       case 'transfer':
         series.transfers.inc(1, observation.from ?? '', observation.to ?? name);

@@ -50,9 +50,28 @@ function renderPeers(peers: PeerStatus[]): string[] {
         p.lastError && p.lastError !== p.reason && `last error: ${p.lastError}`,
       ].filter(Boolean);
       const line = `  ${p.name.padEnd(16)} ${p.state.padEnd(9)} ${p.cardUrl}${details.length ? ` (${details.join('; ')})` : ''}`;
-      return p.security ? `${line}\n${securityLine(p.security)}` : line;
+      return [line, ...(p.security ? [securityLine(p.security)] : []), ...identityLines(p)].join('\n');
     }),
   ];
+}
+
+/** What a peer offers and how calls to it fare (issue 33): its skills, on-behalf-of, the last hop's latency. */
+function identityLines(peer: PeerStatus): string[] {
+  const pad = `  ${''.padEnd(16)} `;
+  const lines: string[] = [];
+  if (peer.skills?.length) lines.push(`${pad}skills: ${peer.skills.join(', ')}`);
+  const delegation = peer.onBehalfOf;
+  if (delegation) {
+    const verdict =
+      delegation.ok === undefined
+        ? 'not checked yet'
+        : delegation.ok
+          ? `works (token exchange succeeded${delegation.probe ? " with the node's own token" : ''})`
+          : `FAILS: ${delegation.reason ?? 'token exchange failed'}`;
+    lines.push(`${pad}on-behalf-of (${delegation.mode}): ${verdict}`);
+  }
+  if (peer.lastHopMs !== undefined) lines.push(`${pad}last hop: ${Math.round(peer.lastHopMs)} ms`);
+  return lines;
 }
 
 /** What a peer's card asks of callers and whether its entry gives it (issue 26). */
@@ -100,7 +119,8 @@ function print(report: AgentsReport, options: AgentsOptions, ctx: CliContext): n
   }
   if (options.check && report.unservedRemotes > 0)
     ctx.io.err(`lango: ${report.unservedRemotes} remote agent(s) configured, but a2a.enabled is false: none is used\n`);
-  const unhealthy = peers.some((p) => p.state !== 'healthy') || report.unservedRemotes > 0;
+  const unhealthy =
+    peers.some((p) => p.state !== 'healthy' || p.onBehalfOf?.ok === false) || report.unservedRemotes > 0;
   return options.check && unhealthy ? ExitCode.failure : ExitCode.ok;
 }
 
