@@ -27,7 +27,7 @@ import { answerStorageOutages } from './tasks/storageOutage';
 import { createCardSigner } from './card/signing';
 import { parseDuration } from '../duration';
 import { LiveTasks } from './tasks/liveTasks';
-import { createA2AStores } from './tasks/taskStore';
+import { createA2AStores, type A2AStores } from './tasks/taskStore';
 import { taskEventRecorder, type ClusterTasks } from './tasks/clusterTasks';
 import type { TaskEventLog } from '../store/taskEvents';
 import { TaskHandler } from './tasks/taskHandler';
@@ -130,20 +130,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     clock,
   });
   const stores = createA2AStores({ rows: options.taskRows, live: liveTasks, clock });
-  // On SQLite the sweep is done when this returns (no query awaits); a shared database's sweep fails only
-  // tasks of processes that ended, which the rows' implementation knows.
-  stores.failInterrupted(RESTART_REASON).catch((err: unknown) => {
-    logger.warn('could not mark interrupted tasks failed', { error: errorMessage(err) });
-  });
-  const retentionMs = parseDuration(config.a2a.taskRetention, 'a2a.taskRetention');
-  const purge = () => {
-    stores.purgeFinished(new Date(clock().getTime() - retentionMs)).catch((err: unknown) => {
-      logger.warn('task purge failed', { error: errorMessage(err) });
-    });
-  };
-  purge();
-  const purgeTimer = setInterval(purge, Math.min(Math.max(retentionMs / 10, 1_000), 3_600_000));
-  purgeTimer.unref();
+  const purgeTimer = startTaskUpkeep(stores, config, clock, logger);
 
   let publicUrl = publicBaseUrl(config);
   const version = options.version ?? '0.1.0';
@@ -168,17 +155,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
       ? () => ({ node: publicUrl, name: config.a2a.agentName ?? root().name })
       : undefined,
   });
-  const { allowPrivateNetworks, maxAttempts, timeoutMs } = config.a2a.pushNotifications;
-  const pushStore = new CheckedPushStore({ inner: stores.pushConfigs, allowPrivateNetworks });
-  const pushSender = new RetryingPushSender({
-    store: pushStore,
-    logger: logger.child({ component: 'a2a.push' }),
-    allowPrivateNetworks,
-    maxAttempts,
-    timeoutMs,
-    redact: options.redact,
-    ...options.push,
-  });
+  const { pushStore, pushSender } = createPush(options, stores);
   const stopHearingCancels = clusterTasks?.onCancel((scope, taskId) => void liveTasks.cancelHere(scope, taskId));
   const taskHandler = new TaskHandler({
     executor,
@@ -269,4 +246,43 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
       }
     },
   };
+}
+
+/**
+ * The task rows' upkeep: the sweep of tasks a previous process left running
+ * (on SQLite done when this returns, no query awaits; a shared database's
+ * sweep fails only tasks of processes that ended, which the rows'
+ * implementation knows), then the purge of finished tasks past
+ * `a2a.taskRetention`, now and on a timer (returned, for close to clear).
+ */
+function startTaskUpkeep(stores: A2AStores, config: LangoConfig, clock: () => Date, logger: Logger): NodeJS.Timeout {
+  stores.failInterrupted(RESTART_REASON).catch((err: unknown) => {
+    logger.warn('could not mark interrupted tasks failed', { error: errorMessage(err) });
+  });
+  const retentionMs = parseDuration(config.a2a.taskRetention, 'a2a.taskRetention');
+  const purge = () => {
+    stores.purgeFinished(new Date(clock().getTime() - retentionMs)).catch((err: unknown) => {
+      logger.warn('task purge failed', { error: errorMessage(err) });
+    });
+  };
+  purge();
+  const purgeTimer = setInterval(purge, Math.min(Math.max(retentionMs / 10, 1_000), 3_600_000));
+  purgeTimer.unref();
+  return purgeTimer;
+}
+
+/** Push configs checked when saved (`a2a.pushNotifications`) over the stores' rows, and their retrying sender. */
+function createPush(options: A2AServerOptions, stores: A2AStores) {
+  const { allowPrivateNetworks, maxAttempts, timeoutMs } = options.config.a2a.pushNotifications;
+  const pushStore = new CheckedPushStore({ inner: stores.pushConfigs, allowPrivateNetworks });
+  const pushSender = new RetryingPushSender({
+    store: pushStore,
+    logger: options.logger.child({ component: 'a2a.push' }),
+    allowPrivateNetworks,
+    maxAttempts,
+    timeoutMs,
+    redact: options.redact,
+    ...options.push,
+  });
+  return { pushStore, pushSender };
 }
