@@ -1,7 +1,7 @@
 import { errorMessage } from '../errors';
 import { OutboundRefusedError } from '../net/policy';
 import { describeNetworkError } from './cardFetch';
-import type { PeerCallMeter } from './peerFetch';
+import type { PeerCallMeter } from './peerCallMeter';
 import { isProtocolError } from './remoteClient';
 import { causeChain, isNetworkError } from './streamResume';
 

@@ -8,7 +8,7 @@ import { formatIp } from '../net/address';
 import { OutboundRefusedError, type OutboundPolicy } from '../net/policy';
 import type { PeerClient } from './jsonRpcPeer';
 import { grpcInterface, grpcTarget } from './peerCard';
-import type { PeerCallMeter, PeerCallMeters, PeerLimits } from './peerFetch';
+import type { PeerCallMeter, PeerCallMeters, PeerLimits } from './peerCallMeter';
 import type { PeerCredentials } from './peerToken';
 
 /**

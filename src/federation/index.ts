@@ -6,7 +6,7 @@
 export { createFederation, type Federation, type FederationOptions, type FederationListener } from './federation';
 export { loadRemoteAgents, type LoadRemoteAgentsOptions, type LoadedRemoteAgents } from './loadRemoteAgents';
 export { createRemoteAgent, type RemoteAgentOptions, type CallReport } from './remoteAgent';
-export { DEFAULT_PEER_LIMITS, type PeerLimits } from './peerFetch';
+export { DEFAULT_PEER_LIMITS, type PeerLimits } from './peerCallMeter';
 export { createPeerNetwork, type PeerNetwork } from './outbound';
 export {
   createOnBehalfOf,

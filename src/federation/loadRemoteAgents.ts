@@ -3,7 +3,7 @@ import type { RemoteAgentEntry } from '../config/schema';
 import type { Logger } from '../log/logger';
 import { entryCardUrl, loadPeer, type LoadedPeer, type PeerLoadOptions, type PeerSkip } from './loader';
 import { normalizeNodeId, resolveNodeId, type NodeId } from './hops';
-import type { PeerLimits } from './peerFetch';
+import type { PeerLimits } from './peerCallMeter';
 import { createRemoteAgent, type CallReport } from './remoteAgent';
 
 /**

@@ -15,13 +15,8 @@ import { rememberSeen, unseenContext, type PeerSessionState } from './peerContex
 import { sanitizeCardText } from './peerCard';
 import { AnswerRelay } from './answerRelay';
 import { offersGeneration, resumableSend, resumableStream } from './streamResume';
-import {
-  DEFAULT_PEER_LIMITS,
-  PeerCallMeters,
-  type PeerCallMeter,
-  type PeerFetchOptions,
-  type PeerLimits,
-} from './peerFetch';
+import { DEFAULT_PEER_LIMITS, PeerCallMeters, type PeerCallMeter, type PeerLimits } from './peerCallMeter';
+import type { PeerFetchOptions } from './peerFetch';
 import { peerClientFor, type PeerClient } from './peerClient';
 import type { PeerCredentials } from './peerToken';
 import { ACCOUNT_METADATA_KEY, readHopAccount } from '../protocol/accounting';

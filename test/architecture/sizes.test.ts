@@ -16,7 +16,6 @@ const MAX_FILE_LINES = 500;
 const KNOWN: readonly string[] = [
   'federation/remoteAgent.ts createRemoteAgent',
   'federation/federation.ts createFederation',
-  'federation/peerFetch.ts',
 ];
 
 const SRC = path.resolve(__dirname, '../../src');

@@ -3,13 +3,8 @@ import { AgentCard, Role, type SendMessageRequest, type StreamResponse } from '@
 import { Agent } from 'undici';
 import { createJsonRpcPeerClient, type PeerClient } from '../../src/federation/jsonRpcPeer';
 import { peerClientChoice } from '../../src/federation/peerClient';
-import {
-  createPeerExchange,
-  createPeerFetch,
-  DEFAULT_PEER_LIMITS,
-  PeerCallMeters,
-  type PeerFetchOptions,
-} from '../../src/federation/peerFetch';
+import { DEFAULT_PEER_LIMITS, PeerCallMeters } from '../../src/federation/peerCallMeter';
+import { createPeerExchange, createPeerFetch, type PeerFetchOptions } from '../../src/federation/peerFetch';
 import { createPeerClient, partsText } from '../../src/federation/remoteClient';
 import { startPeer, startRawServer, type TestPeer } from '../support/federationPeers';
 import { holdsFor } from '../support/waitFor';

@@ -2,7 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { Agent } from 'undici';
-import { createPeerFetch, DEFAULT_PEER_LIMITS, PeerCallMeters } from '../../src/federation/peerFetch';
+import { DEFAULT_PEER_LIMITS, PeerCallMeters } from '../../src/federation/peerCallMeter';
+import { createPeerFetch } from '../../src/federation/peerFetch';
 
 /**
  * One peer fetch serves every call to a pinned card (issue 15, the hop):
