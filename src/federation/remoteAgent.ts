@@ -1,4 +1,4 @@
-import { TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { TaskState, type Message } from '@a2a-js/sdk';
 import type { RequestOptions } from '@a2a-js/sdk/client';
 import type { Dispatcher } from 'undici';
 import type { RemoteAgent, RemoteInvocation, RemoteOutcome } from '../agent/agent';
@@ -19,9 +19,19 @@ import { DEFAULT_PEER_LIMITS, PeerCallMeters, type PeerCallMeter, type PeerLimit
 import type { PeerFetchOptions } from './peerFetch';
 import { peerClientFor, type PeerClient } from './peerClient';
 import type { PeerCredentials } from './peerToken';
-import { ACCOUNT_METADATA_KEY, readHopAccount } from '../protocol/accounting';
+import { readHopAccount } from '../protocol/accounting';
 import { callsOverGrpc, grpcInterface, preferredOrigin } from './peerCard';
-import { ArtifactText, asTask, partsText, stateName, userMessage } from './remoteClient';
+import {
+  accountIn,
+  ArtifactText,
+  asTask,
+  fromTask,
+  outcomeOf,
+  partsText,
+  stateName,
+  userMessage,
+  type SettledTask,
+} from './remoteClient';
 
 /**
  * A remote A2A agent as a sub-agent: one `invoke` sends the delegated
@@ -81,59 +91,106 @@ export interface RemoteAgentOptions {
  */
 export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   const { peer } = options;
-  const log = options.logger.child({ remote: peer.name });
-  const stateKey = `a2a:${peer.name}`;
-  // The interface the client talks to first: where requests go, which a person watching wants to see (not the card URL).
-  const overGrpc = callsOverGrpc(peer.entry.transport, peer.sdkCard);
-  const called = (overGrpc && grpcInterface(peer.sdkCard)) || peer.sdkCard.supportedInterfaces[0];
-  const endpoint = called.url;
-  const targetOrigin = preferredOrigin({ ...peer.sdkCard, supportedInterfaces: [called] });
-  const limits: PeerLimits = { ...DEFAULT_PEER_LIMITS, ...options.limits };
-  const redact = options.redact ?? ((text: string) => text);
-  const warned = new Set<string>();
-  const onDeviation = (deviation: string) => {
-    if (warned.has(deviation)) return;
-    warned.add(deviation);
-    log.warn('remote agent deviates from the A2A spec; tolerated', { deviation });
-  };
-  // One client for the pinned card, shared by every call; each call's requests find the call's own meter
-  // (and so its bound, and the name of what went wrong) by the call's abort signal.
-  const meters = new PeerCallMeters();
-  const peerOptions: PeerFetchOptions = {
-    dispatcher: options.dispatcher,
-    credentials: peer.credentials,
-    limits,
-    meters,
-    legacy: peer.protocolVersion === '0.3',
-    onDeviation,
-  };
-  // The client peerClient.ts chooses for the card, over the same checks whichever it is.
-  let client: Promise<PeerClient> | undefined;
-  const sharedClient = (): Promise<PeerClient> => {
-    if (client) return client;
-    client = peerClientFor(peer.sdkCard, {
-      transport: peerOptions,
+  const calls = new PeerCalls(options);
+  return Object.freeze({
+    kind: 'remote' as const,
+    name: peer.name,
+    description: peer.description,
+    keywords: peer.keywords,
+    cardUrl: peer.cardUrl,
+    invoke: (invocation: RemoteInvocation) => calls.invoke(invocation),
+  });
+}
+
+/**
+ * The calls of one remote agent: its pinned card's client (built once,
+ * shared by every call), the limits and meters each call is held to, and
+ * one delegated request per {@link PeerCalls.invoke}.
+ */
+class PeerCalls {
+  private readonly peer: LoadedPeer;
+  private readonly log: Logger;
+  private readonly stateKey: string;
+  /** The interface the client talks to first: where requests go, which a person watching wants to see (not the card URL). */
+  private readonly endpoint: string;
+  private readonly targetOrigin: string;
+  private readonly limits: PeerLimits;
+  private readonly redact: (text: string) => string;
+  /**
+   * One client for the pinned card, shared by every call; each call's requests find the call's own meter
+   * (and so its bound, and the name of what went wrong) by the call's abort signal.
+   */
+  private readonly meters = new PeerCallMeters();
+  private readonly peerOptions: PeerFetchOptions;
+  /** The client peerClient.ts chooses for the card, over the same checks whichever it is. */
+  private client: Promise<PeerClient> | undefined;
+  /** A peer offering the generation extension has its cut streams resumed and its cut sends sent again. */
+  private readonly resumable: boolean;
+  /** A peer's account is read as deep as a request may travel, and no larger than a few hundred steps. */
+  private readonly accountBounds: { maxDepth: number; maxSteps: number; redact: (text: string) => string };
+
+  constructor(private readonly options: RemoteAgentOptions) {
+    const { peer } = options;
+    this.peer = peer;
+    const log = options.logger.child({ remote: peer.name });
+    this.log = log;
+    this.stateKey = `a2a:${peer.name}`;
+    const overGrpc = callsOverGrpc(peer.entry.transport, peer.sdkCard);
+    const called = (overGrpc && grpcInterface(peer.sdkCard)) || peer.sdkCard.supportedInterfaces[0];
+    this.endpoint = called.url;
+    this.targetOrigin = preferredOrigin({ ...peer.sdkCard, supportedInterfaces: [called] });
+    this.limits = { ...DEFAULT_PEER_LIMITS, ...options.limits };
+    const redact = options.redact ?? ((text: string) => text);
+    this.redact = redact;
+    const warned = new Set<string>();
+    const onDeviation = (deviation: string) => {
+      if (warned.has(deviation)) return;
+      warned.add(deviation);
+      log.warn('remote agent deviates from the A2A spec; tolerated', { deviation });
+    };
+    this.peerOptions = {
+      dispatcher: options.dispatcher,
+      credentials: peer.credentials,
+      limits: this.limits,
+      meters: this.meters,
+      legacy: peer.protocolVersion === '0.3',
+      onDeviation,
+    };
+    this.resumable = offersGeneration(peer.sdkCard);
+    this.accountBounds = { maxDepth: options.maxHops, maxSteps: MAX_ACCOUNT_STEPS, redact };
+  }
+
+  /** The shared client, built on first use. */
+  private sharedClient(): Promise<PeerClient> {
+    if (this.client) return this.client;
+    const { peer } = this;
+    const client = peerClientFor(peer.sdkCard, {
+      transport: this.peerOptions,
       polling: !peer.streaming,
       binding: peer.entry.transport,
-      policy: options.policy,
+      policy: this.options.policy,
     });
+    this.client = client;
     // A client that could not be built is not kept: the next call tries again and names the same failure.
-    client.catch(() => (client = undefined));
+    client.catch(() => (this.client = undefined));
     return client;
-  };
+  }
+
   /** The answer kept from one call is bounded like each response. */
-  const checkAnswerSize = (meter: PeerCallMeter, artifacts: ArtifactText, text: string) => {
+  private checkAnswerSize(meter: PeerCallMeter, artifacts: ArtifactText, text: string): void {
+    const { limits } = this;
     if (artifacts.bytes + Buffer.byteLength(text) > limits.maxAnswerBytes)
       throw meter.fail(`answer larger than a2a.peerLimits.maxAnswerBytes (${limits.maxAnswerBytes} bytes)`);
-  };
-  const progress = (text: string | undefined) =>
-    text ? sanitizeCardText(redact(text), MAX_PROGRESS_TEXT) || undefined : undefined;
-  // A peer offering the generation extension has its cut streams resumed and its cut sends sent again.
-  const resumable = offersGeneration(peer.sdkCard);
-  // A peer's account is read as deep as a request may travel, and no larger than a few hundred steps.
-  const accountBounds = { maxDepth: options.maxHops, maxSteps: MAX_ACCOUNT_STEPS, redact };
+  }
 
-  async function* invoke(invocation: RemoteInvocation): AsyncGenerator<RunEvent, RemoteOutcome> {
+  /** A peer's progress text as a caller may see it: masked, sanitised, short. */
+  private progress(text: string | undefined): string | undefined {
+    return text ? sanitizeCardText(this.redact(text), MAX_PROGRESS_TEXT) || undefined : undefined;
+  }
+
+  /** One delegated request to the peer, as {@link RemoteAgent.invoke}: progress events out, the outcome returned. */
+  async *invoke(invocation: RemoteInvocation): AsyncGenerator<RunEvent, RemoteOutcome> {
+    const { peer, log, stateKey, endpoint, targetOrigin, limits, redact, meters, options } = this;
     const hop = nextHop(invocation.metadata, resolveNodeId(options.selfId), options.maxHops, targetOrigin);
     if (!hop.ok) {
       log.warn('remote call refused', { reason: hop.reason });
@@ -197,23 +254,23 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       requestAbort.abort(new DOMException(`the call took longer than ${timeoutMs} ms`, 'TimeoutError'));
     }, timeoutMs).unref();
     try {
-      const c = await sharedClient();
+      const c = await this.sharedClient();
       const message = userMessage(invocation.text, metadata, session, context);
       const params = { tenant: '', message, configuration: undefined, metadata };
       const task = peer.streaming
-        ? yield* streamCall(c, params, request, seen, meter)
-        : yield* pollCall(c, params, request, seen, meter);
+        ? yield* this.streamCall(c, params, request, seen, meter)
+        : yield* this.pollCall(c, params, request, seen, meter);
       options.onReport?.({ ok: true, latencyMs: Date.now() - started });
       rememberSeen(session, invocation.context, invocation.text);
-      return settle(task, session, callLog);
+      return this.settle(task, session, callLog);
     } catch (error) {
       if (invocation.signal.aborted) {
-        await cancelRemote(seen.taskId, callLog, callCredentials);
+        await this.cancelRemote(seen.taskId, callLog, callCredentials);
         delete invocation.state[stateKey];
         throw abortError(invocation.signal);
       }
       delete invocation.state[stateKey];
-      if (timedOut) await cancelRemote(seen.taskId, callLog, callCredentials);
+      if (timedOut) await this.cancelRemote(seen.taskId, callLog, callCredentials);
       const fault = timedOut
         ? {
             reason: `timed out after ${timeoutMs} ms${limitedByConfig ? ' (a2a.peerLimits.maxDurationMs)' : ''}`,
@@ -236,17 +293,21 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   }
 
   /** Streams `SendStreamingMessage`, relaying status changes as progress, and returns the task as it last stood. */
-  async function* streamCall(
+  private async *streamCall(
     c: PeerClient,
     params: Parameters<PeerClient['sendMessageStream']>[0],
     request: RequestOptions,
     seen: TaskTracker,
     meter: PeerCallMeter,
   ) {
+    const { peer, redact, resumable } = this;
     const artifacts = new ArtifactText();
     const relay = new AnswerRelay(redact);
     let task: SettledTask = { state: undefined, text: '', artifacts };
-    for await (const event of resumableStream(c, params, request, { resumable, onResume: resumed })) {
+    for await (const event of resumableStream(c, params, request, {
+      resumable,
+      onResume: (resume) => this.resumed(resume),
+    })) {
       const payload = event.payload;
       switch (payload?.$case) {
         case 'task':
@@ -272,7 +333,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
             account: accountIn(payload.value.metadata) ?? task.account,
           };
           // Repeated identical updates (heartbeats) are not relayed: each relayed event reaches the caller.
-          if (changed) yield RunEvents.remoteCall(peer.name, stateName(state), progress(text));
+          if (changed) yield RunEvents.remoteCall(peer.name, stateName(state), this.progress(text));
           // A peer keeps its stream open after auth-required (A2A §7.6.1, for credentials it may get out of
           // band); the caller is asked now instead, and its answer continues the remote task.
           if (state === TaskState.TASK_STATE_AUTH_REQUIRED) return task;
@@ -281,9 +342,9 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
         case 'artifactUpdate': {
           const { artifact, append } = payload.value;
           artifacts.add(artifact, append);
-          checkAnswerSize(meter, artifacts, task.text);
+          this.checkAnswerSize(meter, artifacts, task.text);
           // One progress event per artifact, not one per streamed chunk; the chunks themselves go on as the answer.
-          if (!append) yield RunEvents.remoteCall(peer.name, 'artifact', progress(artifact?.name));
+          if (!append) yield RunEvents.remoteCall(peer.name, 'artifact', this.progress(artifact?.name));
           const delta = artifact ? relay.add(artifact.artifactId, partsText(artifact.parts), append) : '';
           if (delta) yield RunEvents.textDelta(peer.name, delta);
           break;
@@ -298,7 +359,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
         default:
           break;
       }
-      checkAnswerSize(meter, artifacts, task.text);
+      this.checkAnswerSize(meter, artifacts, task.text);
       // No break on a settled state: a continued task's first snapshot still shows input-required.
       // The peer ends the stream once the task is final or interrupted.
     }
@@ -307,15 +368,16 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   }
 
   /** Sends without blocking and polls `GetTask` until the task settles, so a cancel can name the task early. */
-  async function* pollCall(
+  private async *pollCall(
     c: PeerClient,
     params: Parameters<PeerClient['sendMessage']>[0],
     request: RequestOptions,
     seen: TaskTracker,
     meter: PeerCallMeter,
   ) {
+    const { peer, resumable } = this;
     const artifacts = new ArtifactText();
-    const result = await resumableSend(c, params, request, { resumable, onResume: resumed });
+    const result = await resumableSend(c, params, request, { resumable, onResume: (resume) => this.resumed(resume) });
     const first = asTask(result);
     if (!first) {
       const reply = result as Message;
@@ -343,57 +405,35 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     }
     artifacts.addAll(current.artifacts);
     const settled = fromTask(current, artifacts);
-    checkAnswerSize(meter, artifacts, settled.text);
+    this.checkAnswerSize(meter, artifacts, settled.text);
     return settled;
   }
 
   /** A cut stream or send taken up again (`streamResume.ts`): logged, as the peer's health is not in question yet. */
-  function resumed({ attempt, after, reason }: { attempt: number; after: string; reason: string }): void {
+  private resumed({ attempt, after, reason }: { attempt: number; after: string; reason: string }): void {
+    const { log, redact } = this;
     log.info('remote call resumed after a cut', { attempt, after, reason: redact(reason) });
   }
 
   /** Maps the settled task to an outcome (with the peer's account of it) and keeps or drops the remote ids. */
-  function settle(task: SettledTask, session: PeerSessionState, callLog: Logger): RemoteOutcome {
+  private settle(task: SettledTask, session: PeerSessionState, callLog: Logger): RemoteOutcome {
+    const { accountBounds } = this;
     const account = task.account === undefined ? undefined : readHopAccount(task.account, accountBounds);
-    const outcome = outcomeOf(task, session, callLog);
+    const outcome = outcomeOf(task, session, { peerName: this.peer.name, redact: this.redact, log: callLog });
     return account ? { ...outcome, account } : outcome;
   }
 
-  function outcomeOf(task: SettledTask, session: PeerSessionState, callLog: Logger): RemoteOutcome {
-    const state = stateName(task.state);
-    const text = redact(task.artifacts.text() || task.text);
-    if (task.contextId) session.contextId = task.contextId;
-    // An interrupted remote task (input- or auth-required) is continued by the next message of the session.
-    session.taskId = isInterrupted(task.state) ? task.id : undefined;
-    callLog.info('remote call settled', { state });
-    switch (task.state) {
-      case TaskState.TASK_STATE_COMPLETED:
-        return { status: 'completed', text: text || '(the remote agent answered with no text)' };
-      case TaskState.TASK_STATE_INPUT_REQUIRED:
-        return { status: 'input-required', text: redact(task.text) || text || 'The remote agent needs more input.' };
-      case TaskState.TASK_STATE_AUTH_REQUIRED:
-        return {
-          status: 'auth-required',
-          text: redact(task.text) || text || `The remote agent ${peer.name} needs authorization.`,
-        };
-      default:
-        return {
-          status: 'failed',
-          reason: `remote agent ${peer.name} ended the task as ${state}${text ? `: ${text}` : ''}`,
-        };
-    }
-  }
-
   /** Best effort: tells the peer to stop a task we no longer wait for (with the call's own credentials). */
-  async function cancelRemote(
+  private async cancelRemote(
     taskId: string | undefined,
     callLog: Logger,
     credentials: PeerCredentials | undefined,
   ): Promise<void> {
+    const { peer, redact, meters } = this;
     if (!taskId) return;
     const deadline = createDeadline(CANCEL_TIMEOUT_MS);
     try {
-      const c = await sharedClient();
+      const c = await this.sharedClient();
       const signal = deadline.signal;
       meters.start(signal, credentials);
       await c.cancelTask(
@@ -407,49 +447,12 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       deadline.clear();
     }
   }
-
-  return Object.freeze({
-    kind: 'remote' as const,
-    name: peer.name,
-    description: peer.description,
-    keywords: peer.keywords,
-    cardUrl: peer.cardUrl,
-    invoke,
-  });
 }
 
 /** Tracks the remote task id of the call in flight (for CancelTask). */
 interface TaskTracker {
   taskId?: string;
   saw(id: string): void;
-}
-
-/** The remote task as far as we know it. */
-interface SettledTask {
-  id?: string;
-  contextId?: string;
-  state: TaskState | undefined;
-  /** Text of the latest status message (or direct reply). */
-  text: string;
-  artifacts: ArtifactText;
-  /** The peer's account of its turn (`protocol/accounting.ts`), as it sent it: read when the task settles. */
-  account?: unknown;
-}
-
-function fromTask(task: Task, artifacts: ArtifactText): SettledTask {
-  return {
-    id: task.id,
-    contextId: task.contextId,
-    state: task.status?.state,
-    text: partsText(task.status?.message?.parts),
-    artifacts,
-    account: accountIn(task.metadata),
-  };
-}
-
-/** The account a task's or status update's metadata carries, unread (a peer's: checked once, when kept). */
-function accountIn(metadata: Record<string, unknown> | undefined): unknown {
-  return metadata?.[ACCOUNT_METADATA_KEY];
 }
 
 function abortError(signal: AbortSignal): Error {

@@ -9,6 +9,11 @@ import {
 } from '@a2a-js/sdk/client';
 import { A2AError } from '@a2a-js/sdk/errors';
 import { RemoteAgentError } from '../errors';
+import { ACCOUNT_METADATA_KEY } from '../protocol/accounting';
+import type { RemoteOutcome } from '../agent/agent';
+import type { Logger } from '../log/logger';
+import { isInterrupted } from '../protocol/taskStates';
+import type { PeerSessionState } from './peerContext';
 
 /**
  * The SDK client side of a remote call: building a client for a pinned
@@ -168,4 +173,68 @@ export function isProtocolError(error: unknown): boolean {
 /** The task a send returned, or `undefined` for a direct message reply. */
 export function asTask(result: Message | Task): Task | undefined {
   return 'status' in result && 'id' in result ? (result as Task) : undefined;
+}
+
+/** The remote task as far as we know it. */
+export interface SettledTask {
+  id?: string;
+  contextId?: string;
+  state: TaskState | undefined;
+  /** Text of the latest status message (or direct reply). */
+  text: string;
+  artifacts: ArtifactText;
+  /** The peer's account of its turn (`protocol/accounting.ts`), as it sent it: read when the task settles. */
+  account?: unknown;
+}
+
+/** What a call knows of the remote task from a snapshot of it. */
+export function fromTask(task: Task, artifacts: ArtifactText): SettledTask {
+  return {
+    id: task.id,
+    contextId: task.contextId,
+    state: task.status?.state,
+    text: partsText(task.status?.message?.parts),
+    artifacts,
+    account: accountIn(task.metadata),
+  };
+}
+
+/** The account a task's or status update's metadata carries, unread (a peer's: checked once, when kept). */
+export function accountIn(metadata: Record<string, unknown> | undefined): unknown {
+  return metadata?.[ACCOUNT_METADATA_KEY];
+}
+
+/**
+ * Maps the settled task to an outcome of the call to `peerName`, and keeps
+ * (an interrupted task, continued by the session's next message) or drops
+ * the remote ids in `session`.
+ */
+export function outcomeOf(
+  task: SettledTask,
+  session: PeerSessionState,
+  call: { peerName: string; redact: (text: string) => string; log: Logger },
+): RemoteOutcome {
+  const { redact, log: callLog } = call;
+  const state = stateName(task.state);
+  const text = redact(task.artifacts.text() || task.text);
+  if (task.contextId) session.contextId = task.contextId;
+  // An interrupted remote task (input- or auth-required) is continued by the next message of the session.
+  session.taskId = isInterrupted(task.state) ? task.id : undefined;
+  callLog.info('remote call settled', { state });
+  switch (task.state) {
+    case TaskState.TASK_STATE_COMPLETED:
+      return { status: 'completed', text: text || '(the remote agent answered with no text)' };
+    case TaskState.TASK_STATE_INPUT_REQUIRED:
+      return { status: 'input-required', text: redact(task.text) || text || 'The remote agent needs more input.' };
+    case TaskState.TASK_STATE_AUTH_REQUIRED:
+      return {
+        status: 'auth-required',
+        text: redact(task.text) || text || `The remote agent ${call.peerName} needs authorization.`,
+      };
+    default:
+      return {
+        status: 'failed',
+        reason: `remote agent ${call.peerName} ended the task as ${state}${text ? `: ${text}` : ''}`,
+      };
+  }
 }
