@@ -14,6 +14,7 @@ import {
 import type { LoadedPeer, PeerSkip } from './loader';
 import { loadRemoteAgents, loadScreenedPeer, remoteAgentFor, type LoadRemoteAgentsOptions } from './loadRemoteAgents';
 import type { Lookup } from '../net/policy';
+import type { Logger } from '../log/logger';
 import { timerDelay } from '../duration';
 import { createPeerNetwork, type PeerNetwork } from './outbound';
 import { probePeer, unavailableAgent } from './probe';
@@ -106,30 +107,172 @@ interface PeerRecord {
  * federation.onChange(() => rebuildTree(federation.routable()));
  */
 export function createFederation(options: FederationOptions): Federation {
-  const log = options.logger.child({ component: 'federation' });
-  const clock = options.clock ?? { now: () => Date.now() };
-  const iso = () => new Date(clock.now()).toISOString();
-  const circuitOptions: CircuitOptions = { ...DEFAULT_CIRCUIT, ...options.circuit };
-  const intervalMs = options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS;
-  const network = options.dispatcher
-    ? undefined
-    : createPeerNetwork({ entries: options.entries, lookup: options.lookup });
-  const dispatcher: Dispatcher = options.dispatcher ?? (network as PeerNetwork).dispatcher;
-  const loadOptions = {
-    ...options,
-    dispatcher,
-    openHost: network?.open,
-    dispatcherFor: network?.dispatcherFor,
-    policy: network?.policy,
+  const peers = new FederationPeers(options);
+  return {
+    start: () => peers.start(),
+    close: () => peers.close(),
+    agents: () => peers.agents(),
+    routable: () => peers.routable(),
+    status: () => peers.status(),
+    probe: (name) => peers.probe(name),
+    card: (name) => peers.card(name),
+    onChange: (listener) => peers.onChange(listener),
   };
-  const closing = new AbortController();
-  const records = new Map<string, PeerRecord>();
-  const listeners = new Set<FederationListener>();
-  let usable: string[] = [];
+}
 
-  const report = (name: string, result: CallReport) => {
-    const record = records.get(name);
-    if (!record || closing.signal.aborted) return;
+/**
+ * The federation's peers (see {@link createFederation}): a record per
+ * configured entry, its circuit and probe timer, the listeners told when
+ * the usable set changes.
+ */
+class FederationPeers {
+  private readonly log: Logger;
+  private readonly clock: { now(): number };
+  private readonly circuitOptions: CircuitOptions;
+  private readonly intervalMs: number;
+  /** The pinned network built from the entries, unless a dispatcher was given (tests). */
+  private readonly network: PeerNetwork | undefined;
+  /** The options every load and probe of a peer gets: the federation's, over the pinned network. */
+  private readonly loadOptions: FederationOptions &
+    Pick<LoadRemoteAgentsOptions, 'dispatcher' | 'openHost' | 'dispatcherFor' | 'policy'>;
+  private readonly closing = new AbortController();
+  private readonly records = new Map<string, PeerRecord>();
+  private readonly listeners = new Set<FederationListener>();
+  private usable: string[] = [];
+
+  constructor(private readonly options: FederationOptions) {
+    this.log = options.logger.child({ component: 'federation' });
+    this.clock = options.clock ?? { now: () => Date.now() };
+    this.circuitOptions = { ...DEFAULT_CIRCUIT, ...options.circuit };
+    this.intervalMs = options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS;
+    const network = options.dispatcher
+      ? undefined
+      : createPeerNetwork({ entries: options.entries, lookup: options.lookup });
+    this.network = network;
+    const dispatcher: Dispatcher = options.dispatcher ?? (network as PeerNetwork).dispatcher;
+    this.loadOptions = {
+      ...options,
+      dispatcher,
+      openHost: network?.open,
+      dispatcherFor: network?.dispatcherFor,
+      policy: network?.policy,
+    };
+  }
+
+  /** Now, as status times are written. */
+  private iso(): string {
+    return new Date(this.clock.now()).toISOString();
+  }
+
+  async start(): Promise<void> {
+    const startedAt = this.iso();
+    const loaded = await loadRemoteAgents({
+      ...this.loadOptions,
+      logger: this.options.logger,
+      signal: this.closing.signal,
+      onReport: (name: string, result: CallReport) => this.report(name, result),
+    });
+    const index = new Map(this.options.entries.map((e, i) => [e.name, i] as const));
+    const byName = new Map(loaded.agents.map((a) => [a.name, a] as const));
+    for (const peer of loaded.peers) {
+      const record: PeerRecord = {
+        status: { ...this.statusOf(peer), lastProbe: { at: startedAt, ok: true, latencyMs: peer.latencyMs } },
+        entryIndex: index.get(peer.name) ?? 0,
+        peer,
+        agent: byName.get(peer.name),
+        circuit: new PeerCircuit(this.circuitOptions),
+        retry: true,
+        skipBackoffMs: this.circuitOptions.baseBackoffMs,
+      };
+      this.records.set(peer.name, record);
+      this.schedule(record);
+    }
+    loaded.skipped.forEach((skip: PeerSkip, i) => {
+      // Duplicate names keep the first entry's record; later duplicates are reported under a suffixed key.
+      const key = this.records.has(skip.name) ? `${skip.name}#${i}` : skip.name;
+      const record: PeerRecord = {
+        status: {
+          name: skip.name,
+          cardUrl: skip.cardUrl,
+          state: 'skipped',
+          reason: skip.reason,
+          lastError: skip.reason,
+          failures: 0,
+          since: startedAt,
+          ...(skip.retry ? { lastProbe: { at: startedAt, ok: false, error: skip.reason } } : {}),
+        },
+        entryIndex: this.options.entries.findIndex((e) => e.name === skip.name),
+        circuit: new PeerCircuit(this.circuitOptions),
+        retry: skip.retry,
+        skipBackoffMs: this.circuitOptions.baseBackoffMs,
+      };
+      this.records.set(key, record);
+      this.schedule(record);
+    });
+    this.publish();
+  }
+
+  async close(): Promise<void> {
+    this.closing.abort();
+    for (const record of this.records.values()) {
+      clearTimeout(record.timer);
+      record.timer = undefined;
+      record.status.nextProbeAt = undefined;
+    }
+    this.listeners.clear();
+    await this.network?.close();
+  }
+
+  agents(): RemoteAgent[] {
+    return this.ordered()
+      .filter((r) => r.agent && r.status.state === 'healthy')
+      .map((r) => r.agent as RemoteAgent);
+  }
+
+  routable(): RemoteAgent[] {
+    return this.ordered().flatMap((r) => {
+      if (r.agent && r.status.state === 'healthy') return [r.agent];
+      // Refused by config (disabled, a taken name): not in the tree at all.
+      return r.retry && this.records.get(r.status.name) === r ? [this.standInOf(r)] : [];
+    });
+  }
+
+  status(): PeerStatus[] {
+    return this.ordered().map(({ status, peer }) => {
+      const onBehalfOf = peer?.onBehalfOf;
+      return {
+        ...status,
+        ...(status.lastProbe ? { lastProbe: { ...status.lastProbe } } : {}),
+        ...(onBehalfOf ? { onBehalfOf: { mode: onBehalfOf.mode, ...onBehalfOf.last() } } : {}),
+      };
+    });
+  }
+
+  async probe(name?: string): Promise<PeerStatus[]> {
+    const chosen = [...this.records.values()].filter((r) => name === undefined || r.status.name === name);
+    // Each card, and for an on-behalf-of entry whether its issuer performs the exchange.
+    await Promise.all(
+      chosen.map((record) =>
+        Promise.all([this.probeRecord(record), record.peer?.onBehalfOf?.check(this.options.selfAudience)]),
+      ),
+    );
+    return this.status();
+  }
+
+  card(name: string): Record<string, unknown> | undefined {
+    const card = this.records.get(name)?.peer?.sdkCard;
+    return card ? (AgentCard.toJSON(card) as Record<string, unknown>) : undefined;
+  }
+
+  onChange(listener: FederationListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** What a call said about peer `name`'s health: a success heals it, failures may open its circuit. */
+  private report(name: string, result: CallReport): void {
+    const record = this.records.get(name);
+    if (!record || this.closing.signal.aborted) return;
     if (result.ok) {
       const wasHealthy = record.status.state === 'healthy';
       record.circuit.recordSuccess();
@@ -141,7 +284,7 @@ export function createFederation(options: FederationOptions): Federation {
         lastHopMs: result.latencyMs,
         since: undefined,
       };
-      if (!wasHealthy) publish();
+      if (!wasHealthy) this.publish();
       return;
     }
     const opened = record.circuit.recordFailure();
@@ -152,77 +295,82 @@ export function createFederation(options: FederationOptions): Federation {
       lastHopMs: result.latencyMs,
     };
     if (opened) {
-      log.warn('remote agent circuit opened', {
+      this.log.warn('remote agent circuit opened', {
         name,
         url: record.status.cardUrl,
         failures: record.circuit.failures,
         lastError: result.error,
       });
-      record.status = { ...record.status, state: 'open', since: record.status.since ?? iso() };
-      schedule(record);
-      publish();
+      record.status = { ...record.status, state: 'open', since: record.status.since ?? this.iso() };
+      this.schedule(record);
+      this.publish();
     }
-  };
+  }
 
-  const makeAgent = (peer: LoadedPeer): RemoteAgent =>
-    remoteAgentFor(peer, loadOptions, log, (r) => report(peer.name, r));
+  /** The remote agent of a peer that (re)joined, its calls reporting to its circuit. */
+  private makeAgent(peer: LoadedPeer): RemoteAgent {
+    return remoteAgentFor(peer, this.loadOptions, this.log, (r) => this.report(peer.name, r));
+  }
 
-  function publish(): void {
-    const now = [...records.values()].filter((r) => r.agent && r.status.state === 'healthy').map((r) => r.status.name);
-    if (now.join('\n') === usable.join('\n')) return;
-    usable = now;
-    const agents = federation.agents();
-    for (const listener of listeners) {
+  /** Tells the listeners the usable agents, when that set changed. */
+  private publish(): void {
+    const now = [...this.records.values()]
+      .filter((r) => r.agent && r.status.state === 'healthy')
+      .map((r) => r.status.name);
+    if (now.join('\n') === this.usable.join('\n')) return;
+    this.usable = now;
+    const agents = this.agents();
+    for (const listener of this.listeners) {
       try {
         listener(agents);
       } catch (error) {
-        log.error('federation listener failed', { error });
+        this.log.error('federation listener failed', { error });
       }
     }
   }
 
   /** The next probe of `record`: the interval while healthy, else its backoff, never longer than the interval. */
-  function schedule(record: PeerRecord): void {
-    if (closing.signal.aborted || !record.retry) return;
+  private schedule(record: PeerRecord): void {
+    if (this.closing.signal.aborted || !record.retry) return;
     const { state } = record.status;
     const base =
       state === 'healthy'
-        ? intervalMs
-        : Math.min(state === 'skipped' ? record.skipBackoffMs : record.circuit.backoffMs, intervalMs);
+        ? this.intervalMs
+        : Math.min(state === 'skipped' ? record.skipBackoffMs : record.circuit.backoffMs, this.intervalMs);
     const delayMs = jittered(base);
     clearTimeout(record.timer);
-    record.status.nextProbeAt = new Date(clock.now() + delayMs).toISOString();
-    record.timer = setTimeout(() => void probe(record), timerDelay(delayMs));
+    record.status.nextProbeAt = new Date(this.clock.now() + delayMs).toISOString();
+    record.timer = setTimeout(() => void this.probeRecord(record), timerDelay(delayMs));
     record.timer.unref();
   }
 
   /** Probes one peer (once at a time), then schedules its next probe. */
-  function probe(record: PeerRecord): Promise<void> {
+  private probeRecord(record: PeerRecord): Promise<void> {
     if (record.probing) return record.probing;
-    if (!record.retry || closing.signal.aborted) return Promise.resolve();
+    if (!record.retry || this.closing.signal.aborted) return Promise.resolve();
     clearTimeout(record.timer);
     record.timer = undefined;
     record.status.nextProbeAt = undefined;
-    const run = record.status.state === 'healthy' && record.peer ? checkHealthy(record) : rejoin(record);
+    const run = record.status.state === 'healthy' && record.peer ? this.checkHealthy(record) : this.rejoin(record);
     record.probing = run
-      .catch((error: unknown) => log.error('remote agent probe failed unexpectedly', { error }))
+      .catch((error: unknown) => this.log.error('remote agent probe failed unexpectedly', { error }))
       .finally(() => {
         record.probing = undefined;
-        schedule(record);
+        this.schedule(record);
       });
     return record.probing;
   }
 
   /** A healthy peer's scheduled probe: an answer keeps it, no answer marks it down at once. */
-  async function checkHealthy(record: PeerRecord): Promise<void> {
-    const entry = options.entries[record.entryIndex];
-    const at = iso();
+  private async checkHealthy(record: PeerRecord): Promise<void> {
+    const entry = this.options.entries[record.entryIndex];
+    const at = this.iso();
     const result = await probePeer(entry, record.peer as LoadedPeer, {
-      ...loadOptions,
-      logger: log,
-      signal: closing.signal,
+      ...this.loadOptions,
+      logger: this.log,
+      signal: this.closing.signal,
     });
-    if (closing.signal.aborted) return;
+    if (this.closing.signal.aborted) return;
     record.status.lastProbe = result.ok
       ? { at, ok: true, latencyMs: result.latencyMs }
       : { at, ok: false, error: result.reason };
@@ -240,42 +388,46 @@ export function createFederation(options: FederationOptions): Federation {
       lastError: result.reason,
       failures: record.circuit.failures,
     };
-    log.warn('remote agent down', { name: entry.name, url: record.status.cardUrl, reason: result.reason });
-    publish();
+    this.log.warn('remote agent down', { name: entry.name, url: record.status.cardUrl, reason: result.reason });
+    this.publish();
   }
 
   /** Re-loads the card of a skipped, down or open peer: success (re)joins it, failure backs off. */
-  async function rejoin(record: PeerRecord): Promise<void> {
+  private async rejoin(record: PeerRecord): Promise<void> {
     const before = record.status.state;
     const wasSkipped = before === 'skipped';
     if (before === 'open') {
       record.circuit.startProbe();
       record.status.state = 'half-open';
     }
-    const entry = options.entries[record.entryIndex];
-    const at = iso();
-    const result = await loadScreenedPeer(entry, { ...loadOptions, logger: log, signal: closing.signal });
-    if (closing.signal.aborted) return;
+    const entry = this.options.entries[record.entryIndex];
+    const at = this.iso();
+    const result = await loadScreenedPeer(entry, {
+      ...this.loadOptions,
+      logger: this.log,
+      signal: this.closing.signal,
+    });
+    if (this.closing.signal.aborted) return;
     if (result.ok) {
       record.circuit.recordSuccess();
       record.peer = result.peer;
-      record.agent = makeAgent(result.peer);
+      record.agent = this.makeAgent(result.peer);
       record.standIn = undefined;
-      record.status = { ...statusOf(result.peer), lastProbe: { at, ok: true, latencyMs: result.peer.latencyMs } };
-      log.info(wasSkipped ? 'remote agent joined' : 'remote agent circuit closed', {
+      record.status = { ...this.statusOf(result.peer), lastProbe: { at, ok: true, latencyMs: result.peer.latencyMs } };
+      this.log.info(wasSkipped ? 'remote agent joined' : 'remote agent circuit closed', {
         name: entry.name,
         url: result.peer.cardUrl,
       });
-      publish();
+      this.publish();
       return;
     }
     record.status.lastProbe = { at, ok: false, error: result.reason };
     if (wasSkipped) {
-      record.skipBackoffMs = nextBackoff(record.skipBackoffMs, circuitOptions.maxBackoffMs);
+      record.skipBackoffMs = nextBackoff(record.skipBackoffMs, this.circuitOptions.maxBackoffMs);
       const changed = result.reason !== record.status.reason;
       record.status = { ...record.status, reason: result.reason, lastError: result.reason };
       // A peer that stays down the same way is logged once, not at every probe.
-      (changed ? log.warn : log.debug)('remote agent still skipped', {
+      (changed ? this.log.warn : this.log.debug)('remote agent still skipped', {
         name: entry.name,
         url: result.cardUrl,
         reason: result.reason,
@@ -285,7 +437,7 @@ export function createFederation(options: FederationOptions): Federation {
     }
     record.circuit.probeFailed();
     // A peer that stays down the same way is logged once, not at every probe.
-    (result.reason !== record.status.lastError ? log.warn : log.debug)('remote agent probe failed', {
+    (result.reason !== record.status.lastError ? this.log.warn : this.log.debug)('remote agent probe failed', {
       name: entry.name,
       url: result.cardUrl,
       reason: result.reason,
@@ -298,20 +450,23 @@ export function createFederation(options: FederationOptions): Federation {
     };
   }
 
-  const statusOf = (peer: LoadedPeer): PeerStatus => ({
-    name: peer.name,
-    cardUrl: peer.cardUrl,
-    state: 'healthy',
-    latencyMs: peer.latencyMs,
-    protocolVersion: peer.protocolVersion,
-    failures: 0,
-    security: describePeerSecurity(peer.sdkCard, peer.entry),
-    skills: peer.sdkCard.skills.map((skill) => skill.id),
-  });
+  /** The status of a peer just loaded: healthy. */
+  private statusOf(peer: LoadedPeer): PeerStatus {
+    return {
+      name: peer.name,
+      cardUrl: peer.cardUrl,
+      state: 'healthy',
+      latencyMs: peer.latencyMs,
+      protocolVersion: peer.protocolVersion,
+      failures: 0,
+      security: describePeerSecurity(peer.sdkCard, peer.entry),
+      skills: peer.sdkCard.skills.map((skill) => skill.id),
+    };
+  }
 
   /** The stand-in for a peer that is down, made once per outage. */
-  const standInOf = (record: PeerRecord): RemoteAgent =>
-    (record.standIn ??= unavailableAgent(
+  private standInOf(record: PeerRecord): RemoteAgent {
+    return (record.standIn ??= unavailableAgent(
       {
         name: record.status.name,
         cardUrl: record.status.cardUrl,
@@ -320,105 +475,10 @@ export function createFederation(options: FederationOptions): Federation {
       },
       () => unavailableReason(record.status),
     ));
+  }
 
-  const ordered = () => [...records.values()].sort((a, b) => a.entryIndex - b.entryIndex);
-
-  const federation: Federation = {
-    async start() {
-      const startedAt = iso();
-      const loaded = await loadRemoteAgents({
-        ...loadOptions,
-        logger: options.logger,
-        signal: closing.signal,
-        onReport: report,
-      });
-      const index = new Map(options.entries.map((e, i) => [e.name, i] as const));
-      const byName = new Map(loaded.agents.map((a) => [a.name, a] as const));
-      for (const peer of loaded.peers) {
-        const record: PeerRecord = {
-          status: { ...statusOf(peer), lastProbe: { at: startedAt, ok: true, latencyMs: peer.latencyMs } },
-          entryIndex: index.get(peer.name) ?? 0,
-          peer,
-          agent: byName.get(peer.name),
-          circuit: new PeerCircuit(circuitOptions),
-          retry: true,
-          skipBackoffMs: circuitOptions.baseBackoffMs,
-        };
-        records.set(peer.name, record);
-        schedule(record);
-      }
-      loaded.skipped.forEach((skip: PeerSkip, i) => {
-        // Duplicate names keep the first entry's record; later duplicates are reported under a suffixed key.
-        const key = records.has(skip.name) ? `${skip.name}#${i}` : skip.name;
-        const record: PeerRecord = {
-          status: {
-            name: skip.name,
-            cardUrl: skip.cardUrl,
-            state: 'skipped',
-            reason: skip.reason,
-            lastError: skip.reason,
-            failures: 0,
-            since: startedAt,
-            ...(skip.retry ? { lastProbe: { at: startedAt, ok: false, error: skip.reason } } : {}),
-          },
-          entryIndex: options.entries.findIndex((e) => e.name === skip.name),
-          circuit: new PeerCircuit(circuitOptions),
-          retry: skip.retry,
-          skipBackoffMs: circuitOptions.baseBackoffMs,
-        };
-        records.set(key, record);
-        schedule(record);
-      });
-      publish();
-    },
-    async close() {
-      closing.abort();
-      for (const record of records.values()) {
-        clearTimeout(record.timer);
-        record.timer = undefined;
-        record.status.nextProbeAt = undefined;
-      }
-      listeners.clear();
-      await network?.close();
-    },
-    agents() {
-      return ordered()
-        .filter((r) => r.agent && r.status.state === 'healthy')
-        .map((r) => r.agent as RemoteAgent);
-    },
-    routable() {
-      return ordered().flatMap((r) => {
-        if (r.agent && r.status.state === 'healthy') return [r.agent];
-        // Refused by config (disabled, a taken name): not in the tree at all.
-        return r.retry && records.get(r.status.name) === r ? [standInOf(r)] : [];
-      });
-    },
-    status() {
-      return ordered().map(({ status, peer }) => {
-        const onBehalfOf = peer?.onBehalfOf;
-        return {
-          ...status,
-          ...(status.lastProbe ? { lastProbe: { ...status.lastProbe } } : {}),
-          ...(onBehalfOf ? { onBehalfOf: { mode: onBehalfOf.mode, ...onBehalfOf.last() } } : {}),
-        };
-      });
-    },
-    async probe(name) {
-      const chosen = [...records.values()].filter((r) => name === undefined || r.status.name === name);
-      // Each card, and for an on-behalf-of entry whether its issuer performs the exchange.
-      await Promise.all(
-        chosen.map((record) => Promise.all([probe(record), record.peer?.onBehalfOf?.check(options.selfAudience)])),
-      );
-      return federation.status();
-    },
-    card(name) {
-      const card = records.get(name)?.peer?.sdkCard;
-      return card ? (AgentCard.toJSON(card) as Record<string, unknown>) : undefined;
-    },
-    onChange(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-  };
-  return federation;
+  /** Every record, config order. */
+  private ordered(): PeerRecord[] {
+    return [...this.records.values()].sort((a, b) => a.entryIndex - b.entryIndex);
+  }
 }
