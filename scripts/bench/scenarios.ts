@@ -116,6 +116,43 @@ export async function alternate<K extends string, T>(sides: Record<K, () => Prom
 }
 
 /**
+ * Paired windows: every side's server started once and kept up, then `settings.runs` rounds of one measured
+ * window per side, the side that goes first rotating, after one warm-up window each. Both servers stay up (the
+ * machine holds the same processes throughout) and neighbouring windows share the machine's minute, so a ratio
+ * taken per round (see {@link pairedRatios}) cancels most of the drift between fresh-server runs.
+ */
+export async function paired<K extends string>(
+  sides: Record<K, ServerSpec>,
+  loadEnv: Record<string, string>,
+  rounds = settings.runs,
+): Promise<Record<K, MeasuredLoad[]>> {
+  const names = Object.keys(sides) as K[];
+  const servers: Partial<Record<K, ServerProcess>> = {};
+  try {
+    for (const name of names) servers[name] = await startServer(sides[name]);
+    for (const name of names) await load(servers[name]!, { ...loadEnv, DURATION: String(settings.warmupSec) }, 0);
+    const out = Object.fromEntries(names.map((n) => [n, [] as MeasuredLoad[]])) as Record<K, MeasuredLoad[]>;
+    for (let round = 0; round < rounds; round++)
+      for (let i = 0; i < names.length; i++) {
+        const name = names[(round + i) % names.length];
+        out[name].push(await load(servers[name]!, loadEnv, 0));
+      }
+    return out;
+  } finally {
+    for (const name of names) {
+      await servers[name]?.stop();
+      const dataDir = sides[name].env?.DATA_DIR;
+      if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+}
+
+/** The median over rounds of one side's figure ÷ another's in the same round (paired windows). */
+export function pairedRatio(a: MeasuredLoad[], b: MeasuredLoad[], figure: (r: MeasuredLoad) => number): number {
+  return median(a.map((r, i) => figure(r) / figure(b[i])));
+}
+
+/**
  * One extra profiled node run (`--cpu-prof`) to say where the time goes when
  * a target is missed: `run` gets the node arguments that write the profile and
  * resolves to the node's spawn → ready milliseconds, left out of the summary
