@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every scenario of issues 7, 12, 15, 16 (cluster.ts) and 26 (identity.ts) against the bare SDK
+ * `npm run bench`: every scenario of issues 7, 12, 15, 16 (cluster.ts), 26 (identity.ts) and 33 (delegation.ts) against the bare SDK
  * baseline (and Google ADK-JS's A2A server), then docs/benchmarks.md (plus
  * scripts/bench/analysis.md, the hand-written reading of the figures). Not
  * part of `npm test`.
@@ -25,7 +25,9 @@ import {
   resubscribeLongAnswer,
 } from './cluster';
 import { grpcGreeting } from './grpcGreeting';
+import { cliStartup } from './cliStartup';
 import { oidcGreeting } from './identity';
+import { accounting, onBehalfOf, onBehalfOfHop } from './delegation';
 import { resumeCost, resumeLatency } from './resume';
 import { summarizeProfileFile } from './profile';
 import { describeMachine, renderReport } from './report';
@@ -66,8 +68,12 @@ const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   resubscribeElsewhere,
   resubscribeLongAnswer,
   oidcGreeting,
+  onBehalfOf,
+  onBehalfOfHop,
+  accounting,
   resumeLatency,
   resumeCost,
+  cliStartup,
 };
 
 /** The 1-, 5- and 15-minute load averages, as printed next to every scenario. */
