@@ -131,17 +131,14 @@ if (!skipWithoutPostgres('the A2A task events on PostgreSQL')) {
       }
     });
 
-    it('tells the replica running a task of a cancel received by another within 100 ms', async () => {
+    // How soon is the bench's cancelPropagation figure (target: the command gone within 100 ms).
+    it('tells the replica running a task of a cancel received by another', async () => {
       const a = await replica('a');
       const c = await replica('c');
       const task = key('t-cancel');
       const heard = new Promise<TaskKey>((resolve) => a.onCancel(resolve));
-      const started = performance.now();
       await c.requestCancel(task);
       expect(await heard).toEqual(task);
-      const ms = performance.now() - started;
-      process.stderr.write(`cancel on C heard on A after ${ms.toFixed(1)} ms\n`);
-      expect(ms).toBeLessThan(100);
     });
 
     it('reconnects a dropped listen connection, logs it, and then wakes followers and replays cancels', async () => {

@@ -38,6 +38,8 @@ export interface RecordedRequest {
   path: string;
   headers: http.IncomingHttpHeaders;
   body: ChatRequestBody;
+  /** Resolves when the caller closed the connection before the answer was complete (a call it stopped). */
+  abandoned: Promise<void>;
 }
 
 /** A running scripted server; `baseURL` ends in `/v1`, ready for the `openai` client. */
@@ -75,7 +77,18 @@ export async function startOpenAIServer(responses: ScriptedCompletion[] = []): P
       } catch {
         return sendError(res, 400, 'request body is not JSON');
       }
-      const record: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body };
+      const abandoned = new Promise<void>((resolve) =>
+        res.once('close', () => {
+          if (!res.writableFinished) resolve();
+        }),
+      );
+      const record: RecordedRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body,
+        abandoned,
+      };
       if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions'))
         return sendError(res, 404, `no route ${req.method} ${req.url}`);
       requests.push(record);
