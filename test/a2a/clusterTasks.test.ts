@@ -303,9 +303,14 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       const b = await replica('b');
       await runner(a)(AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_WORKING, at)));
       const gone = new AbortController();
-      const followed = follow(b, gone.signal);
-      setTimeout(() => gone.abort(), 200);
-      expect((await followed).map(describeResponse)).toEqual(['task TASK_STATE_WORKING']);
+      const responses = b.cluster.follow(scope, ids.taskId, gone.signal)[Symbol.asyncIterator]();
+      const first = await responses.next();
+      expect(first.done ? undefined : describeResponse(first.value.response)).toBe('task TASK_STATE_WORKING');
+      // The caller goes while the follower waits for a later event; the task never moves again, so only that
+      // can end it.
+      const waiting = responses.next();
+      gone.abort();
+      expect(await waiting).toMatchObject({ done: true });
     });
 
     it('writes events with the secrets the node knows masked, as the rows are', async () => {

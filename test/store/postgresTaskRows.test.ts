@@ -102,9 +102,7 @@ if (!skipWithoutPostgres('the A2A task rows on PostgreSQL')) {
       })();
       // C beats every 100 ms with a 400 ms lease: A is lost to it within a lease and a beat.
       const c = await replica('c', { heartbeatMs: 100, leaseMs: 400 });
-      const started = performance.now();
       await following;
-      process.stderr.write(`replica loss ended a follower after ${(performance.now() - started).toFixed(0)} ms\n`);
       expect(followed.map((r) => [r.seq, r.terminal])).toEqual([
         [1, false],
         [2, true],
