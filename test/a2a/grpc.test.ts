@@ -93,7 +93,7 @@ describe('the SDK gRPC client against the node (every method, streaming and erro
   });
 
   it('follows a working task with SubscribeToTask and cancels it with CancelTask', async () => {
-    const started = asTask(await client.sendMessage(textRequest('slow work', {}, { returnImmediately: true })));
+    const started = asTask(await client.sendMessage(textRequest('[hold] work', {}, { returnImmediately: true })));
     const followed = collect(client.resubscribeTask({ tenant: '', id: started.id }));
     const canceled = await client.cancelTask({ tenant: '', id: started.id, metadata: undefined });
     expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);

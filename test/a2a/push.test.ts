@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { TaskState } from '@a2a-js/sdk';
 import { checkPushUrl, isPrivateAddress } from '../../src/a2a/pushNotifications';
 import { a2aClient, asTask, textRequest } from '../support/a2aClient';
+import type { ScriptedA2ARunner } from '../support/a2aRunner';
 import { rawPost, startA2ANode, type A2ATestNode } from '../support/a2aServer';
 import { waitFor } from '../support/waitFor';
 
@@ -88,7 +89,7 @@ describe('push notifications to a loopback receiver (allowPrivateNetworks: true)
     const hook = await receiver();
     try {
       const client = await a2aClient(node.url, 'JSONRPC');
-      const stream = client.sendMessageStream(textRequest('slow, hooked late'));
+      const stream = client.sendMessageStream(textRequest('[hold] hooked late'));
       const first = await stream.next();
       const task = asTask(first.value?.payload?.value);
       // The task's first events were looked up and found without a webhook; the one registered now counts.
@@ -102,6 +103,8 @@ describe('push notifications to a loopback receiver (allowPrivateNetworks: true)
         token: '',
         authentication: undefined,
       });
+      // The turn holds until now: what follows comes after the webhook is registered.
+      (node.runner as ScriptedA2ARunner).release('[hold] hooked late');
       for await (const event of stream) void event;
       await waitFor(
         () => hook.deliveries.some((d) => stateOf(d) === 'TASK_STATE_COMPLETED'),

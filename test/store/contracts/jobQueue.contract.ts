@@ -78,15 +78,19 @@ export function jobQueueContract(factory: StoresFactory): void {
 
     it('wakes its takers when a background job comes due, not before, and hands each job out once', async () => {
       let woken = 0;
-      const stop = queue().onDue('background', () => (woken += 1));
+      let firstWokenAt = 0;
+      const stop = queue().onDue('background', () => {
+        woken += 1;
+        firstWokenAt ||= Date.now();
+      });
       try {
         const queuedAt = Date.now();
         await queue().enqueueBackground('bg-later', 700);
         await queue().enqueueBackground('bg-later', 700);
         expect(await takeAllBackground(queue())).toEqual([]);
-        await holdsFor(() => woken === 0, 350, 'no wake-up before the job is due');
-        await waitFor(() => woken > 0, 5_000, 'the wake-up when it is due');
-        expect(Date.now() - queuedAt).toBeGreaterThanOrEqual(650);
+        await waitFor(() => woken > 0, 20_000, 'the wake-up when it is due');
+        // Not before: the first wake-up came once the job was due (a later one only ever comes later).
+        expect(firstWokenAt - queuedAt).toBeGreaterThanOrEqual(650);
         expect(await takeAllBackground(queue())).toEqual(['bg-later']);
         expect(await takeAllBackground(queue())).toEqual([]);
       } finally {
