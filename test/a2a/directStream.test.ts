@@ -31,6 +31,6 @@ describe('a streamed new task (DirectStream)', () => {
     const rowState = () =>
       (node.db.prepare('SELECT status_state FROM a2a_tasks WHERE id = ?').get(task.id) as { status_state: string })
         .status_state;
-    await waitFor(() => rowState() === 'TASK_STATE_COMPLETED', 5_000, 'the completed row to commit');
+    await waitFor(() => rowState() === 'TASK_STATE_COMPLETED', 20_000, 'the completed row to commit');
   });
 });

@@ -212,7 +212,7 @@ describe('sends that never run twice, and the generation precondition, on one no
   it('runs one turn for twenty identical sends in flight at once, and each gets the task, settled', async () => {
     const params = message('only once');
     const sends = Array.from({ length: 20 }, () => post(`${node.url}/`, rpc('SendMessage', params)));
-    await waitFor(() => runner.turns.length > 0, 5_000, 'the first turn');
+    await waitFor(() => runner.turns.length > 0, 20_000, 'the first turn');
     runner.release();
     const answers = await Promise.all(sends);
     expect(runner.turns).toEqual(['only once']);

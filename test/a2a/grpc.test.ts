@@ -114,7 +114,7 @@ describe('the SDK gRPC client against the node (every method, streaming and erro
       async () =>
         (await client.getTask({ tenant: '', id: taskId, historyLength: 0 })).status?.state ===
         TaskState.TASK_STATE_COMPLETED,
-      5000,
+      20_000,
       'the task to complete',
     );
   });

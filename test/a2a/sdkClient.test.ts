@@ -170,7 +170,7 @@ describe.each<Binding>(['JSONRPC', 'HTTP+JSON'])('the node through the @a2a-js/s
     }
     expect(seen.at(-1)).toBe(`status:${TaskState.TASK_STATE_CANCELED}`);
     expect(seen).not.toContain(`status:${COMPLETED}`);
-    await waitFor(() => node.a2a.running() === 0, 5_000, 'the canceled turn to end');
+    await waitFor(() => node.a2a.running() === 0, 20_000, 'the canceled turn to end');
     const after = await client.getTask({ tenant: '', id: taskId });
     expect(after.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     // Text streamed before the cancel may stay; the answer never comes.

@@ -250,7 +250,7 @@ describe('a JSON-RPC stream and its reader', () => {
       );
     // The binding writes the SSE headers with the first event: the response comes once it is folded.
     const opening = open();
-    await waitFor(() => live.listeners?.length === 1, 2_000, 'the stream to listen');
+    await waitFor(() => live.listeners?.length === 1, 20_000, 'the stream to listen');
     liveTasks.fold(
       live,
       AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_WORKING, new Date(0))),
@@ -261,7 +261,7 @@ describe('a JSON-RPC stream and its reader', () => {
     expect(first).toMatch(/^data: \{"jsonrpc":"2\.0","id":1,"result":\{"task":\{"id":"task-1"/);
     res.destroy();
     // No further event is folded: only the caller leaving can end the subscription.
-    await waitFor(() => live.listeners?.length === 0, 2_000, 'the subscription to end after the caller left');
+    await waitFor(() => live.listeners?.length === 0, 20_000, 'the subscription to end after the caller left');
     expect(liveTasks.size).toBe(1); // the task itself runs on
   });
 });

@@ -67,7 +67,7 @@ describe('remote agents over gRPC', () => {
     await p.working;
     abort.abort();
     expect((await running).error).toMatchObject({ name: 'AbortError' });
-    await waitFor(() => p.cancelled.length === 1, 5000, 'the peer to hear the cancel');
+    await waitFor(() => p.cancelled.length === 1, 20_000, 'the peer to hear the cancel');
     expect(p.requests.map((r) => r.method)).toContain('cancelTask');
   });
 

@@ -123,7 +123,7 @@ describe('a hub node federating a peer node', () => {
       expect.arrayContaining(['remote call', 'remote call settled']),
     );
     // The peer continued the same trace: its turn's log lines (the runner's, the A2A task's) carry the id.
-    await waitFor(() => traced(peer.logger).length > 0, 5000, "the peer's log lines of the trace");
+    await waitFor(() => traced(peer.logger).length > 0, 20_000, "the peer's log lines of the trace");
     // A request without a traceparent starts a trace of its own on the hub, continued at the peer.
     const client = await a2aClient(hub.url, 'JSONRPC');
     await client.sendMessage(textRequest('peer-one: plan my month'));

@@ -72,7 +72,7 @@ describe('delegated calls resumed after a cut', () => {
     proxy.cutNextStream(0);
     const call = drain(agent, { text: 'once only' });
     // The turn holds its answer until the cut has happened: the send again finds it running.
-    await waitFor(() => proxy.cuts === 1, 5_000, 'the stream to be cut');
+    await waitFor(() => proxy.cuts === 1, 20_000, 'the stream to be cut');
     runner.release();
     const { outcome, events } = await call;
     expect(outcome).toEqual({ status: 'completed', text: runner.answer });

@@ -171,7 +171,7 @@ describe('openai provider against a scripted OpenAI-compatible server', () => {
       }
     })();
     try {
-      await waitFor(() => seen.length === 1, 5000, 'the first delta');
+      await waitFor(() => seen.length === 1, 20_000, 'the first delta');
       controller.abort();
       await expect(reading).rejects.toMatchObject({ name: 'AbortError' });
       expect(seen).toEqual(['one']);

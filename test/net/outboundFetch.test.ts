@@ -143,7 +143,7 @@ describe('the outbound fetch', () => {
     try {
       const response = await fetch(`${origin}/gzip-large`);
       await expect(response.text()).rejects.toBeInstanceOf(BodyTooLargeError);
-      await waitFor(() => gzipLarge?.destroyed, 5000, 'the connection to close');
+      await waitFor(() => gzipLarge?.destroyed, 20_000, 'the connection to close');
     } finally {
       await dispatcher.close();
     }

@@ -90,7 +90,7 @@ describe('the console over HTTP', () => {
       const decoder = new TextDecoder();
       for await (const chunk of events.body as unknown as AsyncIterable<Uint8Array>) received += decoder.decode(chunk);
     })().catch(() => {});
-    await waitFor(() => received.includes('event: ready'), 5000, 'the stream to open');
+    await waitFor(() => received.includes('event: ready'), 20_000, 'the stream to open');
     const reply = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'A2A-Version': '1.0' },
@@ -102,7 +102,7 @@ describe('the console over HTTP', () => {
       }),
     });
     const taskId = ((await reply.json()) as { result: { task: { id: string } } }).result.task.id;
-    await waitFor(() => received.includes(`"what":"end","taskId":"${taskId}"`), 5000, 'the end of the turn streamed');
+    await waitFor(() => received.includes(`"what":"end","taskId":"${taskId}"`), 20_000, 'the end of the turn streamed');
     expect(received).toContain(`"what":"turn","taskId":"${taskId}"`);
     stream.abort();
     await reading;

@@ -288,7 +288,7 @@ describe('the console in Chromium', () => {
     ]);
     expect(await page.locator('#task-rows tr', { hasText: /^yes/ }).count()).toBe(0);
     await approved.locator('button').click();
-    await waitFor(async () => (await page.locator('#timeline-rows tr.turn').count()) === 2, 5000, 'two turns');
+    await waitFor(async () => (await page.locator('#timeline-rows tr.turn').count()) === 2, 20_000, 'two turns');
     expect(await page.textContent('#timeline-rows tr.turn >> nth=0')).toContain('input-required');
     expect(await page.textContent('#timeline-rows tr.turn >> nth=1')).toContain('completed, answered by operator');
     await row.locator('button').click();
@@ -302,7 +302,7 @@ describe('the console in Chromium', () => {
     expect(tool[5]).toContain('my cat is Tom');
     expect(tool[5]).not.toContain(API_KEY);
     await page.selectOption('#filter-state', 'failed');
-    await waitFor(async () => (await page.locator('#task-rows tr td.state').count()) === 0, 5000, 'no failed task');
+    await waitFor(async () => (await page.locator('#task-rows tr td.state').count()) === 0, 20_000, 'no failed task');
     await page.selectOption('#filter-state', '');
     await row.waitFor();
     await page.screenshot({ path: path.join(DOCS, 'console-tasks.png') });
@@ -346,7 +346,7 @@ describe('the console in Chromium', () => {
     await page.locator('#peers-status', { hasText: 'peer-node probed just now.' }).waitFor();
     await waitFor(
       async () => /^just now · answered in \d+ ms$/.test((await peer.locator('td.last-probe').textContent()) ?? ''),
-      5000,
+      20_000,
       'the new probe to show',
     );
     expect(await peer.locator('td.health').textContent()).toBe('healthy');
@@ -393,9 +393,9 @@ describe('the console in Chromium', () => {
     await page.locator('#knowledge-list li', { hasText: 'my cat is Tom' }).waitFor();
     expect(await page.textContent('#triple-list')).toBe('deploys happen_on tuesday');
     await page.fill('#knowledge-query', 'Tuesdays');
-    await waitFor(async () => (await page.locator('#knowledge-list li.row').count()) === 1, 5000, 'one match');
+    await waitFor(async () => (await page.locator('#knowledge-list li.row').count()) === 1, 20_000, 'one match');
     await page.fill('#knowledge-query', '');
-    await waitFor(async () => (await page.locator('#knowledge-list li.row').count()) === 2, 5000, 'both again');
+    await waitFor(async () => (await page.locator('#knowledge-list li.row').count()) === 2, 20_000, 'both again');
     await page.screenshot({ path: path.join(DOCS, 'console-memory.png') });
   }, 60_000);
 

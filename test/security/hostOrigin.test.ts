@@ -371,7 +371,7 @@ describe('a real browser against a node without credentials', () => {
     try {
       await page.goto(`http://evil.attacker.test:${attackerPort}/`);
       expect(await page.evaluate(sendExec(`http://127.0.0.1:${node.port}`, true))).toBe('sent');
-      await waitFor(() => seen.length > 0, 5_000, 'a request to reach the server');
+      await waitFor(() => seen.length > 0, 20_000, 'a request to reach the server');
       expect(seen).toEqual([403]);
       expect(fs.existsSync(pwnedFile())).toBe(false);
     } finally {

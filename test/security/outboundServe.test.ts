@@ -156,7 +156,7 @@ describe('lango serve with peers that fail at start-up and while running', () =>
     // Every peer whose fault changed is logged again, now with the 502 (the one already answering 502 is not).
     await waitFor(
       () => stillSkipped().filter((l) => l.includes('card HTTP 502')).length >= CARD_FAULTS.length - 2,
-      9_000,
+      20_000,
       'the re-probe to log every changed peer with its 502',
     );
     await alive();

@@ -43,12 +43,12 @@ if (!skipWithoutPostgres("the PostgreSQL listener's held channels")) {
       await first.listening;
       await second.listening;
       await notify('held_only', 'one');
-      await waitFor(() => heard.get('held_only')!.length === 1, 5_000, 'the held channel to be heard');
+      await waitFor(() => heard.get('held_only')!.length === 1, 20_000, 'the held channel to be heard');
 
       // One hold left: still listened on.
       await first.release();
       await notify('held_only', 'two');
-      await waitFor(() => heard.get('held_only')!.length === 2, 5_000, 'the channel still held once');
+      await waitFor(() => heard.get('held_only')!.length === 2, 20_000, 'the channel still held once');
 
       // Dropped: the connection comes back listening on the fixed channels and the one still held.
       await admin.query(
@@ -59,7 +59,7 @@ if (!skipWithoutPostgres("the PostgreSQL listener's held channels")) {
       await notify('always_on', 'fixed');
       await waitFor(
         () => heard.get('held_only')!.includes('three') && heard.get('always_on')!.includes('fixed'),
-        5_000,
+        20_000,
         'both channels heard after the reconnect',
       );
 

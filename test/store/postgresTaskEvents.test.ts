@@ -118,7 +118,7 @@ if (!skipWithoutPostgres('the A2A task events on PostgreSQL')) {
           a.append(key('t1'), event(2, 'y')),
           a.append(key('t2'), event(1, 'z')),
         ]);
-        await waitFor(() => payloads.length > 0, 5_000, 'the batch notification');
+        await waitFor(() => payloads.length > 0, 20_000, 'the batch notification');
         // One more round trip on the watcher: a second notification would have arrived before its answer.
         await watcher.query('SELECT 1');
         expect(payloads).toHaveLength(1);
@@ -162,17 +162,17 @@ if (!skipWithoutPostgres('the A2A task events on PostgreSQL')) {
       }
       await waitFor(
         () => logger.records.some((r) => r.message === 'listen connection failed'),
-        5_000,
+        20_000,
         'the drop to be logged',
       );
       await a.requestCancel(task);
       await a.append(task, event(2, 'after the drop', true));
       expect((await followed).map((r) => r.seq)).toEqual([1, 2]);
-      await waitFor(() => cancels.length > 0, 5_000, 'the cancel recorded while B was not listening');
+      await waitFor(() => cancels.length > 0, 20_000, 'the cancel recorded while B was not listening');
       expect(cancels[0]).toEqual(task);
       await waitFor(
         () => logger.records.some((r) => r.message === 'listen connection back'),
-        5_000,
+        20_000,
         'the reconnect to be logged',
       );
     });

@@ -190,7 +190,7 @@ if (!skipWithoutPostgres('the A2A task rows on PostgreSQL')) {
       await waitFor(
         async () =>
           (await c.taskRows.tasks.get(reader, 't-claimed'))?.task.status?.state === TaskState.TASK_STATE_FAILED,
-        5_000,
+        20_000,
         'the lost replica’s claimed task to fail',
       );
       expect(await c.taskRows.tasks.claim(alice, 't-claimed', { messageId: 'm2', at: new Date() })).toMatchObject({
@@ -224,7 +224,7 @@ if (!skipWithoutPostgres('the A2A task rows on PostgreSQL')) {
         },
         '1.0',
       );
-      await waitFor(() => a.taskRows.pushConfigs.hasAny(alice, 'on-a'), 5_000, 'A to hear of the push config');
+      await waitFor(() => a.taskRows.pushConfigs.hasAny(alice, 'on-a'), 20_000, 'A to hear of the push config');
       // What A hears moves its save count: A's cached "no webhooks" answers are asked again.
       expect(a.taskRows.pushConfigs.saves).toBeGreaterThan(savesOnA);
       expect((await a.taskRows.pushConfigs.load(alice, 'on-a')).map((s) => s.config.url)).toEqual([

@@ -145,7 +145,7 @@ export function peerClientContract(factory: PeerClientFactory): void {
             const t = await client.getTask({ tenant: '', id, historyLength: 0 }, call().options);
             return t.status?.state === TaskState.TASK_STATE_COMPLETED && t;
           },
-          5_000,
+          20_000,
           'the polled task completed',
         );
         expect(partsText(task.artifacts[0]?.parts)).toBe('echo: ping');

@@ -184,7 +184,7 @@ describe('cron family', () => {
     await waitFor(() => cron.runner.active === 1, 10_000, 'the run to start');
 
     expect(await cron.call('cron_remove', { name: 'slow' })).toEqual({ removed: 'slow' });
-    await waitFor(() => cron.runner.active === 0, 5000, 'the run to be cancelled');
+    await waitFor(() => cron.runner.active === 0, 20_000, 'the run to be cancelled');
     expect(await cron.call('cron_list')).toEqual([]);
     await expect(cron.call('cron_history', { name: 'slow' })).rejects.toThrow('no cron job named "slow"');
     gate.open();

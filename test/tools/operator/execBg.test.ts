@@ -15,7 +15,7 @@ const ended = <T extends { status: string }>(status: () => Promise<T>) =>
       const s = await status();
       return s.status !== 'running' && s;
     },
-    5000,
+    20_000,
     'the job to end',
   );
 
