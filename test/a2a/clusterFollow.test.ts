@@ -4,7 +4,7 @@ import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { applyEvent } from '../../src/a2a/liveTasks';
 import { a2aClient, answerText, asTask, textRequest } from '../support/a2aClient';
-import { skipWithoutPostgres } from '../support/postgres';
+import { skipWithoutPostgres } from '../support/prerequisites';
 import { useReplicaCluster } from '../support/pgReplicas';
 import { waitFor } from '../support/waitFor';
 

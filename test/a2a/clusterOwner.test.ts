@@ -4,7 +4,7 @@ import path from 'node:path';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { a2aClient, answerText, asTask, describeStream, textRequest } from '../support/a2aClient';
 import { rpc } from '../support/cluster';
-import { skipWithoutPostgres } from '../support/postgres';
+import { skipWithoutPostgres } from '../support/prerequisites';
 import { useReplicaCluster } from '../support/pgReplicas';
 import { waitFor } from '../support/waitFor';
 

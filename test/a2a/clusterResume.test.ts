@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { GENERATION_EXTENSION, GENERATION_METADATA_KEY } from '../../src/a2a/generation';
 import { longPollWaiting } from '../support/longPoll';
-import { skipWithoutPostgres } from '../support/postgres';
+import { skipWithoutPostgres } from '../support/prerequisites';
 import { useReplicaCluster } from '../support/pgReplicas';
 import { openSse, resultOf, rpc, type SseFrame } from '../support/sse';
 

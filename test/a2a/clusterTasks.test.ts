@@ -7,7 +7,8 @@ import { createMemoryLogger } from '../../src/log/logger';
 import type { PgDatabase } from '../../src/store/postgres/database';
 import { openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
 import type { StoredTask, TaskScope } from '../../src/store/taskRows';
-import { emptyAllTables, skipWithoutPostgres } from '../support/postgres';
+import { emptyAllTables } from '../support/postgres';
+import { skipWithoutPostgres } from '../support/prerequisites';
 import { useMigratedDatabase } from '../support/postgresSuite';
 import { answerChunk } from '../support/taskEvents';
 

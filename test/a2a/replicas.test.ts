@@ -1,7 +1,7 @@
 import { TaskState } from '@a2a-js/sdk';
 import type { StreamResponse } from '@a2a-js/sdk';
 import { a2aClient, answerText, asTask, textRequest } from '../support/a2aClient';
-import { skipWithoutPostgres } from '../support/postgres';
+import { skipWithoutPostgres } from '../support/prerequisites';
 import { useReplicaCluster } from '../support/pgReplicas';
 import { parseScrape } from '../support/prometheus';
 import { waitFor } from '../support/waitFor';

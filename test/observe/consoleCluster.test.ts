@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { DOCS, launchChromium, openConsole, seriousViolations, showView, watchedPage } from '../support/consolePage';
 import { useReplicaCluster } from '../support/pgReplicas';
-import { skipWithoutPostgres } from '../support/postgres';
+import { skipWithoutPostgres } from '../support/prerequisites';
 import { waitFor } from '../support/waitFor';
 
 /**

@@ -1,7 +1,8 @@
 import { createMemoryLogger } from '../../src/log/logger';
 import { namedCaller, OWNER } from '../../src/principal';
 import { openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
-import { emptyAllTables, pgvectorUnavailable, skipWithoutPostgres } from '../support/postgres';
+import { emptyAllTables } from '../support/postgres';
+import { skipUnless, skipWithoutPostgres } from '../support/prerequisites';
 import { useMigratedDatabase } from '../support/postgresSuite';
 import { waitFor } from '../support/waitFor';
 import type { StoresFactory } from './contracts/factory';
@@ -61,13 +62,8 @@ if (!skipWithoutPostgres('the store contracts on PostgreSQL')) {
   memoryStoreContract(postgres);
   knowledgeStoreContract(postgres);
   graphStoreContract(postgres);
-  const pgvectorMissing = pgvectorUnavailable();
-  if (pgvectorMissing) {
-    it.skip(`vector store (PostgreSQL, searched in the database with pgvector) (skipped: ${pgvectorMissing})`, () => {});
-    process.stderr.write(`skipping the pgvector store contract: ${pgvectorMissing}\n`);
-  } else {
+  if (!skipUnless('vector store (PostgreSQL, searched in the database with pgvector)', 'pgvector'))
     vectorStoreContract(postgres, { search: 'database' });
-  }
   vectorStoreContract(postgresStores('PostgreSQL, vectors as bytes', false), { search: 'memory' });
   vaultStoreContract(postgres);
   ledgerContract(postgres);

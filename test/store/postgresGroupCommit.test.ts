@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { NOOP_OBSERVER, type Observer } from '../../src/observation/observer';
 import { openPgDatabase, type PgDatabase } from '../../src/store/postgres/database';
 import { createPgGroupCommit, type PgGroupCommit } from '../../src/store/postgres/groupCommit';
-import { skipWithoutPostgres } from '../support/postgres';
+import { skipWithoutPostgres } from '../support/prerequisites';
 import { useMigratedDatabase } from '../support/postgresSuite';
 import { waitFor } from '../support/waitFor';
 

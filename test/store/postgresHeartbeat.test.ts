@@ -1,7 +1,8 @@
 import { createMemoryLogger } from '../../src/log/logger';
 import { startHeartbeat } from '../../src/store/postgres/cluster';
 import { openPgDatabase, type PgDatabase } from '../../src/store/postgres/database';
-import { emptyAllTables, skipWithoutPostgres } from '../support/postgres';
+import { emptyAllTables } from '../support/postgres';
+import { skipWithoutPostgres } from '../support/prerequisites';
 import { useMigratedDatabase } from '../support/postgresSuite';
 import { waitFor } from '../support/waitFor';
 

@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { createMemoryLogger } from '../../src/log/logger';
 import { createPgListener, type PgListener } from '../../src/store/postgres/listener';
-import { skipWithoutPostgres } from '../support/postgres';
+import { skipWithoutPostgres } from '../support/prerequisites';
 import { useMigratedDatabase } from '../support/postgresSuite';
 import { waitFor } from '../support/waitFor';
 

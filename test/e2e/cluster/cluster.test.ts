@@ -1,11 +1,5 @@
-import {
-  answerOf,
-  offlineToolResult as tool,
-  sendText,
-  skipWithoutCluster,
-  startCluster,
-  type TestCluster,
-} from '../../support/cluster';
+import { answerOf, offlineToolResult as tool, sendText, startCluster, type TestCluster } from '../../support/cluster';
+import { skipWithoutCluster } from '../../support/prerequisites';
 import { Client } from 'pg';
 import { waitFor } from '../../support/waitFor';
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { answerOf, rpc, sendText, skipWithoutCluster, startCluster, type TestCluster } from '../../support/cluster';
+import { answerOf, rpc, sendText, startCluster, type TestCluster } from '../../support/cluster';
+import { skipWithoutCluster } from '../../support/prerequisites';
 import { probe } from '../../support/httpProbe';
 import { startTestPostgres, type TestPostgres } from '../../support/postgres';
 import { waitFor } from '../../support/waitFor';

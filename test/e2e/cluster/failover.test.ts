@@ -3,14 +3,8 @@ import path from 'node:path';
 import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import { Client as PgClient } from 'pg';
 import { a2aClient, textRequest } from '../../support/a2aClient';
-import {
-  offlineToolResult as tool,
-  rpc,
-  SERVED_BY,
-  skipWithoutCluster,
-  startCluster,
-  type TestCluster,
-} from '../../support/cluster';
+import { offlineToolResult as tool, rpc, SERVED_BY, startCluster, type TestCluster } from '../../support/cluster';
+import { skipWithoutCluster } from '../../support/prerequisites';
 import { processEnded as ended, processesWith } from '../../support/processes';
 import { waitFor } from '../../support/waitFor';
 

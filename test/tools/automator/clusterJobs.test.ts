@@ -7,7 +7,8 @@ import { backgroundFamily, cronFamily } from '../../../src/tools/automator/famil
 import type { TurnInput } from '../../../src/agent/turn';
 import { automatorDeps, createFamily, createGate, createRecordingRunner } from '../../support/automatorRunner';
 import { waitFor } from '../../support/waitFor';
-import { skipWithoutPostgres, startTestPostgres, type TestPostgres } from '../../support/postgres';
+import { startTestPostgres, type TestPostgres } from '../../support/postgres';
+import { skipWithoutPostgres } from '../../support/prerequisites';
 
 /**
  * Cron and background jobs of two or three replicas on one throwaway
