@@ -20,7 +20,7 @@ describe('remote agents over gRPC', () => {
     const federation: Federation = createFederation({
       ...baseOptions(createMemoryLogger()),
       entries: entries(...list),
-      limits: { maxDurationMs: 5000, ...limits },
+      limits: { maxDurationMs: 20_000, ...limits },
     });
     open.push(federation);
     await federation.start();

@@ -36,7 +36,7 @@ describe('the lean client against a real SDK peer, next to the SDK client', () =
     const meters = new PeerCallMeters();
     const options: PeerFetchOptions = {
       dispatcher,
-      limits: { ...DEFAULT_PEER_LIMITS, maxDurationMs: 5_000 },
+      limits: { ...DEFAULT_PEER_LIMITS, maxDurationMs: 20_000 },
       meters,
       legacy: false,
       onDeviation: () => undefined,

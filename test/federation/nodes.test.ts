@@ -47,7 +47,7 @@ describe('a hub node federating a peer node', () => {
     const peer = await node('peer-one');
     const ghost = await deadPort();
     const hub = await node('hub', {
-      cardFetchTimeoutMs: 2000,
+      cardFetchTimeoutMs: 10_000,
       remoteAgents: [
         { name: 'peer-one', baseUrl: peer.url },
         { name: 'ghost', baseUrl: `http://127.0.0.1:${ghost}` },

@@ -50,7 +50,7 @@ function peerFetch(maxEvents = DEFAULT_PEER_LIMITS.maxEvents) {
   const meters = new PeerCallMeters();
   const fetchImpl = createPeerFetch({
     dispatcher,
-    limits: { ...DEFAULT_PEER_LIMITS, maxEvents, maxDurationMs: 5_000 },
+    limits: { ...DEFAULT_PEER_LIMITS, maxEvents, maxDurationMs: 20_000 },
     meters,
     legacy: false,
     onDeviation: () => undefined,

@@ -27,7 +27,7 @@ describe('remote agent calls over real A2A peers', () => {
       ...baseOptions(logger),
       dispatcher,
       entries: entries(...list),
-      limits: { maxDurationMs: 5000 },
+      limits: { maxDurationMs: 20_000 },
     });
 
   it('loads a reachable v1.0 peer and streams a delegated request to completion', async () => {

@@ -73,7 +73,7 @@ describe('the Chat Completions client reads streams as the openai package does',
       baseURL,
       model: 'm',
       logger: createMemoryLogger(),
-      timeoutMs: 5_000,
+      timeoutMs: 20_000,
       maxRetries: 0,
       fetch: createEndpointFetch({ baseUrl: baseURL, setting: 'agent.baseUrl' }),
     });
@@ -162,7 +162,7 @@ describe('the Chat Completions client against the scripted server, beside the op
             baseURL: server.baseURL,
             model: 'gpt-test',
             logger: createMemoryLogger(),
-            timeoutMs: 5_000,
+            timeoutMs: 20_000,
             fetch: createEndpointFetch({ baseUrl: server.baseURL, setting: 'agent.baseUrl' }),
           }),
       ];

@@ -42,7 +42,7 @@ describe('openai provider against a scripted OpenAI-compatible server', () => {
       baseURL: server.baseURL,
       model: 'gpt-test',
       logger: createMemoryLogger(),
-      timeoutMs: 5000,
+      timeoutMs: 20_000,
       maxRetries: 0,
       // The composition root's fetch: the address policy, undici `request` on a pinned dispatcher.
       fetch: createEndpointFetch({ baseUrl: server.baseURL, setting: 'agent.baseUrl' }),
@@ -139,7 +139,7 @@ describe('openai provider against a scripted OpenAI-compatible server', () => {
       baseURL: closed.baseURL,
       model: 'm',
       logger: createMemoryLogger(),
-      timeoutMs: 2000,
+      timeoutMs: 20_000,
       maxRetries: 0,
       fetch: createEndpointFetch({ baseUrl: closed.baseURL, setting: 'agent.baseUrl' }),
     });
@@ -228,7 +228,7 @@ describe('openai provider against a scripted OpenAI-compatible server', () => {
       baseURL: server.baseURL,
       model: 'gpt-test',
       logger: createMemoryLogger(),
-      timeoutMs: 5000,
+      timeoutMs: 20_000,
       maxRetries: 2,
       fetch: createEndpointFetch({ baseUrl: server.baseURL, setting: 'agent.baseUrl' }),
     });
@@ -272,7 +272,7 @@ describe('openai provider through the outbound address policy', () => {
     await new Promise<void>((resolve) => raw.close(() => resolve()));
   });
 
-  const modelAt = (baseURL: string, timeoutMs = 5000): Model =>
+  const modelAt = (baseURL: string, timeoutMs = 20_000): Model =>
     createOpenAIModel({
       apiKey: API_KEY,
       baseURL,

@@ -134,7 +134,7 @@ describe('the console API', () => {
     const url = await node(
       {
         a2a: {
-          cardFetchTimeoutMs: 1000,
+          cardFetchTimeoutMs: 10_000,
           remoteAgents: [{ name: 'ghost', baseUrl: `http://127.0.0.1:${await deadPort()}` }],
         },
       },

@@ -82,7 +82,7 @@ describe('the console in Chromium', () => {
             bearerTokens: [GUEST_TOKEN],
             callers: [{ name: 'admin', owner: true, bearerTokens: [OWNER_TOKEN] }],
           },
-          cardFetchTimeoutMs: 2000,
+          cardFetchTimeoutMs: 10_000,
           remoteAgents: [
             { name: 'peer-node', baseUrl: peerUrl },
             { name: 'ghost', baseUrl: `http://127.0.0.1:${await deadPort()}` },

@@ -92,7 +92,7 @@ describe('lango serve with peers that fail at start-up and while running', () =>
       tools: { browser: { enabled: false } },
       a2a: {
         auth: { bearerTokens: [NODE_TOKEN] },
-        cardFetchTimeoutMs: 3_000,
+        cardFetchTimeoutMs: 10_000,
         remoteAgents: [
           ...CARD_FAULTS.map((fault) => ({ name: `card-${fault}`, agentCardUrl: `${faulty.origin}/cards/${fault}` })),
           {
@@ -128,7 +128,7 @@ describe('lango serve with peers that fail at start-up and while running', () =>
     const reason = (fault: string) => doc.agents.find((a) => a.name === `card-${fault}`)?.health?.reason;
     expect(reason('302')).toBe('card HTTP 302: the server answered with a redirect (not followed)');
     expect(reason('500')).toBe('card HTTP 500: the server answered with an error');
-    expect(reason('slow')).toBe('card timed out after 3000 ms');
+    expect(reason('slow')).toBe('card timed out after 10000 ms');
     expect(reason('huge')).toMatch(/^card body too large: more than 262144 bytes$/);
     expect(reason('gzip-bomb')).toBe('card body too large: more than 262144 bytes once decoded');
     expect(reason('huge-declared')).toMatch(/^card body too large: \d+ bytes declared/);

@@ -19,7 +19,7 @@ export interface PeerClientFactory {
   make(card: AgentCard, transport: PeerFetchOptions, polling: boolean): Promise<PeerClient>;
 }
 
-const LIMITS = { ...DEFAULT_PEER_LIMITS, maxAnswerBytes: 64 * 1024, maxEvents: 50, maxDurationMs: 5_000 };
+const LIMITS = { ...DEFAULT_PEER_LIMITS, maxAnswerBytes: 64 * 1024, maxEvents: 50, maxDurationMs: 20_000 };
 
 /** A send of `text` as the node's remote calls make it (`remoteClient.ts` `userMessage`). */
 export function sendParams(text: string, ids: { taskId?: string; contextId?: string } = {}): SendMessageRequest {
@@ -78,7 +78,7 @@ export function peerClientContract(factory: PeerClientFactory): void {
       return { dispatcher, limits: LIMITS, meters, legacy, onDeviation: () => undefined };
     };
     /** A fresh call: its signal and meter. */
-    const call = (ms = 5_000) => {
+    const call = (ms = 20_000) => {
       const signal = AbortSignal.timeout(ms);
       const options: RequestOptions = { signal, serviceParameters: { 'x-peer': 'k' } };
       return { meter: meters.start(signal), options };
