@@ -1,5 +1,6 @@
 /**
- * `npm run bench`: every scenario of issues 7, 12, 15, 16 (cluster.ts) and 26 (identity.ts) against the bare SDK
+ * `npm run bench`: every scenario of issues 7, 12, 15, 16 (cluster.ts), 26 (identity.ts) and the figures the tests
+ * left to the bench (issue 36, waits.ts) against the bare SDK
  * baseline (and Google ADK-JS's A2A server), then docs/benchmarks.md (plus
  * scripts/bench/analysis.md, the hand-written reading of the figures). Not
  * part of `npm test`.
@@ -27,6 +28,7 @@ import {
 import { grpcGreeting } from './grpcGreeting';
 import { oidcGreeting } from './identity';
 import { resumeCost, resumeLatency } from './resume';
+import { databaseOutage, peerHealth } from './waits';
 import { summarizeProfileFile } from './profile';
 import { describeMachine, renderReport } from './report';
 import {
@@ -68,6 +70,8 @@ const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   oidcGreeting,
   resumeLatency,
   resumeCost,
+  peerHealth,
+  databaseOutage,
 };
 
 /** The 1-, 5- and 15-minute load averages, as printed next to every scenario. */
