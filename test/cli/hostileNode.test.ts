@@ -73,7 +73,7 @@ describe('the CLI against a hostile node', () => {
   });
 
   itNeeding('tmux')('chat --url in a terminal (tmux): the pane shows the escapes, and nothing happened', async () => {
-    const command = `echo BEFORE-HOSTILE; sleep 0.5; env HOME=${cwd} LOG_LEVEL=error ${process.execPath} ${CLI_MAIN} --url ${node.url} chat`;
+    const command = `echo BEFORE-HOSTILE; env HOME=${cwd} LOG_LEVEL=error ${process.execPath} ${CLI_MAIN} --url ${node.url} chat`;
     const terminal = new TmuxTerminal(command, cwd);
     try {
       // An application may write the clipboard in this terminal: a raw OSC 52 would land in a buffer.
