@@ -203,3 +203,31 @@ async function reply(res: http.ServerResponse, response: Plain, body: ChatReques
   }
   res.end('data: [DONE]\n\n');
 }
+
+/** The server's counterparts of `scriptedModel.ts`'s turns: an answer. */
+export const say = (text: string): ScriptedCompletion => ({ text });
+
+/** A call of one tool with `args`. */
+export const callTool = (name: string, args: unknown = {}): ScriptedCompletion => ({
+  toolCalls: [{ name, arguments: args }],
+});
+
+/** A call of `transfer_to_agent` for `agentName`. */
+export const transferTo = (agentName: string): ScriptedCompletion =>
+  callTool('transfer_to_agent', { agent_name: agentName });
+
+/**
+ * The `agent` configuration that sends a node's model calls to `server`, through the node's own Chat Completions
+ * client: what a whole-node test plays its model with.
+ * @example
+ * const model = await startOpenAIServer([say('hi')]);
+ * const config = resolveConfig({ dataDir, agent: scriptedAgent(model) });
+ */
+export function scriptedAgent(server: OpenAIServer): {
+  provider: 'openai';
+  apiKey: string;
+  baseUrl: string;
+  model: string;
+} {
+  return { provider: 'openai', apiKey: 'sk-scripted-model', baseUrl: server.baseURL, model: 'scripted' };
+}
