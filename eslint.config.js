@@ -3,7 +3,16 @@ const js = require('@eslint/js');
 const tseslint = require('typescript-eslint');
 
 module.exports = tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.lango/**', 'scripts/bench/.build/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      '.lango/**',
+      'scripts/bench/.build/**',
+      'scripts/screenshots/.build/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -6,11 +6,12 @@ import type { LlmAgent } from './agent/agent';
 import type { AnyTool } from './agent/tool';
 import { createRunner } from './agent/runner';
 import { treeIndexes } from './agent/transfer';
-import type { TurnRunner } from './agent/turn';
+import { runToEnd, type TurnRunner } from './agent/turn';
 import { combineContextProviders } from './agent/turnState';
-import { assertSafeExposure } from './a2a/auth';
+import { assertSafeExposure } from './identity/identity';
 import { createA2AServer } from './a2a/server';
-import { createNodeServer, serverTlsOptions } from './a2a/serverTls';
+import type { RouteSpec } from './a2a/bindings/routes';
+import { createNodeServer, serverTlsOptions } from './identity/serverTls';
 import type { LangoConfig } from './config/schema';
 import { errorMessage, LangoError } from './errors';
 import { parseDuration } from './duration';
@@ -24,11 +25,11 @@ import { createOpenAIModel } from './llm/openai';
 import { createEndpointFetch } from './net/endpoint';
 import type { Logger } from './log/logger';
 import { SecretRegistry } from './log/redact';
+import { redactedLogger } from './log/redactedLogger';
 import { createWinstonLogger } from './log/winston';
 import { createObservationHub } from './observation/hub';
 import { createObservability } from './observe/observability';
-import { ownerAccess } from './observe/access';
-import { nodeInfoRoutes, type NodeInfoSources } from './observe/nodeInfo';
+import { nodeInfoPages, type NodeInfoSources } from './observe/nodeInfo';
 import { checkCommandSandbox } from './tools/operator/family';
 import { createAgentTreeHolder, type AgentTreeHolder } from './orchestration/liveTree';
 import { ownerOfTool, partitionTools } from './orchestration/partition';
@@ -37,14 +38,16 @@ import { checkEmbedderInput } from './orchestration/embedderInput';
 import { reservedAgentNames } from './orchestration/tree';
 import { buildOrchestratorSystemPrompt, buildSystemPrompt, createSubAgentPrompt, loadPromptSections } from './prompt';
 import { OWNER } from './principal';
-import { createCallers, resolveCallerCredentials, type Callers } from './a2a/callers';
-import { createClusterTasks } from './a2a/clusterTasks';
+import { createCallers, resolveCallerCredentials, type Callers } from './identity/callers';
+import { createIdentity } from './identity/identity';
+import { createClusterTasks } from './a2a/tasks/clusterTasks';
 import type { StoreHealth, Stores } from './store';
 import { openNodeStorage } from './store/open';
 import { clusterSettings, storagePassword } from './config/cluster';
 import { DEFAULT_PEER_GRANT, toolFamilies } from './tools/families';
 import { createSecretReferences } from './vault/references';
 import { createToolset, type FamilyStatus } from './toolset/toolset';
+import { createPackageLoader, type PackageLoader } from './packages';
 import { openVault, requireVault, type VaultAccess } from './vault/vault';
 
 export type { FamilyStatus } from './toolset/toolset';
@@ -72,6 +75,18 @@ export interface AppDeps {
   tools?: readonly AnyTool[];
   /** More specialists: rows appended to the table of seven (`specRows`), each one spec object. */
   specialists?: readonly SpecRow[];
+  /**
+   * Finds and loads the optional packages (viem, @sparticuz/chromium,
+   * hnswlib-node) on first use; Node's own resolution by default. The
+   * acceptance test points it at names that do not exist.
+   */
+  packages?: PackageLoader;
+  /**
+   * Where the navigator looks for the machine's Chromium (Debian's
+   * `/usr/bin/chromium` by default): the acceptance test points it where
+   * there is none, as on a machine with only Node.
+   */
+  systemChromium?: string;
 }
 
 /** A tool of the node and the specialist it lands with (undefined: unmatched, or the single agent's). */
@@ -113,6 +128,8 @@ export interface LangoApp {
   readonly http: http.RequestListener;
   /** The node's agent card as served (ProtoJSON). */
   agentCard(): Promise<Record<string, unknown>>;
+  /** Every route the node serves over HTTP, as its one route table holds them (`a2a/bindings/routes.ts`). */
+  readonly routes: readonly RouteSpec[];
   /**
    * Starts listening on `server.host:server.port` (and the gRPC binding on `server.grpcPort` when set);
    * resolves with the base URL.
@@ -142,8 +159,11 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   for (const token of [...(config.a2a.auth?.bearerTokens ?? []), ...(config.a2a.auth?.apiKeys ?? [])])
     secrets.add(token);
   secrets.add(config.observability.metricsToken);
-  const logger =
-    deps.logger ?? createWinstonLogger({ level: config.logLevel, pretty: Boolean(process.stderr.isTTY), secrets });
+  // Whatever logger is given writes through the secrets (winston's masks with them already).
+  const logger = redactedLogger(
+    deps.logger ?? createWinstonLogger({ level: config.logLevel, pretty: Boolean(process.stderr.isTTY), secrets }),
+    secrets,
+  );
   const clock = deps.clock ?? (() => new Date());
   const cwd = deps.cwd ?? process.cwd();
   const dataDir = path.resolve(cwd, config.dataDir);
@@ -190,7 +210,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       dataDir,
       logger,
       clock,
-      redact: (text) => secrets.redactText(text),
+      secrets,
       observer: observation,
       timelinesKept: config.observability.timeline.tasks,
     });
@@ -207,6 +227,8 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       resolve: (text) => secretReferences.resolve(OWNER, text),
     });
     for (const credential of callers.credentials) secrets.add(credential.value);
+    // Who each request is, for every binding and page: one key set and one token cache per issuer.
+    const identity = createIdentity({ config, callers, logger, now: () => clock().getTime() });
 
     const toolset = await createToolset(toolFamilies, {
       config,
@@ -218,6 +240,8 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       logger,
       secrets,
       clock,
+      packages: deps.packages ?? createPackageLoader(),
+      systemChromium: deps.systemChromium,
     });
     cleanups.push(() => toolset.close());
 
@@ -273,12 +297,16 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       logger,
       taskRows: storage.taskRows.tasks,
       callers,
+      identity,
       peers,
       root: () => tree.current(),
       remoteCard: (name) => federation?.card(name),
       probe: async (name) => federation?.probe(name),
       stores,
       runTool: (input) => runner.runTool(input),
+      runTurn: (input) => runToEnd(runner, input),
+      model: () => ({ name: model.name, switchable: model.withModel !== undefined }),
+      familyOf: (toolName) => toolset.familyOf(toolName),
       redact: (text) => secrets.redactText(text),
       clock,
     });
@@ -323,7 +351,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       config,
       root: (principal) => tree.current(principal),
       runner,
-      callers,
+      identity,
       redact: (text) => secrets.redactText(text),
       health: () => storage.health(),
       taskRows: storage.taskRows,
@@ -341,7 +369,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
         return hop.ok ? undefined : hop.reason;
       },
       intercept: observability.intercept,
-      pages: [...observability.pages, nodeInfoRoutes({ ...info, access: ownerAccess(config, callers) })],
+      pages: [...observability.pages, nodeInfoPages(info)],
     });
     // Before the tool families close: running turns are failed first, then the tools they use go away.
     cleanups.push(() => a2a.close());
@@ -370,6 +398,7 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       probePeers: async (name) => (federation ? federation.probe(name) : []),
       http: a2a.app,
       agentCard: () => a2a.card(),
+      routes: a2a.routes,
       get grpcPort() {
         return grpcPort;
       },

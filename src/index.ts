@@ -6,6 +6,16 @@
 
 // The node
 export { createApp, type AppDeps, type LangoApp, type FamilyStatus, type OwnedTool } from './app';
+export type { RouteSpec, Access } from './a2a/bindings/routes';
+export {
+  createPackageLoader,
+  installCommand,
+  MissingPackageError,
+  OPTIONAL_PACKAGES,
+  type OptionalPackage,
+  type PackageLoader,
+  type PackageLoaderOptions,
+} from './packages';
 export { loadConfig, resolveConfig, type LoadConfigOptions, type LoadedConfig } from './config/load';
 export { LangoConfig, type LangoConfigInput, RemoteAgentEntry } from './config/schema';
 export * from './errors';

@@ -33,14 +33,18 @@ export interface Grant {
  */
 export const NO_TOOLS: Grant = Object.freeze({ specialists: 'all', remoteAgents: [], toolFamilies: [] });
 
+/** The grant of nobody: no specialist, no remote agent, no tool family (the orchestrator alone answers). */
+export const NOTHING: Grant = Object.freeze({ specialists: [], remoteAgents: [], toolFamilies: [] });
+
 /**
  * Who a request runs as: the **owner** (the CLI, loopback callers when no
- * auth is configured, credentials the config marks as owner) or a **named
+ * auth is configured, credentials the config marks as owner), a **named
  * caller** (an authenticated credential of a peer), which carries its
- * {@link Grant}.
+ * {@link Grant}, or **anonymous** (no credential: nothing granted, never the
+ * owner).
  */
 export interface Principal {
-  readonly kind: 'owner' | 'caller';
+  readonly kind: 'owner' | 'caller' | 'anonymous';
   /**
    * Stored with every row the principal creates; stable across restarts.
    * `owner` for the owner; for a caller its configured name, or its
@@ -62,6 +66,35 @@ export interface Principal {
 /** The node's owner: sees and may act on every principal's rows. */
 export const OWNER: Principal = Object.freeze({ kind: 'owner', id: OWNER_ID });
 
+/** The principal id of requests that present no credential. */
+export const ANONYMOUS_ID = 'anonymous';
+
+/**
+ * Whoever presents no credential: a principal with an empty grant
+ * ({@link NOTHING}), its rows under one id of its own. Never the owner: the
+ * one exception (a node without `a2a.auth`, asked from loopback) is decided
+ * by the identity component, which answers the owner there.
+ */
+export const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous', id: ANONYMOUS_ID, grant: NOTHING });
+
+/**
+ * Separates a derived id's namespace from its value (`bearer:…`, `oidc:…`,
+ * `cert:…`). A configured caller's name cannot hold it (`a2a.auth.callers`
+ * names are checked), so a name can never equal a derived id.
+ */
+export const NAMESPACE_SEPARATOR = ':';
+
+/**
+ * The id of a principal derived from a credential: `namespace:value`. Each
+ * kind of credential has namespaces of its own (`isDerivedNamespace`), so
+ * two kinds, or a digest and a plain value, never meet in one id.
+ * @example
+ * derivedId('oidc', 'alice'); // 'oidc:alice'
+ */
+export function derivedId(namespace: string, value: string): string {
+  return `${namespace}${NAMESPACE_SEPARATOR}${value}`;
+}
+
 /**
  * A named caller. Its id must not be the owner's: a caller can never take
  * the owner's rows by its name. Without a grant it may only converse
@@ -71,7 +104,8 @@ export const OWNER: Principal = Object.freeze({ kind: 'owner', id: OWNER_ID });
  */
 export function namedCaller(id: string, grant: Grant = NO_TOOLS): Principal {
   // A tenant's separator in a caller's own id would let it pose as a principal of that tenant.
-  if (!id || id === OWNER_ID || id.includes(TENANT_SEPARATOR)) throw new Error(`"${id}" cannot name a caller`);
+  if (!id || id === OWNER_ID || id === ANONYMOUS_ID || id.includes(TENANT_SEPARATOR))
+    throw new Error(`"${id}" cannot name a caller`);
   return Object.freeze({ kind: 'caller', id, grant });
 }
 
@@ -181,4 +215,6 @@ export function tenantAware(lookup: (id: string) => Principal): PrincipalDirecto
 }
 
 /** The directory with no configured callers: `owner` is the owner, any other id a named caller (in its tenant). */
-export const defaultPrincipals: PrincipalDirectory = tenantAware((id) => (id === OWNER_ID ? OWNER : namedCaller(id)));
+export const defaultPrincipals: PrincipalDirectory = tenantAware((id) =>
+  id === OWNER_ID ? OWNER : id === ANONYMOUS_ID ? ANONYMOUS : namedCaller(id),
+);

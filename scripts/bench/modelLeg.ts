@@ -2,10 +2,12 @@
  * The model leg alone, in one process: K streamed completions at once from
  * the scripted model (scriptedModel.ts, its own process on 127.0.0.1) through
  * the node's production path — `createEndpointFetch` (pinned undici agent,
- * `request`, our body relay) and `createOpenAIModel` (the node's Chat
- * Completions client and its event parser) — with a prompt and tool specs the size of the
- * node's (~15 KB of JSON). The only work in this process is the leg's, so its
- * CPU over the chunks read is the leg's cost per chunk.
+ * `request`, our body relay) and `createOpenAIModel` (the `openai` package's
+ * client and the node's reading of its chunks) — with a prompt and tool specs
+ * the size of the node's (~15 KB of JSON). The only work in this process is
+ * the leg's, so its CPU over the chunks read is the leg's cost per chunk.
+ * LEG=sdk reads the same completions as the bare SDK's relay does
+ * (sdkBaseline.ts MODE=relay): the `openai` client on its default fetch.
  *
  * Prints one JSON line per round, then a summary: CPU µs per text chunk (user
  * and system apart) and, with HOLD=1, what each open stream holds (heap and
@@ -17,8 +19,10 @@
  * other undici agent settings on the same path.
  *   K=200 ROUNDS=3 CHUNKS=20 INTERVAL_MS=200 node --expose-gc modelLeg.js
  *   HOLD=1 K=300 node --expose-gc modelLeg.js
+ *   LEG=sdk K=200 node --expose-gc modelLeg.js
  */
 import v8 from 'node:v8';
+import OpenAI from 'openai';
 import { createOpenAIModel } from '../../src/llm/openai';
 import type { ModelRequest, ModelToolSpec } from '../../src/llm/model';
 import { silentLogger } from '../../src/log/logger';
@@ -34,6 +38,7 @@ const INTERVAL_MS = Number(process.env.INTERVAL_MS ?? 200);
 const HOLD = process.env.HOLD === '1';
 const HOLD_INTERVAL_MS = Number(process.env.HOLD_INTERVAL_MS ?? 1_500);
 const WARM_UP = 50;
+const LEG = process.env.LEG === 'sdk' ? 'sdk' : 'node';
 
 /**
  * A system prompt and tool specs the size of the node's orchestrator's (~15 KB
@@ -61,20 +66,63 @@ function benchRequest(signal: AbortSignal): ModelRequest {
   };
 }
 
-/** Reads one completion to its end; resolves with the text chunks seen. */
-async function readOne(
-  model: ReturnType<typeof createOpenAIModel>,
-  signal: AbortSignal,
-  onChunk?: () => void,
-): Promise<number> {
-  let seen = 0;
-  for await (const event of model.stream(benchRequest(signal))) {
-    if (event.type === 'text_delta') {
-      seen++;
-      onChunk?.();
+/** One side of the leg: reads one completion to its end, resolving with the text chunks seen. */
+type Leg = (signal: AbortSignal, onChunk?: () => void) => Promise<number>;
+
+/** The node's model leg: `createOpenAIModel` over the address policy's fetch (or other agent settings). */
+function nodeLeg(baseURL: string): Leg {
+  const model = createOpenAIModel({
+    apiKey: 'bench-key',
+    baseURL,
+    model: 'scripted',
+    logger: silentLogger,
+    timeoutMs: 120_000,
+    maxRetries: 0,
+    fetch: process.env.AGENT
+      ? agentFetch(JSON.parse(process.env.AGENT))
+      : createEndpointFetch({ baseUrl: baseURL, setting: 'agent.baseUrl' }),
+  });
+  return async (signal, onChunk) => {
+    let seen = 0;
+    for await (const event of model.stream(benchRequest(signal))) {
+      if (event.type === 'text_delta') {
+        seen++;
+        onChunk?.();
+      }
     }
-  }
-  return seen;
+    return seen;
+  };
+}
+
+/** The bare SDK's relay: the `openai` client on its default fetch, the same request. */
+function sdkLeg(baseURL: string): Leg {
+  const client = new OpenAI({ baseURL, apiKey: 'bench-key', maxRetries: 0 });
+  return async (signal, onChunk) => {
+    const chunks = await client.chat.completions.create(
+      {
+        model: 'scripted',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [
+          { role: 'system', content: INSTRUCTION },
+          { role: 'user', content: 'tell me a story' },
+        ],
+        tools: TOOLS.map((t) => ({
+          type: 'function' as const,
+          function: { name: t.name, description: t.description, parameters: t.parameters },
+        })),
+      },
+      { signal },
+    );
+    let seen = 0;
+    for await (const chunk of chunks) {
+      if (chunk.choices[0]?.delta?.content) {
+        seen++;
+        onChunk?.();
+      }
+    }
+    return seen;
+  };
 }
 
 async function settle(): Promise<NodeJS.MemoryUsage> {
@@ -95,46 +143,40 @@ async function main(): Promise<void> {
     env: { FIRST_MS: '0', CHUNKS: String(chunks), INTERVAL_MS: String(interval) },
   });
   try {
-    const model = createOpenAIModel({
-      apiKey: 'bench-key',
-      baseURL: scripted.url,
-      model: 'scripted',
-      logger: silentLogger,
-      timeoutMs: 120_000,
-      maxRetries: 0,
-      fetch: process.env.AGENT
-        ? agentFetch(JSON.parse(process.env.AGENT))
-        : createEndpointFetch({ baseUrl: scripted.url, setting: 'agent.baseUrl' }),
-    });
-    await Promise.all(Array.from({ length: WARM_UP }, () => readOne(model, new AbortController().signal)));
-    if (HOLD) await holding(model);
-    else await rounds(model);
+    const leg = (LEG === 'sdk' ? sdkLeg : nodeLeg)(scripted.url);
+    await Promise.all(Array.from({ length: WARM_UP }, () => leg(new AbortController().signal)));
+    if (HOLD) await holding(leg);
+    else await rounds(leg);
   } finally {
     await scripted.stop();
   }
 }
 
 /** CPU per chunk over ROUNDS rounds of K streams at once. */
-async function rounds(model: ReturnType<typeof createOpenAIModel>): Promise<void> {
+async function rounds(leg: Leg): Promise<void> {
   const perChunk: Array<{ user: number; system: number }> = [];
   for (let round = 0; round < ROUNDS; round++) {
     const before = process.cpuUsage();
-    const seen = await Promise.all(Array.from({ length: K }, () => readOne(model, new AbortController().signal)));
+    const seen = await Promise.all(Array.from({ length: K }, () => leg(new AbortController().signal)));
     const used = process.cpuUsage(before);
     const total = seen.reduce((a, b) => a + b, 0);
     if (total !== K * CHUNKS) throw new Error(`round ${round}: ${total} of ${K * CHUNKS} chunks read`);
     const row = { user: used.user / total, system: used.system / total };
     perChunk.push(row);
-    process.stdout.write(`${JSON.stringify({ round, streams: K, chunks: total, usPerChunk: round2(row) })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ leg: LEG, round, streams: K, chunks: total, usPerChunk: round2(row) })}\n`,
+    );
   }
   const mid = (f: (r: { user: number; system: number }) => number) =>
     perChunk.map(f).sort((a, b) => a - b)[Math.floor(perChunk.length / 2)];
   const summary = { user: mid((r) => r.user), system: mid((r) => r.system), total: mid((r) => r.user + r.system) };
-  process.stdout.write(`${JSON.stringify({ streams: K, rounds: ROUNDS, medianUsPerChunk: round2(summary) })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ leg: LEG, streams: K, rounds: ROUNDS, medianUsPerChunk: round2(summary) })}\n`,
+  );
 }
 
 /** Heap and ArrayBuffer bytes held per open stream: K open at once, less none open. */
-async function holding(model: ReturnType<typeof createOpenAIModel>): Promise<void> {
+async function holding(leg: Leg): Promise<void> {
   const idle = await settle();
   if (process.env.SNAPSHOT) v8.writeHeapSnapshot(`${process.env.SNAPSHOT}.idle`);
   const cancels = Array.from({ length: K }, () => new AbortController());
@@ -143,7 +185,7 @@ async function holding(model: ReturnType<typeof createOpenAIModel>): Promise<voi
   const opened = new Promise<void>((resolve) => (allOpen = resolve));
   const streams = cancels.map((cancel) => {
     let seen = 0;
-    return readOne(model, cancel.signal, () => {
+    return leg(cancel.signal, () => {
       if (++seen === 1 && ++reached === K) allOpen();
     }).catch(() => 0);
   });
@@ -153,6 +195,7 @@ async function holding(model: ReturnType<typeof createOpenAIModel>): Promise<voi
   const kib = (bytes: number) => Math.round((bytes / K / 1024) * 10) / 10;
   process.stdout.write(
     `${JSON.stringify({
+      leg: LEG,
       streams: K,
       heapPerStreamKiB: kib(open.heapUsed - idle.heapUsed),
       arrayBuffersPerStreamKiB: kib(open.arrayBuffers - idle.arrayBuffers),

@@ -1,6 +1,6 @@
 /**
  * The model leg alone, run as its own process: N chat completions streamed
- * from the scripted model (scriptedModel.ts) through the node's own client
+ * from the scripted model (scriptedModel.ts) through the node's model client
  * (`createOpenAIModel` over `createEndpointFetch`), C at a time, each stamp's
  * arrival at the client minus the stamp. What is left of the node's
  * first-chunk latency after this is the node's own relay.

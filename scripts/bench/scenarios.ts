@@ -2,9 +2,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { LoadResult } from './loadClient';
-import { runClient, startServer, type ServerProcess, type ServerSpec } from './proc';
+import { BENCH_DIR, runClient, startServer, type ServerProcess, type ServerSpec } from './proc';
 import { summarizeProfile, type ProfileSummary } from './profile';
 import { median } from './stats';
+
+/**
+ * Where the ADK side finds @google/adk: the test extras (test/extras/package.json, `npm run test:extras`), kept
+ * out of the node's install; its compiled script runs from scripts/bench/.build/scripts/bench.
+ */
+const ADK_MODULES = path.resolve(BENCH_DIR, '../../../../../test/extras/node_modules');
 
 /** Tunables, from the environment so a quick run is possible (`BENCH_RUNS=1`). */
 export const settings = {
@@ -512,10 +518,12 @@ export async function hop(): Promise<ScenarioResult> {
  * greeting scenario's request) and over the same v0.3 `message/send` ADK gets.
  */
 export async function adk(): Promise<ScenarioResult> {
+  if (!fs.existsSync(path.join(ADK_MODULES, '@google/adk')))
+    throw new Error('@google/adk is missing: npm run test:extras');
   const greetingLoad = { KIND: 'send', TEXT: 'hi' };
   const runs = await alternate({
     adk: () =>
-      withServer({ script: 'adkBaseline.js' }, (s) =>
+      withServer({ script: 'adkBaseline.js', env: { NODE_PATH: ADK_MODULES } }, (s) =>
         load(s, { ...greetingLoad, PROTOCOL: 'v03', TARGET_PATH: String(s.ready.rpcPath) }),
       ),
     'node v1.0': () => withServer(nodeSpec(), (s) => load(s, greetingLoad)),
@@ -634,8 +642,10 @@ function chunkCarriers(r: ChunkRun): string {
 /**
  * 2,000 streamed tasks open at once (started over one second), the model
  * streaming 20 chunks over 4 s each: the node's RSS per task in flight, every
- * chunk delivered, delivery latency per chunk. The SDK baseline streams the
- * same stamps from its executor (no model hop, no store).
+ * chunk delivered, delivery latency per chunk. Judged against the bare SDK
+ * relaying the same scripted model through the `openai` package; the SDK
+ * streaming the same stamps from its executor (no model hop, no store) is
+ * reported beside it.
  */
 export async function concurrentStreams(): Promise<ScenarioResult> {
   const n = settings.concurrentStreams;
@@ -688,9 +698,10 @@ export async function concurrentStreams(): Promise<ScenarioResult> {
   const line = (who: string, rs: ChunkRun[]) =>
     `${who} runs: ${rs.map((r) => `${r.ok} ok / ${r.failed} failed, ${r.maxOpen} open at most, RSS ${mib(r.rssBefore)} → peak ${mib(r.rssPeak)} (${kib(perTask(r))}/task), delivery first chunk p50 ${r.firstP50} / p99 ${r.firstP99} ms, later p50 ${r.laterP50} / p99 ${r.laterP99} ms, ${fmt(r.cpuUsPerStream)} µs CPU/stream, ${fmt(r.wallMs / 1000, 1)} s`).join('; ')}`;
   const sample = [...runs.node, ...runs.baseline].find((r) => r.sample)?.sample;
-  // Issue 24: per stream, CPU and RSS within 1.1 × the SDK streaming its own chunks; how many stay open is reported.
+  // Issue 35: judged as a user would choose, against the SDK relaying the same scripted model through the `openai`
+  // package: per stream, CPU and RSS at most 1.0 × its; the SDK streaming its own chunks (no model) stays beside.
   const met =
-    s.streamed && s.cpu <= 1.1 * b.cpu && s.perTask <= 1.1 * b.perTask && s.delivered === s.expected && s.failed === 0;
+    s.streamed && s.cpu <= relay.cpu && s.perTask <= relay.perTask && s.delivered === s.expected && s.failed === 0;
   const profile = met
     ? undefined
     : await profileNode((nodeArgs) =>
@@ -705,15 +716,16 @@ export async function concurrentStreams(): Promise<ScenarioResult> {
       );
   return {
     id: 'concurrentStreams',
-    title: `${n.toLocaleString('en-US')} concurrent \`SendStreamingMessage\` tasks, scripted model streaming 20 chunks over 4 s (node: its Chat Completions client → scripted OpenAI-compatible server)`,
-    target: 'CPU per stream and RSS per task in flight ≤ 1.1 × the SDK streaming its own chunks, every chunk delivered',
-    baseline: `SDK executor streaming the chunks itself: ${describe(b)}`,
+    title: `${n.toLocaleString('en-US')} concurrent \`SendStreamingMessage\` tasks, scripted model streaming 20 chunks over 4 s (node: the openai package's client → scripted OpenAI-compatible server)`,
+    target:
+      'CPU per stream and RSS per task in flight ≤ 1.0 × the bare SDK relaying the same scripted model through the `openai` package, every chunk delivered',
+    baseline: `the bare SDK relaying the scripted model with the real \`openai\` client: ${describe(relay)}`,
     node: describe(s),
-    ratio: `${fmt(s.cpu / b.cpu, 2)} × CPU/stream, ${fmt(s.perTask / b.perTask, 2)} × RSS/task, ${fmt(s.open)} vs ${fmt(b.open)} streams open at most, +${fmt(s.p99 - b.p99, 1)} ms delivery p99 (against the SDK relaying the model: ${fmt(s.perTask / relay.perTask, 2)} × RSS/task, ${fmt(s.p99 - relay.p99, 1)} ms p99, ${fmt(s.cpu / relay.cpu, 2)} × CPU/stream)`,
+    ratio: `${fmt(s.cpu / relay.cpu, 2)} × CPU/stream, ${fmt(s.perTask / relay.perTask, 2)} × RSS/task, ${fmt(s.open)} vs ${fmt(relay.open)} streams open at most, +${fmt(s.p99 - relay.p99, 1)} ms delivery p99 (against the SDK streaming its own chunks, no model: ${fmt(s.cpu / b.cpu, 2)} × CPU/stream, ${fmt(s.perTask / b.perTask, 2)} × RSS/task, +${fmt(s.p99 - b.p99, 1)} ms p99)`,
     met,
     ...(profile ? { profile } : {}),
     notes: [
-      `the bare SDK relaying the same scripted model with the real \`openai\` client (an executor that publishes each text delta as a chunk; in-memory store; the model call the first baseline does not make): ${describe(relay)}`,
+      `the bare SDK relaying the model: an executor that publishes each text delta of the \`openai\` client as a chunk, in-memory store; the SDK streaming its own chunks (no model call): ${describe(b)}`,
       line('baseline', runs.baseline),
       line('relay', runs.relay),
       line('node', runs.node),
@@ -739,7 +751,7 @@ export async function concurrentStreams(): Promise<ScenarioResult> {
  * apart; when does each chunk reach a streaming client, against when the model
  * wrote it. 40 streams, 4 at a time. The SDK baseline's executor writes the
  * same stamps itself (what the SDK's own relay costs); the model leg alone
- * (modelProbe.ts: the node's Chat Completions client reading the scripted model, no node)
+ * (modelProbe.ts: the node's model client, the openai package's, reading the scripted model, no node)
  * says how much of the node's figure is the model client's.
  */
 export async function firstChunk(): Promise<ScenarioResult> {
@@ -797,7 +809,7 @@ export async function firstChunk(): Promise<ScenarioResult> {
     title:
       'first answer chunk: scripted streaming model waits 300 ms, then 10 chunks 20 ms apart; 40 streams, 4 at a time',
     target: "first chunk ≤ +5 ms p50 after the model's first token, each later chunk ≤ +2 ms p50",
-    baseline: `SDK executor writing the chunks itself: ${describe(b)}; the model leg alone (the node's Chat Completions client, no node): first +${fmt(median(modelLeg.map((r) => r.firstP50)), 2)} ms, later +${fmt(median(modelLeg.map((r) => r.laterP50)), 2)} ms p50`,
+    baseline: `SDK executor writing the chunks itself: ${describe(b)}; the model leg alone (the node's model client over the openai package, no node): first +${fmt(median(modelLeg.map((r) => r.firstP50)), 2)} ms, later +${fmt(median(modelLeg.map((r) => r.laterP50)), 2)} ms p50`,
     node: s.streamed
       ? describe(s)
       : `not streamed: the answer arrives whole at the end (first chunk +${fmt(s.first)} ms p50), ${fmt(s.cpu)} µs CPU/stream`,

@@ -1,39 +1,37 @@
 import type { RequestListener } from 'node:http';
 import { errorMessage } from '../errors';
-import express from 'express';
 import type { LlmAgent } from '../agent/agent';
 import type { TurnRunner } from '../agent/turn';
 import type { LangoConfig } from '../config/schema';
 import type { Logger } from '../log/logger';
 import type { StoreHealth } from '../store';
 import type { TaskRowStores } from '../store/taskRows';
-import { createAuthenticator, credentials } from './auth';
-import type { Callers } from './callers';
+import { authConfigured, type Identity } from '../identity/identity';
+import { identityStep } from './bindings/credentials';
 import type { Principal } from '../principal';
-import { authConfigured, publicBaseUrl } from './card';
-import { CardService, cardRoute } from './cardRoutes';
-import { discoveryRoutes, healthRoutes } from './discovery';
+import { publicBaseUrl } from './card/card';
+import { CardService } from './card/cardService';
+import { discoveryPages, healthPages } from './bindings/discovery';
 import type { PeerStatus } from '../federation/health';
-import { jsonErrors, notFound } from './errors';
-import { LangoExecutor } from './executor';
-import { createGrpcBinding, type GrpcBinding } from './grpcBinding';
-import type { ServerTlsOptions } from './serverTls';
-import { hostGuard } from './hostGuard';
-import type { RequestIntercept, SharedSteps } from './inbound';
-import { inboundHttp } from './inboundHttp';
-import { jsonRpcBinding } from './jsonRpcBinding';
-import { restBinding } from './restBinding';
-import { CheckedPushStore, RetryingPushSender } from './pushNotifications';
-import { PUSH_DELIVERY_PATH, pushDeliveryRoute } from './pushDeliveries';
-import { answerStorageOutages } from './storageOutage';
-import { createCardSigner } from './signing';
+import { LangoExecutor } from './tasks/executor';
+import { createGrpcBinding, type GrpcBinding } from './bindings/grpcBinding';
+import type { ServerTlsOptions } from '../identity/serverTls';
+import { hostGuard } from './bindings/hostGuard';
+import type { RequestIntercept, SharedSteps } from './bindings/inbound';
+import { inboundHttp } from './bindings/inboundHttp';
+import { CheckedPushStore, RetryingPushSender } from './tasks/pushNotifications';
+import { pushDeliveryPages } from './bindings/pushDeliveries';
+import type { Pages, RouteSpec } from './bindings/routes';
+import { httpRoutes } from './httpRoutes';
+import { answerStorageOutages } from './tasks/storageOutage';
+import { createCardSigner } from './card/signing';
 import { parseDuration } from '../duration';
-import { LiveTasks } from './liveTasks';
-import { createA2AStores } from './taskStore';
-import { taskEventRecorder, type ClusterTasks } from './clusterTasks';
+import { LiveTasks } from './tasks/liveTasks';
+import { createA2AStores } from './tasks/taskStore';
+import { taskEventRecorder, type ClusterTasks } from './tasks/clusterTasks';
 import type { TaskEventLog } from '../store/taskEvents';
-import { TaskHandler } from './taskHandler';
-import { servedTenants } from './tenants';
+import { TaskHandler } from './tasks/taskHandler';
+import { servedTenants } from './tasks/tenants';
 
 /** Dependencies of {@link createA2AServer}. */
 export interface A2AServerOptions {
@@ -66,12 +64,12 @@ export interface A2AServerOptions {
   push?: { baseDelayMs?: number; timeoutMs?: number };
   /** Run before every route of every binding, after the host guard (request metrics and spans); none when nothing observes. */
   intercept?: RequestIntercept[];
-  /** The node's own pages (metrics, console), mounted before A2A's catch-all routes; each checks its own access. */
-  pages?: express.Router[];
+  /** The node's own pages (metrics, console, `/node/*`): their rows join the route table, which checks their access. */
+  pages?: Pages[];
   /** Masks known secret values in every push payload (issue 11 G; the node's `SecretRegistry`; the task rows mask their own). */
   redact?: (text: string) => string;
-  /** Who each credential is (`callers.ts`, built by `createApp` with the node's default peer grant). */
-  callers: Callers;
+  /** Who each request is, and whether it may call a route: the node's one identity component (`createApp`). */
+  identity: Identity;
 }
 
 /** The A2A surface of the node. */
@@ -90,6 +88,8 @@ export interface A2AServer {
   listenGrpc(host: string, port: number, tls?: ServerTlsOptions): Promise<number>;
   /** The public card exactly as served at /.well-known/agent-card.json (ProtoJSON, signed when configured). */
   card(): Promise<Record<string, unknown>>;
+  /** The route table's rows over HTTP (method, path pattern, binding, name, access), in the order they are tried. */
+  readonly routes: readonly RouteSpec[];
   /** Turns running now. */
   running(): number;
   /** Fails running turns ("node shutting down"), stops retries and timers. Does not close the stores. */
@@ -183,49 +183,34 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   const requestHandler = answerStorageOutages(taskHandler, options.health);
   // With tenants, every binding calls the handler through the one check of the tenant a request names.
   const served = config.a2a.tenants.length > 0 ? servedTenants(requestHandler, config.a2a.tenants) : requestHandler;
-  const auth = createAuthenticator(config, options.callers, { logger });
   let closing = false;
   let grpc: GrpcBinding | undefined;
 
-  // Health, the node's pages and discovery: express, after the inbound chain's shared steps.
-  const pages = express();
-  pages.disable('x-powered-by');
-  pages.set('etag', false);
-  pages.use(healthRoutes({ root, health: options.health, closing: () => closing }));
-  for (const page of options.pages ?? []) pages.use(page);
-  if (config.a2a.enabled) {
-    pages.use(discoveryRoutes({ root, peerStatus: options.peerStatus, remoteCard: options.remoteCard }));
-    // How a push config's latest notification went, for its owner (§13.2; the config itself has no field for it).
-    pages.get(PUSH_DELIVERY_PATH, pushDeliveryRoute({ rows: options.taskRows.pushConfigs, logger }));
-  }
-  pages.use(notFound);
-  pages.use(jsonErrors(logger));
-
-  const { legacyCompat } = config.a2a;
-  // One chain per binding from the same steps (`inboundHttp.ts`). With `a2a.enabled: false` the node publishes
-  // no card and serves no protocol: health only.
+  // The node's pages (health first), then what A2A adds: discovery and push-delivery reports.
+  const pages: Pages[] = [
+    healthPages({ root, health: options.health, closing: () => closing }),
+    ...(config.a2a.enabled
+      ? [
+          discoveryPages({ root, peerStatus: options.peerStatus, remoteCard: options.remoteCard }),
+          pushDeliveryPages({ rows: options.taskRows.pushConfigs, logger }),
+        ]
+      : []),
+    ...(options.pages ?? []),
+  ];
   // The steps every binding mounts: HTTP below; a gRPC binding mounts the same object.
   const steps: SharedSteps = {
     hostGuard: hostGuard(config)?.step,
     intercepts: options.intercept ?? [],
-    // Without credentials configured every caller is anonymous: no credential step on the request path.
-    credentials: auth.enabled
-      ? credentials({ authenticate: (req) => auth.authenticate(req), challenge: auth.challenge })
-      : undefined,
+    identify: identityStep(options.identity),
   };
-  const app = inboundHttp({
-    steps,
-    maxBodyBytes: config.a2a.maxBodyBytes,
-    a2a: config.a2a.enabled
-      ? {
-          jsonRpc: jsonRpcBinding({ requestHandler: served, legacyCompat, logger }),
-          rest: restBinding({ requestHandler: served, legacyCompat, logger }),
-          card: cardRoute({ cards, legacyCompat, logger }),
-        }
-      : undefined,
+  // With `a2a.enabled: false` the node publishes no card and serves no protocol: its pages only.
+  const table = httpRoutes({
+    a2a: config.a2a.enabled ? { requestHandler: served, cards, legacyCompat: config.a2a.legacyCompat } : undefined,
     pages,
+    maxBodyBytes: config.a2a.maxBodyBytes,
     logger,
   });
+  const app = inboundHttp({ steps, table, maxBodyBytes: config.a2a.maxBodyBytes, logger });
 
   return {
     app,
@@ -244,6 +229,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
       return bound;
     },
     card: async () => JSON.parse((await cards.current()).json) as Record<string, unknown>,
+    routes: table.routes.map(({ handler: _handler, ...spec }) => spec),
     running: () => liveTasks.size,
     async close() {
       if (closing) return;

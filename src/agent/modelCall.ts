@@ -13,7 +13,7 @@ export type ModelReply = { ok: true; text: string; toolCalls: ModelToolCall[] } 
  * is yielded per chunk). A provider error becomes `{ ok: false, reason }`
  * (its message, never a stack); cancellation throws {@link AbortError}.
  * The call is observed under `step` (the acting agent's step) with the
- * tokens it used.
+ * tokens it used and its exchange (what it was sent and answered).
  */
 export async function* callModel(
   model: Model,
@@ -28,6 +28,13 @@ export async function* callModel(
   const usage = { inputTokens: 0, outputTokens: 0 };
   const ended = (error?: string) => {
     observation.set(usage);
+    // By reference: a sink that keeps it (the console's inspector) copies, redacts and caps it.
+    observation.exchange?.({
+      instruction: request.instruction,
+      messages: request.messages,
+      tools: request.tools,
+      answer: { text, toolCalls },
+    });
     observation.end(error);
   };
   // Each step is raced with the signal: a provider that ignores it cannot hold a cancelled turn open.

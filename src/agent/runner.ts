@@ -103,8 +103,9 @@ export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
           ]);
       const turn = new TurnState({ input, tree, history, state, logger });
       /** Hands the turn to the store; the returned promise settles once it is committed. */
+      // A replay tells no turn-end hook (memory): it is a scratch turn, not the principal's conversation.
       const end = (result: TurnResult) =>
-        turn.commit(sessions, options.onTurnEnd).then(() => {
+        turn.commit(sessions, input.replay ? undefined : options.onTurnEnd).then(() => {
           observed.settle(result);
           return result;
         });
@@ -181,15 +182,17 @@ export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
       };
     }
     turn.modelCalls.set(agent.name, calls + 1);
-    const model = agent.model ?? options.model;
-    if (!model) return { type: 'failed', reason: `agent ${agent.name} has no model configured` };
+    const chosen = modelOf(agent, turn.input.replay?.model);
+    if (!chosen.ok) return { type: 'failed', reason: chosen.reason };
+    const model = chosen.model;
 
-    const context = await agentContext(turn, agent);
+    const replaced = turn.input.replay?.instructions?.[agent.name];
+    const context = replaced === undefined ? await agentContext(turn, agent) : undefined;
     const reply = yield* callModel(
       model,
       {
         agentName: agent.name,
-        instruction: context ? `${agent.instruction}\n\n${context}` : agent.instruction,
+        instruction: replaced ?? (context ? `${agent.instruction}\n\n${context}` : agent.instruction),
         messages: turn.messages(),
         tools: turn.tree.toolSpecs(agent.name),
         signal: turn.signal,
@@ -337,6 +340,15 @@ export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
       default:
         return assertNever(outcome);
     }
+  }
+
+  /** The model an agent's call goes to: its own or the node's, or the one a replay names of the same client. */
+  function modelOf(agent: LlmAgent, replayModel?: string): { ok: true; model: Model } | { ok: false; reason: string } {
+    const model = agent.model ?? options.model;
+    if (!model) return { ok: false, reason: `agent ${agent.name} has no model configured` };
+    if (replayModel === undefined) return { ok: true, model };
+    if (!model.withModel) return { ok: false, reason: `the model ${model.name} cannot switch to ${replayModel}` };
+    return { ok: true, model: model.withModel(replayModel) };
   }
 
   /** Fetches (once per agent per turn) the context provider's text; a failing provider adds nothing. */

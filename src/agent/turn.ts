@@ -26,6 +26,13 @@ export interface TurnInput {
   newSession?: boolean;
   /** The A2A task this turn works on, for observers (task timelines); the runner itself does not use it. */
   taskId?: string;
+  /**
+   * A replay of a stored turn (the console's): each named agent's system
+   * prompt replaced for this turn by the text given (instead of its
+   * instruction and context), every model call made with the named model of
+   * the node's model client, and the turn-end hooks (memory) not told.
+   */
+  replay?: TurnReplay;
   /** Request metadata (A2A message metadata: trace context, hop path). Never shown to the model. */
   metadata?: Record<string, unknown>;
   /**
@@ -36,6 +43,14 @@ export interface TurnInput {
    * whatever `run` yields after it.
    */
   onTextDelta?: (event: TextDeltaEvent) => void;
+}
+
+/** What a replayed turn changes (see {@link TurnInput.replay}). */
+export interface TurnReplay {
+  /** System prompts by agent name. */
+  instructions?: Readonly<Record<string, string>>;
+  /** A model name the node's model client accepts (`Model.withModel`). */
+  model?: string;
 }
 
 /** How a turn ended. A cancelled turn does not end: `run` throws an error named `AbortError`. */

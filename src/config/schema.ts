@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DURATION_FORMS, isDuration } from '../duration';
+import { DURATION_FORMS, durationMs, formatDuration } from '../duration';
 
 /**
  * The configuration schema: the single source of truth for every key, its
@@ -18,6 +18,28 @@ const RESERVED_PATH_SEGMENTS = [
   'metrics',
   'console',
 ];
+
+/**
+ * A duration key in the one grammar (`500ms`, `30s`, `5m`, `2h`, `1d`), its
+ * default and its maximum: a longer one is refused, the key named. Each
+ * maximum is documented (docs/configuration.md, "Durations"), and those of
+ * keys a timer waits for are well within what a Node timer keeps.
+ */
+function Duration(fallback: string, max: string) {
+  const maxMs = durationMs(max)!;
+  return z
+    .string()
+    .superRefine((text, ctx) => {
+      const ms = durationMs(text);
+      if (ms === undefined) ctx.addIssue({ code: 'custom', message: DURATION_FORMS });
+      else if (ms > maxMs) ctx.addIssue({ code: 'custom', message: `at most ${max}` });
+    })
+    .default(fallback)
+    .meta({ maxDuration: max });
+}
+
+/** The message of a milliseconds key past its maximum: `at most 60000 (1m)`. */
+const atMost = (maxMs: number) => `at most ${maxMs} (${formatDuration(maxMs)})`;
 
 /** An http:// or https:// URL: the only schemes the node's clients speak (a typo like `htp:/` is caught here). */
 const HttpUrl = () => z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' });
@@ -63,7 +85,7 @@ const Agent = z
     /** Model calls per agent within one turn before the agent must answer. */
     maxTurnsPerAgent: z.number().int().min(1).max(100).default(10),
     promptsDir: z.string().optional(),
-    requestTimeoutMs: z.number().int().positive().default(120_000),
+    requestTimeoutMs: z.number().int().positive().max(1_800_000, atMost(1_800_000)).default(120_000),
   })
   .strict();
 
@@ -106,7 +128,7 @@ const RemoteAgentEntry = z
     baseUrl: HttpUrl().optional(),
     cardFile: z.string().optional(),
     description: z.string().max(1000).optional(),
-    timeoutMs: z.number().int().positive().max(120_000).optional(),
+    timeoutMs: z.number().int().positive().max(120_000, atMost(120_000)).optional(),
     headers: z.record(z.string(), z.string()).optional(),
     auth: RemoteAgentAuth.optional(),
     tls: RemoteAgentTls.optional(),
@@ -189,7 +211,7 @@ const A2aOidc = z
     /** The issuer's key set; found by discovery (`<issuer>/.well-known/openid-configuration`) when unset. */
     jwksUrl: HttpUrl().optional(),
     algorithms: z.array(TokenAlgorithm).min(1).default(['RS256', 'PS256', 'ES256', 'EdDSA']),
-    clockToleranceSeconds: z.number().int().min(0).max(300).default(30),
+    clockToleranceSeconds: z.number().int().min(0).max(300, 'at most 300 (5m)').default(30),
     /** The issuer may be on loopback or a private network (a local identity provider); refused otherwise. */
     allowPrivateNetwork: z.boolean().default(false),
     /** How the card tells clients to get a token: OIDC discovery, or OAuth 2 client credentials at `tokenUrl`. */
@@ -218,7 +240,8 @@ const A2aCaller = z
     name: z
       .string()
       .regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/, 'letters, digits, _ and -, starting with a letter')
-      .refine((name) => name !== 'owner', '"owner" is reserved: set owner: true instead'),
+      .refine((name) => name !== 'owner', '"owner" is reserved: set owner: true instead')
+      .refine((name) => name !== 'anonymous', '"anonymous" is reserved: it names callers without a credential'),
     bearerTokens: z.array(z.string().min(1)).default([]),
     apiKeys: z.array(z.string().min(1)).default([]),
     /** Subjects (`sub`) or client ids (`client_id`, `azp`) of tokens from `a2a.auth.oidc` that are this caller. */
@@ -285,20 +308,20 @@ const A2a = z
       )
       .default([])
       .refine((tenants) => new Set(tenants).size === tenants.length, { message: 'tenants must be unique' }),
-    taskRetention: z.string().refine(isDuration, DURATION_FORMS).default('7d'),
+    taskRetention: Duration('7d', '365d'),
     /** How long a send's idempotency key (its message id, or `Idempotency-Key`) is kept: a retry within it gets the first send's task. */
-    idempotencyWindow: z.string().refine(isDuration, DURATION_FORMS).default('24h'),
+    idempotencyWindow: Duration('24h', '30d'),
     /** The longest a GetTask with `A2A-Current-Generation` holds before answering the task as it is. */
-    longPollTimeout: z.string().refine(isDuration, DURATION_FORMS).default('30s'),
+    longPollTimeout: Duration('30s', '10m'),
     auth: A2aAuth.optional(),
     allowUnauthenticated: z.boolean().default(false),
     signingKey: z.string().optional(),
     verifyCards: z.enum(['off', 'ifPresent', 'require']).default('ifPresent'),
     maxHops: z.number().int().min(1).max(32).default(4),
-    cardFetchTimeoutMs: z.number().int().positive().default(5000),
+    cardFetchTimeoutMs: z.number().int().positive().max(60_000, atMost(60_000)).default(5000),
     /** Active health of remote agents: each card probed every `probeInterval` (with jitter), and on demand. */
     peerHealth: z
-      .object({ probeInterval: z.string().refine(isDuration, DURATION_FORMS).default('30s') })
+      .object({ probeInterval: Duration('30s', '1d') })
       .strict()
       .prefault({}),
     maxBodyBytes: z
@@ -318,7 +341,7 @@ const A2a = z
         /** Most stream events one call may receive. */
         maxEvents: z.number().int().min(1).default(10_000),
         /** Longest one call may last, streamed or polled; an entry's timeoutMs may shorten it. */
-        maxDurationMs: z.number().int().positive().default(120_000),
+        maxDurationMs: z.number().int().positive().max(3_600_000, atMost(3_600_000)).default(120_000),
       })
       .strict()
       .prefault({}),
@@ -327,7 +350,7 @@ const A2a = z
         allowPrivateNetworks: z.boolean().default(false),
         maxAttempts: z.number().int().min(1).max(20).default(5),
         /** Deadline of one delivery attempt (the spec recommends 10–30 s). */
-        timeoutMs: z.number().int().min(10_000).max(30_000).default(15_000),
+        timeoutMs: z.number().int().min(10_000).max(30_000, atMost(30_000)).default(15_000),
       })
       .strict()
       .prefault({}),
@@ -357,7 +380,7 @@ const Tools = z
         bwrapPath: z.string().min(1).default('/usr/bin/bwrap'),
         /** Whether confined commands may use the network. */
         network: z.boolean().default(false),
-        timeoutMs: z.number().int().positive().default(30_000),
+        timeoutMs: z.number().int().positive().max(600_000, atMost(600_000)).default(30_000),
         maxOutputBytes: z
           .number()
           .int()
@@ -390,11 +413,11 @@ const Tools = z
         executablePath: z.string().min(1).optional(),
         allow: z.array(z.string()).default([]),
         deny: z.array(z.string()).default([]),
-        idleTimeoutMs: z.number().int().positive().default(300_000),
+        idleTimeoutMs: z.number().int().positive().max(86_400_000, atMost(86_400_000)).default(300_000),
         /** Upper bound for one page load (browser_navigate). */
-        navigationTimeoutMs: z.number().int().positive().default(15_000),
+        navigationTimeoutMs: z.number().int().positive().max(300_000, atMost(300_000)).default(15_000),
         /** Default wait for a selector in browser_action / browser_screenshot. */
-        actionTimeoutMs: z.number().int().positive().default(5_000),
+        actionTimeoutMs: z.number().int().positive().max(300_000, atMost(300_000)).default(5_000),
       })
       .strict()
       .prefault({}),
@@ -410,9 +433,17 @@ const Observability = z
     metrics: z.boolean().default(true),
     /** A bearer token that may read `/metrics` without being the owner (a Prometheus scraper). */
     metricsToken: z.string().min(1).optional(),
-    /** Record each turn's steps for the console, stored (across restarts, every replica's) (`tasks`: turns kept, newest). */
+    /**
+     * Record each turn's steps for the console, stored (across restarts, every replica's) (`tasks`: turns kept,
+     * newest; `exchanges`: also keep what each model step was sent and answered, redacted and capped, for the
+     * console's model inspector and replays).
+     */
     timeline: z
-      .object({ enabled: z.boolean().default(true), tasks: z.number().int().min(1).max(10_000).default(200) })
+      .object({
+        enabled: z.boolean().default(true),
+        tasks: z.number().int().min(1).max(10_000).default(200),
+        exchanges: z.boolean().default(true),
+      })
       .strict()
       .prefault({}),
     /** Serve the owner's web console at `/console` (agents, tasks, timelines, chat). */
@@ -450,9 +481,9 @@ const Cluster = z
   .object({
     /** Names this replica in the heartbeat table and on the rows it runs; host name and pid when unset. */
     replicaId: z.string().min(1).max(200).optional(),
-    heartbeatInterval: z.string().refine(isDuration, DURATION_FORMS).default('5s'),
+    heartbeatInterval: Duration('5s', '5m'),
     /** A replica silent this long is lost: kept short, so a lost replica's callers hear of it quickly. */
-    lease: z.string().refine(isDuration, DURATION_FORMS).default('15s'),
+    lease: Duration('15s', '1h'),
   })
   .strict();
 

@@ -1,6 +1,7 @@
 import { request, type Dispatcher } from 'undici';
 import { errorMessage, LangoError, RemoteAgentError } from '../errors';
 import { BodyTooLargeError, discardBody, readBody } from '../net/body';
+import { createDeadline } from '../net/deadline';
 import { OutboundRefusedError } from '../net/policy';
 
 /**
@@ -36,8 +37,9 @@ export interface FetchedJson {
  */
 export async function fetchJson(url: string, options: FetchJsonOptions): Promise<FetchedJson> {
   const started = Date.now();
-  const timeout = AbortSignal.timeout(options.timeoutMs);
-  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+  // Held by its own timer (`net/deadline.ts`): the caller's signal alongside cannot let it be collected unfired.
+  const deadline = createDeadline(options.timeoutMs, options.signal);
+  const signal = deadline.signal;
   try {
     const response = await request(url, {
       method: 'GET',
@@ -65,7 +67,7 @@ export async function fetchJson(url: string, options: FetchJsonOptions): Promise
         throw new RemoteAgentError(`body too large: more than ${options.maxBytes} bytes${decoded}`);
       }
       if (error instanceof LangoError) throw new RemoteAgentError(`body unreadable: ${error.message}`);
-      if (timeout.aborted || options.signal?.aborted) throw error;
+      if (signal.aborted) throw error;
       // The server answered, then broke off: not "unreachable" (issue 12 names faults by what happened).
       throw new RemoteAgentError(`body cut off: ${describeNetworkError(error)}`, { cause: error });
     }
@@ -78,10 +80,13 @@ export async function fetchJson(url: string, options: FetchJsonOptions): Promise
     return { body, latencyMs: Date.now() - started };
   } catch (error) {
     if (error instanceof RemoteAgentError) throw error;
-    if (timeout.aborted) throw new RemoteAgentError(`timed out after ${options.timeoutMs} ms`, { cause: error });
+    if (signal.aborted && !options.signal?.aborted)
+      throw new RemoteAgentError(`timed out after ${options.timeoutMs} ms`, { cause: error });
     if (options.signal?.aborted) throw new RemoteAgentError('aborted', { cause: error });
     if (error instanceof OutboundRefusedError) throw new RemoteAgentError(error.message, { cause: error });
     throw new RemoteAgentError(`unreachable: ${describeNetworkError(error)}`, { cause: error });
+  } finally {
+    deadline.clear();
   }
 }
 

@@ -14,6 +14,7 @@ import {
 import type { LoadedPeer, PeerSkip } from './loader';
 import { loadRemoteAgents, loadScreenedPeer, remoteAgentFor, type LoadRemoteAgentsOptions } from './loadRemoteAgents';
 import type { Lookup } from '../net/policy';
+import { timerDelay } from '../duration';
 import { createPeerNetwork, type PeerNetwork } from './outbound';
 import { probePeer, unavailableAgent } from './probe';
 import type { CallReport } from './remoteAgent';
@@ -180,7 +181,7 @@ export function createFederation(options: FederationOptions): Federation {
     const delayMs = jittered(base);
     clearTimeout(record.timer);
     record.status.nextProbeAt = new Date(clock.now() + delayMs).toISOString();
-    record.timer = setTimeout(() => void probe(record), delayMs);
+    record.timer = setTimeout(() => void probe(record), timerDelay(delayMs));
     record.timer.unref();
   }
 

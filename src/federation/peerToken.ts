@@ -1,6 +1,7 @@
 import { request, type Dispatcher } from 'undici';
 import { errorMessage, RemoteAgentError } from '../errors';
 import { BodyTooLargeError, discardBody, readBody } from '../net/body';
+import { createDeadline } from '../net/deadline';
 import { describeNetworkError } from './cardFetch';
 
 /**
@@ -85,6 +86,19 @@ export function createClientCredentials(options: ClientCredentialsOptions): Peer
 
 /** One token request; throws a {@link RemoteAgentError} naming the endpoint and the error code it answered. */
 async function requestToken(options: ClientCredentialsOptions): Promise<{ token: string; lifetimeMs: number }> {
+  // One deadline for the answer and its body, held by its own timer (`net/deadline.ts`).
+  const deadline = createDeadline(options.timeoutMs ?? 10_000);
+  try {
+    return await tokenExchange(options, deadline.signal);
+  } finally {
+    deadline.clear();
+  }
+}
+
+async function tokenExchange(
+  options: ClientCredentialsOptions,
+  signal: AbortSignal,
+): Promise<{ token: string; lifetimeMs: number }> {
   const { grant } = options;
   const where = new URL(grant.tokenUrl).origin;
   const form = new URLSearchParams({ grant_type: 'client_credentials' });
@@ -113,7 +127,7 @@ async function requestToken(options: ClientCredentialsOptions): Promise<{ token:
       headers,
       body: form.toString(),
       dispatcher: options.dispatcher,
-      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+      signal,
     });
   } catch (error) {
     throw new RemoteAgentError(`OAuth token request to ${where} failed: ${describeNetworkError(error)}`);

@@ -10,6 +10,7 @@ import { describeNetworkError } from './cardFetch';
 import { TRACEPARENT_KEY, childTraceparent } from '../log/traceContext';
 import { FEDERATION_HOPS_KEY, nextHop, resolveNodeId, type NodeId } from './hops';
 import type { LoadedPeer } from './loader';
+import { createDeadline } from '../net/deadline';
 import { OutboundRefusedError, type OutboundPolicy } from '../net/policy';
 import { rememberSeen, unseenContext, type PeerSessionState } from './peerContext';
 import { sanitizeCardText } from './peerCard';
@@ -370,9 +371,10 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
   /** Best effort: tells the peer to stop a task we no longer wait for. */
   async function cancelRemote(taskId: string | undefined, callLog: Logger): Promise<void> {
     if (!taskId) return;
+    const deadline = createDeadline(CANCEL_TIMEOUT_MS);
     try {
       const c = await sharedClient();
-      const signal = AbortSignal.timeout(CANCEL_TIMEOUT_MS);
+      const signal = deadline.signal;
       meters.start(signal);
       await c.cancelTask(
         { tenant: '', id: taskId, metadata: undefined },
@@ -381,6 +383,8 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       callLog.info('remote task cancelled', { taskId });
     } catch (error) {
       callLog.warn('remote task cancel failed', { taskId, reason: redact(describe(error)) });
+    } finally {
+      deadline.clear();
     }
   }
 

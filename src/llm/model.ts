@@ -76,4 +76,9 @@ export type ModelEvent =
 export interface Model {
   readonly name: string;
   stream(request: ModelRequest): AsyncIterable<ModelEvent>;
+  /**
+   * The same client asking its endpoint for another model (a replay with
+   * another model); absent when the provider has only one (the offline model).
+   */
+  withModel?(name: string): Model;
 }

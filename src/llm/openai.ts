@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import OpenAI from 'openai';
 import type {
   ChatCompletionChunk,
   ChatCompletionMessageParam,
@@ -26,164 +26,112 @@ export interface OpenAIModelOptions {
   fetch?: typeof fetch;
 }
 
-/** The longest wait between two tries, and the longest `retry-after` honoured. */
-const MAX_RETRY_DELAY_MS = 8_000;
-const MAX_RETRY_AFTER_MS = 60_000;
-/** The most of an error answer read for its message. */
-const MAX_ERROR_BYTES = 64 * 1024;
+/** OpenAI's own endpoint, used when `baseURL` is unset (given explicitly: the client would read OPENAI_BASE_URL). */
+const OPENAI_ENDPOINT = 'https://api.openai.com/v1';
 
 /**
- * A {@link Model} over an OpenAI-compatible Chat Completions endpoint with
+ * A {@link Model} over the `openai` package's Chat Completions client with
  * streaming: tools offered as functions, streamed tool-call fragments joined
  * into whole calls, text streamed as it arrives, usage reported at the end.
- * The request and its server-sent events are handled here over the given
- * `fetch` (the `openai` package's client reads each chunk through three
- * async generators and a copy of its pending bytes, most of what a streamed
- * answer costs the node); it retries as that client does: connection errors,
- * timeouts, 408, 409, 429 and 5xx, before the answer starts, after
- * `retry-after` or an exponential backoff.
+ * The package sends the request (over the given `fetch`), retries it
+ * (connection errors, timeouts, 408, 409, 429 and 5xx, before the answer
+ * starts, after `retry-after` or an exponential backoff), bounds the wait for
+ * the answer's start by `timeoutMs`, and reads the server-sent events,
+ * failing on an error event mid-answer. Every setting is passed here, so the
+ * client reads no environment variable.
  * @example
  * const model = createOpenAIModel({ apiKey, baseURL: 'http://127.0.0.1:8080/v1', model: 'gpt-4o-mini', logger, timeoutMs: 120_000 });
  */
 export function createOpenAIModel(options: OpenAIModelOptions): Model {
   const logger = options.logger.child({ component: 'llm', provider: 'openai', model: options.model });
-  const endpoint = options.baseURL ?? 'https://api.openai.com/v1';
-  const url = `${endpoint.replace(/\/+$/, '')}/chat/completions`;
-  const send = options.fetch ?? fetch;
-  const maxRetries = options.maxRetries ?? 2;
-  const headers = {
-    authorization: `Bearer ${options.apiKey}`,
-    'content-type': 'application/json',
-    accept: 'text/event-stream',
-  };
-  const fail = (text: string): ModelRequestError => {
-    const message = redactKey(text, options.apiKey);
-    logger.warn('model request failed', { error: message });
-    return new ModelRequestError(message);
-  };
-
-  /** The endpoint's streaming answer, once its headers are in (tries again as the doc comment above says). */
-  async function open(body: string, signal: AbortSignal): Promise<{ response: Response; detach: () => void }> {
-    for (let attempt = 0; ; attempt++) {
-      signal.throwIfAborted();
-      const attemptAbort = new AbortController();
-      const cancel = () => attemptAbort.abort(signal.reason);
-      const detach = () => signal.removeEventListener('abort', cancel);
-      signal.addEventListener('abort', cancel, { once: true });
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        attemptAbort.abort(new DOMException('the model endpoint did not answer in time', 'TimeoutError'));
-      }, options.timeoutMs);
-      let response: Response;
-      try {
-        response = await send(url, { method: 'POST', headers, body, signal: attemptAbort.signal });
-      } catch (err) {
-        detach();
-        if (signal.aborted) throw err;
-        if (attempt < maxRetries) {
-          await sleep(backoffMs(attempt, undefined), undefined, { signal });
-          continue;
-        }
-        throw fail(
-          timedOut
-            ? `the model endpoint ${endpoint} did not answer in time`
-            : `cannot reach the model endpoint ${endpoint}: ${causeOf(err)}`,
-        );
-      } finally {
-        clearTimeout(timer);
-      }
-      // From here the caller's signal ends the answer's body through this attempt's, until the answer ends (a
-      // turn's signal outlives its model calls).
-      if (response.ok && response.body) return { response, detach };
-      detach();
-      if (attempt < maxRetries && shouldRetry(response)) {
-        await response.body?.cancel().catch(() => {});
-        await sleep(backoffMs(attempt, response.headers), undefined, { signal });
-        continue;
-      }
-      throw fail(`the model endpoint answered HTTP ${response.status}: ${await errorDetail(response)}`);
-    }
-  }
+  const endpoint = options.baseURL ?? OPENAI_ENDPOINT;
+  const client = new OpenAI({
+    apiKey: options.apiKey,
+    baseURL: endpoint,
+    organization: null,
+    project: null,
+    webhookSecret: null,
+    timeout: options.timeoutMs,
+    maxRetries: options.maxRetries ?? 2,
+    // The package's own diagnostics (a chunk it cannot parse) go to the node's logger, never the console.
+    logger: packageLogger(logger),
+    logLevel: 'warn',
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
 
   async function* stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
+    if (request.signal.aborted) throw new AbortError('the model call was cancelled');
+    // One controller per call, tied to the turn's signal by a listener removed when the answer ends: the
+    // package adds a listener per attempt to the signal it is given and never removes it, and a turn's
+    // signal outlives its model calls.
+    const call = new AbortController();
+    const cancel = () => call.abort(request.signal.reason);
+    request.signal.addEventListener('abort', cancel, { once: true });
     // By the index the model gives each call (a Map, not an array: the index is the model's to choose).
     const calls = new Map<number, ModelToolCall>();
-    const body = JSON.stringify({
-      model: options.model,
-      stream: true,
-      stream_options: { include_usage: true },
-      messages: toChatMessages(request),
-      ...(request.tools.length ? { tools: request.tools.map(toChatTool) } : {}),
-    });
-    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
-    let detach: (() => void) | undefined;
-    let finished = false;
     try {
-      const opened = await open(body, request.signal);
-      detach = opened.detach;
-      reader = opened.response.body!.getReader();
-      const decoder = new TextDecoder();
-      let pending = '';
-      /** The `data:` lines of the event being read, joined, and its `event:` name. */
-      let data: string | undefined;
-      let name = '';
-      reading: for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        pending += decoder.decode(value, { stream: true });
-        let start = 0;
-        for (let end = pending.indexOf('\n'); end !== -1; end = pending.indexOf('\n', start)) {
-          const line = pending.charCodeAt(end - 1) === 13 ? pending.slice(start, end - 1) : pending.slice(start, end);
-          start = end + 1;
-          if (line === '') {
-            // A blank line ends an event.
-            if (data === undefined) continue;
-            const event = data;
-            const errorEvent = name === 'error';
-            data = undefined;
-            name = '';
-            if (event === '[DONE]') break reading;
-            yield* chunkEvents(parseChunk(event, errorEvent, fail), calls);
-          } else if (line.startsWith('data:')) {
-            const field = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
-            data = data === undefined ? field : `${data}\n${field}`;
-          } else if (line.startsWith('event:')) name = line.slice(line.charCodeAt(6) === 32 ? 7 : 6);
-          // Other fields (`id:`, `retry:`) and comments carry nothing a completion needs.
-        }
-        pending = pending.slice(start);
-      }
-      finished = true;
+      const chunks = await client.chat.completions.create(
+        {
+          model: options.model,
+          stream: true,
+          stream_options: { include_usage: true },
+          messages: toChatMessages(request),
+          ...(request.tools.length ? { tools: request.tools.map(toChatTool) } : {}),
+        },
+        { signal: call.signal },
+      );
+      for await (const chunk of chunks) yield* chunkEvents(chunk, calls);
     } catch (err) {
       if (request.signal.aborted) throw new AbortError('the model call was cancelled');
-      if (err instanceof ModelRequestError) throw err;
-      throw fail(`the model endpoint's answer broke off: ${errorMessage(err)}`);
+      const message = describeError(err, endpoint, options.apiKey);
+      logger.warn('model request failed', { error: message });
+      throw new ModelRequestError(message);
     } finally {
-      if (!finished) await reader?.cancel().catch(() => {});
-      detach?.();
+      request.signal.removeEventListener('abort', cancel);
+      // An answer left early (the caller stopped reading) is not read any further.
+      call.abort();
     }
-    // A fetch body may end quietly when its request is aborted mid-answer: a cut answer is no answer.
+    // The package's stream ends quietly when its request is aborted mid-answer: a cut answer is no answer.
     if (request.signal.aborted) throw new AbortError('the model call was cancelled');
     yield* toolCallEvents(calls);
   }
 
-  return { name: `openai:${options.model}`, stream };
+  return {
+    name: `openai:${options.model}`,
+    stream,
+    withModel: (model) => createOpenAIModel({ ...options, model }),
+  };
 }
 
-/** One streamed chunk; an `error` event, or a chunk that is an error, fails the call mid-answer. */
-function parseChunk(data: string, errorEvent: boolean, fail: (text: string) => ModelRequestError): ChatCompletionChunk {
-  let chunk: ChatCompletionChunk & { error?: { message?: unknown } };
-  try {
-    chunk = JSON.parse(data) as typeof chunk;
-  } catch {
-    if (errorEvent) throw fail(`the model endpoint reported an error mid-answer: ${data.slice(0, 300)}`);
-    throw fail(`the model endpoint streamed an event that is not JSON: ${data.slice(0, 120)}`);
-  }
-  if (chunk.error || errorEvent) {
-    const detail = typeof chunk.error?.message === 'string' ? chunk.error.message : data.slice(0, 300);
-    throw fail(`the model endpoint reported an error mid-answer: ${detail}`);
-  }
-  return chunk;
+/** The node's logger in the shape the `openai` client logs through (a message, then any values). */
+function packageLogger(logger: Logger): NonNullable<ConstructorParameters<typeof OpenAI>[0]>['logger'] {
+  const meta = (rest: unknown[]) => ({ detail: rest.map((value) => String(value).slice(0, 300)) });
+  return {
+    error: (message, ...rest) => logger.warn(`openai client: ${message}`, meta(rest)),
+    warn: (message, ...rest) => logger.warn(`openai client: ${message}`, meta(rest)),
+    info: (message, ...rest) => logger.debug(`openai client: ${message}`, meta(rest)),
+    debug: (message, ...rest) => logger.debug(`openai client: ${message}`, meta(rest)),
+  };
+}
+
+/** A readable one-line reason for a failed request, with the API key (and anything key-shaped) masked. */
+function describeError(err: unknown, endpoint: string, apiKey: string): string {
+  let text: string;
+  if (err instanceof OpenAI.APIConnectionTimeoutError) text = `the model endpoint ${endpoint} did not answer in time`;
+  else if (err instanceof OpenAI.APIConnectionError)
+    text = `cannot reach the model endpoint ${endpoint}: ${causeOf(err)}`;
+  else if (err instanceof OpenAI.APIError) {
+    const detail = (err.error as { message?: unknown } | undefined)?.message;
+    const reason = typeof detail === 'string' && detail ? detail : err.message;
+    // No status: the answer had started, and an error event (or an error chunk) ended it.
+    text =
+      err.status === undefined
+        ? `the model endpoint reported an error mid-answer: ${reason}`
+        : `the model endpoint answered HTTP ${err.status}: ${reason}`;
+  } else if (err instanceof ModelRequestError) return err.message;
+  else text = `the model endpoint's answer broke off: ${errorMessage(err)}`;
+  if (apiKey) text = text.split(apiKey).join('[REDACTED]');
+  return text.replace(/\bsk-[A-Za-z0-9_*-]{6,}/g, 'sk-[REDACTED]');
 }
 
 /** What one chunk adds: usage, a text delta; tool-call fragments are joined into `calls` (keyed by index). */
@@ -210,50 +158,6 @@ export function* toolCallEvents(calls: Map<number, ModelToolCall>): Generator<Mo
     if (!call.name) throw new ModelRequestError('the model streamed a tool call without a function name');
     yield { type: 'tool_call', call: { ...call, id: call.id || `call_${index}` } };
   }
-}
-
-/** Whether a failed answer is worth another try: the endpoint's `x-should-retry` if it says, else by status. */
-function shouldRetry(response: Response): boolean {
-  const told = response.headers.get('x-should-retry');
-  if (told === 'true') return true;
-  if (told === 'false') return false;
-  const { status } = response;
-  return status === 408 || status === 409 || status === 429 || status >= 500;
-}
-
-/** How long to wait before try `attempt + 1`: the endpoint's `retry-after(-ms)` when sensible, else 0.5 s doubling, jittered. */
-function backoffMs(attempt: number, headers: Headers | undefined): number {
-  const afterMs = Number(headers?.get('retry-after-ms'));
-  if (afterMs > 0 && afterMs <= MAX_RETRY_AFTER_MS) return afterMs;
-  const after = headers?.get('retry-after');
-  if (after) {
-    const ms = /^\d+(\.\d+)?$/.test(after) ? Number(after) * 1000 : Date.parse(after) - Date.now();
-    if (ms > 0 && ms <= MAX_RETRY_AFTER_MS) return ms;
-  }
-  return Math.min(500 * 2 ** attempt, MAX_RETRY_DELAY_MS) * (1 - Math.random() * 0.25);
-}
-
-/** An error answer's message: the `error.message` of its JSON, else its text, else its status text. */
-async function errorDetail(response: Response): Promise<string> {
-  let text = '';
-  try {
-    text = (await response.text()).slice(0, MAX_ERROR_BYTES);
-  } catch {
-    // the body broke off: the status says enough
-  }
-  try {
-    const detail = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
-    if (typeof detail === 'string' && detail) return detail;
-  } catch {
-    // not JSON: its text is the message
-  }
-  return text.trim().slice(0, 300) || response.statusText || 'no detail';
-}
-
-/** The API key (and anything key-shaped) masked. */
-function redactKey(text: string, apiKey: string): string {
-  const masked = apiKey ? text.split(apiKey).join('[REDACTED]') : text;
-  return masked.replace(/\bsk-[A-Za-z0-9_*-]{6,}/g, 'sk-[REDACTED]');
 }
 
 /** The system prompt, then the conversation in Chat Completions form. */

@@ -11,10 +11,22 @@ export const REDACTED = '[REDACTED]';
 /** Holds the secret values known to this process so they can be masked in any text. */
 export class SecretRegistry {
   private readonly values = new Set<string>();
+  private learned = 0;
+
+  /**
+   * How many values have been registered so far: text masked when it was
+   * lower may hold a value learned since (a secret stored by the very turn
+   * whose message carried it), and is masked again.
+   */
+  get version(): number {
+    return this.learned;
+  }
 
   /** Registers a value to be masked; values shorter than 4 characters are ignored (too many false hits). */
   add(value: string | undefined | null): void {
-    if (value && value.length >= 4) this.values.add(value);
+    if (!value || value.length < 4 || this.values.has(value)) return;
+    this.values.add(value);
+    this.learned += 1;
   }
 
   delete(value: string): void {

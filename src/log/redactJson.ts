@@ -18,12 +18,34 @@ export function redactJsonText(json: string, redact: Redact): string {
   return JSON.stringify(redactStrings(JSON.parse(json) as unknown, redact));
 }
 
-/** A copy of plain JSON data with every string value (never a key) passed through `redact`. */
-export function redactStrings(value: unknown, redact: Redact): unknown {
-  if (typeof value === 'string') return redact(value);
-  if (Array.isArray(value)) return value.map((item) => redactStrings(item, redact));
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redactStrings(item, redact)]));
+/**
+ * `value` with every string in it (never a key) passed through `redact`:
+ * strings, arrays and plain objects, as deep as they go; anything else
+ * (bytes, dates, numbers) as it is. What holds no secret is returned as the
+ * very same object, so data without one costs a walk and no copy.
+ */
+export function redactStrings<T>(value: T, redact: Redact): T {
+  if (typeof value === 'string') return redact(value) as T;
+  if (typeof value !== 'object' || value === null) return value;
+  // Loops without iterators or entry arrays: every task row and turn written walks here.
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let index = 0; index < value.length; index++) {
+      const item: unknown = value[index];
+      const masked = redactStrings(item, redact);
+      if (masked !== item) (copy ??= value.slice())[index] = masked;
+    }
+    return (copy ?? value) as T;
   }
-  return value;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype !== Object.prototype && prototype !== null) return value;
+  const record = value as Record<string, unknown>;
+  let copy: Record<string, unknown> | undefined;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    const item = record[key];
+    const masked = redactStrings(item, redact);
+    if (masked !== item) (copy ??= { ...record })[key] = masked;
+  }
+  return (copy ?? value) as T;
 }

@@ -1,6 +1,7 @@
 import winston from 'winston';
 import type { Logger } from './logger';
 import type { SecretRegistry } from './redact';
+import { MASKED_WITH } from './redactedLogger';
 
 /** Options for {@link createWinstonLogger}. */
 export interface WinstonLoggerOptions {
@@ -38,7 +39,8 @@ export function createWinstonLogger(options: WinstonLoggerOptions): Logger {
     format,
     transports: [new winston.transports.Stream({ stream: options.stream ?? process.stderr })],
   });
-  return wrap(root);
+  // Its format masks every line with the registry: `redactedLogger` need not wrap it again.
+  return Object.assign(wrap(root), { [MASKED_WITH]: options.secrets });
 }
 
 /** The level methods of a {@link Logger}. */

@@ -20,6 +20,42 @@ export type ObservedKind = 'turn' | 'agent' | 'model' | 'tool' | 'transfer' | 'r
  */
 export type ObservedAttributes = Record<string, string | number | boolean | undefined>;
 
+/** One message a model step was sent, as the node's model contract holds it (raw: a sink redacts what it keeps). */
+export interface ObservedMessage {
+  role: 'user' | 'assistant' | 'tool';
+  content: string;
+  /** The agent that wrote an assistant message. */
+  author?: string;
+  /** A tool message: the tool's name and the call it answers. */
+  name?: string;
+  toolCallId?: string;
+  /** The tool calls an assistant message asked for (arguments as raw JSON text). */
+  toolCalls?: readonly ObservedToolCall[];
+  /** A note the runtime added for the model (not what the user typed). */
+  runtimeNote?: boolean;
+}
+
+/** A tool call a model asked for: `arguments` is the raw JSON text. */
+export interface ObservedToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * What one model step was sent (its system prompt, the messages, the tools
+ * offered) and what it answered (text and tool calls). Handed over by
+ * reference, raw: only a sink that keeps it (the console's model inspector)
+ * redacts, masks and caps it, so a node where nothing keeps it pays nothing.
+ */
+export interface ObservedExchange {
+  instruction: string;
+  messages: readonly ObservedMessage[];
+  tools: readonly { name: string; description: string; parameters: Record<string, unknown> }[];
+  /** The model's answer so far (all of it, once the call ended). */
+  answer: { text: string; toolCalls: readonly ObservedToolCall[] };
+}
+
 /** One unit of work being observed: ended once; children are the steps inside it. */
 export interface Observation {
   /** Starts a step inside this one (an agent's step in a turn, a tool call in a step). */
@@ -28,6 +64,12 @@ export interface Observation {
   set(attributes: ObservedAttributes): void;
   /** Ends it; `error` says why it failed. A second end is ignored. */
   end(error?: string): void;
+  /**
+   * A model step's exchange (told once, before it ends). Optional: a sink
+   * that keeps no exchanges leaves it out, and a caller skips building one
+   * when the observation has no such method.
+   */
+  exchange?(exchange: ObservedExchange): void;
   /**
    * The W3C `traceparent` naming this observation, to send with a call to a
    * peer so the peer's work nests under it; undefined when no tracer listens.
@@ -113,6 +155,10 @@ function combineObservations(parts: readonly Observation[]): Observation {
  */
 class CombinedObservation implements Observation {
   constructor(private readonly parts: readonly Observation[]) {}
+
+  exchange(exchange: ObservedExchange): void {
+    for (const p of this.parts) p.exchange?.(exchange);
+  }
 
   child(kind: ObservedKind, name: string, attributes?: ObservedAttributes): Observation {
     return new CombinedObservation(this.parts.map((p) => p.child(kind, name, attributes)));

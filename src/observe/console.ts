@@ -1,12 +1,16 @@
 import fs from 'node:fs';
-import express, { type Request, type Response, type Router } from 'express';
-import { refuse, type AccessRefusal } from './access';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, { type Request, type Response } from 'express';
+import { pageRouter } from '../a2a/bindings/pageRouter';
+import type { Pages } from '../a2a/bindings/routes';
+import { SESSION_COOKIE } from '../identity/sessions';
 import { consoleAgentRoutes } from './consoleAgents';
 import { consoleAssets } from './consoleAssets';
 import { consoleBrowseRoutes } from './consoleBrowse';
-import { SESSION_COOKIE } from './consoleSessions';
+import { consoleConversationRoutes } from './consoleConversations';
 import type { ConsoleSources } from './consoleSources';
 import { CONSOLE_CSP, consoleShell, refusalPage, signInPage } from './consolePages';
+import { consoleTurnRoutes } from './consoleTurns';
 
 export type { ConsoleSources } from './consoleSources';
 
@@ -17,37 +21,42 @@ const HEARTBEAT_MS = 15_000;
  * The console at `/console`: the app shell, sign-in and sign-out, its
  * assets, and the JSON it needs under `/console/api` (agents, remote agents
  * and replicas, tasks, conversations, memory and knowledge, the tool runner,
- * live changes over SSE). Every route checks `sessions.access`; a browser
- * refused gets an HTML page saying why (401 sign-in form, 403 refusal), an
- * API call JSON. A change (POST) must come from the console's own origin.
+ * live changes over SSE). Its rows of the route table are the owner's, but
+ * for sign-in, sign-out and the assets; a browser refused gets an HTML page
+ * saying why (401 sign-in form, 403 refusal), an API call JSON. A change
+ * (POST) must come from the console's own origin.
  * @example
- * app.use(consoleRoutes({ nodeName: () => 'lango', graph, remoteCard, timelines, sessions, ... }));
+ * const pages = consoleRoutes({ nodeName: () => 'lango', graph, remoteCard, timelines, sessions, ... });
  */
-export function consoleRoutes(sources: ConsoleSources): Router {
-  const routes = express.Router();
+export function consoleRoutes(sources: ConsoleSources): Pages {
   const { sessions } = sources;
   const assets = consoleAssets(sources.assetsDir);
 
-  const htmlRefusal = (res: Response, refusal: NonNullable<AccessRefusal>) => {
-    html(res.status(refusal.status));
-    if (refusal.status === 401) {
-      res.setHeader('WWW-Authenticate', 'Bearer realm="lango"');
-      res.send(sources.authConfigured ? signInPage(refusal.message) : refusalPage(401, refusal.message));
-    } else res.send(refusalPage(403, refusal.message));
+  // Written with Node's own response: a refusal of the route table comes before express has seen the request.
+  const htmlRefusal = (res: ServerResponse, status: 401 | 403, message: string) => {
+    const page = status === 401 && sources.authConfigured ? signInPage(message) : refusalPage(status, message);
+    res.writeHead(status, {
+      ...HTML_HEADERS,
+      ...(status === 401 ? { 'WWW-Authenticate': 'Bearer realm="lango"' } : {}),
+      'Content-Length': Buffer.byteLength(page),
+    });
+    res.end(page);
   };
-  const pageOwner: express.RequestHandler = (req, res, next) => {
-    const refusal = sessions.access(req);
-    if (refusal) return htmlRefusal(res, refusal);
-    next();
-  };
-  const apiOwner: express.RequestHandler = (req, res, next) => {
-    const refusal = sessions.access(req);
-    if (refusal) return refuse(res, refusal);
-    next();
-  };
+  const routes = pageRouter({
+    name: 'console',
+    access: 'owner',
+    // The shell's refusal is a page; the API's stays JSON.
+    refuse: (req, res, status, message) => {
+      // A browser whose cookie the node no longer knows is told so: its owner signs in again.
+      const why =
+        status === 401 && hasCookie(req) ? 'your console session expired or is unknown: sign in again' : message;
+      if ((req.url ?? '').startsWith('/console/api/')) jsonRefusal(res, status, why);
+      else htmlRefusal(res, status, why);
+    },
+  });
   /** A change asked by the owner's console: its own origin, a JSON body (a form post from another site is neither). */
   const apiChange: express.RequestHandler = (req, res, next) => {
-    if (!sameOrigin(req)) return refuse(res, { status: 403, message: 'a change from another site is refused' });
+    if (!sameOrigin(req)) return jsonRefusal(res, 403, 'a change from another site is refused');
     if (!req.is('application/json')) {
       res.status(415).json({ error: { code: 415, message: 'send the request as application/json' } });
       return;
@@ -55,32 +64,35 @@ export function consoleRoutes(sources: ConsoleSources): Router {
     next();
   };
 
-  routes.get(['/console', '/console/'], pageOwner, (req, res) => {
+  routes.get('/console', (req, res) => {
     html(res).send(consoleShell(sources.nodeName(), { auth: sources.authConfigured, signedIn: hasCookie(req) }));
   });
-  routes.post('/console/login', express.urlencoded({ extended: false, limit: '8kb' }), (req, res) => {
-    if (!sameOrigin(req)) return htmlRefusal(res, { status: 403, message: 'a sign-in from another site is refused' });
+  const form = express.urlencoded({ extended: false, limit: '8kb' });
+  routes.add({ methods: ['POST'], path: '/console/login', access: 'public' }, form, (req, res, next) => {
+    if (!sameOrigin(req)) return htmlRefusal(res, 403, 'a sign-in from another site is refused');
     const token = typeof req.body?.token === 'string' ? req.body.token.trim() : '';
-    if (!token) return htmlRefusal(res, { status: 401, message: 'type the owner token to sign in' });
-    const signedIn = sessions.signIn(token);
-    if (!signedIn.ok) {
-      const message =
-        signedIn.refusal.status === 401 ? 'that token is not one this node accepts' : signedIn.refusal.message;
-      html(res.status(signedIn.refusal.status)).send(refusalPage(signedIn.refusal.status, message));
-      return;
-    }
-    res.setHeader('Set-Cookie', cookie(signedIn.sessionId, Math.floor(sources.sessionTtlMs / 1000)));
-    res.redirect(303, '/console');
+    if (!token) return htmlRefusal(res, 401, 'type an owner credential to sign in');
+    sessions
+      .signIn(token)
+      .then((signedIn) => {
+        if (!signedIn.ok) {
+          html(res.status(signedIn.status)).send(refusalPage(signedIn.status, signedIn.message));
+          return;
+        }
+        res.setHeader('Set-Cookie', cookie(signedIn.sessionId, Math.floor(sources.sessionTtlMs / 1000)));
+        res.redirect(303, '/console');
+      })
+      .catch(next);
   });
-  routes.post('/console/logout', (req, res) => {
-    if (!sameOrigin(req)) return htmlRefusal(res, { status: 403, message: 'a sign-out from another site is refused' });
-    sessions.signOut(req);
+  routes.add({ methods: ['POST'], path: '/console/logout', access: 'public' }, (req, res) => {
+    if (!sameOrigin(req)) return htmlRefusal(res, 403, 'a sign-out from another site is refused');
+    sessions.signOut(req.headers.cookie);
     res.setHeader('Set-Cookie', cookie('', 0));
     res.redirect(303, '/console');
   });
 
   // The scripts and styles hold no data: served to anyone, so the sign-in and refusal pages can use them.
-  routes.get('/console/assets/:file', (req, res) => {
+  routes.add({ methods: ['GET'], path: '/console/assets/:file', access: 'public' }, (req, res) => {
     const asset = assets.get(req.params.file as string);
     if (!asset) return res.status(404).json({ error: { code: 404, message: 'no such console asset' } });
     fs.readFile(asset.file, (err, body) => {
@@ -93,9 +105,11 @@ export function consoleRoutes(sources: ConsoleSources): Router {
     });
   });
 
-  routes.use(consoleAgentRoutes(sources, { owner: apiOwner, change: apiChange }));
-  routes.use(consoleBrowseRoutes(sources, { owner: apiOwner }));
-  routes.get('/console/api/events', apiOwner, (req, res) => {
+  consoleAgentRoutes(sources, routes, apiChange);
+  consoleBrowseRoutes(sources, routes);
+  consoleConversationRoutes(sources, routes, apiChange);
+  consoleTurnRoutes(sources, routes, apiChange);
+  routes.get('/console/api/events', (req, res) => {
     res.writeHead(200, {
       'Content-Type': 'text/event-stream',
       'Cache-Control': 'no-store',
@@ -116,22 +130,36 @@ export function consoleRoutes(sources: ConsoleSources): Router {
       unsubscribe?.();
     });
   });
-  return routes;
+  return routes.pages();
 }
 
+/** A refusal of the console's API, as JSON (Node's own response: it may come before express saw the request). */
+function jsonRefusal(res: ServerResponse, status: number, message: string): void {
+  const body = JSON.stringify({ error: { code: status, message } });
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    ...(status === 401 ? { 'WWW-Authenticate': 'Bearer realm="lango"' } : {}),
+  });
+  res.end(body);
+}
+
+const HTML_HEADERS = {
+  'Content-Type': 'text/html; charset=utf-8',
+  'Content-Security-Policy': CONSOLE_CSP,
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+};
+
 function html(res: Response): Response {
-  return res
-    .type('html')
-    .setHeader('Content-Security-Policy', CONSOLE_CSP)
-    .setHeader('Cache-Control', 'no-store')
-    .setHeader('X-Content-Type-Options', 'nosniff');
+  return res.set(HTML_HEADERS);
 }
 
 function cookie(value: string, maxAgeSeconds: number): string {
   return `${SESSION_COOKIE}=${value}; Path=/console; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}`;
 }
 
-const hasCookie = (req: Request) => (req.headers.cookie ?? '').includes(`${SESSION_COOKIE}=`);
+const hasCookie = (req: IncomingMessage) => (req.headers.cookie ?? '').includes(`${SESSION_COOKIE}=`);
 
 /** A form post from this node's own pages: no `Origin`, or one naming the host the request came to. */
 function sameOrigin(req: Request): boolean {

@@ -1,4 +1,5 @@
-import express, { type RequestHandler, type Router } from 'express';
+import express, { type RequestHandler } from 'express';
+import type { PageRouter } from '../a2a/bindings/pageRouter';
 import { z } from 'zod';
 import type { LlmAgent } from '../agent/agent';
 import { toolJsonSchema } from '../agent/tool';
@@ -29,23 +30,17 @@ const TOOL_SESSION = 'console:tools';
  * The console's routes about agents: the tree (JSON and SVG) and a remote
  * agent's card; each remote agent's health, breaker and probes, with
  * "probe now"; the cluster's replicas and their heartbeat age; the tools and
- * the tool runner. Every route is the owner's (`guards.owner`); a change
- * also passes `guards.change`.
+ * the tool runner, added to the console's `routes` (the owner's); a change
+ * also passes `change`.
  */
-export function consoleAgentRoutes(
-  sources: ConsoleSources,
-  guards: { owner: RequestHandler; change: RequestHandler },
-): Router {
-  const routes = express.Router();
-  const { owner, change } = guards;
-
-  routes.get('/console/api/agents', owner, (_req, res) => {
+export function consoleAgentRoutes(sources: ConsoleSources, routes: PageRouter, change: RequestHandler): void {
+  routes.get('/console/api/agents', (_req, res) => {
     res.json(sources.graph());
   });
-  routes.get('/console/api/agents.svg', owner, (_req, res) => {
+  routes.get('/console/api/agents.svg', (_req, res) => {
     res.type('image/svg+xml').send(toSvg(sources.graph()));
   });
-  routes.get('/console/api/agents/:name/card', owner, (req, res) => {
+  routes.get('/console/api/agents/:name/card', (req, res) => {
     const card = sources.remoteCard(req.params.name as string);
     if (card === undefined) {
       res.status(404).json({ error: { code: 404, message: `no remote agent named ${req.params.name}` } });
@@ -54,10 +49,10 @@ export function consoleAgentRoutes(
     res.type('application/json').send(sources.redact(JSON.stringify(card, null, 2)));
   });
 
-  routes.get('/console/api/peers', owner, (_req, res) => {
+  routes.get('/console/api/peers', (_req, res) => {
     res.json({ peers: sources.peers() });
   });
-  routes.post('/console/api/peers/:name/probe', owner, change, express.json({ limit: '1kb' }), async (req, res) => {
+  routes.post('/console/api/peers/:name/probe', change, express.json({ limit: '1kb' }), async (req, res) => {
     const name = req.params.name as string;
     if (!sources.peers().some((peer) => peer.name === name)) {
       res.status(404).json({ error: { code: 404, message: `no remote agent named ${name}` } });
@@ -71,7 +66,7 @@ export function consoleAgentRoutes(
     }
   });
 
-  routes.get('/console/api/replicas', owner, async (_req, res) => {
+  routes.get('/console/api/replicas', async (_req, res) => {
     const view = sources.stores().replicas;
     if (!view) return res.json({ clustered: false, replicas: [] });
     try {
@@ -81,10 +76,10 @@ export function consoleAgentRoutes(
     }
   });
 
-  routes.get('/console/api/tools', owner, (_req, res) => {
+  routes.get('/console/api/tools', (_req, res) => {
     res.json({ tools: consoleTools(sources.root()) });
   });
-  routes.post('/console/api/tools/:name/run', owner, change, express.json({ limit: '64kb' }), async (req, res) => {
+  routes.post('/console/api/tools/:name/run', change, express.json({ limit: '64kb' }), async (req, res) => {
     const body = ToolRunBody.safeParse(req.body ?? {});
     if (!body.success) {
       const issue = body.error.issues[0];
@@ -105,7 +100,6 @@ export function consoleAgentRoutes(
       res.status(500).json({ error: { code: 500, message: `the tool could not be run: ${errorMessage(err)}` } });
     }
   });
-  return routes;
 }
 
 /** Every tool of the tree, each once, with the agent holding it (the root's own first). */

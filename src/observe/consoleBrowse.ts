@@ -1,11 +1,10 @@
-import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import type { Request, Response } from 'express';
+import type { PageRouter } from '../a2a/bindings/pageRouter';
 import { errorMessage } from '../errors';
 import { isOwner, OWNER, OWNER_ID, type Principal } from '../principal';
-import type { ConsoleSources } from './consoleSources';
+import { namedCaller, type ConsoleSources } from './consoleSources';
 import { isTaskStateName, listConsoleTasks } from './consoleTasks';
 
-/** Conversations a listing shows. */
-const CONVERSATIONS = 50;
 /** Rows of each kind the memory and knowledge views show. */
 const ROWS = 50;
 /** Longest search text. */
@@ -13,28 +12,25 @@ const MAX_QUERY = 200;
 
 /**
  * The console's routes for reading what the node holds, as the owner: the
- * task list (tasks with their stored timelines), conversations (each with
- * its first words, reopened with its messages and any approval it waits
- * for), the callers, and each caller's memory and knowledge. A caller's rows
- * are read as that caller (its own only); the owner's as the owner's own.
+ * task list (tasks with their stored timelines), the callers, and each
+ * caller's memory and knowledge. A caller's rows are read as that caller
+ * (its own only); the owner's as the owner's own.
  */
-export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: RequestHandler }): Router {
-  const routes = express.Router();
-  const { owner } = guards;
+export function consoleBrowseRoutes(sources: ConsoleSources, routes: PageRouter): void {
   const stores = () => sources.stores();
   /** The principal named by `?caller=` (default the owner), or the 400 saying what was wrong. */
   const principalOf = (req: Request, res: Response): Principal | undefined => {
-    const id = typeof req.query.caller === 'string' ? req.query.caller.trim() : OWNER_ID;
-    if (!id || id.length > 200) {
-      res.status(400).json({ error: { code: 400, message: 'caller: name a caller (owner, or a caller id)' } });
+    const named = namedCaller(sources, req.query.caller);
+    if ('error' in named) {
+      res.status(400).json({ error: { code: 400, message: named.error } });
       return undefined;
     }
-    return id === OWNER_ID ? OWNER : sources.callers().byId(id);
+    return named.principal;
   };
   const failed = (res: Response, what: string, err: unknown) =>
     res.status(503).json({ error: { code: 503, message: `${what} could not be read: ${errorMessage(err)}` } });
 
-  routes.get('/console/api/tasks', owner, async (req, res) => {
+  routes.get('/console/api/tasks', async (req, res) => {
     const state = typeof req.query.state === 'string' ? req.query.state : '';
     const caller = typeof req.query.caller === 'string' ? req.query.caller.trim() : '';
     if (state && !isTaskStateName(state)) {
@@ -48,7 +44,6 @@ export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: Re
         sources.taskRows(),
         timelines ? (query) => timelines.turns(query) : async () => [],
         filter,
-        sources.authConfigured,
       );
       res.json({ tasks, timelines: timelines !== undefined });
     } catch (err) {
@@ -56,60 +51,7 @@ export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: Re
     }
   });
 
-  routes.get('/console/api/conversations', owner, async (_req, res) => {
-    try {
-      const sessions = await stores().sessions.list(OWNER, CONVERSATIONS);
-      res.json({
-        conversations: sessions.map((s) => ({
-          id: s.id,
-          caller: s.owner,
-          updatedAt: s.updatedAt,
-          ...(s.firstMessage !== undefined ? { firstWords: sources.redact(s.firstMessage) } : {}),
-        })),
-      });
-    } catch (err) {
-      failed(res, 'the conversations', err);
-    }
-  });
-  routes.get('/console/api/conversations/:id', owner, async (req, res) => {
-    const principal = principalOf(req, res);
-    if (!principal) return;
-    const id = req.params.id as string;
-    try {
-      const [messages, state] = await Promise.all([
-        stores().sessions.messages(principal, id, { visibleOnly: true, limit: 200 }),
-        stores().sessions.state(principal, id),
-      ]);
-      if (messages.length === 0) {
-        res.status(404).json({ error: { code: 404, message: `no conversation ${id} of ${principal.id}` } });
-        return;
-      }
-      const approval = state.pendingApproval;
-      res.json({
-        id,
-        caller: principal.id,
-        messages: messages.map((m) => ({
-          role: m.role,
-          text: sources.redact(m.content),
-          ...(m.author ? { author: m.author } : {}),
-          at: m.createdAt,
-        })),
-        ...(approval
-          ? {
-              pendingApproval: {
-                agent: approval.agentName,
-                tool: approval.call.name,
-                question: sources.redact(approval.question),
-              },
-            }
-          : {}),
-      });
-    } catch (err) {
-      failed(res, 'the conversation', err);
-    }
-  });
-
-  routes.get('/console/api/callers', owner, async (_req, res) => {
+  routes.get('/console/api/callers', async (_req, res) => {
     const ids = new Set<string>([OWNER_ID]);
     for (const credential of sources.callers().credentials) {
       if (!isOwner(credential.principal)) ids.add(credential.principal.id);
@@ -122,7 +64,7 @@ export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: Re
     }
   });
 
-  routes.get('/console/api/memory', owner, async (req, res) => {
+  routes.get('/console/api/memory', async (req, res) => {
     const principal = principalOf(req, res);
     if (!principal) return;
     const scope = { limit: ROWS, ownOnly: true };
@@ -141,7 +83,7 @@ export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: Re
       failed(res, 'the memory', err);
     }
   });
-  routes.get('/console/api/knowledge', owner, async (req, res) => {
+  routes.get('/console/api/knowledge', async (req, res) => {
     const principal = principalOf(req, res);
     if (!principal) return;
     const query = typeof req.query.q === 'string' ? req.query.q.trim().slice(0, MAX_QUERY) : '';
@@ -169,5 +111,4 @@ export function consoleBrowseRoutes(sources: ConsoleSources, guards: { owner: Re
       failed(res, 'the knowledge', err);
     }
   });
-  return routes;
 }

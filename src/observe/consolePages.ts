@@ -46,10 +46,10 @@ const STATES = [
 ];
 
 /**
- * The console itself: five views as tabs (chat with its conversations;
- * tasks and a task's timeline; the agent graph, remote agents and replicas;
- * the tool runner; memory and knowledge per caller) the script fills from
- * `/console/api`. `auth`: credentials are configured (the chat sends the
+ * The console itself: five views as tabs (chat with its conversations and
+ * the agent to talk to; tasks, a turn's waterfall, the step inspector and
+ * replays; the agent graph, remote agents and replicas; the tool runner;
+ * memory and knowledge per caller) the script fills from `/console/api`. `auth`: credentials are configured (the chat sends the
  * owner's token); `signedIn`: a session cookie is held (a sign-out button
  * is offered).
  */
@@ -75,10 +75,16 @@ export function consoleShell(nodeName: string, options: { auth: boolean; signedI
 <aside class="panel conversations" aria-labelledby="conversations-title">
 <h2 id="conversations-title">Conversations</h2>
 <button type="button" id="new-conversation">New conversation</button>
-<ul id="conversation-list" class="conversation-list"></ul>
+<label for="conversation-search" class="visually-hidden">Search conversations</label>
+<input id="conversation-search" type="search" autocomplete="off" placeholder="Search conversations">
+<div id="conversation-groups" class="conversation-groups"></div>
 </aside>
 <div id="chat" class="panel chat-main">
+<div class="chat-head">
 <h2 id="chat-title">New conversation</h2>
+<label for="chat-agent">Talk to</label>
+<select id="chat-agent"><option value="">the orchestrator</option></select>
+</div>
 <div id="chat-log" class="chat-log" role="log" aria-live="polite" aria-labelledby="chat-title" tabindex="0"></div>
 <form id="chat-form" class="chat-form">
 <label for="chat-input" class="visually-hidden">Message</label>
@@ -103,13 +109,20 @@ export function consoleShell(nodeName: string, options: { auth: boolean; signedI
 <th scope="col">Replica</th><th scope="col">Started</th><th scope="col">Took</th></tr></thead>
 <tbody id="task-rows"></tbody></table>
 </div>
-<div id="timeline" class="panel">
-<h2 id="timeline-title">Timeline</h2>
-<p id="timeline-empty" class="muted">Choose a task to see its steps.</p>
-<table class="list" id="timeline-table" hidden>
-<thead><tr><th scope="col">At</th><th scope="col">Step</th><th scope="col">Agent</th><th scope="col">Took</th>
-<th scope="col">Tokens / hops</th><th scope="col">Arguments → result</th></tr></thead>
-<tbody id="timeline-rows"></tbody></table>
+<div id="timeline" class="panel" role="region" aria-labelledby="timeline-title">
+<h2 id="timeline-title">Turns</h2>
+<p id="timeline-empty" class="muted">Choose a task or a turn to see it as a waterfall: each agent, model call, tool
+and remote call with when it started and how long it took.</p>
+<div id="turns"></div>
+</div>
+<div id="inspector" class="panel" role="region" aria-labelledby="inspector-title">
+<h2 id="inspector-title">Step</h2>
+<div id="inspector-body"><p class="muted">Choose a step of the waterfall: a model step shows what it was sent
+(system prompt, messages, tools offered) and what it answered.</p></div>
+</div>
+<div id="replay" class="panel" role="region" aria-labelledby="replay-title" hidden>
+<h2 id="replay-title">Replay</h2>
+<div id="replay-body"></div>
 </div>
 </section>
 <section id="view-agents" class="view agents-view" role="tabpanel" aria-labelledby="tab-agents" hidden>
@@ -152,7 +165,7 @@ export function consoleShell(nodeName: string, options: { auth: boolean; signedI
 </div>
 <div id="tool-result-box" class="result" hidden>
 <h3 id="tool-result-title">Result</h3>
-<pre id="tool-result" role="status"></pre>
+<div id="tool-result" role="status"></div>
 <div id="tool-approval"></div>
 </div>
 </div>

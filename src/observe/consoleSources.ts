@@ -1,10 +1,12 @@
 import type { LlmAgent } from '../agent/agent';
 import type { ToolRunInput, ToolRunResult } from '../agent/toolRun';
-import type { Callers } from '../a2a/callers';
+import type { TurnInput, TurnResult } from '../agent/turn';
+import type { Callers } from '../identity/callers';
 import type { PeerStatus } from '../federation/health';
+import { OWNER, OWNER_ID, type Principal } from '../principal';
 import type { Stores } from '../store';
 import type { TaskRows } from '../store/taskRows';
-import type { ConsoleSessions } from './consoleSessions';
+import type { SignedInSessions } from '../identity/sessions';
 import type { AgentGraph } from './graph';
 import type { Timelines } from './timeline';
 
@@ -32,7 +34,11 @@ export interface ConsoleSources {
   callers: () => Callers;
   /** Runs one tool as the owner, through the runner. */
   runTool: (input: ToolRunInput) => Promise<ToolRunResult>;
-  sessions: ConsoleSessions;
+  /** Runs one turn to its end through the runner (a replay). */
+  runTurn: (input: TurnInput) => Promise<TurnResult>;
+  /** The node's model: its name, and whether its client can ask for another model (a replay with another). */
+  model: () => { name: string; switchable: boolean };
+  sessions: SignedInSessions;
   /** Whether credentials are configured (then the console asks for the owner's token). */
   authConfigured: boolean;
   redact: (text: string) => string;
@@ -40,4 +46,17 @@ export interface ConsoleSources {
   sessionTtlMs: number;
   /** Where the compiled script and styles are (`dist/console`). */
   assetsDir: string;
+}
+
+/**
+ * The principal a console request names by its `caller` (the owner when it
+ * names none), or the 400 message saying what was wrong with the name.
+ */
+export function namedCaller(
+  sources: Pick<ConsoleSources, 'callers'>,
+  raw: unknown,
+): { principal: Principal } | { error: string } {
+  const id = typeof raw === 'string' ? raw.trim() : OWNER_ID;
+  if (!id || id.length > 200) return { error: 'caller: name a caller (owner, or a caller id)' };
+  return { principal: id === OWNER_ID ? OWNER : sources.callers().byId(id) };
 }

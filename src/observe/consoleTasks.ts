@@ -1,6 +1,6 @@
-import { TaskState } from '@a2a-js/sdk';
-import { OWNER_ID } from '../principal';
-import type { TaskRows } from '../store/taskRows';
+import { Role, TaskState, type Task } from '@a2a-js/sdk';
+import { messageText } from '../a2a/tasks/messages';
+import { INTERRUPTED_REPLICA_KEY, type TaskRows } from '../store/taskRows';
 import type { TaskTimeline, TimelineQuery } from '../store/timelines';
 
 /** One row of the console's task list. */
@@ -10,8 +10,12 @@ export interface TaskSummary {
   caller: string;
   /** What the user asked (the task's first turn known), redacted and shortened. */
   asked?: string;
-  /** The replica that ran the latest turn (PostgreSQL). */
+  /** The replica that ran the latest turn, runs it now, or ran it when it was lost (PostgreSQL). */
   replica?: string;
+  /** Why a task failed, was rejected or canceled, as its status says (`replica lost`, `node restarted`, …). */
+  reason?: string;
+  /** The turn's own id (its waterfall, inspector and replay open by it). */
+  turnId?: string;
   /** The A2A state in kebab case (`working`, `completed`, `input-required`, …). */
   state: string;
   agent?: string;
@@ -57,16 +61,14 @@ const LISTED = 50;
  * task (a CLI turn, a console tool run, a task not yet written) is listed
  * from its timeline.
  * @example
- * await listConsoleTasks(storage.taskRows.tasks, (q) => timelines.turns(q), { state: 'completed', caller: 'owner' }, true);
+ * await listConsoleTasks(storage.taskRows.tasks, (q) => timelines.turns(q), { state: 'completed', caller: 'owner' });
  */
 export async function listConsoleTasks(
   rows: TaskRows | undefined,
   turnsOf: (query: TimelineQuery) => Promise<TaskTimeline[]>,
   filter: TaskFilter,
-  authConfigured: boolean,
 ): Promise<TaskSummary[]> {
-  // Without auth every request is the loopback owner's, stored under the SDK's scope of an unauthenticated user.
-  const scope = filter.caller === OWNER_ID && !authConfigured ? UNAUTHENTICATED_SCOPE : filter.caller;
+  const scope = filter.caller;
   const reader = { tenant: '', owner: scope ?? '', everyone: scope === undefined };
   const page = rows
     ? await rows.list(reader, {
@@ -89,13 +91,22 @@ export async function listConsoleTasks(
   for (const task of page?.tasks ?? []) {
     stored.add(task.id);
     const turn = byTask.get(task.id);
-    // The page does not say whose a task is: the timeline does, else the row read by id.
-    const caller = filter.caller ?? turn?.caller ?? callerOf((await rows!.get(reader, task.id))?.scope.owner ?? '');
+    // The page does not say whose a task is, nor where it runs: the timeline does, else the row read by id.
+    const row = turn ? undefined : await rows!.get(reader, task.id);
+    const caller = filter.caller ?? turn?.caller ?? row?.scope.owner ?? '';
+    const state = NAME_OF_STATE.get(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED) ?? 'unknown';
+    const replica = turn?.replica ?? interruptedOn(task) ?? row?.replica;
+    const reason = ENDED_BADLY.has(state) ? statusText(task) : undefined;
+    // A task whose turn left no timeline (lost with its replica) says what it was asked from its own history.
+    const asked = turn?.asked ?? firstAsked(row?.task);
     listed.push({
       ...turn,
+      ...(asked !== undefined ? { asked } : {}),
       taskId: task.id,
       caller,
-      state: NAME_OF_STATE.get(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED) ?? 'unknown',
+      state,
+      ...(replica !== undefined ? { replica } : {}),
+      ...(reason ? { reason } : {}),
       startedAt: turn?.startedAt ?? task.status?.timestamp ?? new Date(0).toISOString(),
       timeline: turn !== undefined,
     });
@@ -111,12 +122,32 @@ export async function listConsoleTasks(
   return listed.sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, LISTED);
 }
 
+/** States whose status message says why. */
+const ENDED_BADLY = new Set(['failed', 'rejected', 'canceled']);
+
+/** A task's status message, the reason it ended (shortened). */
+function statusText(task: Task): string | undefined {
+  const message = task.status?.message;
+  if (!message) return undefined;
+  return shortened(messageText(message).trim());
+}
+
+/** What a stored task was first asked (the first user message of its history), shortened. */
+function firstAsked(task: Task | undefined): string | undefined {
+  const message = task?.history.find((m) => m.role === Role.ROLE_USER);
+  return message ? shortened(messageText(message).trim()) : undefined;
+}
+
+const shortened = (text: string) => (text.length > 240 ? `${text.slice(0, 240)}…` : text || undefined);
+
+/** The replica an interrupted task ran on, as its failed status names it. */
+function interruptedOn(task: Task): string | undefined {
+  const named = task.status?.message?.metadata?.[INTERRUPTED_REPLICA_KEY];
+  return typeof named === 'string' ? named : undefined;
+}
+
 /** Turns read per listed task at most (a task is answered again for each message its user sends it). */
 const TURNS_PER_TASK = 4;
-
-/** The SDK's user scope of an unauthenticated user (`resolveUserScope`): the loopback owner when no auth is configured. */
-const UNAUTHENTICATED_SCOPE = 'unknown';
-const callerOf = (scope: string) => (scope === UNAUTHENTICATED_SCOPE ? OWNER_ID : scope);
 
 const everyone = { tenant: '', owner: '', everyone: true };
 
@@ -135,6 +166,7 @@ export function summarise(turns: readonly TaskTimeline[]): TaskSummary[] {
       continue;
     }
     const summary: TaskSummary = {
+      turnId: turn.id,
       taskId: turn.taskId,
       sessionId: turn.sessionId,
       caller: turn.caller,

@@ -5,7 +5,10 @@ import type { PeerState, PeerStatus } from '../federation/health';
 export interface GraphAgent {
   name: string;
   kind: 'llm' | 'remote';
-  /** Tool families (`exec_*`) of a specialist, capabilities of a catalog entry. */
+  /**
+   * A specialist's tool families, as the family table names them (`exec`,
+   * `fs`, `librarian`; a tool outside every family by its own name).
+   */
   detail: string[];
   health?: { state: PeerState; reason?: string };
   cardUrl?: string;
@@ -17,22 +20,24 @@ export interface AgentGraph {
   agents: GraphAgent[];
 }
 
-/** A tool's family as the pictures name it: its prefix (`exec_shell` → `exec_*`). */
-const familyOf = (tool: string) => (tool.includes('_') ? `${tool.slice(0, tool.indexOf('_'))}_*` : tool);
-
 /**
- * The graph of a tree and its peers: each agent under the root, remote ones
- * with their health, and configured peers not in the tree (skipped, open)
- * with theirs and the reason.
+ * The graph of a tree and its peers: each agent under the root (a
+ * specialist with the tool families its tools come from, by `familyOf`, the
+ * family table's lookup), remote ones with their health, and configured
+ * peers not in the tree (skipped, open) with theirs and the reason.
  * @example
- * const graph = agentGraph(app.root(), app.peers());
+ * const graph = agentGraph(app.root(), app.peers(), (tool) => toolset.familyOf(tool));
  * process.stdout.write(toMermaid(graph));
  */
-export function agentGraph(root: Agent, peers: readonly PeerStatus[]): AgentGraph {
+export function agentGraph(
+  root: Agent,
+  peers: readonly PeerStatus[],
+  familyOf: (toolName: string) => string | undefined,
+): AgentGraph {
   const health = new Map(peers.map((p) => [p.name, { state: p.state, ...(p.reason ? { reason: p.reason } : {}) }]));
   const agents: GraphAgent[] = (root.kind === 'llm' ? root.subAgents : []).map((agent) =>
     agent.kind === 'llm'
-      ? { name: agent.name, kind: 'llm', detail: [...new Set(agent.tools.map((t) => familyOf(t.name)))] }
+      ? { name: agent.name, kind: 'llm', detail: [...new Set(agent.tools.map((t) => familyOf(t.name) ?? t.name))] }
       : {
           name: agent.name,
           kind: 'remote',

@@ -1,10 +1,9 @@
-import type { Request, Router } from 'express';
-import type { RequestIntercept } from '../a2a/inbound';
-import express from 'express';
+import type { RequestIntercept } from '../a2a/bindings/inbound';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { PEER_STATES, type PeerStatus } from '../federation/health';
 import type { ObservedAttributes, ObservedKind, Observation, Observer } from '../observation/observer';
-import { requireOwner, type AccessRefusal } from './access';
+import { pageRouter } from '../a2a/bindings/pageRouter';
+import type { Pages } from '../a2a/bindings/routes';
 import { CounterSeries, HistogramSeries } from './series';
 
 /** What {@link createNodeMetrics} reads at scrape time. */
@@ -13,8 +12,6 @@ export interface NodeMetricsOptions {
   tasksByState: () => Promise<Record<string, number>>;
   /** The remote peers and their circuit state. */
   peers: () => PeerStatus[];
-  /** Who may scrape (the owner or the metrics token). */
-  access: (req: Request) => AccessRefusal;
 }
 
 /** The node's Prometheus metrics: the observer sink, the request counter and the `/metrics` route. */
@@ -23,7 +20,7 @@ export interface NodeMetrics {
   /** Counts each request by A2A method and HTTP status, once it is answered. */
   readonly countRequests: RequestIntercept;
   /** `GET /metrics` in the text exposition format. */
-  readonly routes: Router;
+  readonly routes: Pages;
   /** The exposition `GET /metrics` answers (one registry and one set of series per node: two nodes in one process keep apart). */
   scrape(): Promise<string>;
   /** Stops the event-loop monitor. */
@@ -41,8 +38,8 @@ const WRITE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02
  * and breaker state, store write latency, and the process's defaults
  * (event-loop lag among them).
  * @example
- * const metrics = createNodeMetrics({ tasksByState, peers: () => federation.status(), access: ownerAccess(config, callers, token) });
- * createA2AServer({ …, intercept: [metrics.countRequests], pages: [metrics.routes] });
+ * const metrics = createNodeMetrics({ tasksByState, peers: () => federation.status() });
+ * createA2AServer({ …, intercept: [metrics.countRequests], pages: [metrics.routes] }); // `/metrics`: the owner or the metrics token (a row of access `metrics`)
  */
 export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
   const registry = new Registry();
@@ -184,8 +181,8 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
   /** The exposition: prom-client's process metrics and gauges, then the node's own series. */
   const scrape = async () => `${await registry.metrics()}\n${series.map((family) => family.text()).join('\n\n')}\n`;
 
-  const routes = express.Router();
-  routes.get('/metrics', requireOwner(options.access), async (_req, res, next) => {
+  const routes = pageRouter({ name: 'metrics', access: 'metrics' });
+  routes.get('/metrics', async (_req, res, next) => {
     try {
       const text = await scrape();
       res.setHeader('Content-Type', registry.contentType);
@@ -210,7 +207,7 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
       call.onAnswered((status) => requests.inc(1, call.name, String(status)));
       return next();
     },
-    routes,
+    routes: routes.pages(),
     close: () => registry.clear(),
   };
 }

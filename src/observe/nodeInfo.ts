@@ -1,4 +1,3 @@
-import express, { type Request, type Router } from 'express';
 import type { Agent, LlmAgent } from '../agent/agent';
 import { toolFields, type AnyTool, type ToolField } from '../agent/tool';
 import type { LangoConfig } from '../config/schema';
@@ -6,7 +5,8 @@ import type { PeerStatus } from '../federation/health';
 import { SINGLE_AGENT_NAME } from '../orchestration/tree';
 import type { FamilyStatus } from '../toolset/toolset';
 import type { SandboxStatus } from '../tools/operator/sandbox';
-import { requireOwner, type AccessRefusal } from './access';
+import { pageRouter } from '../a2a/bindings/pageRouter';
+import type { Pages } from '../a2a/bindings/routes';
 import { agentGraph, type AgentGraph } from './graph';
 
 /**
@@ -123,13 +123,14 @@ export async function agentsReport(sources: NodeInfoSources, options: { probe?: 
   const peers = options.probe ? await sources.probePeers() : sources.peers();
   const root = sources.root();
   const { a2a } = sources.config;
+  const families = sources.families();
   return {
     root: agentView(root),
     instruction: root.instruction,
     unmatchedTools: sources.unmatchedTools(),
-    families: [...sources.families()],
+    families: [...families],
     remoteAgents: peers,
-    graph: agentGraph(root, peers),
+    graph: agentGraph(root, peers, (tool) => families.find((family) => family.tools.includes(tool))?.name),
     unservedRemotes: a2a.enabled ? 0 : a2a.remoteAgents.filter((entry) => entry.enabled).length,
   };
 }
@@ -139,23 +140,21 @@ export const ownsEveryTool = (rootName: string): boolean => rootName === SINGLE_
 
 /**
  * `GET /node/tools`, `GET /node/doctor` and `GET /node/agents[?probe=1]`:
- * the reports above, for the node's owner only (`access`: the owner's
- * credential, or no auth configured and a loopback bind), so the CLI gives
- * the full answer while a node serves.
+ * the reports above, rows of the route table for the node's owner only, so
+ * the CLI gives the full answer while a node serves.
  * @example
- * app.use(nodeInfoRoutes({ ...sources, access: ownerAccess(config, () => callers) }));
+ * const pages = nodeInfoPages(sources); // joins the route table (`createA2AServer`'s `pages`)
  */
-export function nodeInfoRoutes(sources: NodeInfoSources & { access: (req: Request) => AccessRefusal }): Router {
-  const router = express.Router();
-  const owner = requireOwner(sources.access);
-  router.get('/node/tools', owner, (_req, res) => {
+export function nodeInfoPages(sources: NodeInfoSources): Pages {
+  const router = pageRouter({ name: 'node', access: 'owner' });
+  router.get('/node/tools', (_req, res) => {
     res.json(toolsReport(sources));
   });
-  router.get('/node/doctor', owner, async (_req, res) => {
+  router.get('/node/doctor', async (_req, res) => {
     res.json(await doctorReport(sources));
   });
-  router.get('/node/agents', owner, async (req, res) => {
+  router.get('/node/agents', async (req, res) => {
     res.json(await agentsReport(sources, { probe: req.query.probe === '1' }));
   });
-  return router;
+  return router.pages();
 }

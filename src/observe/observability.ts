@@ -1,19 +1,19 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Router } from 'express';
-import type { RequestIntercept } from '../a2a/inbound';
+import type { RequestIntercept } from '../a2a/bindings/inbound';
 import type { LlmAgent } from '../agent/agent';
-import { authConfigured } from '../a2a/card';
+import { authConfigured } from '../identity/identity';
 import type { LangoConfig } from '../config/schema';
-import type { Callers } from '../a2a/callers';
+import type { Callers } from '../identity/callers';
+import { CONSOLE_SESSION_MS, type Identity } from '../identity/identity';
+import type { Pages } from '../a2a/bindings/routes';
 import type { PeerStatus } from '../federation/health';
 import type { Logger } from '../log/logger';
 import type { TaskRows } from '../store/taskRows';
 import type { Stores } from '../store';
 import type { ToolRunInput, ToolRunResult } from '../agent/toolRun';
-import { ownerAccess } from './access';
+import type { TurnInput, TurnResult } from '../agent/turn';
 import { consoleRoutes } from './console';
-import { createConsoleSessions } from './consoleSessions';
 import { agentGraph } from './graph';
 import { createNodeMetrics } from './metrics';
 import { combineObservers, type Observer } from '../observation/observer';
@@ -26,8 +26,10 @@ export interface ObservabilitySources {
   logger: Logger;
   /** The node's A2A task rows (either database): counted by state at scrape time, listed by the console. */
   taskRows: TaskRows;
-  /** Who each credential is (the owner may look). */
+  /** Who each credential is (the console lists the callers). */
   callers: Callers;
+  /** The node's identity component: the console's sign-ins. */
+  identity: Identity;
   /** The remote peers' health now. */
   peers: () => PeerStatus[];
   /** The current agent tree (the console draws it). */
@@ -40,6 +42,12 @@ export interface ObservabilitySources {
   stores: Stores;
   /** Runs one tool as a person asks, through the runner's grant check and redaction (the console's tool runner). */
   runTool: (input: ToolRunInput) => Promise<ToolRunResult>;
+  /** Runs one turn to its end through the runner (the console's replays). */
+  runTurn: (input: TurnInput) => Promise<TurnResult>;
+  /** The node's model: its name, and whether its client can ask for another model. */
+  model: () => { name: string; switchable: boolean };
+  /** The tool family of a tool (the family table's), for the agent graph. */
+  familyOf: (toolName: string) => string | undefined;
   clock: () => Date;
   /** Masks secret values in what leaves the node (span status messages, timeline steps). */
   redact: (text: string) => string;
@@ -51,8 +59,8 @@ export interface Observability {
   readonly observer: Observer;
   /** Handlers before every route (request counter); empty when nothing listens. */
   readonly intercept: RequestIntercept[];
-  /** `/metrics` and the console, each checking its own access. */
-  readonly pages: Router[];
+  /** `/metrics`, the timelines and the console: rows of the route table, which checks their access. */
+  readonly pages: Pages[];
   /** Flushes and stops exporters and monitors. */
   close(): Promise<void>;
 }
@@ -69,7 +77,7 @@ export function createObservability(sources: ObservabilitySources): Observabilit
   const settings = config.observability;
   const observers: Observer[] = [];
   const intercept: RequestIntercept[] = [];
-  const pages: Router[] = [];
+  const pages: Pages[] = [];
   const closers: Array<() => unknown> = [];
 
   const { otlp } = settings;
@@ -87,18 +95,12 @@ export function createObservability(sources: ObservabilitySources): Observabilit
     closers.push(() => tracing.close());
     sources.logger.info('exporting traces over OTLP', { endpoint: otlp.tracesEndpoint, protocol: otlp.protocol });
   }
-  // Console sessions let a signed-in browser read the timelines too.
-  const sessions = createConsoleSessions({
-    ownerCheck: ownerAccess(config, sources.callers),
-    ttlMs: CONSOLE_SESSION_MS,
-    now: () => sources.clock().getTime(),
-  });
   const timelines = settings.timeline.enabled
     ? createTimelines({
         store: () => sources.stores.timelines,
+        exchanges: settings.timeline.exchanges,
         redact: sources.redact,
         clock: sources.clock,
-        access: (req) => sessions.access(req),
         logger: sources.logger.child({ component: 'timelines' }),
       })
     : undefined;
@@ -110,7 +112,7 @@ export function createObservability(sources: ObservabilitySources): Observabilit
     pages.push(
       consoleRoutes({
         nodeName: () => config.a2a.agentName ?? sources.root().name,
-        graph: () => agentGraph(sources.root(), sources.peers()),
+        graph: () => agentGraph(sources.root(), sources.peers(), sources.familyOf),
         root: sources.root,
         remoteCard: sources.remoteCard,
         peers: sources.peers,
@@ -120,7 +122,9 @@ export function createObservability(sources: ObservabilitySources): Observabilit
         stores: () => sources.stores,
         callers: () => sources.callers,
         runTool: sources.runTool,
-        sessions,
+        runTurn: sources.runTurn,
+        model: sources.model,
+        sessions: sources.identity.sessions,
         authConfigured: authConfigured(config),
         redact: sources.redact,
         sessionTtlMs: CONSOLE_SESSION_MS,
@@ -132,7 +136,6 @@ export function createObservability(sources: ObservabilitySources): Observabilit
     const metrics = createNodeMetrics({
       tasksByState: () => sources.taskRows.countByState(),
       peers: sources.peers,
-      access: ownerAccess(config, sources.callers, settings.metricsToken),
     });
     observers.push(metrics.observer);
     intercept.push(metrics.countRequests);
@@ -149,9 +152,6 @@ export function createObservability(sources: ObservabilitySources): Observabilit
     },
   };
 }
-
-/** How long a console sign-in lasts. */
-const CONSOLE_SESSION_MS = 8 * 3600_000;
 
 /** The compiled console (`dist/console`): beside this module when built, under dist/ when run from source (tests). */
 function consoleAssetsDir(): string {

@@ -1,13 +1,20 @@
-import type { Request, Router } from 'express';
-import express from 'express';
 import { previewArguments } from '../agent/argumentPreview';
-import { newContextId } from '../a2a/contextIds';
+import { newContextId } from '../a2a/tasks/contextIds';
 import { errorMessage } from '../errors';
+import { redactStrings } from '../log/redactJson';
 import type { Logger } from '../log/logger';
 import { OWNER } from '../principal';
 import type { TaskTimeline, TimelineQuery, TimelineStep, TimelineStore } from '../store/timelines';
-import { requireOwner, type AccessRefusal } from './access';
-import type { ObservedAttributes, ObservedKind, Observation, Observer } from '../observation/observer';
+import { pageRouter } from '../a2a/bindings/pageRouter';
+import type { Pages } from '../a2a/bindings/routes';
+import type {
+  ObservedAttributes,
+  ObservedExchange,
+  ObservedKind,
+  Observation,
+  Observer,
+} from '../observation/observer';
+import { ExchangeKeeper, type ExchangeKeeping } from './exchanges';
 
 export type { TaskTimeline, TimelineStep } from '../store/timelines';
 
@@ -27,10 +34,12 @@ export interface Timelines {
    * here and the stored ones of every replica.
    */
   turns(query: TimelineQuery): Promise<TaskTimeline[]>;
+  /** The owner's read of one turn by its id, with its model exchanges: running here, else stored. */
+  turn(id: string): Promise<TaskTimeline | undefined>;
   /** Calls `listener` after each change (the console's live stream); returns the unsubscribe. */
   subscribe(listener: (change: TimelineChange) => void): () => void;
   /** `GET /console/api/timelines` and `GET /console/api/timelines/:taskId`. */
-  readonly routes: Router;
+  readonly routes: Pages;
 }
 
 /** Longest argument, result or question text kept per step. */
@@ -47,14 +56,15 @@ const LISTED = 50;
  * (so it survives a restart and every replica reads it), which keeps the
  * newest (`observability.timeline.tasks`).
  * @example
- * const timelines = createTimelines({ store: () => stores.timelines, redact, clock: () => new Date(), access, logger });
+ * const timelines = createTimelines({ store: () => stores.timelines, redact, clock: () => new Date(), logger });
  */
 export function createTimelines(options: {
   /** Where finished turns go: read when a turn ends (the stores open after the observer is built). */
   store: () => TimelineStore;
+  /** Keep each model step's exchange (what it was sent and answered) for the console's inspector. */
+  exchanges?: boolean;
   redact: (text: string) => string;
   clock: () => Date;
-  access: (req: Request) => AccessRefusal;
   logger: Logger;
 }): Timelines {
   /** Turns running here, by id. */
@@ -93,7 +103,15 @@ export function createTimelines(options: {
     notify(timeline, 'end', timeline.agent);
   };
 
-  const sink: TimelineSink = { notify, shorten, save, redact: options.redact };
+  const keeping: ExchangeKeeping | undefined =
+    options.exchanges === false ? undefined : { redact: options.redact, toolsSeen: new WeakMap() };
+  const sink: TimelineSink = { notify, shorten, save, redact: options.redact, keeping };
+  /** A listing leaves a running turn's exchanges out, as the store's does. */
+  const listed = (t: TaskTimeline): TaskTimeline => {
+    if (t.exchanges === undefined) return t;
+    const { exchanges: _left, ...rest } = t;
+    return rest;
+  };
 
   const observer: Observer = {
     active: true,
@@ -111,7 +129,7 @@ export function createTimelines(options: {
       };
       live.set(timeline.id, timeline);
       notify(timeline, 'turn');
-      return new TurnObservation(sink, timeline, started);
+      return new TurnObservation(sink, { timeline, started });
     },
     storeWrite: () => {},
     storeNotification: () => {},
@@ -126,21 +144,30 @@ export function createTimelines(options: {
     );
     const stored = await options.store().list(OWNER, query);
     const held = new Set(here.map((t) => t.id));
-    return [...here, ...stored.filter((t) => !held.has(t.id))]
+    const newest = [...here.map(listed), ...stored.filter((t) => !held.has(t.id))]
       .sort((a, b) => b.startedAt.localeCompare(a.startedAt) || (a.id < b.id ? 1 : -1))
       .slice(0, query.limit);
+    // A running turn was masked with the secrets known as it went: one it has stored since is masked now.
+    return redactStrings(newest, options.redact);
+  };
+  const turn = async (id: string): Promise<TaskTimeline | undefined> => {
+    const running = live.get(id);
+    const found = running
+      ? { ...running, steps: [...running.steps], exchanges: [...(running.exchanges ?? [])] }
+      : await options.store().turn(OWNER, id);
+    // As a listing: what was kept before a secret became known is masked with it now.
+    return found && redactStrings(found, options.redact);
   };
 
-  const routes = express.Router();
-  const owner = requireOwner(options.access);
-  routes.get('/console/api/timelines', owner, async (_req, res) => {
+  const routes = pageRouter({ name: 'console', access: 'owner' });
+  routes.get('/console/api/timelines', async (_req, res) => {
     try {
       res.json({ timelines: await turns({ limit: LISTED }) });
     } catch (err) {
       res.status(503).json({ error: { code: 503, message: `the timelines could not be read: ${errorMessage(err)}` } });
     }
   });
-  routes.get('/console/api/timelines/:taskId', owner, async (req, res) => {
+  routes.get('/console/api/timelines/:taskId', async (req, res) => {
     const taskId = req.params.taskId as string;
     try {
       // Oldest first: a task's turns in the order they ran.
@@ -160,17 +187,28 @@ export function createTimelines(options: {
       listeners.delete(listener);
     };
   };
-  return { observer, turns, subscribe, routes };
+  return { observer, turns, turn, subscribe, routes: routes.pages() };
 }
 
 /** Turns of one task read at most (a task is answered again per message the user sends it). */
 const MAX_TURNS_PER_TASK = 100;
+
+/** A turn being recorded: its timeline, when it started, and what keeps its model steps' exchanges. */
+interface TurnRecord {
+  readonly timeline: TaskTimeline;
+  /** `performance.now()` when the turn started. */
+  readonly started: number;
+  /** Made at the turn's first exchange (none when exchanges are not kept). */
+  keeper?: ExchangeKeeper;
+}
 
 /** What every observation of one timelines sink shares: telling watchers, and shortening what it keeps. */
 interface TimelineSink {
   notify(timeline: TaskTimeline, what: TimelineChange['what'], agent?: string): void;
   shorten(value: unknown): string | undefined;
   redact(text: string): string;
+  /** How exchanges are kept; undefined: they are not (`observability.timeline.exchanges: false`). */
+  keeping?: ExchangeKeeping;
   /** Stores a turn that ended (and tells watchers once it is stored). */
   save(timeline: TaskTimeline): void;
 }
@@ -184,24 +222,23 @@ class TurnObservation implements Observation {
 
   constructor(
     private readonly sink: TimelineSink,
-    private readonly timeline: TaskTimeline,
-    private readonly started: number,
+    private readonly turn: TurnRecord,
   ) {}
 
   child(kind: ObservedKind, name: string, attributes?: ObservedAttributes): Observation {
-    return StepObservation.start(this.sink, this.timeline, this.started, undefined, kind, name, attributes);
+    return StepObservation.start(this.sink, this.turn, undefined, kind, name, attributes);
   }
 
   set(more: ObservedAttributes): void {
-    if (typeof more.status === 'string') this.timeline.status = more.status;
-    if (typeof more.agent === 'string') this.timeline.agent = more.agent;
+    if (typeof more.status === 'string') this.turn.timeline.status = more.status;
+    if (typeof more.agent === 'string') this.turn.timeline.agent = more.agent;
   }
 
   end(error?: string): void {
     if (this.ended) return;
     this.ended = true;
-    const { timeline } = this;
-    timeline.ms = Math.round(performance.now() - this.started);
+    const { timeline } = this.turn;
+    timeline.ms = Math.round(performance.now() - this.turn.started);
     if (error) timeline.error = this.sink.shorten(error);
     timeline.status ??= error ? 'aborted' : 'completed';
     this.sink.save(timeline);
@@ -218,26 +255,27 @@ class StepObservation implements Observation {
 
   private constructor(
     private readonly sink: TimelineSink,
-    private readonly timeline: TaskTimeline,
-    /** When the turn started. */
-    private readonly started: number,
+    private readonly turn: TurnRecord,
     /** When this step started. */
     private readonly at: number,
     private readonly step: TimelineStep | undefined,
+    /** Its index in the turn's steps (or, for a step not kept, its nearest kept parent's). */
+    private readonly index: number | undefined,
     /** The agent acting: this step's, else its parent's. */
     private readonly agent: string | undefined,
   ) {}
 
   static start(
     sink: TimelineSink,
-    timeline: TaskTimeline,
-    started: number,
-    parentAgent: string | undefined,
+    turn: TurnRecord,
+    parent: StepObservation | undefined,
     kind: ObservedKind,
     name: string,
     attributes: ObservedAttributes = {},
   ): StepObservation {
+    const { timeline } = turn;
     const at = performance.now();
+    const parentAgent = parent?.agent;
     const step: TimelineStep | undefined =
       kind === 'turn' || timeline.steps.length >= MAX_STEPS
         ? undefined
@@ -245,18 +283,28 @@ class StepObservation implements Observation {
             kind,
             name,
             agent: typeof attributes.agent === 'string' ? attributes.agent : parentAgent,
-            atMs: Math.round(at - started),
+            atMs: Math.round(at - turn.started),
             args: typeof attributes.args === 'string' ? previewArguments(attributes.args, sink.redact) : undefined,
+            ...(parent?.index !== undefined ? { parent: parent.index } : {}),
           };
     if (step) {
       timeline.steps.push(step);
       sink.notify(timeline, 'step', step.agent);
     }
-    return new StepObservation(sink, timeline, started, at, step, step?.agent ?? parentAgent);
+    const index = step ? timeline.steps.length - 1 : parent?.index;
+    return new StepObservation(sink, turn, at, step, index, step?.agent ?? parentAgent);
   }
 
   child(kind: ObservedKind, name: string, attributes?: ObservedAttributes): Observation {
-    return StepObservation.start(this.sink, this.timeline, this.started, this.agent, kind, name, attributes);
+    return StepObservation.start(this.sink, this.turn, this, kind, name, attributes);
+  }
+
+  exchange(seen: ObservedExchange): void {
+    const { step, turn } = this;
+    const { keeping } = this.sink;
+    if (!keeping || !step || step.kind !== 'model' || this.index === undefined) return;
+    turn.keeper ??= new ExchangeKeeper(keeping);
+    (turn.timeline.exchanges ??= []).push(turn.keeper.keep(this.index, seen));
   }
 
   set(more: ObservedAttributes): void {
@@ -274,7 +322,7 @@ class StepObservation implements Observation {
     this.ended = true;
     step.ms = Math.round(performance.now() - this.at);
     if (error) step.error = this.sink.shorten(error);
-    this.sink.notify(this.timeline, 'step', step.agent);
+    this.sink.notify(this.turn.timeline, 'step', step.agent);
   }
 
   traceparent(): undefined {

@@ -15,7 +15,7 @@ import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/expor
 import { OTLPTraceExporter as OTLPProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import type { RequestIntercept } from '../a2a/inbound';
+import type { RequestIntercept } from '../a2a/bindings/inbound';
 import { TRACEPARENT_KEY } from '../log/traceContext';
 import type { ObservedAttributes, ObservedKind, Observation, Observer } from '../observation/observer';
 

@@ -1,10 +1,12 @@
 import path from 'node:path';
 import type { ClusterSettings } from '../config/cluster';
 import type { Logger } from '../log/logger';
+import type { SecretRegistry } from '../log/redact';
 import type { Observer } from '../observation/observer';
 import type { Storage } from './index';
 import type { TaskEventLog } from './taskEvents';
 import { openPostgresStorage } from './postgres/storage';
+import { redactedStorage } from './redacted';
 import { openSqliteStorage } from './sqlite/storage';
 import { createSqliteTaskEventLog } from './sqlite/taskEvents';
 import { createSqliteTaskRows } from './sqlite/taskRows';
@@ -31,7 +33,8 @@ export interface NodeStorageOptions {
   dataDir: string;
   logger: Logger;
   clock: () => Date;
-  redact?: (text: string) => string;
+  /** The node's secrets: every write of text passes them (`redacted.ts`), the one place stored text is masked. */
+  secrets: SecretRegistry;
   /** Told how long each group commit took (store write latency), on either database. */
   observer?: Observer;
   /** Turn timelines kept (`observability.timeline.tasks`). */
@@ -43,9 +46,9 @@ export interface NodeStorageOptions {
  * chosen. SQLite: every store in `<dataDir>/lango.db`. PostgreSQL: every
  * store of `Stores` in the database (schemas applied under the migration
  * lock), the A2A task rows and their events there too; no SQLite file is
- * opened.
+ * opened. Either way every store is behind the node's secrets (`redacted.ts`).
  * @example
- * const storage = await openNodeStorage({ url: config.storage.url, cluster: clusterSettings(config), dataDir, logger, clock });
+ * const storage = await openNodeStorage({ url: config.storage.url, cluster: clusterSettings(config), dataDir, logger, clock, secrets });
  */
 export async function openNodeStorage(options: NodeStorageOptions): Promise<NodeStorage> {
   if (!options.url) {
@@ -53,27 +56,14 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
       file: path.join(options.dataDir, 'lango.db'),
       logger: options.logger,
       clock: options.clock,
-      redact: options.redact,
       backgroundCheckpoints: true,
       observer: options.observer,
       timelinesKept: options.timelinesKept,
     });
-    const taskRows = createSqliteTaskRows({
-      db: storage.db,
-      group: storage.group,
-      logger: options.logger,
-      redact: options.redact,
-    });
-    const taskEvents = createSqliteTaskEventLog({
-      db: storage.db,
-      group: storage.group,
-      logger: options.logger,
-      redact: options.redact,
-    });
+    const taskRows = createSqliteTaskRows({ db: storage.db, group: storage.group, logger: options.logger });
+    const taskEvents = createSqliteTaskEventLog({ db: storage.db, group: storage.group, logger: options.logger });
     return {
-      stores: storage.stores,
-      taskRows,
-      taskEvents,
+      ...redactedStorage({ stores: storage.stores, taskRows, taskEvents }, options.secrets, options.logger),
       health: () => storage.health(),
       close: () => storage.close(),
     };
@@ -83,14 +73,12 @@ export async function openNodeStorage(options: NodeStorageOptions): Promise<Node
     cluster: options.cluster,
     logger: options.logger,
     clock: options.clock,
-    redact: options.redact,
     observer: options.observer,
     timelinesKept: options.timelinesKept,
   });
+  const { stores, taskRows, taskEvents } = postgres;
   return {
-    stores: postgres.stores,
-    taskRows: postgres.taskRows,
-    taskEvents: postgres.taskEvents,
+    ...redactedStorage({ stores, taskRows, taskEvents }, options.secrets, options.logger),
     health: () => postgres.health(),
     close: () => postgres.close(),
   };

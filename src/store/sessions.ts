@@ -56,7 +56,12 @@ export interface SessionInfo {
   updatedAt: string;
   /** The start of the first thing the user said in it (at most {@link FIRST_MESSAGE_CHARS} characters). */
   firstMessage?: string;
+  /** The name it was given ({@link SessionStore.rename}), if any. */
+  title?: string;
 }
+
+/** Longest conversation title kept. */
+export const MAX_TITLE_CHARS = 200;
 
 /** How much of a conversation's first user message a listing carries. */
 export const FIRST_MESSAGE_CHARS = 120;
@@ -102,6 +107,12 @@ export interface SessionStore {
   list(principal: Principal, limit?: number): Promise<SessionInfo[]>;
   /** Forgets the principal's session and its messages; false when there was none. */
   delete(principal: Principal, sessionId: string): Promise<boolean>;
+  /**
+   * Names the principal's session (an empty title removes the name; at
+   * most {@link MAX_TITLE_CHARS} are kept); its messages and `updatedAt`
+   * stay as they are. False when there is no such session.
+   */
+  rename(principal: Principal, sessionId: string, title: string): Promise<boolean>;
 }
 
 /** The state of a session with nothing stored yet. */

@@ -1,3 +1,7 @@
+import { errorMessage } from '../errors';
+import type { Logger } from '../log/logger';
+import { redactJsonText, type Redact } from '../log/redactJson';
+
 /**
  * One A2A task as the stores name it: the SDK's tenant, the principal whose
  * task it is, and the task id (text: clients send ids longer than a UUID).
@@ -101,6 +105,46 @@ export interface TaskEventLog {
  * locks): `\u0001` never starts or ends a part we join.
  */
 export const taskKeyText = (key: TaskKey) => `${key.tenant}\u0001${key.owner}\u0001${key.taskId}`;
+
+/**
+ * The handlers of cancels asked for (`TaskEventLog.onCancel`): each told
+ * in turn, one that throws logged and passed over.
+ */
+export class CancelHandlers {
+  private readonly handlers = new Set<(key: TaskKey) => void>();
+
+  constructor(private readonly log: Logger) {}
+
+  /** Adds `handler`; returns the function that removes it. */
+  add(handler: (key: TaskKey) => void): () => void {
+    this.handlers.add(handler);
+    return () => this.handlers.delete(handler);
+  }
+
+  /** Whether anyone listens. */
+  get size(): number {
+    return this.handlers.size;
+  }
+
+  /** Tells every handler of a cancel of `key`. */
+  tell(key: TaskKey): void {
+    for (const handler of this.handlers) {
+      try {
+        handler(key);
+      } catch (err) {
+        this.log.warn('cancel handler failed', { taskId: key.taskId, error: errorMessage(err) });
+      }
+    }
+  }
+}
+
+/** What a store keeps of an event or snapshot: its JSON text, with the secrets the node knows masked. */
+export const eventText =
+  (redact?: Redact) =>
+  (value: unknown): string => {
+    const text = JSON.stringify(value);
+    return redact ? redactJsonText(text, redact) : text;
+  };
 
 /** An event appended and waiting for its store's group commit, its texts already masked. */
 export interface QueuedEvent {

@@ -16,6 +16,13 @@ import { INTERRUPTED_STATES } from '../protocol/taskStates';
  * caller's.
  */
 
+/**
+ * Where a task failed for its interrupted replica ("replica lost", "node
+ * restarted") ran: the replica's id, in its failed status message's
+ * metadata (the console names it beside the reason).
+ */
+export const INTERRUPTED_REPLICA_KEY = 'lango.replica';
+
 /** Whose a task is: the tenant and the caller (the SDK's user scope) that created it. */
 export interface TaskScope {
   tenant: string;

@@ -18,6 +18,49 @@ export interface TimelineStep {
   inputTokens?: number;
   outputTokens?: number;
   hops?: number;
+  /** The index in `steps` of the step this one ran inside (an agent's step, for its model, tool and remote calls). */
+  parent?: number;
+}
+
+/** A tool call as an exchange keeps it: its arguments masked (credential-named keys) and redacted. */
+export interface ExchangeToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** One message a model step was sent, redacted and capped. */
+export interface ExchangeMessage {
+  role: 'user' | 'assistant' | 'tool';
+  content: string;
+  author?: string;
+  /** A tool message: the tool's name and the call it answers. */
+  name?: string;
+  toolCallId?: string;
+  toolCalls?: ExchangeToolCall[];
+  /** A note the runtime added for the model, not what the user typed. */
+  runtimeNote?: boolean;
+}
+
+/**
+ * What one model step was sent and what it answered (the console's model
+ * inspector), as a turn's timeline keeps it: registered secrets redacted,
+ * tool-call arguments masked, every text and the whole capped (`cut` says
+ * something was). Its tokens and latency are its step's.
+ */
+export interface ModelExchange {
+  /** The index in the turn's `steps` of its model step. */
+  step: number;
+  /** The system prompt. */
+  instruction: string;
+  messages: ExchangeMessage[];
+  /** The oldest messages left out to stay within the cap. */
+  omittedMessages?: number;
+  /** The tools offered: name, description and the JSON Schema of the arguments (as JSON text). */
+  tools: Array<{ name: string; description: string; parameters?: string }>;
+  answer: { text: string; toolCalls: ExchangeToolCall[] };
+  /** Some text was cut to fit, or (past the turn's budget) the messages and tools were left out. */
+  cut?: boolean;
 }
 
 /** One turn of a task (or of a conversation without a task: a CLI turn, a console tool run). */
@@ -40,6 +83,11 @@ export interface TaskTimeline {
   agent?: string;
   error?: string;
   steps: TimelineStep[];
+  /**
+   * Its model steps' exchanges: saved with the turn, read only by
+   * {@link TimelineStore.turn} (listings leave them out: they are the bulk).
+   */
+  exchanges?: ModelExchange[];
 }
 
 /** Which turns a read wants, newest first. */
@@ -68,8 +116,10 @@ export interface TimelineStore {
    * stamps each with its replica. Resolves once committed.
    */
   save(turns: readonly TaskTimeline[]): Promise<void>;
-  /** Turns the principal may see that match `query`, newest first (by start, then id). */
+  /** Turns the principal may see that match `query`, newest first (by start, then id), without their exchanges. */
   list(principal: Principal, query: TimelineQuery): Promise<TaskTimeline[]>;
+  /** One turn the principal may see, by its id, with its model exchanges; undefined when there is none. */
+  turn(principal: Principal, id: string): Promise<TaskTimeline | undefined>;
   /** Hands the turns saved and not yet written to the database's next commit (the storage calls it as it closes). */
   flush(): void;
 }
@@ -146,6 +196,8 @@ export interface TimelineRow {
   asked: string | null;
   error: string | null;
   steps: string;
+  /** The model exchanges as JSON: written with the turn, selected only by a read of one turn. */
+  exchanges?: string | null;
 }
 
 /** The row of a turn, stamped with the replica writing it. */
@@ -163,18 +215,25 @@ export function timelineRow(turn: TaskTimeline, replica: string | undefined): Ti
     asked: turn.asked ?? null,
     error: turn.error ?? null,
     steps: JSON.stringify(turn.steps),
+    exchanges: turn.exchanges?.length ? JSON.stringify(turn.exchanges) : null,
   };
 }
 
-/** The turn a row holds (an unreadable steps column reads as no steps). */
-export function timelineOfRow(row: TimelineRow): TaskTimeline {
-  let steps: TimelineStep[] = [];
+/** A JSON array column's items; a column that is not a JSON array reads as none. */
+function arrayColumn<T>(text: string | null | undefined): T[] {
+  if (!text) return [];
   try {
-    const parsed: unknown = JSON.parse(row.steps);
-    if (Array.isArray(parsed)) steps = parsed as TimelineStep[];
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed) ? (parsed as T[]) : [];
   } catch {
-    // A row that is not JSON keeps its turn; only its steps are lost.
+    // A row that is not JSON keeps its turn; only this column's items are lost.
+    return [];
   }
+}
+
+/** The turn a row holds (an unreadable steps column reads as no steps); its exchanges when the read selected them. */
+export function timelineOfRow(row: TimelineRow): TaskTimeline {
+  const steps = arrayColumn<TimelineStep>(row.steps);
   return {
     id: row.id,
     ...(row.task_id !== null ? { taskId: row.task_id } : {}),
@@ -188,10 +247,11 @@ export function timelineOfRow(row: TimelineRow): TaskTimeline {
     ...(row.agent !== null ? { agent: row.agent } : {}),
     ...(row.error !== null ? { error: row.error } : {}),
     steps,
+    ...(row.exchanges !== undefined ? { exchanges: arrayColumn<ModelExchange>(row.exchanges) } : {}),
   };
 }
 
-/** Columns in the order both databases insert them. */
+/** Columns a listing reads, in the order both databases insert them (the row's exchanges follow them). */
 export const TIMELINE_COLUMNS = [
   'id',
   'owner',

@@ -3,6 +3,7 @@ import type { TurnRunner } from '../agent/turn';
 import type { ContextProvider, TurnEndHook } from '../agent/turnState';
 import type { LangoConfig } from '../config/schema';
 import type { Model } from '../llm/model';
+import type { PackageLoader } from '../packages';
 import type { Logger } from '../log/logger';
 import type { SecretRegistry } from '../log/redact';
 import type { PrincipalDirectory } from '../principal';
@@ -27,6 +28,10 @@ export interface ToolFamilyDeps {
   /** Values to mask in every log line (vault secrets, API keys). */
   secrets: SecretRegistry;
   clock: () => Date;
+  /** Finds and loads the optional packages (`src/packages.ts`) a family uses on first need. */
+  packages: PackageLoader;
+  /** Where the machine's own Chromium is looked for (Debian's `/usr/bin/chromium` when unset). */
+  systemChromium?: string;
   /**
    * Tells the toolset that this family's tools changed at runtime (a skill
    * was added): the family replaces the contents of its instance's `tools`
@@ -63,6 +68,12 @@ export interface ToolFamilyInstance {
   contextProvider?: ContextProvider;
   /** Called after each committed turn, off the answer's path (memory observers). */
   onTurnEnd?: TurnEndHook;
+  /**
+   * What this machine lacks for some of the family's tools, with how to get
+   * it (an optional package not installed): those tools answer the same;
+   * `lango doctor` shows it as a warning.
+   */
+  warning?: string;
 }
 
 /**

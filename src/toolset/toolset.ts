@@ -10,6 +10,8 @@ export interface FamilyStatus {
   reason?: string;
   /** Broken, but nothing in the configuration asked for it: a warning, not a failure (`ToolFamily.optional`). */
   optional?: boolean;
+  /** On, but some of its tools lack an optional package: they answer with this (`ToolFamilyInstance.warning`). */
+  warning?: string;
   tools: string[];
 }
 
@@ -95,6 +97,7 @@ export async function createToolset(
         state,
         ...(reason ? { reason } : {}),
         ...(state === 'broken' && family.optional?.(deps.config) ? { optional: true } : {}),
+        ...(instance?.warning ? { warning: instance.warning } : {}),
         tools: instance ? instance.tools.map((t) => t.name) : [],
       }));
     },

@@ -110,9 +110,11 @@ export async function openVault(options: VaultOptions): Promise<Vault> {
 
   const secretValue = async (principal: Principal, name: string): Promise<string | undefined> => {
     const sealed = await store.sealedSecret(principal, name);
-    return sealed === undefined
-      ? undefined
-      : open(secretKey, sealed, secretContext(principal.id, name)).toString('utf8');
+    if (sealed === undefined) return undefined;
+    const value = open(secretKey, sealed, secretContext(principal.id, name)).toString('utf8');
+    // Stored through another replica since this one opened the vault: known from its first use here.
+    secrets.add(value);
+    return value;
   };
 
   return {

@@ -14,7 +14,7 @@ interface AdkEvent {
 
 /** Runs Google ADK-JS's RemoteA2AAgent (in a child process: ADK is ESM) against `url`, one turn per message. */
 function adkConversation(url: string, messages: string[]): Promise<{ message: string; events: AdkEvent[] }[]> {
-  const script = path.join(__dirname, '../support/a2aAdkClient.mjs');
+  const script = path.join(__dirname, '../extras/a2aAdkClient.mjs');
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [script, url, ...messages], { timeout: 30_000 }, (err, stdout, stderr) => {
       if (err) reject(new Error(`ADK client failed: ${err.message}\n${stderr}`));

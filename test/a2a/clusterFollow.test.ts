@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
-import { applyEvent } from '../../src/a2a/liveTasks';
+import { applyEvent } from '../../src/a2a/tasks/liveTasks';
 import { a2aClient, answerText, asTask, textRequest } from '../support/a2aClient';
 import { skipWithoutPostgres } from '../support/prerequisites';
 import { useReplicaCluster } from '../support/pgReplicas';

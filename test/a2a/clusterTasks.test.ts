@@ -1,8 +1,8 @@
 import { Role, TaskState, type StreamResponse } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
-import { createClusterTasks, SNAPSHOT_EVERY } from '../../src/a2a/clusterTasks';
-import { applyEvent } from '../../src/a2a/liveTasks';
-import { newTask, statusUpdate, textPart } from '../../src/a2a/messages';
+import { createClusterTasks, SNAPSHOT_EVERY } from '../../src/a2a/tasks/clusterTasks';
+import { applyEvent } from '../../src/a2a/tasks/liveTasks';
+import { newTask, statusUpdate, textPart } from '../../src/a2a/tasks/messages';
 import { createMemoryLogger } from '../../src/log/logger';
 import type { PgDatabase } from '../../src/store/postgres/database';
 import { openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';

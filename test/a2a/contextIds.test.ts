@@ -1,4 +1,4 @@
-import { newContextId } from '../../src/a2a/contextIds';
+import { newContextId } from '../../src/a2a/tasks/contextIds';
 
 describe('new contextIds', () => {
   it('are RFC 9562 version 7 UUIDs ordered by creation time', () => {

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { decodeErrorInfo, decodeStatus, GRPC_STATUS_DETAILS_BIN } from '@a2a-js/sdk/errors/grpc';
-import { GENERATION_EXTENSION, GENERATION_METADATA_KEY } from '../../src/a2a/generation';
+import { GENERATION_EXTENSION, GENERATION_METADATA_KEY } from '../../src/protocol/generationExtension';
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
 import { longPollWaiting } from '../support/longPoll';
 import { PacedRunner } from '../support/pacedRunner';
@@ -160,6 +160,37 @@ describe('the generation extension on one node', () => {
     });
     expect(wrong.body.error.code).toBe(-32602);
     expect(wrong.body.error.message).toContain('Last-Event-ID');
+  });
+
+  it('ends a stream resumed past the task’s generation once the task does, starting from the task as it stands', async () => {
+    const stream = await openSse(`${node.url}/`, rpc('SendStreamingMessage', message('resume past me')), EXTENSION);
+    runner.release(2);
+    const before = await readUntil(stream, (frames) => frames.filter((f) => chunkText(resultOf(f))).length === 2);
+    stream.cut();
+    const taskId = taskIdOf(resultOf(before[0]));
+    const standing = generationOf(resultOf(before.at(-1)!)) as number;
+    // The largest generation a client can send: no event of the task is ever numbered past it.
+    const resumed = await openSse(`${node.url}/`, rpc('SubscribeToTask', { id: taskId }), {
+      ...EXTENSION,
+      'Last-Event-ID': `${taskId}:${Number.MAX_SAFE_INTEGER}`,
+    });
+    const first = await resumed.next();
+    expect(resultOf(first!).task).toMatchObject({ id: taskId, status: { state: 'TASK_STATE_WORKING' } });
+    expect(generationOf(resultOf(first!))).toBe(standing);
+    runner.release();
+    // The stream ends by itself with the task: readUntil returns when the server closes it.
+    const after = await readUntil(resumed, () => false);
+    expect(resultOf(after.at(-1)!).statusUpdate?.status?.state).toBe('TASK_STATE_COMPLETED');
+    const generations = [first!, ...after].map((f) => generationOf(resultOf(f)));
+    expect(generations).toEqual(generations.map((_, i) => standing + i));
+
+    // Past the end of a task that has ended: the task as it stands, and nothing more.
+    const ended = await openSse(`${node.url}/`, rpc('SubscribeToTask', { id: taskId }), {
+      ...EXTENSION,
+      'Last-Event-ID': `${taskId}:${Number.MAX_SAFE_INTEGER}`,
+    });
+    const frames = await readUntil(ended, () => false);
+    expect(frames.map((f) => resultOf(f).task?.status?.state)).toEqual(['TASK_STATE_COMPLETED']);
   });
 
   it('holds a GetTask with A2A-Current-Generation until the task moves, and answers at the bound when it does not', async () => {

@@ -17,7 +17,7 @@ import { a2aClient, answerText, asTask, collect, describeStream, textRequest } f
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
 import { waitFor } from '../support/waitFor';
 import { makeCa, type TestCa } from '../support/certificates';
-import { serverTlsOptions } from '../../src/a2a/serverTls';
+import { serverTlsOptions } from '../../src/identity/serverTls';
 
 const TOKEN = 'grpc-test-token';
 const AUTH = { authorization: `Bearer ${TOKEN}` };

@@ -3,11 +3,16 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import type { AgentCard } from '@a2a-js/sdk';
-import { UnauthenticatedUser, type A2ARequestHandler, type User } from '@a2a-js/sdk/server';
-import { credentials } from '../../src/a2a/auth';
-import { hostGuard } from '../../src/a2a/hostGuard';
-import { compose, InboundRefusal, type InboundCall } from '../../src/a2a/inbound';
+import type { A2ARequestHandler } from '@a2a-js/sdk/server';
+import { identityStep } from '../../src/a2a/bindings/credentials';
+import { createCallers } from '../../src/identity/callers';
+import { createIdentity } from '../../src/identity/identity';
+import { ANONYMOUS, namedCaller } from '../../src/principal';
+import { DEFAULT_PEER_GRANT } from '../../src/tools/families';
+import { hostGuard } from '../../src/a2a/bindings/hostGuard';
+import { compose, InboundRefusal, type InboundCall } from '../../src/a2a/bindings/inbound';
 import { LangoConfig } from '../../src/config/schema';
+import { createMemoryLogger } from '../../src/log/logger';
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
 import { bindingsFor } from '../support/inboundListener';
 
@@ -247,27 +252,37 @@ describe('the inbound chain', () => {
     }
   });
 
-  it('takes an asynchronous authenticator on every binding', async () => {
+  it('takes a principal found asynchronously (a token validated after a key fetch) on every binding', async () => {
     const token = 'async-token-0123456789';
-    const authenticate = async (req: { headers: http.IncomingHttpHeaders }): Promise<User | undefined> => {
-      await new Promise((resolve) => setImmediate(resolve)); // answers later, as after a key fetch
-      return req.headers.authorization === `Bearer ${token}` ? new UnauthenticatedUser() : undefined;
-    };
+    const config = LangoConfig.parse({ a2a: { auth: { bearerTokens: ['configured-token-0123456789'] } } });
+    const identity = createIdentity({
+      config,
+      callers: createCallers(config.a2a.auth, { defaultGrant: DEFAULT_PEER_GRANT }),
+      logger: createMemoryLogger(),
+      // The validator's contract (`tokens.ts`): a promise for a token not seen before, which never rejects.
+      tokens: {
+        principal: async (presented) => {
+          await new Promise((resolve) => setImmediate(resolve)); // a key fetch, say
+          return presented === token ? namedCaller('async-caller') : undefined;
+        },
+      },
+    });
     const guarded = await startA2ANode({
       config: { a2a: { auth: { bearerTokens: ['configured-token-0123456789'] } } },
     });
     try {
       // The node's own step over the same authenticator contract, run outside any HTTP server.
-      const step = credentials({ authenticate, challenge: 'Bearer realm="test"' });
+      const step = identityStep(identity)('caller')!;
       const call = plainCall({ authorization: `Bearer ${token}` });
       let reached = false;
       await compose([step, () => void (reached = true)])(call);
       expect(reached).toBe(true);
+      expect(call.principal.id).toBe('async-caller');
       const refused = await compose([step])(plainCall({})).catch((err: unknown) => err);
       expect(refused).toBeInstanceOf(InboundRefusal);
       expect(refused).toMatchObject({
         status: 401,
-        options: { headers: { 'WWW-Authenticate': 'Bearer realm="test"' } },
+        options: { headers: { 'WWW-Authenticate': identity.challenge } },
       });
       // And the node's own: the same 401 on JSON-RPC and HTTP+JSON.
       for (const path of ['/', '/message:send']) {
@@ -301,7 +316,7 @@ function plainCall(headers: http.IncomingHttpHeaders): InboundCall {
     remoteAddress: '127.0.0.1',
     peerCertificate: undefined,
     name: 'SendMessage',
-    user: new UnauthenticatedUser(),
+    principal: ANONYMOUS,
     onAnswered: () => undefined,
   };
 }

@@ -1,4 +1,4 @@
-import { nestingProblem } from '../../src/a2a/jsonDepth';
+import { nestingProblem } from '../../src/a2a/bindings/jsonDepth';
 
 /** A value nested `levels` deep, alternating objects and arrays. */
 const nested = (levels: number): unknown => {

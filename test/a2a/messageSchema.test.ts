@@ -1,4 +1,4 @@
-import { isPlainSendMessageV1, messageProblem, SendMessageParamsV1 } from '../../src/a2a/messageSchema';
+import { isPlainSendMessageV1, messageProblem, SendMessageParamsV1 } from '../../src/a2a/bindings/messageSchema';
 
 const message = (fields: Record<string, unknown> = {}) => ({
   messageId: 'm-1',

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TaskState } from '@a2a-js/sdk';
-import { checkPushUrl, isPrivateAddress } from '../../src/a2a/pushNotifications';
+import { checkPushUrl, isPrivateAddress } from '../../src/a2a/tasks/pushNotifications';
 import { a2aClient, asTask, textRequest } from '../support/a2aClient';
 import type { ScriptedA2ARunner } from '../support/a2aRunner';
 import { rawPost, startA2ANode, type A2ATestNode } from '../support/a2aServer';

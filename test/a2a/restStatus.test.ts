@@ -1,4 +1,3 @@
-import express from 'express';
 import {
   ContentTypeNotSupportedError,
   ExtendedAgentCardNotConfiguredError,
@@ -12,8 +11,7 @@ import {
   type A2AError,
 } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
-import { restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import { restResponses } from '../../src/a2a/restResponses';
+import { bindingsFor } from '../support/inboundListener';
 import { a2aClient, asTask, textRequest } from '../support/a2aClient';
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
 import { inProcess, type InProcessResponse } from '../support/inProcess';
@@ -90,12 +88,8 @@ function throwingHandler(): A2ARequestHandler {
 }
 
 describe('HTTP+JSON errors carry the status of the v1.0.1 table', () => {
-  const app = express();
-  app.use(
-    restResponses(),
-    restHandler({ requestHandler: throwingHandler(), userBuilder: UserBuilder.noAuthentication }),
-  );
-  const call = inProcess(app);
+  // The node's own HTTP+JSON binding over a handler that throws each error.
+  const call = inProcess(bindingsFor(throwingHandler()));
 
   it.each(table)('answers $reason with HTTP $status', async ({ status, reason, grpc }) => {
     const response = await call(`/tasks/${reason}`, { headers: V1 });

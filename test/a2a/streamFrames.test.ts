@@ -5,8 +5,8 @@ import { Role, StreamResponse, TaskState, type AgentCard, type Message } from '@
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { AgentEvent, type A2ARequestHandler } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import { LiveTasks } from '../../src/a2a/liveTasks';
-import { newTask, textPart } from '../../src/a2a/messages';
+import { LiveTasks } from '../../src/a2a/tasks/liveTasks';
+import { newTask, textPart } from '../../src/a2a/tasks/messages';
 import type { TaskRows } from '../../src/store/taskRows';
 import { bindingsFor } from '../support/inboundListener';
 import { waitFor } from '../support/waitFor';

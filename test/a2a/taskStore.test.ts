@@ -3,22 +3,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { AgentEvent, ServerCallContext } from '@a2a-js/sdk/server';
-import { CredentialUser } from '../../src/a2a/auth';
+import { userOf } from '../../src/identity/request';
 import { createSqliteTaskRows } from '../../src/store/sqlite/taskRows';
-import { createA2AStores, scopeOf, type A2AStores } from '../../src/a2a/taskStore';
+import { createA2AStores, scopeOf, type A2AStores } from '../../src/a2a/tasks/taskStore';
 import { parseDuration } from '../../src/duration';
-import { LiveTasks } from '../../src/a2a/liveTasks';
-import { statusUpdate, textPart } from '../../src/a2a/messages';
+import { LiveTasks } from '../../src/a2a/tasks/liveTasks';
+import { statusUpdate, textPart } from '../../src/a2a/tasks/messages';
 import { createMemoryLogger } from '../../src/log/logger';
 import { NOOP_OBSERVER } from '../../src/observation/observer';
-import { OWNER } from '../../src/principal';
+import { namedCaller, OWNER } from '../../src/principal';
 import type { SqliteDatabase } from '../../src/store/sqlite/database';
 import type { TaskRowStores } from '../../src/store/taskRows';
 import { openSqliteStorage, type SqliteStorage } from '../../src/store/sqlite/storage';
 
 const as = (name: string, owner = false) =>
   new ServerCallContext({
-    user: new CredentialUser(name, owner ? OWNER : undefined),
+    user: userOf(owner ? OWNER : namedCaller(name)),
     requestedVersion: '1.0',
   });
 

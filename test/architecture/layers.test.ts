@@ -8,7 +8,17 @@ import ts from 'typescript';
  * module's layer. Keep this list and ARCHITECTURE.md in step.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['errors.ts', 'principal.ts', 'duration.ts', 'stopwords.ts', 'log/', 'protocol/', 'net/', 'observation/'],
+  [
+    'errors.ts',
+    'principal.ts',
+    'duration.ts',
+    'stopwords.ts',
+    'packages.ts',
+    'log/',
+    'protocol/',
+    'net/',
+    'observation/',
+  ],
   ['config/'],
   ['llm/'],
   ['store/'],
@@ -18,6 +28,10 @@ const LAYERS: readonly (readonly string[])[] = [
   ['tools/'],
   ['tools/families.ts', 'prompt/'],
   ['federation/'],
+  ['identity/'],
+  ['a2a/card/'],
+  ['a2a/tasks/'],
+  ['a2a/bindings/'],
   ['a2a/'],
   ['observe/'],
   ['app.ts'],

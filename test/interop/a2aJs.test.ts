@@ -12,14 +12,15 @@ import { runChildClient, startChildPeer, type ChildPeer } from './support/childP
  * (`type` on parts, no `kind`, no messageId, no protocolVersion), and its
  * client still sends with `tasks/send`.
  */
-const support = (file: string) => path.join(__dirname, 'support', file);
+/** A client or peer script of test/extras, where its stack is installed (npm run test:extras). */
+const extra = (file: string) => path.join(__dirname, '..', 'extras', file);
 
 describe('the node federating to an a2a-js server', () => {
   let peer: ChildPeer;
   let dispatcher: Agent;
   beforeAll(async () => {
     dispatcher = new Agent();
-    peer = await startChildPeer(support('a2aJsPeer.mjs'), ['a2ajs']);
+    peer = await startChildPeer(extra('a2aJsPeer.mjs'), ['a2ajs']);
   });
   afterAll(async () => {
     await peer.close();
@@ -72,7 +73,7 @@ describe('the a2a-js client calling the node', () => {
     );
     const taskId = sent.body.result.task.id as string;
 
-    const [card, send, get] = await runChildClient(support('a2aJsClient.mjs'), [node.url, taskId]);
+    const [card, send, get] = await runChildClient(extra('a2aJsClient.mjs'), [node.url, taskId]);
     expect(card.card).toEqual({ name: 'lango-orchestrator', url: node.url });
     expect(send.send.error).toMatch(/Method not found: tasks\/send/);
     // Its getTask returns the task itself (the v0.3 form: header-less requests are v0.3).

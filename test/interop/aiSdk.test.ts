@@ -9,7 +9,7 @@ import { runChildClient } from './support/childPeer';
  * blocking path shows the task's status message followed by every
  * artifact; its streaming path shows artifacts only.
  */
-const client = path.join(__dirname, 'support/aiSdkClient.mjs');
+const client = path.join(__dirname, '../extras/aiSdkClient.mjs');
 
 describe('the AI SDK (a2a-ai-provider) as a client of the node', () => {
   let node: A2ATestNode;

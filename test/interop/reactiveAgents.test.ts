@@ -12,7 +12,8 @@ import { runChildClient, startChildPeer, type ChildPeer } from './support/childP
  * JSON-RPC with `id: null` and streams the final status before the artifact;
  * its client speaks header-less v0.3 JSON-RPC and reads `artifacts`.
  */
-const support = (file: string) => path.join(__dirname, 'support', file);
+/** A client or peer script of test/extras, where its stack is installed (npm run test:extras). */
+const extra = (file: string) => path.join(__dirname, '..', 'extras', file);
 
 interface V03Task {
   kind: string;
@@ -31,7 +32,7 @@ describe("@reactive-agents/a2a's client calling the node", () => {
   afterAll(() => node.close());
 
   it('discovers the card, reads answers from artifacts, sees questions and failures in the status', async () => {
-    const lines = await runChildClient(support('reactiveClient.mjs'), [
+    const lines = await runChildClient(extra('reactiveClient.mjs'), [
       node.url,
       'hello reactive',
       'approve the payment',
@@ -64,8 +65,8 @@ describe('the node federating to @reactive-agents/a2a servers', () => {
     dispatcher = new Agent();
     // The package's server is written for Bun: it runs unchanged over a small Bun.serve stand-in (see the script).
     peers.push(
-      await startChildPeer(support('reactivePeer.mjs'), ['reactive', 'blocking']),
-      await startChildPeer(support('reactivePeer.mjs'), ['reactive-streaming', 'streaming']),
+      await startChildPeer(extra('reactivePeer.mjs'), ['reactive', 'blocking']),
+      await startChildPeer(extra('reactivePeer.mjs'), ['reactive-streaming', 'streaming']),
     );
   });
   afterAll(async () => {

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { createMemoryLogger } from '../../src/log/logger';
 import { REDACTED, SecretRegistry } from '../../src/log/redact';
+import { redactedLogger } from '../../src/log/redactedLogger';
 import { createWinstonLogger } from '../../src/log/winston';
 
 /** A stream that keeps what is written to it; `lines(n)` resolves once `n` lines have arrived. */
@@ -92,5 +93,33 @@ describe('logging', () => {
     expect(log.records).toEqual([
       { level: 'warn', message: 'peer skipped', meta: { component: 'federation', name: 'x' } },
     ]);
+  });
+  it('masks every line of any logger put behind the secrets, and leaves one that masks with them already', () => {
+    const secrets = new SecretRegistry();
+    const captured = createMemoryLogger();
+    const logger = redactedLogger(captured, secrets);
+    logger.info('before: sk-late-0123456789');
+    secrets.add('sk-late-0123456789');
+    const child = logger.child({ component: 'exec', note: 'bound sk-late-0123456789' });
+    const warn = child.warn;
+    warn('ran echo sk-late-0123456789', { command: 'echo sk-late-0123456789', token: 'plain', nested: { n: 1 } });
+    expect(captured.records.slice(1)).toEqual([
+      {
+        level: 'warn',
+        message: `ran echo ${REDACTED}`,
+        meta: {
+          component: 'exec',
+          note: `bound ${REDACTED}`,
+          command: `echo ${REDACTED}`,
+          token: REDACTED,
+          nested: { n: 1 },
+        },
+      },
+    ]);
+    // A line written before the value was known is as it was written: masking is at write time.
+    expect(captured.records[0]!.message).toBe('before: sk-late-0123456789');
+    const winstonLogger = createWinstonLogger({ level: 'info', pretty: false, secrets, stream: sink().stream });
+    expect(redactedLogger(winstonLogger, secrets)).toBe(winstonLogger);
+    expect(redactedLogger(winstonLogger, new SecretRegistry())).not.toBe(winstonLogger);
   });
 });

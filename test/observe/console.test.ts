@@ -79,12 +79,16 @@ describe('the console over HTTP', () => {
     expect(html).not.toMatch(/<script>|style=/);
     expect((await fetch(`${url}/console/assets/console.js`)).headers.get('content-type')).toMatch(/javascript/);
     expect((await fetch(`${url}/console/assets/console.css`)).status).toBe(200);
-    // Only what the build wrote is served: a name that is an object's own property is no asset either.
-    for (const name of ['..%2Fconsole.ts', 'constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty']) {
+    // Only what the build wrote is served: a name that is an object's own property is no asset either, and a
+    // path that escapes its segment is no route at all.
+    for (const name of ['constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty']) {
       const asset = await fetch(`${url}/console/assets/${name}`);
       expect([name, asset.status]).toEqual([name, 404]);
       expect(((await asset.json()) as { error: { message: string } }).error.message).toBe('no such console asset');
     }
+    const escaping = await fetch(`${url}/console/assets/..%2Fconsole.ts`);
+    expect(escaping.status).toBe(404);
+    expect(((await escaping.json()) as { error: { message: string } }).error.message).toMatch(/^no route for GET/);
     expect((await fetch(`${url}/console/assets/elk.js`)).headers.get('content-type')).toMatch(/javascript/);
 
     const graph = (await (await fetch(`${url}/console/api/agents`)).json()) as { agents: Array<{ name: string }> };

@@ -2,8 +2,11 @@ import { agentGraph, toDot, toMermaid, toSvg } from '../../src/observe/graph';
 import type { PeerStatus } from '../../src/federation/health';
 import { a2aTestTree } from '../support/a2aServer';
 
+/** The family table's names of the test tools (a real node asks its toolset). */
+const FAMILIES: Record<string, string> = { exec_shell: 'exec', fs_read: 'fs', secrets_get: 'secrets' };
+
 /** The real tree builder (test tools, one remote peer) and a second configured peer that was skipped. */
-function graph() {
+function graph(familyOf: (tool: string) => string | undefined = (tool) => FAMILIES[tool]) {
   const peers: PeerStatus[] = [
     { name: 'peer', cardUrl: 'http://127.0.0.1:9/peer/.well-known/agent-card.json', state: 'healthy', failures: 0 },
     {
@@ -14,14 +17,15 @@ function graph() {
       failures: 1,
     },
   ];
-  return agentGraph(a2aTestTree(), peers);
+  return agentGraph(a2aTestTree(), peers, familyOf);
 }
 
 describe('agent graph pictures', () => {
   it('lists the specialists with their tool families and every peer with its health', () => {
     const { root, agents } = graph();
     expect(root).toBe('lango-orchestrator');
-    expect(agents.find((a) => a.name === 'operator')).toMatchObject({ kind: 'llm', detail: ['exec_*', 'fs_*'] });
+    expect(agents.find((a) => a.name === 'operator')).toMatchObject({ kind: 'llm', detail: ['exec', 'fs'] });
+    expect(agents.find((a) => a.name === 'vault')).toMatchObject({ kind: 'llm', detail: ['secrets'] });
     expect(agents.find((a) => a.name === 'peer')).toMatchObject({ kind: 'remote', health: { state: 'healthy' } });
     expect(agents.at(-1)).toMatchObject({
       name: 'ghost',
@@ -30,10 +34,15 @@ describe('agent graph pictures', () => {
     });
   });
 
+  it('names a tool outside every family by its own name, never an invented prefix family', () => {
+    const { agents } = graph((tool) => (tool === 'exec_shell' ? 'exec' : undefined));
+    expect(agents.find((a) => a.name === 'operator')?.detail).toEqual(['exec', 'fs_read']);
+  });
+
   it('draws Mermaid and DOT with the skipped peer dashed and its reason', () => {
     const mermaid = toMermaid(graph());
     expect(mermaid.startsWith('flowchart TD\n')).toBe(true);
-    expect(mermaid).toContain('["operator<br/>exec_*, fs_*"]');
+    expect(mermaid).toContain('["operator<br/>exec, fs"]');
     expect(mermaid).toMatch(/\(\["ghost \(remote\)<br\/>skipped: connect ECONNREFUSED 127\.0\.0\.1:1"\]\):::skipped/);
     expect(mermaid).toMatch(/root -\.-> a\d+/);
     const dot = toDot(graph());

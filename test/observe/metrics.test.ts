@@ -105,7 +105,7 @@ describe('GET /metrics', () => {
       observability: { metricsToken: 'scrape-token-2' },
     });
     const anonymous = await fetch(`${url}/metrics`);
-    expect(anonymous.status).toBe(403);
+    expect(anonymous.status).toBe(401);
     expect(await anonymous.text()).not.toContain('lango_');
     const scraper = await fetch(`${url}/metrics`, { headers: { authorization: 'Bearer scrape-token-2' } });
     expect(scraper.status).toBe(200);

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createApp, type LangoApp } from '../../src/app';
-import { hostOfHeader } from '../../src/a2a/hostGuard';
+import { hostOfHeader } from '../../src/a2a/bindings/hostGuard';
 import { LangoConfig, type LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger } from '../../src/log/logger';
 import { testChromium } from '../support/chromium';

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { assertSafeExposure } from '../../src/a2a/auth';
+import { assertSafeExposure } from '../../src/identity/identity';
 import { LangoConfig } from '../../src/config/schema';
 import { ConfigError } from '../../src/errors';
 import {

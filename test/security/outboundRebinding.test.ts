@@ -4,7 +4,7 @@ import { Agent, request } from 'undici';
 import type { StreamResponse, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { PushNotificationStore, ServerCallContext } from '@a2a-js/sdk/server';
-import { checkPushUrl, RetryingPushSender } from '../../src/a2a/pushNotifications';
+import { checkPushUrl, RetryingPushSender } from '../../src/a2a/tasks/pushNotifications';
 import { createFederation, type Federation } from '../../src/federation/federation';
 import { createOpenAIEmbeddings } from '../../src/llm/embeddings/openai';
 import { createMemoryLogger } from '../../src/log/logger';

@@ -21,7 +21,7 @@ if (!skipWithoutPostgres('the store activity metrics on PostgreSQL')) {
 
     /** A replica whose store reports to its own metrics; `value` reads one series of them. */
     const replica = async (replicaId: string) => {
-      const metrics = createNodeMetrics({ tasksByState: async () => ({}), peers: () => [], access: () => undefined });
+      const metrics = createNodeMetrics({ tasksByState: async () => ({}), peers: () => [] });
       const storage = await openPostgresStorage({
         url: database.url(),
         cluster: { replicaId, heartbeatMs: 3_600_000, leaseMs: 15_000 },

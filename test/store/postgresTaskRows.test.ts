@@ -1,5 +1,5 @@
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
-import { textPart } from '../../src/a2a/messages';
+import { textPart } from '../../src/a2a/tasks/messages';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
 import { openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
 import type { TaskEventRecord } from '../../src/store/taskEvents';

@@ -11,7 +11,8 @@ import type { TurnRunner } from '../../src/agent/turn';
 import { LangoConfig, type LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
 import { buildAgentTree } from '../../src/orchestration/tree';
-import { createCallers } from '../../src/a2a/callers';
+import { createCallers } from '../../src/identity/callers';
+import { createIdentity } from '../../src/identity/identity';
 import { createA2AServer, type A2AServer, type A2AServerOptions } from '../../src/a2a/server';
 import { DEFAULT_PEER_GRANT } from '../../src/tools/families';
 import type { SqliteDatabase } from '../../src/store/sqlite/database';
@@ -124,7 +125,11 @@ export async function startA2ANode(options: StartOptions = {}): Promise<A2ATestN
       config,
       root: options.root ?? (() => tree),
       runner,
-      callers: createCallers(config.a2a.auth, { defaultGrant: DEFAULT_PEER_GRANT }),
+      identity: createIdentity({
+        config,
+        callers: createCallers(config.a2a.auth, { defaultGrant: DEFAULT_PEER_GRANT }),
+        logger,
+      }),
       health: () => storage.health(),
       taskRows: createSqliteTaskRows({ db, group: storage.group, logger, redact: options.extra?.redact }),
       taskEvents: createSqliteTaskEventLog({ db, group: storage.group, logger, redact: options.extra?.redact }),

@@ -2,6 +2,7 @@ import { LangoConfig, type LangoConfigInput } from '../../src/config/schema';
 import type { Model } from '../../src/llm/model';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
 import { SecretRegistry } from '../../src/log/redact';
+import { createPackageLoader, type PackageLoader } from '../../src/packages';
 import { defaultPrincipals } from '../../src/principal';
 import type { Storage } from '../../src/store/index';
 import type { ToolFamilyDeps } from '../../src/toolset/family';
@@ -29,6 +30,8 @@ export async function testFamilyDeps(options: {
   logger?: MemoryLogger;
   clock?: () => Date;
   secrets?: SecretRegistry;
+  /** The optional packages' loader; Node's own resolution when absent. */
+  packages?: PackageLoader;
 }): Promise<ToolFamilyDeps & { logger: MemoryLogger; toolChanges: { count: number } }> {
   const parsed = LangoConfig.parse({ ...options.config, dataDir: options.dataDir });
   // LANGO_TEST_HIDE_BWRAP=1 runs a suite as on a machine without bubblewrap (the fallback every exec test must pass).
@@ -69,6 +72,7 @@ export async function testFamilyDeps(options: {
     logger,
     secrets,
     clock,
+    packages: options.packages ?? createPackageLoader(),
     toolChanges,
     toolsChanged: () => void (toolChanges.count += 1),
   };

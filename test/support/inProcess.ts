@@ -34,6 +34,8 @@ export function inProcess(
   return (path, request = {}) =>
     new Promise((resolve, reject) => {
       const [client, serverSide] = duplexPair();
+      // A client on this machine, as a loopback socket would say (the identity component reads it).
+      Object.defineProperty(serverSide, 'remoteAddress', { value: '127.0.0.1' });
       server.emit('connection', serverSide);
       const outgoing = http.request(
         {

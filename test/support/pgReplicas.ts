@@ -25,6 +25,8 @@ export interface ReplicaNode {
 export interface ReplicaCluster {
   nodes: ReplicaNode[];
   model: OpenAIServer;
+  /** The database they share (another replica, a `lango serve` process, may join it). */
+  databaseUrl: string;
   /** Closes every node still open, the model server and the data folders. */
   close(): Promise<void>;
 }
@@ -107,7 +109,7 @@ export async function startReplicaCluster(options: ReplicaClusterOptions): Promi
     await close();
     throw err;
   }
-  return { nodes, model, close };
+  return { nodes, model, databaseUrl: options.url, close };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
-import { textPart } from '../../src/a2a/messages';
+import { textPart } from '../../src/a2a/tasks/messages';
 
 /** A chunk of a task's answer artifact as an executor publishes it (`append` after the first chunk). */
 export function answerChunk(

@@ -5,6 +5,7 @@
  * "probe now" button; in a cluster, the replicas and their heartbeat age.
  */
 import { ago, button, byId, el, getJson, postJson, showError, took } from './dom.js';
+import { currentRoute, go } from './route.js';
 
 interface GraphAgent {
   name: string;
@@ -262,11 +263,11 @@ export async function loadAgents(): Promise<void> {
           : box.label.join(', '),
       );
       group.append(svg('title', {}, box.label.join('\n')));
-      group.addEventListener('click', () => void openAgent(name));
+      group.addEventListener('click', () => go('agents', { agent: name }));
       group.addEventListener('keydown', (event) => {
         if ((event as KeyboardEvent).key === 'Enter' || (event as KeyboardEvent).key === ' ') {
           event.preventDefault();
-          void openAgent(name);
+          go('agents', { agent: name });
         }
       });
     }
@@ -275,7 +276,9 @@ export async function loadAgents(): Promise<void> {
   holder.replaceChildren(picture);
 }
 
-async function openAgent(name: string): Promise<void> {
+/** Opens an agent's card (the address's `agent`), once the graph is read. */
+export async function openAgent(name: string): Promise<void> {
+  if (!graph) await loadAgents();
   const agent = graph?.agents.find((a) => a.name === name);
   byId('card-title').textContent = agent?.kind === 'remote' ? `Card of ${name}` : name;
   let body: string;
@@ -383,5 +386,6 @@ export async function loadReplicas(): Promise<void> {
 export function startAgents(): void {
   byId('card-close').addEventListener('click', () => {
     byId('card').hidden = true;
+    if (currentRoute().params.has('agent')) go('agents');
   });
 }

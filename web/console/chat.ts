@@ -1,12 +1,18 @@
 /**
  * The console's chat: the owner talks to the node over its own A2A endpoint
- * (JSON-RPC `SendStreamingMessage`, the owner's session), the answer
- * streaming in; each transfer, tool call, remote call and approval of the
- * turn shows inline as a card, an approval with Approve and Deny; the log
- * keeps the newest exchange in view. Conversations are listed with their
- * first words and reopened by their contextId.
+ * (JSON-RPC `SendStreamingMessage`, the owner's session), to the
+ * orchestrator or the agent chosen (a specialist, a remote agent), the
+ * answer streaming in, rendered (markdown, JSON foldable); each transfer,
+ * tool call, remote call and approval of the turn shows inline as a card,
+ * an approval with Approve and Deny, and once the turn ends its tool
+ * results in full and a link to inspect the turn; the log keeps the newest
+ * exchange in view. Conversations reopen by their address.
  */
+import { conversationName, loadConversations, markOpen, startConversations } from './conversations.js';
+import { card, progressCard, turnDetails } from './chatCards.js';
 import { ago, api, byId, button, el, getJson, showError } from './dom.js';
+import { renderText } from './render.js';
+import { go, linkTo } from './route.js';
 
 /** Where the owner's token for the A2A endpoint is kept for this tab (the console pages use their cookie). */
 export const TOKEN_KEY = 'lango-owner-token';
@@ -17,6 +23,10 @@ export const TOKEN_KEY = 'lango-owner-token';
 const GENERATION_EXTENSION = 'https://lango.dev/a2a/ext/generation/v1';
 /** How often a dropped chat stream is taken up again before the chat says it lost the answer. */
 const RESUMES = 5;
+/** Message metadata naming the agent a turn starts at (`src/a2a/executor.ts` START_AGENT_KEY). */
+const START_AGENT_KEY = 'lango.agent';
+/** How often a streaming answer is rendered again at most (each chunk is kept; the drawing waits). */
+const RENDER_MS = 80;
 
 interface Part {
   text?: string;
@@ -40,12 +50,6 @@ interface Frame {
   };
   error?: { message?: string };
 }
-interface Conversation {
-  id: string;
-  caller: string;
-  updatedAt: string;
-  firstWords?: string;
-}
 interface ConversationDetail {
   id: string;
   caller: string;
@@ -60,8 +64,10 @@ let waitingTask: string | undefined;
 /** The task of the exchange streaming now, and its line saying who acts. */
 let chatTask: string | undefined;
 let chatActing: HTMLElement | undefined;
-/** Opens a task's timeline (the tasks view's). */
-let openTimeline: (taskId: string) => void = () => {};
+/** The conversation shown (the owner's, or a caller's read only), as the address names it. */
+let shown: { id: string; caller: string } | undefined;
+/** Each answer's text as received: what it is rendered from. */
+const answers = new WeakMap<HTMLElement, string>();
 
 const stateName = (state: unknown) =>
   typeof state === 'string'
@@ -73,13 +79,26 @@ const stateName = (state: unknown) =>
 /** States after which a task's turn is over (ended, or waiting for the user). */
 const SETTLED_STATES = new Set(['completed', 'failed', 'canceled', 'rejected', 'input-required', 'auth-required']);
 const partsText = (parts?: Part[]) => (parts ?? []).map((p) => p.text ?? '').join('');
-const text = (value: unknown) => (typeof value === 'string' ? value : '');
 
 /** Keeps the newest reply in view. */
 function scrollToNewest(): void {
   const log = byId('chat-log');
   log.scrollTop = log.scrollHeight;
 }
+
+/** Sets an answer's text and draws it rendered (markdown, JSON foldable); while it streams, at most every {@link RENDER_MS}. */
+function setAnswer(answer: HTMLElement, text: string, now = true): void {
+  answers.set(answer, text);
+  if (now) {
+    clearTimeout(Number(answer.dataset.timer));
+    delete answer.dataset.timer;
+    answer.replaceChildren(...(text ? [renderText(text)] : []));
+    return;
+  }
+  if (answer.dataset.timer) return;
+  answer.dataset.timer = String(setTimeout(() => setAnswer(answer, answers.get(answer) ?? ''), RENDER_MS));
+}
+const answerText = (answer: HTMLElement) => answers.get(answer) ?? '';
 
 /** One exchange: the owner's words, the turn's cards, the answer and who gave it. */
 function exchange(said: string): { turn: HTMLElement; cards: HTMLElement; answer: HTMLElement; acting: HTMLElement } {
@@ -88,77 +107,13 @@ function exchange(said: string): { turn: HTMLElement; cards: HTMLElement; answer
   you.append(el('span', 'You', { class: 'who' }), el('p', said, { class: 'said' }));
   const cards = el('ol', undefined, { class: 'cards', 'aria-label': 'What the agents did' });
   const reply = el('div', undefined, { class: 'bubble agent' });
-  const answer = el('p', '', { class: 'answer', 'data-chunks': '0', 'data-state': 'sent' });
+  const answer = el('div', undefined, { class: 'answer', 'data-chunks': '0', 'data-state': 'sent' });
   const acting = el('p', 'waiting for the orchestrator…', { class: 'acting muted' });
   reply.append(el('span', 'agent', { class: 'who' }), answer);
   turn.append(you, cards, reply, acting);
   byId('chat-log').append(turn);
   scrollToNewest();
   return { turn, cards, answer, acting };
-}
-
-/** A card of the turn: what happened, who did it, details as code. */
-function card(kind: string, title: string, detail?: string, attributes: Record<string, string> = {}): HTMLElement {
-  const item = el('li', undefined, { class: `card ${kind}`, ...attributes });
-  item.append(el('span', kind === 'tool' ? 'tool' : kind, { class: 'badge' }), el('span', title, { class: 'title' }));
-  if (detail) item.append(el('code', detail, { class: 'detail' }));
-  return item;
-}
-
-/** The card for a progress update's metadata, or the tool card it completes. */
-function progressCard(cards: HTMLElement, meta: Record<string, unknown>): void {
-  const event = text(meta.event);
-  if (event === 'transfer') {
-    cards.append(card('transfer', `${text(meta.from)} → ${text(meta.to)}`));
-  } else if (event === 'transfer_refused') {
-    cards.append(card('transfer refused', `${text(meta.from)} → ${text(meta.to)}`));
-  } else if (event === 'tool_start') {
-    const item = card('tool', `${text(meta.agent)} · ${text(meta.tool)}`, text(meta.args) || '{}', {
-      'data-call': text(meta.callId),
-      'data-state': 'running',
-    });
-    item.append(el('span', 'running…', { class: 'outcome muted' }));
-    cards.append(item);
-  } else if (event === 'tool_end') {
-    const item = [...cards.querySelectorAll<HTMLElement>('li.card.tool')].find(
-      (c) => c.dataset.call === text(meta.callId),
-    );
-    if (!item) return;
-    const ok = meta.ok === true;
-    const summary = text(meta.summary);
-    item.dataset.state = ok ? 'ok' : summary === 'approval required' ? 'approval' : 'failed';
-    const outcome = item.querySelector('.outcome')!;
-    outcome.textContent = ok ? `→ ${summary}` : summary === 'approval required' ? 'waits for approval' : summary;
-    outcome.className = `outcome ${ok ? '' : 'bad'}`;
-  } else if (event === 'remote_call') {
-    remoteCard(cards, meta);
-  } else if (event === 'rejected') {
-    cards.append(card('rejected', text(meta.agent)));
-  }
-  scrollToNewest();
-}
-
-/**
- * A call to a remote agent: one card per call, its title naming the peer
- * and its endpoint once known, its progress (`started → sending → working →
- * completed`) as the peer reports it.
- */
-function remoteCard(cards: HTMLElement, meta: Record<string, unknown>): void {
-  const agent = text(meta.agent);
-  const status = text(meta.status);
-  const last = cards.lastElementChild as HTMLElement | null;
-  let item =
-    last?.classList.contains('remote') && last.dataset.agent === agent && status !== 'started' ? last : undefined;
-  if (!item) {
-    item = card('remote', agent, '', { 'data-agent': agent });
-    cards.append(item);
-  }
-  const endpoint = text(meta.endpoint);
-  if (endpoint) item.querySelector('.title')!.textContent = `${agent} at ${endpoint}`;
-  const trail = item.querySelector('.detail') ?? item.appendChild(el('code', '', { class: 'detail' }));
-  const detail = text(meta.detail);
-  trail.textContent = `${trail.textContent ? `${trail.textContent} → ` : ''}${status}${detail ? ` (${detail})` : ''}`;
-  item.dataset.state = status;
 }
 
 /** The approval a turn waits for: the question, Approve and Deny (each sends the answer as the next message). */
@@ -227,12 +182,14 @@ async function chat(message: string, said: string): Promise<void> {
     'A2A-Extensions': GENERATION_EXTENSION,
   };
   if (authRequired && token) headers.Authorization = `Bearer ${token}`;
+  const agent = byId<HTMLSelectElement>('chat-agent').value;
   const a2aMessage = {
     messageId: crypto.randomUUID(),
     role: 'ROLE_USER',
     parts: [{ text: message }],
     ...(contextId ? { contextId } : {}),
     ...(contextId && waitingTask ? { taskId: waitingTask } : {}),
+    ...(agent ? { metadata: { [START_AGENT_KEY]: agent } } : {}),
   };
   waitingTask = undefined;
   if (!contextId) byId('chat-title').textContent = said;
@@ -243,7 +200,7 @@ async function chat(message: string, said: string): Promise<void> {
   });
   if (!res.ok || !res.body) {
     answer.dataset.state = 'failed';
-    answer.textContent = `The node refused the message (HTTP ${res.status}).`;
+    setAnswer(answer, `The node refused the message (HTTP ${res.status}).`);
     if (res.status === 401) showTokenInput();
     return;
   }
@@ -256,27 +213,27 @@ async function chat(message: string, said: string): Promise<void> {
     closed = true;
     if (chatActing === acting) chatActing = undefined;
     acting.textContent = `${answer.dataset.state ?? ''}${answeredBy ? ` · answered by ${answeredBy}` : ''}`;
-    if (chatTask)
-      acting.append(
-        ' · ',
-        button('show timeline', () => openTimeline(chatTask!), { class: 'link' }),
-      );
   };
   const handle = (frame: Frame) => {
     if (frame.error) {
       answer.dataset.state = 'failed';
-      answer.textContent = `Error: ${frame.error.message ?? 'unknown'}`;
+      setAnswer(answer, `Error: ${frame.error.message ?? 'unknown'}`);
       return;
     }
     const result = frame.result ?? {};
     const task = result.task ?? result.statusUpdate ?? result.artifactUpdate;
     chatTask = result.task?.id ?? result.statusUpdate?.taskId ?? result.artifactUpdate?.taskId ?? chatTask;
-    contextId = task?.contextId ?? contextId;
+    if (!contextId && task?.contextId) {
+      contextId = task.contextId;
+      shown = { id: contextId, caller: 'owner' };
+      // The address names the conversation from now on (without reopening it).
+      history.replaceState(null, '', linkTo('chat', { conversation: contextId, caller: 'owner' }));
+      markOpen(shown);
+    }
     if (result.artifactUpdate) {
       const update = result.artifactUpdate;
       const piece = partsText(update.artifact?.parts);
-      if (!update.append) answer.textContent = '';
-      answer.textContent += piece;
+      setAnswer(answer, (update.append ? answerText(answer) : '') + piece, false);
       if (piece) answer.dataset.chunks = String(++chunks);
       const agent = update.artifact?.metadata?.agent;
       if (typeof agent === 'string') {
@@ -286,7 +243,10 @@ async function chat(message: string, said: string): Promise<void> {
       scrollToNewest();
     }
     const metadata = result.statusUpdate?.metadata;
-    if (metadata && typeof metadata.event === 'string') progressCard(cards, metadata);
+    if (metadata && typeof metadata.event === 'string') {
+      progressCard(cards, metadata);
+      scrollToNewest();
+    }
     // The stream opens with the task as it stands: a task continued from input-required still says so then.
     const status = result.statusUpdate?.status;
     if (result.task && !SETTLED_STATES.has(stateName(result.task.status?.state))) {
@@ -296,12 +256,14 @@ async function chat(message: string, said: string): Promise<void> {
     if (typeof settledBy === 'string' && metadata?.event === undefined) answeredBy = settledBy;
     if (status) {
       const state = stateName(status.state);
-      answer.dataset.state = state;
+      const settled = SETTLED_STATES.has(state);
       const spoken = partsText(status.message?.parts);
-      if (spoken && !answer.textContent && SETTLED_STATES.has(state)) answer.textContent = spoken;
-      if (SETTLED_STATES.has(state)) close();
+      // Drawn in full before the state says it settled: whoever waits for the state finds the answer there.
+      if (settled) setAnswer(answer, answerText(answer) || spoken);
+      answer.dataset.state = state;
+      if (settled) close();
     }
-    if (result.message) answer.textContent = partsText(result.message.parts);
+    if (result.message) setAnswer(answer, partsText(result.message.parts));
     if (answeredBy) answer.parentElement!.querySelector('.who')!.textContent = answeredBy;
   };
   const seen: { lastId?: string } = {};
@@ -327,6 +289,7 @@ async function chat(message: string, said: string): Promise<void> {
       approvalCard(cards, detail.pendingApproval);
     }
   }
+  if (chatTask) await turnDetails(chatTask, cards, acting);
   void loadConversations();
 }
 
@@ -349,48 +312,29 @@ function showTokenInput(): void {
   byId('chat-token').hidden = false;
 }
 
-/** The conversations, newest first: the owner's reopen into the chat, a caller's open to read. */
-export async function loadConversations(): Promise<void> {
-  const list = byId('conversation-list');
-  try {
-    const { conversations } = await getJson<{ conversations: Conversation[] }>('/console/api/conversations');
-    list.replaceChildren(
-      ...conversations.map((c) => {
-        const item = el('li', undefined, { class: c.id === contextId ? 'current' : '' });
-        const label = c.firstWords ?? '(no words yet)';
-        const open = button(label, () => reopen(c), {
-          class: 'conversation',
-          'data-context': c.id,
-          ...(c.id === contextId ? { 'aria-current': 'true' } : {}),
-        });
-        const meta = el('span', `${c.caller === 'owner' ? '' : `${c.caller} · `}${ago(c.updatedAt)}`, {
-          class: 'muted small',
-        });
-        item.append(open, meta);
-        return item;
-      }),
-    );
-    if (conversations.length === 0) list.replaceChildren(el('li', 'No conversations yet.', { class: 'muted' }));
-  } catch (err) {
-    showError(list, err);
-  }
-}
-
-/** Shows a conversation's messages; the owner's becomes the one the chat continues. */
-async function reopen(conversation: Conversation): Promise<void> {
-  const res = await api(
-    `/console/api/conversations/${encodeURIComponent(conversation.id)}?caller=${encodeURIComponent(conversation.caller)}`,
-  );
+/**
+ * Shows a conversation's messages (the address's `conversation` and
+ * `caller`); the owner's becomes the one the chat continues, a caller's is
+ * read only.
+ */
+export async function openConversation(id: string, caller: string): Promise<void> {
+  if (shown?.id === id && shown.caller === caller) return;
+  const res = await api(`/console/api/conversations/${encodeURIComponent(id)}?caller=${encodeURIComponent(caller)}`);
   const log = byId('chat-log');
   if (!res.ok) return showError(log, new Error(`the conversation could not be read (HTTP ${res.status})`));
   const detail = (await res.json()) as ConversationDetail;
-  const mine = conversation.caller === 'owner';
-  contextId = mine ? conversation.id : undefined;
+  const mine = caller === 'owner';
+  shown = { id, caller };
+  contextId = mine ? id : undefined;
   waitingTask = undefined;
   log.replaceChildren();
+  const listed = [...byId('conversation-groups').querySelectorAll<HTMLElement>('li[data-context]')].find(
+    (item) => item.dataset.context === id && item.dataset.caller === caller,
+  );
+  const name = listed?.querySelector('a.conversation')?.textContent ?? undefined;
   byId('chat-title').textContent = mine
-    ? (conversation.firstWords ?? 'Conversation')
-    : `${conversation.caller}'s conversation (read only)`;
+    ? (name ?? conversationName({ firstWords: detail.messages.find((m) => m.role === 'user')?.text }))
+    : `${caller}'s conversation (read only)`;
   let current: ReturnType<typeof exchange> | undefined;
   for (const message of detail.messages) {
     if (message.role === 'user') {
@@ -398,7 +342,7 @@ async function reopen(conversation: Conversation): Promise<void> {
       current.acting.textContent = ago(message.at);
       current.answer.dataset.state = 'stored';
     } else if (current) {
-      current.answer.textContent = message.text;
+      setAnswer(current.answer, message.text);
       if (message.author) current.answer.parentElement!.querySelector('.who')!.textContent = message.author;
       if (message.author) current.acting.textContent = `${ago(message.at)} · answered by ${message.author}`;
     }
@@ -410,17 +354,20 @@ async function reopen(conversation: Conversation): Promise<void> {
   byId<HTMLInputElement>('chat-input').disabled = !mine;
   byId<HTMLButtonElement>('chat-send').disabled = !mine;
   scrollToNewest();
-  void loadConversations();
+  markOpen(shown);
 }
 
 /** Clears the chat: the next message starts a new conversation. */
 function newConversation(): void {
   contextId = undefined;
   waitingTask = undefined;
+  shown = undefined;
   byId('chat-log').replaceChildren();
   byId('chat-title').textContent = 'New conversation';
   byId<HTMLInputElement>('chat-input').disabled = false;
   byId<HTMLButtonElement>('chat-send').disabled = false;
+  markOpen(undefined);
+  go('chat');
   byId('chat-input').focus();
   void loadConversations();
 }
@@ -430,10 +377,40 @@ export function chatActingOn(taskId: string | undefined, agent: string | undefin
   if (agent && taskId && taskId === chatTask && chatActing) chatActing.textContent = `${agent} is acting`;
 }
 
-/** Wires the chat: the form, the conversation list, the token field; `timeline` opens a task's timeline. */
-export function startChat(timeline: (taskId: string) => void): void {
-  openTimeline = timeline;
+/** The agents of the tree as the graph lists them. */
+interface GraphAgents {
+  root: string;
+  agents: Array<{ name: string; kind: 'llm' | 'remote'; health?: { state: string } }>;
+}
+
+/** Fills the "Talk to" picker: the orchestrator, each specialist, each remote agent with its health. */
+export async function loadChatAgents(): Promise<void> {
+  const picker = byId<HTMLSelectElement>('chat-agent');
+  let graph: GraphAgents;
+  try {
+    graph = await getJson<GraphAgents>('/console/api/agents');
+  } catch {
+    return;
+  }
+  const chosen = picker.value;
+  const specialists = el('optgroup', undefined, { label: 'Specialists' });
+  const remotes = el('optgroup', undefined, { label: 'Remote agents' });
+  for (const agent of graph.agents) {
+    const healthy = !agent.health || agent.health.state === 'healthy';
+    const label = agent.kind === 'remote' && !healthy ? `${agent.name} (${agent.health!.state})` : agent.name;
+    (agent.kind === 'remote' ? remotes : specialists).append(el('option', label, { value: agent.name }));
+  }
+  picker.replaceChildren(
+    el('option', `${graph.root} (orchestrator)`, { value: '' }),
+    ...[specialists, remotes].filter((group) => group.children.length > 0),
+  );
+  picker.value = [...picker.options].some((o) => o.value === chosen) ? chosen : '';
+}
+
+/** Wires the chat: the form, the conversation list, the agent picker, the token field. */
+export function startChat(): void {
   if (document.body.dataset.auth === 'true' && !sessionStorage.getItem(TOKEN_KEY)) showTokenInput();
+  startConversations(() => newConversation());
   byId('new-conversation').addEventListener('click', newConversation);
   byId('chat-form').addEventListener('submit', (event) => {
     event.preventDefault();
@@ -443,7 +420,6 @@ export function startChat(timeline: (taskId: string) => void): void {
     input.value = '';
     void send(message).finally(() => input.focus());
   });
-  void loadConversations();
 }
 
 /** The sign-in form keeps the typed token for this tab's chat (the A2A endpoint takes a bearer header, not the cookie). */

@@ -2,19 +2,21 @@
  * The console's script (compiled by `npm run build` to dist/console; no
  * framework; elkjs, the one library, is loaded by the agents view). It
  * switches between the shell's five views (chat, tasks, agents, tools,
- * memory) as tabs, keeps the open view live over `/console/api/events`
- * (this replica's turns) and a short poll (other replicas' tasks, peers'
- * health, heartbeats), and starts each view's part.
+ * memory) as tabs, follows the address (`#view=…`, deep links at any time),
+ * keeps the open view live over `/console/api/events` (this replica's turns)
+ * and a short poll (other replicas' tasks, peers' health, heartbeats), and
+ * starts each view's part.
  */
-import { loadAgents, loadPeers, loadReplicas, startAgents } from './agents.js';
-import { chatActingOn, loadConversations, startChat, startSignIn } from './chat.js';
+import { loadAgents, loadPeers, loadReplicas, openAgent, startAgents } from './agents.js';
+import { chatActingOn, loadChatAgents, openConversation, startChat, startSignIn } from './chat.js';
+import { loadConversations } from './conversations.js';
 import { byId } from './dom.js';
 import { loadCallers, startMemory } from './memory.js';
-import { loadTasks, openTimeline, refreshTimeline, startTasks } from './tasks.js';
-import { loadTools, startTools } from './tools.js';
+import { go, startRouting, VIEWS, type Route, type View } from './route.js';
+import { loadTasks, startTasks } from './tasks.js';
+import { loadTools, openTool, startTools } from './tools.js';
+import { refreshTurns, showTurns } from './turns.js';
 
-const VIEWS = ['chat', 'tasks', 'agents', 'tools', 'memory'] as const;
-type View = (typeof VIEWS)[number];
 /** How often the open view is read again besides the live stream (other replicas, peers' health). */
 const POLL_MS = 5000;
 
@@ -24,21 +26,20 @@ interface Change {
   agent?: string;
 }
 
-let current: View = 'chat';
-
-const isView = (name: string): name is View => (VIEWS as readonly string[]).includes(name);
+let current: View | undefined;
 
 /** Reads what the view shows. */
 function load(view: View): void {
-  if (view === 'chat') void loadConversations();
+  if (view === 'chat') void Promise.all([loadConversations(), loadChatAgents()]);
   else if (view === 'tasks') void loadTasks();
   else if (view === 'agents') void Promise.all([loadAgents(), loadPeers(), loadReplicas()]);
   else if (view === 'tools') void loadTools();
   else void loadCallers();
 }
 
-/** Shows one view and marks its tab (`focus`: the tab takes the focus, as arrow keys move it). */
-function show(view: View, focus = false): void {
+/** Shows one view and marks its tab. */
+function show(view: View): void {
+  const changed = view !== current;
   current = view;
   for (const name of VIEWS) {
     const tab = byId(`tab-${name}`);
@@ -46,17 +47,38 @@ function show(view: View, focus = false): void {
     tab.setAttribute('aria-selected', String(selected));
     tab.tabIndex = selected ? 0 : -1;
     byId(`view-${name}`).hidden = !selected;
-    if (selected && focus) tab.focus();
   }
-  if (location.hash !== `#${view}`) history.replaceState(null, '', `#${view}`);
-  load(view);
+  if (changed) load(view);
 }
 
-/** The tabs: click or Enter, arrow keys, Home and End (WAI-ARIA tabs pattern). */
+/** Follows the address: the view, then what it names. */
+function follow({ view, params }: Route): void {
+  show(view);
+  const caller = params.get('caller') ?? undefined;
+  if (view === 'tasks') {
+    const task = params.get('task') ?? undefined;
+    const turn = params.get('turn') ?? undefined;
+    const step = params.get('step');
+    void showTurns({ task, turn, step: step === null ? undefined : Number(step), replay: params.has('replay') });
+  } else if (view === 'chat') {
+    const conversation = params.get('conversation');
+    if (conversation) void openConversation(conversation, caller ?? 'owner');
+  } else if (view === 'agents') {
+    const agent = params.get('agent');
+    if (agent) void openAgent(agent);
+  } else if (view === 'tools') {
+    const tool = params.get('tool');
+    if (tool) void openTool(tool);
+  } else if (caller) {
+    void loadCallers(caller);
+  }
+}
+
+/** The tabs: click or Enter, arrow keys, Home and End (WAI-ARIA tabs pattern); each goes to its view's address. */
 function startTabs(): void {
   for (const name of VIEWS) {
     const tab = byId(`tab-${name}`);
-    tab.addEventListener('click', () => show(name));
+    tab.addEventListener('click', () => go(name));
     tab.addEventListener('keydown', (event) => {
       const at = VIEWS.indexOf(name);
       const to =
@@ -71,15 +93,10 @@ function startTabs(): void {
                 : undefined;
       if (!to) return;
       event.preventDefault();
-      show(to, true);
+      go(to);
+      byId(`tab-${to}`).focus();
     });
   }
-  document.addEventListener('console:view', (event) => {
-    const view = (event as CustomEvent<string>).detail;
-    if (isView(view) && view !== current) show(view);
-  });
-  const asked = location.hash.slice(1);
-  show(isView(asked) ? asked : 'chat');
 }
 
 /** Live updates: each change refreshes the open view, at most every 200 ms. */
@@ -91,8 +108,8 @@ function onChange(change: Change): void {
     refreshTimer = undefined;
     if (current === 'tasks') {
       void loadTasks();
-      refreshTimeline(change.taskId);
-    }
+      refreshTurns(change.taskId);
+    } else if (current === 'chat' && change.what !== 'step') void loadConversations();
   }, 200);
 }
 
@@ -116,12 +133,13 @@ function live(): void {
 }
 
 function startConsole(): void {
-  startChat(openTimeline);
+  startChat();
   startTasks();
   startAgents();
   startTools();
   startMemory();
   startTabs();
+  startRouting(follow);
   live();
 }
 

@@ -5,6 +5,7 @@
  * condensed into. Read as that caller: nobody else's rows show.
  */
 import { ago, byId, el, getJson, showError } from './dom.js';
+import { go } from './route.js';
 
 interface KnowledgeRow {
   id: string;
@@ -33,12 +34,12 @@ function fill(list: HTMLElement, items: HTMLElement[], empty: string): void {
   list.replaceChildren(...(items.length ? items : [el('li', empty, { class: 'muted' })]));
 }
 
-/** Lists the callers whose rows may be browsed (the owner first). */
-export async function loadCallers(): Promise<void> {
+/** Lists the callers whose rows may be browsed (the owner first); `caller`: the one to show (the address's). */
+export async function loadCallers(caller?: string): Promise<void> {
   const select = byId<HTMLSelectElement>('memory-caller');
   try {
     const { callers } = await getJson<{ callers: string[] }>('/console/api/callers');
-    const chosen = select.value || 'owner';
+    const chosen = caller ?? (select.value || 'owner');
     select.replaceChildren(...callers.map((id) => el('option', id === 'owner' ? 'owner (you)' : id, { value: id })));
     select.value = callers.includes(chosen) ? chosen : 'owner';
   } catch (err) {
@@ -100,7 +101,10 @@ export async function loadMemory(): Promise<void> {
 
 /** Wires the caller picker and the search box. */
 export function startMemory(): void {
-  byId('memory-caller').addEventListener('change', () => void loadMemory());
+  byId('memory-caller').addEventListener('change', () => {
+    void loadMemory();
+    go('memory', { caller: byId<HTMLSelectElement>('memory-caller').value });
+  });
   byId('knowledge-query').addEventListener('input', () => {
     clearTimeout(searchTimer);
     searchTimer = setTimeout(() => void loadMemory(), 250);

@@ -6,6 +6,8 @@
  * shows its question and an "Approve and run" button.
  */
 import { button, byId, el, getJson, postJson, showError } from './dom.js';
+import { renderText } from './render.js';
+import { go } from './route.js';
 
 interface JsonSchema {
   type?: string | string[];
@@ -171,7 +173,7 @@ async function run(approved: boolean): Promise<void> {
         : body.status === 'failed'
           ? `${name} failed`
           : `${name} asks first`;
-    result.textContent = prettyJson(body.text);
+    result.replaceChildren(renderText(body.text));
     if (body.status === 'approval-required') {
       byId('tool-approval').append(button('Approve and run', () => run(true), { class: 'approve' }));
     }
@@ -180,15 +182,6 @@ async function run(approved: boolean): Promise<void> {
     result.textContent = err instanceof Error ? err.message : String(err);
   } finally {
     runButton.disabled = false;
-  }
-}
-
-/** A result that is JSON, indented; anything else as it is. */
-function prettyJson(text: string): string {
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2);
-  } catch {
-    return text;
   }
 }
 
@@ -214,9 +207,22 @@ export async function loadTools(): Promise<void> {
   }
 }
 
-/** Wires the picker and the form. */
+/** Chooses a tool (the address's `tool`), once the list is read. */
+export async function openTool(name: string): Promise<void> {
+  await loadTools();
+  const select = byId<HTMLSelectElement>('tool-select');
+  if (select.value === name || !tools.some((t) => t.name === name)) return;
+  select.value = name;
+  choose(name);
+}
+
+/** Wires the picker (each choice is an address) and the form. */
 export function startTools(): void {
-  byId('tool-select').addEventListener('change', (event) => choose((event.target as HTMLSelectElement).value));
+  byId('tool-select').addEventListener('change', (event) => {
+    const name = (event.target as HTMLSelectElement).value;
+    choose(name);
+    go('tools', { tool: name });
+  });
   byId('tool-form').addEventListener('submit', (event) => {
     event.preventDefault();
     void run(false);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { PeerStatus } from '../../federation/health';
 import type { FamilyStatus } from '../../index';
-import type { AgentEntry } from '../../a2a/discovery';
+import type { AgentEntry } from '../../a2a/bindings/discovery';
 import { InputError, LangoError } from '../../errors';
 import { ExitCode, type CliIO } from '../io';
 import { configFor, targetFor, type CliContext, type GlobalOptions } from '../context';

@@ -4,6 +4,8 @@ import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { runToEnd } from '../../agent/turn';
 import type { LangoApp } from '../../app';
+import { newContextId } from '../../a2a/tasks/contextIds';
+import { ONE_SHOT_SESSION_PREFIX } from '../../observe/consoleConversations';
 import { OWNER } from '../../principal';
 import {
   chatEventOf,
@@ -187,10 +189,12 @@ export function registerChatCommand(program: Command, ctx: CliContext, done: (co
         ? createJsonRenderer(ctx.io)
         : createHumanRenderer(ctx.io, { spinner: ctx.terminal, controls: ctx.controls });
       try {
+        // A one-shot chat names its conversation so the console lists it apart from interactive ones.
+        const session = options.session ?? (interactive ? undefined : `${ONE_SHOT_SESSION_PREFIX}${newContextId()}`);
         const conversation: Conversation =
           target.kind === 'local'
-            ? localConversation(target.app, options.session ?? `cli:${randomUUID()}`)
-            : remoteConversation(await NodeConversation.connect(target.url, options.session), target.holder);
+            ? localConversation(target.app, session ?? `cli:${randomUUID()}`)
+            : remoteConversation(await NodeConversation.connect(target.url, session), target.holder);
         if (!interactive) {
           const abort = new AbortController();
           void ctx.stopSignal.then(() => abort.abort());

@@ -20,8 +20,12 @@ function print(report: DoctorReport, file: string | undefined, json: boolean, ct
       `sandbox: ${describeSandbox(sandbox)}`,
       ...families.map(
         (f) =>
-          `${(f.optional ? 'warn' : f.state).padEnd(6)} ${f.name.padEnd(12)} → ${f.agent.padEnd(10)} ` +
-          (f.state === 'on' ? `${f.tools.length} tools` : f.state === 'broken' ? f.reason : 'disabled by config'),
+          `${(f.optional || f.warning ? 'warn' : f.state).padEnd(6)} ${f.name.padEnd(12)} → ${f.agent.padEnd(10)} ` +
+          (f.state === 'on'
+            ? `${f.tools.length} tools${f.warning ? `; ${f.warning}` : ''}`
+            : f.state === 'broken'
+              ? f.reason
+              : 'disabled by config'),
       ),
     ];
     if (broken.length) lines.push(`broken: ${broken.map((f) => f.name).join(', ')} (configured but unusable)`);
@@ -34,7 +38,8 @@ function print(report: DoctorReport, file: string | undefined, json: boolean, ct
  * `lango doctor`: each tool family on, off or broken (with the reason), and
  * the model provider. Exit 1 when something the configuration asks for is
  * broken; a family that is merely unavailable on this machine without being
- * asked for (no browser, no executablePath set) is a warning and exits 0.
+ * asked for (no browser, no executablePath set), or whose tools lack an
+ * optional package (they answer how to install it), is a warning and exits 0.
  * While a node serves the data folder, its owner-only `/node/doctor` says
  * the same of that node.
  */

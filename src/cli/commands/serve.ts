@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { ExitCode } from '../io';
 import { appFor, configFor, dataDirOf, type CliContext, type GlobalOptions } from '../context';
 import { acquireDataLock } from '../dataLock';
-import { assertSafeExposure } from '../../a2a/auth';
+import { assertSafeExposure } from '../../identity/identity';
 import { routeConsoleToLogger } from '../consoleToLog';
 
 /**

@@ -49,11 +49,19 @@ export function rowIds(ids: string[]): string[] {
   return ids.filter((id) => /^\d{1,18}$/.test(id));
 }
 
-/** Runs `work` in one transaction on one client of the pool: committed if it resolves, rolled back if it throws. */
-export async function transaction<T>(db: PgDatabase, work: (client: PoolClient) => Promise<T>): Promise<T> {
+/**
+ * Runs `work` in one transaction on one client of the pool: committed if it resolves, rolled back if it throws.
+ * `lock`: a name writers take turns on (a transaction-scoped advisory lock on its hash).
+ */
+export async function transaction<T>(
+  db: PgDatabase,
+  work: (client: PoolClient) => Promise<T>,
+  lock?: QueryConfig,
+): Promise<T> {
   const client = await db.connect();
   try {
     await client.query('BEGIN');
+    if (lock) await client.query(lock);
     const result = await work(client);
     await client.query('COMMIT');
     return result;

@@ -1,5 +1,6 @@
 import type { PoolClient, QueryConfig, QueryResult } from 'pg';
 import { NOOP_OBSERVER, type Observer } from '../../observation/observer';
+import { deferred, type Deferred } from '../sql/deferred';
 import type { PgDatabase } from './database';
 
 /**
@@ -54,11 +55,7 @@ export interface PgGroupCommit {
  */
 const FULL_GROUP = 8;
 
-interface Scheduled {
-  promise: Promise<void>;
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
+type Scheduled = Deferred<void>;
 
 /** How one pipelined attempt at a group ended. */
 type Attempt =
@@ -213,13 +210,7 @@ export function createPgGroupCommit(db: PgDatabase, observer: Observer = NOOP_OB
       }
       let entry = scheduled.get(take);
       if (!entry) {
-        let resolve!: () => void;
-        let reject!: (err: unknown) => void;
-        const promise = new Promise<void>((res, rej) => {
-          resolve = res;
-          reject = rej;
-        });
-        entry = { promise, resolve, reject };
+        entry = deferred<void>();
         scheduled.set(take, entry);
         if (!timerSet && !committing && !hold) {
           timerSet = true;

@@ -137,7 +137,7 @@ export async function openPgJobQueue(options: {
   async function send(via: PgQueryable, name: string, data: object, sendOptions: PgBoss.SendOptions) {
     const id = await boss.send(name, data, { ...sendOptions, db: adapter(via) });
     // An entry already waiting under the key was announced when it was queued.
-    if (id === null) return;
+    if (id === null) return undefined;
     const dueAt = sendOptions.startAfter instanceof Date ? sendOptions.startAfter.getTime() : Date.now();
     const announce = via.query('SELECT pg_notify($1, $2)', [JOB_QUEUE_CHANNEL, JSON.stringify({ queue: name, dueAt })]);
     // On the pool the entry is queued whatever happens to its announcement: the idle poll finds it. In a
@@ -145,7 +145,17 @@ export async function openPgJobQueue(options: {
     if (via === db)
       await announce.catch((err: unknown) => log.warn('a queued job was not announced', { error: errorMessage(err) }));
     else await announce;
+    return dueAt;
   }
+  /**
+   * This replica's own takers are woken by its own timer for an entry it
+   * queued (committed), not by its own notification coming back: that
+   * needs the listening connection to be listening already, and on a busy
+   * machine it may not yet be (the entry then waited for the idle poll).
+   */
+  const wakeHere = (name: string, dueAt: number | undefined) => {
+    if (dueAt !== undefined) alarmOf(name).setFor(dueAt);
+  };
   /** Arms the queue's alarm for its earliest waiting entry (database time), after a take that left some. */
   async function armForNext(name: string, taken: number, limit: number) {
     if (taken === limit) return alarmOf(name).setFor(Date.now());
@@ -182,13 +192,15 @@ export async function openPgJobQueue(options: {
       return () => wakers.delete(wake);
     },
     async scheduleCron(occurrence) {
-      await send(db, CRON_QUEUE, occurrence, {
+      const dueAt = await send(db, CRON_QUEUE, occurrence, {
         startAfter: new Date(occurrence.scheduledFor),
         singletonKey: cronKey(occurrence),
       });
+      wakeHere(CRON_QUEUE, dueAt);
     },
     async claimCron(occurrence, next) {
-      return transaction(db, async (client) => {
+      let dueAt: number | undefined;
+      const claimed = await transaction(db, async (client) => {
         const moved = await client.query(
           `UPDATE cron_jobs SET status = $4, next_run_at = $5, last_run_at = $6
            WHERE owner = $1 AND name = $2 AND status = 'active' AND next_run_at = $3`,
@@ -198,17 +210,23 @@ export async function openPgJobQueue(options: {
         if (next.status === 'active' && next.nextRunAt) {
           const following = { owner: occurrence.owner, name: occurrence.name, scheduledFor: next.nextRunAt };
           // In the same transaction: a replica dying here leaves neither the move nor the next fire time.
-          await send(client, CRON_QUEUE, following, {
+          dueAt = await send(client, CRON_QUEUE, following, {
             startAfter: new Date(next.nextRunAt),
             singletonKey: cronKey(following),
           });
         }
         return true;
       });
+      // Committed: the next fire time is there to take when this replica's alarm rings.
+      if (claimed) wakeHere(CRON_QUEUE, dueAt);
+      return claimed;
     },
     takeCron: (limit, handle) => take<CronOccurrence>(CRON_QUEUE, limit, handle),
     async enqueueBackground(id, delayMs = 0) {
-      await send(db, BACKGROUND_QUEUE, { id }, { singletonKey: id, startAfter: new Date(Date.now() + delayMs) });
+      wakeHere(
+        BACKGROUND_QUEUE,
+        await send(db, BACKGROUND_QUEUE, { id }, { singletonKey: id, startAfter: new Date(Date.now() + delayMs) }),
+      );
     },
     takeBackground: (limit, handle) => take<{ id: string }>(BACKGROUND_QUEUE, limit, ({ id }) => handle(id)),
     async close() {

@@ -7,24 +7,8 @@ import { CLUSTER_SCHEMA, createPgReplicaView, startHeartbeat } from './cluster';
 import { migrate, openPgDatabase, type PgDatabase, type PgSchema } from './database';
 import { createPgGroupCommit, type PgGroupCommit } from './groupCommit';
 import { pgHealth } from './health';
-import {
-  BACKGROUND_SCHEMA,
-  createPgBackgroundJobStore,
-  createPgCronStore,
-  createPgExecJobStore,
-  createPgWorkflowStore,
-  CRON_SCHEMA,
-  EXEC_JOB_SCHEMA,
-  WORKFLOW_SCHEMA,
-} from './jobs';
 import { JOB_QUEUE_CHANNEL, migrateJobQueue, openPgJobQueue } from './jobQueue';
-import { createPgInquiryStore, createPgKnowledgeStore, INQUIRY_SCHEMA, KNOWLEDGE_SCHEMA } from './knowledge';
-import { createPgGraphStore, GRAPH_SCHEMA } from './graph';
-import { createPgPaymentLedger, LEDGER_SCHEMA } from './ledger';
-import { createPgMemoryStore, MEMORY_SCHEMA } from './memory';
-import { createPgNodeIdentityStore, NODE_SCHEMA } from './nodeIdentity';
-import { createPgSessionStore, SESSION_SCHEMA } from './sessions';
-import { createPgVaultStore, VAULT_SCHEMA } from './vault';
+import { createPgSql } from './sql';
 import { createPgVectorStore, preparePgvector, VECTOR_SCHEMA } from './vectors';
 import type { TaskEventLog } from '../taskEvents';
 import type { PushConfigRows, TaskRows } from '../taskRows';
@@ -34,22 +18,36 @@ import { SEND_KEYS_SCHEMA } from './sendKeys';
 import { createPgTaskEventLog, TASK_CANCELS_CHANNEL, TASK_EVENTS_SCHEMA } from './taskEvents';
 import { DEFAULT_TIMELINES_KEPT } from '../timelines';
 import { createPgTimelineStore, TIMELINE_SCHEMA } from './timelines';
+import { createSqlStores } from '../sql/stores';
+import type { StoreSchema } from '../sql/sql';
+import { EXEC_JOB_SCHEMA } from '../sql/execJobs';
+import { GRAPH_SCHEMA } from '../sql/graph';
+import { BACKGROUND_SCHEMA, CRON_SCHEMA, WORKFLOW_SCHEMA } from '../sql/jobs';
+import { INQUIRY_SCHEMA, KNOWLEDGE_SCHEMA } from '../sql/knowledge';
+import { LEDGER_SCHEMA } from '../sql/ledger';
+import { MEMORY_SCHEMA } from '../sql/memory';
+import { NODE_SCHEMA } from '../sql/nodeIdentity';
+import { SESSION_SCHEMA } from '../sql/sessions';
+import { VAULT_SCHEMA } from '../sql/vault';
 
-/** Every store's schema, in the order they are applied. */
+/** A store's steps on PostgreSQL. */
+const onPostgres = (schema: StoreSchema): PgSchema => ({ store: schema.store, steps: [...schema.postgres] });
+
+/** Every store's schema, in the order they are applied (the cluster's after the job stores', whose rows it names). */
 export const POSTGRES_SCHEMAS: readonly PgSchema[] = [
-  NODE_SCHEMA,
-  SESSION_SCHEMA,
-  MEMORY_SCHEMA,
+  onPostgres(NODE_SCHEMA),
+  onPostgres(SESSION_SCHEMA),
+  onPostgres(MEMORY_SCHEMA),
   VECTOR_SCHEMA,
-  KNOWLEDGE_SCHEMA,
-  INQUIRY_SCHEMA,
-  GRAPH_SCHEMA,
-  VAULT_SCHEMA,
-  LEDGER_SCHEMA,
-  CRON_SCHEMA,
-  BACKGROUND_SCHEMA,
-  WORKFLOW_SCHEMA,
-  EXEC_JOB_SCHEMA,
+  onPostgres(KNOWLEDGE_SCHEMA),
+  onPostgres(INQUIRY_SCHEMA),
+  onPostgres(GRAPH_SCHEMA),
+  onPostgres(VAULT_SCHEMA),
+  onPostgres(LEDGER_SCHEMA),
+  onPostgres(CRON_SCHEMA),
+  onPostgres(BACKGROUND_SCHEMA),
+  onPostgres(WORKFLOW_SCHEMA),
+  onPostgres(EXEC_JOB_SCHEMA),
   CLUSTER_SCHEMA,
   TASK_ROWS_SCHEMA,
   TASK_EVENTS_SCHEMA,
@@ -154,7 +152,8 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     logger,
     redact: options.redact,
   });
-  const taskRows = createPgTaskRows({ db, group, listener, logger, replica, redact: options.redact });
+  const sql = createPgSql(db, group);
+  const taskRows = createPgTaskRows({ db, sql, group, listener, logger, replica, redact: options.redact });
   let stopHeartbeat: () => Promise<void>;
   try {
     stopHeartbeat = await startHeartbeat({
@@ -181,19 +180,8 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     throw err;
   }
   const stores: Stores = {
-    node: createPgNodeIdentityStore({ db }),
-    sessions: createPgSessionStore({ db, group, logger, clock, redact: options.redact }),
-    memory: createPgMemoryStore({ db, clock }),
-    knowledge: createPgKnowledgeStore({ db, clock }),
-    inquiries: createPgInquiryStore({ db, clock }),
-    graph: createPgGraphStore({ db, clock }),
+    ...createSqlStores({ sql, clock, logger, redact: options.redact, replica }),
     vectors: createPgVectorStore({ db, pgvector }),
-    vault: createPgVaultStore({ db }),
-    ledger: createPgPaymentLedger({ db }),
-    cron: createPgCronStore({ db, replica }),
-    background: createPgBackgroundJobStore({ db, replica }),
-    workflows: createPgWorkflowStore({ db, replica }),
-    execJobs: createPgExecJobStore({ db, replica }),
     timelines: createPgTimelineStore({
       db,
       group,

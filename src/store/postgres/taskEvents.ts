@@ -1,8 +1,10 @@
 import type { QueryConfig } from 'pg';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
-import { redactJsonText, type Redact } from '../../log/redactJson';
+import type { Redact } from '../../log/redactJson';
 import {
+  CancelHandlers,
+  eventText,
   queueEvent,
   TaskEventFollowers,
   taskKeyText,
@@ -143,13 +145,9 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
   const log = options.logger.child({ component: 'task-events' });
   const safetyPollMs = options.safetyPollMs ?? 1_000;
   const followers = new TaskEventFollowers();
-  const cancelHandlers = new Set<(key: TaskKey) => void>();
+  const cancels = new CancelHandlers(log);
   let queue: QueuedEvent[] = [];
-  /** What is stored of an event or snapshot: its JSON text, with the secrets the node knows masked. */
-  const asText = (value: unknown) => {
-    const text = JSON.stringify(value);
-    return redact ? redactJsonText(text, redact) : text;
-  };
+  const asText = eventText(redact);
 
   listener.on(TASK_EVENTS_CHANNEL, (payload) => {
     const keys = keysOf(payload);
@@ -157,15 +155,7 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
     else followers.wakeAll();
   });
 
-  const tellCancel = (key: TaskKey) => {
-    for (const handler of cancelHandlers) {
-      try {
-        handler(key);
-      } catch (err) {
-        log.warn('cancel handler failed', { taskId: key.taskId, error: errorMessage(err) });
-      }
-    }
-  };
+  const tellCancel = (key: TaskKey) => cancels.tell(key);
   /** Tells the handlers of every cancel recorded since `since` (database time). */
   const replayCancels = async (since: Date) => {
     try {
@@ -186,7 +176,7 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
   });
   listener.onReconnect((downSince) => {
     followers.wakeAll();
-    if (cancelHandlers.size > 0) void replayCancels(new Date(downSince.getTime() - CLOCK_MARGIN_MS));
+    if (cancels.size > 0) void replayCancels(new Date(downSince.getTime() - CLOCK_MARGIN_MS));
   });
 
   const write = (batch: QueuedEvent[]): PgQueuedWrite => {
@@ -317,10 +307,7 @@ export function createPgTaskEventLog(options: PgTaskEventLogOptions): TaskEventL
         [key.tenant, key.owner, key.taskId, replicaId, TASK_CANCELS_CHANNEL, payloadOf([key])],
       );
     },
-    onCancel(handler) {
-      cancelHandlers.add(handler);
-      return () => cancelHandlers.delete(handler);
-    },
+    onCancel: (handler) => cancels.add(handler),
     async purge(keys) {
       if (keys.length === 0) return;
       const params = [keys.map((k) => k.tenant), keys.map((k) => k.owner), keys.map((k) => k.taskId)];

@@ -1,29 +1,25 @@
 import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
-import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
 import type { Redact } from '../../log/redactJson';
 import { FINISHED_STATES, RUNNING_STATES } from '../../protocol/taskStates';
 import {
-  decodePageToken,
-  encodePageToken,
-  pushConfigData,
-  pushConfigOfRow,
+  INTERRUPTED_REPLICA_KEY,
   scopedKey,
   taskColumnArrays,
   taskColumns,
   taskOfColumns,
-  type PushConfigRows,
-  type StoredPushConfig,
   type StoredTask,
   type TaskColumns,
   type TaskRows,
-  type TaskScope,
 } from '../taskRows';
 import { REPLICA_LOST, type ReplicaScope } from './cluster';
 import { rows, transaction, type PgDatabase, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 import type { PgListener } from './listener';
 import { claimTurn, createPgSendKeys } from './sendKeys';
+import { listTasks } from '../sql/taskList';
+import { createPushConfigRows, type PushConfigStore, type SaveTidings } from '../sql/pushConfigs';
+import type { Sql } from '../sql/sql';
 import { ENDED_TASK_EVENTS_KEPT_MS } from '../taskEvents';
 import { lockTasks, lockTasksStatement, TASK_EVENTS_CHANNEL } from './taskEvents';
 
@@ -58,11 +54,19 @@ export const TASK_ROWS_SCHEMA: PgSchema = {
 /** Told of each push config saved, so every replica knows the task has one (the running replica sends). */
 export const PUSH_CONFIGS_CHANNEL = 'lango_push_configs';
 
+/** Replicas tell each other of push configs saved, on {@link PUSH_CONFIGS_CHANNEL}. */
+const pushTidings = (listener: PgListener): SaveTidings => ({
+  async tell(sql, payload) {
+    await sql.run('SELECT pg_notify(?, ?)', [PUSH_CONFIGS_CHANNEL, payload]);
+  },
+  onTold: (heard) => listener.on(PUSH_CONFIGS_CHANNEL, heard),
+  onMissed: (lost) => listener.onReconnect(lost),
+});
+
 /** States that end a task, as stored: a row in one is never written over (fencing), and only these are purged. */
 const FINISHED = FINISHED_STATES.map(taskStateToJSON);
 /** States a live task runs in, as stored: the ones a lost or restarted replica leaves behind. */
 const IN_FLIGHT = RUNNING_STATES.map(taskStateToJSON);
-const DEFAULT_PAGE = 50;
 
 type TaskRow = TaskColumns & { tenant: string; owner: string };
 interface PgTaskRow extends Omit<TaskRow, 'status_last_updated' | 'generation'> {
@@ -87,6 +91,8 @@ interface FailedRow {
 /** Options of {@link createPgTaskRows}. */
 export interface PgTaskRowsOptions {
   db: PgDatabase;
+  /** The dialect seam on `db` (the push configs). */
+  sql: Sql;
   group: PgGroupCommit;
   /** This replica's listening connection, listening on {@link PUSH_CONFIGS_CHANNEL}. */
   listener: PgListener;
@@ -100,7 +106,7 @@ export interface PgTaskRowsOptions {
 /** The task and push-config rows on PostgreSQL, and the sweep of a lost replica's tasks. */
 export interface PgTaskRows {
   tasks: TaskRows;
-  pushConfigs: PushConfigRows;
+  pushConfigs: PushConfigStore;
   /**
    * Fails the running tasks of replicas silent past the lease as "replica
    * lost", each with its terminal event appended (followers on any replica
@@ -113,7 +119,7 @@ export interface PgTaskRows {
  * The status of a task failed for `reason` at `at`, as ProtoJSON: the row's
  * `status` column and the terminal event's status alike.
  */
-function failedStatus(row: { id: string; context_id: string }, reason: string, at: Date) {
+function failedStatus(row: { id: string; context_id: string }, reason: string, at: Date, ranOn: string | null) {
   return {
     state: taskStateToJSON(TaskState.TASK_STATE_FAILED),
     timestamp: at.toISOString(),
@@ -123,6 +129,7 @@ function failedStatus(row: { id: string; context_id: string }, reason: string, a
       contextId: row.context_id,
       role: 'ROLE_AGENT',
       parts: [{ text: reason, mediaType: 'text/plain' }],
+      ...(ranOn ? { metadata: { [INTERRUPTED_REPLICA_KEY]: ranOn } } : {}),
     },
   };
 }
@@ -141,11 +148,11 @@ function failedStatus(row: { id: string; context_id: string }, reason: string, a
  * await tasks.write([{ scope: { tenant: '', owner: 'alice' }, task }]);
  */
 export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
-  const { db, group, logger, redact, replica } = options;
+  const { db, sql, group, logger, redact, replica } = options;
   const queued = new Map<string, TaskRow>();
   /** Rows taken by a group that has not committed yet: reads still see them (the next group gathers meanwhile). */
   const committing = new Map<string, TaskRow>();
-  const pushConfigs = createPgPushConfigRows(db, options.listener, logger);
+  const pushConfigs = createPushConfigRows({ sql: options.sql, logger, tidings: pushTidings(options.listener) });
   const sendKeys = createPgSendKeys({ db, group, replicaId: replica.replicaId, redact });
 
   const writeBatch = (batch: TaskRow[]): PgQueuedWrite => {
@@ -215,7 +222,7 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
           [replica.replicaId, replica.leaseMs, IN_FLIGHT, key.tenant, key.owner, key.taskId],
         );
         if (!row) return false;
-        const status = failedStatus(row, reason, at);
+        const status = failedStatus(row, reason, at, candidate.replica);
         const event = { statusUpdate: { taskId: row.id, contextId: row.context_id, status } };
         // The failure is the task's next generation: after its last event, or its row's when its turn wrote none.
         await client.query(
@@ -305,62 +312,7 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
     },
     async list(reader, query) {
       if (queued.size > 0 || committing.size > 0) await group.flush();
-      const args: unknown[] = [];
-      const param = (value: unknown) => {
-        args.push(value);
-        return `$${args.length}`;
-      };
-      const where = [`tenant = ${param(reader.tenant)}`];
-      if (!reader.everyone) where.push(`owner = ${param(reader.owner)}`);
-      if (query.contextId) where.push(`context_id = ${param(query.contextId)}`);
-      if (query.state !== undefined && query.state !== TaskState.TASK_STATE_UNSPECIFIED) {
-        where.push(`status_state = ${param(taskStateToJSON(query.state))}`);
-      }
-      if (query.updatedAfter !== undefined) where.push(`status_last_updated > ${param(query.updatedAfter)}`);
-      const [{ n }] = await rows<{ n: string }>(
-        db,
-        `SELECT count(*) AS n FROM a2a_tasks WHERE ${where.join(' AND ')}`,
-        args,
-      );
-      if (query.pageToken) {
-        const cursor = decodePageToken(query.pageToken);
-        const updated = param(cursor.updated);
-        where.push(
-          `(status_last_updated < ${updated} OR (status_last_updated = ${updated} AND id < ${param(cursor.id)}))`,
-        );
-      }
-      const pageSize = query.pageSize || DEFAULT_PAGE;
-      const selected = [
-        'id',
-        'context_id',
-        'status',
-        'metadata',
-        'status_last_updated',
-        query.includeArtifacts ? 'artifacts' : 'NULL AS artifacts',
-        query.includeHistory ? 'history' : 'NULL AS history',
-      ].join(', ');
-      const found = await rows<PgTaskRow>(
-        db,
-        `SELECT ${selected} FROM a2a_tasks WHERE ${where.join(' AND ')}
-         ORDER BY status_last_updated DESC, id DESC LIMIT ${param(pageSize + 1)}`,
-        args,
-      );
-      const page = found.slice(0, pageSize);
-      const tasksFound = [];
-      for (const row of page) {
-        try {
-          tasksFound.push(taskOfColumns(row));
-        } catch (err) {
-          logger.warn('unreadable task skipped', { taskId: row.id, error: errorMessage(err) });
-        }
-      }
-      const last = page.at(-1);
-      return {
-        tasks: tasksFound,
-        nextPageToken:
-          found.length > pageSize && last ? encodePageToken(Number(last.status_last_updated), last.id) : '',
-        totalSize: Number(n),
-      };
+      return listTasks(sql, logger, reader, query);
     },
     async failInterrupted(reason, at) {
       // This replica's own running tasks (it is restarting or stopping) and any lost replica's.
@@ -427,115 +379,5 @@ export function createPgTaskRows(options: PgTaskRowsOptions): PgTaskRows {
     async failLostReplicaTasks(at) {
       return failRows(lostElsewhere, () => REPLICA_LOST, at);
     },
-  };
-}
-
-/**
- * Push configs in `a2a_push_configs`. Which tasks may have a config is kept
- * in memory on every replica (loaded at start, told of each save by
- * {@link PUSH_CONFIGS_CHANNEL}, reloaded after the listen connection comes
- * back), so the check made on every state change of every task costs no
- * query for the usual task without webhooks, even when the config was set
- * through another replica than the one running the task.
- */
-function createPgPushConfigRows(
-  db: PgDatabase,
-  listener: PgListener,
-  logger: Logger,
-): PushConfigRows & { /** Reloads which tasks have configs (after a purge deleted some). */ reload(): Promise<void> } {
-  const withConfigs = new Set<string>();
-  /** Saves here, saves heard from other replicas, and reloads (which may find configs saved unheard). */
-  let saves = 0;
-  let loaded: Promise<void> | undefined;
-  const loadAll = async () => {
-    const found = await rows<{ tenant: string; owner: string; task_id: string }>(
-      db,
-      'SELECT DISTINCT tenant, owner, task_id FROM a2a_push_configs',
-    );
-    withConfigs.clear();
-    for (const row of found) withConfigs.add(scopedKey(row, row.task_id));
-    saves += 1;
-  };
-  const ensureLoaded = () =>
-    (loaded ??= loadAll().catch((err) => {
-      loaded = undefined;
-      throw err;
-    }));
-  listener.on(PUSH_CONFIGS_CHANNEL, (payload) => {
-    try {
-      const [tenant, owner, taskId] = JSON.parse(payload) as [string, string, string];
-      withConfigs.add(scopedKey({ tenant, owner }, taskId));
-      saves += 1;
-    } catch {
-      // Not ours: nothing to note.
-    }
-  });
-  listener.onReconnect(() => {
-    loadAll().catch((err) => logger.warn('reloading push config tasks failed', { error: errorMessage(err) }));
-  });
-  return {
-    async save(scope, taskId, config, wireVersion) {
-      await db.query(
-        `WITH saved AS (
-           INSERT INTO a2a_push_configs (tenant, owner, task_id, config_id, config_data, protocol_version)
-           VALUES ($1, $2, $3, $4, $5, '1.0')
-           ON CONFLICT (tenant, owner, task_id, config_id) DO UPDATE SET config_data = excluded.config_data
-           RETURNING 1)
-         SELECT pg_notify($6, $7) FROM saved`,
-        [
-          scope.tenant,
-          scope.owner,
-          taskId,
-          config.id,
-          pushConfigData(config, wireVersion),
-          PUSH_CONFIGS_CHANNEL,
-          JSON.stringify([scope.tenant, scope.owner, taskId]),
-        ],
-      );
-      withConfigs.add(scopedKey(scope, taskId));
-      saves += 1;
-    },
-    async load(scope, taskId) {
-      await ensureLoaded();
-      if (!withConfigs.has(scopedKey(scope, taskId))) return [];
-      const found: StoredPushConfig[] = [];
-      for (const row of await rows<{ config_id: string; config_data: string | null }>(
-        db,
-        'SELECT config_id, config_data FROM a2a_push_configs WHERE tenant = $1 AND owner = $2 AND task_id = $3',
-        [scope.tenant, scope.owner, taskId],
-      )) {
-        try {
-          found.push(pushConfigOfRow(scope.tenant, taskId, row.config_id, row.config_data));
-        } catch (err) {
-          logger.warn('unreadable push config skipped', { taskId, configId: row.config_id, error: String(err) });
-        }
-      }
-      return found;
-    },
-    async delete(scope, taskId, configId) {
-      const [left] = await rows<{ n: string }>(
-        db,
-        `WITH gone AS (DELETE FROM a2a_push_configs WHERE tenant = $1 AND owner = $2 AND task_id = $3 AND config_id = $4)
-         SELECT count(*) AS n FROM a2a_push_configs
-         WHERE tenant = $1 AND owner = $2 AND task_id = $3 AND config_id <> $4`,
-        [scope.tenant, scope.owner, taskId, configId],
-      );
-      if (Number(left.n) === 0) withConfigs.delete(scopedKey(scope, taskId));
-    },
-    async hasAny(scope: TaskScope, taskId: string) {
-      await ensureLoaded();
-      return withConfigs.has(scopedKey(scope, taskId));
-    },
-    async recordDelivery(scope, taskId, configId, delivery) {
-      await db.query(
-        `UPDATE a2a_push_configs SET config_data = jsonb_set(COALESCE(config_data, '{}')::jsonb, '{delivery}', $5::jsonb)::text
-         WHERE tenant = $1 AND owner = $2 AND task_id = $3 AND config_id = $4`,
-        [scope.tenant, scope.owner, taskId, configId, JSON.stringify(delivery)],
-      );
-    },
-    get saves() {
-      return saves;
-    },
-    reload: () => (loaded = loadAll()),
   };
 }

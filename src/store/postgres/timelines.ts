@@ -2,6 +2,7 @@ import { visibleOwner } from '../../principal';
 import {
   heldWrite,
   queueTurn,
+  TIMELINE_COLUMNS,
   TIMELINE_SAVE_DELAY_MS,
   timelineOfRow,
   timelineRow,
@@ -21,6 +22,8 @@ export const TIMELINE_SCHEMA: PgSchema = {
        started_at TEXT NOT NULL, ms INTEGER, status TEXT, agent TEXT, asked TEXT, error TEXT, steps TEXT NOT NULL);
      CREATE INDEX task_timelines_by_task ON task_timelines (task_id, started_at);
      CREATE INDEX task_timelines_by_start ON task_timelines (started_at, id);`,
+    // The model steps' exchanges (the console's inspector): read only with one turn, never by a listing.
+    `ALTER TABLE task_timelines ADD COLUMN exchanges TEXT`,
   ],
 };
 
@@ -51,11 +54,12 @@ export function createPgTimelineStore(options: {
         {
           name: 'task_timelines_save',
           text: `INSERT INTO task_timelines
-              (id, owner, task_id, session_id, replica, started_at, ms, status, agent, asked, error, steps)
+              (id, owner, task_id, session_id, replica, started_at, ms, status, agent, asked, error, steps, exchanges)
             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-              $7::integer[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])
+              $7::integer[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
             ON CONFLICT (id) DO UPDATE SET ms = EXCLUDED.ms, status = EXCLUDED.status, agent = EXCLUDED.agent,
-              error = EXCLUDED.error, steps = EXCLUDED.steps, replica = EXCLUDED.replica`,
+              error = EXCLUDED.error, steps = EXCLUDED.steps, replica = EXCLUDED.replica,
+              exchanges = EXCLUDED.exchanges`,
           values: [
             column('id'),
             column('owner'),
@@ -69,6 +73,7 @@ export function createPgTimelineStore(options: {
             column('asked'),
             column('error'),
             column('steps'),
+            turns.map((row) => row.exchanges ?? null),
           ],
         },
         {
@@ -121,11 +126,22 @@ export function createPgTimelineStore(options: {
       // COLLATE "C": the byte order SQLite sorts text in, so both databases list alike.
       const found = await rows<TimelineRow>(
         db,
-        `SELECT * FROM task_timelines ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+        `SELECT ${TIMELINE_COLUMNS.join(', ')} FROM task_timelines ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
          ORDER BY started_at COLLATE "C" DESC, id COLLATE "C" DESC LIMIT $${params.length}`,
         params,
       );
       return found.map(timelineOfRow);
+    },
+    async turn(principal, id) {
+      await written();
+      const owner = visibleOwner(principal);
+      const [row] = await rows<TimelineRow>(
+        db,
+        `SELECT ${TIMELINE_COLUMNS.join(', ')}, exchanges FROM task_timelines
+         WHERE id = $1${owner !== undefined ? ' AND owner = $2' : ''}`,
+        owner !== undefined ? [id, owner] : [id],
+      );
+      return row ? timelineOfRow(row) : undefined;
     },
     flush: () => saving.now(),
   };

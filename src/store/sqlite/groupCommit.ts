@@ -1,4 +1,5 @@
 import { NOOP_OBSERVER, type Observer } from '../../observation/observer';
+import { deferred, type Deferred } from '../sql/deferred';
 import type { SqliteDatabase } from './database';
 
 /** Writes a store's queued rows; runs inside the group's transaction. */
@@ -23,11 +24,7 @@ export interface GroupCommit {
   flush(): void;
 }
 
-interface Scheduled {
-  promise: Promise<void>;
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
+type Scheduled = Deferred<void>;
 
 /**
  * Creates the group commit of `db`. The composition root makes one per
@@ -67,6 +64,12 @@ export function createGroupCommit(db: SqliteDatabase, observer: Observer = NOOP_
   const flush = () => {
     timerSet = false;
     if (scheduled.size === 0) return;
+    // A transaction of the dialect seam (`sql.ts`) is open across a turn: the group would land inside it.
+    if (db.inTransaction) {
+      timerSet = true;
+      setImmediate(flush);
+      return;
+    }
     const batch = scheduled;
     scheduled = new Map();
     const failures = new Map<QueuedWriter, unknown>();
@@ -87,13 +90,7 @@ export function createGroupCommit(db: SqliteDatabase, observer: Observer = NOOP_
     schedule(writer) {
       let entry = scheduled.get(writer);
       if (!entry) {
-        let resolve!: () => void;
-        let reject!: (err: unknown) => void;
-        const promise = new Promise<void>((res, rej) => {
-          resolve = res;
-          reject = rej;
-        });
-        entry = { promise, resolve, reject };
+        entry = deferred<void>();
         scheduled.set(writer, entry);
         if (!timerSet) {
           timerSet = true;

@@ -1,25 +1,16 @@
 import type { Observer } from '../../observation/observer';
 import type { Logger } from '../../log/logger';
 import type { Storage, Stores } from '../index';
-import { createSqliteBackgroundJobStore } from './background';
 import { startBackgroundCheckpoints } from './checkpointer';
-import { createSqliteCronStore } from './cron';
-import { openDatabase, type SqliteDatabase } from './database';
-import { createSqliteExecJobStore } from './execJobs';
-import { createSqliteGraphStore } from './graph';
+import { migrate, openDatabase, type SqliteDatabase } from './database';
 import { createSqliteJobQueue } from './jobQueue';
 import { sqliteHealth } from './health';
 import { createGroupCommit, type GroupCommit } from './groupCommit';
-import { createSqliteInquiryStore, createSqliteKnowledgeStore } from './knowledge';
-import { createSqlitePaymentLedger } from './ledger';
-import { createSqliteMemoryStore } from './memory';
-import { createSqliteNodeIdentityStore } from './nodeIdentity';
-import { createSqliteSessionStore } from './sessions';
+import { createSqliteSql } from './sql';
 import { DEFAULT_TIMELINES_KEPT } from '../timelines';
 import { createSqliteTimelineStore } from './timelines';
-import { createSqliteVaultStore } from './vault';
 import { createSqliteVectorStore } from './vectors';
-import { createSqliteWorkflowStore } from './workflows';
+import { STORE_SCHEMAS, createSqlStores } from '../sql/stores';
 
 /** The embedded storage: one SQLite file, its group commit and every store on it. */
 export interface SqliteStorage extends Storage {
@@ -64,20 +55,11 @@ export function openSqliteStorage(options: SqliteStorageOptions): SqliteStorage 
         : undefined;
     // Vectors first: the knowledge store's embedding backlog reads `rag_vectors`.
     const vectors = createSqliteVectorStore({ db });
+    for (const schema of STORE_SCHEMAS) migrate(db, schema.store, [...schema.sqlite]);
+    const sql = createSqliteSql(db, group);
     const stores: Stores = {
-      node: createSqliteNodeIdentityStore({ db }),
-      sessions: createSqliteSessionStore({ db, group, logger, clock, redact: options.redact }),
-      memory: createSqliteMemoryStore({ db, clock }),
-      knowledge: createSqliteKnowledgeStore({ db, clock }),
-      inquiries: createSqliteInquiryStore({ db, clock }),
-      graph: createSqliteGraphStore({ db, clock }),
+      ...createSqlStores({ sql, clock, logger, redact: options.redact }),
       vectors,
-      vault: createSqliteVaultStore({ db }),
-      ledger: createSqlitePaymentLedger({ db }),
-      cron: createSqliteCronStore({ db }),
-      background: createSqliteBackgroundJobStore({ db }),
-      workflows: createSqliteWorkflowStore({ db }),
-      execJobs: createSqliteExecJobStore({ db }),
       timelines: createSqliteTimelineStore({ db, group, kept: options.timelinesKept ?? DEFAULT_TIMELINES_KEPT }),
       // After the cron store: a claim moves the job's row and queues its next fire time in one transaction.
       jobQueue: createSqliteJobQueue({ db, clock, logger }),

@@ -1,14 +1,6 @@
 import type { Logger } from '../../log/logger';
-import { redactJsonText, type Redact } from '../../log/redactJson';
-import {
-  queueEvent,
-  TaskEventFollowers,
-  taskKeyText,
-  type QueuedEvent,
-  type TaskEventLog,
-  type TaskEventRecord,
-  type TaskKey,
-} from '../taskEvents';
+import type { Redact } from '../../log/redactJson';
+import * as events from '../taskEvents';
 import type { SqliteDatabase } from './database';
 import type { GroupCommit } from './groupCommit';
 
@@ -42,16 +34,13 @@ export interface SqliteTaskEventLogOptions {
  * await events.append(key, { seq: 1, event, terminal: false });
  * for await (const record of events.follow(key, { after: 0 })) send(record.event);
  */
-export function createSqliteTaskEventLog(options: SqliteTaskEventLogOptions): TaskEventLog {
+export function createSqliteTaskEventLog(options: SqliteTaskEventLogOptions): events.TaskEventLog {
   const { db, group, redact } = options;
   const log = options.logger.child({ component: 'task-events' });
-  const followers = new TaskEventFollowers();
-  const cancelHandlers = new Set<(key: TaskKey) => void>();
-  let queue: QueuedEvent[] = [];
-  const asText = (value: unknown) => {
-    const text = JSON.stringify(value);
-    return redact ? redactJsonText(text, redact) : text;
-  };
+  const followers = new events.TaskEventFollowers();
+  const cancels = new events.CancelHandlers(log);
+  let queue: events.QueuedEvent[] = [];
+  const asText = events.eventText(redact);
 
   // One event per generation (the primary key: a second is ignored); nothing after a terminal event (the fence).
   const insert = db.prepare(
@@ -76,7 +65,7 @@ export function createSqliteTaskEventLog(options: SqliteTaskEventLogOptions): Ta
   const deleteSnapshot = db.prepare('DELETE FROM a2a_task_snapshots WHERE tenant = ? AND owner = ? AND task_id = ?');
 
   /** The keys of the batch last written: woken once it has committed. */
-  let written: TaskKey[] = [];
+  let written: events.TaskKey[] = [];
   const writeQueued = () => {
     const batch = queue;
     queue = [];
@@ -92,9 +81,9 @@ export function createSqliteTaskEventLog(options: SqliteTaskEventLogOptions): Ta
     for (const e of batch) written.push(e.key);
   };
 
-  const read = async (key: TaskKey, after: number): Promise<TaskEventRecord[]> => {
+  const read = async (key: events.TaskKey, after: number): Promise<events.TaskEventRecord[]> => {
     // Queued events must be on disk before a reader looks: it would otherwise miss them until the next wake.
-    if (queue.some((e) => taskKeyText(e.key) === taskKeyText(key))) group.flush();
+    if (queue.some((e) => events.taskKeyText(e.key) === events.taskKeyText(key))) group.flush();
     return (
       selectAfter.all(key.tenant, key.owner, key.taskId, after) as { seq: number; event: string; terminal: number }[]
     ).map((row) => ({ seq: row.seq, event: JSON.parse(row.event) as unknown, terminal: row.terminal === 1 }));
@@ -102,7 +91,7 @@ export function createSqliteTaskEventLog(options: SqliteTaskEventLogOptions): Ta
 
   return {
     append(key, record) {
-      queueEvent(queue, key, record, asText);
+      events.queueEvent(queue, key, record, asText);
       const committed = group.schedule(writeQueued);
       // Followers are woken by the batch that holds their task's events, once it has committed.
       return committed.then(() => {
@@ -119,18 +108,9 @@ export function createSqliteTaskEventLog(options: SqliteTaskEventLogOptions): Ta
     follow: (key, { after, signal }) =>
       followers.follow(key, { after, signal, read: (last) => read(key, last), page: PAGE }),
     async requestCancel(key) {
-      for (const handler of cancelHandlers) {
-        try {
-          handler(key);
-        } catch (err) {
-          log.warn('cancel handler failed', { taskId: key.taskId, error: String(err) });
-        }
-      }
+      cancels.tell(key);
     },
-    onCancel(handler) {
-      cancelHandlers.add(handler);
-      return () => cancelHandlers.delete(handler);
-    },
+    onCancel: (handler) => cancels.add(handler),
     async purge(keys) {
       group.flush();
       db.transaction(() => {

@@ -5,16 +5,10 @@ import { FINISHED_STATES, RUNNING_STATES } from '../../protocol/taskStates';
 import {
   CLAIMABLE_STATES,
   claimedStatus,
-  decodePageToken,
-  encodePageToken,
-  pushConfigData,
-  pushConfigOfRow,
   scopedKey,
   sendTaskId,
   taskColumns,
   taskOfColumns,
-  type PushConfigRows,
-  type StoredPushConfig,
   type StoredTask,
   type TaskColumns,
   type TaskRows,
@@ -23,6 +17,9 @@ import {
 import { ENDED_TASK_EVENTS_KEPT_MS } from '../taskEvents';
 import { migrate, type SqliteDatabase } from './database';
 import type { GroupCommit } from './groupCommit';
+import { createSqliteSql } from './sql';
+import { listTasks } from '../sql/taskList';
+import { createPushConfigRows } from '../sql/pushConfigs';
 
 /**
  * A2A tasks and push configs in the node's SQLite file: the rows of the
@@ -79,8 +76,6 @@ const FINISHED = FINISHED_STATES.map(taskStateToJSON);
 /** States a live task is in, as stored; after the process ends nobody runs them. */
 const IN_FLIGHT = RUNNING_STATES.map(taskStateToJSON);
 
-/** A list query: its SQL varies with the filters given, so one statement per shape is kept. */
-type ListStatement = { get(...args: unknown[]): unknown; all(...args: unknown[]): unknown[] };
 type TaskRow = TaskColumns & { tenant: string; owner: string };
 /** What is read of a recorded send key. */
 interface SendKeyRow {
@@ -199,17 +194,8 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
     `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, protocol_version)
      VALUES (?, ?, ?, ?, ?, ?, ?, '1.0') ON CONFLICT DO NOTHING`,
   );
-  const pushConfigs = createSqlitePushConfigRows(db, logger);
-  const listStatements = new Map<string, ListStatement>();
-  const statement = (sql: string): ListStatement => {
-    let prepared = listStatements.get(sql);
-    if (!prepared) {
-      prepared = db.prepare<unknown[]>(sql);
-      listStatements.set(sql, prepared);
-    }
-    return prepared;
-  };
-
+  const sql = createSqliteSql(db, group);
+  const pushConfigs = createPushConfigRows({ sql, logger });
   /** Rows waiting for the next group commit, by scope and id (a later write replaces an earlier one). */
   const queued = new Map<string, TaskRow>();
   /**
@@ -355,60 +341,7 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
     },
     async list(reader, query) {
       if (queued.size > 0) group.flush();
-      const where = reader.everyone ? ['tenant = ?'] : ['tenant = ?', 'owner = ?'];
-      const args: unknown[] = reader.everyone ? [reader.tenant] : [reader.tenant, reader.owner];
-      if (query.contextId) {
-        where.push('context_id = ?');
-        args.push(query.contextId);
-      }
-      if (query.state !== undefined && query.state !== TaskState.TASK_STATE_UNSPECIFIED) {
-        where.push('status_state = ?');
-        args.push(taskStateToJSON(query.state));
-      }
-      if (query.updatedAfter !== undefined) {
-        where.push('status_last_updated > ?');
-        args.push(query.updatedAfter);
-      }
-      const total = (
-        statement(`SELECT count(*) AS n FROM a2a_tasks WHERE ${where.join(' AND ')}`).get(...args) as {
-          n: number;
-        }
-      ).n;
-      if (query.pageToken) {
-        const cursor = decodePageToken(query.pageToken);
-        where.push('(status_last_updated < ? OR (status_last_updated = ? AND id < ?))');
-        args.push(cursor.updated, cursor.updated, cursor.id);
-      }
-      const selected = [
-        'id',
-        'context_id',
-        'status',
-        'metadata',
-        'status_last_updated',
-        query.includeArtifacts ? 'artifacts' : 'NULL AS artifacts',
-        query.includeHistory ? 'history' : 'NULL AS history',
-      ].join(', ');
-      const rows = statement(
-        `SELECT ${selected} FROM a2a_tasks WHERE ${where.join(' AND ')} ORDER BY status_last_updated DESC, id DESC LIMIT ?`,
-      ).all(...args, query.pageSize + 1) as TaskColumns[];
-      const page = rows.slice(0, query.pageSize);
-      const found = [];
-      for (const row of page) {
-        try {
-          found.push(taskOfColumns(row));
-        } catch (err) {
-          logger.warn('unreadable task skipped', {
-            taskId: row.id,
-            error: err instanceof Error ? err.message : String(err),
-          });
-        }
-      }
-      const last = page.at(-1);
-      return {
-        tasks: found,
-        nextPageToken: rows.length > query.pageSize && last ? encodePageToken(last.status_last_updated, last.id) : '',
-        totalSize: total,
-      };
+      return listTasks(sql, logger, reader, query);
     },
     async failInterrupted(reason, at) {
       // Rows still waiting for their group commit must be on disk before the sweep reads the table.
@@ -474,7 +407,7 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
         return deleteFinished.run(...FINISHED, cutoff).changes;
       })();
       if (removed > 0) {
-        pushConfigs.forgetPurged();
+        await pushConfigs.reload();
         logger.info('finished tasks purged', { count: removed });
       }
       return removed;
@@ -482,76 +415,4 @@ export function createSqliteTaskRows(options: SqliteTaskRowsOptions): TaskRowSto
   };
 
   return { tasks, pushConfigs };
-}
-
-/**
- * Push configs in `a2a_push_configs`. Which tasks have any config is kept in
- * memory, so the check made on every state change of every task costs no
- * query for the (usual) task without webhooks.
- */
-function createSqlitePushConfigRows(
-  db: SqliteDatabase,
-  logger: Logger,
-): PushConfigRows & { /** Reloads which tasks have configs (after a purge deleted some). */ forgetPurged(): void } {
-  const withConfigs = new Set<string>();
-  let saves = 0;
-  const selectTasks = db.prepare(`SELECT DISTINCT tenant, owner, task_id FROM a2a_push_configs`);
-  const loadTasks = () => {
-    withConfigs.clear();
-    for (const row of selectTasks.all() as { tenant: string; owner: string; task_id: string }[]) {
-      withConfigs.add(scopedKey(row, row.task_id));
-    }
-  };
-  loadTasks();
-  const selectAny = db.prepare(`SELECT 1 FROM a2a_push_configs WHERE tenant = ? AND owner = ? AND task_id = ? LIMIT 1`);
-  const upsert = db.prepare(
-    `INSERT INTO a2a_push_configs (tenant, owner, task_id, config_id, config_data, protocol_version) VALUES (?, ?, ?, ?, ?, '1.0')
-     ON CONFLICT (tenant, owner, task_id, config_id) DO UPDATE SET config_data = excluded.config_data`,
-  );
-  const select = db.prepare(
-    `SELECT config_id, config_data FROM a2a_push_configs WHERE tenant = ? AND owner = ? AND task_id = ?`,
-  );
-  const remove = db.prepare(
-    `DELETE FROM a2a_push_configs WHERE tenant = ? AND owner = ? AND task_id = ? AND config_id = ?`,
-  );
-  const setDelivery = db.prepare(
-    `UPDATE a2a_push_configs SET config_data = json_set(COALESCE(config_data, '{}'), '$.delivery', json(?))
-     WHERE tenant = ? AND owner = ? AND task_id = ? AND config_id = ?`,
-  );
-  return {
-    async save(scope, taskId, config, wireVersion) {
-      upsert.run(scope.tenant, scope.owner, taskId, config.id, pushConfigData(config, wireVersion));
-      withConfigs.add(scopedKey(scope, taskId));
-      saves += 1;
-    },
-    async load(scope, taskId) {
-      if (!withConfigs.has(scopedKey(scope, taskId))) return [];
-      const found: StoredPushConfig[] = [];
-      for (const row of select.all(scope.tenant, scope.owner, taskId) as {
-        config_id: string;
-        config_data: string | null;
-      }[]) {
-        try {
-          found.push(pushConfigOfRow(scope.tenant, taskId, row.config_id, row.config_data));
-        } catch (err) {
-          logger.warn('unreadable push config skipped', { taskId, configId: row.config_id, error: String(err) });
-        }
-      }
-      return found;
-    },
-    async delete(scope, taskId, configId) {
-      remove.run(scope.tenant, scope.owner, taskId, configId);
-      if (!selectAny.get(scope.tenant, scope.owner, taskId)) withConfigs.delete(scopedKey(scope, taskId));
-    },
-    async hasAny(scope, taskId) {
-      return withConfigs.has(scopedKey(scope, taskId));
-    },
-    async recordDelivery(scope, taskId, configId, delivery) {
-      setDelivery.run(JSON.stringify(delivery), scope.tenant, scope.owner, taskId, configId);
-    },
-    get saves() {
-      return saves;
-    },
-    forgetPurged: loadTasks,
-  };
 }

@@ -1,15 +1,5 @@
 import { visibleOwner } from '../../principal';
-import {
-  heldWrite,
-  queueTurn,
-  TIMELINE_COLUMNS,
-  TIMELINE_SAVE_DELAY_MS,
-  timelineOfRow,
-  timelineRow,
-  type TaskTimeline,
-  type TimelineRow,
-  type TimelineStore,
-} from '../timelines';
+import * as timelines from '../timelines';
 import { migrate, type SqliteDatabase } from './database';
 import type { GroupCommit } from './groupCommit';
 import { placeholders } from './rows';
@@ -28,17 +18,19 @@ const STEPS = [
      slot INTEGER PRIMARY KEY, id TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT, session_id TEXT NOT NULL,
      replica TEXT, started_at TEXT NOT NULL, ms INTEGER, status TEXT, agent TEXT, asked TEXT, error TEXT,
      steps TEXT NOT NULL);
-   INSERT INTO task_timeline_ring (slot, ${TIMELINE_COLUMNS.join(', ')})
-     SELECT row_number() OVER (ORDER BY started_at, id) - 1, ${TIMELINE_COLUMNS.join(', ')} FROM task_timelines;
+   INSERT INTO task_timeline_ring (slot, ${timelines.TIMELINE_COLUMNS.join(', ')})
+     SELECT row_number() OVER (ORDER BY started_at, id) - 1, ${timelines.TIMELINE_COLUMNS.join(', ')} FROM task_timelines;
    DROP TABLE task_timelines;
    ALTER TABLE task_timeline_ring RENAME TO task_timelines;`,
+  // The model steps' exchanges (the console's inspector): read only with one turn, never by a listing.
+  `ALTER TABLE task_timelines ADD COLUMN exchanges TEXT`,
 ];
 
 /**
- * The {@link TimelineStore} in SQLite: a ring of `kept` slots, one finished
+ * The {@link timelines.TimelineStore} in SQLite: a ring of `kept` slots, one finished
  * turn each, its steps as JSON. A turn takes the slot of the oldest saved
  * (or its own, saved again), so a save rewrites one row in place: no index,
- * no prune. Turns are queued (see {@link TIMELINE_SAVE_DELAY_MS}) and
+ * no prune. Turns are queued (see {@link timelines.TIMELINE_SAVE_DELAY_MS}) and
  * written in the database's group commit; at most the newest `kept` are
  * queued, the rest would be overwritten in the same commit. A
  * read first commits what is queued, so it sees every turn saved before it.
@@ -47,24 +39,24 @@ export function createSqliteTimelineStore(options: {
   db: SqliteDatabase;
   group: GroupCommit;
   kept: number;
-}): TimelineStore {
+}): timelines.TimelineStore {
   const { db, group, kept } = options;
   migrate(db, 'task_timelines', STEPS);
-  const columns = ['slot', ...TIMELINE_COLUMNS];
+  const columns = ['slot', ...timelines.TIMELINE_COLUMNS, 'exchanges'];
   const put = db.prepare(
     `INSERT OR REPLACE INTO task_timelines (${columns.join(', ')}) VALUES (${placeholders(columns.length)})`,
   );
   const ring = openRing(db, kept);
-  let queued = new Map<string, TaskTimeline>();
+  let queued = new Map<string, timelines.TaskTimeline>();
   const writeQueued = () => {
     const turns = queued;
     queued = new Map();
     for (const turn of turns.values()) {
-      const row = timelineRow(turn, undefined);
-      put.run(ring.slotFor(turn.id), ...TIMELINE_COLUMNS.map((column) => row[column]));
+      const row = timelines.timelineRow(turn, undefined);
+      put.run(ring.slotFor(turn.id), ...timelines.TIMELINE_COLUMNS.map((column) => row[column]), row.exchanges ?? null);
     }
   };
-  const saving = heldWrite(() => group.schedule(writeQueued), TIMELINE_SAVE_DELAY_MS);
+  const saving = timelines.heldWrite(() => group.schedule(writeQueued), timelines.TIMELINE_SAVE_DELAY_MS);
   /** Commits the queued turns now (before a read that must see them). */
   const written = () => {
     if (queued.size === 0) return;
@@ -74,7 +66,7 @@ export function createSqliteTimelineStore(options: {
 
   return {
     save(turns) {
-      for (const turn of turns) queueTurn(queued, turn, kept);
+      for (const turn of turns) timelines.queueTurn(queued, turn, kept);
       return saving.request();
     },
     async list(principal, query) {
@@ -95,9 +87,22 @@ export function createSqliteTimelineStore(options: {
         where.push('session_id = ?');
         args.push(query.sessionId);
       }
-      const sql = `SELECT ${TIMELINE_COLUMNS.join(', ')} FROM task_timelines
+      const sql = `SELECT ${timelines.TIMELINE_COLUMNS.join(', ')} FROM task_timelines
         ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY started_at DESC, id DESC LIMIT ?`;
-      return (db.prepare<unknown[]>(sql).all(...args, query.limit) as TimelineRow[]).map(timelineOfRow);
+      return (db.prepare<unknown[]>(sql).all(...args, query.limit) as timelines.TimelineRow[]).map(
+        timelines.timelineOfRow,
+      );
+    },
+    async turn(principal, id) {
+      written();
+      const owner = visibleOwner(principal);
+      const row = db
+        .prepare<unknown[]>(
+          `SELECT ${timelines.TIMELINE_COLUMNS.join(', ')}, exchanges FROM task_timelines
+           WHERE id = ?${owner !== undefined ? ' AND owner = ?' : ''}`,
+        )
+        .get(id, ...(owner !== undefined ? [owner] : [])) as timelines.TimelineRow | undefined;
+      return row ? timelines.timelineOfRow(row) : undefined;
     },
     flush: () => saving.now(),
   };

@@ -49,8 +49,9 @@ export async function runPrompt(runner: TurnRunner, run: PromptRun): Promise<Pro
 }
 
 function cancelled(signal: AbortSignal): PromptOutcome {
-  const reason =
-    signal.reason instanceof Error ? signal.reason.message : typeof signal.reason === 'string' ? signal.reason : '';
+  // A deadline's reason is a DOMException ("timed out after 10m"), which need not be an Error of this realm.
+  const given = signal.reason instanceof Error || signal.reason instanceof DOMException;
+  const reason = given ? (signal.reason as Error).message : typeof signal.reason === 'string' ? signal.reason : '';
   return { status: 'cancelled', text: reason || 'cancelled', author: null };
 }
 

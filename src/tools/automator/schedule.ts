@@ -18,6 +18,8 @@ const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2
 const EVERY = /^every\s+(.+)$/i;
 /** Intervals below this are refused: a runaway job would flood the model. */
 const MIN_INTERVAL_MS = 100;
+/** Intervals above a year are refused: no job waits that long, and a fire time must stay a date. */
+const MAX_INTERVAL_MS = 365 * 86_400_000;
 
 /**
  * Parses a schedule written as a cron expression (`*\/5 * * * *`, six fields
@@ -33,7 +35,7 @@ export function parseSchedule(text: string, anchor: Date): Schedule {
   const trimmed = text.trim();
   const every = EVERY.exec(trimmed);
   if (every) {
-    const intervalMs = parseDuration(every[1], `interval in schedule "${trimmed}"`);
+    const intervalMs = parseDuration(every[1], `interval in schedule "${trimmed}"`, MAX_INTERVAL_MS);
     if (intervalMs < MIN_INTERVAL_MS) {
       throw new InputError(`invalid schedule "${trimmed}": the interval must be at least ${MIN_INTERVAL_MS}ms`);
     }

@@ -6,8 +6,16 @@ import type { Principal } from '../../principal';
 import type { WorkflowRunStatus, WorkflowStepStatus, WorkflowStore } from '../../store/jobs';
 import type { FamilyRuntime } from '../../toolset/family';
 import { parseDuration } from '../../duration';
+import { createDeadline } from '../../net/deadline';
 import { runPrompt } from './runPrompt';
-import { checkAgents, parseWorkflow, renderPrompt, type WorkflowDefinition, type WorkflowStep } from './workflowSpec';
+import {
+  checkAgents,
+  MAX_STEP_TIMEOUT_MS,
+  parseWorkflow,
+  renderPrompt,
+  type WorkflowDefinition,
+  type WorkflowStep,
+} from './workflowSpec';
 
 /** A step with no `timeout` fails after this long. */
 export const DEFAULT_STEP_TIMEOUT_MS = 10 * 60_000;
@@ -211,16 +219,18 @@ export class WorkflowEngine {
     runSignal: AbortSignal,
   ): Promise<WorkflowStepStatus> {
     const { store } = this.options;
-    const timeoutMs = step.timeout ? parseDuration(step.timeout, 'timeout') : DEFAULT_STEP_TIMEOUT_MS;
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(new Error(`timed out after ${step.timeout ?? '10m'}`)), timeoutMs);
+    const timeoutMs = step.timeout
+      ? parseDuration(step.timeout, 'timeout', MAX_STEP_TIMEOUT_MS)
+      : DEFAULT_STEP_TIMEOUT_MS;
+    // Its reason ("timed out after 10m") becomes the step's result; held by its own timer (`net/deadline.ts`).
+    const deadline = createDeadline(timeoutMs, runSignal);
     try {
       await store.startStep(runId, step.id, this.now());
       const outcome = await runPrompt(runner, {
         principal,
         sessionId: `workflow:${runId}:${step.id}`,
         text: renderPrompt(step.prompt, results),
-        signal: AbortSignal.any([runSignal, timeout.signal]),
+        signal: deadline.signal,
         startAgent: step.agent,
         metadata: { workflowRun: runId, workflowStep: step.id },
       });
@@ -230,7 +240,7 @@ export class WorkflowEngine {
         final = 'completed';
         results.set(step.id, outcome.text);
       } else if (outcome.status === 'cancelled') {
-        final = timeout.signal.aborted && !runSignal.aborted ? 'failed' : 'cancelled';
+        final = deadline.signal.aborted && !runSignal.aborted ? 'failed' : 'cancelled';
       } else if (outcome.status === 'input-required') {
         final = 'failed';
         text = `the step asked for input, which a workflow cannot give: ${outcome.text}`;
@@ -245,7 +255,7 @@ export class WorkflowEngine {
       });
       return final;
     } finally {
-      clearTimeout(timer);
+      deadline.clear();
     }
   }
 }

@@ -4,6 +4,8 @@ import { errorMessage, InputError } from '../../errors';
 import { parseDuration } from '../../duration';
 
 const STEP_ID = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
+/** The longest a step may be given (`timeout`): a day, well within what a timer keeps. */
+export const MAX_STEP_TIMEOUT_MS = 86_400_000;
 /** `{{steps.<id>.result}}`: how a step quotes an earlier step's answer. */
 const STEP_REF = /\{\{\s*steps\.([a-zA-Z0-9_-]+)\.result\s*\}\}/g;
 
@@ -15,7 +17,7 @@ export const WorkflowStep = z
     agent: z.string().min(1).optional(),
     prompt: z.string().min(1),
     depends_on: z.array(z.string()).default([]),
-    /** A duration such as `30s` or `5m`; the step fails when it runs longer. */
+    /** A duration such as `30s` or `5m`, at most `24h`; the step fails when it runs longer. */
     timeout: z.string().optional(),
   })
   .strict();
@@ -97,7 +99,7 @@ function graphIssues(steps: WorkflowStep[]): { path: PropertyKey[]; message: str
     });
     if (step.timeout !== undefined) {
       try {
-        parseDuration(step.timeout, `timeout of step "${step.id}"`);
+        parseDuration(step.timeout, `timeout of step "${step.id}"`, MAX_STEP_TIMEOUT_MS);
       } catch (error) {
         issues.push({ path: ['steps', index, 'timeout'], message: errorMessage(error) });
       }

@@ -2,6 +2,7 @@ import type { ContextRequest } from '../../agent/turnState';
 import type { LangoConfig } from '../../config/schema';
 import type { Model } from '../../llm/model';
 import type { Logger } from '../../log/logger';
+import { createDeadline } from '../../net/deadline';
 import type { Principal } from '../../principal';
 import type { MemoryStore, Observation, Reflection } from '../../store/memory';
 import { condenseWithModel, estimateTokens, extractiveSummary } from './condense';
@@ -201,9 +202,14 @@ export class Chronicler {
     return reflection;
   }
 
-  private condense(instruction: string, text: string, maxLines: number): Promise<string[] | undefined> {
-    const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.requestTimeoutMs)]);
-    if (!this.model) return Promise.resolve(undefined);
-    return condenseWithModel({ model: this.model, instruction, text, signal, maxLines });
+  private async condense(instruction: string, text: string, maxLines: number): Promise<string[] | undefined> {
+    if (!this.model) return undefined;
+    // Held by its own timer (`net/deadline.ts`): a model that never answers is given up on, on Node 20 too.
+    const deadline = createDeadline(this.requestTimeoutMs, this.abort.signal);
+    try {
+      return await condenseWithModel({ model: this.model, instruction, text, signal: deadline.signal, maxLines });
+    } finally {
+      deadline.clear();
+    }
   }
 }

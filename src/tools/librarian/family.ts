@@ -5,6 +5,7 @@ import { createEmbeddingProvider } from '../../llm/embeddings';
 import type { EmbeddingProvider } from '../../llm/embeddings/provider';
 import type { GraphStore } from '../../store/graph';
 import type { InquiryStore, KnowledgeStore } from '../../store/knowledge';
+import { installCommand } from '../../packages';
 import type { ToolFamily, ToolFamilyDeps, ToolFamilyInstance } from '../../toolset/family';
 import { createGraphTools } from './graphTools';
 import { createKnowledgeTools } from './knowledgeTools';
@@ -30,14 +31,15 @@ export interface LibrarianInstance extends ToolFamilyInstance {
 }
 
 /** Options of {@link createLibrarian}: the family deps, plus test hooks. */
-export type LibrarianOptions = Pick<ToolFamilyDeps, 'config' | 'dataDir' | 'stores' | 'logger'> & {
-  /** Overrides the provider built from `config.embedding` (tests, benchmarks). */
-  embeddings?: EmbeddingProvider;
-  /** Collection size from which rag_retrieve also builds an HNSW index. */
-  annThreshold?: number;
-  /** Wait before embedding again after the provider failed (30 s by default). */
-  embeddingRetryMs?: number;
-};
+export type LibrarianOptions = Pick<ToolFamilyDeps, 'config' | 'dataDir' | 'stores' | 'logger'> &
+  Partial<Pick<ToolFamilyDeps, 'packages'>> & {
+    /** Overrides the provider built from `config.embedding` (tests, benchmarks). */
+    embeddings?: EmbeddingProvider;
+    /** Collection size from which rag_retrieve also builds an HNSW index. */
+    annThreshold?: number;
+    /** Wait before embedding again after the provider failed (30 s by default). */
+    embeddingRetryMs?: number;
+  };
 
 /**
  * Builds the librarian's tools over the node's knowledge stores. Tools are
@@ -64,8 +66,12 @@ export function createLibrarian(options: LibrarianOptions): LibrarianInstance {
         logger,
         annThreshold: options.annThreshold,
         retryMs: options.embeddingRetryMs,
+        packages: options.packages,
       })
     : undefined;
+  // Searched in memory (no pgvector) without hnswlib-node: exact, which is fine until collections grow large.
+  const exactOnly =
+    rag !== undefined && !stores.vectors.search && options.packages && !options.packages.installed('hnswlib-node');
 
   const tools: AnyTool[] = [
     ...createKnowledgeTools({ knowledge, inquiries, graph, onSaved: () => rag?.schedule() }),
@@ -79,6 +85,13 @@ export function createLibrarian(options: LibrarianOptions): LibrarianInstance {
 
   return {
     tools,
+    ...(exactOnly
+      ? {
+          warning:
+            'rag_retrieve searches exactly (fine below 20,000 vectors); for an HNSW index past that, ' +
+            `${installCommand('hnswlib-node')} where lango is installed`,
+        }
+      : {}),
     knowledge,
     inquiries,
     graph,

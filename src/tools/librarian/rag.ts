@@ -1,5 +1,6 @@
 import type { EmbeddingProvider } from '../../llm/embeddings/provider';
 import type { Logger } from '../../log/logger';
+import type { PackageLoader } from '../../packages';
 import type { Principal } from '../../principal';
 import { visibleOwner } from '../../principal';
 import type { EmbeddedCollection, KnowledgeStore } from '../../store/knowledge';
@@ -22,6 +23,8 @@ export interface RagServiceOptions {
   provider: EmbeddingProvider;
   logger: Logger;
   annThreshold?: number;
+  /** Where the in-memory index finds hnswlib-node (optional); Node's own resolution when absent. */
+  packages?: PackageLoader;
   /** Rows embedded per provider call. */
   batchSize?: number;
   /** Wait before retrying after the provider failed. */
@@ -97,6 +100,7 @@ export class RagService {
       provider: options.provider.id,
       logger: options.logger,
       annThreshold: options.annThreshold,
+      packages: options.packages,
     });
     this.batchSize = options.batchSize ?? 64;
     this.retryMs = options.retryMs ?? 30_000;

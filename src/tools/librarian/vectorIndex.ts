@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { HierarchicalNSW } from 'hnswlib-node';
 import type { Logger } from '../../log/logger';
 import { dot } from '../../llm/embeddings/vector';
+import { createPackageLoader, MissingPackageError, type PackageLoader } from '../../packages';
 
 /** One nearest neighbour: the row id and its cosine similarity to the query. */
 export interface VectorHit {
@@ -26,26 +27,25 @@ export interface VectorIndexOptions {
   m?: number;
   /** HNSW build breadth (`efConstruction`). */
   efConstruction?: number;
+  /** Where hnswlib-node (an optional package) comes from; Node's own resolution when absent. */
+  packages?: PackageLoader;
 }
 
 type HnswModule = typeof import('hnswlib-node');
-let hnsw: HnswModule | null | undefined;
 
 /**
- * Loads the native HNSW module on first need. A node whose build of the
- * addon failed still serves every search, exactly: `null` means unavailable.
+ * Loads the native HNSW module (the optional hnswlib-node) on first need. A
+ * node without it, or whose build of the addon failed, still serves every
+ * search, exactly: `null` means unavailable.
  */
-function loadHnsw(logger: Logger): HnswModule | null {
-  if (hnsw === undefined) {
-    try {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      hnsw = require('hnswlib-node') as HnswModule;
-    } catch (error) {
-      logger.warn('hnswlib-node unavailable; vector search stays exact', { error });
-      hnsw = null;
-    }
+function loadHnsw(packages: PackageLoader, logger: Logger): HnswModule | null {
+  try {
+    return packages.load<HnswModule>('hnswlib-node', 'an HNSW index for rag_retrieve');
+  } catch (error) {
+    if (error instanceof MissingPackageError) logger.info(`vector search stays exact: ${error.message}`);
+    else logger.warn('hnswlib-node unavailable; vector search stays exact', { error });
+    return null;
   }
-  return hnsw;
 }
 
 /** Collection size from which an ANN index is built by default. */
@@ -72,6 +72,7 @@ export class VectorIndex {
   private readonly buildSliceMs: number;
   private readonly m: number;
   private readonly efConstruction: number;
+  private readonly packages: PackageLoader;
   private ids: string[] = [];
   private readonly slotOf = new Map<string, number>();
   /** The HNSW graph labels rows by number: one label per id, never reused. */
@@ -93,6 +94,7 @@ export class VectorIndex {
     this.buildSliceMs = options.buildSliceMs ?? 20;
     this.m = options.m ?? 16;
     this.efConstruction = options.efConstruction ?? 200;
+    this.packages = options.packages ?? createPackageLoader();
     this.matrix = new Float32Array(1024 * this.dimensions);
   }
 
@@ -233,7 +235,7 @@ export class VectorIndex {
       const generation = this.generation;
       const started = Date.now();
       const capacity = Math.max(1024, this.ids.length * 2);
-      const native = loadHnsw(this.logger);
+      const native = loadHnsw(this.packages, this.logger);
       if (!native) return;
       const graph = new native.HierarchicalNSW('ip', this.dimensions);
       graph.initIndex({

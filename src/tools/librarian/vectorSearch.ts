@@ -1,3 +1,4 @@
+import type { PackageLoader } from '../../packages';
 import type { Logger } from '../../log/logger';
 import type { StoredVector, VectorStore } from '../../store/vectors';
 import { VectorIndex, type VectorHit } from './vectorIndex';
@@ -30,6 +31,8 @@ export interface VectorSearchOptions {
   logger: Logger;
   /** Collections at least this large are also searched through an HNSW graph (in-memory search). */
   annThreshold?: number;
+  /** Where the in-memory index finds hnswlib-node (optional); Node's own resolution when absent. */
+  packages?: PackageLoader;
 }
 
 /**
@@ -62,6 +65,7 @@ export class InMemoryVectorSearch implements VectorSearch {
   private readonly provider: string;
   private readonly logger: Logger;
   private readonly annThreshold?: number;
+  private readonly packages?: PackageLoader;
   private readonly indexes = new Map<string, Promise<VectorIndex>>();
   /** Whose row each indexed id is, per collection: searches filter by it. */
   private readonly owners = new Map<string, Map<string, string>>();
@@ -73,6 +77,7 @@ export class InMemoryVectorSearch implements VectorSearch {
     this.provider = options.provider;
     this.logger = options.logger;
     this.annThreshold = options.annThreshold;
+    this.packages = options.packages;
   }
 
   async search(
@@ -100,7 +105,12 @@ export class InMemoryVectorSearch implements VectorSearch {
     let loading = this.indexes.get(collection);
     if (!loading) {
       loading = this.loadAll(collection).then((rows) => {
-        const index = new VectorIndex({ dimensions, logger: this.logger, annThreshold: this.annThreshold });
+        const index = new VectorIndex({
+          dimensions,
+          logger: this.logger,
+          annThreshold: this.annThreshold,
+          packages: this.packages,
+        });
         this.add(collection, index, rows);
         return index;
       });

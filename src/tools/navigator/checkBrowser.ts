@@ -2,11 +2,13 @@ import { execFile } from 'node:child_process';
 import { constants, promises as fs } from 'node:fs';
 import type { LangoConfig } from '../../config/schema';
 import { LangoError } from '../../errors';
+import type { OptionalPackage, PackageLoader } from '../../packages';
 import { findBrowser } from './findBrowser';
 import { CHROMIUM_ARGS, KEEP_SIGNALS, loadChromium } from './sessions';
 
 /** Whether the node has a browser it can drive (and where), and if not, why not (for `lango doctor`). */
-export type BrowserCheck = { ok: true; version: string; executablePath: string } | { ok: false; reason: string };
+export type BrowserCheck =
+  { ok: true; version: string; executablePath: string } | { ok: false; reason: string; missing?: OptionalPackage };
 
 /** Thrown by the navigator family when no usable browser exists; the node starts without `browser_` tools. */
 export class BrowserUnavailableError extends LangoError {}
@@ -16,6 +18,10 @@ export interface CheckBrowserOptions {
   /** Also launch and close the browser (about a second): catches a binary that starts but cannot run. */
   launch?: boolean;
   timeoutMs?: number;
+  /** Where the packaged Chromium comes from (the node's package loader). */
+  packages?: PackageLoader;
+  /** Where the machine's own Chromium is looked for (Debian's when unset). */
+  systemPath?: string;
 }
 
 function versionOf(executablePath: string, timeoutMs: number): Promise<string> {
@@ -44,7 +50,10 @@ export async function checkBrowser(config: LangoConfig, options: CheckBrowserOpt
   const { enabled } = config.tools.browser;
   const timeoutMs = options.timeoutMs ?? 15_000;
   if (!enabled) return { ok: false, reason: 'tools.browser.enabled is false' };
-  const found = await findBrowser(config.tools.browser.executablePath);
+  const found = await findBrowser(config.tools.browser.executablePath, {
+    packages: options.packages,
+    systemPath: options.systemPath,
+  });
   if (!found.ok) return found;
   const { executablePath } = found;
   const where =

@@ -70,6 +70,28 @@ export function sessionStoreContract(factory: StoresFactory): void {
       expect(listed.find((s) => s.id === 'b')).not.toHaveProperty('firstMessage');
     });
 
+    it("renames a caller's conversation, keeping its messages and place, across a restart; an empty title unnames it", async () => {
+      const alice = namedCaller('bearer:alice');
+      await sessions().commitTurn(OWNER, 'a', [user('plan a picnic')], empty);
+      await sessions().commitTurn(alice, 'a', [user('alice plans')], empty);
+      await sessions().commitTurn(OWNER, 'b', [user('later one')], empty);
+      const before = await sessions().list(OWNER);
+      expect(await sessions().rename(OWNER, 'a', `  Picnic ${'x'.repeat(300)}  `)).toBe(true);
+      expect(await sessions().rename(OWNER, 'nobody', 'x')).toBe(false);
+      const reopened = (await opened().reopen()).sessions;
+      const listed = await reopened.list(OWNER);
+      // Same order, same times: a rename is not a turn.
+      expect(listed.map((s) => [s.owner, s.id, s.updatedAt])).toEqual(before.map((s) => [s.owner, s.id, s.updatedAt]));
+      const named = listed.find((s) => s.owner === 'owner' && s.id === 'a')!;
+      expect(named.title).toBe(`Picnic ${'x'.repeat(193)}`);
+      expect(named.firstMessage).toBe('plan a picnic');
+      // Alice's conversation of the same id keeps no name: a rename is the principal's own.
+      expect(listed.find((s) => s.owner === alice.id)).not.toHaveProperty('title');
+      expect((await reopened.messages(OWNER, 'a')).map((m) => m.content)).toEqual(['plan a picnic']);
+      expect(await reopened.rename(OWNER, 'a', '   ')).toBe(true);
+      expect((await reopened.list(OWNER)).find((s) => s.owner === 'owner' && s.id === 'a')).not.toHaveProperty('title');
+    });
+
     it('continues the numbering over turns and filters what the user saw, keeping the last N', async () => {
       await sessions().commitTurn(
         OWNER,

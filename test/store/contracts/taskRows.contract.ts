@@ -1,5 +1,5 @@
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
-import { textPart } from '../../../src/a2a/messages';
+import { textPart } from '../../../src/a2a/tasks/messages';
 import type { Redact } from '../../../src/log/redactJson';
 import {
   InvalidPageTokenError,

@@ -1,5 +1,5 @@
 import { namedCaller, OWNER } from '../../../src/principal';
-import type { TaskTimeline } from '../../../src/store/timelines';
+import type { ModelExchange, TaskTimeline } from '../../../src/store/timelines';
 import { useStores, type StoresFactory } from './factory';
 
 const alice = namedCaller('bearer:alice');
@@ -66,6 +66,39 @@ export function timelineStoreContract(factory: StoresFactory, options: { replica
       const ended = turn('t1', 1, { taskId: 'task-a' });
       await timelines().save([ended]);
       expect(await timelines().list(OWNER, { limit: 10 })).toEqual([stamped(ended)]);
+    });
+
+    it("keeps a turn's model exchanges, read with the turn by its id and left out of every listing", async () => {
+      const exchange: ModelExchange = {
+        step: 1,
+        instruction: 'You are the librarian.',
+        messages: [
+          { role: 'user', content: 'remember my cat' },
+          {
+            role: 'assistant',
+            content: '',
+            author: 'librarian',
+            toolCalls: [{ id: 'c1', name: 'save', arguments: '{}' }],
+          },
+          { role: 'tool', content: '{"ok":true}', name: 'save', toolCallId: 'c1' },
+        ],
+        omittedMessages: 2,
+        tools: [{ name: 'save', description: 'Saves.', parameters: '{"type":"object"}' }],
+        answer: { text: 'Saved.', toolCalls: [] },
+        cut: true,
+      };
+      const inspected = turn('t1', 1, { taskId: 'task-a', exchanges: [exchange] });
+      const { exchanges: _kept, ...listed } = inspected;
+      await timelines().save([inspected, turn('t2', 2, { caller: alice.id })]);
+      const reopened = (await opened().reopen()).timelines;
+      expect(await reopened.turn(OWNER, 't1')).toEqual(stamped(inspected));
+      expect(await reopened.list(OWNER, { taskIds: ['task-a'], limit: 10 })).toEqual([stamped(listed)]);
+      // A turn without exchanges reads with none; a caller reads only its own turns; an unknown id is none.
+      expect(await reopened.turn(alice, 't2')).toEqual(
+        stamped({ ...turn('t2', 2, { caller: alice.id }), exchanges: [] }),
+      );
+      expect(await reopened.turn(alice, 't1')).toBeUndefined();
+      expect(await reopened.turn(OWNER, 'nope')).toBeUndefined();
     });
 
     it("shows a caller its own turns only; the owner reads everyone's and may narrow to one caller", async () => {

@@ -1,4 +1,4 @@
-import { parseDuration } from '../../../src/duration';
+import { formatDuration, MAX_TIMER_MS, parseDuration, timerDelay } from '../../../src/duration';
 import { parseSchedule } from '../../../src/tools/automator/schedule';
 
 const anchor = new Date('2026-01-01T00:00:00.000Z');
@@ -36,6 +36,14 @@ describe('parseSchedule', () => {
     expect(() => parseSchedule('every 5 weeks', anchor)).toThrow(/invalid interval in schedule "every 5 weeks"/);
     expect(() => parseSchedule('every 10ms', anchor)).toThrow(/at least 100ms/);
   });
+
+  it('refuses an interval over a year, naming the maximum', () => {
+    expect(parseSchedule('every 365d', anchor).next(anchor)).toEqual(new Date(anchor.getTime() + 365 * 86_400_000));
+    expect(() => parseSchedule('every 366d', anchor)).toThrow(
+      'invalid interval in schedule "every 366d" "366d": at most 365d',
+    );
+    expect(() => parseSchedule('every 1000000000d', anchor)).toThrow(/at most 365d/);
+  });
 });
 
 describe('parseDuration', () => {
@@ -50,5 +58,17 @@ describe('parseDuration', () => {
 
   it('names what was being parsed when it refuses', () => {
     expect(() => parseDuration('soon', 'timeout of step "a"')).toThrow('invalid timeout of step "a" "soon"');
+  });
+
+  it('refuses a duration past its maximum, naming the maximum in the largest whole unit', () => {
+    expect(parseDuration('10m', 'a2a.longPollTimeout', 600_000)).toBe(600_000);
+    expect(() => parseDuration('30d', 'a2a.longPollTimeout', 600_000)).toThrow(
+      'invalid a2a.longPollTimeout "30d": at most 10m',
+    );
+    expect([formatDuration(1500), formatDuration(90_000), formatDuration(86_400_000)]).toEqual(['1500ms', '90s', '1d']);
+  });
+
+  it('keeps every timer delay within what a Node timer keeps', () => {
+    expect([timerDelay(-5), timerDelay(1000), timerDelay(30 * 86_400_000)]).toEqual([0, 1000, MAX_TIMER_MS]);
   });
 });

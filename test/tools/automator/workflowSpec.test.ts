@@ -83,6 +83,13 @@ describe('parseWorkflow', () => {
     expect(() => parseWorkflow(yaml, agents)).toThrow('steps[0].timeout: invalid timeout of step "a" "soon"');
   });
 
+  it('refuses a timeout over a day, past which no step is waited for', () => {
+    const yaml = 'name: x\nsteps:\n  - { id: a, prompt: p, timeout: 30d }\n';
+    expect(() => parseWorkflow(yaml, agents)).toThrow(
+      'steps[0].timeout: invalid timeout of step "a" "30d": at most 1d',
+    );
+  });
+
   it('refuses a document that is not a workflow', () => {
     expect(() => parseWorkflow('just text', agents)).toThrow(/^invalid workflow: workflow: /);
   });

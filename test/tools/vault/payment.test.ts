@@ -4,7 +4,7 @@ import { paymentFamily } from '../../../src/tools/vault/family';
 import { requireVault } from '../../../src/vault/vault';
 import { byName, callTool, tempDir, toolContext } from '../operator/context';
 import { familyDeps } from '../operator/deps';
-import { startTestChain, type TestChain } from './evmChain';
+import { startTestChain, type TestChain } from '../../extras/evmChain';
 
 const RECIPIENT = getAddress('0x00000000000000000000000000000000000b0b01');
 

@@ -5,8 +5,8 @@ import { resolveConfig } from '../../../src/config/load';
 import { createMemoryLogger } from '../../../src/log/logger';
 import { a2aClient, answerText, asTask, partsText, textRequest } from '../../support/a2aClient';
 import { startOpenAIServer, type OpenAIServer } from '../../support/openaiServer';
-import { tempDir } from '../operator/context';
-import { startTestChain, type TestChain } from './evmChain';
+import { callTool, tempDir } from '../operator/context';
+import { startTestChain, type TestChain } from '../../extras/evmChain';
 
 const RECIPIENT = getAddress('0x00000000000000000000000000000000000c0c02');
 
@@ -43,7 +43,10 @@ describe('a payment above the approval threshold over A2A', () => {
 
   it('ends in input-required, sends nothing until the yes, then sends on chain and completes', async () => {
     expect(app.families.find((f) => f.name === 'payment')).toMatchObject({ state: 'on' });
-    const wallet = getAddress((await app.stores.vault.key('wallet'))!.publicKey) as Address;
+    // The wallet is unsealed on the payment tools' first use: its own tool says where it is.
+    const walletInfo = app.tools().find((owned) => owned.tool.name === 'payment_wallet_info')!.tool;
+    const wallet = getAddress((await callTool(walletInfo, {})).address) as Address;
+    expect((await app.stores.vault.key('wallet'))?.publicKey).toBe(wallet);
     await chain.fundEth(wallet, '1');
     await chain.mint(wallet, '10');
     const url = await app.listen();

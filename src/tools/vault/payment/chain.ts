@@ -1,5 +1,7 @@
-import { createPublicClient, createWalletClient, defineChain, erc20Abi, http, type Address, type Hex } from 'viem';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type * as Viem from 'viem';
+import type * as ViemAccounts from 'viem/accounts';
+import type { Address, Hex, PrivateKeyAccount } from 'viem';
+import type { PackageLoader } from '../../../packages';
 import type { Vault } from '../../../vault/vault';
 
 /** USDC on Base mainnet, used when `payment.usdcAddress` is unset and the chain is Base (8453). */
@@ -9,17 +11,40 @@ export const BASE_RPC_URL = 'https://mainnet.base.org';
 /** Name of the wallet key in the vault. */
 export const WALLET_KEY = 'wallet';
 
+/** The two viem entry points the payment tools use, loaded together on first use. */
+export interface ViemModules {
+  viem: typeof Viem;
+  accounts: typeof ViemAccounts;
+}
+
+/**
+ * Loads viem, an optional package (`src/packages.ts`): the payment tools
+ * call this on first use, so a node without it starts and its payment tools
+ * answer how to install it.
+ * @throws MissingPackageError when viem is not installed.
+ */
+export function loadViem(packages: PackageLoader, feature: string): ViemModules {
+  return {
+    viem: packages.load<typeof Viem>('viem', feature),
+    accounts: packages.load<typeof ViemAccounts>('viem/accounts', feature),
+  };
+}
+
 /**
  * The node's wallet: a secp256k1 key generated on first use and kept sealed
  * in the vault (never in config, never shown).
  */
-export async function walletAccount(vault: Vault, register: (secret: string) => void): Promise<PrivateKeyAccount> {
+export async function walletAccount(
+  { accounts }: ViemModules,
+  vault: Vault,
+  register: (secret: string) => void,
+): Promise<PrivateKeyAccount> {
   const pair = await vault.ensureKey(WALLET_KEY, 'secp256k1', () => {
-    const privateKey = generatePrivateKey();
-    return { publicKey: privateKeyToAccount(privateKey).address, privateKey };
+    const privateKey = accounts.generatePrivateKey();
+    return { publicKey: accounts.privateKeyToAccount(privateKey).address, privateKey };
   });
   register(pair.privateKey);
-  return privateKeyToAccount(pair.privateKey as Hex);
+  return accounts.privateKeyToAccount(pair.privateKey as Hex);
 }
 
 /** What the payment tools need from the chain: an ERC-20 token and the wallet's native balance. */
@@ -45,19 +70,20 @@ export interface TokenChainOptions {
 /**
  * A viem client pair for one ERC-20 token over JSON-RPC (`payment.rpcUrl`).
  * @example
- * const chain = createTokenChain({ rpcUrl, chainId: 8453, token: BASE_USDC, account });
+ * const chain = createTokenChain(loadViem(packages, 'payment'), { rpcUrl, chainId: 8453, token: BASE_USDC, account });
  * await chain.tokenBalance(account.address);
  */
-export function createTokenChain(options: TokenChainOptions): TokenChain {
-  const chain = defineChain({
+export function createTokenChain({ viem }: ViemModules, options: TokenChainOptions): TokenChain {
+  const chain = viem.defineChain({
     id: options.chainId,
     name: options.chainId === 8453 ? 'Base' : `chain ${options.chainId}`,
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [options.rpcUrl] } },
   });
-  const transport = http(options.rpcUrl, { retryCount: 1, timeout: 20_000 });
-  const reader = createPublicClient({ chain, transport });
-  const writer = createWalletClient({ chain, transport, account: options.account });
+  const transport = viem.http(options.rpcUrl, { retryCount: 1, timeout: 20_000 });
+  const reader = viem.createPublicClient({ chain, transport });
+  const writer = viem.createWalletClient({ chain, transport, account: options.account });
+  const { erc20Abi } = viem;
   let decimals: number | undefined;
   return {
     chainId: () => reader.getChainId(),

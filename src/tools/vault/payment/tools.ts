@@ -1,12 +1,5 @@
-import {
-  BaseError,
-  ContractFunctionRevertedError,
-  formatUnits,
-  getAddress,
-  isAddress,
-  parseUnits,
-  type Address,
-} from 'viem';
+import type * as Viem from 'viem';
+import type { Address } from 'viem';
 import { z } from 'zod';
 import { ApprovalRequired, defineTool, type AnyTool } from '../../../agent/tool';
 import { errorMessage, ToolExecutionError } from '../../../errors';
@@ -22,12 +15,22 @@ export interface PaymentLimits {
   approvalThreshold: number;
 }
 
-/** Options for {@link createPaymentTools}. */
-export interface PaymentToolsOptions {
+/** What a payment tool works with once viem is loaded: viem itself, the chain, the wallet and the token. */
+export interface PaymentBackend {
+  viem: typeof Viem;
   chain: TokenChain;
-  ledger: PaymentLedger;
   wallet: Address;
   token: Address;
+}
+
+/** Options for {@link createPaymentTools}. */
+export interface PaymentToolsOptions {
+  /**
+   * The backend, opened on a tool's first use (viem loaded, the wallet
+   * unsealed); rejects with the install hint when viem is not installed.
+   */
+  backend: () => Promise<PaymentBackend>;
+  ledger: PaymentLedger;
   chainId: number;
   limits: PaymentLimits;
   clock: () => Date;
@@ -43,10 +46,11 @@ const Amount = z
  * A one-line reason for a failed send: the contract's revert reason when
  * there is one, else viem's short message with the node's details.
  */
-export function chainErrorReason(error: unknown): string {
-  if (error instanceof BaseError) {
-    const reverted = error.walk((e) => e instanceof ContractFunctionRevertedError);
-    if (reverted instanceof ContractFunctionRevertedError && reverted.reason) return `reverted: ${reverted.reason}`;
+export function chainErrorReason(viem: typeof Viem, error: unknown): string {
+  if (error instanceof viem.BaseError) {
+    const reverted = error.walk((e) => e instanceof viem.ContractFunctionRevertedError);
+    if (reverted instanceof viem.ContractFunctionRevertedError && reverted.reason)
+      return `reverted: ${reverted.reason}`;
     // Some nodes (ganache) put the reason only in the message text, not in revert data.
     const inText = /\brevert(?:ed)?:?\s+([^\n]+)$/.exec(error.details ?? '');
     if (inText) return `reverted: ${inText[1].trim()}`;
@@ -56,10 +60,10 @@ export function chainErrorReason(error: unknown): string {
   return errorMessage(error).split('\n')[0];
 }
 
-function checkedAddress(value: string, what: string): Address {
-  if (!isAddress(value, { strict: false }))
+function checkedAddress(viem: typeof Viem, value: string, what: string): Address {
+  if (!viem.isAddress(value, { strict: false }))
     throw new ToolExecutionError(`${what} "${value}" is not an Ethereum address`);
-  return getAddress(value);
+  return viem.getAddress(value);
 }
 
 /**
@@ -67,21 +71,27 @@ function checkedAddress(value: string, what: string): Address {
  * `payment_send`, `payment_history`, `payment_limits`. Sends are USDC
  * `transfer`s from the node wallet, refused above the per-transaction limit
  * or past the daily limit (UTC day, sends in flight included), held for
- * approval above the threshold, and recorded before and after.
+ * approval above the threshold, and recorded before and after. Every tool
+ * but `payment_history` (the ledger's) opens the backend first.
  * @example
- * const tools = createPaymentTools({ chain, ledger, wallet: account.address, token, chainId, limits, clock, logger });
+ * const tools = createPaymentTools({ backend, ledger, chainId, limits, clock, logger });
  */
 export function createPaymentTools(options: PaymentToolsOptions): AnyTool[] {
-  const { chain, ledger, wallet, token, chainId, limits, clock, logger } = options;
-  const decimals = () => chain.decimals();
-  const usdc = async (units: bigint) => formatUnits(units, await decimals());
-  const unitsOf = async (amount: number | string) => {
-    const places = await decimals();
-    // Limits are numbers (toFixed avoids "1e-7"); amounts are decimal strings already.
-    return parseUnits(typeof amount === 'number' ? amount.toFixed(places) : amount, places);
+  const { backend, ledger, chainId, limits, clock, logger } = options;
+  /** The backend and its USDC arithmetic (the token's decimals read once from the chain). */
+  const open = async () => {
+    const opened = await backend();
+    const { viem, chain } = opened;
+    const usdc = async (units: bigint) => viem.formatUnits(units, await chain.decimals());
+    const unitsOf = async (amount: number | string) => {
+      const places = await chain.decimals();
+      // Limits are numbers (toFixed avoids "1e-7"); amounts are decimal strings already.
+      return viem.parseUnits(typeof amount === 'number' ? amount.toFixed(places) : amount, places);
+    };
+    return { ...opened, usdc, unitsOf };
   };
 
-  const limitsReport = async () => {
+  const limitsReport = async ({ usdc, unitsOf }: Awaited<ReturnType<typeof open>>) => {
     const spent = await ledger.spentOn(utcDay(clock()));
     const daily = await unitsOf(limits.dailyLimit);
     return {
@@ -99,16 +109,20 @@ export function createPaymentTools(options: PaymentToolsOptions): AnyTool[] {
       name: 'payment_wallet_info',
       description: "The node wallet's address, the chain and the USDC token it pays with.",
       parameters: z.object({}),
-      execute: async () => ({ address: wallet, chainId, token, symbol: 'USDC', decimals: await decimals() }),
+      execute: async () => {
+        const { wallet, token, chain } = await open();
+        return { address: wallet, chainId, token, symbol: 'USDC', decimals: await chain.decimals() };
+      },
     }),
     defineTool({
       name: 'payment_balance',
       description: 'USDC and ETH (gas) balance of the node wallet, or of another address.',
       parameters: z.object({ address: z.string().optional() }),
       execute: async ({ address }) => {
-        const who = address ? checkedAddress(address, 'address') : wallet;
+        const { viem, chain, wallet, usdc } = await open();
+        const who = address ? checkedAddress(viem, address, 'address') : wallet;
         const [tokenUnits, native] = await Promise.all([chain.tokenBalance(who), chain.nativeBalance(who)]);
-        return { address: who, usdc: await usdc(tokenUnits), eth: formatUnits(native, 18) };
+        return { address: who, usdc: await usdc(tokenUnits), eth: viem.formatUnits(native, 18) };
       },
     }),
     defineTool({
@@ -118,7 +132,9 @@ export function createPaymentTools(options: PaymentToolsOptions): AnyTool[] {
         `${limits.dailyLimit} USDC per UTC day; above ${limits.approvalThreshold} USDC the user must approve.`,
       parameters: z.object({ to: z.string(), amount: Amount, memo: z.string().max(200).optional() }),
       execute: async ({ to, amount, memo }, ctx) => {
-        const recipient = checkedAddress(to, 'recipient');
+        const opened = await open();
+        const { viem, chain, wallet, token, unitsOf } = opened;
+        const recipient = checkedAddress(viem, to, 'recipient');
         const units = await unitsOf(amount);
         if (units <= 0n) throw new ToolExecutionError('amount must be greater than zero');
         if (units > (await unitsOf(limits.perTransactionLimit))) {
@@ -139,7 +155,7 @@ export function createPaymentTools(options: PaymentToolsOptions): AnyTool[] {
         const now = clock();
         const overLimit = async (spent: bigint) =>
           new ToolExecutionError(
-            `sending ${amount} USDC would pass the daily limit of ${limits.dailyLimit} USDC (${formatUnits(spent, await decimals())} already sent today)`,
+            `sending ${amount} USDC would pass the daily limit of ${limits.dailyLimit} USDC (${viem.formatUnits(spent, await chain.decimals())} already sent today)`,
           );
         // Checked here so nobody is asked to approve a send that cannot go; the ledger checks again as it records.
         const spent = await ledger.spentOn(utcDay(now));
@@ -168,10 +184,10 @@ export function createPaymentTools(options: PaymentToolsOptions): AnyTool[] {
           });
           logger.info('payment settled', { id, status, txHash: sent.hash });
           if (status === 'failed') throw new ToolExecutionError(`the transfer reverted on chain (tx ${sent.hash})`);
-          return { id, status, txHash: sent.hash, to: recipient, amount, ...(await limitsReport()) };
+          return { id, status, txHash: sent.hash, to: recipient, amount, ...(await limitsReport(opened)) };
         } catch (error) {
           if (error instanceof ToolExecutionError) throw error;
-          const reason = chainErrorReason(error);
+          const reason = chainErrorReason(viem, error);
           await ledger.settle(id, { status: 'failed', error: reason, at: clock() });
           logger.warn('payment failed', { id, reason });
           throw new ToolExecutionError(`payment failed: ${reason}`);
@@ -188,7 +204,7 @@ export function createPaymentTools(options: PaymentToolsOptions): AnyTool[] {
       name: 'payment_limits',
       description: 'The payment limits and how much of the daily limit is left.',
       parameters: z.object({}),
-      execute: async () => limitsReport(),
+      execute: async () => limitsReport(await open()),
     }),
   ];
 }

@@ -1,0 +1,577 @@
+import { Role, TaskState } from '@a2a-js/sdk';
+import type {
+  AgentCard,
+  CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetExtendedAgentCardRequest,
+  GetTaskPushNotificationConfigRequest,
+  GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsResponse,
+  ListTasksRequest,
+  ListTasksResponse,
+  Message,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+  TaskPushNotificationConfig,
+} from '@a2a-js/sdk';
+import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { AgentEvent, STATE_HEADERS_KEY } from '@a2a-js/sdk/server';
+import type {
+  A2ARequestHandler,
+  AgentExecutionEvent,
+  PushNotificationSender,
+  PushNotificationStore,
+  ServerCallContext,
+} from '@a2a-js/sdk/server';
+import { errorMessage } from '../../errors';
+import type { Logger } from '../../log/logger';
+import {
+  FINISHED_STATES,
+  INTERRUPTED_STATES,
+  RUNNING_STATES,
+  isFinished,
+  isRunning,
+  isSettled,
+} from '../../protocol/taskStates';
+import type { TaskEventLog } from '../../store/taskEvents';
+import { sendTaskId, type SendKey, type StoredTask, type TaskRows } from '../../store/taskRows';
+import { principalOf } from '../../identity/request';
+import type { CardService } from '../card/cardService';
+import { newContextId } from './contextIds';
+import type { LangoExecutor, TaskTurn } from './executor';
+import { invalidParam } from '../../protocol/errorDetails';
+import {
+  GENERATION_PARAMETERS,
+  generationActivated,
+  lastEventGeneration,
+  parseGeneration,
+  responseWithGeneration,
+  serviceParameter,
+  TaskGenerationMismatchError,
+  withGeneration,
+} from '../../protocol/generationExtension';
+import type { LiveTask, LiveTasks, WriteMode } from './liveTasks';
+import { sendKeyOf } from './sendKeys';
+import { requireTaskId, startedAtFirstRead, toStreamResponse, withHistory } from './streamForms';
+import { numberedStream, TaskFollowing } from './taskFollowing';
+import { newTask, statusUpdate } from './messages';
+import { scopeOf, type TaskReads } from './taskStore';
+import type { HeardEvent } from './taskSubscription';
+
+/** What {@link TaskHandler} works with. */
+export interface TaskHandlerOptions {
+  /** Runs each turn (`LangoExecutor`). */
+  executor: Pick<LangoExecutor, 'execute'>;
+  /** The owner of every live task: who runs what, where; claims, cancels. */
+  live: LiveTasks;
+  /** Tasks the caller may read: live here first, else the rows. */
+  tasks: TaskReads;
+  /**
+   * Push configs (webhook addresses checked when saved) and their delivery;
+   * `saves`, how many configs were saved so far anywhere (`RowPushStore.saves`),
+   * lets a task found without any skip the lookup for its later events until
+   * it moves.
+   */
+  push: { store: PushNotificationStore; sender: PushNotificationSender; saves?: () => number };
+  cards: CardService;
+  /** Whether the node publishes an extended card (`a2a.auth` is configured). */
+  extendedCardEnabled: boolean;
+  /** The tasks' events under their generations: resumed streams and long polls read them. */
+  events: TaskEventLog;
+  /** Where a new task's send key is recorded with its first row (`TaskRows.claimSend`). */
+  sends: Pick<TaskRows, 'claimSend'>;
+  /** `a2a.idempotencyWindow`: how long a send's key keeps a retry from running a second turn. */
+  idempotencyWindowMs: number;
+  /** `a2a.longPollTimeout`: the longest a GetTask with `A2A-Current-Generation` holds. */
+  longPollTimeoutMs: number;
+  logger: Logger;
+  clock: () => Date;
+}
+
+/** ListTasks' page size when the caller names none (the SDK's). */
+const DEFAULT_PAGE_SIZE = 50;
+/** The states a ListTasks may filter by (UNSPECIFIED: any). */
+const LISTED_STATES: readonly TaskState[] = [
+  TaskState.TASK_STATE_UNSPECIFIED,
+  ...RUNNING_STATES,
+  ...FINISHED_STATES,
+  ...INTERRUPTED_STATES,
+];
+
+/**
+ * The node's A2A request handler, every method of the SDK's
+ * `A2ARequestHandler`, which the SDK's transports (JSON-RPC, HTTP+JSON, the
+ * v0.3 layer) call and whose errors (the SDK's classes) they map to codes
+ * and statuses. Malformed input is refused with RequestMalformedError
+ * naming the field before any work.
+ *
+ * A message starts a task, or continues one by claiming it (`LiveTasks`,
+ * the owner of every live task, on every replica): the executor runs its
+ * turn and publishes each event into the task's live task (the one fold),
+ * whose write mode is decided here once: `on-settle` for a blocking
+ * SendMessage without a webhook (nobody sees the task before it settles;
+ * no progress is published), `every-state` for everything else. The caller
+ * of a stream, SubscribeToTask callers and webhooks are listeners of the
+ * live task and hear each event once its state is written. A task not live
+ * here is read from its row (or followed on the replica running it, when
+ * `LiveTasks` has `elsewhere`). Whichever replica a request reaches, it
+ * gets the same answer.
+ */
+export class TaskHandler implements A2ARequestHandler {
+  /** The reading side of tasks: as they stand, followed, resumed, waited for. */
+  private readonly following: TaskFollowing;
+
+  constructor(private readonly options: TaskHandlerOptions) {
+    this.following = new TaskFollowing({
+      live: options.live,
+      events: options.events,
+      find: (taskId, context) => this.find(taskId, context),
+      longPollTimeoutMs: options.longPollTimeoutMs,
+      logger: options.logger,
+    });
+  }
+
+  async getAgentCard(): Promise<AgentCard> {
+    return (await this.options.cards.current()).card;
+  }
+
+  async getAuthenticatedExtendedAgentCard(
+    _params: GetExtendedAgentCardRequest,
+    context: ServerCallContext,
+  ): Promise<AgentCard> {
+    if (!this.options.extendedCardEnabled)
+      throw new UnsupportedOperationError('this node publishes no extended agent card (a2a.auth is not configured)');
+    if (!context.user?.isAuthenticated) return this.getAgentCard();
+    return this.options.cards.extended();
+  }
+
+  async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    checkSendMessage(params);
+    const configuration = params.configuration;
+    const webhook = configuration?.taskPushNotificationConfig;
+    const resultOnly = !configuration?.returnImmediately && !webhook;
+    const immediately = configuration?.returnImmediately === true;
+    const run = await this.start(
+      params,
+      context,
+      resultOnly ? 'on-settle' : 'every-state',
+      immediately ? asHeard : undefined,
+    );
+    const numbered = generationActivated(context) ? withGeneration : withoutGeneration;
+    if ('retryOf' in run) {
+      // A retry: the first send's task, as the first send's caller gets it (settled, unless it asked not to wait).
+      const found = immediately
+        ? await this.find(run.retryOf, context)
+        : await this.following.settled(run.retryOf, context);
+      return withHistory(numbered(found.task, found.generation ?? 0), configuration?.historyLength);
+    }
+    if (run.events) {
+      // The caller gets the task as its first event made it, once written; the turn goes on.
+      const first = await run.events.next();
+      await run.events.return(undefined);
+      if (!first.done && first.value.task)
+        return withHistory(numbered(first.value.task, first.value.generation), configuration?.historyLength);
+    }
+    const final = structuredClone(await run.settled);
+    return withHistory(numbered(final, run.live.generation), configuration?.historyLength);
+  }
+
+  sendMessageStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    const historyLength = params.configuration?.historyLength;
+    // As an async generator would, it starts at the first read: a refusal is that read's error.
+    // When the caller stops reading, the task runs on (it is written as it goes).
+    return startedAtFirstRead(async () => {
+      checkSendMessage(params);
+      const numbered = generationActivated(context) ? responseWithGeneration : withoutGeneration;
+      const run = await this.start(params, context, 'every-state', (heard) =>
+        numbered(toStreamResponse(heard, historyLength), heard.generation),
+      );
+      // A retry streams the first send's task as it stands, then its events (a finished one: the task alone).
+      if ('retryOf' in run)
+        return numberedStream(
+          this.following.followed(run.retryOf, context, false, generationActivated(context)),
+          numbered,
+        );
+      return run.events!;
+    });
+  }
+
+  async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
+    checkHistoryLength(params.historyLength, 'historyLength');
+    await this.acceptExtensions(context);
+    if (!generationActivated(context))
+      return withHistory((await this.find(params.id, context)).task, params.historyLength);
+    const asked = serviceParameter(context, GENERATION_PARAMETERS.currentGeneration);
+    const found =
+      asked === undefined
+        ? await this.following.standing(params.id, context)
+        : await this.following.past(params.id, parseGeneration(asked, 'A2A-Current-Generation'), context);
+    return withHistory(withGeneration(found.task, found.generation ?? 0), params.historyLength);
+  }
+
+  async listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    checkHistoryLength(params.historyLength, 'historyLength');
+    const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 100)
+      throw invalidParam('pageSize', 'must be between 1 and 100');
+    if (params.status !== undefined && !LISTED_STATES.includes(params.status))
+      throw invalidParam('status', `is not a task state to filter by: ${String(params.status)}`);
+    if (params.statusTimestampAfter && isNaN(Date.parse(params.statusTimestampAfter)))
+      throw invalidParam('statusTimestampAfter', 'must be a valid ISO 8601 date string');
+    const page = await this.options.tasks.list({ ...params, pageSize }, context);
+    return { ...page, tasks: page.tasks.map((task) => withHistory(task, params.historyLength)) };
+  }
+
+  async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+    const { live: liveTasks, tasks } = this.options;
+    const found = await this.find(params.id, context);
+    const state = found.task.status?.state;
+    if (state === TaskState.TASK_STATE_CANCELED) return found.task;
+    if (isFinished(state)) throw new TaskNotCancelableError(`Task not cancelable: ${params.id}`);
+    // Here, waiting for its caller, or on another replica: the owner of live tasks cancels it where it is.
+    await liveTasks.cancel(found);
+    // Whatever settled it first stands: canceled, or an answer that beat the cancel.
+    const latest = await tasks.load(params.id, context);
+    if (!latest) throw new TaskNotFoundError(`Task not found: ${params.id}`);
+    if (latest.status?.state !== TaskState.TASK_STATE_CANCELED)
+      throw new TaskNotCancelableError(`Task not cancelable: ${params.id}`);
+    return latest;
+  }
+
+  async *resubscribe(
+    params: SubscribeToTaskRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    requireTaskId(params.id);
+    await this.acceptExtensions(context);
+    const activated = generationActivated(context);
+    const lastEventId = activated ? serviceParameter(context, GENERATION_PARAMETERS.lastEventId) : undefined;
+    const numbered = activated ? responseWithGeneration : withoutGeneration;
+    if (lastEventId !== undefined) {
+      const after = lastEventGeneration(lastEventId, params.id);
+      const stop = new AbortController();
+      try {
+        const resumed = await this.following.resumed(params.id, after, context, stop.signal);
+        // Every event after the caller's last is still kept: those, then the live ones.
+        if (resumed) {
+          for await (const { response, generation } of resumed) yield numbered(response, generation);
+          return;
+        }
+      } finally {
+        stop.abort();
+      }
+    }
+    // The events after the caller's last are gone (or were never kept): the task as it stands, then its events.
+    yield* numberedStream(this.following.followed(params.id, context, lastEventId === undefined, activated), numbered);
+  }
+
+  async createTaskPushNotificationConfig(
+    params: TaskPushNotificationConfig,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
+    if (!params.taskId) throw invalidParam('taskId', 'is required');
+    if (!params.url) throw invalidParam('url', 'is required');
+    await this.find(params.taskId, context);
+    await this.options.push.store.save(params.taskId, context, params);
+    return structuredClone(params);
+  }
+
+  async getTaskPushNotificationConfig(
+    params: GetTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
+    await this.find(params.taskId, context);
+    const configs = await this.options.push.store.load(params.taskId, context);
+    if (configs.length === 0)
+      throw new TaskNotFoundError(`Push notification config not found for task ${params.taskId}.`);
+    const config = configs.find((c) => c.id === params.id);
+    if (!config)
+      throw new TaskNotFoundError(
+        `Push notification config with id '${params.id}' not found for task ${params.taskId}.`,
+      );
+    return config;
+  }
+
+  async listTaskPushNotificationConfigs(
+    params: ListTaskPushNotificationConfigsRequest,
+    context: ServerCallContext,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
+    await this.find(params.taskId, context);
+    return { configs: await this.options.push.store.load(params.taskId, context), nextPageToken: '' };
+  }
+
+  async deleteTaskPushNotificationConfig(
+    params: DeleteTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<void> {
+    await this.find(params.taskId, context);
+    await this.options.push.store.delete(params.taskId, context, params.id);
+  }
+
+  /** The task the caller may read, or TaskNotFoundError (as for a task that does not exist). */
+  private async find(taskId: string, context: ServerCallContext): Promise<StoredTask> {
+    requireTaskId(taskId);
+    const found = await this.options.tasks.find(taskId, context);
+    if (!found) throw new TaskNotFoundError(`Task not found: ${taskId}`);
+    return found;
+  }
+
+  /**
+   * Starts one turn of a task (new, or continuing one that waits for the
+   * caller's answer, claimed for this turn) as a live task with
+   * `writeMode`: the executor's events are folded into it; `events` (with
+   * `form`) hears them from the first, each once written, in that form;
+   * `settled` resolves with the task once it has settled (and is written):
+   * the live task's own object, which nothing changes once settled; a
+   * caller that hands it on copies it (a stream never reads it).
+   */
+  private async start<T>(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+    writeMode: WriteMode,
+    form?: (heard: HeardEvent) => T,
+  ): Promise<Run<T> | { retryOf: string }> {
+    const { executor, live: liveTasks, logger, clock } = this.options;
+    const message = params.message!;
+    await this.acceptExtensions(context);
+    const send = sendKeyOf(message, context, this.options.idempotencyWindowMs);
+    const found = message.taskId ? await this.continued(params, context) : undefined;
+    // A new task's id is its send's (a retry derives it again): the store finds the first send by it.
+    const taskId = message.taskId || sendTaskId(send, clock().getTime());
+    const contextId = message.contextId || found?.task.contextId || newContextId();
+    const userMessage: Message = { ...message, contextId, taskId };
+    // Checked (the address) and saved before the turn: a webhook refused refuses the message.
+    const webhook = params.configuration?.taskPushNotificationConfig;
+    if (webhook) await this.options.push.store.save(taskId, context, { ...structuredClone(webhook), taskId });
+    // A new task's id is fresh: nothing else can hold it, so its first row is its claim, written with the send's
+    // key: a retry through any replica finds the task and who runs it instead of starting another.
+    if (!found) {
+      const row = newTask({ taskId, contextId }, userMessage, TaskState.TASK_STATE_SUBMITTED, clock());
+      const sent = await this.options.sends.claimSend(send, taskId, {
+        scope: scopeOf(context),
+        task: row,
+        generation: 0,
+      });
+      if (!sent.created) return { retryOf: sent.taskId };
+    }
+    const claimed = found && (await this.claim(found, message.messageId, send, context));
+    if (claimed && 'retryOf' in claimed) return claimed;
+    const live = claimed?.live ?? liveTasks.begin(scopeOf(context), { taskId, contextId }, writeMode);
+    // A caller that activated the generation extension may resume from any event: they are kept for it.
+    if (generationActivated(context)) live.keepEvents = true;
+    // A continued task has a row and was seen: whoever saw it may watch its answer.
+    if (claimed) writeMode = 'every-state';
+    const continuedTask = claimed && { ...claimed.task, history: [...claimed.task.history, userMessage] };
+    const turn: TaskTurn = {
+      taskId,
+      contextId,
+      userMessage,
+      task: continuedTask,
+      principal: principalOf(context.user, context.tenant),
+      headers: context.state.get(STATE_HEADERS_KEY) as TaskTurn['headers'],
+      newSession: !message.contextId && !message.taskId,
+      resultOnly: writeMode === 'on-settle',
+    };
+    const publish = (event: AgentExecutionEvent) => liveTasks.fold(live, event, userMessage);
+    const events = form ? liveTasks.subscribe(live, form) : undefined;
+    if (writeMode === 'every-state') this.deliverToWebhooks(live, context);
+    const fail = (reason: string) => {
+      // A task that failed before its first event still gets one: as claimed, or the caller's message, submitted.
+      if (!live.task)
+        void publish(
+          AgentEvent.task(
+            continuedTask ?? newTask({ taskId, contextId }, userMessage, TaskState.TASK_STATE_SUBMITTED, clock()),
+          ),
+        );
+      return publish(
+        AgentEvent.statusUpdate(statusUpdate({ taskId, contextId }, TaskState.TASK_STATE_FAILED, clock(), reason)),
+      );
+    };
+    const settled = liveTasks.run(live, async () => {
+      try {
+        await executor.execute(turn, live, publish);
+      } catch (err) {
+        logger.warn('agent execution failed', { taskId, error: errorMessage(err) });
+        await fail(`Agent execution error: ${errorMessage(err)}`);
+      }
+      // An executor that returns without settling its task would leave it running forever.
+      if (live.phase === 'running') {
+        logger.warn('agent execution ended without settling its task', { taskId });
+        await fail('Agent execution ended without an answer.');
+      }
+      // The answer is decided and written (an on-settle task once, now; an every-state one at each state).
+      await live.closed;
+      const final = live.task!;
+      if (writeMode === 'on-settle') await this.notifyWebhooks(final, context);
+      return final;
+    });
+    // Whoever awaits it hears a failure to write; nobody else (a stream the caller left, returnImmediately) must crash.
+    settled.catch((err: unknown) => logger.warn('task not written', { taskId, error: errorMessage(err) }));
+    return { live, settled, events };
+  }
+
+  /**
+   * The task a message continues, checked: the caller's, of the same
+   * context. Whether it may be continued (waiting for its caller, at the
+   * generation the caller expects) is its claim's to say: a retry of the
+   * message that claimed it is told from another message there.
+   */
+  private async continued(params: SendMessageRequest, context: ServerCallContext): Promise<StoredTask> {
+    const message = params.message!;
+    const found = await this.find(message.taskId, context);
+    const task = found.task;
+    if (message.contextId && task.contextId && message.contextId !== task.contextId)
+      throw invalidParam(
+        'message.contextId',
+        `'${message.contextId}' does not match the contextId '${task.contextId}' of task '${task.id}'`,
+      );
+    return found;
+  }
+
+  /**
+   * Claims the task a message continues for its turn (`LiveTasks.claim`),
+   * with the send's key and, when the caller activated the generation
+   * extension and sent one, the generation it expects: a retry (the key is
+   * recorded) gets the task it names; a stale generation is refused with
+   * TaskGenerationMismatchError; otherwise a task another turn holds is
+   * refused as still working, on this replica or another, exactly as a
+   * single node refuses it.
+   */
+  private async claim(
+    found: StoredTask,
+    messageId: string,
+    send: SendKey,
+    context: ServerCallContext,
+  ): Promise<{ live: LiveTask; task: Task } | { retryOf: string }> {
+    const expected = generationActivated(context)
+      ? serviceParameter(context, GENERATION_PARAMETERS.ifGenerationMatch)
+      : undefined;
+    const generation = expected === undefined ? undefined : parseGeneration(expected, 'A2A-If-Generation-Match');
+    const claim = await this.options.live.claim(found, messageId, { send, generation });
+    if (claim.won) return claim;
+    const id = found.task.id;
+    if (claim.sentAs) return { retryOf: claim.sentAs };
+    if (claim.state === undefined) throw new TaskNotFoundError(`Task not found: ${id}`);
+    if (generation !== undefined) {
+      // A task running elsewhere has a row older than its events: its generation is its latest event's.
+      const current = isRunning(claim.state)
+        ? ((await this.following.standing(id, context)).generation ?? 0)
+        : claim.generation;
+      if (current !== generation) throw new TaskGenerationMismatchError(id, generation, current ?? 0);
+    }
+    // Ended meanwhile (a cancel), or gone (purged); else a turn holds it.
+    if (isFinished(claim.state)) throw terminalTask(id, claim.state);
+    throw stillWorking(id);
+  }
+
+  /** Keeps of the extensions the caller asked for only those the card offers (none today), as the SDK does. */
+  private async acceptExtensions(context: ServerCallContext): Promise<void> {
+    if (!context.requestedExtensions?.length) return;
+    const offered = new Set(((await this.getAgentCard()).capabilities?.extensions ?? []).map((e) => e.uri));
+    context.setRequestedExtensions(context.requestedExtensions.filter((uri) => offered.has(uri)));
+  }
+
+  /**
+   * Webhooks registered on an every-state task (with the message, or by
+   * another request while it runs) hear each of its events once its state
+   * is written, in order.
+   */
+  private deliverToWebhooks(live: LiveTask, context: ServerCallContext): void {
+    const { push, logger, live: liveTasks } = this.options;
+    let chain = Promise.resolve();
+    /** The save count when the task was last found without configs (none since: it still has none). */
+    let noneAtSaves: number | undefined;
+    const warn = (err: unknown) =>
+      logger.warn('push notification failed', { taskId: live.id, error: errorMessage(err) });
+    const stop = liveTasks.listen(live, (heard) => {
+      if (isSettled(heard.state)) stop();
+      // The usual task has no webhook: its answer chunks cost no lookup (and no promise) each.
+      if (noneAtSaves !== undefined && noneAtSaves === push.saves?.()) return;
+      chain = chain
+        .then(async () => {
+          if (heard.written) await heard.written;
+          const saves = push.saves?.();
+          if ((await push.store.load(live.id, context)).length === 0) {
+            noneAtSaves = saves;
+            return;
+          }
+          await push.sender.send(toStreamResponse(heard, undefined), context, structuredClone(live.task!));
+        })
+        .catch(warn);
+    });
+  }
+
+  /**
+   * An on-settle task's caller set no webhook, but another request may have registered one while it ran
+   * (after finding it with ListTasks): that webhook hears the final state.
+   */
+  private async notifyWebhooks(task: Task, context: ServerCallContext): Promise<void> {
+    const { push, logger } = this.options;
+    // The answer is saved: a webhook that cannot be told must not turn it into an error for the caller.
+    const warn = (err: unknown) =>
+      logger.warn('push notification failed', { taskId: task.id, error: errorMessage(err) });
+    try {
+      if ((await push.store.load(task.id, context)).length === 0) return;
+      const update = { taskId: task.id, contextId: task.contextId, status: task.status, metadata: task.metadata };
+      push.sender
+        .send({ payload: { $case: 'statusUpdate', value: update } }, context, structuredClone(task))
+        .catch(warn);
+    } catch (err) {
+      warn(err);
+    }
+  }
+}
+
+/** The heard event itself (a returnImmediately SendMessage reads the task of the first). */
+const asHeard = (heard: HeardEvent): HeardEvent => heard;
+
+/** A turn started: its live task, the task once settled, and (with a form) its events. */
+interface Run<T> {
+  live: LiveTask;
+  settled: Promise<Task>;
+  events?: AsyncGenerator<T, void, undefined>;
+}
+
+/** A request that did not activate the generation extension gets its task or event as it is. */
+const withoutGeneration = <T>(value: T): T => value;
+
+/** A message to a task whose turn runs (here or on another replica): the caller waits for its answer or cancels. */
+function stillWorking(taskId: string): Error {
+  return new UnsupportedOperationError(`task ${taskId} is still working: wait for its answer or cancel it first`);
+}
+
+/** A message to a finished task. */
+function terminalTask(taskId: string, state: TaskState): Error {
+  return new UnsupportedOperationError(`Task ${taskId} is in a terminal state (${state}) and cannot be modified.`);
+}
+
+/** Refuses a message the agent could not act on, naming the field. */
+export function checkSendMessage(params: SendMessageRequest): void {
+  const message = params.message;
+  if (!message) throw invalidParam('message', 'is required');
+  if (!message.messageId) throw invalidParam('message.messageId', 'is required');
+  if (message.role !== Role.ROLE_USER)
+    throw invalidParam('message.role', 'must be ROLE_USER (a message from the caller)');
+  if (!Array.isArray(message.parts) || message.parts.length === 0) {
+    throw invalidParam('message.parts', 'must contain at least one part');
+  }
+  message.parts.forEach((part, index) => {
+    const content = part?.content;
+    if (!content) throw invalidParam(`message.parts[${index}]`, 'has no content: expected text, data, url or raw');
+    if (content.$case === 'text' && typeof content.value !== 'string') {
+      throw invalidParam(`message.parts[${index}].text`, 'must be a string');
+    }
+  });
+  checkHistoryLength(params.configuration?.historyLength, 'configuration.historyLength');
+}
+
+function checkHistoryLength(value: number | undefined, field: string): void {
+  if (value === undefined || value === null) return;
+  if (!Number.isInteger(value) || value < 0) throw invalidParam(field, 'must be a non-negative integer');
+}

@@ -1,0 +1,74 @@
+import { bm25Score, ftsQuery } from '../sqlite/fts';
+import { rankScore, tsQuery } from '../postgres/fts';
+import type { Dialect } from './sql';
+
+/**
+ * The SQL fragments that differ between the two databases, each in one
+ * place: the stores written once (`sql/*.ts`) put them where the databases
+ * disagree.
+ */
+
+/**
+ * Text compared byte by byte: SQLite's default (BINARY); PostgreSQL's
+ * `COLLATE "C"`. Lists ordered by names read alike on both.
+ */
+export const bytewise = (dialect: Dialect, column: string): string =>
+  dialect === 'postgres' ? `${column} COLLATE "C"` : column;
+
+/** `(? IS NULL OR column = ?)`, typed so PostgreSQL can plan it: bind the value twice. */
+export const anyOrEqual = (column: string): string => `(CAST(? AS TEXT) IS NULL OR ${column} = ?)`;
+
+/** `a.x, a.y` of `x, y`: a column list read through a table's alias. */
+export const columnsOf = (alias: string, columns: string): string =>
+  columns
+    .split(',')
+    .map((c) => `${alias}.${c.trim()}`)
+    .join(', ');
+
+/** One full-text search of a table by the database's own index (SQLite: its FTS5 twin; PostgreSQL: its tsvector). */
+export interface TextSearch {
+  /** The query for the database, `undefined` when the text has no word to search for. */
+  query(text: string, options?: { prefixes?: boolean }): string | undefined;
+  /** The rank of a row of `table` as `alias` (`weights`: its columns' weights, SQLite's bm25 arguments). */
+  rank(table: string, alias: string, weights?: string): string;
+  /** `FROM <table> <alias> … WHERE <match>`, binding the query (its first `?`); more conditions go after `AND`. */
+  from(table: string, alias: string): string;
+  /** The rank ordering best first. */
+  best: string;
+  /** The rank as a score shown to a model: positive, higher first, four significant digits. */
+  score(rank: number): number;
+}
+
+/** Full-text search on each database. */
+export function textSearch(dialect: Dialect): TextSearch {
+  if (dialect === 'sqlite')
+    return {
+      query: ftsQuery,
+      rank: (table, _alias, weights) => `bm25(${table}_fts${weights ? `, ${weights}` : ''})`,
+      from: (table, alias) =>
+        `FROM ${table}_fts JOIN ${table} ${alias} ON ${alias}.id = ${table}_fts.rowid WHERE ${table}_fts MATCH ?`,
+      best: 'rank',
+      score: bm25Score,
+    };
+  return {
+    query: tsQuery,
+    rank: (_table, alias) => `ts_rank(${alias}.search, q.q)`,
+    from: (table, alias) =>
+      `FROM ${table} ${alias}, (SELECT to_tsquery('english', ?) AS q) q WHERE ${alias}.search @@ q.q`,
+    best: 'rank DESC',
+    score: rankScore,
+  };
+}
+
+/**
+ * A table of rows bound as one JSON parameter (an array of arrays, in
+ * `columns` order), for a group's insert of many rows in one statement:
+ * SQLite reads it with `json_each`, PostgreSQL with `json_array_elements`.
+ */
+export function jsonRows(dialect: Dialect, columns: ReadonlyArray<[string, 'text' | 'integer' | 'boolean']>): string {
+  if (dialect === 'sqlite')
+    return `(SELECT ${columns.map(([name], i) => `json_extract(value, '$[${i}]') AS ${name}`).join(', ')} FROM json_each(?))`;
+  const cast = (type: string, i: number) => (type === 'text' ? `r ->> ${i}` : `CAST(r ->> ${i} AS ${type})`);
+  return `(SELECT ${columns.map(([name, type], i) => `${cast(type, i)} AS ${name}`).join(', ')}
+    FROM json_array_elements(CAST(? AS json)) r)`;
+}
