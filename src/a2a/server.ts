@@ -14,7 +14,7 @@ import { CardService } from './card/cardService';
 import { discoveryPages, healthPages } from './bindings/discovery';
 import type { PeerStatus } from '../federation/health';
 import { LangoExecutor } from './tasks/executor';
-import { createGrpcBinding, type GrpcBinding } from './bindings/grpcBinding';
+import { createGrpcBinding, GRPC_ROUTES, type GrpcBinding } from './bindings/grpcBinding';
 import type { ServerTlsOptions } from '../identity/serverTls';
 import { hostGuard } from './bindings/hostGuard';
 import type { RequestIntercept, SharedSteps } from './bindings/inbound';
@@ -32,6 +32,8 @@ import { taskEventRecorder, type ClusterTasks } from './tasks/clusterTasks';
 import type { TaskEventLog } from '../store/taskEvents';
 import { TaskHandler } from './tasks/taskHandler';
 import { servedTenants } from './tasks/tenants';
+import { limitedRequests } from './tasks/limitGate';
+import { REQUEST_LIMITS } from './tasks/requestLimits';
 
 /** Dependencies of {@link createA2AServer}. */
 export interface A2AServerOptions {
@@ -88,7 +90,10 @@ export interface A2AServer {
   listenGrpc(host: string, port: number, tls?: ServerTlsOptions): Promise<number>;
   /** The public card exactly as served at /.well-known/agent-card.json (ProtoJSON, signed when configured). */
   card(): Promise<Record<string, unknown>>;
-  /** The route table's rows over HTTP (method, path pattern, binding, name, access), in the order they are tried. */
+  /**
+   * The route table's rows (method, path pattern, binding, name, access): HTTP's in the order they are tried, then
+   * the gRPC binding's methods.
+   */
   readonly routes: readonly RouteSpec[];
   /** Turns running now. */
   running(): number;
@@ -182,7 +187,9 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
   });
   const requestHandler = answerStorageOutages(taskHandler, options.health);
   // With tenants, every binding calls the handler through the one check of the tenant a request names.
-  const served = config.a2a.tenants.length > 0 ? servedTenants(requestHandler, config.a2a.tenants) : requestHandler;
+  const tenanted = config.a2a.tenants.length > 0 ? servedTenants(requestHandler, config.a2a.tenants) : requestHandler;
+  // Every binding's decoded request is held to the same limits, before the handler sees it.
+  const served = limitedRequests(tenanted, { ...REQUEST_LIMITS, maxBytes: config.a2a.maxBodyBytes });
   let closing = false;
   let grpc: GrpcBinding | undefined;
 
@@ -229,7 +236,7 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
       return bound;
     },
     card: async () => JSON.parse((await cards.current()).json) as Record<string, unknown>,
-    routes: table.routes.map(({ handler: _handler, ...spec }) => spec),
+    routes: [...table.routes.map(({ handler: _handler, ...spec }) => spec), ...GRPC_ROUTES.values()],
     running: () => liveTasks.size,
     async close() {
       if (closing) return;

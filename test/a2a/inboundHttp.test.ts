@@ -88,7 +88,7 @@ describe('POST / for JSON-RPC', () => {
     const piece = Buffer.alloc(1024, 0x20);
     const response = await post([Buffer.from('{"jsonrpc":"2.0",'), ...Array(6).fill(piece), Buffer.from('}')], V1);
     expect(response.status).toBe(413);
-    expect(response.headers.connection).toBe('close');
+    // Answered while the body still came: no `Connection: close` (the rest is read and dropped, lingeringClose.test.ts).
     expect(JSON.parse(response.text).error).toMatchObject({ code: -32600, message: expect.stringMatching(/4096/) });
   });
 

@@ -1,4 +1,4 @@
-import { nestingProblem } from '../../src/a2a/bindings/jsonDepth';
+import { MAX_JSON_DEPTH, nestingProblem } from '../../src/a2a/bindings/jsonDepth';
 
 /** A value nested `levels` deep, alternating objects and arrays. */
 const nested = (levels: number): unknown => {
@@ -9,8 +9,10 @@ const nested = (levels: number): unknown => {
 
 describe('nestingProblem', () => {
   it('accepts exactly the limit and refuses one level more, through arrays and objects alike', () => {
-    expect(nestingProblem(nested(100), 'params')).toBeUndefined();
-    expect(nestingProblem(nested(101), 'params')).toBe('params nests deeper than 100 levels');
+    expect(nestingProblem(nested(MAX_JSON_DEPTH), 'params')).toBeUndefined();
+    expect(nestingProblem(nested(MAX_JSON_DEPTH + 1), 'params')).toBe(
+      `params nests deeper than ${MAX_JSON_DEPTH} levels`,
+    );
     expect(nestingProblem({ a: [1, { b: nested(2) }] }, 'params', 5)).toBeUndefined();
     expect(nestingProblem({ a: [1, { b: nested(3) }] }, 'params', 5)).toBe('params nests deeper than 5 levels');
   });

@@ -442,12 +442,11 @@ describe('the inbound chain refuses the same on every binding', () => {
     expect(outcome(await ask(node, big))).toBe('refused TOO_LARGE');
   });
 
-  it.each(bindings)('%s: a chunked body over the limit → 413, read to its end before the answer', async (binding) => {
+  it.each(bindings)('%s: a chunked body over the limit → 413, the rest read and dropped after it', async (binding) => {
     const request = anyRequest[binding]();
     const chunked = { ...request, body: undefined, chunks: Array.from({ length: 8 }, () => ' '.repeat(1024)) };
     const answer = await ask(node, chunked);
     expect(outcome(answer)).toBe('refused TOO_LARGE');
-    expect(answer.headers.connection).toBe('close');
   });
 
   it.each(bindings)('%s: a body that is not JSON → malformed', async (binding) => {

@@ -123,11 +123,15 @@ describe('SendStreamingMessage frames written by the JSON-RPC binding', () => {
     expect(direct.type).toBe('application/json; charset=utf-8');
     expect(JSON.parse(direct.text)).toEqual(JSON.parse(expected.text));
     expect(JSON.parse(direct.text).error.code).toBe(-32001);
-    // An id the SDK's transport refuses (not an integer) is refused as the transport refuses it.
+    // An id that is not an integer is refused as JSON-RPC names it (the SDK's transport says -32602), the stream unopened.
     const fractional = JSON.stringify({ jsonrpc: '2.0', id: 1.5, method: 'SubscribeToTask', params: { id: 'x' } });
     const refused = JSON.parse((await post(ours.url, fractional)).text);
-    expect(refused.error).toBeDefined();
-    expect(refused).toEqual(JSON.parse((await post(sdk.url, fractional)).text));
+    expect(refused).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: 'Invalid Request: id must be a string, an integer or null' },
+    });
+    expect(JSON.parse((await post(sdk.url, fractional)).text).error.code).toBe(-32602);
   });
 });
 

@@ -27,6 +27,9 @@ describe('every route of the table, in every spelling, as nobody, a caller and t
   let dir: string;
   let ownerTask: string;
 
+  /** The rows served over HTTP/1.1 (the gRPC binding's methods are walked by its own tests). */
+  const httpRows = () => app.routes.filter((row) => row.binding !== 'grpc');
+
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-routes-'));
     const config = resolveConfig({
@@ -150,11 +153,16 @@ describe('every route of the table, in every spelling, as nobody, a caller and t
     expect([...accesses].sort()).toEqual(['caller', 'metrics', 'owner', 'public']);
     const keys = app.routes.map((row) => `${row.methods.join(',')} ${row.path}`);
     expect(new Set(keys).size).toBe(keys.length);
+    const grpc = app.routes.filter((row) => row.binding === 'grpc');
+    expect(grpc.map((row) => row.name)).toEqual(
+      expect.arrayContaining(['SendMessage', 'SendStreamingMessage', 'GetTask']),
+    );
+    expect(grpc.every((row) => row.access === 'caller' && row.path.startsWith('/lf.a2a.v1.A2AService/'))).toBe(true);
   });
 
   it('answers each row as its access says, and never carries the owner data to another', async () => {
     const problems: string[] = [];
-    for (const row of app.routes) {
+    for (const row of httpRows()) {
       const method = row.methods[0]!;
       const target = concrete(row);
       const anonymous = await call(method, target);
@@ -183,7 +191,7 @@ describe('every route of the table, in every spelling, as nobody, a caller and t
 
   it('answers 404 to every other spelling of every row, whoever asks', async () => {
     const problems: string[] = [];
-    for (const row of app.routes) {
+    for (const row of httpRows()) {
       const method = row.methods[0]!;
       const asks = spellings(row).flatMap((spelled) =>
         [undefined, GUEST_TOKEN, OWNER_TOKEN].map(async (token) => {

@@ -1,14 +1,24 @@
 import * as grpc from '@grpc/grpc-js';
 import type { StreamResponse } from '@a2a-js/sdk';
-import { UnauthenticatedUser, type A2ARequestHandler, type ServerCallContext, type User } from '@a2a-js/sdk/server';
-import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
+import type { A2ARequestHandler } from '@a2a-js/sdk/server';
+import { A2AService } from '@a2a-js/sdk/server/grpc';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
 import { PrincipalUser } from '../../identity/request';
-import { GrpcCall, grpcCodeOf } from './grpcCall';
-import { compose, InboundRefusal, type SharedSteps, type Step } from './inbound';
 import type { ServerTlsOptions } from '../../identity/serverTls';
-import { grpcRefusal, toSpecStatus, type GrpcError } from './grpcStatus';
+import { GrpcCall, grpcCodeOf } from './grpcCall';
+import {
+  answerMetadata,
+  grpcCallContext,
+  serviceDefinition,
+  STREAMED_METHODS,
+  UNARY_METHODS,
+  UndecodableRequest,
+  type GrpcMethodKey,
+} from './grpcService';
+import { grpcRefusal, grpcStatusOf, type GrpcError } from './grpcStatus';
+import { compose, InboundRefusal, type SharedSteps, type Step } from './inbound';
+import type { RouteSpec } from './routes';
 
 /** Options of {@link createGrpcBinding}. */
 export interface GrpcBindingOptions {
@@ -33,127 +43,102 @@ export interface GrpcBinding {
   close(): Promise<void>;
 }
 
-/** A unary method of the SDK's service, as grpc-js calls it. */
-type UnaryMethod = (
-  call: grpc.ServerUnaryCall<unknown, unknown>,
-  callback: grpc.sendUnaryData<unknown>,
-) => Promise<void>;
-/** A server-streaming method of the SDK's service. */
-type StreamingMethod = (call: grpc.ServerWritableStream<unknown, unknown>) => Promise<void>;
-
 /**
  * The A2A gRPC binding (§10, `lf.a2a.v1.A2AService`) over the node's request
- * handler, through the SDK's `grpcService`, which maps each A2A error to its
- * gRPC status with its `google.rpc.ErrorInfo` (§10.6). Each call goes through
- * the chain every binding mounts (`SharedSteps`: host guard, interceptors —
- * request metrics and the request's span —, credentials from the call's
- * metadata or its client certificate), as a `GrpcCall`; a refusal is
- * answered with its gRPC code (a credential missing or wrong:
- * `UNAUTHENTICATED`) before the handler sees the call. Request messages are
- * bounded by `a2a.maxBodyBytes`; errors carry the node's details
- * (`grpcStatus.ts`); a stream the caller cancels stops following its task
- * (the task runs on, as on the other bindings). Nothing a caller sends is
- * thrown past a call.
+ * handler, through the node's own service (`grpcService.ts`: the SDK's
+ * `grpcService` has no seam for the node's statuses or for a caller that
+ * leaves). Each call goes through the chain every binding mounts
+ * (`SharedSteps`: host guard, interceptors — request metrics and the
+ * request's span —, credentials from the call's metadata or its client
+ * certificate), as a `GrpcCall`; a refusal is answered with its gRPC code (a
+ * credential missing or wrong: `UNAUTHENTICATED`) before the handler sees the
+ * call. Request messages are bounded by `a2a.maxBodyBytes` (grpc-js:
+ * RESOURCE_EXHAUSTED), and what they decode to by the limits every binding is
+ * held to (the handler's gate: INVALID_ARGUMENT naming the field); each error
+ * is answered with its status and details (`grpcStatus.ts`); a stream the
+ * caller cancels stops following its task (the task runs on, as on the other
+ * bindings). Nothing a caller sends is thrown past a call.
  * @example
  * const grpcBinding = createGrpcBinding({ requestHandler, steps, maxMessageBytes: 100 * 1024, logger });
  * const port = await grpcBinding.listen('127.0.0.1', 0);
  */
 export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
-  const { steps, logger } = options;
-  /** Each call's caller, found before the SDK's service builds its context (its `userBuilder`). */
-  const callers = new WeakMap<object, User>();
-  /** What the binding knows of each call while the SDK's service runs it, by the call's own user object. */
-  const calls = new WeakMap<User, CallState>();
-  const sdk = grpcService({
-    requestHandler: watched(options.requestHandler, (context) => (context.user ? calls.get(context.user) : undefined)),
-    userBuilder: async (call) => callers.get(call) ?? new UnauthenticatedUser(),
-  }) as unknown as Record<string, UnaryMethod | StreamingMethod>;
-
-  /** The caller the chain found, as a user object of the call's own: the handler finds the call by it. */
-  const own = (call: GrpcCall): User => {
-    const user = new PrincipalUser(call.principal);
-    callers.set(call.call, user);
-    calls.set(user, { call: call.call });
-    return user;
-  };
-  /** The node's status for what the SDK's service answered `error` with, from the call's own failure. */
-  const statusOf = (user: User, error: GrpcError) => toSpecStatus(error, calls.get(user)?.failure);
-  /** How a call that ended its chain early is answered: a refusal with its code, a fault as INTERNAL (logged). */
-  const ended = (call: GrpcCall, err: unknown): GrpcError => {
+  const { steps, logger, requestHandler } = options;
+  /** How a call that failed is answered: a refusal of the chain with its code, an error with its status. */
+  const failed = (call: GrpcCall, err: unknown): GrpcError => {
     if (err instanceof InboundRefusal) return grpcRefusal(grpcCodeOf(err), err.message);
-    logger.warn('gRPC call failed', { method: call.name, error: errorMessage(err) });
-    return grpcRefusal(grpc.status.INTERNAL, 'internal error');
+    const status = grpcStatusOf(err);
+    if (status.code === grpc.status.INTERNAL)
+      logger.warn('gRPC call failed', { method: call.name, error: errorMessage(err) });
+    return status;
   };
-  const shared: Step<GrpcCall>[] = [
-    ...(steps.hostGuard ? [steps.hostGuard] : []),
-    ...steps.intercepts,
-    ...(steps.identify('caller') ? [steps.identify('caller')!] : []),
-  ];
+  /** The call's context, once its request decoded (an undecodable one is refused here, after the chain). */
+  const contextOf = (call: GrpcCall) => {
+    const request: unknown = call.call.request;
+    if (request instanceof UndecodableRequest) throw request.refusal();
+    return grpcCallContext(call.call, call.headers, new PrincipalUser(call.principal), requestHandler);
+  };
+  /** The chain of a method's row of the route table: the shared steps, then identity by the row's access. */
+  const shared = (key: string): Step<GrpcCall>[] => {
+    const identify = steps.identify(GRPC_ROUTES.get(key)!.access);
+    return [...(steps.hostGuard ? [steps.hostGuard] : []), ...steps.intercepts, ...(identify ? [identify] : [])];
+  };
 
   const service: grpc.UntypedServiceImplementation = {};
-  for (const [key, definition] of Object.entries(A2AService)) {
-    const name = definition.path.slice(definition.path.lastIndexOf('/') + 1);
-    const method = sdk[key];
-    if (definition.responseStream) {
-      const streaming = method as StreamingMethod;
-      const run = compose<GrpcCall>([
-        ...shared,
-        async (call) => {
-          const stream = call.call as grpc.ServerWritableStream<unknown, unknown>;
-          const user = own(call);
-          // The SDK's service emits its error on the call: the node's status goes out instead.
-          const emit = stream.emit.bind(stream);
-          stream.emit = (event: string | symbol, ...args: unknown[]) => {
-            if (event !== 'error') return emit(event, ...args);
-            const status = statusOf(user, args[0] as GrpcError);
-            call.answered(status.code);
-            return emit(event, status);
-          };
-          stream.once('finish', () => call.answered(grpc.status.OK));
-          await streaming(stream);
-        },
-      ]);
-      service[key] = (stream: grpc.ServerWritableStream<unknown, unknown>) => {
-        const call = new GrpcCall(stream, name);
-        stream.once('cancelled', () => call.answered(grpc.status.CANCELLED));
-        run(call).catch((err: unknown) => {
-          const status = ended(call, err);
-          call.answered(status.code);
-          stream.emit('error', status);
-        });
-      };
-    } else {
-      const unary = method as UnaryMethod;
-      const callbacks = new WeakMap<GrpcCall, grpc.sendUnaryData<unknown>>();
-      const run = compose<GrpcCall>([
-        ...shared,
-        async (call) => {
-          const user = own(call);
-          const callback = callbacks.get(call)!;
-          await unary(call.call as grpc.ServerUnaryCall<unknown, unknown>, (error, value) => {
-            const status = error ? statusOf(user, error as GrpcError) : undefined;
-            call.answered(status ? status.code : grpc.status.OK);
-            if (status) callback(status, null);
-            else callback(null, value);
-          });
-        },
-      ]);
-      service[key] = (unaryCall: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-        const call = new GrpcCall(unaryCall, name);
-        callbacks.set(call, callback);
-        run(call).catch((err: unknown) => {
-          const status = ended(call, err);
-          call.answered(status.code);
-          callback(status, null);
-        });
-      };
-    }
+  for (const [key, method] of Object.entries(UNARY_METHODS)) {
+    const name = GRPC_ROUTES.get(key)!.name;
+    const callbacks = new WeakMap<GrpcCall, grpc.sendUnaryData<unknown>>();
+    const run = compose<GrpcCall>([
+      ...shared(key),
+      async (call) => {
+        const unary = call.call as grpc.ServerUnaryCall<unknown, unknown>;
+        const context = await contextOf(call);
+        const answer = await method(requestHandler, unary.request as never, context);
+        unary.sendMetadata(answerMetadata(context));
+        call.answered(grpc.status.OK);
+        callbacks.get(call)!(null, answer);
+      },
+    ]);
+    service[key] = (unary: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      const call = new GrpcCall(unary, name);
+      callbacks.set(call, callback);
+      run(call).catch((err: unknown) => {
+        const status = failed(call, err);
+        call.answered(status.code);
+        callback(status, null);
+      });
+    };
+  }
+  for (const [key, method] of Object.entries(STREAMED_METHODS)) {
+    const name = GRPC_ROUTES.get(key)!.name;
+    const run = compose<GrpcCall>([
+      ...shared(key),
+      async (call) => {
+        const stream = call.call as grpc.ServerWritableStream<unknown, StreamResponse>;
+        const context = await contextOf(call);
+        await writeStream(stream, method(requestHandler, stream.request as never, context), () =>
+          answerMetadata(context),
+        );
+        call.answered(grpc.status.OK);
+        if (!stream.cancelled) stream.end();
+      },
+    ]);
+    service[key] = (stream: grpc.ServerWritableStream<unknown, StreamResponse>) => {
+      const call = new GrpcCall(stream, name);
+      stream.once('cancelled', () => call.answered(grpc.status.CANCELLED));
+      run(call).catch((err: unknown) => {
+        const status = failed(call, err);
+        call.answered(status.code);
+        // grpc-js ends a server stream with the status of the error emitted on it.
+        if (!stream.cancelled) stream.emit('error', status);
+      });
+    };
   }
 
   const server = new grpc.Server({
     'grpc.max_receive_message_length': options.maxMessageBytes,
   });
-  server.addService(A2AService, service);
+  server.addService(serviceDefinition(), service);
   let closed = false;
   return {
     listen: (host, port, tls) =>
@@ -171,6 +156,60 @@ export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
 }
 
 /**
+ * The gRPC binding's rows of the node's route table, by service key: each method of `lf.a2a.v1.A2AService`
+ * (its path, its A2A name), every one `caller`. grpc-js dispatches by path; who may call is the table's.
+ */
+export const GRPC_ROUTES: ReadonlyMap<string, RouteSpec> = new Map(
+  [...Object.keys(UNARY_METHODS), ...Object.keys(STREAMED_METHODS)].map((key) => {
+    const path = A2AService[key as GrpcMethodKey].path;
+    const name = path.slice(path.lastIndexOf('/') + 1);
+    return [key, Object.freeze({ methods: ['POST'], path, binding: 'grpc', name, access: 'caller' } as const)];
+  }),
+);
+
+/**
+ * Writes `events` on `stream` while its caller wants them: the response metadata (`opened`, known once the
+ * stream opened: the extensions it activated) with the first event; the next event read once the call took the
+ * last; when the caller cancels (or the call closes: the server shutting down), the pending read ends the writing
+ * and `events` is returned (not awaited: its owner ends it as soon as it can; the task runs on). A failure of
+ * `events` rejects, for the call's status.
+ */
+async function writeStream(
+  stream: grpc.ServerWritableStream<unknown, StreamResponse>,
+  events: AsyncGenerator<StreamResponse, void, undefined>,
+  opened: () => grpc.Metadata,
+): Promise<void> {
+  const left: IteratorReturnResult<void> = { value: undefined, done: true };
+  let leave = () => undefined as void;
+  const gone = new Promise<IteratorReturnResult<void>>((resolve) => {
+    leave = () => {
+      events.return(undefined).catch(() => undefined);
+      resolve(left);
+    };
+  });
+  if (stream.cancelled || stream.destroyed) leave();
+  stream.once('cancelled', leave);
+  stream.once('close', leave);
+  try {
+    let event = await Promise.race([events.next(), gone]);
+    if (event === left) return;
+    stream.sendMetadata(opened());
+    while (!event.done) {
+      if (!stream.write(event.value)) await Promise.race([drained(stream), gone]);
+      event = await Promise.race([events.next(), gone]);
+    }
+  } finally {
+    stream.off('cancelled', leave);
+    stream.off('close', leave);
+  }
+}
+
+/** Resolves once `stream` drained (the caller took what was buffered). */
+function drained(stream: NodeJS.EventEmitter): Promise<void> {
+  return new Promise((resolve) => stream.once('drain', () => resolve()));
+}
+
+/**
  * The gRPC server's credentials for `server.tls`: plaintext without it; else TLS with the node's certificate,
  * asking a client for its certificate only when one is required (grpc-js checks what it asks for; an `optional`
  * client certificate is not asked for over gRPC).
@@ -184,95 +223,4 @@ function credentialsOf(tls: ServerTlsOptions | undefined): grpc.ServerCredential
     [{ cert_chain: pem(tls.cert), private_key: pem(tls.key) }],
     required,
   );
-}
-
-/** What the binding knows of a call while the SDK's service runs it. */
-interface CallState {
-  /** The call: cancelled (its `cancelled` event) when the caller leaves, and a stream stops following its task. */
-  readonly call: { readonly cancelled: boolean; once(event: 'cancelled', listener: () => void): unknown };
-  /** What the handler threw, before the SDK's service mapped it (`grpcStatus.ts` maps the node's own errors). */
-  failure?: unknown;
-}
-
-/** The handler's methods that answer once. */
-const PROMISED = [
-  'getAuthenticatedExtendedAgentCard',
-  'sendMessage',
-  'getTask',
-  'cancelTask',
-  'createTaskPushNotificationConfig',
-  'getTaskPushNotificationConfig',
-  'listTaskPushNotificationConfigs',
-  'deleteTaskPushNotificationConfig',
-  'listTasks',
-] as const satisfies readonly (keyof A2ARequestHandler)[];
-/** The handler's methods that answer with a stream. */
-const STREAMED = ['sendMessageStream', 'resubscribe'] as const satisfies readonly (keyof A2ARequestHandler)[];
-
-/**
- * `handler` as each gRPC call finds it (`stateOf` its context): what a method throws is kept with the call,
- * and a stream ends when its caller cancels (the task runs on).
- */
-function watched(
-  handler: A2ARequestHandler,
-  stateOf: (context: ServerCallContext) => CallState | undefined,
-): A2ARequestHandler {
-  const keep = (context: ServerCallContext) => (err: unknown) => {
-    const state = stateOf(context);
-    if (state) state.failure = err;
-    throw err;
-  };
-  const answering = { getAgentCard: () => handler.getAgentCard() } as A2ARequestHandler;
-  for (const method of PROMISED) {
-    const call = handler[method].bind(handler) as (params: unknown, context: ServerCallContext) => Promise<unknown>;
-    (answering as unknown as Record<string, unknown>)[method] = (params: unknown, context: ServerCallContext) =>
-      call(params, context).catch(keep(context));
-  }
-  for (const method of STREAMED) {
-    const open = handler[method].bind(handler) as (
-      params: unknown,
-      context: ServerCallContext,
-    ) => AsyncGenerator<StreamResponse, void, undefined>;
-    (answering as unknown as Record<string, unknown>)[method] = (params: unknown, context: ServerCallContext) => {
-      const state = stateOf(context);
-      return state ? followed(open(params, context), state) : open(params, context);
-    };
-  }
-  return answering;
-}
-
-/**
- * `events` while the call wants them: its failure kept with the call; when the caller cancels, the pending read
- * ends the stream and `events` is returned (not awaited: its owner ends it as soon as it can).
- */
-function followed(
-  events: AsyncGenerator<StreamResponse, void, undefined>,
-  state: CallState,
-): AsyncGenerator<StreamResponse, void, undefined> {
-  const done: IteratorReturnResult<void> = { value: undefined, done: true };
-  const cancelled = new Promise<IteratorReturnResult<void>>((resolve) => {
-    const stop = () => {
-      events.return(undefined).catch(() => undefined);
-      resolve(done);
-    };
-    if (state.call.cancelled) stop();
-    else state.call.once('cancelled', stop);
-  });
-  const keep = (err: unknown): never => {
-    state.failure = err;
-    throw err;
-  };
-  const stream: AsyncGenerator<StreamResponse, void, undefined> = {
-    next: () => Promise.race([events.next().catch(keep), cancelled]),
-    return: async () => {
-      await events.return(undefined);
-      return done;
-    },
-    throw: (err: unknown) => events.throw(err),
-    [Symbol.asyncIterator]: () => stream,
-    [Symbol.asyncDispose]: async () => {
-      await events.return(undefined);
-    },
-  };
-  return stream;
 }

@@ -1,26 +1,22 @@
 import { BinaryWriter } from '@bufbuild/protobuf/wire';
 import * as grpc from '@grpc/grpc-js';
-import {
-  GRPC_STATUS_DETAILS_BIN,
-  decodeErrorInfo,
-  decodeStatus,
-  encodeGrpcStatusDetails,
-} from '@a2a-js/sdk/errors/grpc';
-import { A2AError, ERROR_INFO_TYPE } from '@a2a-js/sdk/errors';
-import { BAD_REQUEST_TYPE, violatedField, withBadRequest, type FieldViolation } from '../../protocol/errorDetails';
+import { GRPC_STATUS_DETAILS_BIN, decodeStatus, encodeGrpcStatusDetails, grpcStatusFor } from '@a2a-js/sdk/errors/grpc';
+import { A2AError } from '@a2a-js/sdk/errors';
+import { errorMessage } from '../../errors';
+import { BAD_REQUEST_TYPE, withBadRequest, type ErrorDetail, type FieldViolation } from '../../protocol/errorDetails';
 import { TASK_GENERATION_MISMATCH } from '../../protocol/generationExtension';
 import { STORAGE_UNAVAILABLE } from '../tasks/storageOutage';
 
 /**
- * gRPC errors as A2A v1.0.1 gives them (§10.6): a `google.rpc.Status` in
- * `grpc-status-details-bin` with the `google.rpc.ErrorInfo` of the A2A error
- * and, for invalid params, a `google.rpc.BadRequest` naming the field. The
- * SDK's gRPC service already maps each A2A error to its status (§5.4) and
- * encodes its ErrorInfo; {@link toSpecStatus} adds the BadRequest and gives
- * an error that is no A2A error `INTERNAL` (the SDK says `UNKNOWN`).
+ * gRPC errors as A2A v1.0.1 gives them (§10.6), decided here for the
+ * node's own gRPC service (`grpcService.ts`): each A2A error's status (§5.4,
+ * the SDK's public `grpcStatusFor`; the node's own errors by their reason),
+ * a `google.rpc.Status` in `grpc-status-details-bin` with the error's
+ * `google.rpc.ErrorInfo` and, for invalid params, a `google.rpc.BadRequest`
+ * naming the field; anything that is no A2A error is `INTERNAL`.
  */
 
-/** What the SDK's gRPC service passes to a call's callback (or emits on a stream) for an error. */
+/** A call's error status, as grpc-js takes it (a unary callback's error, or emitted on a stream). */
 export type GrpcError = Partial<grpc.StatusObject> & { code: grpc.status; details?: string };
 
 /** The node's own A2A errors (outside the spec's table) by their ErrorInfo reason: their gRPC status. */
@@ -32,43 +28,36 @@ const NODE_ERROR_STATUS: Readonly<Record<string, grpc.status>> = Object.freeze({
 });
 
 /**
- * `error` (what the SDK's service answered for `failure`, the handler's
- * throw) as the node answers it: one of the node's own errors gets its
- * status and ErrorInfo; `UNKNOWN` becomes `INTERNAL` (§10.6 maps internal
- * errors there); an `INVALID_ARGUMENT` whose ErrorInfo names a field gets
- * the BadRequest beside it. Anything else passes unchanged.
+ * The status a call that failed with `err` is answered with: an A2A error's
+ * code, message and details (the BadRequest too when it names a field); any
+ * other failure `INTERNAL` with its message, as the JSON-RPC binding's
+ * -32603 carries it.
  */
-export function toSpecStatus(error: GrpcError, failure?: unknown): GrpcError {
-  const own = failure instanceof A2AError ? NODE_ERROR_STATUS[failure.reason] : undefined;
-  if (own !== undefined) {
-    const { message, reason } = failure as A2AError;
-    const metadata = new grpc.Metadata();
-    metadata.set(GRPC_STATUS_DETAILS_BIN, encodeGrpcStatusDetails(own, message, reason));
-    return { code: own, details: message, metadata };
-  }
-  if (error.code === grpc.status.UNKNOWN) return { ...error, code: grpc.status.INTERNAL };
-  if (error.code !== grpc.status.INVALID_ARGUMENT || !error.metadata) return error;
-  const [blob] = error.metadata.get(GRPC_STATUS_DETAILS_BIN);
-  if (!Buffer.isBuffer(blob)) return error;
-  const status = decodeStatus(blob);
-  const infos = status.details
-    .filter((detail) => detail.typeUrl === ERROR_INFO_TYPE)
-    .map((detail) => ({ '@type': ERROR_INFO_TYPE, ...decodeErrorInfo(detail.value) }));
-  const field = violatedField(infos);
-  if (field === undefined || status.details.some((detail) => detail.typeUrl === BAD_REQUEST_TYPE)) return error;
-  const badRequest = withBadRequest(infos, status.message).at(-1) as { fieldViolations: FieldViolation[] };
-  const metadata = error.metadata.clone();
-  metadata.set(
-    GRPC_STATUS_DETAILS_BIN,
-    encodeStatus(status.code, status.message, [
-      ...status.details,
-      { typeUrl: BAD_REQUEST_TYPE, value: encodeBadRequest(badRequest.fieldViolations) },
-    ]),
-  );
-  return { ...error, metadata };
+export function grpcStatusOf(err: unknown): GrpcError {
+  if (!(err instanceof A2AError)) return grpcRefusal(grpc.status.INTERNAL, errorMessage(err) || 'internal error');
+  const specCode = grpcStatusFor(err);
+  const code = NODE_ERROR_STATUS[err.reason] ?? (specCode === grpc.status.UNKNOWN ? grpc.status.INTERNAL : specCode);
+  const metadata = new grpc.Metadata();
+  metadata.set(GRPC_STATUS_DETAILS_BIN, statusDetails(code, err));
+  return { code, details: err.message, metadata };
 }
 
-/** A refusal the node answers before the SDK sees the call (no credential): its status and message, no details. */
+/** The `google.rpc.Status` of `err` answered with `code`: its ErrorInfo, and the BadRequest of a field it names. */
+function statusDetails(code: grpc.status, err: A2AError): Buffer {
+  const blob = encodeGrpcStatusDetails(code, err.message, err.reason, err.metadata);
+  if (code !== grpc.status.INVALID_ARGUMENT) return blob;
+  const details = withBadRequest([err.toErrorInfo()], err.message);
+  const badRequest = details.find((detail) => (detail as ErrorDetail)['@type'] === BAD_REQUEST_TYPE) as
+    { fieldViolations: FieldViolation[] } | undefined;
+  if (!badRequest) return blob;
+  const status = decodeStatus(blob);
+  return encodeStatus(status.code, status.message, [
+    ...status.details,
+    { typeUrl: BAD_REQUEST_TYPE, value: encodeBadRequest(badRequest.fieldViolations) },
+  ]);
+}
+
+/** A refusal the node answers before the handler sees the call (no credential): its status and message, no details. */
 export function grpcRefusal(code: grpc.status, message: string): GrpcError {
   return { code, details: message, metadata: new grpc.Metadata() };
 }

@@ -3,7 +3,7 @@ import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
 import { HttpCall } from './httpCall';
 import { compose, InboundRefusal, type SharedSteps, type Step } from './inbound';
-import { declaredBodyLimit, drain } from './requestBody';
+import { declaredBodyLimit, lingeringClose } from './requestBody';
 import { sendRestRefusal } from './restResponses';
 import type { RouteTable } from './routes';
 
@@ -37,8 +37,10 @@ const METHOD_NOT_FOUND = -32601;
  * own steps (its body, its answer).
  *
  * A step's refusal (`InboundRefusal`), an A2A error or a fault is answered in
- * the row's shape; one that closes the connection first reads and drops
- * what is left of the body (bounded), so the caller reads the answer.
+ * the row's shape; one that closes the connection over a body still coming
+ * is answered first, then lingers: what is left of the body is read and
+ * dropped (bounded) before the connection closes, so the caller reads the
+ * answer.
  * @example
  * const server = http.createServer(inboundHttp({ steps, table, maxBodyBytes, logger }));
  */
@@ -68,9 +70,14 @@ export function inboundHttp(options: InboundHttpOptions): RequestListener {
     }
   };
   const refuse = (call: HttpCall, err: unknown, handler?: HttpRouteHandler) => {
-    if (err instanceof InboundRefusal && err.options.close && !call.req.readableEnded && !call.res.headersSent)
-      void drain(call.req).then(() => write(call, err, handler));
-    else write(call, err, handler);
+    // A request wholly received (`complete`: its body, if any, is in memory) closes cleanly after its answer.
+    if (!(err instanceof InboundRefusal && err.options.close && !call.req.complete && !call.res.headersSent)) {
+      write(call, err, handler);
+      return;
+    }
+    // Its body is still coming: the answer first, then the rest read and dropped before the connection closes.
+    write(call, new InboundRefusal(err.status, err.code, err.message, { ...err.options, close: false }), handler);
+    lingeringClose(call.req);
   };
 
   return (req, res) => {

@@ -1,10 +1,12 @@
 /**
- * How deep a request body may nest: protobuf's default recursion limit, which
- * A2A v1.0's ProtoJSON inherits. Deeper bodies are refused where they are
- * parsed (-32602 / HTTP 400) instead of overflowing the stack of whatever
- * walks them later (an internal error, -32603, naming nothing).
+ * How deep a JSON body may nest before the SDK's readers see it: a guard for
+ * the parsers, far past the limit every binding is held to (100 levels,
+ * `tasks/requestLimits.ts`, which decides on the decoded request and names
+ * the field). It only keeps a body like `[[[[…` of 50,000 levels from the
+ * readers' recursion (`String()` of a nested array), which would end in an
+ * internal error (-32603) naming nothing.
  */
-export const MAX_JSON_DEPTH = 100;
+export const MAX_JSON_DEPTH = 1_000;
 
 /**
  * The problem with a parsed JSON value nested deeper than `max` levels

@@ -1,11 +1,4 @@
-import {
-  A2A_VERSION_HEADER,
-  Extensions,
-  HTTP_EXTENSION_HEADER,
-  SendMessageRequest,
-  StreamResponse,
-  SubscribeToTaskRequest,
-} from '@a2a-js/sdk';
+import { A2A_VERSION_HEADER, Extensions, HTTP_EXTENSION_HEADER, StreamResponse } from '@a2a-js/sdk';
 import { A2A_LEGACY_PROTOCOL_VERSION, LEGACY_HTTP_EXTENSION_HEADER } from '@a2a-js/sdk/compat/v0_3';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { A2AError } from '@a2a-js/sdk/errors';
@@ -21,8 +14,9 @@ import type { Logger } from '../../log/logger';
 import { userOf } from '../../identity/request';
 import { sendJson, type HttpCall } from './httpCall';
 import { InboundRefusal, type Step } from './inbound';
-import { typedJsonRpcError } from '../../protocol/errorDetails';
+import { invalidParam, typedJsonRpcError } from '../../protocol/errorDetails';
 import { envelopeRefusal } from './jsonRpcEnvelope';
+import { JSON_RPC_METHODS } from './jsonRpcMethods';
 import { writeEventStream, type EventStream } from './eventStream';
 import { sseEventId } from '../../protocol/generationExtension';
 
@@ -43,6 +37,7 @@ export interface JsonRpcBinding {
 }
 
 const INTERNAL_ERROR = -32603;
+const METHOD_NOT_FOUND = -32601;
 const VERSION_HEADER = A2A_VERSION_HEADER.toLowerCase();
 const EXTENSION_HEADER = HTTP_EXTENSION_HEADER.toLowerCase();
 const LEGACY_EXTENSION_HEADER = LEGACY_HTTP_EXTENSION_HEADER.toLowerCase();
@@ -50,12 +45,12 @@ const LEGACY_EXTENSION_HEADER = LEGACY_HTTP_EXTENSION_HEADER.toLowerCase();
 /**
  * The JSON-RPC binding, the whole path of `POST /` after the shared steps:
  * the envelope and message checks (`jsonRpcEnvelope.ts`), the call context
- * as the SDK builds it, and the SDK's transport of the request's version —
- * `JsonRpcTransportHandler` for v1.0, `LegacyJsonRpcTransportHandler` for
- * v0.3 — without express, body-parser or the SDK's express router. A v1.0
- * stream (`SendStreamingMessage`, `SubscribeToTask`) is opened on the request
- * handler directly and written as the SDK's frames, one string per event
- * (`eventStream.ts`); v0.3 streams are the v0.3 transport's envelopes.
+ * as the SDK builds it, then v1.0 through the node's own method table
+ * (`jsonRpcMethods.ts`: the SDK's public ProtoJSON readers and writers
+ * around the request handler; a stream written as one string per event,
+ * `eventStream.ts`) or v0.3 through the SDK's `LegacyJsonRpcTransportHandler`
+ * (its streams are its envelopes) — without express, body-parser or the
+ * SDK's express router.
  * @example
  * const rpc = jsonRpcBinding({ requestHandler, legacyCompat: true, logger });
  * const run = compose([...shared, jsonBody({ maxBodyBytes, mediaTypes: JSON_RPC_MEDIA_TYPES }), rpc.answer]);
@@ -63,7 +58,6 @@ const LEGACY_EXTENSION_HEADER = LEGACY_HTTP_EXTENSION_HEADER.toLowerCase();
  */
 export function jsonRpcBinding(options: JsonRpcBindingOptions): JsonRpcBinding {
   const { requestHandler, legacyCompat, logger } = options;
-  const transport = new JsonRpcTransportHandler(requestHandler);
   const legacyTransport = legacyCompat ? new LegacyJsonRpcTransportHandler(requestHandler) : undefined;
   // The SDK's express handler's rule: no version, or 0.3, is v0.3 when the compatibility layer is on.
   const isLegacy = (call: HttpCall) =>
@@ -71,33 +65,72 @@ export function jsonRpcBinding(options: JsonRpcBindingOptions): JsonRpcBinding {
   const mapError = (call: HttpCall, err: unknown) =>
     isLegacy(call) ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(err) : v1Error(err);
 
-  // A v1.0 stream request the SDK's transport would take (`isStreamRequest`), opened as its `handle` opens it —
-  // the tenant, the params read with the SDK's `fromJSON`, the handler's method — without the transport's
-  // generator around it, whose per-event layer (a promise and a suspended frame per event) and wrapper
-  // object the frame writer replaces with one string per event. A refusal is a JSON-RPC answer, as `handle` gives.
-  const openStream = (request: StreamRequest, context: ServerCallContext): EventStream | Record<string, unknown> => {
-    try {
-      if (request.params.tenant) context.setTenant(request.params.tenant as string);
-      const events =
-        request.method === 'SendStreamingMessage'
-          ? requestHandler.sendMessageStream(SendMessageRequest.fromJSON(request.params), context)
-          : requestHandler.resubscribe(SubscribeToTaskRequest.fromJSON(request.params), context);
-      const prefix = `data: {"jsonrpc":"2.0","id":${JSON.stringify(request.id ?? null)},"result":`;
-      return {
+  /** A v1.0 request, answered by its method of the node's table; its errors as JSON-RPC errors (HTTP 200). */
+  const answerV1 = async (call: HttpCall, request: RpcRequest, context: ServerCallContext): Promise<void> => {
+    const { res } = call;
+    const id = request.id ?? null;
+    const method = JSON_RPC_METHODS.get(request.method);
+    if (!method) {
+      sendJson(res, 200, { jsonrpc: '2.0', id, error: { code: METHOD_NOT_FOUND, message: 'Method not found' } });
+      return;
+    }
+    // Every method's params are optional on the wire: what a method needs, the handler asks for by name.
+    const params = request.params ?? {};
+    if (method.streamed) {
+      let events: AsyncGenerator<StreamResponse, void, undefined>;
+      try {
+        setTenant(params, context);
+        events = method.open(requestHandler, params, context);
+      } catch (err) {
+        sendJson(res, 200, { jsonrpc: '2.0', id, error: v1Error(err) });
+        return;
+      }
+      const prefix = `data: {"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
+      const stream: EventStream<StreamResponse> = {
         events,
-        frame: (event: StreamResponse) => {
+        frame: (event) => {
           const frame = `${prefix}${JSON.stringify(StreamResponse.toJSON(event))}}\n\n`;
           // An event carrying its generation (the generation extension, activated) is resumable from its `id`.
-          const id = sseEventId(event);
-          return id === undefined ? frame : `id: ${id}\n${frame}`;
+          const eventId = sseEventId(event);
+          return eventId === undefined ? frame : `id: ${eventId}\n${frame}`;
         },
         // Extensions are activated as the stream opens (its first read): the header goes out with its headers.
         openedHeaders: () =>
           context.activatedExtensions ? { [HTTP_EXTENSION_HEADER]: [...context.activatedExtensions] } : undefined,
       };
-    } catch (err) {
-      return { jsonrpc: '2.0', id: request.id ?? null, error: v1Error(err) };
+      await writeEventStream(res, stream, { id, mapError: v1Error, logger });
+      return;
     }
+    let result: unknown;
+    try {
+      setTenant(params, context);
+      result = await method.answer(requestHandler, params, context);
+    } catch (err) {
+      sendJson(res, 200, { jsonrpc: '2.0', id, error: v1Error(err) });
+      return;
+    }
+    if (context.activatedExtensions) res.setHeader(HTTP_EXTENSION_HEADER, [...context.activatedExtensions]);
+    sendJson(res, 200, { jsonrpc: '2.0', id, result });
+  };
+
+  /** A v0.3 request, answered by the SDK's v0.3 transport: JSON, or its stream of envelopes. */
+  const answerV03 = async (call: HttpCall, transport: LegacyJsonRpcTransportHandler, context: ServerCallContext) => {
+    const { res } = call;
+    const result = await transport.handle(call.body as Record<string, unknown>, context);
+    if (context.activatedExtensions) res.setHeader(LEGACY_HTTP_EXTENSION_HEADER, [...context.activatedExtensions]);
+    if (!isAsyncIterable(result)) {
+      sendJson(res, 200, result);
+      return;
+    }
+    // Its events are whole envelopes. Its resubscribe opens the stream before the first event, as the SDK's
+    // handler does, so even a refusal arrives as an event.
+    const stream = { events: result, frame: (envelope: unknown) => `data: ${JSON.stringify(envelope)}\n\n` };
+    await writeEventStream(res, stream, {
+      id: call.rpcId,
+      mapError: (err) => mapError(call, err),
+      logger,
+      headersFirst: (call.body as RpcRequest).method === 'tasks/resubscribe',
+    });
   };
 
   const answer: Step<HttpCall> = async (call) => {
@@ -108,7 +141,7 @@ export function jsonRpcBinding(options: JsonRpcBindingOptions): JsonRpcBinding {
       sendJson(res, 200, refusal);
       return;
     }
-    const request = body as { id?: string | number | null; method: string };
+    const request = body as RpcRequest;
     call.rpcId = request.id ?? null;
     const legacy = isLegacy(call);
     const context = defaultServerCallContextBuilder({
@@ -122,27 +155,8 @@ export function jsonRpcBinding(options: JsonRpcBindingOptions): JsonRpcBinding {
       requestedVersion: call.header(VERSION_HEADER),
     });
     validateVersion(context.requestedVersion, await requestHandler.getAgentCard(), 'JSONRPC');
-    const result =
-      legacyTransport && legacy
-        ? await legacyTransport.handle(body as Record<string, unknown>, context)
-        : isStreamRequest(body)
-          ? openStream(body, context)
-          : await transport.handle(body as Record<string, unknown>, context);
-    if (context.activatedExtensions)
-      res.setHeader(legacy ? LEGACY_HTTP_EXTENSION_HEADER : HTTP_EXTENSION_HEADER, [...context.activatedExtensions]);
-    if (isEventStream(result)) {
-      await writeEventStream(res, result, { id: call.rpcId, mapError: (err) => mapError(call, err), logger });
-    } else if (isAsyncIterable(result)) {
-      // The v0.3 transport's stream: its events are whole envelopes. Its resubscribe opens the stream before
-      // the first event, as the SDK's handler does, so even a refusal arrives as an event.
-      const stream = { events: result, frame: (envelope: unknown) => `data: ${JSON.stringify(envelope)}\n\n` };
-      await writeEventStream(res, stream, {
-        id: call.rpcId,
-        mapError: (err) => mapError(call, err),
-        logger,
-        headersFirst: request.method === 'tasks/resubscribe',
-      });
-    } else sendJson(res, 200, legacy ? result : typedAnswer(result));
+    if (legacyTransport && legacy) await answerV03(call, legacyTransport, context);
+    else await answerV1(call, request, context);
   };
 
   const refuse = (call: HttpCall, err: unknown): void => {
@@ -174,37 +188,19 @@ function v1Error(err: unknown) {
   return typedJsonRpcError(JsonRpcTransportHandler.mapToJSONRPCError(err));
 }
 
-/** A v1.0 answer of the SDK's transport, an error in it with typed details (§9.5: the BadRequest of invalid params). */
-function typedAnswer(answer: unknown): unknown {
-  const error = (answer as { error?: { code: number; message: string; data?: unknown } } | null)?.error;
-  return error ? { ...(answer as object), error: typedJsonRpcError(error) } : answer;
-}
-
-/** A `SendStreamingMessage` or `SubscribeToTask` whose envelope and params the SDK's transport accepts. */
-interface StreamRequest {
+/** A JSON-RPC request whose envelope passed `envelopeRefusal`. */
+interface RpcRequest {
   id?: string | number | null;
-  method: 'SendStreamingMessage' | 'SubscribeToTask';
-  params: Record<string, unknown>;
+  method: string;
+  params?: Record<string, unknown>;
 }
 
-/**
- * A stream request the SDK's `JsonRpcTransportHandler.handle` would open (its `isRequestValid` and
- * `paramsAreValid`: an integer, string or null id, params an object without an empty key). Anything
- * else goes to `handle`, which answers it as before.
- */
-function isStreamRequest(body: unknown): body is StreamRequest {
-  const request = body as Partial<StreamRequest>;
-  if (request.method !== 'SendStreamingMessage' && request.method !== 'SubscribeToTask') return false;
-  const id = request.id;
-  if (!(id === undefined || id === null || typeof id === 'string' || Number.isInteger(id))) return false;
-  const params = request.params;
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) return false;
-  for (const key of Object.keys(params)) if (key === '') return false;
-  return true;
-}
-
-function isEventStream(value: unknown): value is EventStream<StreamResponse> {
-  return typeof (value as Partial<EventStream> | null)?.frame === 'function';
+/** The request's tenant (§9: the `tenant` param of every method), for the context's scope. */
+function setTenant(params: Record<string, unknown>, context: ServerCallContext): void {
+  const tenant = params.tenant;
+  if (tenant === undefined || tenant === null || tenant === '') return;
+  if (typeof tenant !== 'string') throw invalidParam('tenant', 'must be a string');
+  context.setTenant(tenant);
 }
 
 function isAsyncIterable(value: unknown): value is AsyncGenerator<unknown> {
@@ -212,7 +208,7 @@ function isAsyncIterable(value: unknown): value is AsyncGenerator<unknown> {
 }
 
 /** JSON-RPC method names kept as they are; any other method of a parsed request is `unknown`. */
-const JSON_RPC_METHODS: ReadonlySet<string> = new Set([
+const NAMED_METHODS: ReadonlySet<string> = new Set([
   'SendMessage',
   'SendStreamingMessage',
   'GetTask',
@@ -243,5 +239,5 @@ const JSON_RPC_METHODS: ReadonlySet<string> = new Set([
 export function jsonRpcName(body: unknown): string {
   if (typeof body !== 'object' || body === null) return 'other';
   const method = (body as { method?: unknown }).method;
-  return typeof method === 'string' && JSON_RPC_METHODS.has(method) ? method : 'unknown';
+  return typeof method === 'string' && NAMED_METHODS.has(method) ? method : 'unknown';
 }

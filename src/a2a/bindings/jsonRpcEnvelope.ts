@@ -60,7 +60,8 @@ function envelopeProblem(body: unknown): string | undefined {
   if (!isObject(body)) return 'the body must be a JSON-RPC request object';
   if (body.jsonrpc !== '2.0') return 'jsonrpc must be "2.0"';
   if (typeof body.method !== 'string' || body.method.length === 0) return 'method must be a non-empty string';
-  if (!isValidId(body.id)) return 'id must be a string, a number or null';
+  // JSON-RPC 2.0: numbers SHOULD NOT have fractional parts; the node takes integers only, as the SDK did.
+  if (!isValidId(body.id)) return 'id must be a string, an integer or null';
   if (body.params !== undefined && (typeof body.params !== 'object' || body.params === null)) {
     return 'params must be an object';
   }
@@ -72,5 +73,5 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 function isValidId(id: unknown): boolean {
-  return id === undefined || id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+  return id === undefined || id === null || typeof id === 'string' || Number.isSafeInteger(id);
 }

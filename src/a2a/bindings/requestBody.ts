@@ -10,16 +10,20 @@ import { INVALID_REQUEST, InboundRefusal, type Step } from './inbound';
  * length before anything else and on the bytes as they arrive (chunked and
  * compressed bodies too), and the one JSON reader every HTTP binding uses
  * (media type, charset, content encoding, parse). A body over the limit is
- * refused with 413 only once the caller has finished sending it, or a bounded
- * amount of it has been read and dropped ({@link drain}, which the binding's
- * refusal writer runs before any answer that closes the connection): closing
- * a connection with unread bytes resets it, and the caller would see a broken
- * pipe, not the answer.
+ * refused with 413 at once; what the caller still sends is then read and
+ * dropped for a bounded time before the connection closes
+ * ({@link lingeringClose}, as nginx's lingering close): closing a connection
+ * with unread bytes resets it, and a caller still writing would see a
+ * broken pipe, not the answer.
  */
 
-/** How much more than the limit is read and dropped, and for how long, before the 413 goes out anyway. */
-const DRAIN_BYTES = 1 << 20;
-const DRAIN_MS = 2_000;
+/**
+ * How long a refused body is read and dropped after its answer: at most this long in all, until it pauses
+ * this long, or until this much more arrived (a caller still writing has long seen the answer by then).
+ */
+const LINGER_MS = 5_000;
+const LINGER_IDLE_MS = 1_000;
+const LINGER_BYTES = 64 * 1024 * 1024;
 const PARSE_ERROR = -32700;
 
 /** The media type of a JSON-RPC body (the SDK's transport takes no other). */
@@ -211,31 +215,39 @@ function collect(req: IncomingMessage, limit: number, done: (outcome: Collected)
 }
 
 /**
- * Reads and drops what is left of the request's body — until it ends, {@link DRAIN_BYTES} more arrived or
- * {@link DRAIN_MS} passed — so the answer that follows is read by the caller instead of reset with the connection.
+ * Reads and drops the rest of the body of a request refused before its body was read, once its answer is
+ * written (a lingering close, as nginx's): until the body ends — the connection is then in step again and stays
+ * open, as an answer without `Connection: close` promised — or it pauses for {@link LINGER_IDLE_MS},
+ * {@link LINGER_BYTES} more arrived or {@link LINGER_MS} passed: the connection is then destroyed, and what the
+ * caller sends after that is not read. A caller still writing when the answer came thus reads it, instead of a
+ * reset. The answer must not say `Connection: close`: Node ends such an answer's socket as soon as it is
+ * written, over the bytes not yet read, which resets it.
  */
-export function drain(req: IncomingMessage): Promise<void> {
-  if (req.readableEnded || req.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    let left = DRAIN_BYTES;
-    const finish = () => {
-      clearTimeout(timer);
-      req.off('data', onData);
-      req.off('end', finish);
-      req.off('close', finish);
-      req.off('error', finish);
-      if (!req.readableEnded) req.pause();
-      resolve();
-    };
-    const onData = (chunk: Buffer) => {
-      left -= chunk.length;
-      if (left < 0) finish();
-    };
-    const timer = setTimeout(finish, DRAIN_MS);
-    req.on('data', onData);
-    req.on('end', finish);
-    req.on('close', finish);
-    req.on('error', finish);
-    req.resume();
-  });
+export function lingeringClose(req: IncomingMessage): void {
+  const socket = req.socket;
+  let left = LINGER_BYTES;
+  const finish = () => {
+    clearTimeout(total);
+    clearTimeout(idle);
+    req.off('data', onData);
+    req.off('end', finish);
+    req.off('error', finish);
+    socket.off('close', finish);
+  };
+  const close = () => {
+    finish();
+    socket.destroy();
+  };
+  const idle = setTimeout(close, LINGER_IDLE_MS);
+  const onData = (chunk: Buffer) => {
+    left -= chunk.length;
+    if (left < 0) return close();
+    idle.refresh();
+  };
+  const total = setTimeout(close, LINGER_MS);
+  req.on('data', onData);
+  req.on('end', finish);
+  req.on('error', finish);
+  socket.on('close', finish);
+  req.resume();
 }

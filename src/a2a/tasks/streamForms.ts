@@ -83,3 +83,9 @@ export function startedAtFirstRead<T>(
   };
   return stream;
 }
+
+/** A stream whose first read is `refusal`, as the handler's own streams refuse (a gate in front of it refuses so). */
+// eslint-disable-next-line require-yield
+export async function* refusedStream(refusal: Error): AsyncGenerator<StreamResponse, void, undefined> {
+  throw refusal;
+}

@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { ListTasksRequest, ListTasksResponse, TaskPushNotificationConfig } from '@a2a-js/sdk';
+import type { ListTasksRequest, ListTasksResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import type { PushNotificationStore, ServerCallContext, StoredPushNotificationConfig } from '@a2a-js/sdk/server';
 import { invalidParam } from '../../protocol/errorDetails';
 import type { LiveTasks } from './liveTasks';
 import { principalOf } from '../../identity/request';
 import { isOwner } from '../../principal';
+import { LIST_PAGE_BYTES, readableTask } from './readableTasks';
 import {
+  encodePageToken,
   InvalidPageTokenError,
+  timestampMs,
+  type TaskPage,
   type PushConfigRows,
   type PushDelivery,
   type StoredTask,
@@ -52,7 +56,8 @@ export class TaskReads {
     const held = this.live.held(reader, taskId);
     if (held?.task) return { scope: held.scope, task: structuredClone(held.task), generation: held.generation };
     // Not live here, or its turn has not folded its first event: a new task has no row yet, a claimed one has.
-    return this.rows.get(reader, taskId);
+    const stored = await this.rows.get(reader, taskId);
+    return stored && { ...stored, task: readableTask(stored.task).task };
   }
 
   async load(taskId: string, context: ServerCallContext) {
@@ -64,7 +69,7 @@ export class TaskReads {
     await this.live.writeAll();
     const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
     try {
-      const page = await this.rows.list(readerOf(context), {
+      const rows = await this.rows.list(readerOf(context), {
         contextId: params.contextId || undefined,
         state: params.status,
         updatedAfter: params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined,
@@ -73,12 +78,31 @@ export class TaskReads {
         includeArtifacts: params.includeArtifacts === true,
         includeHistory: params.historyLength === undefined || params.historyLength > 0,
       });
-      return { ...page, pageSize };
+      return { ...fitted(rows), pageSize };
     } catch (err) {
       if (err instanceof InvalidPageTokenError) throw invalidParam('pageToken', 'is not a page token from this server');
       throw err;
     }
   }
+}
+
+/**
+ * A page of stored tasks as a read answers it (`readableTasks.ts`): each task readable, and the page cut
+ * before {@link LIST_PAGE_BYTES} (at least one task), the next page starting after the last task kept.
+ */
+function fitted(page: TaskPage): TaskPage {
+  const tasks: Task[] = [];
+  let bytes = 0;
+  for (const stored of page.tasks) {
+    const readable = readableTask(stored);
+    bytes += readable.bytes;
+    if (tasks.length > 0 && bytes > LIST_PAGE_BYTES) {
+      const last = tasks.at(-1)!;
+      return { ...page, tasks, nextPageToken: encodePageToken(timestampMs(last.status?.timestamp), last.id) };
+    }
+    tasks.push(readable.task);
+  }
+  return { ...page, tasks };
 }
 
 /** Push configs in the push-config rows, per caller, with the wire version they were registered over. */

@@ -18,6 +18,7 @@ import type {
 } from '@a2a-js/sdk';
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import { refusedStream } from './streamForms';
 
 /**
  * A2A v1.0 tenants (`AgentInterface.tenant`, the `tenant` field of every
@@ -140,10 +141,4 @@ class TenantGate implements A2ARequestHandler {
     this.check(context);
     return this.inner.listTasks(params, context);
   }
-}
-
-/** A stream whose first read is `refusal`, as the handler's own streams refuse. */
-// eslint-disable-next-line require-yield
-async function* refusedStream(refusal: Error): AsyncGenerator<StreamResponse, void, undefined> {
-  throw refusal;
 }
