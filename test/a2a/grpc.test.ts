@@ -38,7 +38,7 @@ function rawCall(
       (value: Buffer) => value,
       body,
       metadata,
-      { deadline: Date.now() + 10_000 },
+      { deadline: Date.now() + 20_000 },
       (error, value) => {
         client.close();
         resolve({ error: error ?? undefined, value });

@@ -136,7 +136,7 @@ describe('push delivery with credentials, retries and a recorded outcome', () =>
       );
       await waitFor(
         async () => (await delivery(ALICE, task.id, 'never')).body.delivery?.outcome === 'failed',
-        10_000,
+        20_000,
         'the recorded failure',
       );
       // startA2ANode bounds the attempts at 3 (a2a.pushNotifications.maxAttempts).

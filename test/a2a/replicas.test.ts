@@ -57,7 +57,7 @@ if (!skipWithoutPostgres('A2A tasks across replicas')) {
         const taskId =
           payload?.$case === 'task' ? payload.value.id : payload?.$case === 'statusUpdate' ? payload.value.taskId : '';
         expect(taskId).not.toBe('');
-        await waitFor(() => cluster().model.requests.length > modelCalls, 10_000, 'the model call to be running on A');
+        await waitFor(() => cluster().model.requests.length > modelCalls, 20_000, 'the model call to be running on A');
 
         const modelCall = cluster().model.requests.at(-1)!;
 

@@ -239,7 +239,7 @@ describe('a blocking send whose executor misbehaves', () => {
           events: createSqliteTaskEventLog({ db, group, logger }),
           sends: rows.tasks,
           idempotencyWindowMs: 60_000,
-          longPollTimeoutMs: 1_000,
+          longPollTimeoutMs: 20_000,
           logger,
           clock: () => new Date(),
         });

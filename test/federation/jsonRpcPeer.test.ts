@@ -31,7 +31,7 @@ describe('the lean client against a real SDK peer, next to the SDK client', () =
   const clients = async (streaming: boolean) => {
     const peer = await startPeer({ behaviour: 'echo', streaming });
     open.push(peer);
-    const response = await fetch(`${peer.url}.well-known/agent-card.json`, { signal: AbortSignal.timeout(5_000) });
+    const response = await fetch(`${peer.url}.well-known/agent-card.json`, { signal: AbortSignal.timeout(20_000) });
     const sdkCard = AgentCard.fromJSON(await response.json());
     const meters = new PeerCallMeters();
     const options: PeerFetchOptions = {
@@ -53,7 +53,7 @@ describe('the lean client against a real SDK peer, next to the SDK client', () =
     });
     /** A fresh call: its signal and meter. */
     const call = () => {
-      const signal = AbortSignal.timeout(5_000);
+      const signal = AbortSignal.timeout(20_000);
       return { meter: meters.start(signal), options: { signal, serviceParameters: { 'x-peer': 'k' } } };
     };
     return { peer, lean, sdk, call };

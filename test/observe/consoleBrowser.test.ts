@@ -143,7 +143,7 @@ describe('the console in Chromium', () => {
           if (i === 0) return;
           await waitFor(
             async () => Number(await page.getAttribute(ANSWER, 'data-chunks')) >= i,
-            10_000,
+            20_000,
             `the page to show chunk ${i}`,
           );
           if ((await page.getAttribute(ANSWER, 'data-state')) !== 'completed') shownBeforeNext++;
@@ -164,7 +164,7 @@ describe('the console in Chromium', () => {
     expect(cards[1]).toContain('[REDACTED]');
     await waitFor(
       async () => (await page.textContent(`${LAST} .acting`))?.includes('answered by librarian'),
-      10_000,
+      20_000,
       'the chat to name the answering agent',
     );
     expect(await page.textContent(`${LAST} .bubble.agent .who`)).toBe('librarian');

@@ -364,7 +364,7 @@ describe('debugging agents in the console', () => {
     await page.fill('#conversation-search', '');
     await page.click('#new-conversation');
     const oneShot = page.locator('#conversation-groups [data-kind="one-shot"]');
-    await waitFor(async () => (await oneShot.count()) === 1, 10_000, 'the one-shot group');
+    await waitFor(async () => (await oneShot.count()) === 1, 20_000, 'the one-shot group');
     await oneShot.locator('summary').click();
     expect(await oneShot.locator('a.conversation').allTextContents()).toEqual(['hello from a one-shot CLI chat']);
     const chats = page.locator('#conversation-groups [data-kind="chat"] a.conversation');

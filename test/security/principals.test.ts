@@ -257,7 +257,7 @@ describe('principals: grants, refusals and scoping over A2A', () => {
       const taskId = sent.id;
       const completed = await waitFor(
         () => hook.bodies.find((body) => body.includes('TASK_STATE_COMPLETED')),
-        10_000,
+        20_000,
         'the push of the completed task',
       );
       expect(completed).not.toContain(SECRET_VALUE);

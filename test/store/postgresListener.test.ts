@@ -54,7 +54,7 @@ if (!skipWithoutPostgres("the PostgreSQL listener's held channels")) {
       await admin.query(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`,
       );
-      await waitFor(() => logger.records.some((r) => r.message === 'listen connection back'), 10_000, 'the reconnect');
+      await waitFor(() => logger.records.some((r) => r.message === 'listen connection back'), 20_000, 'the reconnect');
       await notify('held_only', 'three');
       await notify('always_on', 'fixed');
       await waitFor(

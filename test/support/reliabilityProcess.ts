@@ -58,7 +58,7 @@ export async function spawnServe(options: {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`lango serve exited with ${child.exitCode}: ${output}`);
     try {
-      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) });
+      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(10_000) });
       if (res.ok) break;
     } catch {
       // not listening yet

@@ -76,15 +76,15 @@ describe('three replicas behind haproxy', () => {
     };
     const senders = [sender(), sender()];
     try {
-      await waitFor(() => outcomes.includes('r1'), 10_000, 'r1 to serve a request');
+      await waitFor(() => outcomes.includes('r1'), 20_000, 'r1 to serve a request');
       await cluster.setBalancerState(1, 'drain');
       // A stopping node ends the connections it still has: its requests in flight finish first.
-      await waitFor(async () => (await cluster.inFlight(1)) === 0, 10_000, 'r1 to finish its requests');
+      await waitFor(async () => (await cluster.inFlight(1)) === 0, 20_000, 'r1 to finish its requests');
       await cluster.killReplica(1, 'SIGTERM');
       const whileDown = outcomes.length;
       await cluster.startReplica(1);
       await cluster.setBalancerState(1, 'ready');
-      await waitFor(() => outcomes.slice(whileDown).includes('r1'), 10_000, 'the restarted r1 to serve again');
+      await waitFor(() => outcomes.slice(whileDown).includes('r1'), 20_000, 'the restarted r1 to serve again');
     } finally {
       sending = false;
       await Promise.all(senders);

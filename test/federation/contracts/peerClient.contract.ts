@@ -197,7 +197,7 @@ export function peerClientContract(factory: PeerClientFactory): void {
     it('refuses a request outside every call before it leaves', async () => {
       const { peer, client } = await peerClient({ version: factory.versions[0], streaming: true });
       const error = await failure(
-        client.getTask({ tenant: '', id: 'x', historyLength: 0 }, { signal: AbortSignal.timeout(1_000) }),
+        client.getTask({ tenant: '', id: 'x', historyLength: 0 }, { signal: AbortSignal.timeout(20_000) }),
       );
       expect(String(error)).toMatch(/outside a delegated call/);
       expect(peer.requests).toEqual([]);

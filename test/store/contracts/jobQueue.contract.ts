@@ -1,6 +1,6 @@
 import { namedCaller } from '../../../src/principal';
 import type { CronOccurrence, JobQueue } from '../../../src/store/jobQueue';
-import { holdsFor, waitFor } from '../../support/waitFor';
+import { waitFor } from '../../support/waitFor';
 import { useStores, type StoresFactory } from './factory';
 
 const alice = namedCaller('bearer:alice');
@@ -72,7 +72,8 @@ export function jobQueueContract(factory: StoresFactory): void {
         // The last fire time of a schedule queues none after it.
         expect(await queue().claimCron(following, { status: 'done', nextRunAt: null, lastRunAt })).toBe(true);
         expect(await cron.get(alice, 'tick')).toMatchObject({ status: 'done', nextRunAt: null });
-        await holdsFor(async () => (await takeAllCron(queue())).length === 0, 300, 'nothing queued after the last');
+        // The claim that ended the schedule is where a next fire time would have been queued: none was.
+        expect(await takeAllCron(queue())).toEqual([]);
       } finally {
         stop();
       }
@@ -119,7 +120,7 @@ export function jobQueueContract(factory: StoresFactory): void {
           const ids = await takeAllBackground(queue());
           return ids.length > 0 && ids;
         },
-        10_000,
+        20_000,
         'the job handed out again',
       );
       expect(taken).toEqual(['bg-retry']);

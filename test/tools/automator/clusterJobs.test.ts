@@ -177,7 +177,7 @@ if (!skipWithoutPostgres('cron and background jobs across replicas')) {
           const row = await a.storage.stores.background.get(OWNER, second.id);
           return row?.status === 'completed' && row;
         },
-        10_000,
+        20_000,
         'the second job to complete on B',
       );
       expect(done.result).toBe(`b ran bg:${second.id}`);
@@ -185,7 +185,7 @@ if (!skipWithoutPostgres('cron and background jobs across replicas')) {
       gate.open();
       await waitFor(
         async () => (await a.storage.stores.background.get(OWNER, held.id))?.status === 'completed',
-        10_000,
+        20_000,
         'the held job to complete on A',
       );
       expect(a.turns.inputs.map((i) => i.text)).toEqual(['hold']);
@@ -203,7 +203,7 @@ if (!skipWithoutPostgres('cron and background jobs across replicas')) {
       const held = await a.background.call('bg_submit', { prompt: 'hold' });
       await waitFor(
         async () => (await b.storage.stores.background.get(OWNER, held.id))?.status === 'running',
-        10_000,
+        20_000,
         'the job to run on A',
       );
       const cancelled = await b.background.call('bg_cancel', { id: held.id });
@@ -229,7 +229,7 @@ if (!skipWithoutPostgres('cron and background jobs across replicas')) {
           const runs = await cronRuns(b.storage, 'soon');
           return runs[0]?.status === 'completed' && runs;
         },
-        10_000,
+        20_000,
         'B to fire the job',
       );
       expect(first.result).toBe('b ran cron:soon');

@@ -49,7 +49,7 @@ describe('cron family', () => {
         const history = await historyOf(cron, 'ping');
         return history.filter((run) => run.status === 'completed').length >= 2 && history;
       },
-      10_000,
+      20_000,
       'two runs',
     );
 
@@ -63,7 +63,7 @@ describe('cron family', () => {
     await first.call('cron_add', { name: 'report', schedule: 'every 300ms', prompt: 'write the report' });
     await waitFor(
       async () => (await historyOf(first, 'report')).some((run) => run.status === 'completed'),
-      10_000,
+      20_000,
       'first run',
     );
     await first.close();
@@ -75,7 +75,7 @@ describe('cron family', () => {
       expect.objectContaining({ name: 'report', status: 'active', nextRunAt: expect.any(String) }),
     ]);
 
-    await waitFor(() => second.runner.inputs.length >= 1, 10_000, 'a run after the restart');
+    await waitFor(() => second.runner.inputs.length >= 1, 20_000, 'a run after the restart');
     expect(second.runner.inputs[0]).toMatchObject({ sessionId: 'cron:report', text: 'write the report' });
     expect(first.runner.inputs.length).toBe(runsBefore);
     const history = await waitFor(
@@ -83,7 +83,7 @@ describe('cron family', () => {
         const runs = await historyOf(second, 'report');
         return runs.filter((run) => run.status === 'completed').length > runsBefore && runs;
       },
-      10_000,
+      20_000,
       'the run recorded',
     );
     expect(history.length).toBeGreaterThan(runsBefore);
@@ -105,7 +105,7 @@ describe('cron family', () => {
         const runs = await historyOf(second, 'hourly');
         return runs.length === 1 && runs[0].status === 'completed' && runs;
       },
-      10_000,
+      20_000,
       'the catch-up run',
     );
 
@@ -181,7 +181,7 @@ describe('cron family', () => {
       }),
     );
     await cron.call('cron_add', { name: 'slow', schedule: 'every 100ms', prompt: 'take your time' });
-    await waitFor(() => cron.runner.active === 1, 10_000, 'the run to start');
+    await waitFor(() => cron.runner.active === 1, 20_000, 'the run to start');
 
     expect(await cron.call('cron_remove', { name: 'slow' })).toEqual({ removed: 'slow' });
     await waitFor(() => cron.runner.active === 0, 20_000, 'the run to be cancelled');
@@ -199,10 +199,10 @@ describe('cron family', () => {
       }),
     );
     await cron.call('cron_add', { name: 'overlap', schedule: 'every 100ms', prompt: 'slow work' });
-    await waitFor(() => cron.runner.active === 1, 10_000, 'the run to start');
+    await waitFor(() => cron.runner.active === 1, 20_000, 'the run to start');
     await waitFor(
       () => cron.logger.records.some((r) => r.message === 'cron run skipped: the previous run is still going'),
-      10_000,
+      20_000,
       'a fire time to come and be skipped',
     );
 
