@@ -24,7 +24,7 @@ describe('a streamed new task (DirectStream)', () => {
         const seen = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
         return seen.status?.state === TaskState.TASK_STATE_COMPLETED ? seen : undefined;
       },
-      15_000,
+      20_000,
       'the abandoned stream’s task to complete',
     );
     expect(settled.artifacts.length).toBeGreaterThan(0);

@@ -139,7 +139,7 @@ describe('a hub node federating a peer node', () => {
     const a = await node('node-a', { remoteAgents: [{ name: 'node-b', baseUrl: `http://127.0.0.1:${portB}` }] }, portA);
     const b = await node('node-b', { remoteAgents: [{ name: 'node-a', baseUrl: `http://127.0.0.1:${portA}` }] }, portB);
     expect(b.app.peers()[0]).toMatchObject({ name: 'node-a', state: 'healthy' });
-    await waitFor(() => a.app.peers()[0]?.state === 'healthy', 15_000, "A's background probe to let B in");
+    await waitFor(() => a.app.peers()[0]?.state === 'healthy', 20_000, "A's background probe to let B in");
     expect(a.app.peers()[0]).toMatchObject({ name: 'node-b', state: 'healthy' });
 
     // Naming both nodes makes each orchestrator (offline model) route to the other one.

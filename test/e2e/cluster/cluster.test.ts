@@ -49,7 +49,7 @@ describe('three replicas behind haproxy', () => {
           const found = await tool(cluster.replicaUrl(i), `bg_result {"id": "${id}"}`);
           return found.status === 'completed' && found;
         },
-        15_000,
+        20_000,
         `the job to be completed as seen by replica ${i}`,
       );
       expect(String(result.result).length).toBeGreaterThan(0);
@@ -103,7 +103,7 @@ describe('three replicas behind haproxy', () => {
     const id = String(submitted.id);
     await waitFor(
       async () => (await tool(cluster.replicaUrl(0), `bg_status {"id": "${id}"}`)).status === 'running',
-      15_000,
+      20_000,
       'the slow job to run on replica 2',
     );
 

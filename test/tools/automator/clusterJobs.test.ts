@@ -268,7 +268,7 @@ if (!skipWithoutPostgres('cron and background jobs across replicas')) {
             all.some((r) => r.trigger === 'catch-up') && all.filter((r) => r.trigger === 'schedule').length >= 2 && all
           );
         },
-        15_000,
+        20_000,
         'a catch-up run then a scheduled one',
       );
       const catchUps = runs.filter((r) => r.trigger === 'catch-up');
