@@ -49,6 +49,8 @@ import { createSecretReferences } from './vault/references';
 import { createToolset, type FamilyStatus } from './toolset/toolset';
 import { createPackageLoader, type PackageLoader } from './packages';
 import { openVault, requireVault, type VaultAccess } from './vault/vault';
+import { checkMasterKeyFile } from './vault/masterKey';
+import { makePrivateDir, UnsafePathError } from './privateFiles';
 
 export type { FamilyStatus } from './toolset/toolset';
 
@@ -75,6 +77,12 @@ export interface AppDeps {
   tools?: readonly AnyTool[];
   /** More specialists: rows appended to the table of seven (`specRows`), each one spec object. */
   specialists?: readonly SpecRow[];
+  /**
+   * The local owner token (`serveNode` writes it in the data folder for the
+   * node's own CLI): one more bearer credential, the owner's, on every
+   * binding and page. It does not by itself turn authentication on.
+   */
+  ownerToken?: string;
   /**
    * Finds and loads the optional packages (viem, @sparticuz/chromium,
    * hnswlib-node) on first use; Node's own resolution by default. The
@@ -176,8 +184,10 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
   const extraTools = [...(deps.tools ?? [])];
 
   // Checks that need no I/O come first, so a refused start writes nothing: the
-  // exposure rule (no public bind without auth), then the prompts directory.
+  // exposure rule (no public bind without auth), the master key's file and folder
+  // (another user's or writable by others: refused), then the prompts directory.
   if (config.a2a.enabled) assertSafeExposure(config);
+  if (config.security.enabled) checkMasterKeyFile({ masterKey: config.security.masterKey, dataDir });
   const tls = config.server.tls && serverTlsOptions(config.server.tls, cwd);
   const promptLogger = logger.child({ component: 'prompt' });
   const sections = loadPromptSections({ promptsDir: config.agent.promptsDir, logger: promptLogger, secrets });
@@ -204,6 +214,8 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
     // The observer first: the stores report their writes from the moment they open; the sinks join it last.
     const observation = createObservationHub();
     cleanups.push(() => observation.close());
+    // The user's alone (0700), whatever the umask: it holds the keys, the database and the owner's token.
+    makePrivateDir(dataDir);
     const storage = await openNodeStorage({
       url: config.storage.url,
       cluster: clusterSettings(config),
@@ -227,8 +239,16 @@ export async function createApp(config: LangoConfig, deps: AppDeps = {}): Promis
       resolve: (text) => secretReferences.resolve(OWNER, text),
     });
     for (const credential of callers.credentials) secrets.add(credential.value);
-    // Who each request is, for every binding and page: one key set and one token cache per issuer.
-    const identity = createIdentity({ config, callers, logger, now: () => clock().getTime() });
+    secrets.add(deps.ownerToken);
+    // Who each request is, for every binding and page: one key set and one token cache per issuer. The local
+    // owner token (`serveNode`) is one more owner credential; it never makes a2a.auth configured.
+    const identity = createIdentity({
+      config,
+      callers,
+      logger,
+      ownerTokens: deps.ownerToken ? [deps.ownerToken] : undefined,
+      now: () => clock().getTime(),
+    });
 
     const toolset = await createToolset(toolFamilies, {
       config,
@@ -464,6 +484,8 @@ async function openNodeVault(
     });
     return { ok: true, vault };
   } catch (err) {
+    // A key someone else could have planted or read is no key: the node does not start on it.
+    if (err instanceof UnsafePathError) throw err;
     const reason = errorMessage(err);
     options.logger.warn('vault unavailable; starting without it', { reason });
     return { ok: false, reason };
@@ -532,6 +554,8 @@ function createNodeFederation(
     resolveSecret: options.resolveSecret,
     secrets: options.secrets,
     limits: config.a2a.peerLimits,
+    // `agents --check` asks the issuer for a token of the node's own callers' audience to exchange.
+    selfAudience: [config.a2a.auth?.oidc?.audience ?? []].flat()[0],
   });
 }
 

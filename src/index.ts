@@ -6,6 +6,9 @@
 
 // The node
 export { createApp, type AppDeps, type LangoApp, type FamilyStatus, type OwnedTool } from './app';
+export { serveNode, type ServingNode } from './serve/serveNode';
+export { DataFolderBusyError, type LockHolder } from './serve/dataLock';
+export { OWNER_TOKEN_FILE } from './serve/ownerToken';
 export type { RouteSpec, Access } from './a2a/bindings/routes';
 export {
   createPackageLoader,
@@ -96,6 +99,15 @@ export { describeSandbox, type SandboxStatus } from './tools/operator/sandbox';
 // A2A and federation
 export { createA2AServer, type A2AServer, type A2AServerOptions } from './a2a/server';
 export { AgentCardV1, AgentCardV03, type ParsedAgentCard } from './protocol/cardSchema';
+export {
+  ACCOUNTING_EXTENSION,
+  ACCOUNT_METADATA_KEY,
+  readHopAccount,
+  type HopAccount,
+  type AccountStep,
+  type TokenCount,
+} from './protocol/accounting';
+export { SKILL_EXTENSION, SKILL_METADATA_KEY } from './protocol/skillExtension';
 export * from './federation';
 
 // Logging and trace context

@@ -61,6 +61,46 @@ export interface Principal {
    * rows (the tenant's tasks it reads by their tenant column).
    */
   readonly tenant?: string;
+  /**
+   * Who acted for this principal to reach the node (issue 33, an `act`
+   * claim of a delegated token): each actor's token subject, outermost
+   * (the one that called this node) first. Absent when the principal
+   * called itself. Stores and grants use the principal (the subject); the
+   * actors only narrowed its grant and are recorded in the task's account.
+   */
+  readonly actors?: readonly string[];
+}
+
+/**
+ * The bearer token a caller presented, carried beside its principal (never
+ * inside it: a principal is stored and logged) from the edge to the turn, so
+ * a delegated call can exchange it for a token of the remote (issue 33, RFC
+ * 8693). It never reaches a store, a log line or the model: it prints and
+ * serializes as a placeholder, and only {@link SubjectToken.reveal} gives
+ * the value, to the token exchange.
+ */
+export class SubjectToken {
+  readonly #value: string;
+  constructor(value: string) {
+    this.#value = value;
+  }
+
+  /** The token itself, for the exchange request and nothing else. */
+  reveal(): string {
+    return this.#value;
+  }
+
+  toJSON(): string {
+    return '[subject token]';
+  }
+
+  toString(): string {
+    return '[subject token]';
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return 'SubjectToken [redacted]';
+  }
 }
 
 /** The node's owner: sees and may act on every principal's rows. */

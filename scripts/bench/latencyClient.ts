@@ -4,6 +4,7 @@
  * performance.now(), so p50 is exact to a fraction of a millisecond. A
  * response counts only when its body is a completed task or a message.
  *   URL=http://127.0.0.1:4000/ N=300 WARMUP=30 TEXT=hi node latencyClient.js
+ *   AUTHORIZATION='Bearer …' sends that header with every request (a node with `a2a.auth`).
  */
 import { Agent, request } from 'undici';
 import { performance } from 'node:perf_hooks';
@@ -27,7 +28,11 @@ async function one(): Promise<{ ms: number; ok: boolean; body: string }> {
   const t0 = performance.now();
   const res = await request(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+    headers: {
+      'content-type': 'application/json',
+      'a2a-version': '1.0',
+      ...(process.env.AUTHORIZATION ? { authorization: process.env.AUTHORIZATION } : {}),
+    },
     body,
     dispatcher,
   });

@@ -1,6 +1,6 @@
 /**
- * `npm run bench`: every scenario of issues 7, 12, 15, 16 (cluster.ts), 26 (identity.ts) and the figures the tests
- * left to the bench (issue 36, waits.ts) against the bare SDK
+ * `npm run bench`: every scenario of issues 7, 12, 15, 16 (cluster.ts), 26 (identity.ts), 33 (delegation.ts) and the
+ * figures the tests left to the bench (issue 36, waits.ts) against the bare SDK
  * baseline (and Google ADK-JS's A2A server), then docs/benchmarks.md (plus
  * scripts/bench/analysis.md, the hand-written reading of the figures). Not
  * part of `npm test`.
@@ -26,7 +26,9 @@ import {
   resubscribeLongAnswer,
 } from './cluster';
 import { grpcGreeting } from './grpcGreeting';
+import { cliStartup } from './cliStartup';
 import { oidcGreeting } from './identity';
+import { accounting, onBehalfOf, onBehalfOfHop } from './delegation';
 import { resumeCost, resumeLatency } from './resume';
 import { databaseOutage, peerHealth } from './waits';
 import { summarizeProfileFile } from './profile';
@@ -68,10 +70,14 @@ const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   resubscribeElsewhere,
   resubscribeLongAnswer,
   oidcGreeting,
+  onBehalfOf,
+  onBehalfOfHop,
+  accounting,
   resumeLatency,
   resumeCost,
   peerHealth,
   databaseOutage,
+  cliStartup,
 };
 
 /** The 1-, 5- and 15-minute load averages, as printed next to every scenario. */

@@ -1,6 +1,6 @@
 import type { RequestListener } from 'node:http';
 import { errorMessage } from '../errors';
-import type { LlmAgent } from '../agent/agent';
+import { walkAgents, type LlmAgent } from '../agent/agent';
 import type { TurnRunner } from '../agent/turn';
 import type { LangoConfig } from '../config/schema';
 import type { Logger } from '../log/logger';
@@ -31,9 +31,9 @@ import { createA2AStores } from './tasks/taskStore';
 import { taskEventRecorder, type ClusterTasks } from './tasks/clusterTasks';
 import type { TaskEventLog } from '../store/taskEvents';
 import { TaskHandler } from './tasks/taskHandler';
-import { servedTenants } from './tasks/tenants';
-import { limitedRequests } from './tasks/limitGate';
-import { REQUEST_LIMITS } from './tasks/requestLimits';
+import { tenantRefusal } from './tasks/tenants';
+import { gatedRequests } from './tasks/requestGate';
+import { limitRefusal, REQUEST_LIMITS } from './tasks/requestLimits';
 
 /** Dependencies of {@link createA2AServer}. */
 export interface A2AServerOptions {
@@ -158,7 +158,16 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     signer,
   });
 
-  const executor = new LangoExecutor({ runner, logger, clock, admit: options.admit });
+  const executor = new LangoExecutor({
+    runner,
+    logger,
+    clock,
+    admit: options.admit,
+    // Each task's account names the node as its card does.
+    account: config.observability.accounting
+      ? () => ({ node: publicUrl, name: config.a2a.agentName ?? root().name })
+      : undefined,
+  });
   const { allowPrivateNetworks, maxAttempts, timeoutMs } = config.a2a.pushNotifications;
   const pushStore = new CheckedPushStore({ inner: stores.pushConfigs, allowPrivateNetworks });
   const pushSender = new RetryingPushSender({
@@ -184,12 +193,14 @@ export function createA2AServer(options: A2AServerOptions): A2AServer {
     longPollTimeoutMs: parseDuration(config.a2a.longPollTimeout, 'a2a.longPollTimeout'),
     logger,
     clock,
+    // A skill of the card is an agent of the tree; a caller may name those its grant reaches.
+    skills: (principal) => walkAgents(root(principal)).map((agent) => agent.name),
   });
   const requestHandler = answerStorageOutages(taskHandler, options.health);
-  // With tenants, every binding calls the handler through the one check of the tenant a request names.
-  const tenanted = config.a2a.tenants.length > 0 ? servedTenants(requestHandler, config.a2a.tenants) : requestHandler;
-  // Every binding's decoded request is held to the same limits, before the handler sees it.
-  const served = limitedRequests(tenanted, { ...REQUEST_LIMITS, maxBytes: config.a2a.maxBodyBytes });
+  // Every binding's decoded request passes one gate: the same limits, then the tenant it names, before the handler.
+  const limits = { ...REQUEST_LIMITS, maxBytes: config.a2a.maxBodyBytes };
+  const unserved = tenantRefusal(config.a2a.tenants);
+  const served = gatedRequests(requestHandler, (params, context) => limitRefusal(params, limits) ?? unserved(context));
   let closing = false;
   let grpc: GrpcBinding | undefined;
 

@@ -2,7 +2,8 @@ import type { Observation } from '../observation/observer';
 import type { AnyTool } from './tool';
 import type { Model } from '../llm/model';
 import type { RunEvent } from './events';
-import type { Principal } from '../principal';
+import type { Principal, SubjectToken } from '../principal';
+import type { HopAccount } from '../protocol/accounting';
 
 /**
  * An agent driven by a model: the orchestrator, a specialist, or the single
@@ -36,6 +37,8 @@ export interface RemoteInvocation {
   context: string[];
   /** Whom the turn runs for (a peer is told nothing of it; it scopes what the call may use). */
   principal: Principal;
+  /** The token the turn's caller presented, exchanged for the call when the remote delegates on its behalf. */
+  subjectToken?: SubjectToken;
   sessionId: string;
   signal: AbortSignal;
   /** Opaque per-session state the remote agent keeps between calls (remote taskId/contextId). */
@@ -50,13 +53,14 @@ export interface RemoteInvocation {
   observation?: Observation;
 }
 
-/** How a remote call ended. */
-export type RemoteOutcome =
+/** How a remote call ended, and the remote's own account of what it ran when it sent one. */
+export type RemoteOutcome = (
   | { status: 'completed'; text: string }
   | { status: 'input-required'; text: string }
   /** The remote agent needs authorization its caller must give (A2A §7.6): `text` says what. */
   | { status: 'auth-required'; text: string }
-  | { status: 'failed'; reason: string };
+  | { status: 'failed'; reason: string }
+) & { account?: HopAccount };
 
 /**
  * A sub-agent served by another A2A node. The runtime streams its progress

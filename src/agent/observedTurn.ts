@@ -4,7 +4,7 @@ import type { ToolCallOutcome } from './toolCall';
 import type { TurnInput, TurnResult } from './turn';
 import type { ModelToolCall } from '../llm/model';
 import { TRACEPARENT_KEY } from '../log/traceContext';
-import { NOOP_OBSERVATION, type Observation, type Observer } from '../observation/observer';
+import { combineObservations, NOOP_OBSERVATION, type Observation, type Observer } from '../observation/observer';
 
 /**
  * One turn as its observer sees it: the turn's observation and the step of
@@ -17,18 +17,20 @@ export class ObservedTurn {
 
   private constructor(private readonly turn: Observation) {}
 
-  /** Starts observing `input`'s turn with `observer`. */
+  /** Starts observing `input`'s turn with `observer` (when it listens) and the turn's own account (when it keeps one). */
   static start(observer: Observer, input: TurnInput): ObservedTurn {
     const inbound = input.metadata?.[TRACEPARENT_KEY];
-    return new ObservedTurn(
-      observer.turn({
-        caller: input.principal.id,
-        sessionId: input.sessionId,
-        taskId: input.taskId,
-        text: input.text,
-        traceparent: typeof inbound === 'string' ? inbound : undefined,
-      }),
-    );
+    const node = observer.active
+      ? observer.turn({
+          caller: input.principal.id,
+          sessionId: input.sessionId,
+          taskId: input.taskId,
+          text: input.text,
+          traceparent: typeof inbound === 'string' ? inbound : undefined,
+        })
+      : undefined;
+    const own = input.account?.observation;
+    return new ObservedTurn(node && own ? combineObservations([node, own]) : (node ?? own ?? NOOP_OBSERVATION));
   }
 
   /** A turn nobody observes. */

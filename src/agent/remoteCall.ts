@@ -25,7 +25,13 @@ export async function* callRemote(
     for (;;) {
       const step = await raceAbort(run.next(), invocation.signal);
       if (step.done) {
-        observation.set({ status: step.value.status });
+        const account = step.value.account;
+        // What the remote spent, by its own account: per-remote tokens, and its tree under this call.
+        observation.set({
+          status: step.value.status,
+          ...(account ? { inputTokens: account.total.input, outputTokens: account.total.output } : {}),
+        });
+        if (account) observation.nest?.(account);
         observation.end(step.value.status === 'failed' ? step.value.reason : undefined);
         yield RunEvents.remoteCall(
           remote.name,

@@ -89,8 +89,8 @@ export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
    * more layer).
    */
   async function* run(input: TurnInput): AsyncGenerator<RunEvent, TurnResult> {
-    // Nothing listening: turns run with no observer in the way.
-    const observed = observer.active ? ObservedTurn.start(observer, input) : ObservedTurn.none;
+    // Nothing listening and no account kept: turns run with no observer in the way.
+    const observed = observer.active || input.account ? ObservedTurn.start(observer, input) : ObservedTurn.none;
     try {
       const { principal, sessionId } = input;
       const tree = indexOf(options.tree.current(principal));
@@ -315,6 +315,7 @@ export function createRunner(options: RunnerOptions): TurnRunner & ToolRunner {
         text: turn.input.text,
         context: conversationContext(turn.history),
         principal: turn.input.principal,
+        subjectToken: turn.input.subjectToken,
         sessionId: turn.input.sessionId,
         signal: turn.signal,
         state,

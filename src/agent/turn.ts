@@ -1,4 +1,5 @@
-import type { Principal } from '../principal';
+import type { Principal, SubjectToken } from '../principal';
+import type { TurnAccount } from '../observation/accounting';
 import type { RunEvent, TextDeltaEvent } from './events';
 
 /** One user message to be answered by the agent tree. */
@@ -8,6 +9,11 @@ export interface TurnInput {
    * conversation, memories, secrets, jobs, knowledge) is scoped to it.
    */
   principal: Principal;
+  /**
+   * The token the principal presented (an OIDC token), carried beside it for
+   * remote agents that call on its behalf (token exchange); never stored.
+   */
+  subjectToken?: SubjectToken;
   /** The conversation, within the principal's: an A2A contextId, `cli:<id>`, `cron:<job>`, … */
   sessionId: string;
   text: string;
@@ -35,6 +41,8 @@ export interface TurnInput {
   replay?: TurnReplay;
   /** Request metadata (A2A message metadata: trace context, hop path). Never shown to the model. */
   metadata?: Record<string, unknown>;
+  /** Keeps the account of this turn (agents, tools, remotes, tokens), beside the node's observer. */
+  account?: TurnAccount;
   /**
    * Hears each `text_delta` as the model streams it, instead of `run`
    * yielding it: a streamed chunk then crosses no generator layer of the

@@ -6,15 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { ExitCode, processIO, reportError, type CliIO } from './io';
 import { printableIO } from './printable';
 import type { CliContext } from './context';
-import { registerAgentsCommand } from './commands/agents';
-import { registerCardCommand } from './commands/card';
-import { registerChatCommand } from './commands/chat';
-import { registerConfigCommand } from './commands/configCheck';
-import { registerDoctorCommand } from './commands/doctor';
-import { registerInitCommand } from './commands/init';
-import { registerMigrateCommand } from './commands/migrate';
-import { registerServeCommand } from './commands/serve';
-import { registerToolsCommand } from './commands/tools';
+import { registerCommands } from './commandTable';
 
 /** Options for {@link runCli}; the process's own streams, environment and signals by default. */
 export interface RunCliOptions {
@@ -26,6 +18,8 @@ export interface RunCliOptions {
   stdin?: NodeJS.ReadableStream;
   /** Whether input and output are a terminal (default: the process's stdin and stdout both are). */
   terminal?: boolean;
+  /** Whether stderr, where the node logs, is a terminal (default: the process's is, when `io` is its own). */
+  logTerminal?: boolean;
 }
 
 /**
@@ -46,6 +40,7 @@ export async function runCli(argv: string[], options: RunCliOptions = {}): Promi
     stopSignal: options.stopSignal ?? (signals as { stop: Promise<void> }).stop,
     stdin: options.stdin ?? process.stdin,
     terminal: options.terminal ?? Boolean(!options.io && process.stdin.isTTY && process.stdout.isTTY),
+    logTerminal: options.logTerminal ?? Boolean(!options.io && process.stderr.isTTY),
   };
   let exitCode: number = ExitCode.ok;
   const done = (code: number) => {
@@ -56,19 +51,15 @@ export async function runCli(argv: string[], options: RunCliOptions = {}): Promi
     .option('-c, --config <path>', 'configuration file (else $LANGO_CONFIG, else ./lango.config.{yaml,json})')
     .option('--data-dir <dir>', "the data folder (else $LANGO_DATA_DIR, else the configuration's dataDir)")
     .option('--url <url>', 'talk to the node at this A2A base URL instead of the one serving the data folder')
+    .option(
+      '--token <token>',
+      'the bearer token to present (else $LANGO_TOKEN; the node serving this folder: its local owner token)',
+    )
     .addHelpText('after', ROOT_EXAMPLES)
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
     .showHelpAfterError(false);
-  registerServeCommand(program, ctx, done);
-  registerChatCommand(program, ctx, done);
-  registerAgentsCommand(program, ctx, done);
-  registerCardCommand(program, ctx, done);
-  registerConfigCommand(program, ctx, done);
-  registerDoctorCommand(program, ctx, done);
-  registerToolsCommand(program, ctx, done);
-  registerMigrateCommand(program, ctx, done);
-  registerInitCommand(program, ctx, done);
+  registerCommands(program, ctx, done);
   addVersion(program, packageVersion());
   try {
     await program.parseAsync(argv, { from: 'user' });
@@ -147,6 +138,12 @@ function listenForStop(): { stop: Promise<void>; release: () => void } {
 const EXIT_DRAIN_MS = 3000;
 
 if (require.main === module) {
+  // A reader that stops early (`lango --help | head`) closes the pipe: the output is over, not a failure to report.
+  for (const stream of [process.stdout, process.stderr])
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      else process.exit(ExitCode.failure);
+    });
   void runCli(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
     // Normally nothing is left and the process ends now; if something still holds it, it ends anyway.

@@ -1,53 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Part, type StreamResponse } from '@a2a-js/sdk';
-import { ClientFactory, type Client } from '@a2a-js/sdk/client';
+import {
+  ClientFactory,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+  type Client,
+} from '@a2a-js/sdk/client';
 import { errorMessage, LangoError } from '../errors';
 import { offersGeneration, resumableStream } from '../federation/streamResume';
 import type { ChatEvent, ChatOutcome } from './chatEvents';
 
-/** How long the CLI waits for the node to answer a plain HTTP request (card, catalog, health). */
-const REQUEST_TIMEOUT_MS = 10_000;
 /** How long a cancelled turn may take to be confirmed before the CLI stops waiting for it. */
 const CANCEL_TIMEOUT_MS = 5_000;
 
-/**
- * Fetches JSON from the running node, with `headers` (the owner's
- * credential for its owner-only routes). @throws LangoError naming the URL
- * when it does not answer.
- */
-export async function fetchNodeJson(
-  baseUrl: string,
-  pathname: string,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: unknown }> {
-  const url = new URL(pathname, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`).toString();
-  let response: Response;
-  try {
-    response = await fetch(url, { headers, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
-  } catch (err) {
-    throw new LangoError(`the node at ${baseUrl} did not answer ${pathname}: ${errorMessage(err)}`, { cause: err });
-  }
-  const text = await response.text();
-  try {
-    return { status: response.status, body: JSON.parse(text) as unknown };
-  } catch {
-    throw new LangoError(`the node at ${baseUrl} answered ${pathname} with HTTP ${response.status}, not JSON`);
-  }
-}
-
-/**
- * A report from one of the node's owner-only routes (`/node/tools`, …), or
- * why the node would not give it (not the owner, or a node without them).
- */
-export async function fetchNodeReport<T>(
-  baseUrl: string,
-  pathname: string,
-  headers: Record<string, string>,
-): Promise<{ ok: true; report: T } | { ok: false; why: string }> {
-  const { status, body } = await fetchNodeJson(baseUrl, pathname, headers);
-  if (status === 200) return { ok: true, report: body as T };
-  const message = (body as { error?: { message?: unknown } } | null)?.error?.message;
-  return { ok: false, why: `HTTP ${status}${typeof message === 'string' ? `: ${message}` : ''}` };
+/** `fetch` adding `headers` to requests for `baseUrl`'s origin only. */
+function credentialedFetch(baseUrl: string, headers: Record<string, string>): typeof fetch {
+  const origin = new URL(baseUrl).origin;
+  if (Object.keys(headers).length === 0) return fetch;
+  return (input, init) => {
+    const target = new URL(input instanceof Request ? input.url : String(input));
+    if (target.origin !== origin) return fetch(input, init);
+    const merged = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+    for (const [name, value] of Object.entries(headers)) merged.set(name, value);
+    return fetch(input, { ...init, headers: merged });
+  };
 }
 
 function textOf(parts: Part[] | undefined): string {
@@ -116,10 +93,22 @@ export class NodeConversation {
     private readonly resumable: boolean,
   ) {}
 
-  /** Connects to the node at `url` (fetches its card), continuing `contextId` when given. */
-  static async connect(url: string, contextId?: string): Promise<NodeConversation> {
+  /**
+   * Connects to the node at `url` (fetches its card), continuing `contextId`
+   * when given; `headers` (the credential) go with every request to the
+   * node's own origin, never to another host its card names.
+   */
+  static async connect(
+    url: string,
+    contextId?: string,
+    headers: Record<string, string> = {},
+  ): Promise<NodeConversation> {
     try {
-      const client = await new ClientFactory().createFromUrl(url);
+      const fetchImpl = credentialedFetch(url, headers);
+      const client = await new ClientFactory({
+        transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
+        cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+      }).createFromUrl(url);
       const card = await client.getAgentCard();
       return new NodeConversation(url, client, contextId, offersGeneration(card));
     } catch (err) {

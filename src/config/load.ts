@@ -6,6 +6,7 @@ import { checkConfig } from './check';
 import { keyPath } from './issues';
 import type { LangoConfig } from './schema';
 import { describeYamlError } from './yamlError';
+import { otherNodesFile, resolveCardFiles } from './files';
 
 /** Where {@link loadConfig} looks, in order, when no path is given. */
 export const DEFAULT_CONFIG_FILES = ['lango.config.yaml', 'lango.config.yml', 'lango.config.json'];
@@ -30,6 +31,11 @@ export interface LoadConfigOptions {
 export interface LoadedConfig {
   config: LangoConfig;
   file?: string;
+  /**
+   * A file discovery found but did not read: another node's (it names the
+   * data folder `dataDir`, and this node was given another one).
+   */
+  notRead?: { file: string; dataDir: string };
 }
 
 /**
@@ -50,15 +56,29 @@ export interface LoadedConfig {
 export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
-  const file = findConfigFile(options.path ?? env.LANGO_CONFIG, cwd);
-  const raw = file ? readConfigFile(file) : {};
+  const named = options.path ?? env.LANGO_CONFIG;
+  const found = findConfigFile(named, cwd);
+  const read = found ? readConfigFile(found) : {};
   // Every problem at once: unset variables, bad environment values, the schema and the rules across fields.
   const earlier: string[] = [];
-  const substituted = substituteEnv(raw, env, [], earlier);
+  let substituted = substituteEnv(read, env, [], earlier);
+  // A discovered file of another node's data folder is not this node's configuration (issue 34, 7).
+  const otherFolder =
+    found && !named ? otherNodesFile(substituted, options.dataDir || env.LANGO_DATA_DIR, cwd) : undefined;
+  const file = otherFolder ? undefined : found;
+  if (otherFolder) {
+    earlier.length = 0;
+    substituted = {};
+  }
   const withEnv = applyEnvironment(substituted, env, earlier, options.dataDir);
+  resolveCardFiles(withEnv, file ? path.dirname(file) : cwd, earlier);
   const checked = checkConfig(withEnv, { earlier, reservedAgentNames: options.reservedAgentNames });
   if (!checked.ok) throw new ConfigError(describe(file, checked.problems.length), checked.problems);
-  return { config: deepFreeze(checked.config), file };
+  return {
+    config: deepFreeze(checked.config),
+    file,
+    ...(otherFolder && found ? { notRead: { file: found, dataDir: otherFolder } } : {}),
+  };
 }
 
 /**

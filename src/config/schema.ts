@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DURATION_FORMS, durationMs, formatDuration } from '../duration';
+import { DEFAULT_DATA_DIR } from './files';
 
 /**
  * The configuration schema: the single source of truth for every key, its
@@ -106,6 +107,27 @@ const RemoteAgentAuth = z.discriminatedUnion('type', [
       audience: z.string().min(1).optional(),
       /** How the client authenticates to the token endpoint. */
       clientAuth: z.enum(['basic', 'post']).default('basic'),
+    })
+    .strict(),
+  /**
+   * On-behalf-of delegation (OAuth 2.0 Token Exchange, RFC 8693, issue 33): each call made for a caller that
+   * presented a token of `a2a.auth.oidc` carries that token exchanged at `tokenUrl` for one whose audience is the
+   * remote (the caller its subject, this node its actor). A caller with nothing to exchange (a static credential,
+   * the local owner): `required` refuses the call, `preferred` sends the node's own client-credentials token.
+   */
+  z
+    .object({
+      type: z.literal('tokenExchange'),
+      tokenUrl: HttpUrl(),
+      clientId: z.string().min(1),
+      clientSecret: z.string().min(1),
+      /** The remote's audience (`audience`, and `resource` when it is a URI). */
+      audience: z.string().min(1),
+      scopes: z.array(z.string().min(1)).default([]),
+      onBehalfOf: z.enum(['required', 'preferred']).default('required'),
+      clientAuth: z.enum(['basic', 'post']).default('basic'),
+      /** Also sends the node's own client-credentials token as the exchange's `actor_token`. */
+      actorToken: z.boolean().default(false),
     })
     .strict(),
 ]);
@@ -265,6 +287,21 @@ const A2aCaller = z
     message: 'an owner caller reaches everything: remove its grant or owner: true',
   });
 
+/**
+ * Delegated tokens inbound (issue 33): a token of `a2a.auth.oidc` whose `act` claim says another party acts for
+ * its subject runs as the subject, narrowed to what each actor of the chain may do (the grant of the caller its
+ * subject names in `callers[].oidcSubjects`, else the default grant). Every actor of the chain must be listed
+ * here, and the chain may be at most `maxDepth` long; any other delegated token is refused (401).
+ */
+const A2aDelegation = z
+  .object({
+    /** The token subjects (client ids) that may act for others: the `sub` of an `act` claim. */
+    actors: z.array(z.string().min(1)).min(1),
+    /** The most actors one token's chain may name. */
+    maxDepth: z.number().int().min(1).max(8).default(3),
+  })
+  .strict();
+
 const A2aAuth = z
   .object({
     /** Each token its own caller (`bearer:<hash>`) with the default grant. */
@@ -281,8 +318,14 @@ const A2aAuth = z
       .refine((callers) => new Set(callers.map((c) => c.name)).size === callers.length, {
         message: 'caller names must be unique',
       }),
+    /** Delegated tokens (an `act` claim, RFC 8693) of `oidc` accepted from these actors (issue 33). */
+    delegation: A2aDelegation.optional(),
   })
-  .strict();
+  .strict()
+  .refine((auth) => !auth.delegation || auth.oidc, {
+    message: 'delegation needs oidc: delegated tokens come from that issuer',
+    path: ['delegation'],
+  });
 
 const A2a = z
   .object({
@@ -448,6 +491,8 @@ const Observability = z
       .prefault({}),
     /** Serve the owner's web console at `/console` (agents, tasks, timelines, chat). */
     console: z.boolean().default(true),
+    /** Carry each task's account of what ran (agents, tools, remotes, tokens; issue 33) in its metadata. */
+    accounting: z.boolean().default(true),
     /**
      * OpenTelemetry traces over OTLP/HTTP: exported only when an endpoint is
      * set, here or by `OTEL_EXPORTER_OTLP_ENDPOINT` /
@@ -491,7 +536,7 @@ const Cluster = z
 export const LangoConfig = z
   .object({
     server: Server.prefault({}),
-    dataDir: z.string().min(1).default('./.lango'),
+    dataDir: z.string().min(1).default(DEFAULT_DATA_DIR),
     storage: Storage.prefault({}),
     cluster: Cluster.prefault({}),
     logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
@@ -552,5 +597,7 @@ export type A2aCaller = z.infer<typeof A2aCaller>;
 export { RemoteAgentEntry };
 /** `a2a.auth.oidc`: the issuer whose tokens the node accepts. */
 export type A2aOidc = z.infer<typeof A2aOidc>;
+/** `a2a.auth.delegation`: who may act for others. */
+export type A2aDelegation = z.infer<typeof A2aDelegation>;
 /** `server.tls`. */
 export type ServerTls = z.infer<typeof ServerTls>;

@@ -41,6 +41,11 @@ export interface FederationOptions extends Omit<LoadRemoteAgentsOptions, 'onRepo
   probeIntervalMs?: number;
   /** Wall clock for status times; injectable for tests. */
   clock?: { now(): number };
+  /**
+   * The audience of the node's own callers' tokens (`a2a.auth.oidc.audience`): `probe` exchanges a token of
+   * the node's own for it to check on-behalf-of entries (`agents --check`).
+   */
+  selfAudience?: string;
 }
 
 /** Called with the usable remote agents whenever that set changes. */
@@ -133,13 +138,19 @@ export function createFederation(options: FederationOptions): Federation {
         state: 'healthy',
         failures: 0,
         latencyMs: result.latencyMs,
+        lastHopMs: result.latencyMs,
         since: undefined,
       };
       if (!wasHealthy) publish();
       return;
     }
     const opened = record.circuit.recordFailure();
-    record.status = { ...record.status, failures: record.circuit.failures, lastError: result.error };
+    record.status = {
+      ...record.status,
+      failures: record.circuit.failures,
+      lastError: result.error,
+      lastHopMs: result.latencyMs,
+    };
     if (opened) {
       log.warn('remote agent circuit opened', {
         name,
@@ -295,6 +306,7 @@ export function createFederation(options: FederationOptions): Federation {
     protocolVersion: peer.protocolVersion,
     failures: 0,
     security: describePeerSecurity(peer.sdkCard, peer.entry),
+    skills: peer.sdkCard.skills.map((skill) => skill.id),
   });
 
   /** The stand-in for a peer that is down, made once per outage. */
@@ -382,14 +394,21 @@ export function createFederation(options: FederationOptions): Federation {
       });
     },
     status() {
-      return ordered().map(({ status }) => ({
-        ...status,
-        ...(status.lastProbe ? { lastProbe: { ...status.lastProbe } } : {}),
-      }));
+      return ordered().map(({ status, peer }) => {
+        const onBehalfOf = peer?.onBehalfOf;
+        return {
+          ...status,
+          ...(status.lastProbe ? { lastProbe: { ...status.lastProbe } } : {}),
+          ...(onBehalfOf ? { onBehalfOf: { mode: onBehalfOf.mode, ...onBehalfOf.last() } } : {}),
+        };
+      });
     },
     async probe(name) {
       const chosen = [...records.values()].filter((r) => name === undefined || r.status.name === name);
-      await Promise.all(chosen.map((record) => probe(record)));
+      // Each card, and for an on-behalf-of entry whether its issuer performs the exchange.
+      await Promise.all(
+        chosen.map((record) => Promise.all([probe(record), record.peer?.onBehalfOf?.check(options.selfAudience)])),
+      );
       return federation.status();
     },
     card(name) {

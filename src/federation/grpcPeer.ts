@@ -76,7 +76,7 @@ export async function createGrpcPeerClient(options: GrpcPeerClientOptions): Prom
     request: RequestOptions | undefined,
     send: (r: RequestOptions | undefined) => Promise<T>,
   ) => {
-    const { credentials } = options;
+    const credentials = meterOf(request)?.credentials ?? options.credentials;
     if (!credentials) return send(request);
     const withToken = async () => {
       const sent = await credentials.headers();
@@ -124,7 +124,8 @@ export async function createGrpcPeerClient(options: GrpcPeerClientOptions): Prom
   ): AsyncGenerator<StreamResponse, void, undefined> {
     const meter = meterOf(request);
     try {
-      const sent = options.credentials ? await options.credentials.headers() : {};
+      const credentials = meter?.credentials ?? options.credentials;
+      const sent = credentials ? await credentials.headers() : {};
       const authorizedRequest = { ...request, serviceParameters: { ...request?.serviceParameters, ...sent } };
       for await (const event of open(authorizedRequest)) {
         heard(

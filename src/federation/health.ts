@@ -52,6 +52,15 @@ export interface PeerStatus {
   lastProbe?: PeerProbe;
   /** Since when it has been unusable (ISO time); unset while healthy. */
   since?: string;
+  /** The skill ids its card offers (what a skill-targeted send may name), once its card is loaded. */
+  skills?: string[];
+  /** How long the last call to it took, answered or not (the delegation hop as the caller saw it). */
+  lastHopMs?: number;
+  /**
+   * With `auth.type: tokenExchange`: whether on-behalf-of works, as the last token exchange for a caller (or
+   * `agents --check`'s exchange of the node's own token) found; `mode` is the entry's `onBehalfOf`.
+   */
+  onBehalfOf?: { mode: 'required' | 'preferred'; at?: string; ok?: boolean; reason?: string; probe?: boolean };
 }
 
 /** Tuning of {@link PeerCircuit}. */

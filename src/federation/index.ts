@@ -9,6 +9,13 @@ export { createRemoteAgent, type RemoteAgentOptions, type CallReport } from './r
 export { DEFAULT_PEER_LIMITS, type PeerLimits } from './peerFetch';
 export { createPeerNetwork, type PeerNetwork } from './outbound';
 export {
+  createOnBehalfOf,
+  type OnBehalfOf,
+  type OnBehalfOfOptions,
+  type TokenExchangeGrant,
+  type DelegationCheck,
+} from './onBehalfOf';
+export {
   DEFAULT_CIRCUIT,
   DEFAULT_PROBE_INTERVAL_MS,
   PEER_STATES,

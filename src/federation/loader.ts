@@ -12,6 +12,7 @@ import { fetchJson } from './cardFetch';
 import { verifyCard, type VerifyCardsMode } from './cardVerify';
 import type { PeerTls } from './outbound';
 import { createClientCredentials, type PeerCredentials } from './peerToken';
+import { createOnBehalfOf, type OnBehalfOf } from './onBehalfOf';
 import {
   grpcInterface,
   pinInterfaces,
@@ -40,6 +41,8 @@ const WELL_KNOWN = ['.well-known/agent-card.json', '.well-known/agent.json'];
 /** The node's `SecretRegistry` as the federation uses it: registers peer credentials, masks them in peer text. */
 export interface SecretSink {
   add(value: string | undefined): void;
+  /** Forgets a value no longer in use (an exchanged token dropped). */
+  delete?(value: string): void;
   redactText(text: string): string;
 }
 
@@ -88,6 +91,8 @@ export interface LoadedPeer {
   dispatcher?: Dispatcher;
   /** Credentials fetched when a call needs them (OAuth 2 client credentials); none for static ones (`headers`). */
   credentials?: PeerCredentials;
+  /** Each call's credentials, made for its caller (`auth.type: tokenExchange`, `onBehalfOf.ts`). */
+  onBehalfOf?: OnBehalfOf;
   latencyMs?: number;
 }
 
@@ -304,12 +309,13 @@ export async function outboundHeaders(
 interface PeerTransport {
   dispatcher?: Dispatcher;
   credentials?: PeerCredentials;
+  onBehalfOf?: OnBehalfOf;
 }
 
 /**
  * The entry's TLS material (PEM, a PEM file, or `{{secret:NAME}}`) on
- * connections of its own, and its OAuth 2 client credentials, the client
- * secret resolved and registered with the redactor.
+ * connections of its own, and its OAuth 2 client credentials or token
+ * exchange, the client secret resolved and registered with the redactor.
  */
 async function peerTransport(entry: RemoteAgentEntry, options: PeerLoadOptions): Promise<PeerTransport> {
   const transport: PeerTransport = {};
@@ -327,6 +333,17 @@ async function peerTransport(entry: RemoteAgentEntry, options: PeerLoadOptions):
     const clientSecret = await resolveValue(entry.auth.clientSecret, options.resolveSecret);
     options.secrets?.add(clientSecret);
     transport.credentials = createClientCredentials({
+      grant: { ...entry.auth, clientSecret },
+      dispatcher: transport.dispatcher ?? options.dispatcher,
+      secrets: options.secrets,
+      timeoutMs: options.cardFetchTimeoutMs,
+    });
+  }
+  if (entry.auth?.type === 'tokenExchange') {
+    const clientSecret = await resolveValue(entry.auth.clientSecret, options.resolveSecret);
+    options.secrets?.add(clientSecret);
+    transport.onBehalfOf = createOnBehalfOf({
+      name: entry.name,
       grant: { ...entry.auth, clientSecret },
       dispatcher: transport.dispatcher ?? options.dispatcher,
       secrets: options.secrets,
@@ -411,9 +428,12 @@ function withoutUserinfo(raw: string): { url: string; basic?: string } {
 async function readCardFile(file: string, options: PeerLoadOptions): Promise<unknown> {
   const root = path.resolve(options.cardsDir);
   const full = path.resolve(root, file);
-  if (!full.startsWith(root + path.sep)) throw new RemoteAgentError(`file ${file} is outside ${options.cardsDir}`);
+  // An absolute path is the configuration file's own (`config/files.ts` resolved it); a relative name stays in cardsDir.
+  if (!path.isAbsolute(file) && !full.startsWith(root + path.sep))
+    throw new RemoteAgentError(`file ${file} is outside ${options.cardsDir}`);
   const stat = await fs.stat(full).catch(() => undefined);
-  if (!stat?.isFile()) throw new RemoteAgentError(`file ${file} not found in ${options.cardsDir}`);
+  if (!stat?.isFile())
+    throw new RemoteAgentError(`file ${file} not found${path.isAbsolute(file) ? '' : ` in ${options.cardsDir}`}`);
   const max = options.maxCardBytes ?? DEFAULT_MAX_CARD_BYTES;
   if (stat.size > max) throw new RemoteAgentError(`body too large: ${stat.size} bytes, limit ${max}`);
   try {

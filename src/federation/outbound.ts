@@ -43,11 +43,11 @@ export function openedHosts(url: string, allowPrivateNetwork: boolean): string[]
   return [];
 }
 
-/** The URLs an entry names in config: its card (or base) URL, a JWKS URL in `publicKey`, its OAuth 2 token URL. */
+/** The URLs an entry names in config: its card (or base) URL, a JWKS URL in `publicKey`, its OAuth 2 (or token exchange) token URL. */
 function entryUrls(entry: RemoteAgentEntry): string[] {
   const urls = [entry.agentCardUrl, entry.baseUrl].filter((u): u is string => Boolean(u));
   if (entry.publicKey && /^https?:\/\//i.test(entry.publicKey.trim())) urls.push(entry.publicKey.trim());
-  if (entry.auth?.type === 'oauth2') urls.push(entry.auth.tokenUrl);
+  if (entry.auth?.type === 'oauth2' || entry.auth?.type === 'tokenExchange') urls.push(entry.auth.tokenUrl);
   return urls;
 }
 

@@ -41,6 +41,12 @@ export class PeerAnswerError extends RemoteAgentError {}
  * not say whether the peer was reached or what it sent; this does.
  */
 export class PeerCallMeter {
+  /**
+   * @param credentials the call's own credentials (a token exchanged for its caller, `onBehalfOf.ts`), used
+   * instead of the peer's for every request of the call.
+   */
+  constructor(readonly credentials?: PeerCredentials) {}
+
   /** Response headers arrived at least once: the peer is reachable. */
   responded = false;
   /** Why the answer was unusable (first reason wins). */
@@ -66,9 +72,9 @@ export class PeerCallMeter {
 export class PeerCallMeters {
   private readonly bySignal = new WeakMap<AbortSignal, PeerCallMeter>();
 
-  /** A fresh meter for the call whose requests carry `signal`. */
-  start(signal: AbortSignal): PeerCallMeter {
-    const meter = new PeerCallMeter();
+  /** A fresh meter for the call whose requests carry `signal`, with the call's own credentials when it has some. */
+  start(signal: AbortSignal, credentials?: PeerCredentials): PeerCallMeter {
+    const meter = new PeerCallMeter(credentials);
     this.bySignal.set(signal, meter);
     return meter;
   }
@@ -241,17 +247,17 @@ export function createPeerExchange(options: PeerFetchOptions): PeerExchange {
 const READER_DONE = new RemoteAgentError('the reader stopped before the peer ended its stream');
 
 /**
- * Sends one request through the pinned dispatcher, with the peer's
- * credentials when it has some (a peer answering 401 gets the request once
- * more with renewed ones: the body is text, so it can go again); a
- * redirect is refused, never followed.
+ * Sends one request through the pinned dispatcher, with the call's
+ * credentials, else the peer's, when there are some (a peer answering 401
+ * gets the request once more with renewed ones: the body is text, so it can
+ * go again); a redirect is refused, never followed.
  */
 async function send(
   options: PeerFetchOptions,
   meter: PeerCallMeter,
   request: Dispatcher.RequestOptions,
 ): Promise<Dispatcher.ResponseData> {
-  const { credentials } = options;
+  const credentials = meter.credentials ?? options.credentials;
   const withCredentials = async () => {
     const sent = await credentials!.headers();
     return { sent, request: { ...request, headers: { ...(request.headers as Record<string, string>), ...sent } } };

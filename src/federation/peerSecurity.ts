@@ -62,7 +62,9 @@ function judge(scheme: SecurityScheme, entry: RemoteAgentEntry, scopes: readonly
       if (/^bearer$/i.test(kind)) {
         if (auth?.type === 'bearer') return { words: 'a bearer token', how: 'auth.type bearer' };
         if (auth?.type === 'oauth2') return { words: 'a bearer token', how: 'auth.type oauth2 (its token)' };
-        return { words: 'a bearer token', lack: 'no auth of type bearer or oauth2' };
+        if (auth?.type === 'tokenExchange')
+          return { words: 'a bearer token', how: "auth.type tokenExchange (each caller's token, exchanged)" };
+        return { words: 'a bearer token', lack: 'no auth of type bearer, oauth2 or tokenExchange' };
       }
       const header = Object.keys(entry.headers ?? {}).some((h) => h.toLowerCase() === 'authorization');
       return header
@@ -88,6 +90,7 @@ function judge(scheme: SecurityScheme, entry: RemoteAgentEntry, scopes: readonly
       }
       const words = `oauth2 client credentials (token ${flow.value.tokenUrl}${scopes.length ? `, scopes ${scopes.join(' ')}` : ''})`;
       if (auth?.type === 'bearer') return { words, how: 'auth.type bearer (a static token: it will expire)' };
+      if (auth?.type === 'tokenExchange') return { words, how: 'auth.type tokenExchange (exchanged at its tokenUrl)' };
       if (auth?.type !== 'oauth2') return { words, lack: 'no auth of type oauth2' };
       const missing = scopes.filter((s) => !auth.scopes.includes(s));
       if (missing.length > 0) return { words, lack: `auth.scopes lacks ${missing.join(' ')}` };
@@ -97,8 +100,9 @@ function judge(scheme: SecurityScheme, entry: RemoteAgentEntry, scopes: readonly
     case 'openIdConnectSecurityScheme': {
       const words = `OpenID Connect (${value.value.openIdConnectUrl})`;
       if (auth?.type === 'oauth2') return { words, how: 'auth.type oauth2' };
+      if (auth?.type === 'tokenExchange') return { words, how: 'auth.type tokenExchange' };
       if (auth?.type === 'bearer') return { words, how: 'auth.type bearer (a static token: it will expire)' };
-      return { words, lack: 'no auth of type oauth2 or bearer' };
+      return { words, lack: 'no auth of type oauth2, tokenExchange or bearer' };
     }
     case 'mtlsSecurityScheme':
       return entry.tls?.cert

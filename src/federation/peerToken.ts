@@ -24,14 +24,18 @@ export interface PeerCredentials {
   rejected(sent: Record<string, string>): void;
 }
 
-/** An entry's `auth` of type `oauth2`, its secret resolved. */
-export interface ClientCredentialsGrant {
+/** How the node authenticates itself to a token endpoint (RFC 6749 §2.3.1), its secret resolved. */
+export interface TokenClient {
   tokenUrl: string;
   clientId: string;
   clientSecret: string;
+  clientAuth: 'basic' | 'post';
+}
+
+/** An entry's `auth` of type `oauth2`, its secret resolved. */
+export interface ClientCredentialsGrant extends TokenClient {
   scopes: string[];
   audience?: string;
-  clientAuth: 'basic' | 'post';
 }
 
 /** Options of {@link createClientCredentials}. */
@@ -62,7 +66,7 @@ export function createClientCredentials(options: ClientCredentialsOptions): Peer
   let pending: Promise<string> | undefined;
 
   const fetchToken = async (): Promise<string> => {
-    const { token, lifetimeMs } = await requestToken(options);
+    const { token, lifetimeMs } = await requestClientCredentials(options);
     options.secrets?.add(token);
     // Renewed shortly before it expires: a tenth of its life early, at most half a minute.
     current = { token, renewAt: now() + lifetimeMs - Math.min(30_000, lifetimeMs / 10) };
@@ -84,45 +88,65 @@ export function createClientCredentials(options: ClientCredentialsOptions): Peer
   };
 }
 
-/** One token request; throws a {@link RemoteAgentError} naming the endpoint and the error code it answered. */
-async function requestToken(options: ClientCredentialsOptions): Promise<{ token: string; lifetimeMs: number }> {
+/** One client-credentials token request. */
+function requestClientCredentials(options: ClientCredentialsOptions): Promise<{ token: string; lifetimeMs: number }> {
+  const { grant } = options;
+  const form = new URLSearchParams({ grant_type: 'client_credentials' });
+  if (grant.scopes.length > 0) form.set('scope', grant.scopes.join(' '));
+  if (grant.audience) setAudience(form, grant.audience);
+  return requestToken(grant, form, { ...options, what: 'OAuth token request' });
+}
+
+/** Names the API a token is for: RFC 8707's `resource` where it is a URI, and the `audience` many issuers take instead. */
+export function setAudience(form: URLSearchParams, audience: string): void {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(audience)) form.set('resource', audience);
+  form.set('audience', audience);
+}
+
+/**
+ * One request to a token endpoint with `form`, the client authenticated as
+ * it is configured, through `dispatcher` (the address policy), within
+ * `timeoutMs`; the answer read within a bound. Throws a
+ * {@link RemoteAgentError} saying `what` failed at the endpoint's origin and
+ * why: unreachable, a redirect, an unreadable answer, or the standard error
+ * code it answered (never its description, nor any token).
+ */
+export async function requestToken(
+  client: TokenClient,
+  form: URLSearchParams,
+  options: { dispatcher: Dispatcher; timeoutMs?: number; what: string },
+): Promise<{ token: string; lifetimeMs: number }> {
   // One deadline for the answer and its body, held by its own timer (`net/deadline.ts`).
   const deadline = createDeadline(options.timeoutMs ?? 10_000);
   try {
-    return await tokenExchange(options, deadline.signal);
+    return await postToken(client, form, options, deadline.signal);
   } finally {
     deadline.clear();
   }
 }
 
-async function tokenExchange(
-  options: ClientCredentialsOptions,
+async function postToken(
+  client: TokenClient,
+  form: URLSearchParams,
+  options: { dispatcher: Dispatcher; what: string },
   signal: AbortSignal,
 ): Promise<{ token: string; lifetimeMs: number }> {
-  const { grant } = options;
-  const where = new URL(grant.tokenUrl).origin;
-  const form = new URLSearchParams({ grant_type: 'client_credentials' });
-  if (grant.scopes.length > 0) form.set('scope', grant.scopes.join(' '));
-  if (grant.audience) {
-    // RFC 8707's `resource` where it is a URI, and the `audience` many issuers take instead.
-    if (/^[a-z][a-z0-9+.-]*:/i.test(grant.audience)) form.set('resource', grant.audience);
-    form.set('audience', grant.audience);
-  }
+  const failed = `${options.what} to ${new URL(client.tokenUrl).origin} failed`;
   const headers: Record<string, string> = {
     'content-type': 'application/x-www-form-urlencoded',
     accept: 'application/json',
   };
-  if (grant.clientAuth === 'basic') {
+  if (client.clientAuth === 'basic') {
     // RFC 6749 §2.3.1: each part form-encoded before the Basic encoding.
-    const user = `${encodeURIComponent(grant.clientId)}:${encodeURIComponent(grant.clientSecret)}`;
+    const user = `${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`;
     headers.authorization = `Basic ${Buffer.from(user).toString('base64')}`;
   } else {
-    form.set('client_id', grant.clientId);
-    form.set('client_secret', grant.clientSecret);
+    form.set('client_id', client.clientId);
+    form.set('client_secret', client.clientSecret);
   }
   let response: Dispatcher.ResponseData;
   try {
-    response = await request(grant.tokenUrl, {
+    response = await request(client.tokenUrl, {
       method: 'POST',
       headers,
       body: form.toString(),
@@ -130,25 +154,27 @@ async function tokenExchange(
       signal,
     });
   } catch (error) {
-    throw new RemoteAgentError(`OAuth token request to ${where} failed: ${describeNetworkError(error)}`);
+    throw new RemoteAgentError(`${failed}: ${describeNetworkError(error)}`);
   }
   if (response.statusCode >= 300 && response.statusCode < 400) {
     discardBody(response.body);
-    throw new RemoteAgentError(`OAuth token request to ${where} failed: a redirect (not followed)`);
+    throw new RemoteAgentError(`${failed}: a redirect (not followed)`);
   }
   let body: Record<string, unknown> = {};
   try {
     const text = (await readBody(response.body, MAX_TOKEN_RESPONSE_BYTES)).toString('utf8');
-    body = JSON.parse(text) as Record<string, unknown>;
+    const parsed: unknown = JSON.parse(text);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
+    else if (response.statusCode < 300) throw new Error('not a JSON object');
   } catch (error) {
     if (error instanceof BodyTooLargeError || response.statusCode < 300)
-      throw new RemoteAgentError(`OAuth token request to ${where} failed: unreadable answer (${errorMessage(error)})`);
+      throw new RemoteAgentError(`${failed}: unreadable answer (${errorMessage(error)})`);
   }
   if (response.statusCode >= 400 || typeof body.access_token !== 'string' || body.access_token === '') {
     // Only the standard error code (RFC 6749 §5.2), short: the description is the server's text.
-    const code = typeof body.error === 'string' ? ` (${body.error.slice(0, 40)})` : '';
+    const code = typeof body.error === 'string' ? ` (${body.error.slice(0, 40).replace(/[^\w.-]/g, '')})` : '';
     const what = response.statusCode >= 400 ? `HTTP ${response.statusCode}${code}` : 'no access_token in the answer';
-    throw new RemoteAgentError(`OAuth token request to ${where} failed: ${what}`);
+    throw new RemoteAgentError(`${failed}: ${what}`);
   }
   const token = body.access_token;
   const expiresIn = Number(body.expires_in);

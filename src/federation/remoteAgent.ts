@@ -5,17 +5,16 @@ import type { RemoteAgent, RemoteInvocation, RemoteOutcome } from '../agent/agen
 import { RunEvents, type RunEvent } from '../agent/events';
 import { isInterrupted, isSettled } from '../protocol/taskStates';
 import type { Logger } from '../log/logger';
-import { errorMessage } from '../errors';
-import { describeNetworkError } from './cardFetch';
+import { nameFault, shortError } from './callFaults';
 import { TRACEPARENT_KEY, childTraceparent } from '../log/traceContext';
 import { FEDERATION_HOPS_KEY, nextHop, resolveNodeId, type NodeId } from './hops';
 import type { LoadedPeer } from './loader';
 import { createDeadline } from '../net/deadline';
-import { OutboundRefusedError, type OutboundPolicy } from '../net/policy';
+import type { OutboundPolicy } from '../net/policy';
 import { rememberSeen, unseenContext, type PeerSessionState } from './peerContext';
 import { sanitizeCardText } from './peerCard';
 import { AnswerRelay } from './answerRelay';
-import { causeChain, isNetworkError, offersGeneration, resumableSend, resumableStream } from './streamResume';
+import { offersGeneration, resumableSend, resumableStream } from './streamResume';
 import {
   DEFAULT_PEER_LIMITS,
   PeerCallMeters,
@@ -24,8 +23,10 @@ import {
   type PeerLimits,
 } from './peerFetch';
 import { peerClientFor, type PeerClient } from './peerClient';
+import type { PeerCredentials } from './peerToken';
+import { ACCOUNT_METADATA_KEY, readHopAccount } from '../protocol/accounting';
 import { callsOverGrpc, grpcInterface, preferredOrigin } from './peerCard';
-import { ArtifactText, asTask, isProtocolError, partsText, stateName, userMessage } from './remoteClient';
+import { ArtifactText, asTask, partsText, stateName, userMessage } from './remoteClient';
 
 /**
  * A remote A2A agent as a sub-agent: one `invoke` sends the delegated
@@ -44,6 +45,8 @@ const POLL_MIN_MS = 100;
 const POLL_MAX_MS = 1_000;
 /** Longest peer text carried in one progress event (the answer itself is bounded by `maxAnswerBytes`). */
 const MAX_PROGRESS_TEXT = 200;
+/** Most steps kept of a peer's account of a call (its nested hops included). */
+const MAX_ACCOUNT_STEPS = 500;
 
 /**
  * What a call did to the peer's health. `ok: false` counts against the
@@ -132,6 +135,8 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     text ? sanitizeCardText(redact(text), MAX_PROGRESS_TEXT) || undefined : undefined;
   // A peer offering the generation extension has its cut streams resumed and its cut sends sent again.
   const resumable = offersGeneration(peer.sdkCard);
+  // A peer's account is read as deep as a request may travel, and no larger than a few hundred steps.
+  const accountBounds = { maxDepth: options.maxHops, maxSteps: MAX_ACCOUNT_STEPS, redact };
 
   async function* invoke(invocation: RemoteInvocation): AsyncGenerator<RunEvent, RemoteOutcome> {
     const hop = nextHop(invocation.metadata, resolveNodeId(options.selfId), options.maxHops, targetOrigin);
@@ -146,6 +151,15 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       : childTraceparent(invocation.metadata[TRACEPARENT_KEY]);
     invocation.observation?.set({ hops: hop.metadata[FEDERATION_HOPS_KEY] as number, endpoint: peer.cardUrl });
     const callLog = log.child({ traceId: trace.traceId });
+    // On behalf of the caller (a token exchanged for it), the node's own token, or not at all: decided first.
+    const credentials = peer.onBehalfOf ? await peer.onBehalfOf.forCall(invocation.subjectToken) : undefined;
+    if (credentials && !credentials.ok) {
+      callLog.warn('remote call refused', { reason: credentials.reason });
+      return credentials.needs === 'auth'
+        ? { status: 'auth-required', text: `The remote agent ${peer.name} was not called: ${credentials.reason}.` }
+        : { status: 'failed', reason: `remote agent ${peer.name} not called: ${credentials.reason}` };
+    }
+    const callCredentials = credentials?.credentials;
     const session = ((invocation.state[stateKey] as PeerSessionState | undefined) ??= {});
     // Only our own hop/trace metadata and the configured per-peer headers leave this node: inbound credentials never do.
     const metadata = { ...hop.metadata, [TRACEPARENT_KEY]: trace.traceparent };
@@ -174,7 +188,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       signal,
       serviceParameters: { ...peer.headers, [TRACEPARENT_KEY]: trace.traceparent },
     };
-    const meter = meters.start(signal);
+    const meter = meters.start(signal, callCredentials);
     const started = Date.now();
     const context = unseenContext(invocation.context, session, peer.name);
     yield RunEvents.remoteCall(peer.name, 'sending', undefined, endpoint);
@@ -199,12 +213,12 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
       return settle(task, session, callLog);
     } catch (error) {
       if (invocation.signal.aborted) {
-        await cancelRemote(seen.taskId, callLog);
+        await cancelRemote(seen.taskId, callLog, callCredentials);
         delete invocation.state[stateKey];
         throw abortError(invocation.signal);
       }
       delete invocation.state[stateKey];
-      if (timedOut) await cancelRemote(seen.taskId, callLog);
+      if (timedOut) await cancelRemote(seen.taskId, callLog, callCredentials);
       const fault = timedOut
         ? {
             reason: `timed out after ${timeoutMs} ms${limitedByConfig ? ' (a2a.peerLimits.maxDurationMs)' : ''}`,
@@ -260,6 +274,7 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
             contextId: payload.value.contextId,
             state,
             text: text || task.text,
+            account: accountIn(payload.value.metadata) ?? task.account,
           };
           // Repeated identical updates (heartbeats) are not relayed: each relayed event reaches the caller.
           if (changed) yield RunEvents.remoteCall(peer.name, stateName(state), progress(text));
@@ -342,8 +357,14 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     log.info('remote call resumed after a cut', { attempt, after, reason: redact(reason) });
   }
 
-  /** Maps the settled task to an outcome and keeps (or drops) the remote ids for the session. */
+  /** Maps the settled task to an outcome (with the peer's account of it) and keeps or drops the remote ids. */
   function settle(task: SettledTask, session: PeerSessionState, callLog: Logger): RemoteOutcome {
+    const account = task.account === undefined ? undefined : readHopAccount(task.account, accountBounds);
+    const outcome = outcomeOf(task, session, callLog);
+    return account ? { ...outcome, account } : outcome;
+  }
+
+  function outcomeOf(task: SettledTask, session: PeerSessionState, callLog: Logger): RemoteOutcome {
     const state = stateName(task.state);
     const text = redact(task.artifacts.text() || task.text);
     if (task.contextId) session.contextId = task.contextId;
@@ -368,21 +389,25 @@ export function createRemoteAgent(options: RemoteAgentOptions): RemoteAgent {
     }
   }
 
-  /** Best effort: tells the peer to stop a task we no longer wait for. */
-  async function cancelRemote(taskId: string | undefined, callLog: Logger): Promise<void> {
+  /** Best effort: tells the peer to stop a task we no longer wait for (with the call's own credentials). */
+  async function cancelRemote(
+    taskId: string | undefined,
+    callLog: Logger,
+    credentials: PeerCredentials | undefined,
+  ): Promise<void> {
     if (!taskId) return;
     const deadline = createDeadline(CANCEL_TIMEOUT_MS);
     try {
       const c = await sharedClient();
       const signal = deadline.signal;
-      meters.start(signal);
+      meters.start(signal, credentials);
       await c.cancelTask(
         { tenant: '', id: taskId, metadata: undefined },
         { signal, serviceParameters: { ...peer.headers } },
       );
       callLog.info('remote task cancelled', { taskId });
     } catch (error) {
-      callLog.warn('remote task cancel failed', { taskId, reason: redact(describe(error)) });
+      callLog.warn('remote task cancel failed', { taskId, reason: redact(shortError(error)) });
     } finally {
       deadline.clear();
     }
@@ -412,6 +437,8 @@ interface SettledTask {
   /** Text of the latest status message (or direct reply). */
   text: string;
   artifacts: ArtifactText;
+  /** The peer's account of its turn (`protocol/accounting.ts`), as it sent it: read when the task settles. */
+  account?: unknown;
 }
 
 function fromTask(task: Task, artifacts: ArtifactText): SettledTask {
@@ -421,34 +448,13 @@ function fromTask(task: Task, artifacts: ArtifactText): SettledTask {
     state: task.status?.state,
     text: partsText(task.status?.message?.parts),
     artifacts,
+    account: accountIn(task.metadata),
   };
 }
 
-/**
- * Names why a call failed from what its meter saw (issue 12): the peer's
- * own A2A error is a rejection (it is alive and does not count against the
- * circuit); a policy refusal or a failure before any answer is
- * "unreachable"; anything the peer answered that could not be used is an
- * "invalid answer", whatever the SDK made of it.
- */
-export function nameFault(error: unknown, meter: PeerCallMeter): { reason: string; counts: boolean } {
-  if (meter.invalid) return { reason: `invalid answer: ${meter.invalid}`, counts: true };
-  if (meter.rejected) {
-    return {
-      reason: `rejected the request: ${isProtocolError(error) ? describe(error) : meter.rejected}`,
-      counts: false,
-    };
-  }
-  const refused = causeChain(error).find((e) => e instanceof OutboundRefusedError);
-  if (refused) return { reason: `unreachable: ${errorMessage(refused)}`, counts: true };
-  if (!meter.responded) return { reason: `unreachable: ${describeNetworkError(error)}`, counts: true };
-  if (isNetworkError(error))
-    return { reason: `invalid answer: cut off (${describeNetworkError(error)})`, counts: true };
-  return { reason: `invalid answer: ${describe(error)}`, counts: true };
-}
-
-function describe(error: unknown): string {
-  return errorMessage(error).slice(0, 300);
+/** The account a task's or status update's metadata carries, unread (a peer's: checked once, when kept). */
+function accountIn(metadata: Record<string, unknown> | undefined): unknown {
+  return metadata?.[ACCOUNT_METADATA_KEY];
 }
 
 function abortError(signal: AbortSignal): Error {

@@ -89,7 +89,8 @@ function union(a: Grant, b: Grant): Grant {
   return Object.freeze(Object.fromEntries(KINDS.map((kind) => [kind, reach(a[kind], b[kind])])) as unknown as Grant);
 }
 
-function intersect(a: Grant, b: Grant): Grant {
+/** What two grants allow together: each kind's names in both (`all` leaves the other as it is). */
+export function intersect(a: Grant, b: Grant): Grant {
   const reach = (x: Reach, y: Reach): Reach =>
     x === 'all' ? y : y === 'all' ? x : x.filter((name) => y.includes(name));
   return Object.freeze(Object.fromEntries(KINDS.map((kind) => [kind, reach(a[kind], b[kind])])) as unknown as Grant);

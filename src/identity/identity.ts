@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { LangoConfig } from '../config/schema';
 import { ConfigError } from '../errors';
-import { ANONYMOUS, derivedId, isOwner, namedCaller, NOTHING, OWNER, type Principal } from '../principal';
+import { ANONYMOUS, derivedId, isOwner, namedCaller, NOTHING, OWNER, SubjectToken, type Principal } from '../principal';
 import type { Callers } from './callers';
 import { isLoopbackHost } from '../net/host';
 import type { Logger } from '../log/logger';
@@ -10,6 +10,7 @@ import type { CallerRequest } from './request';
 import { createIssuerKeys } from './issuerKeys';
 import { createSignedInSessions, SESSION_COOKIE, cookieOf, type SignedInSessions } from './sessions';
 import { createTokenValidator, type TokenValidator } from './tokens';
+import { createDelegation } from './delegation';
 
 /**
  * The node's one identity component (issue 37 §2), built once by
@@ -60,6 +61,11 @@ export interface Identity {
   refusal(access: Access, principal: Principal | undefined): AccessRefusal | undefined;
   /** The console's signed-in browsers: a sign-in takes any owner credential. */
   readonly sessions: SignedInSessions;
+  /**
+   * The OIDC access token `req` presents (a bearer token of `a2a.auth.oidc`, not a static one), carried beside
+   * its principal for on-behalf-of calls of its turn (issue 33); undefined for every other credential.
+   */
+  subjectToken(req: CallerRequest): SubjectToken | undefined;
 }
 
 /** Options of {@link createIdentity}. */
@@ -138,6 +144,10 @@ export function createIdentity(options: IdentityOptions): Identity {
     principal,
     refusal: (access, who) => refusalOf(access, who, required),
     sessions,
+    subjectToken(req) {
+      const token = tokens ? bearerOf(req.headers.authorization) : '';
+      return token && credentials.bearer(token) === undefined ? new SubjectToken(token) : undefined;
+    },
   };
 }
 
@@ -217,7 +227,8 @@ function tokenValidatorOf(config: LangoConfig, callers: Callers, logger: Logger)
     allowPrivateNetwork: oidc.allowPrivateNetwork,
     logger: log,
   });
-  return createTokenValidator({ oidc, callers, keys, logger: log });
+  const delegation = createDelegation({ delegation: config.a2a.auth?.delegation, oidc, callers });
+  return createTokenValidator({ oidc, callers, keys, logger: log, delegation });
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { PeerCertificate } from 'node:tls';
 import type { User } from '@a2a-js/sdk/server';
-import { ANONYMOUS, inTenant, type Principal } from '../principal';
+import { ANONYMOUS, inTenant, type Principal, type SubjectToken } from '../principal';
 
 /**
  * A request as the host guard and the identity component see it, with nothing of the transport that carried it:
@@ -22,7 +22,11 @@ export interface CallerRequest {
  * crosses the SDK, read back by {@link principalOf}. `userName` is the principal's id.
  */
 export class PrincipalUser implements User {
-  constructor(readonly principal: Principal) {}
+  constructor(
+    readonly principal: Principal,
+    /** The OIDC token the caller presented, for on-behalf-of calls of its turn (issue 33); none for other credentials. */
+    readonly subjectToken?: SubjectToken,
+  ) {}
   get userName(): string {
     return this.principal.id;
   }
@@ -42,6 +46,16 @@ export function userOf(principal: Principal): PrincipalUser {
     users.set(principal, user);
   }
   return user;
+}
+
+/** The SDK user of `principal` and the token it presented: a user of its own when there is one to carry. */
+export function userFor(principal: Principal, subjectToken: SubjectToken | undefined): PrincipalUser {
+  return subjectToken ? new PrincipalUser(principal, subjectToken) : userOf(principal);
+}
+
+/** The token a request's caller presented that a delegated call may exchange (an OIDC token), if any. */
+export function subjectTokenOf(user: User | undefined): SubjectToken | undefined {
+  return user instanceof PrincipalUser ? user.subjectToken : undefined;
 }
 
 /**

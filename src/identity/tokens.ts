@@ -4,6 +4,7 @@ import type { Logger } from '../log/logger';
 import type { Principal } from '../principal';
 import type { Callers } from './callers';
 import { principalOfClaims } from './claims';
+import type { Delegation } from './delegation';
 import type { IssuerKeys } from './issuerKeys';
 
 /**
@@ -28,6 +29,8 @@ export interface TokenValidatorOptions {
   callers: Callers;
   keys: IssuerKeys;
   logger: Logger;
+  /** Reads a token with an `act` claim (`delegation.ts`); without it every delegated token is refused. */
+  delegation?: Delegation;
   now?: () => number;
   /** Most tokens whose validation is kept (oldest dropped first). */
   maxEntries?: number;
@@ -73,8 +76,16 @@ export function createTokenValidator(options: TokenValidatorOptions): TokenValid
       logger.debug('bearer token refused', { reason: refusalReason(error) });
       return undefined;
     }
-    const principal = principalOfClaims(claims, { oidc, callers: options.callers });
-    if (!principal) logger.debug('bearer token refused', { reason: 'its subject names no configured caller' });
+    // A delegated token (RFC 8693 `act`) runs as its subject only as the delegation rules allow.
+    const verdict =
+      claims.act === undefined
+        ? { principal: principalOfClaims(claims, { oidc, callers: options.callers }) }
+        : (options.delegation?.principalOf(claims) ?? { refused: 'a delegated token' });
+    const principal = 'principal' in verdict ? verdict.principal : undefined;
+    if (!principal)
+      logger.debug('bearer token refused', {
+        reason: 'refused' in verdict ? verdict.refused : 'its subject names no configured caller',
+      });
     else remember(token, principal, (claims.exp as number) * 1000 + toleranceMs);
     return principal;
   };

@@ -10,6 +10,8 @@
  * layer may report through it; the sinks live above the A2A layer.
  */
 
+import type { HopAccount } from '../protocol/accounting';
+
 /** What an observation covers; a child's kind nests under its parent's. */
 export type ObservedKind = 'turn' | 'agent' | 'model' | 'tool' | 'transfer' | 'remote';
 
@@ -75,6 +77,12 @@ export interface Observation {
    * peer so the peer's work nests under it; undefined when no tracer listens.
    */
   traceparent(): string | undefined;
+  /**
+   * A remote call's observation hears the peer's own account of the hop it
+   * ran (`protocol/accounting.ts`), to nest under the call; only a sink
+   * that keeps accounts has it.
+   */
+  nest?(hop: HopAccount): void;
 }
 
 /** Who a turn runs for and what it answers: where an observer starts. */
@@ -145,7 +153,11 @@ export function combineObservers(observers: readonly Observer[]): Observer {
   };
 }
 
-function combineObservations(parts: readonly Observation[]): Observation {
+/**
+ * One observation told to several (the node's sinks' and a turn's own
+ * account): each call goes to every part.
+ */
+export function combineObservations(parts: readonly Observation[]): Observation {
   return new CombinedObservation(parts);
 }
 
@@ -178,5 +190,9 @@ class CombinedObservation implements Observation {
       if (value) return value;
     }
     return undefined;
+  }
+
+  nest(hop: HopAccount): void {
+    for (const p of this.parts) p.nest?.(hop);
   }
 }

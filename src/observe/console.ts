@@ -7,6 +7,7 @@ import { SESSION_COOKIE } from '../identity/sessions';
 import { consoleAgentRoutes } from './consoleAgents';
 import { consoleAssets } from './consoleAssets';
 import { consoleBrowseRoutes } from './consoleBrowse';
+import { consoleAccountRoutes } from './consoleAccounts';
 import { consoleConversationRoutes } from './consoleConversations';
 import type { ConsoleSources } from './consoleSources';
 import { CONSOLE_CSP, consoleShell, refusalPage, signInPage } from './consolePages';
@@ -107,6 +108,7 @@ export function consoleRoutes(sources: ConsoleSources): Pages {
 
   consoleAgentRoutes(sources, routes, apiChange);
   consoleBrowseRoutes(sources, routes);
+  consoleAccountRoutes(sources, routes);
   consoleConversationRoutes(sources, routes, apiChange);
   consoleTurnRoutes(sources, routes, apiChange);
   routes.get('/console/api/events', (req, res) => {

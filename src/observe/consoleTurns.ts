@@ -3,7 +3,10 @@ import type { PageRouter } from '../a2a/bindings/pageRouter';
 import { errorMessage } from '../errors';
 import { createReplays, ReplayChanges, ReplayRefusal } from './consoleReplay';
 import type { ConsoleSources } from './consoleSources';
-import { buildWaterfall } from './waterfall';
+import { ACCOUNT_METADATA_KEY, readHopAccount } from '../protocol/accounting';
+import type { TaskTimeline } from '../store/timelines';
+import { accountRemoteSteps } from './accountWaterfall';
+import { buildWaterfall, type RemoteSteps } from './waterfall';
 
 /**
  * The console's routes about one stored turn (by its id, which the task list
@@ -36,7 +39,7 @@ export function consoleTurnRoutes(sources: ConsoleSources, routes: PageRouter, c
       const model = sources.model();
       res.json({
         turn: rest,
-        waterfall: buildWaterfall(turn),
+        waterfall: buildWaterfall(turn, { remoteSteps: await remoteStepsOf(sources, turn) }),
         exchanges,
         replay: {
           ...(await replays.draft(turn)),
@@ -68,4 +71,21 @@ export function consoleTurnRoutes(sources: ConsoleSources, routes: PageRouter, c
       res.status(500).json({ error: { code: 500, message: `the replay failed: ${errorMessage(err)}` } });
     }
   });
+}
+
+/** Bounds of the stored account the waterfall reads: as deep and as many steps as any node keeps. */
+const ACCOUNT_READ = { maxDepth: 32, maxSteps: 10_000 };
+
+/**
+ * The steps remote nodes ran for `turn`'s remote calls, from its task's
+ * account (issue 33), which is its latest turn's: none for a turn still
+ * running, an older turn of the task, or a task without an account.
+ */
+async function remoteStepsOf(sources: ConsoleSources, turn: TaskTimeline): Promise<RemoteSteps | undefined> {
+  if (!turn.taskId || turn.ms === undefined || !turn.steps.some((step) => step.kind === 'remote')) return undefined;
+  const [latest] = await sources.timelines!.turns({ taskIds: [turn.taskId], limit: 1 });
+  if (latest?.id !== turn.id) return undefined;
+  const stored = await sources.taskRows().get({ tenant: '', owner: '', everyone: true }, turn.taskId);
+  const account = readHopAccount(stored?.task.metadata?.[ACCOUNT_METADATA_KEY], ACCOUNT_READ);
+  return account ? accountRemoteSteps(account) : undefined;
 }

@@ -92,6 +92,11 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
     labelNames: ['peer', 'outcome'],
     buckets: LATENCY_BUCKETS,
   });
+  const remoteTokens = new CounterSeries({
+    name: 'lango_remote_tokens_total',
+    help: 'Model tokens remote A2A agents reported for the calls made to them (their whole tree), by peer and direction',
+    labelNames: ['peer', 'direction'],
+  });
   const transfers = new CounterSeries({
     name: 'lango_transfers_total',
     help: 'Transfers of control between agents',
@@ -120,6 +125,7 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
     tokens,
     toolCalls,
     remoteCalls,
+    remoteTokens,
     transfers,
     storeWrites,
     storeStatements,
@@ -166,6 +172,8 @@ export function createNodeMetrics(options: NodeMetricsOptions): NodeMetrics {
         break;
       case 'remote':
         remoteCalls.observe(seconds, name, outcome);
+        if (observation.inputTokens > 0) remoteTokens.inc(observation.inputTokens, name, 'input');
+        if (observation.outputTokens > 0) remoteTokens.inc(observation.outputTokens, name, 'output');
         break;
       case 'transfer':
         transfers.inc(1, observation.from ?? '', observation.to ?? name);

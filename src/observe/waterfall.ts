@@ -35,10 +35,9 @@ export interface WaterfallSpan {
 /**
  * The steps a remote node ran for one remote call of the turn, as spans
  * relative to the call's start: the seam where a lango peer's own steps
- * nest under the call that reached it. Today nothing reports them; the
- * per-hop accounting tree a remote lango node returns with its task (the
- * network issue's extension in task metadata) plugs in here, read by
- * whoever builds the waterfall and handed to {@link buildWaterfall}.
+ * nest under the call that reached it. The console's turn route gives the
+ * ones its task's account holds (`accountWaterfall.ts`: each lango peer's
+ * hop, returned with its task, nested under the call that reached it).
  */
 export type RemoteSteps = (call: { step: number; peer: string; turn: TaskTimeline }) => WaterfallSpan[] | undefined;
 

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors';
+import { assertPrivate, makePrivateDir } from '../privateFiles';
 
 /** File name of the generated master key inside the data directory. */
 export const MASTER_KEY_FILE = 'master.key';
@@ -35,14 +36,17 @@ export function parseMasterKey(value: string): Buffer {
 /**
  * Loads the vault's master key: the configured one, else the key file
  * `<dataDir>/master.key`, created with mode 0600 on first use. A key file
- * that others can read is refused rather than trusted.
+ * that others can read, or that another user could have put there (the file
+ * or its folder is another user's, or writable by others), is refused
+ * rather than trusted (`UnsafePathError`: the node does not start).
  * @example
  * const { key, source } = loadMasterKey({ masterKey: config.security.masterKey, dataDir });
  */
 export function loadMasterKey(options: MasterKeyOptions): { key: Buffer; source: MasterKeySource } {
   if (options.masterKey) return { key: parseMasterKey(options.masterKey), source: 'config' };
   const file = path.join(options.dataDir, MASTER_KEY_FILE);
-  fs.mkdirSync(options.dataDir, { recursive: true });
+  makePrivateDir(options.dataDir);
+  assertPrivate(options.dataDir, 'folder', 'the folder of the vault master key');
   try {
     const fd = fs.openSync(file, 'wx', 0o600);
     try {
@@ -55,13 +59,21 @@ export function loadMasterKey(options: MasterKeyOptions): { key: Buffer; source:
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
-  const mode = fs.statSync(file).mode & 0o777;
-  if (mode & 0o077) {
-    throw new ConfigError(
-      `master key file ${file} is readable by others (mode ${mode.toString(8)}); run chmod 600 on it`,
-    );
-  }
+  assertPrivate(file, 'file', 'the vault master key');
   return { key: parseKeyFile(file), source: 'file' };
+}
+
+/**
+ * Checks, before the node writes anything, that the key file the vault will
+ * use (none when `masterKey` is configured) and its folder, where they exist,
+ * are this user's alone.
+ * @throws UnsafePathError naming the path and the fix.
+ */
+export function checkMasterKeyFile(options: MasterKeyOptions): void {
+  if (options.masterKey) return;
+  const file = path.join(options.dataDir, MASTER_KEY_FILE);
+  if (fs.existsSync(options.dataDir)) assertPrivate(options.dataDir, 'folder', 'the folder of the vault master key');
+  if (fs.lstatSync(file, { throwIfNoEntry: false })) assertPrivate(file, 'file', 'the vault master key');
 }
 
 function parseKeyFile(file: string): Buffer {

@@ -1,4 +1,5 @@
 import { TaskState } from '@a2a-js/sdk';
+import { ACCOUNT_METADATA_KEY } from '../../src/protocol/accounting';
 import { z } from 'zod';
 import { createRunner } from '../../src/agent/runner';
 import { defineTool } from '../../src/agent/tool';
@@ -72,7 +73,11 @@ describe('the A2A server with the real runner, tree and session store', () => {
     if (last?.$case !== 'statusUpdate') return;
     expect(last.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(last.value.status?.message).toBeUndefined();
-    expect(last.value.metadata).toEqual({ agent: 'operator' });
+    // The closing event carries who answered, and the turn's account (accounting.test.ts, onBehalfOf.test.ts).
+    expect(last.value.metadata).toEqual({
+      agent: 'operator',
+      [ACCOUNT_METADATA_KEY]: expect.objectContaining({ principal: 'owner' }),
+    });
     const task = await client.getTask({ tenant: '', id: last.value.taskId });
     expect(partsText(task.artifacts[0]?.parts)).toBe('The workspace holds notes.txt and plan.md.');
     expect(commands).toEqual(['ls']);
@@ -103,7 +108,11 @@ describe('the A2A server with the real runner, tree and session store', () => {
     const last = events.at(-1)?.payload;
     if (last?.$case !== 'statusUpdate') throw new Error('the stream must end with a status update');
     expect(last.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    expect(last.value.metadata).toEqual({ agent: 'peer' });
+    // The closing event carries who answered, and the turn's account (accounting.test.ts, onBehalfOf.test.ts).
+    expect(last.value.metadata).toEqual({
+      agent: 'peer',
+      [ACCOUNT_METADATA_KEY]: expect.objectContaining({ principal: 'owner' }),
+    });
     const answers = events.flatMap((e) =>
       e.payload?.$case === 'artifactUpdate' ? [partsText(e.payload.value.artifact?.parts)] : [],
     );

@@ -14,6 +14,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'duration.ts',
     'stopwords.ts',
     'packages.ts',
+    'privateFiles.ts',
     'log/',
     'protocol/',
     'net/',
@@ -35,6 +36,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['a2a/'],
   ['observe/'],
   ['app.ts'],
+  ['serve/'],
   ['index.ts'],
   ['cli/'],
 ];

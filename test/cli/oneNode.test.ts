@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { acquireDataLock, readDataLock } from '../../src/cli/dataLock';
+import { acquireDataLock, readDataLock } from '../../src/serve/dataLock';
 import { cliWorkdir, spawnCli, startServe, type CliProcess, runCliInProcess } from '../support/cliProcess';
 
 jest.setTimeout(90_000);

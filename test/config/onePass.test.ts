@@ -37,6 +37,9 @@ describe('configuration checked in one pass', () => {
         '',
       ].join('\n'),
     );
+    // The card file exists (beside the configuration file, in agent-cards/): only the entry's shape is wrong.
+    fs.mkdirSync(path.join(cwd, 'agent-cards'));
+    fs.writeFileSync(path.join(cwd, 'agent-cards', 'weather.json'), '{}');
     const { code, out, err } = await runCliInProcess(['config', 'check'], cwd);
     expect(code).toBe(2);
     expect(out).toBe('');

@@ -102,7 +102,7 @@ describe('a remote agent reached with OAuth 2 client credentials', () => {
     expect(tokenRequests()).toBe(before);
     for (const text of ['first', 'second']) {
       const { outcome } = await drain(agent, { text });
-      expect(outcome).toEqual({ status: 'completed', text: `echo: ${text}` });
+      expect(outcome).toMatchObject({ status: 'completed', text: `echo: ${text}` });
     }
     expect(tokenRequests()).toBe(before + 1);
     const calls = (peer.runner as ScriptedA2ARunner).calls;
@@ -120,7 +120,7 @@ describe('a remote agent reached with OAuth 2 client credentials', () => {
     const before = tokenRequests();
     revoked.add(presented.at(-1)!);
     const { outcome } = await drain(agent, { text: 'after revocation' });
-    expect(outcome).toEqual({ status: 'completed', text: 'echo: after revocation' });
+    expect(outcome).toMatchObject({ status: 'completed', text: 'echo: after revocation' });
     expect(tokenRequests()).toBe(before + 1);
     expect(revoked.has(presented.at(-1)!)).toBe(false);
   });

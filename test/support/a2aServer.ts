@@ -9,6 +9,7 @@ import type { RunEvent } from '../../src/agent/events';
 import { defineTool, type AnyTool } from '../../src/agent/tool';
 import type { TurnRunner } from '../../src/agent/turn';
 import { LangoConfig, type LangoConfigInput } from '../../src/config/schema';
+import type { Principal } from '../../src/principal';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
 import { buildAgentTree } from '../../src/orchestration/tree';
 import { createCallers } from '../../src/identity/callers';
@@ -93,7 +94,7 @@ export interface StartOptions {
   config?: LangoConfigInput;
   /** The runner, or a factory given the node's storage (a real runner keeps its sessions there). */
   runner?: TurnRunner | ((storage: SqliteStorage) => TurnRunner);
-  root?: () => LlmAgent;
+  root?: (principal?: Principal) => LlmAgent;
   /** Reuse a directory (restart tests). */
   dir?: string;
   /** Also serve the gRPC binding on a free loopback port (`grpcPort`, `grpcAddress`). */

@@ -31,6 +31,13 @@ export interface OidcIssuer {
   seen: string[];
   /** Asks for a client-credentials token, as a client would. */
   token(client: IssuerClient, options?: { scope?: string; resource?: string }): Promise<string>;
+  /** Exchanges `subjectToken` as `client` for a token of `audience` (RFC 8693): the answer's status and body. */
+  exchange(
+    client: IssuerClient,
+    subjectToken: string,
+    audience: string,
+    scope?: string,
+  ): Promise<{ status: number; body: Record<string, unknown> }>;
   close(): Promise<void>;
 }
 
@@ -41,12 +48,19 @@ export interface OidcIssuer {
 export async function startOidcIssuer(options: {
   clients: IssuerClient[];
   resources: Record<string, { scope: string; ttl?: number }>;
+  /** Clients that may exchange tokens, each with its own audience (the tokens it may exchange carry it). */
+  exchangers?: Record<string, string>;
 }): Promise<OidcIssuer> {
   const kid = 'issuer-key-1';
   const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
   const jwk: JWK = { ...(await exportJWK(privateKey)), kid, alg: 'RS256', use: 'sig' };
   const script = path.join(__dirname, 'oidcProvider.mjs');
-  const config = JSON.stringify({ jwk, clients: options.clients, resources: options.resources });
+  const config = JSON.stringify({
+    jwk,
+    clients: options.clients,
+    resources: options.resources,
+    exchangers: options.exchangers ?? {},
+  });
   const child: ChildProcess = spawn(process.execPath, [script, config], { stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
@@ -94,6 +108,22 @@ export async function startOidcIssuer(options: {
       const answer = (await response.json()) as { access_token?: string };
       if (!answer.access_token) throw new Error(`no token: HTTP ${response.status} ${JSON.stringify(answer)}`);
       return answer.access_token;
+    },
+    async exchange(client, subjectToken, audience, scope) {
+      const body = new URLSearchParams({
+        grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+        subject_token: subjectToken,
+        subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+        resource: audience,
+        ...(scope ? { scope } : {}),
+      });
+      const basic = Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64');
+      const response = await fetch(`${url}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${basic}` },
+        body,
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     },
     async close() {
       child.stdin!.end();

@@ -18,7 +18,7 @@ export interface ScriptedToolCall {
 export type ScriptedTurn =
   | { text: string; usage?: { inputTokens: number; outputTokens: number } }
   | { chunks: string[]; hang?: false }
-  | { toolCalls: ScriptedToolCall[]; text?: string }
+  | { toolCalls: ScriptedToolCall[]; text?: string; usage?: { inputTokens: number; outputTokens: number } }
   | { error: string | Error }
   | { hang: true; chunks?: string[] }
   | ((request: ModelRequest) => ScriptedTurn);
@@ -96,6 +96,7 @@ export class ScriptedModel implements Model {
           call: { id: call.id ?? `call_${this.callCount}_${i}`, name: call.name, arguments: args },
         };
       }
+      if (turn.usage) yield { type: 'usage', ...turn.usage };
       return;
     }
     yield { type: 'text_delta', delta: turn.text };

@@ -28,6 +28,7 @@ export function identityStep(identity: Identity): (access: Access) => Step | und
       const refusal = identity.refusal(access, principal);
       if (refusal) throw refusalOf(refusal);
       call.principal = principal!;
+      call.subjectToken = identity.subjectToken(call);
       return next();
     };
     return (call, next) => {

@@ -4,7 +4,7 @@ import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { A2AService } from '@a2a-js/sdk/server/grpc';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
-import { PrincipalUser } from '../../identity/request';
+import { userFor } from '../../identity/request';
 import type { ServerTlsOptions } from '../../identity/serverTls';
 import { GrpcCall, grpcCodeOf } from './grpcCall';
 import {
@@ -76,7 +76,7 @@ export function createGrpcBinding(options: GrpcBindingOptions): GrpcBinding {
   const contextOf = (call: GrpcCall) => {
     const request: unknown = call.call.request;
     if (request instanceof UndecodableRequest) throw request.refusal();
-    return grpcCallContext(call.call, call.headers, new PrincipalUser(call.principal), requestHandler);
+    return grpcCallContext(call.call, call.headers, userFor(call.principal, call.subjectToken), requestHandler);
   };
   /** The chain of a method's row of the route table: the shared steps, then identity by the row's access. */
   const shared = (key: string): Step<GrpcCall>[] => {

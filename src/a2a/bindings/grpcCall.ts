@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { PeerCertificate } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { InboundRefusal, type Binding, type InboundCall } from './inbound';
-import { ANONYMOUS, type Principal } from '../../principal';
+import { ANONYMOUS, type Principal, type SubjectToken } from '../../principal';
 
 /**
  * A gRPC call as the inbound chain's call (`inbound.ts`), so the gRPC
@@ -19,6 +19,7 @@ export class GrpcCall implements InboundCall {
   readonly path: string;
   name: string;
   principal: Principal = ANONYMOUS;
+  subjectToken: SubjectToken | undefined = undefined;
   readonly headers: IncomingHttpHeaders;
   private listeners: Array<(status: number) => void> = [];
   private done = false;

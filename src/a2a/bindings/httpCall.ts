@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
-import { ANONYMOUS, type Principal } from '../../principal';
+import { ANONYMOUS, type Principal, type SubjectToken } from '../../principal';
 import type { Binding, InboundCall } from './inbound';
 
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
@@ -39,6 +39,7 @@ export class HttpCall implements InboundCall {
   readonly path: string;
   name = 'other';
   principal: Principal = ANONYMOUS;
+  subjectToken: SubjectToken | undefined = undefined;
   /** The route's path parameters (`{id}`, `{tenant}`), percent-decoded. */
   params: Readonly<Record<string, string>> = NO_PARAMS;
   /** The parsed body, once the body step read it. */

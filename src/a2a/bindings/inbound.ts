@@ -1,5 +1,5 @@
 import type { Access } from '../../identity/identity';
-import type { Principal } from '../../principal';
+import type { Principal, SubjectToken } from '../../principal';
 import type { CallerRequest } from '../../identity/request';
 
 /**
@@ -23,6 +23,8 @@ export interface InboundCall extends CallerRequest {
   name: string;
   /** Who the caller is: set by the identity step (`credentials.ts`); anonymous before it, and on public routes. */
   principal: Principal;
+  /** The OIDC token behind `principal`, set by the identity step: for the turn's on-behalf-of calls (issue 33). */
+  subjectToken?: SubjectToken;
   /** Hears the answer's status once it is sent in full (HTTP status; gRPC: the HTTP status its code stands for). */
   onAnswered(listener: (status: number) => void): void;
 }

@@ -11,7 +11,7 @@ import {
 } from '@a2a-js/sdk/server';
 import { errorMessage } from '../../errors';
 import type { Logger } from '../../log/logger';
-import { userOf } from '../../identity/request';
+import { userFor } from '../../identity/request';
 import { sendJson, type HttpCall } from './httpCall';
 import { InboundRefusal, type Step } from './inbound';
 import { invalidParam, typedJsonRpcError } from '../../protocol/errorDetails';
@@ -150,7 +150,7 @@ export function jsonRpcBinding(options: JsonRpcBindingOptions): JsonRpcBinding {
           ? (call.header(LEGACY_EXTENSION_HEADER) ?? call.header(EXTENSION_HEADER))
           : call.header(EXTENSION_HEADER),
       ),
-      user: userOf(call.principal),
+      user: userFor(call.principal, call.subjectToken),
       headers: call.headers,
       requestedVersion: call.header(VERSION_HEADER),
     });

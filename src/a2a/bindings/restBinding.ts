@@ -26,7 +26,7 @@ import {
 } from '@a2a-js/sdk/server';
 import type { Logger } from '../../log/logger';
 import { invalidParam } from '../../protocol/errorDetails';
-import { userOf } from '../../identity/request';
+import { userFor, userOf } from '../../identity/request';
 import { jsonErrors } from './errors';
 import { sendJson, principalOfRequest, type HttpCall } from './httpCall';
 import type { Step } from './inbound';
@@ -152,7 +152,7 @@ function answerStep(method: RestMethod, requestHandler: A2ARequestHandler, logge
     const tenant = call.params.tenant ?? '';
     const context = defaultServerCallContextBuilder({
       extensions: Extensions.parseServiceParameter(call.header(EXTENSION_HEADER)),
-      user: userOf(call.principal),
+      user: userFor(call.principal, call.subjectToken),
       headers: call.headers,
       requestedVersion: call.header(VERSION_HEADER),
       tenant: tenant || undefined,

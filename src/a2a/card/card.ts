@@ -6,6 +6,8 @@ import type { LangoConfig } from '../../config/schema';
 import { parseDuration } from '../../duration';
 import { ENDED_TASK_EVENTS_KEPT_MS } from '../../store/taskEvents';
 import { generationExtension } from '../../protocol/generationExtension';
+import { skillExtension } from '../../protocol/skillExtension';
+import { accountingExtension } from '../../protocol/accounting';
 import { authConfigured, credentialKinds } from '../../identity/identity';
 
 /**
@@ -69,6 +71,8 @@ export function buildAgentCard(inputs: CardInputs): AgentCard {
           idempotencyWindowMs: parseDuration(config.a2a.idempotencyWindow, 'a2a.idempotencyWindow'),
           longPollTimeoutMs: parseDuration(config.a2a.longPollTimeout, 'a2a.longPollTimeout'),
         }),
+        skillExtension(),
+        ...(config.observability.accounting ? [accountingExtension()] : []),
       ],
       extendedAgentCard: authConfigured(config),
     },

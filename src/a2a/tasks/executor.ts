@@ -3,7 +3,9 @@ import type { Message, Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
 import type { TurnResult, TurnRunner } from '../../agent/turn';
 import type { TextDeltaEvent } from '../../agent/events';
-import { isOwner, type Principal } from '../../principal';
+import { isOwner, type Principal, type SubjectToken } from '../../principal';
+import { TurnAccount } from '../../observation/accounting';
+import { ACCOUNT_METADATA_KEY, DELEGATION_METADATA_KEY, delegationRecord } from '../../protocol/accounting';
 import { childTraceparent, parseTraceparent, TRACEPARENT_KEY } from '../../log/traceContext';
 import type { Logger } from '../../log/logger';
 import { messageText, newTask, statusUpdate } from './messages';
@@ -33,6 +35,10 @@ export interface TaskTurn {
   /** The task as claimed (working), when the message continues it (its history already ends with `userMessage`). */
   task?: Task;
   principal: Principal;
+  /** The token the caller presented, for remote agents that call on its behalf; never stored. */
+  subjectToken?: SubjectToken;
+  /** The agent a skill-targeted send names (the skill's owner): the turn starts there, no routing step. */
+  startAgent?: string;
   /** The request's HTTP headers (a W3C `traceparent` among them). */
   headers?: Record<string, string | string[] | undefined>;
   /** The message starts a new conversation: the session has no history to read. */
@@ -52,6 +58,11 @@ export interface LangoExecutorOptions {
    * refused at the node it comes back to.
    */
   admit?: (metadata: Record<string, unknown>) => string | undefined;
+  /**
+   * Where the node is, for each task's account of its turn (`observability.accounting`): its public URL and
+   * card name. Without it no account is kept.
+   */
+  account?: () => { node: string; name: string };
 }
 
 /**
@@ -84,10 +95,20 @@ export class LangoExecutor {
     const { clock } = this.options;
     const { metadata, traceId } = withTraceContext(turn);
     const logger = this.options.logger.child({ taskId, traceId });
-    /** Publishes the task's closing state, unless it has one already (a cancel, the node stopping). */
+    const account = this.options.account
+      ? new TurnAccount({ ...this.options.account(), principal: turn.principal, taskId })
+      : undefined;
+    const delegation = delegationRecord(turn.principal);
+    /**
+     * Publishes the task's closing state, unless it has one already (a cancel, the node stopping), with the
+     * turn's account and its delegation chain in the event's (so the task's) metadata: not in the status message's.
+     */
     const settle: Settle = (state, text, agent) => {
-      if (live.phase === 'running')
-        void publish(AgentEvent.statusUpdate(statusUpdate(ids, state, clock(), text, agent)));
+      if (live.phase !== 'running') return;
+      const update = statusUpdate(ids, state, clock(), text, agent);
+      if (account) update.metadata = { ...update.metadata, [ACCOUNT_METADATA_KEY]: account.finish() };
+      if (delegation) update.metadata = { ...update.metadata, [DELEGATION_METADATA_KEY]: delegation };
+      void publish(AgentEvent.statusUpdate(update));
     };
 
     // A blocking SendMessage without a webhook reads only the final task: its progress goes nowhere but into
@@ -123,6 +144,9 @@ export class LangoExecutor {
     try {
       const steps = this.options.runner.run({
         principal: turn.principal,
+        subjectToken: turn.subjectToken,
+        startAgent: turn.startAgent,
+        account,
         sessionId: contextId,
         taskId,
         text: messageText(turn.userMessage),

@@ -5,7 +5,7 @@ import { REQUEST_LIMITS } from './requestLimits';
  * Stored tasks as reads answer them, so that nothing one caller stored can
  * break another caller's reads (the owner's list holds every caller's
  * tasks). Requests are held to the limits before anything is stored
- * (`limitGate.ts`); what was stored before them, or by a path that escaped
+ * (`requestGate.ts`); what was stored before them, or by a path that escaped
  * them, is made readable here: a value nested past {@link READ_DEPTH} is
  * answered as `null` (no protobuf encoder can write it: a gRPC answer
  * holding it fails whole), and a ListTasks page stops before

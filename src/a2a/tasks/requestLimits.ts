@@ -4,7 +4,7 @@ import { invalidParam } from '../../protocol/errorDetails';
  * The limits every request is held to, whatever binding carried it: checked
  * on the decoded request (the SDK's message objects, as JSON-RPC, HTTP+JSON,
  * the v0.3 layer and gRPC all hand it to the one request handler), before
- * anything is stored (`limitGate.ts`). A refusal is invalid params naming
+ * anything is stored (`requestGate.ts`). A refusal is invalid params naming
  * the field and the limit: JSON-RPC -32602, HTTP 400, gRPC INVALID_ARGUMENT.
  *
  * The wire's own bound comes first and stays the binding's: a body over

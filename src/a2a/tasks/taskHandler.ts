@@ -38,7 +38,9 @@ import {
 } from '../../protocol/taskStates';
 import type { TaskEventLog } from '../../store/taskEvents';
 import { sendTaskId, type SendKey, type StoredTask, type TaskRows } from '../../store/taskRows';
-import { principalOf } from '../../identity/request';
+import { principalOf, subjectTokenOf } from '../../identity/request';
+import type { Principal } from '../../principal';
+import { requestedSkill, SKILL_FIELD } from '../../protocol/skillExtension';
 import type { CardService } from '../card/cardService';
 import { newContextId } from './contextIds';
 import type { LangoExecutor, TaskTurn } from './executor';
@@ -89,6 +91,11 @@ export interface TaskHandlerOptions {
   longPollTimeoutMs: number;
   logger: Logger;
   clock: () => Date;
+  /**
+   * The skill ids `principal` may name in a skill-targeted send (the card's skills its grant reaches: its
+   * tree's agents); none without it.
+   */
+  skills?: (principal: Principal) => readonly string[];
 }
 
 /** ListTasks' page size when the caller names none (the SDK's). */
@@ -340,6 +347,8 @@ export class TaskHandler implements A2ARequestHandler {
     const { executor, live: liveTasks, logger, clock } = this.options;
     const message = params.message!;
     await this.acceptExtensions(context);
+    const principal = principalOf(context.user, context.tenant);
+    const startAgent = this.skillOf(params.metadata, principal);
     const send = sendKeyOf(message, context, this.options.idempotencyWindowMs);
     const found = message.taskId ? await this.continued(params, context) : undefined;
     // A new task's id is its send's (a retry derives it again): the store finds the first send by it.
@@ -373,7 +382,9 @@ export class TaskHandler implements A2ARequestHandler {
       contextId,
       userMessage,
       task: continuedTask,
-      principal: principalOf(context.user, context.tenant),
+      principal,
+      subjectToken: subjectTokenOf(context.user),
+      startAgent,
       headers: context.state.get(STATE_HEADERS_KEY) as TaskTurn['headers'],
       newSession: !message.contextId && !message.taskId,
       resultOnly: writeMode === 'on-settle',
@@ -470,7 +481,20 @@ export class TaskHandler implements A2ARequestHandler {
     throw stillWorking(id);
   }
 
-  /** Keeps of the extensions the caller asked for only those the card offers (none today), as the SDK does. */
+  /**
+   * The agent a skill-targeted send names (`skillExtension.ts`), checked against the skills `principal` may
+   * use: one outside its grant is no such skill. Undefined for a send naming none.
+   */
+  private skillOf(metadata: Record<string, unknown> | undefined, principal: Principal): string | undefined {
+    const asked = requestedSkill(metadata);
+    if (asked === undefined) return undefined;
+    const skills = this.options.skills?.(principal) ?? [];
+    if (typeof asked === 'string' && skills.includes(asked)) return asked;
+    const why = typeof asked === 'string' ? `no such skill "${asked.slice(0, 64)}"` : asked.invalid;
+    throw invalidParam(SKILL_FIELD, `${why}; the skills you may use: ${skills.join(', ') || 'none'}`);
+  }
+
+  /** Keeps of the extensions the caller asked for only those the card offers, as the SDK does. */
   private async acceptExtensions(context: ServerCallContext): Promise<void> {
     if (!context.requestedExtensions?.length) return;
     const offered = new Set(((await this.getAgentCard()).capabilities?.extensions ?? []).map((e) => e.uri));

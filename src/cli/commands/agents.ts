@@ -1,13 +1,14 @@
-import type { Command } from 'commander';
 import type { PeerStatus } from '../../federation/health';
 import type { FamilyStatus } from '../../index';
-import type { AgentEntry } from '../../a2a/bindings/discovery';
 import { InputError, LangoError } from '../../errors';
 import { ExitCode, type CliIO } from '../io';
-import { configFor, targetFor, type CliContext, type GlobalOptions } from '../context';
-import { fetchNodeJson, fetchNodeReport } from '../nodeClient';
+import { targetFor, type CliContext } from '../context';
+import type { CommandRun } from '../commandRun';
+import { fetchNodeAnswer, fetchNodeReport } from '../nodeHttp';
 import { toDot, toMermaid, toSvg, type AgentGraph } from '../../observe/graph';
-import { agentsReport, type AgentsReport, type AgentView } from '../../observe/nodeInfo';
+import type { AgentsReport, AgentView } from '../../observe/nodeInfo';
+import { isAgentsReport, isCatalog, type Catalog } from '../reports';
+import { cardGraph, cardView, renderCardView } from '../cardView';
 
 /** `--format` pictures of the tree and federation. */
 const PICTURES = { mermaid: toMermaid, dot: toDot, svg: toSvg } as const;
@@ -49,9 +50,28 @@ function renderPeers(peers: PeerStatus[]): string[] {
         p.lastError && p.lastError !== p.reason && `last error: ${p.lastError}`,
       ].filter(Boolean);
       const line = `  ${p.name.padEnd(16)} ${p.state.padEnd(9)} ${p.cardUrl}${details.length ? ` (${details.join('; ')})` : ''}`;
-      return p.security ? `${line}\n${securityLine(p.security)}` : line;
+      return [line, ...(p.security ? [securityLine(p.security)] : []), ...identityLines(p)].join('\n');
     }),
   ];
+}
+
+/** What a peer offers and how calls to it fare (issue 33): its skills, on-behalf-of, the last hop's latency. */
+function identityLines(peer: PeerStatus): string[] {
+  const pad = `  ${''.padEnd(16)} `;
+  const lines: string[] = [];
+  if (peer.skills?.length) lines.push(`${pad}skills: ${peer.skills.join(', ')}`);
+  const delegation = peer.onBehalfOf;
+  if (delegation) {
+    const verdict =
+      delegation.ok === undefined
+        ? 'not checked yet'
+        : delegation.ok
+          ? `works (token exchange succeeded${delegation.probe ? " with the node's own token" : ''})`
+          : `FAILS: ${delegation.reason ?? 'token exchange failed'}`;
+    lines.push(`${pad}on-behalf-of (${delegation.mode}): ${verdict}`);
+  }
+  if (peer.lastHopMs !== undefined) lines.push(`${pad}last hop: ${Math.round(peer.lastHopMs)} ms`);
+  return lines;
 }
 
 /** What a peer's card asks of callers and whether its entry gives it (issue 26). */
@@ -99,7 +119,8 @@ function print(report: AgentsReport, options: AgentsOptions, ctx: CliContext): n
   }
   if (options.check && report.unservedRemotes > 0)
     ctx.io.err(`lango: ${report.unservedRemotes} remote agent(s) configured, but a2a.enabled is false: none is used\n`);
-  const unhealthy = peers.some((p) => p.state !== 'healthy') || report.unservedRemotes > 0;
+  const unhealthy =
+    peers.some((p) => p.state !== 'healthy' || p.onBehalfOf?.ok === false) || report.unservedRemotes > 0;
   return options.check && unhealthy ? ExitCode.failure : ExitCode.ok;
 }
 
@@ -107,56 +128,57 @@ function print(report: AgentsReport, options: AgentsOptions, ctx: CliContext): n
  * `lango agents`: the agent tree, its tools and unmatched tools;
  * `--instruction` prints the orchestrator's prompt; `--check` probes every
  * remote agent at once and shows its health. While a node serves the data
- * folder, its owner-only `/node/agents` says the same of that node.
+ * folder, its owner-only `/node/agents` says the same of that node; any
+ * other A2A node shows its catalog, else what its card says.
  */
-export function registerAgentsCommand(program: Command, ctx: CliContext, done: (code: number) => void): void {
-  program
-    .command('agents')
-    .description('show the agent tree: agents, descriptions, tools, unmatched tools')
-    .option('--json', 'print JSON')
-    .option('--instruction', "print the root agent's instruction")
-    .option('--format <format>', 'text (default), or a picture of the tree and federation: mermaid, dot, svg')
-    .option(
-      '--check',
-      'probe each remote agent now and show its health: healthy, down, open circuit, skipped with reason, last error, latency',
-    )
-    .addHelpText(
-      'after',
-      '\nExamples:\n  lango agents\n  lango agents --check        exit 1 when a remote agent is unusable\n  lango agents --json\n  lango agents --format mermaid\n  lango agents --format dot | dot -Tsvg > agents.svg\n',
-    )
-    .action(async (options: AgentsOptions) => {
-      pictureOf(options.format);
-      const globals = program.opts<GlobalOptions>();
-      const { config } = configFor(globals, ctx);
-      const target = await targetFor(globals, config, ctx, { command: 'agents', runJobs: false });
-      if (target.kind === 'remote') {
-        const path = `node/agents${options.check ? '?probe=1' : ''}`;
-        const answer = await fetchNodeReport<AgentsReport>(target.url, path, target.owner);
-        done(
-          answer.ok ? print(answer.report, options, ctx) : await catalogAgents(target.url, answer.why, options, ctx.io),
-        );
-        return;
-      }
-      try {
-        done(print(await agentsReport(target.app.info, { probe: options.check }), options, ctx));
-      } finally {
-        await target.close();
-      }
-    });
+export async function agents({ ctx, globals, options: given }: CommandRun): Promise<number> {
+  const options = given as AgentsOptions;
+  pictureOf(options.format);
+  const target = await targetFor(globals, ctx, { command: 'agents', runJobs: false });
+  if (target.kind === 'remote') {
+    const path = `node/agents${options.check ? '?probe=1' : ''}`;
+    const answer = await fetchNodeReport<unknown>(target.url, path, target.owner);
+    return answer.ok && isAgentsReport(answer.report)
+      ? print(answer.report, options, ctx)
+      : otherAgents(target.url, answer.ok ? 'HTTP 200, not a lango report' : answer.why, options, ctx.io);
+  }
+  try {
+    const { agentsReport } = await import('../../observe/nodeInfo');
+    return print(await agentsReport(target.app.info, { probe: options.check }), options, ctx);
+  } finally {
+    await target.close();
+  }
 }
 
 /**
- * `agents` against a node that shows this caller only its public catalog
- * (`GET /agents`, what its grant offers): agents, capabilities and remote
- * health, but not tools or prompts.
+ * `agents` against a node that does not show this caller its report: its
+ * public catalog (`GET /agents`, what its grant offers) when it is a lango
+ * node, else what its agent card says (any A2A node), else one line why not.
  */
-async function catalogAgents(url: string, why: string, options: AgentsOptions, io: CliIO): Promise<number> {
+async function otherAgents(url: string, why: string, options: AgentsOptions, io: CliIO): Promise<number> {
   if (options.instruction)
     throw new InputError(`--instruction needs the node's owner, and the node at ${url} refused (${why})`);
+  const catalog = await fetchNodeAnswer(url, 'agents');
+  if (catalog.status === 200 && isCatalog(catalog.body)) return catalogAgents(url, catalog.body, why, options, io);
+  const cardAnswer = await fetchNodeAnswer(url, '.well-known/agent-card.json');
+  const view = cardAnswer.status === 200 ? cardView(cardAnswer.body) : undefined;
+  if (!view)
+    throw new LangoError(
+      `the node at ${url} shows no agents: /node/agents ${why}; /agents HTTP ${catalog.status}` +
+        `${catalog.status === 200 ? ' (not a lango catalog)' : ''}; /.well-known/agent-card.json HTTP ${cardAnswer.status}` +
+        `${cardAnswer.status === 200 ? ' (not an agent card)' : ''}`,
+    );
+  const noCatalog = `/agents HTTP ${catalog.status}${catalog.status === 200 ? ', not a lango catalog' : ''}`;
   const picture = pictureOf(options.format);
-  const { status, body } = await fetchNodeJson(url, 'agents');
-  if (status !== 200) throw new LangoError(`the node at ${url} answered /agents with HTTP ${status}`);
-  const catalog = body as { root: string; agents: AgentEntry[] };
+  if (picture) io.out(picture(cardGraph(view)));
+  else if (options.json) io.out(JSON.stringify({ node: url, card: view }, null, 2) + '\n');
+  else io.out(renderCardView(view, url, noCatalog).join('\n') + '\n');
+  return ExitCode.ok;
+}
+
+/** A lango node's public catalog: agents, capabilities and remote health, but not tools or prompts. */
+function catalogAgents(url: string, catalog: Catalog, why: string, options: AgentsOptions, io: CliIO): number {
+  const picture = pictureOf(options.format);
   if (picture) {
     io.out(
       picture({

@@ -1,24 +1,15 @@
 import { errorMessage } from '../../errors';
 import readline from 'node:readline';
 import { randomUUID } from 'node:crypto';
-import type { Command } from 'commander';
-import { runToEnd } from '../../agent/turn';
 import type { LangoApp } from '../../app';
+import type { ChatEvent, ChatOutcome, ChatRenderer } from '../chatEvents';
+import { targetFor, type CliContext } from '../context';
+import type { CommandRun } from '../commandRun';
+import { describeHolder, type LockHolder } from '../../serve/dataLock';
 import { newContextId } from '../../a2a/tasks/contextIds';
 import { ONE_SHOT_SESSION_PREFIX } from '../../observe/consoleConversations';
-import { OWNER } from '../../principal';
-import {
-  chatEventOf,
-  createHumanRenderer,
-  createJsonRenderer,
-  type ChatEvent,
-  type ChatOutcome,
-  type ChatRenderer,
-} from '../chatEvents';
-import { configFor, targetFor, type CliContext, type GlobalOptions } from '../context';
-import { describeHolder, type LockHolder } from '../dataLock';
 import { ExitCode } from '../io';
-import { NodeConversation } from '../nodeClient';
+import type { NodeConversation } from '../nodeClient';
 
 /** One conversation, on the node over A2A or in this process; each turn relays chat events. */
 interface Conversation {
@@ -28,7 +19,12 @@ interface Conversation {
 }
 
 /** Turns in this process, as the node's owner, in session `sessionId`. */
-function localConversation(app: LangoApp, sessionId: string): Conversation {
+async function localConversation(app: LangoApp, sessionId: string): Promise<Conversation> {
+  const [{ runToEnd }, { OWNER }, { chatEventOf }] = await Promise.all([
+    import('../../agent/turn'),
+    import('../../principal'),
+    import('../chatEvents'),
+  ]);
   return {
     where: `in this process (data folder ${app.dataDir})`,
     async turn(text, signal, onEvent) {
@@ -155,57 +151,37 @@ async function converse(
 }
 
 /** `lango chat [MESSAGE]`: one turn, or an interactive conversation when no message is given. */
-export function registerChatCommand(program: Command, ctx: CliContext, done: (code: number) => void): void {
-  program
-    .command('chat')
-    .description('talk to the node: one message, or interactive when none is given')
-    .argument('[message...]', 'the message (interactive when omitted)')
-    .option('-s, --session <id>', 'continue a session (its A2A contextId when talking to a running node)')
-    .option('--json', 'print one JSON event per line (tool calls, results, remote calls, the answer)')
-    .addHelpText(
-      'after',
-      [
-        '',
-        'Talks to the node serving the data folder over A2A when one runs (or the one at --url);',
-        'otherwise runs the node in this process, holding the folder until it ends.',
-        '',
-        'Examples:',
-        '  lango chat                                  interactive: Ctrl-C cancels a turn, Ctrl-D leaves',
-        '  lango chat hello',
-        '  lango chat exec_shell \'{"command": "ls"}\'',
-        '  lango chat --json "list my cron jobs"       one JSON event per line',
-        '  lango --url http://127.0.0.1:18789 chat hi   a node elsewhere',
-        '',
-      ].join('\n'),
-    )
-    .action(async (words: string[], options: { session?: string; json?: boolean }) => {
-      const globals = program.opts<GlobalOptions>();
-      const { config } = configFor(globals, ctx);
-      const interactive = words.length === 0;
-      // An interactive chat holding the folder is its node for a while: it runs jobs. A one-shot leaves them to one.
-      const target = await targetFor(globals, config, ctx, { command: 'chat', runJobs: interactive });
-      const json = Boolean(options.json);
-      const renderer = json
-        ? createJsonRenderer(ctx.io)
-        : createHumanRenderer(ctx.io, { spinner: ctx.terminal, controls: ctx.controls });
-      try {
-        // A one-shot chat names its conversation so the console lists it apart from interactive ones.
-        const session = options.session ?? (interactive ? undefined : `${ONE_SHOT_SESSION_PREFIX}${newContextId()}`);
-        const conversation: Conversation =
-          target.kind === 'local'
-            ? localConversation(target.app, session ?? `cli:${randomUUID()}`)
-            : remoteConversation(await NodeConversation.connect(target.url, session), target.holder);
-        if (!interactive) {
-          const abort = new AbortController();
-          void ctx.stopSignal.then(() => abort.abort());
-          const outcome = await runTurn(conversation, renderer, words.join(' '), abort.signal);
-          done(outcome === 'failed' || outcome === 'cancelled' ? ExitCode.failure : ExitCode.ok);
-          return;
-        }
-        await converse(conversation, renderer, ctx, { json });
-        done(ExitCode.ok);
-      } finally {
-        if (target.kind === 'local') await target.close();
-      }
-    });
+export async function chat({ ctx, globals, args, options }: CommandRun): Promise<number> {
+  const words = args[0] as string[];
+  const interactive = words.length === 0;
+  // A one-shot chat names its conversation so the console lists it apart from interactive ones.
+  const session =
+    (options.session as string | undefined) ??
+    (interactive ? undefined : `${ONE_SHOT_SESSION_PREFIX}${newContextId()}`);
+  // An interactive chat holding the folder is its node for a while: it runs jobs. A one-shot leaves them to one.
+  const target = await targetFor(globals, ctx, { command: 'chat', runJobs: interactive });
+  const json = Boolean(options.json);
+  const { createHumanRenderer, createJsonRenderer } = await import('../chatEvents');
+  const renderer = json
+    ? createJsonRenderer(ctx.io)
+    : createHumanRenderer(ctx.io, { spinner: ctx.terminal, controls: ctx.controls });
+  try {
+    const conversation: Conversation =
+      target.kind === 'local'
+        ? await localConversation(target.app, session ?? `cli:${randomUUID()}`)
+        : remoteConversation(
+            await (await import('../nodeClient')).NodeConversation.connect(target.url, session, target.owner),
+            target.holder,
+          );
+    if (!interactive) {
+      const abort = new AbortController();
+      void ctx.stopSignal.then(() => abort.abort());
+      const outcome = await runTurn(conversation, renderer, words.join(' '), abort.signal);
+      return outcome === 'failed' || outcome === 'cancelled' ? ExitCode.failure : ExitCode.ok;
+    }
+    await converse(conversation, renderer, ctx, { json });
+    return ExitCode.ok;
+  } finally {
+    if (target.kind === 'local') await target.close();
+  }
 }

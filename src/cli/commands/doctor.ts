@@ -1,20 +1,28 @@
-import type { Command } from 'commander';
 import { ExitCode } from '../io';
-import { configFor, targetFor, type CliContext, type GlobalOptions } from '../context';
-import { describeHolder } from '../dataLock';
-import { fetchNodeJson, fetchNodeReport } from '../nodeClient';
-import { describeSandbox } from '../../index';
-import { doctorReport, type DoctorReport } from '../../observe/nodeInfo';
+import { LangoError } from '../../errors';
+import { targetFor, type CliContext } from '../context';
+import type { CommandRun } from '../commandRun';
+import { describeHolder } from '../../serve/dataLock';
+import { fetchNodeAnswer, fetchNodeReport } from '../nodeHttp';
+import { describeSandbox } from '../../tools/operator/sandbox';
+import type { DoctorReport } from '../../observe/nodeInfo';
+import { isDoctorReport } from '../reports';
+
+/** The configuration a report is of: its file, and how it is named (a node at `--url` has its own, unseen). */
+interface ConfigShown {
+  file?: string;
+  label: string;
+}
 
 /** Prints the report; the exit code: 1 when a family the configuration asks for is broken. */
-function print(report: DoctorReport, file: string | undefined, json: boolean, ctx: CliContext): number {
+function print(report: DoctorReport, config: ConfigShown, json: boolean, ctx: CliContext): number {
   const { provider, model, dataDir, sandbox, families } = report;
   const broken = families.filter((f) => f.state === 'broken' && !f.optional);
   if (json) {
-    ctx.io.out(JSON.stringify({ config: file ?? null, provider, sandbox, families }, null, 2) + '\n');
+    ctx.io.out(JSON.stringify({ config: config.file ?? null, provider, sandbox, families }, null, 2) + '\n');
   } else {
     const lines = [
-      `config: ${file ?? 'embedded defaults'}`,
+      `config: ${config.label}`,
       `model: ${provider}${provider === 'openai' ? ` (${model})` : ''}`,
       `data: ${dataDir}`,
       `sandbox: ${describeSandbox(sandbox)}`,
@@ -43,38 +51,46 @@ function print(report: DoctorReport, file: string | undefined, json: boolean, ct
  * While a node serves the data folder, its owner-only `/node/doctor` says
  * the same of that node.
  */
-export function registerDoctorCommand(program: Command, ctx: CliContext, done: (code: number) => void): void {
-  program
-    .command('doctor')
-    .description('report each tool family as on, off or broken, with the reason')
-    .option('--json', 'print JSON')
-    .action(async (options: { json?: boolean }) => {
-      const globals = program.opts<GlobalOptions>();
-      const { config, file } = configFor(globals, ctx);
-      const target = await targetFor(globals, config, ctx, { command: 'doctor', runJobs: false, level: 'error' });
-      if (target.kind === 'remote') {
-        const answer = await fetchNodeReport<DoctorReport>(target.url, 'node/doctor', target.owner);
-        if (answer.ok) {
-          done(print(answer.report, file, Boolean(options.json), ctx));
-          return;
-        }
-        // Not this node's owner (or a node without the route): only whether it is ready.
-        const { status, body } = await fetchNodeJson(target.url, 'readyz');
-        const who = target.holder ? describeHolder(target.holder) : `the node at ${target.url}`;
-        if (options.json)
-          ctx.io.out(JSON.stringify({ config: file ?? null, node: target.url, readiness: body }) + '\n');
-        else
-          ctx.io.out(
-            `config: ${file ?? 'embedded defaults'}\nnode: ${who}: ${status === 200 ? 'ready' : 'not ready'} ` +
-              `(its families are shown to its owner only: ${answer.why})\n`,
-          );
-        done(status === 200 ? ExitCode.ok : ExitCode.failure);
-        return;
-      }
-      try {
-        done(print(await doctorReport(target.app.info), file, Boolean(options.json), ctx));
-      } finally {
-        await target.close();
-      }
-    });
+export async function doctor({ ctx, globals, options }: CommandRun): Promise<number> {
+  const target = await targetFor(globals, ctx, {
+    command: 'doctor',
+    runJobs: false,
+    level: 'error',
+  });
+  // With --url the configuration here is not the node's: none is named.
+  const file = target.loaded?.file;
+  const config: ConfigShown = {
+    file,
+    label:
+      file ??
+      (target.loaded ? 'embedded defaults' : `the node's own (at ${target.kind === 'remote' ? target.url : ''})`),
+  };
+  const json = Boolean(options.json);
+  if (target.kind === 'remote') {
+    const answer = await fetchNodeReport<unknown>(target.url, 'node/doctor', target.owner);
+    if (answer.ok) {
+      if (!isDoctorReport(answer.report))
+        throw new LangoError(
+          `the node at ${target.url} answered /node/doctor with something that is not a lango report`,
+        );
+      return print(answer.report, config, json, ctx);
+    }
+    // Not this node's owner (or a node without the route): only whether it is ready.
+    const { status, body } = await fetchNodeAnswer(target.url, 'readyz');
+    const who = target.holder ? describeHolder(target.holder) : `the node at ${target.url}`;
+    if (json) ctx.io.out(JSON.stringify({ config: file ?? null, node: target.url, readiness: body ?? null }) + '\n');
+    else
+      ctx.io.out(
+        `config: ${config.label}\n` +
+          `node: ${who}: ${status === 200 ? 'ready' : 'not ready'} ` +
+          `(its families are shown to its owner only: ${answer.why})\n`,
+      );
+    return status === 200 ? ExitCode.ok : ExitCode.failure;
+  }
+  try {
+    const { doctorReport } = await import('../../observe/nodeInfo');
+    return print(await doctorReport(target.app.info), config, json, ctx);
+  } finally {
+    await target.close();
+  }
 }

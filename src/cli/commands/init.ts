@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Command } from 'commander';
 import { InputError } from '../../errors';
 import { ExitCode } from '../io';
-import type { CliContext } from '../context';
+import type { CommandRun } from '../commandRun';
 import { projectFiles, type ProjectTemplateOptions } from '../init/template';
 
 /** lango's own folder (beside `src/` and `dist/` alike) and its manifest. */
@@ -30,39 +29,84 @@ function versions(manifest: ReturnType<typeof langoPackage>['manifest']): Projec
  * `lango init [DIR]`: a project embedding a node with a custom tool
  * (`defineTool`) and its jest test, ready for `npm install`, `npm test` and
  * `npm start`. Writes nothing when one of its files exists already (exit 2
- * naming them).
+ * naming them), and never through a symbolic link or outside DIR (issue
+ * 37, 7): DIR and every folder it writes in must be real folders, and each
+ * file is created new (a link at its name, even a dangling one, counts as
+ * taken).
  */
-export function registerInitCommand(program: Command, ctx: CliContext, done: (code: number) => void): void {
-  program
-    .command('init')
-    .description('write a project: a configuration, a custom tool and its test, ready for npm start')
-    .argument('[dir]', 'the project folder (created when missing)', '.')
-    .addHelpText('after', '\nExamples:\n  lango init my-node\n  cd my-node && npm install && npm test && npm start\n')
-    .action((dir: string) => {
-      const folder = path.resolve(ctx.cwd, dir);
-      const { root, manifest } = langoPackage();
-      const files = projectFiles({ name: projectName(folder), langoRoot: root, versions: versions(manifest) });
-      const taken = Object.keys(files).filter((file) => fs.existsSync(path.join(folder, file)));
-      if (taken.length)
-        throw new InputError(`${folder} already has ${taken.join(', ')}; choose an empty folder (lango init DIR)`);
-      for (const [file, content] of Object.entries(files)) {
-        fs.mkdirSync(path.dirname(path.join(folder, file)), { recursive: true });
-        fs.writeFileSync(path.join(folder, file), content);
-      }
-      const relative = path.relative(ctx.cwd, folder);
-      const cd = relative.startsWith('..') ? folder : relative;
-      ctx.io.out(
-        [
-          `wrote a lango project in ${folder}:`,
-          ...Object.keys(files).map((file) => `  ${file}`),
-          '',
-          'next:',
-          `  ${cd ? `cd ${cd} && ` : ''}npm install && npm test && npm start`,
-          '',
-        ].join('\n'),
-      );
-      done(ExitCode.ok);
-    });
+export async function init({ ctx, args }: CommandRun): Promise<number> {
+  const dir = args[0] as string;
+  const folder = path.resolve(ctx.cwd, dir);
+  const { root, manifest } = langoPackage();
+  const files = projectFiles({ name: projectName(folder), langoRoot: root, versions: versions(manifest) });
+  const links = linksOnTheWay(folder, Object.keys(files));
+  if (links.length)
+    throw new InputError(
+      `${links.join(', ')} ${links.length === 1 ? 'is a symbolic link' : 'are symbolic links'}; ` +
+        'lango init writes only inside the folder it is given: choose a folder without links (lango init DIR)',
+    );
+  const taken = Object.keys(files).filter((file) => fs.lstatSync(path.join(folder, file), { throwIfNoEntry: false }));
+  if (taken.length)
+    throw new InputError(`${folder} already has ${taken.join(', ')}; choose an empty folder (lango init DIR)`);
+  for (const [file, content] of Object.entries(files)) writeInside(folder, file, content);
+  const relative = path.relative(ctx.cwd, folder);
+  const cd = relative.startsWith('..') ? folder : relative;
+  ctx.io.out(
+    [
+      `wrote a lango project in ${folder}:`,
+      ...Object.keys(files).map((file) => `  ${file}`),
+      '',
+      'next:',
+      `  ${cd ? `cd ${cd} && ` : ''}npm install && npm test && npm start`,
+      '',
+    ].join('\n'),
+  );
+  return ExitCode.ok;
+}
+
+/** DIR itself and the folders under it the files go in, where they are symbolic links. */
+function linksOnTheWay(folder: string, files: string[]): string[] {
+  const folders = new Set<string>([folder]);
+  for (const file of files) {
+    let at = path.dirname(path.join(folder, file));
+    while (at.startsWith(folder + path.sep)) {
+      folders.add(at);
+      at = path.dirname(at);
+    }
+  }
+  return [...folders].filter((at) => fs.lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink());
+}
+
+/**
+ * Writes `file` under `folder`: each folder on the way made one level at a
+ * time and checked to be a real folder, the file created new without
+ * following a link (`O_EXCL | O_NOFOLLOW`), so a link that appears between
+ * the check and the write fails the write instead of redirecting it.
+ */
+function writeInside(folder: string, file: string, content: string): void {
+  fs.mkdirSync(folder, { recursive: true });
+  let at = folder;
+  for (const part of path
+    .dirname(file)
+    .split('/')
+    .filter((p) => p && p !== '.')) {
+    at = path.join(at, part);
+    try {
+      fs.mkdirSync(at);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    if (!fs.lstatSync(at).isDirectory())
+      throw new InputError(`${at} is not a folder; lango init writes only inside ${folder}`);
+  }
+  if (!fs.lstatSync(folder).isDirectory()) throw new InputError(`${folder} is not a folder`);
+  const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
+  const fd = fs.openSync(path.join(folder, file), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
+  try {
+    fs.writeSync(fd, content);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** A package name from the folder's name: lower case, letters, digits and dashes. */

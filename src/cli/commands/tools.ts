@@ -1,13 +1,19 @@
-import type { Command } from 'commander';
 import { InputError, LangoError } from '../../errors';
-import { ownsEveryTool, toolsReport, type ToolsReport, type ToolView } from '../../observe/nodeInfo';
+import type { ToolsReport, ToolView } from '../../observe/nodeInfo';
 import { ExitCode } from '../io';
-import { configFor, targetFor, type CliContext, type GlobalOptions } from '../context';
-import { fetchNodeReport } from '../nodeClient';
+import { targetFor, type CliContext } from '../context';
+import type { CommandRun } from '../commandRun';
+import { fetchNodeReport } from '../nodeHttp';
+import { isToolsReport } from '../reports';
+
+/** What a refused report asks for: the owner's credential. */
+const OWNER_HINT =
+  '; its tools are shown to its owner: give an owner credential with --token or LANGO_TOKEN ' +
+  "(the node's local owner token is owner.token in its data folder, or a caller's with owner: true)";
 
 /** A tool as a person reads it: name, owner, description, one line per argument. */
-function render({ name, owner, description, arguments: fields }: ToolView, rootName: string): string[] {
-  const lines = [`${name}  → ${owner ?? (ownsEveryTool(rootName) ? rootName : 'unmatched')}`];
+function render({ name, owner, description, arguments: fields }: ToolView, root: RootOf): string[] {
+  const lines = [`${name}  → ${owner ?? (root.ownsEveryTool ? root.name : 'unmatched')}`];
   for (const line of description.split('\n')) lines.push(`  ${line}`);
   if (!fields.length) lines.push('  arguments: none');
   else {
@@ -20,8 +26,14 @@ function render({ name, owner, description, arguments: fields }: ToolView, rootN
   return lines;
 }
 
+/** The root agent, and whether it owns every tool (single-agent mode: no tool is unmatched). */
+interface RootOf {
+  name: string;
+  ownsEveryTool: boolean;
+}
+
 /** The report printed: every tool, or the one named (exit 2 naming near ones when there is none). */
-function print(report: ToolsReport, name: string | undefined, json: boolean, ctx: CliContext): void {
+async function print(report: ToolsReport, name: string | undefined, json: boolean, ctx: CliContext): Promise<void> {
   const all = report.tools;
   const chosen = name === undefined ? all : all.filter((tool) => tool.name === name);
   if (name !== undefined && !chosen.length) {
@@ -30,8 +42,13 @@ function print(report: ToolsReport, name: string | undefined, json: boolean, ctx
       `no tool named "${name}"${near.length ? ` (did you mean ${near.join(', ')}?)` : ''}; \`lango tools\` lists them`,
     );
   }
-  if (json) ctx.io.out(JSON.stringify(chosen, null, 2) + '\n');
-  else ctx.io.out(chosen.flatMap((tool) => [...render(tool, report.rootName), '']).join('\n'));
+  if (json) {
+    ctx.io.out(JSON.stringify(chosen, null, 2) + '\n');
+    return;
+  }
+  const { SINGLE_AGENT_NAME } = await import('../../orchestration/tree');
+  const root = { name: report.rootName, ownsEveryTool: report.rootName === SINGLE_AGENT_NAME };
+  ctx.io.out(chosen.flatMap((tool) => [...render(tool, root), '']).join('\n'));
 }
 
 /**
@@ -40,29 +57,26 @@ function print(report: ToolsReport, name: string | undefined, json: boolean, ctx
  * model's user) can write a call without reading the source. While a node
  * serves the data folder, its owner-only `/node/tools` says the same.
  */
-export function registerToolsCommand(program: Command, ctx: CliContext, done: (code: number) => void): void {
-  program
-    .command('tools')
-    .description("list the node's tools: owner, description and arguments (one tool with NAME)")
-    .argument('[name]', 'show only this tool')
-    .option('--json', 'print JSON')
-    .addHelpText('after', '\nExamples:\n  lango tools\n  lango tools crypto_hash\n  lango tools --json')
-    .action(async (name: string | undefined, options: { json?: boolean }) => {
-      const globals = program.opts<GlobalOptions>();
-      const { config } = configFor(globals, ctx);
-      const target = await targetFor(globals, config, ctx, { command: 'tools', runJobs: false });
-      if (target.kind === 'remote') {
-        const answer = await fetchNodeReport<ToolsReport>(target.url, 'node/tools', target.owner);
-        if (!answer.ok) throw new LangoError(`the node at ${target.url} did not list its tools (${answer.why})`);
-        print(answer.report, name, Boolean(options.json), ctx);
-        done(ExitCode.ok);
-        return;
-      }
-      try {
-        print(toolsReport(target.app.info), name, Boolean(options.json), ctx);
-        done(ExitCode.ok);
-      } finally {
-        await target.close();
-      }
-    });
+export async function tools({ ctx, globals, args, options }: CommandRun): Promise<number> {
+  const name = args[0] as string | undefined;
+  const target = await targetFor(globals, ctx, { command: 'tools', runJobs: false });
+  if (target.kind === 'remote') {
+    const answer = await fetchNodeReport<unknown>(target.url, 'node/tools', target.owner);
+    if (!answer.ok)
+      throw new LangoError(
+        `the node at ${target.url} did not list its tools (${answer.why})` +
+          (/^HTTP 40[13]\b/.test(answer.why) ? OWNER_HINT : ''),
+      );
+    if (!isToolsReport(answer.report))
+      throw new LangoError(`the node at ${target.url} answered /node/tools with something that is not a lango report`);
+    await print(answer.report, name, Boolean(options.json), ctx);
+    return ExitCode.ok;
+  }
+  try {
+    const { toolsReport } = await import('../../observe/nodeInfo');
+    await print(toolsReport(target.app.info), name, Boolean(options.json), ctx);
+    return ExitCode.ok;
+  } finally {
+    await target.close();
+  }
 }

@@ -102,25 +102,31 @@ export const wordCount = defineTool({
 });
 `;
 
-const MAIN = `import { createApp, loadConfig } from 'lango';
+const MAIN = `import { ConfigError, InputError, loadConfig, serveNode } from 'lango';
 import { wordCount } from './tools/wordCount';
 
-/** The node: lango.config.yaml (or $LANGO_CONFIG), the node's own tools and yours. */
+/**
+ * The node: lango.config.yaml (or $LANGO_CONFIG), the node's own tools and
+ * yours. It serves its data folder as \`lango serve\` does: it holds the
+ * folder (\`npx lango chat\` in this folder talks to it) and writes the
+ * owner token the CLI and the console sign in with (.lango/owner.token).
+ */
 async function main(): Promise<void> {
   const { config } = loadConfig();
-  const app = await createApp(config, { tools: [wordCount] });
-  const url = await app.listen();
-  console.log(\`lango node listening at \${url} (console: \${url}/console)\`);
+  const node = await serveNode(config, { tools: [wordCount] });
+  console.log(\`lango node listening at \${node.url} (console: \${node.url}/console)\`);
   const stop = () => {
-    void app.close().then(() => process.exit(0));
+    void node.close().then(() => process.exit(0));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 }
 
+// Bad configuration or a data folder another node holds: exit 2 with what to fix, as \`lango serve\` does.
 main().catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
+  if (error instanceof ConfigError) for (const issue of error.issues) console.error(\`  \${issue}\`);
+  process.exit(error instanceof ConfigError || error instanceof InputError ? 2 : 1);
 });
 `;
 

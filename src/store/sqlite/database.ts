@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
+import { makePrivateDir, PRIVATE_FILE_MODE } from '../../privateFiles';
 
 /** The node's one SQLite database handle; every store takes it as a dependency. */
 export type SqliteDatabase = Database.Database;
@@ -11,7 +12,11 @@ export type SqliteDatabase = Database.Database;
  * committed.
  */
 export function openDatabase(file: string): SqliteDatabase {
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  if (file !== ':memory:') {
+    makePrivateDir(path.dirname(file));
+    // Created 0600 before SQLite opens it: SQLite gives its -wal and -shm files the database's own mode.
+    fs.closeSync(fs.openSync(file, 'a', PRIVATE_FILE_MODE));
+  }
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');

@@ -46,10 +46,10 @@ export class SkillLibrary {
     if (exists && !input.overwrite) {
       throw new ToolExecutionError(`skill "${input.name}" already exists; pass overwrite: true to replace it`);
     }
-    fs.mkdirSync(folder, { recursive: true });
+    fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
     // Write then rename, so the operator never reads half a file.
     const temp = path.join(folder, `.SKILL.md.${process.pid}.tmp`);
-    fs.writeFileSync(temp, text, { mode: 0o644 });
+    fs.writeFileSync(temp, text, { mode: 0o600 });
     fs.renameSync(temp, file);
     return { ...skill, file, replaced: exists };
   }

@@ -51,7 +51,7 @@ export function createScreenshotTool(options: ScreenshotToolOptions): AnyTool {
         if (page.url() === 'about:blank') {
           throw new ToolExecutionError('no page is open in this session; call browser_navigate first');
         }
-        mkdirSync(folder, { recursive: true });
+        mkdirSync(folder, { recursive: true, mode: 0o700 });
         const name = fileName(ctx.sessionId, options.clock());
         const file = path.join(folder, name);
         let png: Buffer;

@@ -162,7 +162,7 @@ export const skillsFamily: ToolFamily = {
     };
     const tools = scanTools();
 
-    fs.mkdirSync(dir, { recursive: true });
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     let timer: NodeJS.Timeout | undefined;
     const reload = () => {
       const next = scanTools();

@@ -60,7 +60,7 @@ export function createJobManager(options: JobManagerOptions): JobManager {
   const { store, outputDir, logger, clock } = options;
   const maxRunning = options.maxRunning ?? 8;
   const maxOutput = options.maxOutputBytes ?? 10 * 1024 * 1024;
-  fs.mkdirSync(outputDir, { recursive: true });
+  fs.mkdirSync(outputDir, { recursive: true, mode: 0o700 });
 
   const children = new Map<string, { command: CommandProcess; done: Promise<void>; stopping: boolean }>();
   const outputFile = (id: string) => path.join(outputDir, `${id}.log`);

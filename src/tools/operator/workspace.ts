@@ -127,7 +127,8 @@ interface OpenDir {
  * ws.resolve('../config.yaml'); // throws: leaves the workspace
  */
 export function createWorkspace(options: WorkspaceOptions): Workspace {
-  fs.mkdirSync(options.root, { recursive: true });
+  // Created 0700 when missing, whatever the umask: by default it sits in the data folder, which is the user's alone.
+  fs.mkdirSync(options.root, { recursive: true, mode: 0o700 });
   const root = fs.realpathSync(options.root);
   const rootStat = fs.statSync(root);
   const dataDir = realpathAllowMissing(path.resolve(options.dataDir));
@@ -138,6 +139,9 @@ export function createWorkspace(options: WorkspaceOptions): Workspace {
   // rest of the data directory is outside the root anyway. A root around the
   // data directory must fence it off.
   const fenceDataDir = !isWithin(dataDir, root);
+  // What the agent creates in a workspace inside the data folder is private whatever the umask (issue 37, 7).
+  const dirMode = fenceDataDir ? 0o777 : 0o700;
+  const fileMode = fenceDataDir ? 0o666 : 0o600;
   let dataDirStat: fs.Stats | undefined;
   try {
     dataDirStat = fs.statSync(dataDir);
@@ -235,7 +239,7 @@ export function createWorkspace(options: WorkspaceOptions): Workspace {
               const code = errnoOf(error);
               if (code === 'ENOENT' && create && attempt < 3) {
                 try {
-                  fs.mkdirSync(at(dir, name));
+                  fs.mkdirSync(at(dir, name), dirMode);
                 } catch (made) {
                   if (errnoOf(made) !== 'EEXIST') throw made;
                 }
@@ -288,7 +292,7 @@ export function createWorkspace(options: WorkspaceOptions): Workspace {
       if (name === undefined) throw new ToolExecutionError(`"${given}" is the workspace root, a directory`);
       let fd: number;
       try {
-        fd = fs.openSync(at(dir, name), flags, 0o666);
+        fd = fs.openSync(at(dir, name), flags, fileMode);
       } catch (error) {
         if (errnoOf(error) === 'ELOOP' && isLink(dir, name)) return { follow: linkTarget(dir, name, given) };
         throw error;
@@ -316,7 +320,7 @@ export function createWorkspace(options: WorkspaceOptions): Workspace {
     return walk<string>(given, true, (dir, name) => {
       if (name === undefined) return { done: root };
       try {
-        fs.mkdirSync(at(dir, name));
+        fs.mkdirSync(at(dir, name), dirMode);
       } catch (error) {
         if (errnoOf(error) !== 'EEXIST') throw error;
         if (isLink(dir, name)) return { follow: linkTarget(dir, name, given) };

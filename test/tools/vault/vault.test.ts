@@ -30,7 +30,9 @@ describe('vault master key', () => {
     try {
       loadMasterKey({ dataDir: dir });
       fs.chmodSync(path.join(dir, MASTER_KEY_FILE), 0o644);
-      expect(() => loadMasterKey({ dataDir: dir })).toThrow('readable by others (mode 644)');
+      expect(() => loadMasterKey({ dataDir: dir })).toThrow(
+        'is readable or writable by others (mode 644); refusing to start',
+      );
     } finally {
       cleanup();
     }

@@ -17,36 +17,45 @@ import type {
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { limitRefusal, type RequestLimits } from './requestLimits';
 import { refusedStream } from './streamForms';
 
+/** Why a request may not reach the handler (the error its binding answers), or undefined when it may. */
+export type RequestRefusal = (params: unknown, context: ServerCallContext) => Error | undefined;
+
 /**
- * `handler` behind the one check of {@link RequestLimits}: every binding
- * (JSON-RPC, HTTP+JSON, the v0.3 layer, gRPC) hands its decoded request to
- * the one request handler through this gate, so a request over a limit is
- * refused the same way on each (invalid params naming the field) before
- * anything of it is stored.
+ * `handler` behind the node's one request gate: every binding (JSON-RPC,
+ * HTTP+JSON, the v0.3 layer, gRPC) hands its decoded request to the one
+ * request handler through it, so a refused request (over a limit, for a
+ * tenant not served) is refused the same way on each, before anything of it
+ * is stored. The card itself passes: it is public.
  * @example
- * const requestHandler = limitedRequests(answerStorageOutages(taskHandler, health), { ...REQUEST_LIMITS, maxBytes });
+ * const requestHandler = gatedRequests(taskHandler, (params) => limitRefusal(params, limits));
  */
-export function limitedRequests(handler: A2ARequestHandler, limits: RequestLimits): A2ARequestHandler {
-  return new LimitGate(handler, limits);
+export function gatedRequests(handler: A2ARequestHandler, refusal: RequestRefusal): A2ARequestHandler {
+  return new RequestGate(handler, refusal);
 }
 
-class LimitGate implements A2ARequestHandler {
+class RequestGate implements A2ARequestHandler {
   constructor(
     private readonly inner: A2ARequestHandler,
-    private readonly limits: RequestLimits,
+    private readonly refusal: RequestRefusal,
   ) {}
 
-  private check(params: unknown): void {
-    const refusal = limitRefusal(params, this.limits);
+  private check(params: unknown, context: ServerCallContext): void {
+    const refusal = this.refusal(params, context);
     if (refusal) throw refusal;
   }
 
-  /** A stream over a limit is refused at its first read, as the handler's own streams refuse. */
-  private opened<T>(params: T, open: (params: T) => AsyncGenerator<StreamResponse, void, undefined>) {
-    const refusal = limitRefusal(params, this.limits);
+  /**
+   * A refused stream is refused at its first read, as the handler's own streams refuse; an accepted one is handed
+   * on as it is (no generator around it: a caller that leaves ends it at once).
+   */
+  private opened<T>(
+    params: T,
+    context: ServerCallContext,
+    open: (params: T) => AsyncGenerator<StreamResponse, void, undefined>,
+  ) {
+    const refusal = this.refusal(params, context);
     return refusal ? refusedStream(refusal) : open(params);
   }
 
@@ -58,12 +67,12 @@ class LimitGate implements A2ARequestHandler {
     params: GetExtendedAgentCardRequest,
     context: ServerCallContext,
   ): Promise<AgentCard> {
-    this.check(params);
+    this.check(params, context);
     return this.inner.getAuthenticatedExtendedAgentCard(params, context);
   }
 
   async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
-    this.check(params);
+    this.check(params, context);
     return this.inner.sendMessage(params, context);
   }
 
@@ -71,21 +80,21 @@ class LimitGate implements A2ARequestHandler {
     params: SendMessageRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    return this.opened(params, (checked) => this.inner.sendMessageStream(checked, context));
+    return this.opened(params, context, (checked) => this.inner.sendMessageStream(checked, context));
   }
 
   async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
-    this.check(params);
+    this.check(params, context);
     return this.inner.getTask(params, context);
   }
 
   async listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
-    this.check(params);
+    this.check(params, context);
     return this.inner.listTasks(params, context);
   }
 
   async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
-    this.check(params);
+    this.check(params, context);
     return this.inner.cancelTask(params, context);
   }
 
@@ -93,14 +102,14 @@ class LimitGate implements A2ARequestHandler {
     params: SubscribeToTaskRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    return this.opened(params, (checked) => this.inner.resubscribe(checked, context));
+    return this.opened(params, context, (checked) => this.inner.resubscribe(checked, context));
   }
 
   async createTaskPushNotificationConfig(
     params: TaskPushNotificationConfig,
     context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    this.check(params);
+    this.check(params, context);
     return this.inner.createTaskPushNotificationConfig(params, context);
   }
 
@@ -108,7 +117,7 @@ class LimitGate implements A2ARequestHandler {
     params: GetTaskPushNotificationConfigRequest,
     context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    this.check(params);
+    this.check(params, context);
     return this.inner.getTaskPushNotificationConfig(params, context);
   }
 
@@ -116,7 +125,7 @@ class LimitGate implements A2ARequestHandler {
     params: ListTaskPushNotificationConfigsRequest,
     context: ServerCallContext,
   ): Promise<ListTaskPushNotificationConfigsResponse> {
-    this.check(params);
+    this.check(params, context);
     return this.inner.listTaskPushNotificationConfigs(params, context);
   }
 
@@ -124,7 +133,7 @@ class LimitGate implements A2ARequestHandler {
     params: DeleteTaskPushNotificationConfigRequest,
     context: ServerCallContext,
   ): Promise<void> {
-    this.check(params);
+    this.check(params, context);
     return this.inner.deleteTaskPushNotificationConfig(params, context);
   }
 }

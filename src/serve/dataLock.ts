@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../errors';
+import { makePrivateDir, PRIVATE_FILE_MODE } from '../privateFiles';
 
 /** The lock file's name inside the data folder. */
 export const LOCK_FILE = 'lango.lock';
@@ -85,7 +86,7 @@ export function readDataLock(dataDir: string): LockHolder | undefined {
 /** Writes `content` to a private temp file beside `file` and returns its path. */
 function writeTemp(file: string, content: string): string {
   const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  fs.writeFileSync(temp, content, { mode: 0o600 });
+  fs.writeFileSync(temp, content, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
   return temp;
 }
 
@@ -102,7 +103,7 @@ function writeTemp(file: string, content: string): string {
  * lock.release();
  */
 export function acquireDataLock(dataDir: string, command: string): DataLock {
-  fs.mkdirSync(dataDir, { recursive: true });
+  makePrivateDir(dataDir);
   const file = path.join(dataDir, LOCK_FILE);
   let holder: LockHolder = { pid: process.pid, command, startedAt: new Date().toISOString() };
   for (let attempt = 0; ; attempt++) {
