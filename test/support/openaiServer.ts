@@ -19,7 +19,7 @@ export interface ScriptedServerToolCall {
 export type ScriptedCompletion =
   | { text: string; usage?: { prompt_tokens: number; completion_tokens: number } }
   | { chunks: string[]; before?: (index: number) => Promise<void> }
-  | { toolCalls: ScriptedServerToolCall[]; text?: string }
+  | { toolCalls: ScriptedServerToolCall[]; text?: string; usage?: { prompt_tokens: number; completion_tokens: number } }
   | { status: number; error: { message: string; type?: string } }
   | ((body: ChatRequestBody) => ScriptedCompletion);
 
