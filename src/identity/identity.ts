@@ -104,6 +104,14 @@ export function createIdentity(options: IdentityOptions): Identity {
   // behind a proxy on this machine: its callers are anonymous, its owner uses the CLI's owner token).
   const loopbackOwner = !required && isLoopbackHost(config.server.host);
   const now = options.now ?? Date.now;
+  // Callers come from the same few addresses again and again: the last loopback one is not parsed twice.
+  let lastLoopback: string | undefined;
+  const fromLoopback = (address: string | undefined): boolean => {
+    if (address !== undefined && address === lastLoopback) return true;
+    if (!isLoopbackAddress(address)) return false;
+    lastLoopback = address;
+    return true;
+  };
 
   const principal = (req: CallerRequest): Principal | undefined | Promise<Principal | undefined> => {
     // A console session speaks for the owner on the console's own paths only (the cookie's `Path`).
@@ -126,7 +134,7 @@ export function createIdentity(options: IdentityOptions): Identity {
       return principalOfCertificate(certificate, callers);
     // A stale console cookie alone is a credential refused: the console asks to sign in again.
     if (session !== undefined && !token && !presentedKey) return undefined;
-    return loopbackOwner && isLoopbackAddress(req.remoteAddress) ? OWNER : ANONYMOUS;
+    return loopbackOwner && fromLoopback(req.remoteAddress) ? OWNER : ANONYMOUS;
   };
   const sessions = createSignedInSessions({
     ttlMs: CONSOLE_SESSION_MS,

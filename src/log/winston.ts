@@ -67,9 +67,14 @@ class LazyWinstonLogger implements Logger {
   private made: winston.Logger | undefined;
   private bound: Partial<Record<Level, WriteLine>> | undefined;
 
-  /** The root itself (no parent), or a child of `parent` with `bindings`, made when it first writes a line. */
+  /**
+   * The root itself (no parent), or a child of `parent` with `bindings`, made when it first writes a line.
+   * `levels`: whether the root writes debug and info lines, asked once (the node never changes its level; winston's
+   * `isDebugEnabled` walks its transports on every call, a few µs on every greeting).
+   */
   constructor(
     private readonly root: winston.Logger,
+    private readonly levels: { readonly debug: boolean; readonly info: boolean },
     private readonly parent?: LazyWinstonLogger,
     private readonly bindings?: Record<string, unknown>,
   ) {}
@@ -84,11 +89,11 @@ class LazyWinstonLogger implements Logger {
   }
 
   get debug(): WriteLine {
-    return this.root.isDebugEnabled() ? this.writer('debug') : ignoreLine;
+    return this.levels.debug ? this.writer('debug') : ignoreLine;
   }
 
   get info(): WriteLine {
-    return this.root.isInfoEnabled() ? this.writer('info') : ignoreLine;
+    return this.levels.info ? this.writer('info') : ignoreLine;
   }
 
   get warn(): WriteLine {
@@ -100,10 +105,10 @@ class LazyWinstonLogger implements Logger {
   }
 
   child(bindings: Record<string, unknown>): Logger {
-    return new LazyWinstonLogger(this.root, this, bindings);
+    return new LazyWinstonLogger(this.root, this.levels, this, bindings);
   }
 }
 
 function wrap(root: winston.Logger): Logger {
-  return new LazyWinstonLogger(root);
+  return new LazyWinstonLogger(root, { debug: root.isDebugEnabled(), info: root.isInfoEnabled() });
 }

@@ -130,9 +130,12 @@ export interface TimelineStore {
  * ends just after the turn's own rows were committed, does not cost a
  * transaction of its own, and under load the turns a store would let go
  * within the same write are never written ({@link queueTurn}). Reads and
- * closing write at once.
+ * closing write at once. A second: a store keeps its newest `kept` turns, so
+ * it writes at most `kept` rows a second however busy the node is (at 250 ms
+ * a busy node wrote four times as many, each turn's model exchange some
+ * kilobytes of JSON, for rows the ring overwrote within the second; issue 35).
  */
-export const TIMELINE_SAVE_DELAY_MS = 250;
+export const TIMELINE_SAVE_DELAY_MS = 1_000;
 
 /** Turns a store keeps when not told (`observability.timeline.tasks`' default). */
 export const DEFAULT_TIMELINES_KEPT = 200;
