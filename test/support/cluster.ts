@@ -16,7 +16,9 @@ export const SERVED_BY = 'x-lango-replica';
 
 /** Why haproxy cannot be run here, or `undefined` when it can. */
 export function haproxyUnavailable(): string | undefined {
-  return fs.existsSync(HAPROXY) ? undefined : `no haproxy at ${HAPROXY} (install Debian's haproxy, or set LANGO_HAPROXY)`;
+  return fs.existsSync(HAPROXY)
+    ? undefined
+    : `no haproxy at ${HAPROXY} (install Debian's haproxy, or set LANGO_HAPROXY)`;
 }
 
 /** Why the cluster tests cannot run here (no PostgreSQL or no haproxy), or `undefined` when they can. */

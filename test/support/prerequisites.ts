@@ -68,7 +68,9 @@ export function skipUnless(what: string, ...needs: Prerequisite[]): boolean {
  * const itSandboxed = itNeeding('bubblewrap');
  * itSandboxed('asks before running outside the allow-list', async () => { … });
  */
-export function itNeeding(...needs: Prerequisite[]): (name: string, fn: jest.ProvidesCallback, timeout?: number) => void {
+export function itNeeding(
+  ...needs: Prerequisite[]
+): (name: string, fn: jest.ProvidesCallback, timeout?: number) => void {
   return (name, fn, timeout) => {
     const gap = unmet(needs);
     if (gap) standIn(name, gap);
