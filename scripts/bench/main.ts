@@ -1,5 +1,6 @@
 /**
- * `npm run bench`: every scenario of issues 7, 12, 15, 16 (cluster.ts), 26 (identity.ts) and 33 (delegation.ts) against the bare SDK
+ * `npm run bench`: every scenario of issues 7, 12, 15, 16 (cluster.ts), 26 (identity.ts), 33 (delegation.ts) and the
+ * figures the tests left to the bench (issue 36, waits.ts) against the bare SDK
  * baseline (and Google ADK-JS's A2A server), then docs/benchmarks.md (plus
  * scripts/bench/analysis.md, the hand-written reading of the figures). Not
  * part of `npm test`.
@@ -29,6 +30,7 @@ import { cliStartup } from './cliStartup';
 import { oidcGreeting } from './identity';
 import { accounting, onBehalfOf, onBehalfOfHop } from './delegation';
 import { resumeCost, resumeLatency } from './resume';
+import { databaseOutage, peerHealth } from './waits';
 import { summarizeProfileFile } from './profile';
 import { describeMachine, renderReport } from './report';
 import {
@@ -73,6 +75,8 @@ const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   accounting,
   resumeLatency,
   resumeCost,
+  peerHealth,
+  databaseOutage,
   cliStartup,
 };
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { a2aClient, answerText, asTask, describeStream, textRequest } from '../support/a2aClient';
 import { rpc } from '../support/cluster';
-import { skipWithoutPostgres } from '../support/postgres';
+import { skipWithoutPostgres } from '../support/prerequisites';
 import { useReplicaCluster } from '../support/pgReplicas';
 import { waitFor } from '../support/waitFor';
 
@@ -67,7 +67,7 @@ if (!skipWithoutPostgres('one owner per task across replicas')) {
       cluster().model.push({ chunks: ['Appended', '.'], before: (i) => (i === 0 ? held.opened : Promise.resolve()) });
       try {
         const answering = rpc(a.url, 'SendMessage', message('yes', asked));
-        await waitFor(() => lines('follow-up.txt').length === 1, 10_000, 'the approved command to run on A');
+        await waitFor(() => lines('follow-up.txt').length === 1, 20_000, 'the approved command to run on A');
         expect(await stateOn(a.url, asked.id)).toBe(TaskState.TASK_STATE_WORKING);
         expect(await stateOn(b.url, asked.id)).toBe(TaskState.TASK_STATE_WORKING);
 

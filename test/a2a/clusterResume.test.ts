@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { GENERATION_EXTENSION, GENERATION_METADATA_KEY } from '../../src/protocol/generationExtension';
-import { skipWithoutPostgres } from '../support/postgres';
+import { longPollWaiting } from '../support/longPoll';
+import { skipWithoutPostgres } from '../support/prerequisites';
 import { useReplicaCluster } from '../support/pgReplicas';
 import { openSse, resultOf, rpc, type SseFrame } from '../support/sse';
 
@@ -151,7 +152,8 @@ if (!skipWithoutPostgres('resumable streams and idempotent sends across replicas
         ...EXTENSION,
         'A2A-Current-Generation': String(seen),
       });
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // C holds it: the task moves only once C's poll waits, and the poll answers with the move.
+      await longPollWaiting(c.logger, taskId, seen);
       gates.open(1);
       const moved = await polled;
       expect(generationOf(moved.body.result)).toBeGreaterThan(seen);

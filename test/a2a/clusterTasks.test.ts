@@ -7,7 +7,8 @@ import { createMemoryLogger } from '../../src/log/logger';
 import type { PgDatabase } from '../../src/store/postgres/database';
 import { openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
 import type { StoredTask, TaskScope } from '../../src/store/taskRows';
-import { emptyAllTables, skipWithoutPostgres } from '../support/postgres';
+import { emptyAllTables } from '../support/postgres';
+import { skipWithoutPostgres } from '../support/prerequisites';
 import { useMigratedDatabase } from '../support/postgresSuite';
 import { answerChunk } from '../support/taskEvents';
 
@@ -303,9 +304,14 @@ if (!skipWithoutPostgres('the A2A tasks across replicas')) {
       const b = await replica('b');
       await runner(a)(AgentEvent.task(newTask(ids, userMessage, TaskState.TASK_STATE_WORKING, at)));
       const gone = new AbortController();
-      const followed = follow(b, gone.signal);
-      setTimeout(() => gone.abort(), 200);
-      expect((await followed).map(describeResponse)).toEqual(['task TASK_STATE_WORKING']);
+      const responses = b.cluster.follow(scope, ids.taskId, gone.signal)[Symbol.asyncIterator]();
+      const first = await responses.next();
+      expect(first.done ? undefined : describeResponse(first.value.response)).toBe('task TASK_STATE_WORKING');
+      // The caller goes while the follower waits for a later event; the task never moves again, so only that
+      // can end it.
+      const waiting = responses.next();
+      gone.abort();
+      expect(await waiting).toMatchObject({ done: true });
     });
 
     it('writes events with the secrets the node knows masked, as the rows are', async () => {

@@ -24,13 +24,13 @@ describe('a streamed new task (DirectStream)', () => {
         const seen = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
         return seen.status?.state === TaskState.TASK_STATE_COMPLETED ? seen : undefined;
       },
-      15_000,
+      20_000,
       'the abandoned stream’s task to complete',
     );
     expect(settled.artifacts.length).toBeGreaterThan(0);
     const rowState = () =>
       (node.db.prepare('SELECT status_state FROM a2a_tasks WHERE id = ?').get(task.id) as { status_state: string })
         .status_state;
-    await waitFor(() => rowState() === 'TASK_STATE_COMPLETED', 5_000, 'the completed row to commit');
+    await waitFor(() => rowState() === 'TASK_STATE_COMPLETED', 20_000, 'the completed row to commit');
   });
 });

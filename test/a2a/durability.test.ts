@@ -16,7 +16,7 @@ describe('tasks survive a restart', () => {
     const dir = temp();
     const crashDir = temp();
     dirs.push(dir, crashDir);
-    const first = await startA2ANode({ dir, runner: new ScriptedA2ARunner(150) });
+    const first = await startA2ANode({ dir, runner: new ScriptedA2ARunner() });
     const client = await a2aClient(first.url, 'JSONRPC');
     const done = asTask(await client.sendMessage(textRequest('keep me')));
     const waiting = asTask(await client.sendMessage(textRequest('approve this')));
@@ -30,7 +30,7 @@ describe('tasks survive a restart', () => {
     });
 
     // A turn in flight: take a consistent copy of the database file now, as a crash would leave it.
-    const stream = client.sendMessageStream(textRequest('slow work in flight'));
+    const stream = client.sendMessageStream(textRequest('[hold] work in flight'));
     let inFlight = '';
     for await (const event of stream) {
       if (

@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { decodeErrorInfo, decodeStatus, GRPC_STATUS_DETAILS_BIN } from '@a2a-js/sdk/errors/grpc';
 import { GENERATION_EXTENSION, GENERATION_METADATA_KEY } from '../../src/protocol/generationExtension';
 import { startA2ANode, type A2ATestNode } from '../support/a2aServer';
+import { longPollWaiting } from '../support/longPoll';
 import { PacedRunner } from '../support/pacedRunner';
 import { grpcCall } from '../support/grpcCall';
 import { openSse, resultOf, rpc, type SseFrame } from '../support/sse';
@@ -198,16 +199,15 @@ describe('the generation extension on one node', () => {
     const first = await readUntil(stream, (frames) => frames.some((f) => chunkText(resultOf(f))));
     const taskId = taskIdOf(resultOf(first[0]));
     const seen = generationOf(resultOf(first.at(-1)!)) as number;
-    const started = Date.now();
     const polled = post(`${node.url}/`, rpc('GetTask', { id: taskId }), {
       ...EXTENSION,
       'A2A-Current-Generation': String(seen),
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Held: the task moves only once the poll waits, and the poll answers with the move.
+    await longPollWaiting(node.logger, taskId, seen);
     runner.release(1);
     const moved = await polled;
     expect(generationOf(moved.body.result)).toBe(seen + 1);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(90);
 
     const waited = Date.now();
     const still = await post(`${node.url}/`, rpc('GetTask', { id: taskId }), {
@@ -243,7 +243,7 @@ describe('sends that never run twice, and the generation precondition, on one no
   it('runs one turn for twenty identical sends in flight at once, and each gets the task, settled', async () => {
     const params = message('only once');
     const sends = Array.from({ length: 20 }, () => post(`${node.url}/`, rpc('SendMessage', params)));
-    await waitFor(() => runner.turns.length > 0, 5_000, 'the first turn');
+    await waitFor(() => runner.turns.length > 0, 20_000, 'the first turn');
     runner.release();
     const answers = await Promise.all(sends);
     expect(runner.turns).toEqual(['only once']);
@@ -294,7 +294,7 @@ describe('sends that never run twice, and the generation precondition, on one no
       ...EXTENSION,
       'A2A-Current-Generation': String(generation),
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await longPollWaiting(node.logger, task.id, generation);
     // Answered by a caller that never asked for generations.
     const answer = message('the red one', { taskId: task.id, contextId: task.contextId });
     const answered = await post(`${node.url}/`, rpc('SendMessage', answer));

@@ -38,7 +38,7 @@ function rawCall(
       (value: Buffer) => value,
       body,
       metadata,
-      { deadline: Date.now() + 10_000 },
+      { deadline: Date.now() + 20_000 },
       (error, value) => {
         client.close();
         resolve({ error: error ?? undefined, value });
@@ -93,7 +93,7 @@ describe('the SDK gRPC client against the node (every method, streaming and erro
   });
 
   it('follows a working task with SubscribeToTask and cancels it with CancelTask', async () => {
-    const started = asTask(await client.sendMessage(textRequest('slow work', {}, { returnImmediately: true })));
+    const started = asTask(await client.sendMessage(textRequest('[hold] work', {}, { returnImmediately: true })));
     const followed = collect(client.resubscribeTask({ tenant: '', id: started.id }));
     const canceled = await client.cancelTask({ tenant: '', id: started.id, metadata: undefined });
     expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
@@ -114,7 +114,7 @@ describe('the SDK gRPC client against the node (every method, streaming and erro
       async () =>
         (await client.getTask({ tenant: '', id: taskId, historyLength: 0 })).status?.state ===
         TaskState.TASK_STATE_COMPLETED,
-      5000,
+      20_000,
       'the task to complete',
     );
   });

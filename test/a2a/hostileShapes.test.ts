@@ -164,7 +164,7 @@ function rawGrpc(method: string, body: Buffer, metadata: grpc.Metadata): Promise
       (value: Buffer) => value,
       body,
       metadata,
-      { deadline: Date.now() + 10_000 },
+      { deadline: Date.now() + 20_000 },
       (error) => {
         client.close();
         resolve(error ?? undefined);

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { TaskState } from '@a2a-js/sdk';
 import { checkPushUrl, isPrivateAddress } from '../../src/a2a/tasks/pushNotifications';
 import { a2aClient, asTask, textRequest } from '../support/a2aClient';
+import type { ScriptedA2ARunner } from '../support/a2aRunner';
 import { rawPost, startA2ANode, type A2ATestNode } from '../support/a2aServer';
 import { waitFor } from '../support/waitFor';
 
@@ -67,7 +68,7 @@ describe('push notifications to a loopback receiver (allowPrivateNetworks: true)
       expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       await waitFor(
         () => hook.deliveries.some((d) => stateOf(d) === 'TASK_STATE_COMPLETED'),
-        5_000,
+        20_000,
         'the completed push',
       );
       const states = hook.deliveries.map(stateOf);
@@ -88,7 +89,7 @@ describe('push notifications to a loopback receiver (allowPrivateNetworks: true)
     const hook = await receiver();
     try {
       const client = await a2aClient(node.url, 'JSONRPC');
-      const stream = client.sendMessageStream(textRequest('slow, hooked late'));
+      const stream = client.sendMessageStream(textRequest('[hold] hooked late'));
       const first = await stream.next();
       const task = asTask(first.value?.payload?.value);
       // The task's first events were looked up and found without a webhook; the one registered now counts.
@@ -102,10 +103,12 @@ describe('push notifications to a loopback receiver (allowPrivateNetworks: true)
         token: '',
         authentication: undefined,
       });
+      // The turn holds until now: what follows comes after the webhook is registered.
+      (node.runner as ScriptedA2ARunner).release('[hold] hooked late');
       for await (const event of stream) void event;
       await waitFor(
         () => hook.deliveries.some((d) => stateOf(d) === 'TASK_STATE_COMPLETED'),
-        5_000,
+        20_000,
         'the completed push',
       );
       expect(hook.deliveries.map(stateOf)).not.toContain('TASK_STATE_SUBMITTED');
@@ -129,7 +132,7 @@ describe('push notifications to a loopback receiver (allowPrivateNetworks: true)
         authentication: { scheme: 'Bearer', credentials: 'receiver-cred' },
       });
       await client.sendMessage(textRequest('yes', { taskId: waiting.id, contextId: waiting.contextId }));
-      await waitFor(() => hook.deliveries.length > 0, 5_000, 'a push delivery');
+      await waitFor(() => hook.deliveries.length > 0, 20_000, 'a push delivery');
       expect(hook.attempts()).toBeGreaterThanOrEqual(3);
       expect(hook.deliveries[0].headers.authorization).toBe('Bearer receiver-cred');
     } finally {
@@ -145,7 +148,7 @@ describe('push notifications to a loopback receiver (allowPrivateNetworks: true)
       );
       const mine = (r: { message: string; meta: Record<string, unknown> }) =>
         r.message === 'push notification undeliverable' && r.meta.url === new URL(hook.url).origin;
-      await waitFor(() => node.logger.records.some(mine), 5_000, 'the push failure log line');
+      await waitFor(() => node.logger.records.some(mine), 20_000, 'the push failure log line');
       const record = node.logger.records.find(mine);
       expect(record?.meta).toMatchObject({ attempts: 3, last: 'HTTP 500' });
       expect(JSON.stringify(record)).not.toContain('"t"');

@@ -97,7 +97,7 @@ describe('push delivery with credentials, retries and a recorded outcome', () =>
         ),
       );
       expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-      await waitFor(() => hook.accepted.some((r) => stateOf(r) === 'TASK_STATE_COMPLETED'), 5_000, 'the last push');
+      await waitFor(() => hook.accepted.some((r) => stateOf(r) === 'TASK_STATE_COMPLETED'), 20_000, 'the last push');
       // Every notification arrived once (its id is the same on each retry), after two refused attempts.
       const ids = hook.accepted.map((r) => r.headers['x-lango-delivery']);
       expect(new Set(ids).size).toBe(ids.length);
@@ -108,7 +108,7 @@ describe('push delivery with credentials, retries and a recorded outcome', () =>
       // The outcome is on the config, for its owner; another caller does not find the config.
       await waitFor(
         async () => (await delivery(ALICE, task.id, 'twice')).body.delivery?.outcome === 'delivered',
-        5_000,
+        20_000,
         'the recorded delivery',
       );
       const mine = await delivery(ALICE, task.id, 'twice');
@@ -136,7 +136,7 @@ describe('push delivery with credentials, retries and a recorded outcome', () =>
       );
       await waitFor(
         async () => (await delivery(ALICE, task.id, 'never')).body.delivery?.outcome === 'failed',
-        10_000,
+        20_000,
         'the recorded failure',
       );
       // startA2ANode bounds the attempts at 3 (a2a.pushNotifications.maxAttempts).

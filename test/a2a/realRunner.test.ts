@@ -130,7 +130,7 @@ describe('the A2A server with the real runner, tree and session store', () => {
     const canceled = await client.cancelTask({ tenant: '', id: task.id, metadata: undefined });
     expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     expect(hanging.signal.aborted).toBe(true);
-    await waitFor(() => node.a2a.running() === 0, 5_000, 'the canceled turn to end');
+    await waitFor(() => node.a2a.running() === 0, 20_000, 'the canceled turn to end');
     const after = await client.getTask({ tenant: '', id: task.id });
     expect(after.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     // At most what streamed before the cancel; never an answer after it.

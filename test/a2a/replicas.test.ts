@@ -1,7 +1,7 @@
 import { TaskState } from '@a2a-js/sdk';
 import type { StreamResponse } from '@a2a-js/sdk';
 import { a2aClient, answerText, asTask, textRequest } from '../support/a2aClient';
-import { skipWithoutPostgres } from '../support/postgres';
+import { skipWithoutPostgres } from '../support/prerequisites';
 import { useReplicaCluster } from '../support/pgReplicas';
 import { parseScrape } from '../support/prometheus';
 import { waitFor } from '../support/waitFor';
@@ -57,27 +57,22 @@ if (!skipWithoutPostgres('A2A tasks across replicas')) {
         const taskId =
           payload?.$case === 'task' ? payload.value.id : payload?.$case === 'statusUpdate' ? payload.value.taskId : '';
         expect(taskId).not.toBe('');
-        await waitFor(() => cluster().model.requests.length > modelCalls, 10_000, 'the model call to be running on A');
+        await waitFor(() => cluster().model.requests.length > modelCalls, 20_000, 'the model call to be running on A');
+
+        const modelCall = cluster().model.requests.at(-1)!;
 
         const onB = await a2aClient(b.url, 'HTTP+JSON');
-        let canceledAt = 0;
         const drained = (async () => {
-          for await (const event of stream) {
-            seen.push(event);
-            const update = event.payload?.$case === 'statusUpdate' ? event.payload.value : undefined;
-            if (update?.status?.state === TaskState.TASK_STATE_CANCELED) canceledAt = performance.now();
-          }
+          for await (const event of stream) seen.push(event);
         })();
-        const started = performance.now();
         const canceled = await onB.cancelTask({ tenant: '', id: taskId, metadata: undefined });
         expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+        // A stopped its model call (closed the connection) while the model still held its answer, and its stream
+        // ended canceled. How fast is the bench's cancelPropagation figure.
+        await modelCall.abandoned;
         await drained;
-        const endedMs = canceledAt - started;
-        process.stderr.write(`cancel through B ended A's stream after ${endedMs.toFixed(1)} ms\n`);
-        expect(endedMs).toBeGreaterThan(0);
-        // The target is 100 ms (the cancel's NOTIFY alone takes a few: test/store/postgresTaskEvents.test.ts); two
-        // replicas, the client and PostgreSQL share this process and a loaded 2-core machine, so the bound is looser.
-        expect(endedMs).toBeLessThan(3_000);
+        const last = seen.at(-1)?.payload;
+        expect(last?.$case === 'statusUpdate' && last.value.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
         const onA = await (
           await a2aClient(a.url, 'JSONRPC')
         ).getTask({ tenant: '', id: taskId, historyLength: undefined });

@@ -29,16 +29,16 @@ const { TASK_STATE_WORKING: WORKING, TASK_STATE_COMPLETED: COMPLETED, TASK_STATE
 describe('a blocking SendMessage without a webhook, run on the direct path', () => {
   let node: A2ATestNode;
   beforeAll(async () => {
-    // `slow` turns take 10 steps of 150 ms: time enough for another client to find and cancel one.
-    node = await startA2ANode({ runner: new ScriptedA2ARunner(150) });
+    // `[hold]` turns wait before their answer until released or aborted: another client finds and cancels one.
+    node = await startA2ANode({ runner: new ScriptedA2ARunner() });
   });
   afterAll(() => node.close());
 
   it('is listed, read and canceled by another request while it runs, and its caller gets the canceled task', async () => {
     const caller = await a2aClient(node.url, 'JSONRPC');
     const other = await a2aClient(node.url, 'HTTP+JSON');
-    const pending = caller.sendMessage(textRequest('slow, cancel me from elsewhere'));
-    const running = await findWorkingTask(other, (first) => first === 'slow, cancel me from elsewhere');
+    const pending = caller.sendMessage(textRequest('[hold] cancel me from elsewhere'));
+    const running = await findWorkingTask(other, (first) => first === '[hold] cancel me from elsewhere');
     expect(running).toBeDefined();
     expect((await other.getTask({ tenant: '', id: running!.id })).status?.state).toBe(WORKING);
     const canceled = await other.cancelTask({ tenant: '', id: running!.id, metadata: undefined });
@@ -66,8 +66,8 @@ describe('a blocking SendMessage without a webhook, run on the direct path', () 
     try {
       const caller = await a2aClient(node.url, 'JSONRPC');
       const other = await a2aClient(node.url, 'JSONRPC');
-      const pending = caller.sendMessage(textRequest('slow, watched by a webhook'));
-      const running = await findWorkingTask(other, (first) => first === 'slow, watched by a webhook');
+      const pending = caller.sendMessage(textRequest('[hold] watched by a webhook'));
+      const running = await findWorkingTask(other, (first) => first === '[hold] watched by a webhook');
       await other.createTaskPushNotificationConfig({
         tenant: '',
         id: 'late',
@@ -76,8 +76,9 @@ describe('a blocking SendMessage without a webhook, run on the direct path', () 
         token: '',
         authentication: undefined,
       });
+      (node.runner as ScriptedA2ARunner).release('[hold] watched by a webhook');
       expect(asTask(await pending).status?.state).toBe(COMPLETED);
-      await waitFor(() => bodies.length > 0, 5_000, 'the late webhook to hear the answer');
+      await waitFor(() => bodies.length > 0, 20_000, 'the late webhook to hear the answer');
       expect(bodies.map((b) => JSON.parse(b).statusUpdate?.status?.state)).toEqual(['TASK_STATE_COMPLETED']);
     } finally {
       hook.closeAllConnections();
@@ -87,14 +88,15 @@ describe('a blocking SendMessage without a webhook, run on the direct path', () 
 
   it('refuses a message to a task whose turn is still running, over both bindings, and the task carries on', async () => {
     const caller = await a2aClient(node.url, 'JSONRPC');
-    const pending = caller.sendMessage(textRequest('slow, do not interrupt'));
-    const running = await findWorkingTask(caller, (first) => first === 'slow, do not interrupt');
+    const pending = caller.sendMessage(textRequest('[hold] do not interrupt'));
+    const running = await findWorkingTask(caller, (first) => first === '[hold] do not interrupt');
     for (const binding of ['JSONRPC', 'HTTP+JSON'] as const) {
       const other = await a2aClient(node.url, binding);
       await expect(
         other.sendMessage(textRequest('me too', { taskId: running!.id, contextId: running!.contextId })),
       ).rejects.toThrow(/still working/);
     }
+    (node.runner as ScriptedA2ARunner).release('[hold] do not interrupt');
     expect(asTask(await pending).status?.state).toBe(COMPLETED);
   });
 
@@ -123,11 +125,11 @@ describe('a blocking SendMessage without a webhook, run on the direct path', () 
 
 describe('a blocking SendMessage in flight when the node stops', () => {
   it('is written failed ("node shutting down") before the database closes, though nobody saw it before', async () => {
-    const node = await startA2ANode({ runner: new ScriptedA2ARunner(150) });
+    const node = await startA2ANode({ runner: new ScriptedA2ARunner() });
     try {
       const caller = await a2aClient(node.url, 'JSONRPC');
-      const pending = caller.sendMessage(textRequest('slow, stopped midway')).catch((err: unknown) => err);
-      const running = await findWorkingTask(caller, (first) => first === 'slow, stopped midway');
+      const pending = caller.sendMessage(textRequest('[hold] stopped midway')).catch((err: unknown) => err);
+      const running = await findWorkingTask(caller, (first) => first === '[hold] stopped midway');
       expect(running).toBeDefined();
       await node.stop();
       await pending;
@@ -239,7 +241,7 @@ describe('a blocking send whose executor misbehaves', () => {
           events: createSqliteTaskEventLog({ db, group, logger }),
           sends: rows.tasks,
           idempotencyWindowMs: 60_000,
-          longPollTimeoutMs: 1_000,
+          longPollTimeoutMs: 20_000,
           logger,
           clock: () => new Date(),
         });

@@ -1,4 +1,4 @@
-import { TaskState } from '@a2a-js/sdk';
+import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import {
   a2aClient,
   answerText,
@@ -157,7 +157,7 @@ describe.each<Binding>(['JSONRPC', 'HTTP+JSON'])('the node through the @a2a-js/s
 
   it('cancels a task during its stream: canceled is final, the turn is aborted and nothing completes after', async () => {
     const client = await a2aClient(node.url, binding);
-    const stream = client.sendMessageStream(textRequest('slow cancel me'));
+    const stream = client.sendMessageStream(textRequest('[hold] cancel me'));
     const seen: string[] = [];
     let taskId = '';
     for await (const event of stream) {
@@ -170,7 +170,7 @@ describe.each<Binding>(['JSONRPC', 'HTTP+JSON'])('the node through the @a2a-js/s
     }
     expect(seen.at(-1)).toBe(`status:${TaskState.TASK_STATE_CANCELED}`);
     expect(seen).not.toContain(`status:${COMPLETED}`);
-    await waitFor(() => node.a2a.running() === 0, 5_000, 'the canceled turn to end');
+    await waitFor(() => node.a2a.running() === 0, 20_000, 'the canceled turn to end');
     const after = await client.getTask({ tenant: '', id: taskId });
     expect(after.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     // Text streamed before the cancel may stay; the answer never comes.
@@ -184,7 +184,9 @@ describe.each<Binding>(['JSONRPC', 'HTTP+JSON'])('the node through the @a2a-js/s
   it('keeps working when the client drops its stream, and SubscribeToTask picks the task up again', async () => {
     const client = await a2aClient(node.url, binding);
     const abort = new AbortController();
-    const stream = client.sendMessageStream(textRequest('slow dropped stream'), { signal: abort.signal });
+    const stream = client.sendMessageStream(textRequest(`[hold] dropped stream (${binding})`), {
+      signal: abort.signal,
+    });
     let taskId = '';
     try {
       for await (const event of stream) {
@@ -195,7 +197,12 @@ describe.each<Binding>(['JSONRPC', 'HTTP+JSON'])('the node through the @a2a-js/s
       // the client's own abort surfaces here
     }
     expect(taskId).not.toBe('');
-    const resumed = describeStream(await collect(client.resubscribeTask({ tenant: '', id: taskId })));
+    // The turn holds until the new subscription has the task; then it runs on to its answer.
+    const events: StreamResponse[] = [];
+    for await (const event of client.resubscribeTask({ tenant: '', id: taskId })) {
+      if (events.push(event) === 1) (node.runner as ScriptedA2ARunner).release(`[hold] dropped stream (${binding})`);
+    }
+    const resumed = describeStream(events);
     expect(resumed[0]).toMatch(/^task:/);
     expect(resumed.at(-1)).toBe(`status:${COMPLETED}`);
     const task = await client.getTask({ tenant: '', id: taskId });

@@ -49,7 +49,7 @@ describe('identical sends in one turn of the event loop', () => {
       events: createSqliteTaskEventLog({ db, group, logger }),
       sends: rows.tasks,
       idempotencyWindowMs: 60_000,
-      longPollTimeoutMs: 1_000,
+      longPollTimeoutMs: 20_000,
       logger,
       clock: () => new Date(),
     });

@@ -8,7 +8,7 @@ import { startScriptedNode, type ScriptedNode } from '../support/scriptedNode';
 function signal(what: string): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
   const promise = new Promise<void>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`timed out waiting for ${what}`)), 5_000);
+    const timer = setTimeout(() => fail(new Error(`timed out waiting for ${what}`)), 20_000);
     resolve = () => {
       clearTimeout(timer);
       done();

@@ -62,7 +62,7 @@ describe.each(['JSONRPC', 'HTTP+JSON'] as const)('the node through the v0.3 clie
     const client = await v03Client(node.url, transport);
     let taskId = '';
     let last = '';
-    for await (const event of client.sendMessageStream(send('slow cancel in 0.3')) as AsyncGenerator<AnyEvent>) {
+    for await (const event of client.sendMessageStream(send('[hold] cancel in 0.3')) as AsyncGenerator<AnyEvent>) {
       if (event.kind === 'task') taskId = event.id!;
       else if (event.kind === 'status-update' && event.status?.state === 'working' && taskId && !last) {
         last = 'cancel-sent';

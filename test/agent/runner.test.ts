@@ -6,6 +6,7 @@ import { defineTool } from '../../src/agent/tool';
 import type { LlmAgent } from '../../src/agent/agent';
 import type { ModelRequest } from '../../src/llm/model';
 import { ScriptedModel, say, callTool, transferTo } from '../support/scriptedModel';
+import { waitFor } from '../support/waitFor';
 import { collect, makeAgent, openStore, runnerFor } from './helpers';
 import { OWNER } from '../../src/principal';
 
@@ -322,10 +323,10 @@ describe('runner: sessions and memory hooks', () => {
       },
     });
     await collect(r, { principal: OWNER, sessionId: 's1', text: 'hello' });
-    // The hook runs after the turn's group commit, before anything later is due.
-    await new Promise((resolve) => setImmediate(resolve));
+    // The hook runs after the turn's group commit.
+    await waitFor(() => hooks.length === 1, 20_000, "the first turn's hook");
     await collect(r, { principal: OWNER, sessionId: 's1', text: 'more' });
-    await new Promise((resolve) => setImmediate(resolve));
+    await waitFor(() => hooks.length === 2, 20_000, "the second turn's hook");
 
     // Fetched once per agent per turn, though the agent was called twice in the first turn.
     expect(seen).toEqual(['lango-agent:hello', 'lango-agent:more']);
@@ -350,9 +351,10 @@ describe('runner: sessions and memory hooks', () => {
     const { result } = await collect(r, { principal: OWNER, sessionId: 's1', text: 'hello' });
     expect(result.status).toBe('completed');
     expect(model.requests[0]!.instruction).toBe('Base.');
-    await new Promise((resolve) => setImmediate(resolve));
-    const warnings = store.logger.records.filter((x) => x.level === 'warn').map((x) => x.message);
-    expect(warnings).toEqual(expect.arrayContaining(['context provider failed', 'turn-end hook failed']));
+    const warnings = () => store.logger.records.filter((x) => x.level === 'warn').map((x) => x.message);
+    // The turn-end hook runs after the turn's group commit: its warning comes then.
+    await waitFor(() => warnings().includes('turn-end hook failed'), 20_000, 'the hook’s warning');
+    expect(warnings()).toEqual(expect.arrayContaining(['context provider failed', 'turn-end hook failed']));
   });
 });
 

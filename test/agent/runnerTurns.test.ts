@@ -248,6 +248,8 @@ describe('runner: cancellation', () => {
   });
 
   it('aborts a remote call that ignores its signal', async () => {
+    let invoked!: () => void;
+    const calling = new Promise<void>((resolve) => (invoked = resolve));
     const remote: RemoteAgent = {
       kind: 'remote',
       name: 'peer',
@@ -256,6 +258,7 @@ describe('runner: cancellation', () => {
       cardUrl: 'http://127.0.0.1:1/card',
       // eslint-disable-next-line require-yield
       async *invoke() {
+        invoked();
         return await new Promise<RemoteOutcome>(() => {});
       },
     };
@@ -266,9 +269,11 @@ describe('runner: cancellation', () => {
     const running = (async () => {
       for await (const e of runner.run({ principal: OWNER, sessionId: 's1', text: 'x', signal: controller.signal })) {
         events.push(e.type);
-        if (e.type === 'remote_call') setTimeout(() => controller.abort(), 10);
       }
     })();
+    // Aborted while the call is under way (and never answering).
+    await calling;
+    controller.abort();
     await expect(running).rejects.toMatchObject({ name: 'AbortError' });
     expect(events).toContain('remote_call');
     expect(await await store.sessions.messages(OWNER, 's1')).toEqual([]);

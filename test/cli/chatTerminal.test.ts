@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { CLI_MAIN, cliWorkdir, startServe, type CliProcess } from '../support/cliProcess';
-import { TmuxTerminal, tmuxUnavailable } from '../support/tmux';
+import { skipUnless } from '../support/prerequisites';
+import { TmuxTerminal } from '../support/tmux';
 
 jest.setTimeout(120_000);
 
@@ -29,12 +30,10 @@ const HELLO = /lango-orchestrator: Hello!/;
 const LONG = 'exec_shell {"command":"sleep 30"}';
 const HISTORY = 'exec_shell {"command":"echo hist-$((6*7))"}';
 
-const noTmux = tmuxUnavailable();
-if (noTmux) process.stderr.write(`skipping the terminal tests: ${noTmux}\n`);
+const TITLE = 'lango chat in a real terminal (tmux)';
 
-(noTmux ? describe.skip : describe)(
-  `lango chat in a real terminal (tmux)${noTmux ? ` (skipped: ${noTmux})` : ''}`,
-  () => {
+if (!skipUnless(TITLE, 'tmux'))
+  describe(TITLE, () => {
     let cwd: string;
     let terminal: TmuxTerminal | undefined;
     let serve: CliProcess | undefined;
@@ -115,5 +114,4 @@ if (noTmux) process.stderr.write(`skipping the terminal tests: ${noTmux}\n`);
       expect(events[3].text).toContain('hist-42');
       expect(screen).not.toMatch(/you> |working…/);
     });
-  },
-);
+  });

@@ -103,7 +103,7 @@ describe('lango CLI', () => {
       fs.writeFileSync(
         path.join(cwd, 'lango.config.yaml'),
         NO_BROWSER +
-          `a2a:\n  cardFetchTimeoutMs: 2000\n  remoteAgents:\n` +
+          `a2a:\n  cardFetchTimeoutMs: 10000\n  remoteAgents:\n` +
           `    - { name: weather, baseUrl: "${url}" }\n` +
           `    - { name: ghost, baseUrl: "http://127.0.0.1:${deadPort}" }\n`,
       );

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { CLI_MAIN, spawnCli } from '../support/cliProcess';
 import { HOSTILE_SHOWN, HOSTILE_TEXT, startHostileNode, type HostileNode } from '../support/hostileNode';
-import { TmuxTerminal, tmuxUnavailable } from '../support/tmux';
+import { itNeeding } from '../support/prerequisites';
+import { TmuxTerminal } from '../support/tmux';
 
 jest.setTimeout(120_000);
 
@@ -71,36 +72,32 @@ describe('the CLI against a hostile node', () => {
     );
   });
 
-  const noTmux = tmuxUnavailable();
-  (noTmux ? it.skip : it)(
-    `chat --url in a terminal (tmux): the pane shows the escapes, and nothing happened${noTmux ? ` (skipped: ${noTmux})` : ''}`,
-    async () => {
-      const command = `echo BEFORE-HOSTILE; sleep 0.5; env HOME=${cwd} LOG_LEVEL=error ${process.execPath} ${CLI_MAIN} --url ${node.url} chat`;
-      const terminal = new TmuxTerminal(command, cwd);
-      try {
-        // An application may write the clipboard in this terminal: a raw OSC 52 would land in a buffer.
-        terminal.setOption('set-clipboard', 'on');
-        await terminal.waitForScreen(/^you>/m);
-        const title = terminal.title();
-        terminal.type('hello');
-        await terminal.waitForScreen(/safe-end/, 2);
-        terminal.type('please fail');
-        await terminal.waitForScreen(/✗ failed: safe-start/);
-        await terminal.waitForScreen(/^you>/m, 3);
+  itNeeding('tmux')('chat --url in a terminal (tmux): the pane shows the escapes, and nothing happened', async () => {
+    const command = `echo BEFORE-HOSTILE; env HOME=${cwd} LOG_LEVEL=error ${process.execPath} ${CLI_MAIN} --url ${node.url} chat`;
+    const terminal = new TmuxTerminal(command, cwd);
+    try {
+      // An application may write the clipboard in this terminal: a raw OSC 52 would land in a buffer.
+      terminal.setOption('set-clipboard', 'on');
+      await terminal.waitForScreen(/^you>/m);
+      const title = terminal.title();
+      terminal.type('hello');
+      await terminal.waitForScreen(/safe-end/, 2);
+      terminal.type('please fail');
+      await terminal.waitForScreen(/✗ failed: safe-start/);
+      await terminal.waitForScreen(/^you>/m, 3);
 
-        const screen = terminal.screen();
-        expect(screen).toContain(`evil\\x1b]0;PWNED-TITLE\\x07\\x1b[31m: ${HOSTILE_SHOWN}`);
-        expect(screen).toContain(`✗ failed: ${HOSTILE_SHOWN}`);
-        // No effect: the title is the same, the screen was not cleared, the clipboard not written.
-        expect(terminal.title()).toBe(title);
-        expect(terminal.title()).not.toMatch(/PWNED|C1-TITLE/);
-        expect(terminal.visible()).toContain('BEFORE-HOSTILE');
-        expect(terminal.buffers()).toBe('');
-        terminal.send('C-d');
-        expect(await terminal.exitStatus()).toBe(0);
-      } finally {
-        terminal.close();
-      }
-    },
-  );
+      const screen = terminal.screen();
+      expect(screen).toContain(`evil\\x1b]0;PWNED-TITLE\\x07\\x1b[31m: ${HOSTILE_SHOWN}`);
+      expect(screen).toContain(`✗ failed: ${HOSTILE_SHOWN}`);
+      // No effect: the title is the same, the screen was not cleared, the clipboard not written.
+      expect(terminal.title()).toBe(title);
+      expect(terminal.title()).not.toMatch(/PWNED|C1-TITLE/);
+      expect(terminal.visible()).toContain('BEFORE-HOSTILE');
+      expect(terminal.buffers()).toBe('');
+      terminal.send('C-d');
+      expect(await terminal.exitStatus()).toBe(0);
+    } finally {
+      terminal.close();
+    }
+  });
 });

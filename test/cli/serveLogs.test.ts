@@ -54,8 +54,10 @@ describe('what libraries print while the node serves', () => {
       const rest = await fetch(`${serve.url}/tasks/no-such-task:subscribe`, { headers: { 'A2A-Version': '1.0' } });
       expect(rest.status).toBe(404);
       await rest.text();
-      // The child's output reaches us through a pipe: give anything it printed time to arrive.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Everything it printed has arrived once the process has ended and its pipes have closed.
+      const closed = new Promise((resolve) => serve.child.once('close', resolve));
+      await serve.stop();
+      await closed;
       const lines = serve.output().trim().split('\n');
       for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
       expect(serve.output()).not.toMatch(/\n\s+at /);

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { CLI_MAIN, cliWorkdir, runCliInProcess, startServe, type CliProcess } from '../support/cliProcess';
-import { TmuxTerminal, tmuxUnavailable } from '../support/tmux';
+import { skipUnless } from '../support/prerequisites';
+import { TmuxTerminal } from '../support/tmux';
 
 jest.setTimeout(180_000);
 
@@ -12,13 +13,11 @@ const asShown = (text: string) =>
     .join('\n')
     .trimEnd();
 
-const noTmux = tmuxUnavailable();
-if (noTmux) process.stderr.write(`skipping the terminal tests: ${noTmux}\n`);
+const TITLE = 'the CLI while a node serves, in a real terminal (tmux)';
 
 /** Issue 28, item 2: `tools`, `doctor` and `agents` give the full answer while a node serves the folder. */
-(noTmux ? describe.skip : describe)(
-  `the CLI while a node serves, in a real terminal (tmux)${noTmux ? ` (skipped: ${noTmux})` : ''}`,
-  () => {
+if (!skipUnless(TITLE, 'tmux'))
+  describe(TITLE, () => {
     let cwd: string;
     let serve: CliProcess | undefined;
     const terminals: TmuxTerminal[] = [];
@@ -81,5 +80,4 @@ if (noTmux) process.stderr.write(`skipping the terminal tests: ${noTmux}\n`);
       const byEnv = await runCliInProcess(['doctor'], cwd, { LANGO_DATA_DIR: `${cwd}/by-env` });
       expect(byEnv.out).toContain(`data: ${cwd}/by-env\n`);
     });
-  },
-);
+  });

@@ -9,7 +9,7 @@ import { a2aClient, answerText, asTask, textRequest } from '../support/a2aClient
 import { readNodeDatabase } from '../support/storage';
 import { makeCa } from '../support/certificates';
 import { startOidcIssuer, type OidcIssuer } from '../support/oidcIssuer';
-import { callTool, say, ScriptedModel, transferTo } from '../support/scriptedModel';
+import { startOpenAIServer, type OpenAIServer } from '../support/openaiServer';
 
 /**
  * Identity end to end (issue 26), every part real: an OpenID provider
@@ -18,7 +18,9 @@ import { callTool, say, ScriptedModel, transferTo } from '../support/scriptedMod
  * the same provider, over mutual TLS with a client certificate `openssl`
  * made; node B checks both. A token whose scopes do not grant a tool gets
  * the grant's refusal note. No token reaches a task row, a conversation or
- * a log line.
+ * a log line. Node A's model is a scripted OpenAI-compatible server reached
+ * by the node's own Chat Completions client; node B answers with its offline
+ * model.
  */
 
 const AUDIENCE_A = 'https://node-a.example/a2a';
@@ -34,7 +36,7 @@ describe('identity across two nodes: OIDC tokens both ways, mutual TLS outbound'
   let nodeB: LangoApp;
   let logsA: MemoryLogger;
   let urlA: string;
-  const model = new ScriptedModel();
+  let model: OpenAIServer;
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-identity-'));
@@ -67,10 +69,12 @@ describe('identity across two nodes: OIDC tokens both ways, mutual TLS outbound'
     const urlB = await nodeB.listen();
 
     logsA = createMemoryLogger();
+    model = await startOpenAIServer();
     nodeA = await createApp(
       resolveConfig({
         server: { port: 0 },
         dataDir: path.join(dir, 'a'),
+        agent: { provider: 'openai', apiKey: 'sk-identity-test', baseUrl: model.baseURL, model: 'scripted' },
         tools: { browser: { enabled: false } },
         a2a: {
           agentName: 'node-a',
@@ -105,7 +109,7 @@ describe('identity across two nodes: OIDC tokens both ways, mutual TLS outbound'
           ],
         },
       }),
-      { logger: logsA, model },
+      { logger: logsA },
     );
     urlA = await nodeA.listen();
   }, 60_000);
@@ -113,8 +117,11 @@ describe('identity across two nodes: OIDC tokens both ways, mutual TLS outbound'
     await nodeA?.close();
     await nodeB?.close();
     await issuer?.close();
+    await model?.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
+
+  afterEach(() => expect(model.unexpected).toEqual([]));
 
   const clientWith = async (scope: string) =>
     a2aClient(urlA, 'JSONRPC', { authorization: `Bearer ${await issuer.token(PEER, { scope })}` });
@@ -136,7 +143,7 @@ describe('identity across two nodes: OIDC tokens both ways, mutual TLS outbound'
     const client = await clientWith('lango:delegate');
     const peerTokens = tokenRequests();
     for (const text of ['first question for B', 'second question for B']) {
-      model.push(transferTo('nodeb'));
+      model.push({ toolCalls: [{ name: 'transfer_to_agent', arguments: { agent_name: 'nodeb' } }] });
       const task = asTask(await client.sendMessage(textRequest(text)));
       expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       expect(task.metadata?.agent).toBe('nodeb');
@@ -159,10 +166,10 @@ describe('identity across two nodes: OIDC tokens both ways, mutual TLS outbound'
     const client = await clientWith('lango:chat');
     const target = path.join(dir, 'a', 'workspace', 'scoped-out.txt');
     let note = '';
-    model.push(callTool('exec_shell', { command: `touch ${target}` }), (request) => {
-      const last = request.messages.at(-1);
-      note = last?.role === 'tool' ? last.content : '';
-      return say('That is not allowed for you.');
+    model.push({ toolCalls: [{ name: 'exec_shell', arguments: { command: `touch ${target}` } }] }, (body) => {
+      const last = body.messages.at(-1);
+      note = last?.role === 'tool' ? String(last.content) : '';
+      return { text: 'That is not allowed for you.' };
     });
     const task = asTask(await client.sendMessage(textRequest('run touch')));
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
@@ -184,5 +191,6 @@ describe('identity across two nodes: OIDC tokens both ways, mutual TLS outbound'
     }
     expect(JSON.stringify(logsA.records)).not.toMatch(JWT);
     expect(JSON.stringify(logsA.records)).not.toContain(NODE_A.client_secret);
+    expect(JSON.stringify(logsA.records)).not.toContain('sk-identity-test');
   });
 });

@@ -40,7 +40,7 @@ describe('skills at runtime', () => {
     });
     expect(created).toMatchObject({ status: 'completed', author: 'librarian' });
     // The skills folder is watched (debounced): the rebuilt tree shows the new tool.
-    await waitFor(() => operatorTools(app).includes('skill_shout'), 5000, 'skill_shout in the tree');
+    await waitFor(() => operatorTools(app).includes('skill_shout'), 20_000, 'skill_shout in the tree');
 
     const ran = await runToEnd(app.runner, {
       principal: OWNER,

@@ -58,7 +58,7 @@ describe('a workflow across specialists in a whole node', () => {
         const run = (await call(`workflow_status ${JSON.stringify({ runId })}`)) as RunStatus;
         return run.status !== 'running' && run;
       },
-      15_000,
+      20_000,
       'the workflow run to finish',
     );
 

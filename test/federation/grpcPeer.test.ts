@@ -20,7 +20,7 @@ describe('remote agents over gRPC', () => {
     const federation: Federation = createFederation({
       ...baseOptions(createMemoryLogger()),
       entries: entries(...list),
-      limits: { maxDurationMs: 5000, ...limits },
+      limits: { maxDurationMs: 20_000, ...limits },
     });
     open.push(federation);
     await federation.start();
@@ -67,7 +67,7 @@ describe('remote agents over gRPC', () => {
     await p.working;
     abort.abort();
     expect((await running).error).toMatchObject({ name: 'AbortError' });
-    await waitFor(() => p.cancelled.length === 1, 5000, 'the peer to hear the cancel');
+    await waitFor(() => p.cancelled.length === 1, 20_000, 'the peer to hear the cancel');
     expect(p.requests.map((r) => r.method)).toContain('cancelTask');
   });
 

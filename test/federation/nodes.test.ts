@@ -47,7 +47,7 @@ describe('a hub node federating a peer node', () => {
     const peer = await node('peer-one');
     const ghost = await deadPort();
     const hub = await node('hub', {
-      cardFetchTimeoutMs: 2000,
+      cardFetchTimeoutMs: 10_000,
       remoteAgents: [
         { name: 'peer-one', baseUrl: peer.url },
         { name: 'ghost', baseUrl: `http://127.0.0.1:${ghost}` },
@@ -123,7 +123,7 @@ describe('a hub node federating a peer node', () => {
       expect.arrayContaining(['remote call', 'remote call settled']),
     );
     // The peer continued the same trace: its turn's log lines (the runner's, the A2A task's) carry the id.
-    await waitFor(() => traced(peer.logger).length > 0, 5000, "the peer's log lines of the trace");
+    await waitFor(() => traced(peer.logger).length > 0, 20_000, "the peer's log lines of the trace");
     // A request without a traceparent starts a trace of its own on the hub, continued at the peer.
     const client = await a2aClient(hub.url, 'JSONRPC');
     await client.sendMessage(textRequest('peer-one: plan my month'));
@@ -139,7 +139,7 @@ describe('a hub node federating a peer node', () => {
     const a = await node('node-a', { remoteAgents: [{ name: 'node-b', baseUrl: `http://127.0.0.1:${portB}` }] }, portA);
     const b = await node('node-b', { remoteAgents: [{ name: 'node-a', baseUrl: `http://127.0.0.1:${portA}` }] }, portB);
     expect(b.app.peers()[0]).toMatchObject({ name: 'node-a', state: 'healthy' });
-    await waitFor(() => a.app.peers()[0]?.state === 'healthy', 15_000, "A's background probe to let B in");
+    await waitFor(() => a.app.peers()[0]?.state === 'healthy', 20_000, "A's background probe to let B in");
     expect(a.app.peers()[0]).toMatchObject({ name: 'node-b', state: 'healthy' });
 
     // Naming both nodes makes each orchestrator (offline model) route to the other one.

@@ -23,7 +23,7 @@ import { namedCaller } from '../../src/principal';
 import { deadPort } from '../support/federationPeers';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ScriptedTurn } from '../support/scriptedModel';
+import type { ChatRequestBody, ScriptedCompletion } from '../support/openaiServer';
 import type { WaterfallSpan } from '../../src/observe/waterfall';
 
 /**
@@ -37,11 +37,21 @@ import type { WaterfallSpan } from '../../src/observe/waterfall';
 
 const METRICS_TOKEN = 'metrics-token-4e1c8a7b';
 const OWNER_TOKEN = 'owner-token-of-a-9f2d6b1c';
-const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputTokens });
-const transfer = (agent: string, tokens: ReturnType<typeof usage>): ScriptedTurn => ({
+const usage = (input: number, output: number) => ({ prompt_tokens: input, completion_tokens: output });
+const transfer = (agent: string, tokens: ReturnType<typeof usage>): ScriptedCompletion => ({
   toolCalls: [{ name: 'transfer_to_agent', arguments: { agent_name: agent } }],
   usage: tokens,
 });
+
+/** The model call's last request's messages (a node's scripted model server recorded it). */
+const lastMessages = (node: NetworkNode): ChatRequestBody['messages'] => node.model.requests.at(-1)!.body.messages;
+
+/** What the node told the model its call of the tool `name` answered, in the model call's request. */
+function toolAnswer(messages: ChatRequestBody['messages'], name: string): string | null | undefined {
+  const calls = messages.flatMap((m) => (m.tool_calls ?? []) as Array<{ id: string; function: { name: string } }>);
+  const id = calls.find((call) => call.function.name === name)?.id;
+  return messages.find((m) => m.role === 'tool' && m.tool_call_id === id)?.content;
+}
 
 /** Every hop nested in `hop`, itself first, depth first. */
 function hops(hop: HopAccount): HopAccount[] {
@@ -125,7 +135,6 @@ describe('on behalf of X, across A → B → C', () => {
         }),
         remoteAgents: [onBehalfOfEntry('node-b', b.url, issuer, CLIENTS.a, AUDIENCE.b)],
       },
-      undefined,
       { observability: { metricsToken: METRICS_TOKEN } },
     );
   }, 60_000);
@@ -191,8 +200,9 @@ describe('on behalf of X, across A → B → C', () => {
     ]);
     const saved = await c.app.stores.knowledge.searchKnowledge(namedCaller('caller-x'), 'asked', { limit: 5 });
     expect(saved.map((entry) => entry.content)).toEqual(['X asked through A and B']);
-    const refusal = c.model.requests.at(-1)!.messages.find((m) => m.role === 'tool' && m.name === 'fs_read');
-    expect(refusal?.content).toContain('the caller "caller-x" is not granted the "fs" tool family');
+    expect(toolAnswer(lastMessages(c), 'fs_read')).toContain(
+      'the caller "caller-x" is not granted the "fs" tool family',
+    );
 
     // A's metrics count the call to B, and what B (and C under it) spent; A's peer status its last hop.
     const metrics = await (
@@ -374,9 +384,9 @@ describe('on-behalf-of faults: each a clear refusal or fallback, nothing run as 
     const client = await a2aClient(a.url, 'JSONRPC', { authorization: `Bearer ${tokenOfX}` });
     const task = asTask(await client.sendMessage(textRequest(`ask ${remote}`)));
     expect(answerText(task)).toBe('I answered myself');
-    const note = a.model.requests
-      .at(-1)!
-      .messages.find((m) => m.role === 'user' && m.content.startsWith('[note from the runtime]'));
+    const note = lastMessages(a).find(
+      (m) => m.role === 'user' && String(m.content).startsWith('[note from the runtime]'),
+    );
     expect(note?.content).toMatch(new RegExp(`The remote agent ${remote} failed: remote agent ${remote} not called: `));
     expect(note?.content).toMatch(reason);
     expect(b.model.requests.length).toBe(before);

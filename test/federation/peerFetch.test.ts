@@ -51,7 +51,7 @@ function peerFetch(maxEvents = DEFAULT_PEER_LIMITS.maxEvents) {
   const meters = new PeerCallMeters();
   const fetchImpl = createPeerFetch({
     dispatcher,
-    limits: { ...DEFAULT_PEER_LIMITS, maxEvents, maxDurationMs: 5_000 },
+    limits: { ...DEFAULT_PEER_LIMITS, maxEvents, maxDurationMs: 20_000 },
     meters,
     legacy: false,
     onDeviation: () => undefined,
@@ -68,8 +68,8 @@ function peerFetch(maxEvents = DEFAULT_PEER_LIMITS.maxEvents) {
 
 it('names each call by what its own requests saw, with one fetch serving both at once', async () => {
   const { meters, post } = peerFetch();
-  const good = AbortSignal.timeout(5_000);
-  const bad = AbortSignal.timeout(5_000);
+  const good = AbortSignal.timeout(20_000);
+  const bad = AbortSignal.timeout(20_000);
   const goodMeter = meters.start(good);
   const badMeter = meters.start(bad);
   const [fine, broken] = await Promise.allSettled([post('ok', good), post('garbage', bad)]);
@@ -82,20 +82,20 @@ it('names each call by what its own requests saw, with one fetch serving both at
 it('refuses a request that belongs to no call before it leaves', async () => {
   const { post } = peerFetch();
   const before = hits;
-  await expect(post('ok', AbortSignal.timeout(5_000))).rejects.toThrow(/outside a delegated call/);
+  await expect(post('ok', AbortSignal.timeout(20_000))).rejects.toThrow(/outside a delegated call/);
   expect(hits).toBe(before);
 });
 
 it('decodes a stream the peer compressed unasked and still counts its events against the cap', async () => {
   const within = peerFetch();
-  const signal = AbortSignal.timeout(5_000);
+  const signal = AbortSignal.timeout(20_000);
   within.meters.start(signal);
   const text = await (await within.post('gzip-stream', signal)).text();
   expect(text.match(/^data: /gm)).toHaveLength(3);
   expect(text).toContain('"result":{"n":3}');
 
   const capped = peerFetch(2);
-  const cappedSignal = AbortSignal.timeout(5_000);
+  const cappedSignal = AbortSignal.timeout(20_000);
   const meter = capped.meters.start(cappedSignal);
   const response = await capped.post('gzip-stream', cappedSignal);
   await expect(response.text()).rejects.toThrow(/more than a2a\.peerLimits\.maxEvents \(2\)/);

@@ -27,7 +27,7 @@ describe('remote agent calls over real A2A peers', () => {
       ...baseOptions(logger),
       dispatcher,
       entries: entries(...list),
-      limits: { maxDurationMs: 5000 },
+      limits: { maxDurationMs: 20_000 },
     });
 
   it('loads a reachable v1.0 peer and streams a delegated request to completion', async () => {
@@ -126,10 +126,9 @@ describe('remote agent calls over real A2A peers', () => {
     const { agents } = await load(logger, { name: 'slowpoke', baseUrl: p.url });
     const controller = new AbortController();
     void p.working.then(() => controller.abort());
-    const started = Date.now();
+    // The slow peer works until cancelled: an AbortError, not its answer, says the abort ended the call.
     const { error } = await drain(agents[0], { text: 'take your time', signal: controller.signal });
     expect(error?.name).toBe('AbortError');
-    expect(Date.now() - started).toBeLessThan(5000);
     expect(p.requests.map((r) => r.method)).toContain('CancelTask');
     expect(p.cancelled).toHaveLength(1);
     expect(logged(logger, 'info', 'remote task cancelled')[0].meta).toMatchObject({

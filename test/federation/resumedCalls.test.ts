@@ -44,7 +44,8 @@ describe('delegated calls resumed after a cut', () => {
       ...baseOptions(logger),
       dispatcher,
       entries: entries({ name: 'peer', baseUrl: `${proxy.url}/` }),
-      limits: { maxDurationMs: 10_000 },
+      // A generous bound: a call ends by its answer or its cut, never by a busy machine being slow.
+      limits: { maxDurationMs: 25_000 },
     });
     expect(skipped).toEqual([]);
     return agents[0];
@@ -71,8 +72,10 @@ describe('delegated calls resumed after a cut', () => {
     const agent = await load();
     proxy.cutNextStream(0);
     const call = drain(agent, { text: 'once only' });
-    // The turn holds its answer until the cut has happened: the send again finds it running.
-    await waitFor(() => proxy.cuts === 1, 5_000, 'the stream to be cut');
+    // The turn holds its answer until the send again is answered with a stream: it finds the turn running and
+    // follows it. (Released at the cut instead, the turn could end before the send again arrived, which is then
+    // answered with the finished task alone, and the caller sees the answer but none of it streamed.)
+    await waitFor(() => proxy.cuts === 1 && proxy.streams === 2, 20_000, 'the send again answered with a stream');
     runner.release();
     const { outcome, events } = await call;
     expect(outcome).toMatchObject({ status: 'completed', text: runner.answer });

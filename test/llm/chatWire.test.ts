@@ -72,7 +72,7 @@ describe('the Chat Completions model reads every shape of stream', () => {
       baseURL,
       model: 'm',
       logger: createMemoryLogger(),
-      timeoutMs: 5_000,
+      timeoutMs: 20_000,
       maxRetries: 0,
       fetch: createEndpointFetch({ baseUrl: baseURL, setting: 'agent.baseUrl' }),
     });
@@ -164,7 +164,7 @@ describe('the Chat Completions model against the scripted server', () => {
         baseURL: server.baseURL,
         model: 'gpt-test',
         logger: createMemoryLogger(),
-        timeoutMs: 5_000,
+        timeoutMs: 20_000,
         fetch: createEndpointFetch({ baseUrl: server.baseURL, setting: 'agent.baseUrl' }),
       });
       server.push({ toolCalls: [{ id: 'call_1', name: 'lookup', arguments: { q: 'x' } }], text: 'one moment' });

@@ -4,15 +4,22 @@ import { REDACTED, SecretRegistry } from '../../src/log/redact';
 import { redactedLogger } from '../../src/log/redactedLogger';
 import { createWinstonLogger } from '../../src/log/winston';
 
-function sink(): { stream: Writable; text: () => string } {
+/** A stream that keeps what is written to it; `lines(n)` resolves once `n` lines have arrived. */
+function sink(): { stream: Writable; text: () => string; lines: (n: number) => Promise<void> } {
   const chunks: string[] = [];
+  let wrote: () => void = () => {};
   const stream = new Writable({
     write(chunk, _enc, done) {
       chunks.push(String(chunk));
+      wrote();
       done();
     },
   });
-  return { stream, text: () => chunks.join('') };
+  const text = () => chunks.join('');
+  const lines = async (n: number) => {
+    while (text().split('\n').filter(Boolean).length < n) await new Promise<void>((resolve) => (wrote = resolve));
+  };
+  return { stream, text, lines };
 }
 
 describe('logging', () => {
@@ -26,7 +33,7 @@ describe('logging', () => {
       headers: { authorization: 'Bearer abc' },
       note: 'token is sk-live-0123456789',
     });
-    await new Promise((r) => setImmediate(r));
+    await out.lines(1);
     const line = JSON.parse(out.text().trim());
     expect(line.component).toBe('llm');
     expect(line.message).toBe(`calling model with key ${REDACTED}`);
@@ -50,7 +57,8 @@ describe('logging', () => {
     const { warn, error } = turn;
     warn('slow step', { ms: 5 });
     error('failed');
-    await new Promise((r) => setImmediate(r));
+    // Lines come in order: had the two below the level been written, they would be these two.
+    await out.lines(2);
     const lines = out
       .text()
       .trim()
@@ -72,7 +80,9 @@ describe('logging', () => {
     });
     logger.child({ component: 'a2a' }).warn('peer skipped', { name: 'weather' });
     logger.debug('not shown at info');
-    await new Promise((r) => setImmediate(r));
+    logger.info('last');
+    // Lines come in order: a debug line written would be before the last.
+    await out.lines(2);
     expect(out.text()).toMatch(/\[a2a\] peer skipped \{"name":"weather"\}/);
     expect(out.text()).not.toContain('not shown');
   });

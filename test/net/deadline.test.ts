@@ -1,7 +1,12 @@
 import { MAX_TIMER_MS } from '../../src/duration';
 import { createDeadline } from '../../src/net/deadline';
 import { collectGarbageEvery } from '../support/gc';
-import { holdsFor } from '../support/waitFor';
+
+/**
+ * Resolves once a timer of `ms` set now has fired: every timer set before it with as short a delay has fired
+ * first (Node runs timers in the order they expire), so a deadline that would have fired by then had its chance.
+ */
+const timerFired = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Resolves with the reason `signal` aborts with. */
 const aborted = (signal: AbortSignal) =>
@@ -37,7 +42,8 @@ describe('a deadline (net/deadline.ts)', () => {
     const parent = new AbortController();
     const deadline = createDeadline(20, parent.signal);
     deadline.clear();
-    await holdsFor(() => !deadline.signal.aborted, 100, 'a cleared deadline staying unaborted');
+    await timerFired(21);
+    expect(deadline.signal.aborted).toBe(false);
     parent.abort();
     expect(deadline.signal.aborted).toBe(false);
   });
@@ -45,8 +51,9 @@ describe('a deadline (net/deadline.ts)', () => {
   it('waits a delay past what a timer keeps as long as a timer can, instead of firing at once', async () => {
     const deadline = createDeadline(30 * 86_400_000);
     try {
-      // An overflowing timer fires after 1 ms: this one is still waiting.
-      await holdsFor(() => !deadline.signal.aborted, 100, 'a 30-day deadline staying unaborted');
+      // An overflowing timer fires after 1 ms: past that, this one is still waiting.
+      await timerFired(2);
+      expect(deadline.signal.aborted).toBe(false);
     } finally {
       deadline.clear();
     }

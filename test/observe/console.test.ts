@@ -6,14 +6,21 @@ import { resolveConfig } from '../../src/config/load';
 import type { LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger } from '../../src/log/logger';
 import type { TaskSummary } from '../../src/observe/consoleTasks';
-import { ScriptedModel, say } from '../support/scriptedModel';
+import {
+  say,
+  scriptedAgent,
+  startOpenAIServer,
+  type OpenAIServer,
+  type ScriptedCompletion,
+} from '../support/openaiServer';
 import { waitFor } from '../support/waitFor';
 
 const OWNER_TOKEN = 'owner-console-token-0123';
 const GUEST_TOKEN = 'guest-console-token-4567';
 
 /**
- * The console's HTTP surface on a real node (createApp on 127.0.0.1): the
+ * The console's HTTP surface on a real node (createApp on 127.0.0.1, its
+ * model a scripted OpenAI-compatible server): the
  * shell, its assets and API for the loopback owner, and with `a2a.auth` the
  * sign-in by owner token, its session cookie, and the clear HTML refusals
  * (wrong token, a caller that is not the owner, an expired session).
@@ -21,23 +28,30 @@ const GUEST_TOKEN = 'guest-console-token-4567';
  */
 describe('the console over HTTP', () => {
   let app: LangoApp | undefined;
+  let model: OpenAIServer | undefined;
   let dir: string;
   let now = Date.parse('2026-11-25T20:00:00Z');
   afterEach(async () => {
     await app?.close();
     app = undefined;
+    expect(model?.unexpected).toEqual([]);
+    await model?.close();
+    model = undefined;
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  async function node(input: LangoConfigInput, model = new ScriptedModel([say('Hello there.')])): Promise<string> {
+  /** A whole node whose model is a scripted OpenAI-compatible server playing `answers`. */
+  async function node(input: LangoConfigInput, answers: ScriptedCompletion[] = [say('Hello there.')]): Promise<string> {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-console-'));
+    model = await startOpenAIServer(answers);
     const config = resolveConfig({
       server: { port: 0 },
       dataDir: dir,
       tools: { browser: { enabled: false } },
+      agent: scriptedAgent(model),
       ...input,
     });
-    app = await createApp(config, { logger: createMemoryLogger(), model, clock: () => new Date(now) });
+    app = await createApp(config, { logger: createMemoryLogger(), clock: () => new Date(now) });
     return app.listen();
   }
 
@@ -94,7 +108,7 @@ describe('the console over HTTP', () => {
       const decoder = new TextDecoder();
       for await (const chunk of events.body as unknown as AsyncIterable<Uint8Array>) received += decoder.decode(chunk);
     })().catch(() => {});
-    await waitFor(() => received.includes('event: ready'), 5000, 'the stream to open');
+    await waitFor(() => received.includes('event: ready'), 20_000, 'the stream to open');
     const reply = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'A2A-Version': '1.0' },
@@ -106,7 +120,7 @@ describe('the console over HTTP', () => {
       }),
     });
     const taskId = ((await reply.json()) as { result: { task: { id: string } } }).result.task.id;
-    await waitFor(() => received.includes(`"what":"end","taskId":"${taskId}"`), 5000, 'the end of the turn streamed');
+    await waitFor(() => received.includes(`"what":"end","taskId":"${taskId}"`), 20_000, 'the end of the turn streamed');
     expect(received).toContain(`"what":"turn","taskId":"${taskId}"`);
     stream.abort();
     await reading;
@@ -120,7 +134,7 @@ describe('the console over HTTP', () => {
   });
 
   it("lists every caller's stored tasks with what was asked and their stored timelines, filtered by state and exact caller", async () => {
-    const url = await node(authed, new ScriptedModel([say('First answer.'), say('Second answer.')]));
+    const url = await node(authed, [say('First answer.'), say('Second answer.')]);
     const send = async (token: string, text: string) => {
       const reply = await fetch(url, {
         method: 'POST',

@@ -8,14 +8,22 @@ import { createMemoryLogger } from '../../src/log/logger';
 import type { TaskSummary } from '../../src/observe/consoleTasks';
 import type { TaskTimeline } from '../../src/observe/timeline';
 import { deadPort } from '../support/federationPeers';
-import { ScriptedModel, callTool, say, transferTo } from '../support/scriptedModel';
+import {
+  callTool,
+  say,
+  scriptedAgent,
+  startOpenAIServer,
+  transferTo,
+  type OpenAIServer,
+  type ScriptedCompletion,
+} from '../support/openaiServer';
 
 const OWNER_TOKEN = 'owner-api-token-0123';
 const GUEST_TOKEN = 'guest-api-token-4567';
 
 /**
  * The console's JSON API on a real node (createApp on 127.0.0.1, a real
- * SQLite file): timelines kept across a restart, the tool runner and the
+ * SQLite file, its model a scripted OpenAI-compatible server): timelines kept across a restart, the tool runner and the
  * probe as owner-only changes from the console's own origin, conversations,
  * memory and knowledge read per caller, and every route refused to a caller
  * that is not the owner.
@@ -23,21 +31,31 @@ const GUEST_TOKEN = 'guest-api-token-4567';
 describe('the console API', () => {
   let app: LangoApp | undefined;
   let dir: string;
+  /** The scripted model servers of this test's nodes (a restarted node gets one of its own). */
+  const models: OpenAIServer[] = [];
   afterEach(async () => {
     await app?.close();
     app = undefined;
+    for (const model of models.splice(0)) {
+      expect(model.unexpected).toEqual([]);
+      await model.close();
+    }
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  async function node(input: LangoConfigInput, model: ScriptedModel, keepDir = false): Promise<string> {
+  /** A whole node whose model is a scripted OpenAI-compatible server playing `answers`. */
+  async function node(input: LangoConfigInput, answers: ScriptedCompletion[] = [], keepDir = false): Promise<string> {
     if (!keepDir) dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-console-api-'));
+    const model = await startOpenAIServer(answers);
+    models.push(model);
     const config = resolveConfig({
       server: { port: 0 },
       dataDir: dir,
       tools: { browser: { enabled: false } },
+      agent: scriptedAgent(model),
       ...input,
     });
-    app = await createApp(config, { logger: createMemoryLogger(), model, cwd: dir });
+    app = await createApp(config, { logger: createMemoryLogger(), cwd: dir });
     return app.listen();
   }
 
@@ -62,19 +80,16 @@ describe('the console API', () => {
     });
 
   it("keeps each task's timeline across a restart: the console lists it with what was asked and shows its steps", async () => {
-    let url = await node(
-      {},
-      new ScriptedModel([
-        transferTo('librarian'),
-        callTool('save_knowledge', { kind: 'fact', content: 'x' }),
-        say('Saved.'),
-      ]),
-    );
+    let url = await node({}, [
+      transferTo('librarian'),
+      callTool('save_knowledge', { kind: 'fact', content: 'x' }),
+      say('Saved.'),
+    ]);
     const task = await send(url, 'remember x');
     await app!.close();
     app = undefined;
 
-    url = await node({}, new ScriptedModel([]), true);
+    url = await node({}, [], true);
     const timeline = await fetch(`${url}/console/api/timelines/${task.id}`);
     expect(timeline.status).toBe(200);
     const { turns } = (await timeline.json()) as { turns: TaskTimeline[] };
@@ -91,7 +106,7 @@ describe('the console API', () => {
   });
 
   it('runs a tool as the owner through the runner: parsed by its schema, observed in a timeline, errors named', async () => {
-    const url = await node({}, new ScriptedModel([]));
+    const url = await node({});
     const { tools } = (await (await fetch(`${url}/console/api/tools`)).json()) as {
       tools: Array<{ name: string; agent: string; schema: { required?: string[]; properties: object } }>;
     };
@@ -134,11 +149,11 @@ describe('the console API', () => {
     const url = await node(
       {
         a2a: {
-          cardFetchTimeoutMs: 1000,
+          cardFetchTimeoutMs: 10_000,
           remoteAgents: [{ name: 'ghost', baseUrl: `http://127.0.0.1:${await deadPort()}` }],
         },
       },
-      new ScriptedModel([]),
+      [],
     );
     const crossSite = await post(
       `${url}/console/api/tools/save_knowledge/run`,
@@ -172,7 +187,7 @@ describe('the console API', () => {
         },
         tools: { browser: { enabled: false }, exec: { sandbox: 'off' } },
       },
-      new ScriptedModel([transferTo('operator'), callTool('exec_shell', { command: 'echo hi' }), say('Hello guest.')]),
+      [transferTo('operator'), callTool('exec_shell', { command: 'echo hi' }), say('Hello guest.')],
     );
     const owner = { authorization: `Bearer ${OWNER_TOKEN}` };
     const asked = await send(url, 'please run echo hi', owner);

@@ -81,7 +81,7 @@ describe('the console in Chromium', () => {
             bearerTokens: [GUEST_TOKEN],
             callers: [{ name: 'admin', owner: true, bearerTokens: [OWNER_TOKEN] }],
           },
-          cardFetchTimeoutMs: 2000,
+          cardFetchTimeoutMs: 10_000,
           remoteAgents: [
             { name: 'peer-node', baseUrl: peerUrl },
             { name: 'ghost', baseUrl: `http://127.0.0.1:${await deadPort()}` },
@@ -143,7 +143,7 @@ describe('the console in Chromium', () => {
           if (i === 0) return;
           await waitFor(
             async () => Number(await page.getAttribute(ANSWER, 'data-chunks')) >= i,
-            10_000,
+            20_000,
             `the page to show chunk ${i}`,
           );
           if ((await page.getAttribute(ANSWER, 'data-state')) !== 'completed') shownBeforeNext++;
@@ -164,7 +164,7 @@ describe('the console in Chromium', () => {
     expect(cards[1]).toContain('[REDACTED]');
     await waitFor(
       async () => (await page.textContent(`${LAST} .acting`))?.includes('answered by librarian'),
-      10_000,
+      20_000,
       'the chat to name the answering agent',
     );
     expect(await page.textContent(`${LAST} .bubble.agent .who`)).toBe('librarian');
@@ -285,7 +285,7 @@ describe('the console in Chromium', () => {
     ]);
     expect(await page.locator('#task-rows tr', { hasText: /^yes/ }).count()).toBe(0);
     await approved.locator('a.open-task').click();
-    await waitFor(async () => (await page.locator('#turns details.turn').count()) === 2, 5000, 'two turns');
+    await waitFor(async () => (await page.locator('#turns details.turn').count()) === 2, 20_000, 'two turns');
     expect(await page.textContent('#turns details.turn >> nth=0')).toContain('input-required');
     expect(await page.textContent('#turns details.turn >> nth=1')).toContain('completed, answered by operator');
     await row.locator('a.open-task').click();
@@ -303,7 +303,7 @@ describe('the console in Chromium', () => {
     expect(await page.textContent('#inspector-body')).toContain('my cat is Tom');
     expect(await page.textContent('#inspector-body')).not.toContain(API_KEY);
     await page.selectOption('#filter-state', 'failed');
-    await waitFor(async () => (await page.locator('#task-rows tr td.state').count()) === 0, 5000, 'no failed task');
+    await waitFor(async () => (await page.locator('#task-rows tr td.state').count()) === 0, 20_000, 'no failed task');
     await page.selectOption('#filter-state', '');
     await row.waitFor();
   }, 60_000);
@@ -348,7 +348,7 @@ describe('the console in Chromium', () => {
     await page.locator('#peers-status', { hasText: 'peer-node probed just now.' }).waitFor();
     await waitFor(
       async () => /^just now · answered in \d+ ms$/.test((await peer.locator('td.last-probe').textContent()) ?? ''),
-      5000,
+      20_000,
       'the new probe to show',
     );
     expect(await peer.locator('td.health').textContent()).toBe('healthy');
@@ -393,9 +393,9 @@ describe('the console in Chromium', () => {
     await page.locator('#knowledge-list li', { hasText: 'my cat is Tom' }).waitFor();
     expect(await page.textContent('#triple-list')).toBe('deploys happen_on tuesday');
     await page.fill('#knowledge-query', 'Tuesdays');
-    await waitFor(async () => (await page.locator('#knowledge-list li.row').count()) === 1, 5000, 'one match');
+    await waitFor(async () => (await page.locator('#knowledge-list li.row').count()) === 1, 20_000, 'one match');
     await page.fill('#knowledge-query', '');
-    await waitFor(async () => (await page.locator('#knowledge-list li.row').count()) === 2, 5000, 'both again');
+    await waitFor(async () => (await page.locator('#knowledge-list li.row').count()) === 2, 20_000, 'both again');
   }, 60_000);
 
   it("browses another caller's memory and knowledge as that caller: none of the owner's rows", async () => {

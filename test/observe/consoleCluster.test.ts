@@ -5,7 +5,7 @@ import type { Browser } from 'playwright-core';
 import { startServe } from '../support/cliProcess';
 import { launchChromium, openConsole, seriousViolations, showView, watchedPage } from '../support/consolePage';
 import { REPLICA_MASTER_KEY, useReplicaCluster } from '../support/pgReplicas';
-import { skipWithoutPostgres } from '../support/postgres';
+import { skipWithoutPostgres } from '../support/prerequisites';
 import { waitFor } from '../support/waitFor';
 
 /**
@@ -75,7 +75,7 @@ if (!skipWithoutPostgres('the console of a cluster replica')) {
 
         // A replica that stops removes its heartbeat: the table, polled, no longer lists it.
         await a.close();
-        await waitFor(async () => (await replica('a').count()) === 0, 15_000, 'replica a to leave the table');
+        await waitFor(async () => (await replica('a').count()) === 0, 20_000, 'replica a to leave the table');
         expect(await replica('b').locator('td.health').textContent()).toBe('live');
         expect(errors).toEqual([]);
       } finally {
@@ -134,10 +134,10 @@ if (!skipWithoutPostgres('the console of a cluster replica')) {
               tasks: Array<{ taskId?: string; state: string; replica?: string; reason?: string }>;
             }
           ).tasks.find((t) => t.taskId === taskId);
-        await waitFor(async () => (await listed())?.replica === 'c', 15_000, 'the task to run on c');
+        await waitFor(async () => (await listed())?.replica === 'c', 20_000, 'the task to run on c');
         serve.child.kill('SIGKILL');
         await serve.exited;
-        await waitFor(async () => (await listed())?.state === 'failed', 15_000, "b's sweep to fail c's task");
+        await waitFor(async () => (await listed())?.state === 'failed', 20_000, "b's sweep to fail c's task");
         expect(await listed()).toMatchObject({ state: 'failed', replica: 'c', reason: 'replica lost' });
 
         const { page, errors } = await watchedPage(browser);

@@ -165,7 +165,7 @@ describe('debugging agents in the console', () => {
     await lastModel.click();
     await page.locator('#turns tr.span.selected').waitFor();
     body = page.locator('#inspector-body');
-    await waitFor(async () => (await body.textContent())?.includes('321 in / 12 out'), 5000, 'the last model step');
+    await waitFor(async () => (await body.textContent())?.includes('321 in / 12 out'), 20_000, 'the last model step');
     expect(await body.locator('dd').nth(2).textContent()).toMatch(/^\d+(\.\d)? m?s$/);
     expect(await body.locator('.inspect-answer strong').textContent()).toBe('Saved');
     const messages = await body
@@ -364,7 +364,7 @@ describe('debugging agents in the console', () => {
     await page.fill('#conversation-search', '');
     await page.click('#new-conversation');
     const oneShot = page.locator('#conversation-groups [data-kind="one-shot"]');
-    await waitFor(async () => (await oneShot.count()) === 1, 10_000, 'the one-shot group');
+    await waitFor(async () => (await oneShot.count()) === 1, 20_000, 'the one-shot group');
     await oneShot.locator('summary').click();
     expect(await oneShot.locator('a.conversation').allTextContents()).toEqual(['hello from a one-shot CLI chat']);
     const chats = page.locator('#conversation-groups [data-kind="chat"] a.conversation');
@@ -386,14 +386,14 @@ describe('debugging agents in the console', () => {
     await page.fill('#conversation-search', 'talking');
     await waitFor(
       async () => (await page.locator('#conversation-groups li[data-context]').count()) === 1,
-      5000,
+      20_000,
       'one match',
     );
     await page.fill('#conversation-search', 'picnic');
     await waitFor(
       async () =>
         (await page.locator('#conversation-groups li[data-context]').allTextContents()).every((t) => /picnic/i.test(t)),
-      5000,
+      20_000,
       'only the picnic conversations',
     );
     await page.fill('#conversation-search', 'no conversation says this');
@@ -404,7 +404,7 @@ describe('debugging agents in the console', () => {
     const renamed = page.locator('#conversation-groups li[data-context]', { hasText: 'Talking to the peer' });
     await renamed.locator('button', { hasText: 'Delete' }).click();
     await renamed.locator('button', { hasText: 'Delete for good' }).click();
-    await waitFor(async () => (await renamed.count()) === 0, 5000, 'the conversation to leave the list');
+    await waitFor(async () => (await renamed.count()) === 0, 20_000, 'the conversation to leave the list');
     expect(await page.textContent('#chat-title')).toBe('New conversation');
     expect(await page.locator('#chat-log .exchange').count()).toBe(0);
     expect([await seriousViolations(page)]).toEqual([[]]);

@@ -8,7 +8,17 @@ import { createMemoryLogger } from '../../src/log/logger';
 import type { TaskSummary } from '../../src/observe/consoleTasks';
 import type { WaterfallSpan } from '../../src/observe/waterfall';
 import type { ModelExchange, TaskTimeline } from '../../src/store/timelines';
-import { ScriptedModel, callTool, say, transferTo, type ScriptedTurn } from '../support/scriptedModel';
+import {
+  callTool,
+  say,
+  scriptedAgent,
+  startOpenAIServer,
+  transferTo,
+  type ChatRequestBody,
+  type OpenAIServer,
+  type ScriptedCompletion,
+} from '../support/openaiServer';
+import { waitFor } from '../support/waitFor';
 
 const OWNER_TOKEN = 'owner-debug-token-0123';
 const GUEST_TOKEN = 'guest-debug-token-4567';
@@ -17,7 +27,8 @@ const SECRET = 'sk-debug-secret-0987';
 
 /**
  * The console's debugging API on a real node (createApp on 127.0.0.1, a
- * real SQLite file, the scripted model in process): a turn read with its
+ * real SQLite file, its model a scripted OpenAI-compatible server played
+ * through the node's own client): a turn read with its
  * waterfall and model exchanges, replays in a scratch conversation,
  * conversations renamed, searched, deleted and grouped by kind, the agent a
  * chat starts at, and why a task ended badly. Every route is the owner's.
@@ -25,23 +36,32 @@ const SECRET = 'sk-debug-secret-0987';
 describe('the console debugging API', () => {
   let app: LangoApp | undefined;
   let dir: string;
+  /** The scripted model servers of this test's nodes (a restarted node gets one of its own). */
+  const models: OpenAIServer[] = [];
   afterEach(async () => {
     await app?.close();
     app = undefined;
+    for (const model of models.splice(0)) {
+      expect(model.unexpected).toEqual([]);
+      await model.close();
+    }
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  async function node(model: ScriptedModel, input: LangoConfigInput = {}, keepDir = false): Promise<string> {
+  /** A whole node whose model is a scripted OpenAI-compatible server playing `answers` (its key the secret). */
+  async function node(answers: ScriptedCompletion[], input: LangoConfigInput = {}, keepDir = false) {
     if (!keepDir) dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-console-debug-'));
+    const model = await startOpenAIServer(answers);
+    models.push(model);
     const config = resolveConfig({
       server: { port: 0 },
       dataDir: dir,
       tools: { browser: { enabled: false } },
-      agent: { apiKey: SECRET },
+      agent: { ...scriptedAgent(model), apiKey: SECRET },
       ...input,
     });
-    app = await createApp(config, { logger: createMemoryLogger(), model, cwd: dir });
-    return app.listen();
+    app = await createApp(config, { logger: createMemoryLogger(), cwd: dir });
+    return { url: await app.listen(), model };
   }
 
   const send = async (
@@ -87,13 +107,11 @@ describe('the console debugging API', () => {
   }
 
   it('reads a turn as a waterfall with each model step’s exchange, redacted, and the turn’s replay draft', async () => {
-    const url = await node(
-      new ScriptedModel([
-        transferTo('librarian'),
-        callTool('save_knowledge', { kind: 'fact', content: `key ${SECRET}` }),
-        { text: 'Saved.', usage: { inputTokens: 7, outputTokens: 2 } },
-      ]),
-    );
+    const { url } = await node([
+      transferTo('librarian'),
+      callTool('save_knowledge', { kind: 'fact', content: `key ${SECRET}` }),
+      { text: 'Saved.', usage: { prompt_tokens: 7, completion_tokens: 2 } },
+    ]);
     const task = await send(url, `remember the key ${SECRET}`);
     const { id } = await turnOf(url, task.id);
     const detail = await json<TurnDetail>(fetch(`${url}/console/api/turns/${id}`));
@@ -120,14 +138,14 @@ describe('the console debugging API', () => {
       message: 'remember the key [REDACTED]',
       startAgent: 'lango-orchestrator',
       ready: true,
-      model: 'scripted',
-      otherModels: false,
+      model: 'openai:scripted',
+      otherModels: true,
     });
     expect((await fetch(`${url}/console/api/turns/no-such-turn`)).status).toBe(404);
   });
 
   it('keeps no exchange when `observability.timeline.exchanges` is off: the waterfall stays', async () => {
-    const url = await node(new ScriptedModel([say('Hi.')]), { observability: { timeline: { exchanges: false } } });
+    const { url } = await node([say('Hi.')], { observability: { timeline: { exchanges: false } } });
     const task = await send(url, `hello ${SECRET}`);
     const detail = await json<TurnDetail>(fetch(`${url}/console/api/turns/${(await turnOf(url, task.id)).id}`));
     expect(detail.exchanges).toEqual([]);
@@ -135,10 +153,10 @@ describe('the console debugging API', () => {
   });
 
   it('replays a turn in a scratch conversation with its message and one agent’s prompt edited, the original untouched', async () => {
-    const replayed: ScriptedTurn = (request) =>
-      say(`replayed with "${request.instruction}" after ${request.messages.length - 1} earlier messages`);
-    const model = new ScriptedModel([say('First answer.'), say('Second answer.')]);
-    const url = await node(model);
+    // The request is the system instruction, the conversation's earlier messages and the (edited) message.
+    const replayed = (body: ChatRequestBody) =>
+      say(`replayed with "${body.messages[0].content}" after ${body.messages.length - 2} earlier messages`);
+    const { url, model } = await node([say('First answer.'), say('Second answer.')]);
     const first = await send(url, 'hello');
     const second = await send(url, 'and the second', { contextId: first.contextId });
     const { id } = await turnOf(url, second.id);
@@ -163,7 +181,7 @@ describe('the console debugging API', () => {
       sessionId: expect.stringMatching(/^replay:/),
     });
     expect(outcome.changed).toEqual({ message: true, instruction: 'lango-orchestrator' });
-    expect(model.requests.at(-1)!.messages.at(-1)).toEqual({ role: 'user', content: 'and the second, edited' });
+    expect(model.requests.at(-1)!.body.messages.at(-1)).toEqual({ role: 'user', content: 'and the second, edited' });
     // The original conversation is as it was; the scratch one is the owner's, listed as a replay.
     expect(await json(fetch(`${url}/console/api/conversations/${first.contextId}`))).toEqual(before);
     const { conversations } = await json<{ conversations: Array<{ id: string; kind: string }> }>(
@@ -173,11 +191,14 @@ describe('the console debugging API', () => {
     const scratch = await json<TurnDetail>(fetch(`${url}/console/api/turns/${outcome.replay.turnId}`));
     expect(scratch.turn).toMatchObject({ sessionId: outcome.replay.sessionId, caller: 'owner', status: 'completed' });
 
-    // Another model from a client that has none: the replay fails, saying why; the original still stands.
+    // Another model: the node's client asks for it by name (a client that cannot switch fails the replay, saying
+    // why: test/agent/replay.test.ts).
+    model.push(say('Answered by the other model.'));
     const other = await json<{ replay: { status: string; answer: string } }>(
       post(`${url}/console/api/turns/${id}/replay`, { model: 'gpt-4o-mini' }),
     );
-    expect(other.replay).toMatchObject({ status: 'failed', answer: 'the model scripted cannot switch to gpt-4o-mini' });
+    expect(other.replay).toMatchObject({ status: 'completed', answer: 'Answered by the other model.' });
+    expect(model.requests.at(-1)!.body.model).toBe('gpt-4o-mini');
 
     const bad = async (body: unknown) => {
       const res = await post(`${url}/console/api/turns/${id}/replay`, body);
@@ -193,7 +214,7 @@ describe('the console debugging API', () => {
   });
 
   it('renames, finds and deletes conversations, grouping one-shot CLI chats and replays apart', async () => {
-    const url = await node(new ScriptedModel([say('a'), say('b'), say('c')]));
+    const { url } = await node([say('a'), say('b'), say('c')]);
     const picnic = await send(url, 'plan a picnic');
     await send(url, 'weather: tomorrow', { contextId: 'cli-once:019aa7c2-5d1e-7b3f-9c41-2f6a0e8d1b57' });
     await send(url, 'unrelated');
@@ -225,16 +246,24 @@ describe('the console debugging API', () => {
   });
 
   it("starts the owner's turn at the agent its message names; a guest's naming is not heard", async () => {
-    const model = new ScriptedModel([say('Librarian here.'), say('Orchestrator here.')]);
-    const url = await node(model, {
+    const { url } = await node([say('Librarian here.'), say('Orchestrator here.')], {
       a2a: {
         auth: { bearerTokens: [GUEST_TOKEN], callers: [{ name: 'admin', owner: true, bearerTokens: [OWNER_TOKEN] }] },
       },
     });
     const metadata = { 'lango.agent': 'librarian' };
-    await send(url, 'find my notes', { metadata, headers: { authorization: `Bearer ${OWNER_TOKEN}` } });
-    await send(url, 'find my notes', { metadata, headers: { authorization: `Bearer ${GUEST_TOKEN}` } });
-    expect(model.agents).toEqual(['librarian', 'lango-orchestrator']);
+    const owner = { authorization: `Bearer ${OWNER_TOKEN}` };
+    const asOwner = await send(url, 'find my notes', { metadata, headers: owner });
+    const asGuest = await send(url, 'find my notes', { metadata, headers: { authorization: `Bearer ${GUEST_TOKEN}` } });
+    // The agent each turn started at, as its waterfall (read by the owner) shows it.
+    const startedAt = async (taskId: string) => {
+      const turns = await json<{ turns: TaskTimeline[] }>(
+        fetch(`${url}/console/api/timelines/${taskId}`, { headers: owner }),
+      );
+      const detail = await json<TurnDetail>(fetch(`${url}/console/api/turns/${turns.turns[0].id}`, { headers: owner }));
+      return detail.waterfall.children.map((a) => a.name);
+    };
+    expect([await startedAt(asOwner.id), await startedAt(asGuest.id)]).toEqual([['librarian'], ['lango-orchestrator']]);
     // The console's new routes are the owner's too.
     for (const route of ['/console/api/turns/x', '/console/api/conversations?q=x']) {
       expect((await fetch(`${url}${route}`, { headers: { authorization: `Bearer ${GUEST_TOKEN}` } })).status).toBe(403);
@@ -250,9 +279,9 @@ describe('the console debugging API', () => {
   });
 
   it('lists a task its node stopped in the middle of as failed, with the reason its status gives', async () => {
-    const model = new ScriptedModel([{ hang: true }]);
-    let url = await node(model);
-    const started = fetch(url, {
+    // The model call answers its headers and then nothing: the turn is under way until the node stops.
+    const { url: first, model } = await node([{ chunks: ['never sent'], before: () => new Promise<void>(() => {}) }]);
+    const started = fetch(first, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'A2A-Version': '1.0' },
       body: JSON.stringify({
@@ -262,11 +291,11 @@ describe('the console debugging API', () => {
         params: { message: { messageId: 'hangs', role: 'ROLE_USER', parts: [{ text: 'take your time' }] } },
       }),
     }).catch(() => undefined);
-    await model.requested(1);
+    await waitFor(() => model.requests.length === 1, 20_000, 'the model call under way');
     await app!.close();
     app = undefined;
     await started;
-    url = await node(new ScriptedModel([]), {}, true);
+    const { url } = await node([], {}, true);
     const { tasks } = await json<{ tasks: TaskSummary[] }>(fetch(`${url}/console/api/tasks`));
     expect(tasks).toHaveLength(1);
     expect(tasks[0]).toMatchObject({ asked: 'take your time', state: 'failed', reason: 'node shutting down' });

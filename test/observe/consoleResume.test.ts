@@ -74,7 +74,7 @@ describe('the console chat resumes a dropped stream', () => {
       proxy.cutNextStream(4);
       await page.fill('#chat-input', 'count to five');
       await page.press('#chat-input', 'Enter');
-      await waitFor(() => proxy.cuts === 1, 10_000, 'the chat stream to be cut');
+      await waitFor(() => proxy.cuts === 1, 20_000, 'the chat stream to be cut');
       release();
       await page.waitForSelector(`${ANSWER}[data-state="completed"]`, { timeout: 20_000 });
       expect(await page.textContent(ANSWER)).toBe('One two three four five.');

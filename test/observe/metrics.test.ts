@@ -5,28 +5,37 @@ import { createApp, type LangoApp } from '../../src/app';
 import { resolveConfig } from '../../src/config/load';
 import type { LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger } from '../../src/log/logger';
-import { ScriptedModel } from '../support/scriptedModel';
+import { scriptedAgent, startOpenAIServer, type OpenAIServer, type ScriptedCompletion } from '../support/openaiServer';
 import { parseScrape } from '../support/prometheus';
 
-/** Real nodes on loopback (createApp), scraped over HTTP and parsed by a Prometheus text-format parser. */
+/**
+ * Real nodes on loopback (createApp; a model call's node plays its model with a scripted OpenAI-compatible
+ * server), scraped over HTTP and parsed by a Prometheus text-format parser.
+ */
 describe('GET /metrics', () => {
   const apps: LangoApp[] = [];
   const dirs: string[] = [];
+  const models: OpenAIServer[] = [];
   afterEach(async () => {
     while (apps.length) await apps.pop()!.close();
     while (dirs.length) fs.rmSync(dirs.pop()!, { recursive: true, force: true });
+    while (models.length) await models.pop()!.close();
   });
 
-  async function node(input: LangoConfigInput, model?: ScriptedModel): Promise<string> {
+  /** A node; with `answers`, its model is a scripted OpenAI-compatible server playing them. */
+  async function node(input: LangoConfigInput, answers?: ScriptedCompletion[]): Promise<string> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-metrics-'));
     dirs.push(dir);
+    const model = answers ? await startOpenAIServer(answers) : undefined;
+    if (model) models.push(model);
     const config = resolveConfig({
       dataDir: dir,
       tools: { browser: { enabled: false } },
       ...input,
+      ...(model ? { agent: { ...scriptedAgent(model), ...input.agent } } : {}),
       server: { port: 0, ...input.server },
     });
-    const app = await createApp(config, { logger: createMemoryLogger(), ...(model ? { model } : {}) });
+    const app = await createApp(config, { logger: createMemoryLogger() });
     apps.push(app);
     const url = await app.listen();
     return url.replace('0.0.0.0', '127.0.0.1');
@@ -45,8 +54,8 @@ describe('GET /metrics', () => {
     });
 
   it('counts requests by method and status, tasks by state, turns, model calls and tokens, and the counters move', async () => {
-    const answer = { text: 'Hello.', usage: { inputTokens: 10, outputTokens: 4 } };
-    const url = await node({ agent: { multiAgent: false } }, new ScriptedModel([answer, answer, answer]));
+    const answer = { text: 'Hello.', usage: { prompt_tokens: 10, completion_tokens: 4 } };
+    const url = await node({ agent: { multiAgent: false } }, [answer, answer, answer]);
     expect((await send(url, 'one')).status).toBe(200);
     expect((await send(url, 'two')).status).toBe(200);
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
@@ -60,9 +69,9 @@ describe('GET /metrics', () => {
     expect(before.value('lango_a2a_requests_total', { method: 'healthz', status: '200' })).toBe(1);
     expect(before.value('lango_a2a_tasks', { state: 'TASK_STATE_COMPLETED' })).toBe(2);
     expect(before.count('lango_turn_duration_seconds', { status: 'completed' })).toBe(2);
-    expect(before.count('lango_model_call_duration_seconds', { model: 'scripted', outcome: 'ok' })).toBe(2);
-    expect(before.value('lango_model_tokens_total', { model: 'scripted', direction: 'input' })).toBe(20);
-    expect(before.value('lango_model_tokens_total', { model: 'scripted', direction: 'output' })).toBe(8);
+    expect(before.count('lango_model_call_duration_seconds', { model: 'openai:scripted', outcome: 'ok' })).toBe(2);
+    expect(before.value('lango_model_tokens_total', { model: 'openai:scripted', direction: 'input' })).toBe(20);
+    expect(before.value('lango_model_tokens_total', { model: 'openai:scripted', direction: 'output' })).toBe(8);
     expect(before.count('lango_store_write_duration_seconds')).toBeGreaterThan(0);
     expect(before.family('lango_nodejs_eventloop_lag_seconds').type).toBe('GAUGE');
 
@@ -70,7 +79,7 @@ describe('GET /metrics', () => {
     const after = parseScrape(await (await fetch(`${url}/metrics`)).text());
     expect(after.value('lango_a2a_requests_total', { method: 'SendMessage', status: '200' })).toBe(3);
     expect(after.value('lango_a2a_requests_total', { method: 'metrics', status: '200' })).toBe(1);
-    expect(after.value('lango_model_tokens_total', { model: 'scripted', direction: 'input' })).toBe(30);
+    expect(after.value('lango_model_tokens_total', { model: 'openai:scripted', direction: 'input' })).toBe(30);
     expect(after.value('lango_a2a_tasks', { state: 'TASK_STATE_COMPLETED' })).toBe(3);
   });
 

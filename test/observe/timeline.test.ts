@@ -6,37 +6,52 @@ import { resolveConfig } from '../../src/config/load';
 import type { LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger } from '../../src/log/logger';
 import type { TaskTimeline } from '../../src/observe/timeline';
-import { ScriptedModel, callTool, say, transferTo } from '../support/scriptedModel';
+import {
+  callTool,
+  say,
+  scriptedAgent,
+  startOpenAIServer,
+  transferTo,
+  type OpenAIServer,
+  type ScriptedCompletion,
+} from '../support/openaiServer';
 
-/** A real node (createApp) on loopback; its task timelines read over HTTP as the console reads them. */
+/**
+ * A real node (createApp) on loopback, its model a scripted OpenAI-compatible server; its task timelines read
+ * over HTTP as the console reads them.
+ */
 describe('task timelines', () => {
   let app: LangoApp | undefined;
+  let model: OpenAIServer | undefined;
   let dir: string;
   afterEach(async () => {
     await app?.close();
+    expect(model?.unexpected).toEqual([]);
+    await model?.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  async function node(input: LangoConfigInput, model: ScriptedModel): Promise<string> {
+  async function node(input: LangoConfigInput, answers: ScriptedCompletion[]): Promise<string> {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-timeline-'));
+    model = await startOpenAIServer(answers);
     const config = resolveConfig({
       server: { port: 0 },
       dataDir: dir,
       tools: { browser: { enabled: false } },
       ...input,
+      agent: { ...scriptedAgent(model), ...input.agent },
     });
-    app = await createApp(config, { logger: createMemoryLogger(), model });
+    app = await createApp(config, { logger: createMemoryLogger() });
     return app.listen();
   }
 
   it("records a task's transfer, tool call (arguments redacted and shortened) and model tokens, served to the owner", async () => {
     const secret = 'sk-live-0123456789abcdef';
-    const model = new ScriptedModel([
+    const url = await node({ agent: { apiKey: secret } }, [
       transferTo('librarian'),
       callTool('save_knowledge', { key: 'pets', content: `my cat is Tom; token ${secret}; ${'x'.repeat(400)}` }),
-      { text: 'Saved.', usage: { inputTokens: 7, outputTokens: 2 } },
+      { text: 'Saved.', usage: { prompt_tokens: 7, completion_tokens: 2 } },
     ]);
-    const url = await node({ agent: { apiKey: secret } }, model);
     const reply = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'A2A-Version': '1.0' },
@@ -58,12 +73,12 @@ describe('task timelines', () => {
     expect(turn).toMatchObject({ taskId: task.id, caller: 'owner', status: 'completed', agent: 'librarian' });
     expect(turn.steps.map((s) => `${s.kind} ${s.name}`)).toEqual([
       'agent lango-orchestrator',
-      'model scripted',
+      'model openai:scripted',
       'transfer librarian',
       'agent librarian',
-      'model scripted',
+      'model openai:scripted',
       'tool save_knowledge',
-      'model scripted',
+      'model openai:scripted',
     ]);
     const tool = turn.steps.find((s) => s.kind === 'tool')!;
     expect(tool.agent).toBe('librarian');
@@ -78,7 +93,7 @@ describe('task timelines', () => {
   });
 
   it('refuses a caller that is not the owner', async () => {
-    const url = await node({ a2a: { auth: { bearerTokens: ['caller-token-9'] } } }, new ScriptedModel([say('hi')]));
+    const url = await node({ a2a: { auth: { bearerTokens: ['caller-token-9'] } } }, [say('hi')]);
     expect((await fetch(`${url}/console/api/timelines`)).status).toBe(401);
     const caller = await fetch(`${url}/console/api/timelines`, { headers: { authorization: 'Bearer caller-token-9' } });
     expect(caller.status).toBe(403);

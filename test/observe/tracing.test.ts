@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { grpcCall } from '../support/grpcCall';
+import { decodeOtlpTraces } from '../support/otlpProtobuf';
 import { freePort, spawnServe, type ServeProcess } from '../support/reliabilityProcess';
 import { otlpReceiver, spanAttribute as attribute, type OtlpSpan } from '../support/otlpReceiver';
 
@@ -132,15 +133,59 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
         OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
         OTEL_SERVICE_NAME: 'proto-node',
       });
-      await fetch(`${proto.url}/healthz`);
+      const traceId = '0af7651916cd43dd8448eb211c80319c';
+      const reply = await fetch(proto.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'A2A-Version': '1.0',
+          traceparent: `00-${traceId}-b7ad6b7169203331-01`,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'SendMessage',
+          params: { message: { messageId: 'otel-proto', role: 'ROLE_USER', parts: [{ text: 'hi' }] } },
+        }),
+      });
+      expect(((await reply.json()) as { result?: unknown }).result).toBeDefined();
       await stopAll();
+
       expect(receiver.requests.length).toBeGreaterThan(0);
       for (const request of receiver.requests) {
         expect(request.path).toBe('/v1/traces');
         expect(request.contentType).toBe('application/x-protobuf');
       }
-      expect(Buffer.concat(receiver.requests.map((r) => r.body)).includes('proto-node')).toBe(true);
-      expect(Buffer.concat(receiver.requests.map((r) => r.body)).includes('quiet')).toBe(false);
+      // Decoded as OTLP's ExportTraceServiceRequest: every span is the proto node's (the quiet one exported none).
+      const spans = receiver.requests.flatMap((r) => decodeOtlpTraces(r.body));
+      expect(new Set(spans.map((s) => s.service))).toEqual(new Set(['proto-node']));
+      const request = spans.find((s) => s.name === 'A2A SendMessage');
+      expect(request).toMatchObject({ traceId, parentSpanId: 'b7ad6b7169203331', kind: 2, scope: 'lango' });
+      expect(request!.attributes).toMatchObject({
+        'http.request.method': 'POST',
+        'rpc.method': 'SendMessage',
+        'http.response.status_code': 200,
+      });
+      const turn = spans.find((s) => s.name === 'lango.turn');
+      expect(turn).toMatchObject({ traceId, parentSpanId: request!.spanId });
+      expect(turn!.spanId).toMatch(/^[0-9a-f]{16}$/);
+      // The turn's agent step under it, the model call under that, all in the caller's trace.
+      const byId = new Map(spans.map((s) => [s.spanId, s]));
+      const agent = spans.find((s) => s.name === 'invoke_agent lango-orchestrator');
+      expect(agent).toMatchObject({ traceId, parentSpanId: turn!.spanId });
+      const model = spans.find((s) => s.name.startsWith('chat '));
+      expect(model).toMatchObject({ traceId, parentSpanId: agent!.spanId });
+      expect(model!.attributes).toMatchObject({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.usage.input_tokens': expect.any(Number),
+      });
+      for (const span of spans.filter((s) => s.traceId === traceId && s !== request))
+        expect(byId.has(span.parentSpanId)).toBe(true);
+      // The readiness polls before it are requests of their own: each the root of a trace of its own.
+      for (const poll of spans.filter((s) => s.name === 'A2A healthz')) {
+        expect(poll.parentSpanId).toBe('');
+        expect(poll.traceId).not.toBe(traceId);
+      }
     } finally {
       await receiver.close();
     }

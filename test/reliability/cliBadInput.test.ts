@@ -135,12 +135,13 @@ describe('bad configuration and bad input at the CLI', () => {
       const before = listTree(cwd);
       let out = '';
       let err = '';
-      // A case that wrongly starts serving is stopped after 5 s and fails on its exit code.
+      // A right case exits 2 before anything starts and never waits on this; a case that wrongly starts serving
+      // (it prints nothing to say so) is stopped after a generous 20 s and fails on its exit code.
       const code = await runCli(bad.argv, {
         io: { out: (s) => void (out += s), err: (s) => void (err += s) },
         env: { ...bad.env },
         cwd,
-        stopSignal: new Promise((resolve) => setTimeout(resolve, 5_000).unref()),
+        stopSignal: new Promise((resolve) => setTimeout(resolve, 20_000).unref()),
       });
       expect({ code, err }).toEqual({ code: 2, err: expect.any(String) });
       for (const pattern of bad.names) expect(err).toMatch(pattern);

@@ -71,12 +71,13 @@ describe('kill -9 in the middle of streamed tasks, then restart on the same data
       authentication: undefined,
     });
 
-    // Three streamed tasks running a slow command; crash once all three are working.
+    // Three streamed tasks running a slow command; crash once all three are working. A minute: all five commands
+    // below are still running together however slowly a busy machine starts them (the kill ends them all).
     const running: string[] = [];
     const streams = [1, 2, 3].map(async (i) => {
       try {
         for await (const event of client.sendMessageStream(
-          textRequest(`exec_shell {"command": "sleep 6 && echo done-${i}"}`),
+          textRequest(`exec_shell {"command": "sleep 60 && echo done-${i}"}`),
         )) {
           const payload = event.payload;
           if (payload?.$case === 'statusUpdate' && payload.value.status?.state === TaskState.TASK_STATE_WORKING) {
@@ -88,20 +89,19 @@ describe('kill -9 in the middle of streamed tasks, then restart on the same data
         return 'broken';
       }
     });
-    const until = Date.now() + 15_000;
-    await waitFor(() => running.length === 3, 15_000, 'three streamed tasks working');
+    await waitFor(() => running.length === 3, 30_000, 'three streamed tasks working');
     // Blocking calls in flight too: one another client has listed (so it is on disk), one nobody has seen.
     const blocking = (text: string) =>
       client.sendMessage(textRequest(text)).then(
         () => 'ended',
         () => 'broken',
       );
-    const listedCall = blocking('exec_shell {"command": "sleep 6 && echo listed"}');
-    const listed = await findWorkingTask(client, (first) => first.includes('echo listed'), until - Date.now());
+    const listedCall = blocking('exec_shell {"command": "sleep 60 && echo listed"}');
+    const listed = await findWorkingTask(client, (first) => first.includes('echo listed'), 30_000);
     expect(listed).toBeDefined();
-    const unseenCall = blocking('exec_shell {"command": "sleep 6 && echo unseen"}');
+    const unseenCall = blocking('exec_shell {"command": "sleep 60 && echo unseen"}');
     // Its command running means the node holds the call: three streamed, listed and unseen.
-    await waitFor(() => processesWith('sleep 6').length === 5, 10_000, 'five commands running');
+    await waitFor(() => processesWith('sleep 60').length === 5, 30_000, 'five commands running');
     await node.kill9();
     // Every caller's stream or blocking call ends (broken) instead of hanging.
     expect(await Promise.all(streams)).toEqual(['broken', 'broken', 'broken']);

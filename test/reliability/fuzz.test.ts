@@ -68,16 +68,18 @@ function problemWith(request: FuzzRequest, answer: Answer): string | undefined {
   return undefined;
 }
 
-/** Sends raw bytes and resolves with whatever the server answers before closing (or 2 s). */
+/**
+ * Sends raw bytes, ends the write side, and resolves with whatever the server answered once it closed the
+ * connection; a server that neither answers nor closes fails after a generous 20 s.
+ */
 function sendRaw(port: number, bytes: Buffer): Promise<string> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
     let data = '';
-    const done = () => {
+    const timer = setTimeout(() => {
       socket.destroy();
-      resolve(data);
-    };
-    const timer = setTimeout(done, 2_000);
+      reject(new Error(`the server neither answered nor closed in 20 s: ${JSON.stringify(data.slice(0, 200))}`));
+    }, 20_000);
     socket.on('data', (chunk) => (data += chunk.toString('latin1')));
     socket.on('error', () => undefined);
     socket.on('close', () => {

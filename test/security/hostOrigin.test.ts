@@ -339,7 +339,7 @@ describe('a real browser against a node without credentials', () => {
     try {
       await page.goto(`http://127.0.0.1:${node.port}/healthz`);
       expect(await page.evaluate(sendExec(`http://127.0.0.1:${node.port}`))).toBe('sent');
-      await waitFor(() => fs.existsSync(pwnedFile()), 10_000, 'the command to write its file');
+      await waitFor(() => fs.existsSync(pwnedFile()), 20_000, 'the command to write its file');
       fs.rmSync(pwnedFile());
     } finally {
       await page.close();
@@ -371,7 +371,7 @@ describe('a real browser against a node without credentials', () => {
     try {
       await page.goto(`http://evil.attacker.test:${attackerPort}/`);
       expect(await page.evaluate(sendExec(`http://127.0.0.1:${node.port}`, true))).toBe('sent');
-      await waitFor(() => seen.length > 0, 5_000, 'a request to reach the server');
+      await waitFor(() => seen.length > 0, 20_000, 'a request to reach the server');
       expect(seen).toEqual([403]);
       expect(fs.existsSync(pwnedFile())).toBe(false);
     } finally {

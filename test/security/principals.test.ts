@@ -9,12 +9,19 @@ import { TaskState } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { createApp, type LangoApp } from '../../src/app';
 import { resolveConfig } from '../../src/config/load';
-import type { ModelRequest } from '../../src/llm/model';
 import { SecretRegistry } from '../../src/log/redact';
 import { OWNER } from '../../src/principal';
 import { createWinstonLogger } from '../../src/log/winston';
 import { a2aClient, asTask, textRequest } from '../support/a2aClient';
-import { callTool, say, ScriptedModel, transferTo } from '../support/scriptedModel';
+import {
+  callTool,
+  say,
+  scriptedAgent,
+  startOpenAIServer,
+  transferTo,
+  type ChatRequestBody,
+  type OpenAIServer,
+} from '../support/openaiServer';
 import { waitFor } from '../support/waitFor';
 
 /**
@@ -22,7 +29,9 @@ import { waitFor } from '../support/waitFor';
  * client (issue 11 A and G): each caller's turn is offered only what its
  * grant allows, a tool call outside the grant is refused before it runs,
  * one caller reaches none of another's rows, and a secret a caller stored
- * is found in no task row, task answer, push payload or log line.
+ * is found in no task row, task answer, push payload or log line. The
+ * model is a scripted OpenAI-compatible server, reached by the node's own
+ * Chat Completions client.
  */
 
 const TOKENS = {
@@ -61,7 +70,7 @@ async function webhook(): Promise<{ url: string; bodies: string[]; close: () => 
 describe('principals: grants, refusals and scoping over A2A', () => {
   let dataDir: string;
   let app: LangoApp;
-  const model = new ScriptedModel();
+  let model: OpenAIServer;
   const logText = new PassThrough();
   let logs = '';
   const clients = {} as Record<keyof typeof TOKENS, Client>;
@@ -70,9 +79,11 @@ describe('principals: grants, refusals and scoping over A2A', () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-grants-'));
     logText.on('data', (chunk: Buffer) => (logs += chunk.toString('utf8')));
     const secrets = new SecretRegistry();
+    model = await startOpenAIServer();
     const config = resolveConfig({
       server: { port: 0 },
       dataDir,
+      agent: scriptedAgent(model),
       logLevel: 'debug',
       a2a: {
         pushNotifications: { allowPrivateNetworks: true },
@@ -93,7 +104,6 @@ describe('principals: grants, refusals and scoping over A2A', () => {
       tools: { browser: { enabled: false } },
     });
     app = await createApp(config, {
-      model,
       secrets,
       logger: createWinstonLogger({ level: 'debug', pretty: false, secrets, stream: logText }),
     });
@@ -102,27 +112,31 @@ describe('principals: grants, refusals and scoping over A2A', () => {
       clients[name] = await a2aClient(url, 'JSONRPC', { authorization: `Bearer ${TOKENS[name]}` });
     clients.boss = await a2aClient(url, 'JSONRPC', { 'x-api-key': TOKENS.boss });
   });
+  afterEach(() => expect(model.unexpected).toEqual([]));
   afterAll(async () => {
     await app.close();
+    await model.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   const send = async (client: Client, text: string, ids: { contextId?: string; taskId?: string } = {}) =>
     asTask(await client.sendMessage(textRequest(text, ids)));
 
-  /** The orchestrator's first request of a turn: what the caller was offered. */
-  async function offered(who: keyof typeof TOKENS): Promise<ModelRequest> {
-    let request: ModelRequest | undefined;
-    model.push((r) => {
-      request = r;
+  /** The orchestrator's first request of a turn, as the model endpoint received it: what the caller was offered. */
+  async function offered(who: keyof typeof TOKENS): Promise<{ body: ChatRequestBody; instruction: string }> {
+    let request: ChatRequestBody | undefined;
+    model.push((body) => {
+      request = body;
       return say('hello');
     });
     await send(clients[who], 'hello');
-    return request!;
+    const system = request!.messages.find((m) => m.role === 'system');
+    return { body: request!, instruction: String(system?.content ?? '') };
   }
-  const transferChoices = (request: ModelRequest) => {
-    const transfer = request.tools.find((t) => t.name === 'transfer_to_agent');
-    return (transfer?.parameters as { properties: { agent_name: { enum: string[] } } }).properties.agent_name.enum;
+  const transferChoices = ({ body }: { body: ChatRequestBody }) => {
+    const transfer = body.tools?.find((t) => t.function.name === 'transfer_to_agent');
+    return (transfer?.function.parameters as { properties: { agent_name: { enum: string[] } } }).properties.agent_name
+      .enum;
   };
 
   /** Has `who` ask `agent` to call `tool` with `args`; resolves with the tool's result as the model saw it. */
@@ -134,9 +148,9 @@ describe('principals: grants, refusals and scoping over A2A', () => {
     contextId?: string,
   ): Promise<string> {
     let result = '';
-    model.push(transferTo(agent), callTool(tool, args), (request) => {
-      const last = request.messages.at(-1);
-      result = last?.role === 'tool' ? last.content : '';
+    model.push(transferTo(agent), callTool(tool, args), (body) => {
+      const last = body.messages.at(-1);
+      result = last?.role === 'tool' ? String(last.content) : '';
       return say('done');
     });
     const task = await send(clients[who], `please run ${tool}`, { contextId });
@@ -163,9 +177,9 @@ describe('principals: grants, refusals and scoping over A2A', () => {
   it('refuses a tool call outside the grant before it runs, with a note saying why', async () => {
     const target = path.join(dataDir, 'workspace', 'pwned.txt');
     let note = '';
-    model.push(callTool('exec_shell', { command: `touch ${target}` }), (request) => {
-      const last = request.messages.at(-1);
-      note = last?.role === 'tool' ? last.content : '';
+    model.push(callTool('exec_shell', { command: `touch ${target}` }), (body) => {
+      const last = body.messages.at(-1);
+      note = last?.role === 'tool' ? String(last.content) : '';
       return say('I may not run commands for you.');
     });
     await send(clients.bob, 'run touch');
@@ -195,9 +209,9 @@ describe('principals: grants, refusals and scoping over A2A', () => {
     await runTool('alice', 'automator', 'cron_add', { name: 'alice-job', schedule: 'every 1h', prompt: 'ping' });
 
     // Mallory has every tool family, uses the same contextId, and still reaches none of it.
-    let history: ModelRequest['messages'] = [];
-    model.push((request) => {
-      history = request.messages;
+    let history: ChatRequestBody['messages'] = [];
+    model.push((body) => {
+      history = body.messages;
       return say('hi');
     });
     await send(clients.mallory, 'what did we say?', { contextId: ctx });
@@ -243,7 +257,7 @@ describe('principals: grants, refusals and scoping over A2A', () => {
       const taskId = sent.id;
       const completed = await waitFor(
         () => hook.bodies.find((body) => body.includes('TASK_STATE_COMPLETED')),
-        10_000,
+        20_000,
         'the push of the completed task',
       );
       expect(completed).not.toContain(SECRET_VALUE);

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { BUILT_CLI, freePort, spawnServe, type ServeProcess } from '../support/reliabilityProcess';
-import { processesWith } from '../support/processes';
 import { waitFor } from '../support/waitFor';
 
 /**
@@ -18,37 +18,38 @@ import { waitFor } from '../support/waitFor';
 
 const CONFIG = 'logLevel: warn\ntools:\n  browser:\n    enabled: false\n';
 
-/** Writes `bytes` on a raw connection and resolves with what came back before the server closed it (or `waitMs`). */
-function raw(port: number, bytes: string | Buffer, options: { end?: boolean; waitMs?: number } = {}): Promise<string> {
-  return new Promise((resolve) => {
+/**
+ * Writes `bytes` on a raw connection (then ends its write side, unless `end` is false: a client with nothing
+ * more to send) and resolves with what came back once the server closed it. A server that neither answers nor
+ * closes fails the test after a generous 20 s.
+ */
+function raw(port: number, bytes: string | Buffer, options: { end?: boolean } = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
     let answer = '';
-    const done = () => {
-      clearTimeout(timer);
+    const timer = setTimeout(() => {
       socket.destroy();
-      resolve(answer);
-    };
-    const timer = setTimeout(done, options.waitMs ?? 1500);
+      reject(new Error(`the server neither answered nor closed in 20 s: ${JSON.stringify(answer.slice(0, 200))}`));
+    }, 20_000);
     socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
-    socket.on('error', done);
-    socket.on('close', done);
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(answer);
+    });
     socket.write(bytes, () => {
-      if (options.end) socket.end();
+      if (options.end !== false) socket.end();
     });
   });
 }
 
-/** Writes the start of a request, then drops the connection. */
-function abortAfter(port: number, bytes: string, afterMs = 50): Promise<void> {
+/** Writes the start of a request and drops the connection once the bytes are written. */
+function abortAfterWriting(port: number, bytes: string): Promise<void> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     socket.on('error', () => resolve());
-    socket.write(bytes, () =>
-      setTimeout(() => {
-        socket.destroy();
-        resolve();
-      }, afterMs),
-    );
+    socket.on('close', () => resolve());
+    socket.write(bytes, () => socket.destroy());
   });
 }
 
@@ -63,8 +64,8 @@ const message = (text: string) => ({
   message: { messageId: `m-${Math.random().toString(36).slice(2)}`, role: 'ROLE_USER', parts: [{ text }] },
 });
 
-/** Opens a JSON-RPC SSE stream; resolves with the first event's data and the socket (still open). */
-function openStream(port: number, body: string): Promise<{ first: string; socket: net.Socket }> {
+/** Opens an SSE stream (JSON-RPC at `/`, or a REST `target`); resolves with the first event's data and the socket (still open). */
+function openStream(port: number, body: string, target = '/'): Promise<{ first: string; socket: net.Socket }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
     let answer = '';
@@ -80,9 +81,19 @@ function openStream(port: number, body: string): Promise<{ first: string; socket
         resolve({ first: event[1], socket });
       }
     });
-    socket.write(post('/', body));
+    socket.write(post(target, body));
   });
 }
+
+/** The task id the first event of a stream names (JSON-RPC's `result` or REST's bare StreamResponse). */
+function taskIdOf(first: string): string {
+  const event = JSON.parse(first) as { result?: StreamEvent } & StreamEvent;
+  const response = event.result ?? event;
+  const id = response.task?.id ?? response.statusUpdate?.taskId;
+  if (!id) throw new Error(`no task in the first event: ${first}`);
+  return id;
+}
+type StreamEvent = { task?: { id: string }; statusUpdate?: { taskId: string } };
 
 describe('a real node under hostile input', () => {
   let dir: string;
@@ -132,9 +143,11 @@ describe('a real node under hostile input', () => {
       raw(port, 'POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nboom\r\n0\r\n\r\n'),
       raw(port, 'POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -1\r\n\r\n'),
       raw(port, 'POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: abc\r\n\r\n'),
+      // The body is never sent: the server refuses it by its declared size, and closes.
       raw(
         port,
         'POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000000000000\r\n\r\n{',
+        { end: false },
       ),
       raw(port, post('/', '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{')),
       raw(port, post('/', Buffer.from([0x7b, 0xff, 0xfe, 0x7d]).toString('latin1'))),
@@ -158,30 +171,47 @@ describe('a real node under hostile input', () => {
     const partial = (target: string) =>
       `POST ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nContent-Length: 5000\r\n\r\n{"jsonrpc":"2.0",`;
     await Promise.all([
-      abortAfter(port, partial('/')),
-      abortAfter(port, partial('/message:send')),
-      abortAfter(port, partial('/message:stream')),
-      abortAfter(port, 'POST / HTTP/1.1\r\nHost: 127.0.0.1\r\n'),
-      abortAfter(port, 'POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n'),
-      abortAfter(port, post('/', rpc('SendMessage', message('hello'))), 0),
-      abortAfter(port, post('/message:send', JSON.stringify(message('hello'))), 0),
-      // Half-closed: the whole request, then the write side ends before the answer.
-      raw(port, post('/', rpc('SendMessage', message('hello'))), { end: true }),
-      raw(port, partial('/'), { end: true, waitMs: 300 }),
+      abortAfterWriting(port, partial('/')),
+      abortAfterWriting(port, partial('/message:send')),
+      abortAfterWriting(port, partial('/message:stream')),
+      abortAfterWriting(port, 'POST / HTTP/1.1\r\nHost: 127.0.0.1\r\n'),
+      abortAfterWriting(
+        port,
+        'POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n',
+      ),
+      abortAfterWriting(port, post('/', rpc('SendMessage', message('hello')))),
+      abortAfterWriting(port, post('/message:send', JSON.stringify(message('hello')))),
+      // Half-closed: the whole request (or half of one), then the write side ends before the answer.
+      raw(port, post('/', rpc('SendMessage', message('hello')))),
+      raw(port, partial('/')),
     ]);
     await expectStillServing();
   });
 
   it('survives clients that drop their event streams while a command runs', async () => {
-    const streams = await Promise.all(
-      Array.from({ length: 5 }, () =>
-        openStream(port, rpc('SendStreamingMessage', message('exec_shell {"command":"sleep 1; echo done"}'))),
-      ),
-    );
+    const command = message('exec_shell {"command":"sleep 1; echo done"}');
+    const streams = await Promise.all([
+      ...Array.from({ length: 5 }, () => openStream(port, rpc('SendStreamingMessage', command))),
+      // REST stream too.
+      openStream(port, JSON.stringify(command), '/message:stream'),
+    ]);
     for (const { socket } of streams) socket.destroy();
-    // REST stream too, dropped after its head.
-    await abortAfter(port, post('/message:stream', JSON.stringify(message('exec_shell {"command":"sleep 1"}'))), 300);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Each turn ends with nobody listening: its last events go to dropped streams.
+    for (const id of streams.map(({ first }) => taskIdOf(first))) {
+      await waitFor(
+        async () => {
+          const answer = await fetch(`${node.url}/`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+            body: rpc('GetTask', { id }),
+          });
+          const state = ((await answer.json()) as { result?: { status?: { state?: string } } }).result?.status?.state;
+          return state === 'TASK_STATE_COMPLETED';
+        },
+        30_000,
+        `task ${id} to complete`,
+      );
+    }
     await expectStillServing();
   });
 
@@ -249,30 +279,27 @@ describe('a real node under hostile input', () => {
   }, 60_000);
 });
 
-/** Runs the built CLI to its end; resolves with its exit code, stderr and when it printed its last line. */
+/** Preloaded into `lango serve` to tell whether its event loop emptied by itself (see the file). */
+const DRAIN_WITNESS = path.resolve(__dirname, '../support/drainWitness.mjs');
+
+/**
+ * Runs the built CLI to its end; resolves with its exit code, stderr and whether it drained: ended because
+ * nothing was left holding it, not by the CLI's exit timer for a leaked handle (or the 30 s SIGKILL here).
+ */
 function runServe(cwd: string, env: NodeJS.ProcessEnv = {}) {
-  return new Promise<{
-    code: number | null;
-    signal: string | null;
-    stderr: string;
-    lastOutputAt: number;
-    exitAt: number;
-  }>((resolve) => {
-    const child = spawn(process.execPath, [BUILT_CLI, 'serve'], {
+  const drainFile = path.join(cwd, 'drained.txt');
+  return new Promise<{ code: number | null; signal: string | null; stderr: string; drained: boolean }>((resolve) => {
+    const child = spawn(process.execPath, ['--import', DRAIN_WITNESS, BUILT_CLI, 'serve'], {
       cwd,
-      env: { PATH: process.env.PATH, LOG_LEVEL: 'error', ...env },
+      env: { PATH: process.env.PATH, LOG_LEVEL: 'error', LANGO_TEST_DRAIN_FILE: drainFile, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
-    let lastOutputAt = Date.now();
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8');
-      lastOutputAt = Date.now();
-    });
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
     child.on('exit', (code, signal) => {
       clearTimeout(killer);
-      resolve({ code, signal, stderr, lastOutputAt, exitAt: Date.now() });
+      resolve({ code, signal, stderr, drained: fs.existsSync(drainFile) });
     });
   });
 }
@@ -296,8 +323,8 @@ describe('a failed listen', () => {
         `lango: cannot listen on 127.0.0.1:${port}: the port is already in use by another process ` +
           '(change server.port or PORT)\n',
       );
-      // It ended on its own, at once: nothing (database, workers, timers, peers) was left holding it.
-      expect(run.exitAt - run.lastOutputAt).toBeLessThan(1500);
+      // It ended on its own: nothing (database, workers, timers, peers) was left holding it.
+      expect(run.drained).toBe(true);
     } finally {
       await new Promise((resolve) => holder.close(resolve));
     }
@@ -317,70 +344,108 @@ describe('a failed listen', () => {
 });
 
 describe('SIGTERM', () => {
-  it.each([300, 1500])(
-    'is honoured while the node is still starting (SIGTERM after %i ms)',
-    async (delayMs) => {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-term-'));
+  /** `lango serve` in a fresh folder, its stderr (the log, at info) gathered, and its exit. */
+  function startingServe(extraConfig = '', env: NodeJS.ProcessEnv = {}) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-term-'));
+    fs.writeFileSync(path.join(dir, 'lango.config.yaml'), `${CONFIG}server:\n  port: 0\n${extraConfig}`);
+    const child = spawn(process.execPath, [BUILT_CLI, 'serve'], {
+      cwd: dir,
+      env: { PATH: process.env.PATH, LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal })),
+    );
+    const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    void exited.then(() => clearTimeout(killer));
+    return {
+      child,
+      exited,
+      stderr: () => stderr,
+      /** The first log record whose message is `message`, parsed. */
+      record: (message: string): Record<string, unknown> | undefined => {
+        const line = stderr.split('\n').find((l) => l.includes(`"message":"${message}"`));
+        return line ? (JSON.parse(line) as Record<string, unknown>) : undefined;
+      },
+      /** Log lines that are not at level info: warnings, errors, anything else printed. */
+      problems: () =>
+        stderr
+          .split('\n')
+          .filter(Boolean)
+          .filter((line) => !line.includes('"level":"info"')),
+      remove: () => fs.rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+
+  it.each([
+    ['as soon as the process exists', 'spawn'],
+    ['once it has opened its vault, mid-start', 'vault opened'],
+  ])(
+    'is honoured while the node is still starting (%s)',
+    async (_when, moment) => {
+      const serve = startingServe();
       try {
-        fs.writeFileSync(path.join(dir, 'lango.config.yaml'), `${CONFIG}server:\n  port: 0\n`);
-        const child = spawn(process.execPath, [BUILT_CLI, 'serve'], {
-          cwd: dir,
-          env: { PATH: process.env.PATH, LOG_LEVEL: 'error' },
-          stdio: ['ignore', 'ignore', 'pipe'],
-        });
-        let stderr = '';
-        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-        const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-          child.on('exit', (code, signal) => resolve({ code, signal })),
-        );
-        await new Promise((resolve) => setTimeout(resolve, delayMs));
-        child.kill('SIGTERM');
-        const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-        const ended = await exited;
-        clearTimeout(killer);
+        if (moment === 'spawn') await new Promise((resolve) => serve.child.once('spawn', resolve));
+        else await waitFor(() => serve.record(moment), 30_000, `"${moment}" logged`);
+        expect(serve.record('lango node listening')).toBeUndefined();
+        serve.child.kill('SIGTERM');
         // Before the CLI is up the default action ends it; once up, it closes the node and exits 0.
         expect([
           { code: 0, signal: null },
           { code: null, signal: 'SIGTERM' },
-        ]).toContainEqual(ended);
-        expect(stderr).toBe('');
+        ]).toContainEqual(await serve.exited);
+        expect(serve.problems()).toEqual([]);
       } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
+        serve.remove();
       }
     },
     60_000,
   );
 
   it('ends the process at once the second time, whatever the shutdown is doing', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-term2-'));
-    const port = await freePort();
+    // A trace collector that takes the node's export and never answers: the shutdown's flush waits on it
+    // (for up to ten minutes, by the exporter's and batch processor's timeouts), so only the second signal can
+    // end the process, with 143.
+    const held: http.ServerResponse[] = [];
+    const collector = http.createServer((req, res) => {
+      req.resume();
+      held.push(res);
+    });
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    const tracesEndpoint = `http://127.0.0.1:${(collector.address() as net.AddressInfo).port}/v1/traces`;
+    const serve = startingServe(`observability:\n  otlp:\n    tracesEndpoint: ${tracesEndpoint}\n`, {
+      OTEL_EXPORTER_OTLP_TIMEOUT: '600000',
+      OTEL_BSP_EXPORT_TIMEOUT: '600000',
+    });
     try {
-      fs.writeFileSync(path.join(dir, 'lango.config.yaml'), CONFIG);
-      const node = await spawnServe({ cwd: dir, configFile: path.join(dir, 'lango.config.yaml'), port });
-      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-        node.child.on('exit', (code, signal) => resolve({ code, signal })),
+      const listening = await waitFor(
+        () => serve.record('lango node listening')?.url as string | undefined,
+        60_000,
+        'the node listening',
       );
-      // A long command keeps the shutdown busy (its turn is failed, its sandbox killed); the second signal does not wait.
-      void fetch(`${node.url}/`, {
+      // A request makes spans to export.
+      const answer = await fetch(`${listening}/`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
-        body: rpc('SendMessage', message('exec_shell {"command":"sleep 20.7"}')),
-      }).catch(() => {});
-      await waitFor(() => processesWith('sleep 20.7').length === 1, 10_000, 'the command to run');
-      node.child.kill('SIGTERM');
-      await new Promise((resolve) => setTimeout(resolve, 30));
-      node.child.kill('SIGTERM');
-      const started = Date.now();
-      const ended = await exited;
-      expect(Date.now() - started).toBeLessThan(5000);
-      // 143 from the second signal's handler; 0 or the default action when the shutdown had already finished.
-      expect([
-        { code: 0, signal: null },
-        { code: 143, signal: null },
-        { code: null, signal: 'SIGTERM' },
-      ]).toContainEqual(ended);
+        body: rpc('SendMessage', message('hello')),
+      });
+      expect(((await answer.json()) as { result?: unknown }).result).toBeDefined();
+      serve.child.kill('SIGTERM');
+      await waitFor(
+        () => serve.stderr().includes('"message":"stopping"') && held.length > 0,
+        30_000,
+        'the shutdown under way, its trace export held',
+      );
+      serve.child.kill('SIGTERM');
+      // 143: the second signal's handler ended it (a finished shutdown would exit 0).
+      expect(await serve.exited).toEqual({ code: 143, signal: null });
     } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
+      serve.child.kill('SIGKILL');
+      for (const res of held) res.destroy();
+      await new Promise((resolve) => collector.close(resolve));
+      serve.remove();
     }
-  }, 60_000);
+  }, 90_000);
 });

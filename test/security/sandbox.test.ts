@@ -145,14 +145,13 @@ describe('commands run in a bubblewrap sandbox', () => {
   it('kills the whole sandboxed tree on timeout, even processes that left its session', async () => {
     await setUp();
     const marker = `3${Math.floor(Math.random() * 1e6)}.25`;
-    const started = Date.now();
+    // Sleeps of days: the call ends by the timeout's kill or not at all.
     const result = await callTool(shell, {
       command: `sleep ${marker} & setsid sleep ${marker} & nohup sleep ${marker} >/dev/null 2>&1 & sleep ${marker}`,
       timeoutMs: 500,
     });
     expect(result.timedOut).toBe(true);
-    expect(Date.now() - started).toBeLessThan(5000);
-    await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 3000, '0 sandboxed sleeps');
+    await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 20_000, '0 sandboxed sleeps');
   });
 
   it('caps the output of a confined command', async () => {
@@ -169,12 +168,12 @@ describe('commands run in a bubblewrap sandbox', () => {
     const job = await callTool(byName(tools, 'exec_bg'), {
       command: `cat ${path.join(dir, MASTER_KEY_FILE)}; touch ${dir}/bg-probe; setsid sleep ${marker} & sleep ${marker}`,
     });
-    await waitFor(() => processesWith(`sleep ${marker}`).length === 2, 3000, '2 sandboxed sleeps');
+    await waitFor(() => processesWith(`sleep ${marker}`).length === 2, 20_000, '2 sandboxed sleeps');
     const stopped = await callTool(byName(tools, 'exec_stop'), { id: job.id });
     expect(stopped.status).toBe('stopped');
     expect(stopped.output).toContain('No such file or directory');
     expect(fs.existsSync(`${dir}/bg-probe`)).toBe(false);
-    await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 3000, '0 sandboxed sleeps');
+    await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 20_000, '0 sandboxed sleeps');
   });
 
   it('leaves nothing behind when a job is stopped in its first milliseconds', async () => {
@@ -187,7 +186,7 @@ describe('commands run in a bubblewrap sandbox', () => {
       const stopped = await callTool(byName(execTools, 'exec_stop'), { id: job.id });
       expect(stopped.status).toBe('stopped');
     }
-    await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 3000, '0 sandboxed sleeps');
+    await waitFor(() => processesWith(`sleep ${marker}`).length === 0, 20_000, '0 sandboxed sleeps');
   });
 
   it('hides the data directory when tools.fs.root is configured around it', async () => {

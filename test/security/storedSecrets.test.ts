@@ -8,7 +8,8 @@ import type { LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
 import { OWNER } from '../../src/principal';
 import { openSse, resultOf, rpc, type SseFrame } from '../support/sse';
-import { skipWithoutPostgres, startTestPostgres, type TestPostgres } from '../support/postgres';
+import { startTestPostgres, type TestPostgres } from '../support/postgres';
+import { skipWithoutPostgres } from '../support/prerequisites';
 import { postgresTablesHolding, sqliteCellsHolding } from '../support/secretScan';
 import { waitFor } from '../support/waitFor';
 

@@ -1,11 +1,14 @@
+import { Client } from 'pg';
 import { createMemoryLogger } from '../../src/log/logger';
 import { createNodeMetrics } from '../../src/observe/metrics';
+import { JOB_QUEUE_CHANNEL } from '../../src/store/postgres/jobQueue';
 import { openPostgresStorage, type PostgresStorage } from '../../src/store/postgres/storage';
 import { TASK_EVENTS_CHANNEL } from '../../src/store/postgres/taskEvents';
-import { emptyAllTables, skipWithoutPostgres } from '../support/postgres';
+import { emptyAllTables } from '../support/postgres';
+import { skipWithoutPostgres } from '../support/prerequisites';
 import { parseScrape } from '../support/prometheus';
 import { useMigratedDatabase } from '../support/postgresSuite';
-import { holdsFor } from '../support/waitFor';
+import { waitFor } from '../support/waitFor';
 
 if (!skipWithoutPostgres('the store activity metrics on PostgreSQL')) {
   describe("a PostgreSQL replica's store activity on /metrics", () => {
@@ -32,6 +35,29 @@ if (!skipWithoutPostgres('the store activity metrics on PostgreSQL')) {
       const commits = async () => parseScrape(await metrics.scrape()).count('lango_store_write_duration_seconds');
       return { storage, value, commits };
     };
+    type Replica = Awaited<ReturnType<typeof replica>>;
+
+    /**
+     * Notifies a channel every replica always listens on (a payload none acts on) and resolves once each has
+     * heard it: a connection hears notifications in commit order, so by then each has heard every earlier one
+     * it listened for.
+     */
+    const heardLater = async (...replicas: Replica[]) => {
+      const count = (r: Replica) => r.value('lango_store_notifications_total', { channel: JOB_QUEUE_CHANNEL });
+      const before = await Promise.all(replicas.map(count));
+      const client = new Client({ connectionString: database.url() });
+      await client.connect();
+      try {
+        await client.query('SELECT pg_notify($1, $2)', [JOB_QUEUE_CHANNEL, 'not a job']);
+      } finally {
+        await client.end();
+      }
+      await waitFor(
+        async () => (await Promise.all(replicas.map(count))).every((n, i) => n > before[i]),
+        20_000,
+        'every replica to hear a later notification',
+      );
+    };
 
     it('counts group commits and their statements where written, and the notification only where a task is followed', async () => {
       const a = await replica('a');
@@ -57,13 +83,15 @@ if (!skipWithoutPostgres('the store activity metrics on PostgreSQL')) {
       const heard = (r: typeof a) => r.value('lango_store_notifications_total', { channel: TASK_EVENTS_CHANNEL });
       expect(await heard(b)).toBe(1);
       // Nobody follows on A or C: neither is woken by the batch.
-      await holdsFor(async () => (await heard(a)) === 0 && (await heard(c)) === 0, 300, 'idle replicas not woken');
+      await heardLater(a, c);
+      expect([await heard(a), await heard(c)]).toEqual([0, 0]);
 
       // B stops following: it stops listening, and the next batch wakes no replica.
       stop.abort();
       expect((await followed.next()).done).toBe(true);
       await a.storage.taskEvents.append(key, { seq: 4, event: { n: 4 }, terminal: false });
-      await holdsFor(async () => (await heard(b)) === 1, 300, 'B no longer woken');
+      await heardLater(a, b, c);
+      expect([await heard(a), await heard(b), await heard(c)]).toEqual([0, 1, 0]);
     });
   });
 }

@@ -1,5 +1,6 @@
 import { Client } from 'pg';
-import { skipWithoutPostgres, startTestPostgres } from '../support/postgres';
+import { startTestPostgres } from '../support/postgres';
+import { skipWithoutPostgres } from '../support/prerequisites';
 
 if (!skipWithoutPostgres('the PostgreSQL test harness')) {
   it('starts a throwaway server on a free port, makes databases, stops and removes it', async () => {

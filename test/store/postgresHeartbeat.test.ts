@@ -1,7 +1,8 @@
 import { createMemoryLogger } from '../../src/log/logger';
 import { startHeartbeat } from '../../src/store/postgres/cluster';
 import { openPgDatabase, type PgDatabase } from '../../src/store/postgres/database';
-import { emptyAllTables, skipWithoutPostgres } from '../support/postgres';
+import { emptyAllTables } from '../support/postgres';
+import { skipWithoutPostgres } from '../support/prerequisites';
 import { useMigratedDatabase } from '../support/postgresSuite';
 import { waitFor } from '../support/waitFor';
 
@@ -23,7 +24,12 @@ if (!skipWithoutPostgres('the heartbeat on PostgreSQL')) {
     /** Replicas whose queries fail now, as when their database is unreachable. */
     const cutOff = new Set<string>();
 
-    /** Starts `replicaId`'s heartbeat every 20 ms with a lease of 1 s, counting its beats and sweeps. */
+    /**
+     * The lease: far longer than a busy machine stalls a process, so a replica that beats every 20 ms is never
+     * past it by accident.
+     */
+    const LEASE_MS = 5_000;
+    /** Starts `replicaId`'s heartbeat every 20 ms with a lease of {@link LEASE_MS}, counting its beats and sweeps. */
     const beating = async (replicaId: string): Promise<Beating> => {
       const pool = openPgDatabase(database.url(), { max: 2 });
       pools.push(pool);
@@ -43,7 +49,7 @@ if (!skipWithoutPostgres('the heartbeat on PostgreSQL')) {
       });
       const stop = await startHeartbeat({
         db: counted,
-        cluster: { replicaId, heartbeatMs: 20, leaseMs: 1_000 },
+        cluster: { replicaId, heartbeatMs: 20, leaseMs: LEASE_MS },
         logger: createMemoryLogger(),
         clock: () => new Date(),
         failLostTasks: () => {
@@ -70,55 +76,65 @@ if (!skipWithoutPostgres('the heartbeat on PostgreSQL')) {
     it('sweeps on its first beat, then not while every other replica beats', async () => {
       const a = await beating('a');
       await beating('b');
-      await waitFor(() => a.beats() >= 5, 5_000, "a's first beats");
+      await waitFor(() => a.beats() >= 5, 20_000, "a's first beats");
       const swept = a.sweeps();
       // The first beat, and perhaps the one that first saw b.
       expect(swept).toBeGreaterThanOrEqual(1);
       expect(swept).toBeLessThanOrEqual(2);
       const beats = a.beats();
-      await waitFor(() => a.beats() >= beats + 20, 5_000, '20 more beats of a');
+      await waitFor(() => a.beats() >= beats + 20, 20_000, '20 more beats of a');
       expect(a.sweeps()).toBe(swept);
     });
 
     it('after an outage every replica lived through, sweeps nobody: each holds its sweeps for a lease', async () => {
       const a = await beating('a');
       const b = await beating('b');
-      await waitFor(() => a.beats() >= 5 && b.beats() >= 5, 5_000, 'both replicas beating');
+      await waitFor(() => a.beats() >= 5 && b.beats() >= 5, 20_000, 'both replicas beating');
       const swept = { a: a.sweeps(), b: b.sweeps() };
       cutOff.add('a').add('b');
-      // Longer than the lease: each finds the other's heartbeat past it when the database is back.
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      // Until both heartbeats are past the lease by the database's clock: each finds the other's so when back.
+      await waitFor(
+        async () =>
+          (
+            await pools[0].query<{ n: string }>(
+              `SELECT count(*) AS n FROM cluster_replicas WHERE heartbeat_at < now() - make_interval(secs => $1)`,
+              [LEASE_MS / 1000],
+            )
+          ).rows[0].n === '2',
+        20_000,
+        'both heartbeats past the lease',
+      );
       cutOff.clear();
       const beats = a.beats();
-      await waitFor(() => a.beats() >= beats + 40, 5_000, '40 beats of a after the outage');
+      await waitFor(() => a.beats() >= beats + 40, 20_000, '40 beats of a after the outage');
       expect({ a: a.sweeps(), b: b.sweeps() }).toEqual(swept);
       expect(await replicaIds()).toEqual(['a', 'b']);
     });
 
     it('sweeps when it sees a replica past the lease, forgets it, then stops sweeping', async () => {
       const a = await beating('a');
-      await waitFor(() => a.sweeps() >= 1, 5_000, "a's first sweep");
+      await waitFor(() => a.sweeps() >= 1, 20_000, "a's first sweep");
       await pools[0].query(
         `INSERT INTO cluster_replicas (replica_id, started_at, heartbeat_at)
          VALUES ('gone', now() - interval '1 hour', now() - interval '1 hour')`,
       );
-      await waitFor(async () => !(await replicaIds()).includes('gone'), 5_000, 'the lost replica to be forgotten');
+      await waitFor(async () => !(await replicaIds()).includes('gone'), 20_000, 'the lost replica to be forgotten');
       const swept = a.sweeps();
       expect(swept).toBeGreaterThanOrEqual(2);
       const beats = a.beats();
-      await waitFor(() => a.beats() >= beats + 20, 5_000, '20 more beats of a');
+      await waitFor(() => a.beats() >= beats + 20, 20_000, '20 more beats of a');
       expect(a.sweeps()).toBe(swept);
     });
 
     it('sweeps once more when another replica stops cleanly (its left rows are failed at once)', async () => {
       const a = await beating('a');
       const b = await beating('b');
-      await waitFor(async () => (await replicaIds()).join() === 'a,b', 5_000, 'both replicas beating');
+      await waitFor(async () => (await replicaIds()).join() === 'a,b', 20_000, 'both replicas beating');
       const beats = a.beats();
-      await waitFor(() => a.beats() >= beats + 3, 5_000, 'a to see b');
+      await waitFor(() => a.beats() >= beats + 3, 20_000, 'a to see b');
       const swept = a.sweeps();
       await b.stop();
-      await waitFor(() => a.sweeps() > swept, 5_000, 'a to sweep after b left');
+      await waitFor(() => a.sweeps() > swept, 20_000, 'a to sweep after b left');
       expect(await replicaIds()).toEqual(['a']);
     });
   });

@@ -8,7 +8,8 @@ import { runCli } from '../../src/cli/main';
 import { resolveConfig } from '../../src/config/load';
 import { createMemoryLogger } from '../../src/log/logger';
 import { OWNER } from '../../src/principal';
-import { skipWithoutPostgres, startTestPostgres, type TestPostgres } from '../support/postgres';
+import { startTestPostgres, type TestPostgres } from '../support/postgres';
+import { skipWithoutPostgres } from '../support/prerequisites';
 
 const MASTER_KEY = 'b'.repeat(64);
 

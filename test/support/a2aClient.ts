@@ -133,7 +133,7 @@ export async function listTasksIn(client: Client, status: TaskState): Promise<Ta
 export async function findWorkingTask(
   client: Client,
   matches: (firstMessage: string) => boolean,
-  ms = 5_000,
+  ms = 20_000,
 ): Promise<Task | undefined> {
   const deadline = Date.now() + ms;
   for (;;) {

@@ -9,6 +9,8 @@ import type { TurnInput, TurnResult, TurnRunner } from '../../src/agent/turn';
  * message. Every call is recorded.
  *
  * - `slow`      : delegates, runs a tool in 10 steps of `stepMs`, then answers
+ * - `[hold]`    : as the default (or `slow`), but before answering waits until released (`release(text)`)
+ *                 or its abort: a task a test can find, cancel or stop while it runs, however busy the machine
  * - `approve`   : asks for approval (input-required); the next message in the session completes
  * - `fail`      : ends the turn failed with a readable reason
  * - `throw`     : the runner throws (a runtime fault)
@@ -20,6 +22,10 @@ export class ScriptedA2ARunner implements TurnRunner {
   readonly aborted: string[] = [];
   /** Sessions waiting for the user's answer. */
   private readonly waiting = new Set<string>();
+  /** Turns holding before their answer (`[hold]`): how each resumes, and its text. */
+  private readonly holding = new Map<() => void, string>();
+  /** What {@link release} was given: a turn whose text holds one of these does not hold (or stops). */
+  private readonly released: string[] = [];
 
   constructor(private readonly stepMs = 20) {}
 
@@ -64,9 +70,42 @@ export class ScriptedA2ARunner implements TurnRunner {
       await wait();
       yield RunEvents.textDelta('operator', '.');
     }
+    if (text.includes('[hold]')) await this.hold(input);
     yield RunEvents.toolEnd('operator', 'exec_shell', 'call-1', true, 'exit 0');
     yield RunEvents.final('operator', `echo: ${text}`);
     return { status: 'completed', text: `echo: ${text}`, author: 'operator' };
+  }
+
+  /**
+   * Lets the `[hold]` turns whose text contains `text` go on to their answer: those holding now and any that
+   * reach their hold later (a release may come before the turn gets there).
+   */
+  release(text: string): void {
+    this.released.push(text);
+    for (const [resume, held] of [...this.holding]) if (held.includes(text)) resume();
+  }
+
+  /** Waits until {@link release}, or throws an AbortError when the turn is aborted first. */
+  private hold(input: TurnInput): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const signal = input.signal;
+      const resume = () => {
+        this.holding.delete(resume);
+        signal?.removeEventListener('abort', abort);
+        resolve();
+      };
+      const abort = () => {
+        this.holding.delete(resume);
+        this.aborted.push(input.sessionId);
+        const err = new Error('the turn was cancelled');
+        err.name = 'AbortError';
+        reject(err);
+      };
+      if (signal?.aborted) return abort();
+      if (this.released.some((text) => input.text.includes(text))) return resolve();
+      this.holding.set(resume, input.text);
+      signal?.addEventListener('abort', abort, { once: true });
+    });
   }
 
   private sleep(ms: number, input: TurnInput): Promise<void> {

@@ -136,7 +136,7 @@ export async function startA2ANode(options: StartOptions = {}): Promise<A2ATestN
       taskEvents: createSqliteTaskEventLog({ db, group: storage.group, logger, redact: options.extra?.redact }),
       logger,
       clock: () => new Date(),
-      push: { baseDelayMs: 20, timeoutMs: 2000 },
+      push: { baseDelayMs: 20, timeoutMs: 10_000 },
       ...options.extra,
     });
   } catch (err) {

@@ -14,25 +14,16 @@ export const HAPROXY = process.env.LANGO_HAPROXY ?? '/usr/sbin/haproxy';
 /** The response header haproxy adds naming the replica (its `server` name, `r<i>`) that answered. */
 export const SERVED_BY = 'x-lango-replica';
 
-/** Why the cluster tests cannot run here (no PostgreSQL or no haproxy), or `undefined` when they can. */
-export function clusterUnavailable(): string | undefined {
-  return (
-    postgresUnavailable() ??
-    (fs.existsSync(HAPROXY) ? undefined : `no haproxy at ${HAPROXY} (install Debian's haproxy, or set LANGO_HAPROXY)`)
-  );
+/** Why haproxy cannot be run here, or `undefined` when it can. */
+export function haproxyUnavailable(): string | undefined {
+  return fs.existsSync(HAPROXY)
+    ? undefined
+    : `no haproxy at ${HAPROXY} (install Debian's haproxy, or set LANGO_HAPROXY)`;
 }
 
-/**
- * On a machine without PostgreSQL or haproxy, registers one skipped test
- * naming `what` and the reason, prints the reason, and returns true: the
- * calling file then defines nothing else.
- */
-export function skipWithoutCluster(what: string): boolean {
-  const reason = clusterUnavailable();
-  if (!reason) return false;
-  it.skip(`${what} (skipped: ${reason})`, () => {});
-  process.stderr.write(`skipping ${what}: ${reason}\n`);
-  return true;
+/** Why the cluster tests cannot run here (no PostgreSQL or no haproxy), or `undefined` when they can. */
+export function clusterUnavailable(): string | undefined {
+  return postgresUnavailable() ?? haproxyUnavailable();
 }
 
 /**

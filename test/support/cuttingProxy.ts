@@ -14,6 +14,8 @@ export interface CuttingProxy {
   cutNextStream(afterEvents: number): void;
   /** How many connections it has cut. */
   readonly cuts: number;
+  /** How many answers have started as an event stream (their headers passed), the cut ones too. */
+  readonly streams: number;
   close(): Promise<void>;
 }
 
@@ -28,6 +30,7 @@ export async function startCuttingProxy(): Promise<CuttingProxy> {
   let targetPort = 0;
   let pending: number | undefined;
   let cuts = 0;
+  let streams = 0;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(targetPort, '127.0.0.1');
@@ -44,9 +47,21 @@ export async function startCuttingProxy(): Promise<CuttingProxy> {
     /** Left to pass of the stream being cut on this connection (counted in events), once its headers are seen. */
     let left: number | undefined;
     let head = '';
+    /** The headers of the answer starting on this connection, until they are complete (then undefined). */
+    let answerHead: string | undefined;
     upstream.on('data', (chunk: Buffer) => {
       if (cutDone) return;
       let text = chunk.toString('latin1');
+      // An answer starts with its status line (each a write of its own on a kept-alive connection).
+      if (text.startsWith('HTTP/')) answerHead = '';
+      if (answerHead !== undefined) {
+        answerHead += text;
+        const headersEnd = answerHead.indexOf('\r\n\r\n');
+        if (headersEnd >= 0) {
+          if (/\r\ncontent-type: text\/event-stream/i.test(answerHead.slice(0, headersEnd))) streams += 1;
+          answerHead = undefined;
+        }
+      }
       if (left === undefined && pending !== undefined) {
         // A response starts with its status line; an SSE one gets cut, any other passes as it is.
         head = text.startsWith('HTTP/') ? text : head + text;
@@ -102,6 +117,9 @@ export async function startCuttingProxy(): Promise<CuttingProxy> {
     cutNextStream: (afterEvents) => (pending = afterEvents),
     get cuts() {
       return cuts;
+    },
+    get streams() {
+      return streams;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -5,12 +5,13 @@ import { createApp, type LangoApp } from '../../src/app';
 import { resolveConfig } from '../../src/config/load';
 import type { LangoConfigInput } from '../../src/config/schema';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
-import { ScriptedModel } from './scriptedModel';
+import { scriptedAgent, startOpenAIServer, type OpenAIServer } from './openaiServer';
 import { startOidcIssuer, type IssuerClient, type OidcIssuer } from './oidcIssuer';
 
 /**
- * A network of whole lango nodes on 127.0.0.1 (createApp, each with its
- * own scripted model) and one real OpenID provider (`oidc-provider`) that
+ * A network of whole lango nodes on 127.0.0.1 (createApp, each playing its
+ * model with a scripted OpenAI-compatible server of its own, through the
+ * node's own client) and one real OpenID provider (`oidc-provider`) that
  * issues their callers' tokens and performs their token exchanges (RFC
  * 8693): the caller X → node A → node B → node C of issue 33.
  */
@@ -43,43 +44,46 @@ export function startNetworkIssuer(): Promise<OidcIssuer> {
 export interface NetworkNode {
   app: LangoApp;
   url: string;
-  model: ScriptedModel;
+  /** The node's scripted model server: what it answers is pushed onto it, what the node asked is recorded. */
+  model: OpenAIServer;
   logger: MemoryLogger;
   dir: string;
 }
 
 /** Starts nodes and stops them all (and removes their folders) at the end. */
 export function networkNodes(): {
-  start(
-    name: string,
-    a2a: LangoConfigInput['a2a'],
-    model?: ScriptedModel,
-    more?: Omit<LangoConfigInput, 'a2a'>,
-  ): Promise<NetworkNode>;
+  start(name: string, a2a: LangoConfigInput['a2a'], more?: Omit<LangoConfigInput, 'a2a'>): Promise<NetworkNode>;
   closeAll(): Promise<void>;
 } {
   const started: NetworkNode[] = [];
   return {
-    async start(name, a2a, model = new ScriptedModel(), more = {}) {
+    async start(name, a2a, more = {}) {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), `lango-net-${name}-`));
+      const model = await startOpenAIServer();
       const config = resolveConfig({
         server: { port: 0 },
         dataDir: dir,
         tools: { browser: { enabled: false } },
+        agent: scriptedAgent(model),
         ...more,
         a2a: { agentName: name, ...a2a },
       });
       const logger = createMemoryLogger();
-      const app = await createApp(config, { logger, model });
+      const app = await createApp(config, { logger });
       const node = { app, url: await app.listen(), model, logger, dir };
       started.push(node);
       return node;
     },
     async closeAll() {
+      const unexpected: string[] = [];
       for (const node of started.splice(0).reverse()) {
         await node.app.close();
+        await node.model.close();
         fs.rmSync(node.dir, { recursive: true, force: true });
+        if (node.model.unexpected.length > 0) unexpected.push(`${node.model.unexpected.length} at ${node.url}`);
       }
+      // A model call the test scripted no answer for was answered HTTP 500: the test did not run as it says.
+      if (unexpected.length > 0) throw new Error(`model calls nothing was scripted for: ${unexpected.join(', ')}`);
     },
   };
 }

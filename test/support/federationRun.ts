@@ -63,7 +63,8 @@ export function baseOptions(logger: MemoryLogger = createMemoryLogger()) {
     verifyCards: 'ifPresent' as const,
     selfId: 'http://127.0.0.1:1',
     maxHops: 4,
-    cardFetchTimeoutMs: 1500,
+    // Generous: a card on loopback loads long before, however busy the machine; a test of the bound sets its own.
+    cardFetchTimeoutMs: 10_000,
   };
 }
 

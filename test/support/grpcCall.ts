@@ -74,7 +74,7 @@ export function grpcCall(
   sent.set('a2a-version', '1.0');
   for (const [key, value] of Object.entries(metadata)) sent.set(key, value);
   const request = known.read(params as JsonInput);
-  const callOptions = { deadline: Date.now() + 10_000 };
+  const callOptions = { deadline: Date.now() + 20_000 };
   return new Promise<GrpcAnswer>((resolve) => {
     const done = (answer: GrpcAnswer) => {
       client.close();

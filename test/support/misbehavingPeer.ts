@@ -162,8 +162,8 @@ export async function startMisbehavingPeer(options: MisbehavingPeerOptions): Pro
         return true;
       case 'truncated':
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': '4000' });
-        res.write('{"jsonrpc":"2.0","result":{"name":"cut');
-        setTimeout(() => req.socket.destroy(), 20);
+        // Cut once the start is on its way: the caller gets those bytes, then the connection ends.
+        res.write('{"jsonrpc":"2.0","result":{"name":"cut', () => req.socket.destroy());
         return true;
       case 'slow':
         return true; // never answers; the caller's deadline must end it

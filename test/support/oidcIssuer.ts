@@ -127,7 +127,7 @@ export async function startOidcIssuer(options: {
     },
     async close() {
       child.stdin!.end();
-      const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
       await exited;
       clearTimeout(killer);
     },

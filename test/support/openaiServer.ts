@@ -19,7 +19,7 @@ export interface ScriptedServerToolCall {
 export type ScriptedCompletion =
   | { text: string; usage?: { prompt_tokens: number; completion_tokens: number } }
   | { chunks: string[]; before?: (index: number) => Promise<void> }
-  | { toolCalls: ScriptedServerToolCall[]; text?: string }
+  | { toolCalls: ScriptedServerToolCall[]; text?: string; usage?: { prompt_tokens: number; completion_tokens: number } }
   | { status: number; error: { message: string; type?: string } }
   | ((body: ChatRequestBody) => ScriptedCompletion);
 
@@ -38,6 +38,8 @@ export interface RecordedRequest {
   path: string;
   headers: http.IncomingHttpHeaders;
   body: ChatRequestBody;
+  /** Resolves when the caller closed the connection before the answer was complete (a call it stopped). */
+  abandoned: Promise<void>;
 }
 
 /** A running scripted server; `baseURL` ends in `/v1`, ready for the `openai` client. */
@@ -75,7 +77,18 @@ export async function startOpenAIServer(responses: ScriptedCompletion[] = []): P
       } catch {
         return sendError(res, 400, 'request body is not JSON');
       }
-      const record: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body };
+      const abandoned = new Promise<void>((resolve) =>
+        res.once('close', () => {
+          if (!res.writableFinished) resolve();
+        }),
+      );
+      const record: RecordedRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body,
+        abandoned,
+      };
       if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions'))
         return sendError(res, 404, `no route ${req.method} ${req.url}`);
       requests.push(record);
@@ -189,4 +202,32 @@ async function reply(res: http.ServerResponse, response: Plain, body: ChatReques
     );
   }
   res.end('data: [DONE]\n\n');
+}
+
+/** The server's counterparts of `scriptedModel.ts`'s turns: an answer. */
+export const say = (text: string): ScriptedCompletion => ({ text });
+
+/** A call of one tool with `args`. */
+export const callTool = (name: string, args: unknown = {}): ScriptedCompletion => ({
+  toolCalls: [{ name, arguments: args }],
+});
+
+/** A call of `transfer_to_agent` for `agentName`. */
+export const transferTo = (agentName: string): ScriptedCompletion =>
+  callTool('transfer_to_agent', { agent_name: agentName });
+
+/**
+ * The `agent` configuration that sends a node's model calls to `server`, through the node's own Chat Completions
+ * client: what a whole-node test plays its model with.
+ * @example
+ * const model = await startOpenAIServer([say('hi')]);
+ * const config = resolveConfig({ dataDir, agent: scriptedAgent(model) });
+ */
+export function scriptedAgent(server: OpenAIServer): {
+  provider: 'openai';
+  apiKey: string;
+  baseUrl: string;
+  model: string;
+} {
+  return { provider: 'openai', apiKey: 'sk-scripted-model', baseUrl: server.baseURL, model: 'scripted' };
 }

@@ -29,25 +29,12 @@ export function postgresBinDir(env: NodeJS.ProcessEnv = process.env): string | u
 /**
  * Why the PostgreSQL tests cannot run here, or `undefined` when they can. A
  * bare machine (Node alone, as in the README's quick start) skips them with
- * this reason rather than failing `npm test`.
+ * this reason rather than failing `npm test` (see `prerequisites.ts`).
  */
 export function postgresUnavailable(): string | undefined {
   return postgresBinDir()
     ? undefined
     : `no PostgreSQL server binaries (install Debian's postgresql-15, or set LANGO_PG_BIN to the directory holding initdb)`;
-}
-
-/**
- * On a machine without PostgreSQL, registers one skipped test naming `what`
- * and the reason, prints the reason, and returns true: the calling file then
- * defines nothing else.
- */
-export function skipWithoutPostgres(what: string): boolean {
-  const reason = postgresUnavailable();
-  if (!reason) return false;
-  it.skip(`${what} (skipped: ${reason})`, () => {});
-  process.stderr.write(`skipping ${what}: ${reason}\n`);
-  return true;
 }
 
 /**

@@ -83,20 +83,17 @@ export async function rpc(url: string, body: string): Promise<{ status: number; 
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
 
-/** How one message to a node ended: its time, final state and every text it carries. */
+/** How one message to a node ended: its final state and every text it carries. */
 export interface NodeAnswer {
-  ms: number;
   state: string;
   text: string;
 }
 
 /** Sends one message to the node and reads the final state and every text it carries (artifacts, status message, error). */
 export async function askNode(node: { url: string }, text: string): Promise<NodeAnswer> {
-  const t0 = Date.now();
   const { json } = await rpc(node.url, sendMessageBody(text));
-  const ms = Date.now() - t0;
   const error = json.error as { message?: string } | undefined;
-  if (error) return { ms, state: 'rpc-error', text: String(error.message) };
+  if (error) return { state: 'rpc-error', text: String(error.message) };
   const task = (
     json.result as {
       task: {
@@ -108,7 +105,7 @@ export async function askNode(node: { url: string }, text: string): Promise<Node
   const texts = [...(task.artifacts ?? []).flatMap((a) => a.parts), ...(task.status.message?.parts ?? [])].map(
     (p) => p.text ?? '',
   );
-  return { ms, state: task.status.state, text: texts.join('\n') };
+  return { state: task.status.state, text: texts.join('\n') };
 }
 
 /** True when a text looks like a JavaScript stack trace or an HTML page. */

@@ -54,18 +54,18 @@ export async function spawnServe(options: {
   child.stderr!.on('data', (c: Buffer) => (output = (output + c.toString('utf8')).slice(-20_000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${options.port}`;
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`lango serve exited with ${child.exitCode}: ${output}`);
     try {
-      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) });
+      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(10_000) });
       if (res.ok) break;
     } catch {
       // not listening yet
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`lango serve not healthy in 30 s: ${output}`);
+      throw new Error(`lango serve not healthy in 60 s: ${output}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createApp, type LangoApp } from '../../src/app';
 import { resolveConfig } from '../../src/config/load';
 import { createMemoryLogger } from '../../src/log/logger';
-import { startOpenAIServer, type OpenAIServer } from './openaiServer';
+import { scriptedAgent, startOpenAIServer, type OpenAIServer } from './openaiServer';
 
 /** A whole node on 127.0.0.1 whose model is a scripted OpenAI-compatible server, reached by the real `openai` client. */
 export interface ScriptedNode {
@@ -27,7 +27,7 @@ export async function startScriptedNode(options: { apiKey: string }): Promise<Sc
   const config = resolveConfig({
     server: { port: 0 },
     dataDir,
-    agent: { provider: 'openai', apiKey: options.apiKey, baseUrl: model.baseURL, model: 'scripted' },
+    agent: { ...scriptedAgent(model), apiKey: options.apiKey },
     tools: { browser: { enabled: false } },
   });
   const app = await createApp(config, { logger: createMemoryLogger() });

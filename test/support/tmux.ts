@@ -12,7 +12,7 @@ import { waitFor } from './waitFor';
  */
 export function tmuxUnavailable(): string | undefined {
   try {
-    execFileSync('tmux', ['-V'], { stdio: 'ignore', timeout: 5_000 });
+    execFileSync('tmux', ['-V'], { stdio: 'ignore', timeout: 20_000 });
     return undefined;
   } catch {
     return "no tmux (install Debian's tmux, as .ci/apt-packages does)";

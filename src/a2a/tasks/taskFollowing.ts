@@ -2,6 +2,7 @@ import type { StreamResponse } from '@a2a-js/sdk';
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { isFinished, isRunning, isSettled } from '../../protocol/taskStates';
+import type { Logger } from '../../log/logger';
 import type { TaskEventLog } from '../../store/taskEvents';
 import type { StoredTask } from '../../store/taskRows';
 import type { LiveTasks } from './liveTasks';
@@ -20,6 +21,8 @@ export interface TaskFollowingOptions {
   find(taskId: string, context: ServerCallContext): Promise<StoredTask>;
   /** `a2a.longPollTimeout`. */
   longPollTimeoutMs: number;
+  /** Where a long poll says it waits (debug): what an operator, or a test, sees of a held GetTask. */
+  logger: Logger;
 }
 
 /**
@@ -132,6 +135,8 @@ export class TaskFollowing {
     // A task not running here moves when a turn claims it: that turn keeps its events for this wait to hear.
     const unwatch = liveTasks.watch(found.scope, taskId);
     try {
+      // Logged as the wait begins, in the same step: anything after this line that moves the task wakes it.
+      this.options.logger.debug('long poll waiting', { taskId, after });
       const moved = await waitForGeneration(liveTasks, events, { held, key, after, timeoutMs: longPollTimeoutMs });
       return moved ? await this.standing(taskId, context) : found;
     } finally {

@@ -125,6 +125,7 @@ export class TaskHandler implements A2ARequestHandler {
       events: options.events,
       find: (taskId, context) => this.find(taskId, context),
       longPollTimeoutMs: options.longPollTimeoutMs,
+      logger: options.logger,
     });
     this.pushConfigs = new TaskPushConfigs(options.push.store, (taskId, context) => this.find(taskId, context));
   }

@@ -224,6 +224,8 @@ export function createPgGroupCommit(db: PgDatabase, observer: Observer = NOOP_OB
       const underWay = committing;
       close();
       await underWay;
+      // The group that gathered during that commit may hold on after it (see FULL_GROUP): the flush closes it now.
+      if (waiting.length > 0) close();
       await Promise.all(waiting);
     },
   };

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { answerOf, rpc, sendText, skipWithoutCluster, startCluster, type TestCluster } from '../../support/cluster';
+import { answerOf, rpc, sendText, startCluster, type TestCluster } from '../../support/cluster';
+import { skipWithoutCluster } from '../../support/prerequisites';
 import { probe } from '../../support/httpProbe';
 import { startTestPostgres, type TestPostgres } from '../../support/postgres';
 import { waitFor } from '../../support/waitFor';
@@ -8,8 +9,10 @@ import { waitFor } from '../../support/waitFor';
  * Two `lango serve` replicas on one PostgreSQL behind haproxy, checked the
  * way haproxy checks by default (`option httpchk GET /readyz`: HTTP/1.0, no
  * Host), when the database stops and comes back: each replica says it is
- * unready within 5 s, answers a send at once with an error saying so, keeps
- * running, and is ready and serving within 15 s of the database's return.
+ * unready, answers a send with an error saying so, keeps running, and is
+ * ready and serving again once the database returns. How soon (unready
+ * within 5 s, a send refused at once, ready within 15 s of the return) is
+ * the bench's databaseOutage figure.
  */
 describe('replicas through a PostgreSQL outage', () => {
   if (skipWithoutCluster('the database outage of a cluster')) return;
@@ -27,15 +30,9 @@ describe('replicas through a PostgreSQL outage', () => {
 
   const portOf = (i: number) => Number(new URL(cluster.replicaUrl(i)).port);
   const alive = (i: number) => cluster.replica(i)?.child.exitCode === null;
-  /** Waits until replica `i`'s readiness is `status`, resolving with how long that took. */
-  const readinessIs = async (i: number, status: 200 | 503, since: number, withinMs: number) => {
-    await waitFor(
-      async () => (await probe(portOf(i), { path: '/readyz' })).status === status,
-      withinMs,
-      `r${i} ${status}`,
-    );
-    return Date.now() - since;
-  };
+  /** Waits until replica `i`'s readiness is `status`. */
+  const readinessIs = (i: number, status: 200 | 503) =>
+    waitFor(async () => (await probe(portOf(i), { path: '/readyz' })).status === status, 30_000, `r${i} ${status}`);
 
   it('answers probes with no Host or a pod address, and nothing else without a proper Host', async () => {
     // haproxy itself saw both replicas up with its default check, or the cluster would not have started.
@@ -52,33 +49,26 @@ describe('replicas through a PostgreSQL outage', () => {
     }
   });
 
-  it('is unready within 5 s of the database stopping, refuses sends at once, lives, and serves again within 15 s of its return', async () => {
+  it('is unready while the database is stopped, refuses sends, lives, and serves again once it returns', async () => {
     expect(answerOf(await sendText(cluster.balancerUrl, 'hi')).length).toBeGreaterThan(0);
 
     await pg.halt();
-    const stoppedAt = Date.now();
-    const unready = await Promise.all([0, 1].map((i) => readinessIs(i, 503, stoppedAt, 5_000)));
-    process.stderr.write(`unready after ${unready.join(' and ')} ms\n`);
-    for (const ms of unready) expect(ms).toBeLessThan(5_000);
+    await Promise.all([0, 1].map((i) => readinessIs(i, 503)));
     const probed = await probe(portOf(0), { path: '/readyz' });
     expect(JSON.parse(probed.body)).toEqual({ status: 'not ready', checks: { database: 'unavailable', tree: 'ok' } });
     await waitFor(
       async () => Object.values(await cluster.balancerStatus()).every((state) => state === 'DOWN'),
-      5_000,
+      20_000,
       'haproxy to take both replicas out',
     );
 
-    // Sent to a replica directly (haproxy has none to send to): a clear error, quickly, on both bindings.
-    const sentAt = Date.now();
+    // Sent to a replica directly (haproxy has none to send to): a clear error on both bindings.
     const refused = await sendText(cluster.replicaUrl(0), 'hi');
-    const refusedMs = Date.now() - sentAt;
-    process.stderr.write(`a send answered in ${refusedMs} ms while the database is down\n`);
     expect(refused.body.error).toEqual({
       code: -32603,
       message: "the node's database does not answer now; try again shortly (another replica may serve it)",
       data: [expect.objectContaining({ reason: 'STORAGE_UNAVAILABLE' })],
     });
-    expect(refusedMs).toBeLessThan(5_000);
     const rest = await fetch(`${cluster.replicaUrl(1)}/message:send`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
@@ -92,13 +82,10 @@ describe('replicas through a PostgreSQL outage', () => {
     expect([alive(0), alive(1)]).toEqual([true, true]);
 
     await pg.resume();
-    const backAt = Date.now();
-    const ready = await Promise.all([0, 1].map((i) => readinessIs(i, 200, backAt, 15_000)));
-    process.stderr.write(`ready again after ${ready.join(' and ')} ms\n`);
-    for (const ms of ready) expect(ms).toBeLessThan(15_000);
+    await Promise.all([0, 1].map((i) => readinessIs(i, 200)));
     await waitFor(
       async () => Object.values(await cluster.balancerStatus()).every((state) => state === 'UP'),
-      5_000,
+      20_000,
       'haproxy to take both replicas back',
     );
     const answers = [await sendText(cluster.balancerUrl, 'hi'), await sendText(cluster.balancerUrl, 'hi')];

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { rpc, skipWithoutCluster, startCluster, type RpcAnswer, type TestCluster } from '../../support/cluster';
+import { rpc, startCluster, type RpcAnswer, type TestCluster } from '../../support/cluster';
+import { skipWithoutCluster } from '../../support/prerequisites';
 
 /**
  * One owner per task, cluster-wide (issue 24): two `lango serve` replicas on

@@ -10,7 +10,7 @@ import { isProtocolError, partsText } from '../../../src/federation/remoteClient
 import { deadPort, startPeer, type PeerOptions } from '../../support/federationPeers';
 import { startMisbehavingPeer, type MisbehavingPeer, type Misbehaviour } from '../../support/misbehavingPeer';
 import { baseOptions, entries } from '../../support/federationRun';
-import { holdsFor, waitFor } from '../../support/waitFor';
+import { waitFor } from '../../support/waitFor';
 
 /** One of the clients a remote call may get (`peerClient.ts`), built for a card over a peer's transport. */
 export interface PeerClientFactory {
@@ -20,7 +20,7 @@ export interface PeerClientFactory {
   make(card: AgentCard, transport: PeerFetchOptions, polling: boolean): Promise<PeerClient>;
 }
 
-const LIMITS = { ...DEFAULT_PEER_LIMITS, maxAnswerBytes: 64 * 1024, maxEvents: 50, maxDurationMs: 5_000 };
+const LIMITS = { ...DEFAULT_PEER_LIMITS, maxAnswerBytes: 64 * 1024, maxEvents: 50, maxDurationMs: 20_000 };
 
 /** A send of `text` as the node's remote calls make it (`remoteClient.ts` `userMessage`). */
 export function sendParams(text: string, ids: { taskId?: string; contextId?: string } = {}): SendMessageRequest {
@@ -79,7 +79,7 @@ export function peerClientContract(factory: PeerClientFactory): void {
       return { dispatcher, limits: LIMITS, meters, legacy, onDeviation: () => undefined };
     };
     /** A fresh call: its signal and meter. */
-    const call = (ms = 5_000) => {
+    const call = (ms = 20_000) => {
       const signal = AbortSignal.timeout(ms);
       const options: RequestOptions = { signal, serviceParameters: { 'x-peer': 'k' } };
       return { meter: meters.start(signal), options };
@@ -146,7 +146,7 @@ export function peerClientContract(factory: PeerClientFactory): void {
             const t = await client.getTask({ tenant: '', id, historyLength: 0 }, call().options);
             return t.status?.state === TaskState.TASK_STATE_COMPLETED && t;
           },
-          5_000,
+          20_000,
           'the polled task completed',
         );
         expect(partsText(task.artifacts[0]?.parts)).toBe('echo: ping');
@@ -165,15 +165,17 @@ export function peerClientContract(factory: PeerClientFactory): void {
         expect('artifacts' in answered && partsText(answered.artifacts[0]?.parts)).toBe('weather in Paris: sunny');
       });
 
-      // The v0.3 test peer publishes nothing until its work ends: there is no running task to cancel there.
-      (version === '1.0' ? it : it.skip)('cancels a running task', async () => {
-        const { peer, client } = await peerClient({ version, behaviour: 'slow', streaming: false }, true);
-        const first = (await client.sendMessage(sendParams('work'), call().options)) as { id: string };
-        await peer.working;
-        const canceled = await client.cancelTask({ tenant: '', id: first.id, metadata: undefined }, call().options);
-        expect([TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_WORKING]).toContain(canceled.status?.state);
-        expect(peer.cancelled).toContain(first.id);
-      });
+      // Against a v1.0 peer only: the v0.3 test peer publishes nothing until its work ends, so there is no running
+      // task to cancel there (a test that cannot apply is not defined, rather than skipped).
+      if (version === '1.0')
+        it('cancels a running task', async () => {
+          const { peer, client } = await peerClient({ version, behaviour: 'slow', streaming: false }, true);
+          const first = (await client.sendMessage(sendParams('work'), call().options)) as { id: string };
+          await peer.working;
+          const canceled = await client.cancelTask({ tenant: '', id: first.id, metadata: undefined }, call().options);
+          expect([TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_WORKING]).toContain(canceled.status?.state);
+          expect(peer.cancelled).toContain(first.id);
+        });
 
       it("throws the peer's A2A error as the SDK does, and the call's meter names it a rejection", async () => {
         const { client } = await peerClient({ version, streaming: true });
@@ -196,7 +198,7 @@ export function peerClientContract(factory: PeerClientFactory): void {
     it('refuses a request outside every call before it leaves', async () => {
       const { peer, client } = await peerClient({ version: factory.versions[0], streaming: true });
       const error = await failure(
-        client.getTask({ tenant: '', id: 'x', historyLength: 0 }, { signal: AbortSignal.timeout(1_000) }),
+        client.getTask({ tenant: '', id: 'x', historyLength: 0 }, { signal: AbortSignal.timeout(20_000) }),
       );
       expect(String(error)).toMatch(/outside a delegated call/);
       expect(peer.requests).toEqual([]);
@@ -220,56 +222,69 @@ export function peerClientContract(factory: PeerClientFactory): void {
       expect(meter.responded).toBe(false);
     });
 
-    describe('bounds (a v1.0 peer that misbehaves)', () => {
-      const v1 = factory.versions.includes('1.0') ? it : it.skip;
+    // For a client that speaks v1.0 (every one so far): the misbehaving peer is a v1.0 peer.
+    if (factory.versions.includes('1.0'))
+      describe('bounds (a v1.0 peer that misbehaves)', () => {
+        it('stops reading an answer larger than maxAnswerBytes and says so', async () => {
+          const { client } = await misbehaving('huge');
+          const { meter, options } = call();
+          expect(await failure(client.getTask({ tenant: '', id: 'x', historyLength: 0 }, options))).toBeDefined();
+          expect(meter.invalid).toMatch(/maxAnswerBytes \(65536 bytes\)/);
+        });
 
-      v1('stops reading an answer larger than maxAnswerBytes and says so', async () => {
-        const { client } = await misbehaving('huge');
-        const { meter, options } = call();
-        expect(await failure(client.getTask({ tenant: '', id: 'x', historyLength: 0 }, options))).toBeDefined();
-        expect(meter.invalid).toMatch(/maxAnswerBytes \(65536 bytes\)/);
-      });
+        it('stops reading a stream past maxEvents and says so', async () => {
+          const { client } = await misbehaving('endless', true);
+          const { meter, options } = call();
+          const reading = (async () => {
+            for await (const _event of client.sendMessageStream(sendParams('x'), options)) void _event;
+          })();
+          expect(await failure(reading)).toBeDefined();
+          expect(meter.invalid).toMatch(/maxEvents \(50\)/);
+        });
 
-      v1('stops reading a stream past maxEvents and says so', async () => {
-        const { client } = await misbehaving('endless', true);
-        const { meter, options } = call();
-        const reading = (async () => {
-          for await (const _event of client.sendMessageStream(sendParams('x'), options)) void _event;
-        })();
-        expect(await failure(reading)).toBeDefined();
-        expect(meter.invalid).toMatch(/maxEvents \(50\)/);
-      });
+        it('names an answer that is not JSON', async () => {
+          const { client } = await misbehaving('garbage');
+          const { meter, options } = call();
+          expect(await failure(client.getTask({ tenant: '', id: 'x', historyLength: 0 }, options))).toBeDefined();
+          expect(meter.invalid).toMatch(/^not JSON/);
+        });
 
-      v1('names an answer that is not JSON', async () => {
-        const { client } = await misbehaving('garbage');
-        const { meter, options } = call();
-        expect(await failure(client.getTask({ tenant: '', id: 'x', historyLength: 0 }, options))).toBeDefined();
-        expect(meter.invalid).toMatch(/^not JSON/);
-      });
+        it('gives up when the call ends, though the peer never answers', async () => {
+          const { client } = await misbehaving('slow');
+          const { options } = call(300);
+          // The peer never answers: the call can only end by its signal, whose reason it fails with.
+          const error = await failure(client.getTask({ tenant: '', id: 'x', historyLength: 0 }, options));
+          expect(options.signal!.aborted).toBe(true);
+          expect(error).toMatchObject({ name: expect.stringMatching(/^(TimeoutError|AbortError)$/) });
+        });
 
-      v1('gives up when the call ends, though the peer never answers', async () => {
-        const { client } = await misbehaving('slow');
-        const { options } = call(300);
-        const started = Date.now();
-        expect(await failure(client.getTask({ tenant: '', id: 'x', historyLength: 0 }, options))).toBeDefined();
-        expect(Date.now() - started).toBeLessThan(3_000);
-      });
-
-      v1('leaves a stream it stops reading without an uncaught error', async () => {
-        const uncaught: unknown[] = [];
-        const onUncaught = (error: unknown) => uncaught.push(error);
-        process.on('uncaughtException', onUncaught);
-        try {
-          const { client } = await misbehaving('heartbeats', true);
-          for (let i = 0; i < 3; i++) {
-            for await (const _event of client.sendMessageStream(sendParams('x'), call().options)) break;
+        it('leaves a stream it stops reading without an uncaught error', async () => {
+          const uncaught: unknown[] = [];
+          const onUncaught = (error: unknown) => uncaught.push(error);
+          process.on('uncaughtException', onUncaught);
+          // Its own connections, so that ending them all is the event after which an abandoned stream had its chance.
+          const own = new Agent();
+          try {
+            const peer: MisbehavingPeer = await startMisbehavingPeer({ name: 'weird', streaming: true });
+            open.push(peer);
+            peer.call = 'heartbeats';
+            const client = await factory.make(
+              await cardOf(peer.cardUrl),
+              { ...transport(false), dispatcher: own },
+              false,
+            );
+            for (let i = 0; i < 3; i++) {
+              for await (const _event of client.sendMessageStream(sendParams('x'), call().options)) break;
+            }
+            // Every connection those streams came on is ended: a stream left unhandled would throw now.
+            await own.destroy();
+            await peer.close();
+            expect(uncaught).toEqual([]);
+          } finally {
+            process.off('uncaughtException', onUncaught);
+            await own.destroy();
           }
-          await holdsFor(() => uncaught.length === 0, 300, 'no uncaught error from an abandoned stream');
-        } finally {
-          process.off('uncaughtException', onUncaught);
-        }
-        expect(uncaught).toEqual([]);
+        });
       });
-    });
   });
 }

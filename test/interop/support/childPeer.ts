@@ -31,7 +31,7 @@ export function startChildPeer(script: string, args: string[] = [], timeoutMs = 
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const close = async () => {
     child.stdin!.end();
-    const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
     await exited;
     clearTimeout(killer);
   };

@@ -1,6 +1,6 @@
 import { namedCaller } from '../../../src/principal';
 import type { CronOccurrence, JobQueue } from '../../../src/store/jobQueue';
-import { holdsFor, waitFor } from '../../support/waitFor';
+import { waitFor } from '../../support/waitFor';
 import { useStores, type StoresFactory } from './factory';
 
 const alice = namedCaller('bearer:alice');
@@ -72,7 +72,8 @@ export function jobQueueContract(factory: StoresFactory): void {
         // The last fire time of a schedule queues none after it.
         expect(await queue().claimCron(following, { status: 'done', nextRunAt: null, lastRunAt })).toBe(true);
         expect(await cron.get(alice, 'tick')).toMatchObject({ status: 'done', nextRunAt: null });
-        await holdsFor(async () => (await takeAllCron(queue())).length === 0, 300, 'nothing queued after the last');
+        // The claim that ended the schedule is where a next fire time would have been queued: none was.
+        expect(await takeAllCron(queue())).toEqual([]);
       } finally {
         stop();
       }
@@ -80,16 +81,20 @@ export function jobQueueContract(factory: StoresFactory): void {
 
     it('wakes its takers when a background job comes due, not before, and hands each job out once', async () => {
       let woken = 0;
-      const stop = queue().onDue('background', () => (woken += 1));
+      let firstWokenAt = 0;
+      const stop = queue().onDue('background', () => {
+        woken += 1;
+        firstWokenAt ||= Date.now();
+      });
       try {
         const queuedAt = Date.now();
         await queue().enqueueBackground('bg-later', 700);
         await queue().enqueueBackground('bg-later', 700);
         expect(await takeAllBackground(queue())).toEqual([]);
-        await holdsFor(() => woken === 0, 350, 'no wake-up before the job is due');
         // Woken by the queue's own timer (700 ms on); the limit only bounds a machine too busy to run it.
         await waitFor(() => woken > 0, 60_000, 'the wake-up when it is due');
-        expect(Date.now() - queuedAt).toBeGreaterThanOrEqual(650);
+        // Not before: the first wake-up came once the job was due (a later one only ever comes later).
+        expect(firstWokenAt - queuedAt).toBeGreaterThanOrEqual(650);
         expect(await takeAllBackground(queue())).toEqual(['bg-later']);
         expect(await takeAllBackground(queue())).toEqual([]);
       } finally {
@@ -115,7 +120,7 @@ export function jobQueueContract(factory: StoresFactory): void {
           const ids = await takeAllBackground(queue());
           return ids.length > 0 && ids;
         },
-        10_000,
+        20_000,
         'the job handed out again',
       );
       expect(taken).toEqual(['bg-retry']);

@@ -413,13 +413,20 @@ export function taskRowsContract(factory: TaskRowsFactory): void {
     it('lets a send take over a key past its window; the purge keeps the keys within theirs', async () => {
       const store = await open();
       const short = { scope: alice, key: 'message:m-short', keptMs: 1 };
-      const old = sendTaskId(short, Date.now());
+      const sentAt = Date.now();
+      const old = sendTaskId(short, sentAt);
       expect(await store.tasks.claimSend(short, old)).toEqual({ taskId: old, created: true });
-      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      // A second later by the clock the store reads: past the 1 ms window, and the next one.
+      const clock = jest.spyOn(Date, 'now').mockReturnValue(sentAt + 1_100);
       const send = { ...short, keptMs: 60_000 };
-      const taken = sendTaskId(send, Date.now());
-      expect(await store.tasks.claimSend(send, taken)).toEqual({ taskId: taken, created: true });
-      expect(await store.tasks.claimSend(send, taken)).toEqual({ taskId: taken, created: false });
+      let taken: string;
+      try {
+        taken = sendTaskId(send, Date.now());
+        expect(await store.tasks.claimSend(send, taken)).toEqual({ taskId: taken, created: true });
+        expect(await store.tasks.claimSend(send, taken)).toEqual({ taskId: taken, created: false });
+      } finally {
+        clock.mockRestore();
+      }
       await store.tasks.purgeFinished(new Date(0));
       expect(await store.tasks.claimSend(send, taken)).toEqual({ taskId: taken, created: false });
     });

@@ -41,7 +41,7 @@ describe('background family', () => {
     const submitted = await bg.call('bg_submit', { prompt: 'count the files', label: 'files' });
     expect(submitted).toMatchObject({ id: expect.stringMatching(/^bg-[0-9a-f]{8}$/), label: 'files' });
 
-    await waitFor(async () => (await statusOf(bg, submitted.id)) === 'completed', 10_000, 'completion');
+    await waitFor(async () => (await statusOf(bg, submitted.id)) === 'completed', 20_000, 'completion');
     expect(await bg.call('bg_result', { id: submitted.id })).toMatchObject({
       status: 'completed',
       result: 'answer to count the files',
@@ -60,7 +60,7 @@ describe('background family', () => {
     const ids: string[] = [];
     for (const n of [1, 2, 3, 4]) ids.push((await bg.call('bg_submit', { prompt: `job ${n}` })).id);
 
-    await waitFor(() => bg.runner.active === 2, 10_000, 'two jobs running');
+    await waitFor(() => bg.runner.active === 2, 20_000, 'two jobs running');
     expect(await Promise.all(ids.map((id) => statusOf(bg, id)))).toEqual(['running', 'running', 'queued', 'queued']);
     expect((await bg.call('bg_list', { status: 'queued' })).map((job: { id: string }) => job.id)).toEqual([
       ids[3],
@@ -68,15 +68,15 @@ describe('background family', () => {
     ]);
 
     gates.get('job 1')?.open();
-    await waitFor(() => gates.has('job 3'), 10_000, 'job 3 to start');
+    await waitFor(() => gates.has('job 3'), 20_000, 'job 3 to start');
     expect(bg.runner.active).toBe(2);
     for (const text of ['job 2', 'job 3']) gates.get(text)?.open();
-    await waitFor(() => gates.has('job 4'), 10_000, 'job 4 to start');
+    await waitFor(() => gates.has('job 4'), 20_000, 'job 4 to start');
     gates.get('job 4')?.open();
 
     await waitFor(
       async () => (await Promise.all(ids.map((id) => statusOf(bg, id)))).every((s) => s === 'completed'),
-      10_000,
+      20_000,
       'all done',
     );
     expect(bg.runner.maxActive).toBe(2);
@@ -91,11 +91,11 @@ describe('background family', () => {
     }, 1);
     const running = await bg.call('bg_submit', { prompt: 'long task' });
     const queued = await bg.call('bg_submit', { prompt: 'waiting task' });
-    await waitFor(() => bg.runner.active === 1, 10_000, 'the first job to start');
+    await waitFor(() => bg.runner.active === 1, 20_000, 'the first job to start');
 
     expect(await bg.call('bg_cancel', { id: queued.id })).toMatchObject({ status: 'cancelled' });
     await bg.call('bg_cancel', { id: running.id });
-    await waitFor(async () => (await statusOf(bg, running.id)) === 'cancelled', 10_000, 'the running job cancelled');
+    await waitFor(async () => (await statusOf(bg, running.id)) === 'cancelled', 20_000, 'the running job cancelled');
 
     expect(bg.runner.inputs.map((input) => input.text)).toEqual(['long task']);
     expect(bg.runner.inputs[0].signal?.aborted).toBe(true);
@@ -124,7 +124,7 @@ describe('background family', () => {
       throw new Error('model unreachable');
     });
     const job = await bg.call('bg_submit', { prompt: 'x' });
-    await waitFor(async () => (await statusOf(bg, job.id)) === 'failed', 10_000, 'failure');
+    await waitFor(async () => (await statusOf(bg, job.id)) === 'failed', 20_000, 'failure');
     expect(await bg.call('bg_result', { id: job.id })).toMatchObject({ status: 'failed', result: 'model unreachable' });
   });
 
@@ -136,7 +136,7 @@ describe('background family', () => {
     }, 1);
     const running = await first.call('bg_submit', { prompt: 'long job' });
     const queued = await first.call('bg_submit', { prompt: 'next job' });
-    await waitFor(() => first.runner.active === 1, 10_000, 'the first job to start');
+    await waitFor(() => first.runner.active === 1, 20_000, 'the first job to start');
     await first.close();
     never.open();
 
@@ -145,7 +145,7 @@ describe('background family', () => {
       status: 'failed',
       result: 'node shut down while the job was running',
     });
-    await waitFor(async () => (await statusOf(second, queued.id)) === 'completed', 10_000, 'the queued job');
+    await waitFor(async () => (await statusOf(second, queued.id)) === 'completed', 20_000, 'the queued job');
     expect(second.runner.inputs.map((input) => input.text)).toEqual(['next job']);
   });
 
@@ -163,7 +163,7 @@ describe('background family', () => {
       status: 'failed',
       result: 'node restarted',
     });
-    await waitFor(async () => (await statusOf(bg, 'bg-wait0001')) === 'completed', 10_000, 'the queued job');
+    await waitFor(async () => (await statusOf(bg, 'bg-wait0001')) === 'completed', 20_000, 'the queued job');
     expect(bg.runner.inputs.map((input) => input.text)).toEqual(['was queued']);
   });
 });

@@ -53,11 +53,16 @@ describe('automator through the real runner', () => {
   }
 
   it('schedules a job from a chat turn, then runs it through the orchestrator to the operator in session cron:<name>', async () => {
-    const at = new Date(Date.now() + 1500).toISOString();
     const models = {
       orchestrator: new ScriptedModel([transferTo('automator'), transferTo('operator')]),
       automator: new ScriptedModel([
-        callTool('cron_add', { name: 'disk', schedule: at, prompt: 'How full is the disk?' }),
+        // Two seconds after the model asks: still to come when cron_add checks it, however busy the machine.
+        () =>
+          callTool('cron_add', {
+            name: 'disk',
+            schedule: new Date(Date.now() + 2_000).toISOString(),
+            prompt: 'How full is the disk?',
+          }),
         say('Scheduled the disk check.'),
       ]),
       operator: new ScriptedModel([say('The disk is 42% full.')]),
@@ -81,7 +86,7 @@ describe('automator through the real runner', () => {
         }[];
         return history[0]?.status === 'completed' && history;
       },
-      10_000,
+      20_000,
       'the scheduled run',
     );
     expect(run).toMatchObject({ result: 'The disk is 42% full.', author: 'operator' });
@@ -109,7 +114,7 @@ describe('automator through the real runner', () => {
     await models.operator.requested(1);
     await call('bg_cancel', { id: job.id });
 
-    await waitFor(async () => (await call('bg_status', { id: job.id })).status === 'cancelled', 10_000, 'cancellation');
+    await waitFor(async () => (await call('bg_status', { id: job.id })).status === 'cancelled', 20_000, 'cancellation');
     expect(models.operator.requests[0]?.signal.aborted).toBe(true);
     expect(await call('bg_result', { id: job.id })).toMatchObject({
       status: 'cancelled',

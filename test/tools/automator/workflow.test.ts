@@ -53,7 +53,7 @@ describe('workflow family', () => {
         const run = await status(wf, runId);
         return run.status !== 'running' && run;
       },
-      10_000,
+      20_000,
       `run ${runId} to finish`,
     );
   const step = (run: RunView, id: string) => run.steps.find((s) => s.stepId === id) as StepView;
@@ -118,7 +118,7 @@ describe('workflow family', () => {
     });
     const { runId } = await wf.call('workflow_run', { yaml: DIGEST });
 
-    await waitFor(() => wf.runner.active === 3, 10_000, 'the three independent steps to run together');
+    await waitFor(() => wf.runner.active === 3, 20_000, 'the three independent steps to run together');
     expect([...gates.keys()].sort()).toEqual(['balance', 'forecast', 'news']);
     gates.get('news')?.open();
     gates.get('balance')?.open();
@@ -130,13 +130,13 @@ describe('workflow family', () => {
           .map((s) => s.stepId)
           .sort()
           .join() === 'balance,news',
-      10_000,
+      20_000,
       'news and balance to complete',
     );
     expect(gates.has('digest')).toBe(false);
 
     gates.get('forecast')?.open();
-    await waitFor(() => gates.has('digest'), 10_000, 'the digest step');
+    await waitFor(() => gates.has('digest'), 20_000, 'the digest step');
     gates.get('digest')?.open();
     expect((await finished(wf, runId)).status).toBe('completed');
     expect(wf.runner.maxActive).toBe(3);
@@ -209,7 +209,7 @@ describe('workflow family', () => {
     const yaml =
       'name: c\nsteps:\n  - { id: first, agent: operator, prompt: work }\n  - { id: second, prompt: more, depends_on: [first] }\n';
     const { runId } = await wf.call('workflow_run', { yaml });
-    await waitFor(() => wf.runner.active === 1, 10_000, 'the first step');
+    await waitFor(() => wf.runner.active === 1, 20_000, 'the first step');
 
     expect(await wf.call('workflow_cancel', { runId })).toEqual({ runId, status: 'cancelling' });
     const run = await finished(wf, runId);

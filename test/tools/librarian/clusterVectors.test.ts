@@ -4,7 +4,8 @@ import { createMemoryLogger } from '../../../src/log/logger';
 import { OWNER } from '../../../src/principal';
 import { openPostgresStorage, type PostgresStorage } from '../../../src/store/postgres/storage';
 import { RagService } from '../../../src/tools/librarian/rag';
-import { pgvectorUnavailable, skipWithoutPostgres, startTestPostgres, type TestPostgres } from '../../support/postgres';
+import { startTestPostgres, type TestPostgres } from '../../support/postgres';
+import { skipUnless, skipWithoutPostgres } from '../../support/prerequisites';
 
 /**
  * Two replicas on one throwaway PostgreSQL. Without pgvector each keeps its
@@ -77,11 +78,7 @@ if (!skipWithoutPostgres('vector search across replicas')) {
       expect(index.size).toBe(2);
     }, 30_000);
 
-    const pgvectorMissing = pgvectorUnavailable();
-    if (pgvectorMissing) {
-      it.skip(`searches in the database with pgvector (skipped: ${pgvectorMissing})`, () => {});
-      process.stderr.write(`skipping the pgvector replicas test: ${pgvectorMissing}\n`);
-    } else {
+    if (!skipUnless('searches in the database with pgvector', 'pgvector')) {
       it('finds through replica B what A wrote, searched by pgvector, no index in either replica', async () => {
         const { url, b, save, search } = await twoReplicas(true);
         const ferry = await save('the ferry to the island leaves at seven from pier four');

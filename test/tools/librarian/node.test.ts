@@ -52,7 +52,7 @@ describe('librarian and chronicler in a node on the offline model', () => {
     // Embedding is in the background, after the tool answered: wait until the vector is stored.
     await waitFor(
       async () => (await app.stores.vectors.load('knowledge', 'local:hash-512-v2')).length > 0,
-      5000,
+      20_000,
       'the knowledge vector',
     );
     const meaning = await ask('rag_retrieve {"query": "when does the relase trian leave"}');
@@ -69,7 +69,7 @@ describe('librarian and chronicler in a node on the offline model', () => {
         const found = await app.stores.memory.observations(OWNER, { limit: 50 });
         return found.length > 0 && found;
       },
-      5000,
+      20_000,
       'observations of the session',
     );
     expect(observations.every((o) => o.sessionId === 'ctx-lib' && o.owner === 'owner')).toBe(true);

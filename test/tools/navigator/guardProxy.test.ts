@@ -11,7 +11,7 @@ function viaProxy(
 ): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string; socket?: import('node:net').Socket }> {
   const { port } = new URL(proxy.server);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: Number(port), ...options, timeout: 5_000 });
+    const req = http.request({ host: '127.0.0.1', port: Number(port), ...options, timeout: 20_000 });
     req.on('connect', (res, socket) =>
       resolve({ status: res.statusCode ?? 0, headers: res.headers, body: '', socket }),
     );

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { ApprovalRequired, type ToolContext, type AnyTool } from '../../../src/agent/tool';
 import { createMemoryLogger, type MemoryLogger } from '../../../src/log/logger';
 import { OWNER } from '../../../src/principal';
+import { itNeeding, unmet } from '../../support/prerequisites';
 
 /** A tool context for direct tool calls in tests. */
 export function toolContext(overrides: Partial<ToolContext> = {}): ToolContext {
@@ -35,7 +36,7 @@ export async function callTool(tool: AnyTool, args: unknown, ctx: ToolContext = 
 }
 
 /** Bubblewrap is missing here, or hidden for this run: the fallback every exec suite must pass. */
-const NO_BWRAP = Boolean(process.env.LANGO_TEST_HIDE_BWRAP) || !fs.existsSync('/usr/bin/bwrap');
+const NO_BWRAP = unmet(['bubblewrap']) !== undefined;
 
 /** The approval question of a command that no sandbox would confine. */
 const NO_SANDBOX_QUESTION = /There is no sandbox/;
@@ -58,6 +59,6 @@ export type { MemoryLogger };
 /**
  * `it` for a behaviour that holds only where commands are confined (the policy's own questions, a caller's
  * commands); skipped where bubblewrap is missing or hidden (LANGO_TEST_HIDE_BWRAP), whose fallback
- * test/security/sandbox.test.ts covers.
+ * test/security/sandbox.test.ts covers, and failing where the machine must have it (see `prerequisites.ts`).
  */
-export const itWhenSandboxed = process.env.LANGO_TEST_HIDE_BWRAP || !fs.existsSync('/usr/bin/bwrap') ? it.skip : it;
+export const itWhenSandboxed = itNeeding('bubblewrap');

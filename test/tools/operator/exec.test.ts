@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApprovalRequired, type AnyTool } from '../../../src/agent/tool';
 import { execFamily } from '../../../src/tools/operator/family';
+import { processesWith } from '../../support/processes';
+import { waitFor } from '../../support/waitFor';
 import { byName, callTool, tempDir, toolContext, itWhenSandboxed } from './context';
 import { familyDeps } from './deps';
 
@@ -14,7 +16,7 @@ describe('exec_shell', () => {
 
   beforeEach(async () => {
     ({ dir, cleanup } = tempDir());
-    const deps = await familyDeps(dir, { tools: { exec: { maxOutputBytes: 100, timeoutMs: 5000 } } });
+    const deps = await familyDeps(dir, { tools: { exec: { maxOutputBytes: 100, timeoutMs: 20_000 } } });
     close = deps.close;
     shell = byName((await execFamily.create(deps)).tools, 'exec_shell');
     ws = path.join(dir, 'workspace');
@@ -37,12 +39,13 @@ describe('exec_shell', () => {
   });
 
   it('kills a command that outlives its timeout, children included', async () => {
-    const started = Date.now();
-    const result = await callTool(shell, { command: 'sleep 20 & sleep 20; echo never', timeoutMs: 300 });
+    // Sleeps of an unusual length, far past the test's own timeout: only the kill can end them.
+    const sleep = `sleep 6${Math.floor(Math.random() * 1e5)}.5`;
+    const result = await callTool(shell, { command: `${sleep} & ${sleep}; echo never`, timeoutMs: 300 });
     expect(result.timedOut).toBe(true);
     expect(result.exitCode).toBeNull();
     expect(result.stdout).toBe('');
-    expect(Date.now() - started).toBeLessThan(5000);
+    await waitFor(() => processesWith(sleep).length === 0, 20_000, 'both sleeps killed');
   });
 
   it('caps output, keeping the head and the tail', async () => {
@@ -65,8 +68,10 @@ describe('exec_shell', () => {
 
   it('stops the command when the turn is cancelled', async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 200);
-    const result = await callTool(shell, { command: 'sleep 20' }, toolContext({ signal: controller.signal }));
+    const sleep = `sleep 6${Math.floor(Math.random() * 1e5)}.5`;
+    // Cancelled once the command runs, not at a guessed moment.
+    void waitFor(() => processesWith(sleep).length > 0, 20_000, 'the command running').then(() => controller.abort());
+    const result = await callTool(shell, { command: sleep }, toolContext({ signal: controller.signal }));
     expect(result.signal).toBe('SIGTERM');
   });
 

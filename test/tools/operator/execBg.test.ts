@@ -15,7 +15,7 @@ const ended = <T extends { status: string }>(status: () => Promise<T>) =>
       const s = await status();
       return s.status !== 'running' && s;
     },
-    5000,
+    20_000,
     'the job to end',
   );
 
@@ -39,12 +39,17 @@ describe('exec_bg, exec_status, exec_stop', () => {
   });
 
   it('runs a command in the background and keeps its output after it exits', async () => {
-    fs.writeFileSync(path.join(dir, 'workspace', 'job.sh'), 'echo first; sleep 0.3; echo second >&2; exit 4\n');
+    // The job goes on once the test has seen it running: it waits for a file the test writes then.
+    fs.writeFileSync(
+      path.join(dir, 'workspace', 'job.sh'),
+      'echo first; while [ ! -e go ]; do sleep 0.05; done; echo second >&2; exit 4\n',
+    );
     const started = await callTool(tool('exec_bg'), { command: 'sh job.sh' });
     expect(started).toMatchObject({ status: 'running' });
     expect(started.id).toMatch(/^job-[0-9a-f]{8}$/);
     const running = await callTool(tool('exec_status'), { id: started.id });
     expect(running.status).toBe('running');
+    fs.writeFileSync(path.join(dir, 'workspace', 'go'), '');
     const finished = await ended(() => callTool(tool('exec_status'), { id: started.id }));
     expect(finished).toMatchObject({
       status: 'exited',
