@@ -180,7 +180,7 @@ function nodeSeries() {
     help: 'Notifications received on the replica LISTEN connection (PostgreSQL), by channel',
     labelNames: ['channel'],
   });
-  const all = [
+  const series = {
     requests,
     turns,
     modelCalls,
@@ -192,21 +192,9 @@ function nodeSeries() {
     storeWrites,
     storeStatements,
     storeNotifications,
-  ];
-  return {
-    requests,
-    turns,
-    modelCalls,
-    tokens,
-    toolCalls,
-    remoteCalls,
-    remoteTokens,
-    transfers,
-    storeWrites,
-    storeStatements,
-    storeNotifications,
-    all,
   };
+  // Printed at scrape in this order (the order they are declared).
+  return { ...series, all: Object.values(series) };
 }
 
 /** Records each finished observation into the series of its kind. */
