@@ -194,7 +194,7 @@ describe('debugging agents in the console', () => {
     expect([await seriousViolations(page)]).toEqual([[]]);
   }, 90_000);
 
-  it('opens the inspector from the task table, and draws a turn as a waterfall with a remote call nested under its agent', async () => {
+  it('opens the inspector from the task table, and draws a turn as a waterfall with a remote call nested under its agent, and the remote’s own steps under the call', async () => {
     model.push({ toolCalls: [{ name: 'transfer_to_agent', arguments: { agent_name: 'peer-node' } }] });
     await showView(page, 'chat');
     await page.click('#new-conversation');
@@ -222,7 +222,12 @@ describe('debugging agents in the console', () => {
       '    transfer peer-node',
       '  agent peer-node',
       '    remote peer-node',
+      // The peer is a lango node: its own account's steps nest under the call, named by the node that ran them.
+      '      agent lango-orchestrator',
     ]);
+    const nested = table.locator('tr.span', { has: page.locator('.remote-node') });
+    expect(await nested.count()).toBe(1);
+    expect(await nested.locator('.remote-node').textContent()).toMatch(/^on \S+/);
     for (const span of spans) {
       expect(span.left).toBeGreaterThanOrEqual(0);
       expect(span.width).toBeGreaterThan(0);
@@ -230,7 +235,7 @@ describe('debugging agents in the console', () => {
     }
     // The remote call's row: its hop; its step opens in the inspector with its result.
     const remote = table.locator('tr.span.remote');
-    expect(await remote.locator('td').nth(2).textContent()).toBe('1 hop');
+    expect(await remote.locator('td').nth(2).textContent()).toMatch(/^\d+ in \/ \d+ out · 1 hop$/);
     await remote.locator('a.step-link').click();
     await page.locator('#inspector-title', { hasText: 'remote peer-node' }).waitFor();
     expect(await page.textContent('#inspector-body')).toContain('Hops1');

@@ -266,12 +266,13 @@ function spanRow(
   if (span.node) name.append(' ', el('span', `on ${span.node}`, { class: 'badge remote-node' }));
   if (span.kind === 'turn' && span.agent)
     name.append(' ', el('span', `answered by ${span.agent}`, { class: 'muted small' }));
-  const tokens =
-    span.inputTokens !== undefined || span.outputTokens !== undefined
-      ? `${span.inputTokens ?? 0} in / ${span.outputTokens ?? 0} out`
-      : span.hops !== undefined
-        ? `${span.hops} ${span.hops === 1 ? 'hop' : 'hops'}`
-        : '';
+  // A remote call reports both: what its hops spent, and how many hops it took.
+  const tokens = [
+    ...(span.inputTokens !== undefined || span.outputTokens !== undefined
+      ? [`${span.inputTokens ?? 0} in / ${span.outputTokens ?? 0} out`]
+      : []),
+    ...(span.hops !== undefined ? [`${span.hops} ${span.hops === 1 ? 'hop' : 'hops'}`] : []),
+  ].join(' · ');
   const when = `from ${span.atMs} ms${span.ms !== undefined ? ` to ${span.atMs + span.ms} ms` : ''}`;
   const track = el('div', undefined, { class: 'track', title: when });
   const bar = el('div', undefined, { class: `bar ${span.kind}` });
