@@ -52,7 +52,9 @@ if (!skipWithoutPostgres('the console of a cluster replica')) {
         await openConsole(page, errors, b.url);
         await showView(page, 'tasks');
         const row = page.locator(`#task-rows tr[data-task="${taskId}"]`);
-        await row.waitFor();
+        // Replica a writes a turn's timeline up to a second after its answer (TIMELINE_SAVE_DELAY_MS): the
+        // table, polled, links the task once it is stored.
+        await row.locator('a.open-task').waitFor({ timeout: 20_000 });
         const cells = await row.locator('td').allTextContents();
         expect(cells.slice(0, 5)).toEqual(['remember this on a', 'completed', 'librarian', 'owner', 'a']);
         expect(cells[6]).toMatch(/^\d+(\.\d)? m?s$/);
