@@ -203,8 +203,11 @@ export interface TimelineRow {
   exchanges?: string | null;
 }
 
-/** The row of a turn, stamped with the replica writing it. */
-export function timelineRow(turn: TaskTimeline, replica: string | undefined): TimelineRow {
+/**
+ * The row of a turn, stamped with the replica writing it; its exchanges as
+ * `SharedPrompts.exchangesJson` (`timelinePrompts.ts`) wrote them (shared prompts by digest).
+ */
+export function timelineRow(turn: TaskTimeline, replica: string | undefined, exchanges: string | null): TimelineRow {
   return {
     id: turn.id,
     owner: turn.caller,
@@ -218,7 +221,7 @@ export function timelineRow(turn: TaskTimeline, replica: string | undefined): Ti
     asked: turn.asked ?? null,
     error: turn.error ?? null,
     steps: JSON.stringify(turn.steps),
-    exchanges: turn.exchanges?.length ? JSON.stringify(turn.exchanges) : null,
+    exchanges,
   };
 }
 

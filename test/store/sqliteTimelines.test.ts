@@ -21,8 +21,9 @@ const turn = (id: string, minute: number): TaskTimeline => ({
 describe('SQLite timeline ring', () => {
   let dir: string;
   let file: string;
+  let now = Date.UTC(2026, 4, 1, 12);
   const open = (timelinesKept: number) =>
-    openSqliteStorage({ file, logger: createMemoryLogger(), clock: () => new Date(), timelinesKept });
+    openSqliteStorage({ file, logger: createMemoryLogger(), clock: () => new Date(now), timelinesKept });
   const listed = async (storage: ReturnType<typeof open>) =>
     (await storage.stores.timelines.list(OWNER, { limit: 20 })).map((t) => t.id);
   beforeEach(() => {
@@ -75,6 +76,41 @@ describe('SQLite timeline ring', () => {
     expect(await listed(storage)).toEqual(['t3', 't2', 't1']);
     await storage.stores.timelines.save([turn('t4', 4)]);
     expect(await listed(storage)).toEqual(['t4', 't3', 't2', 't1']);
+    await storage.close();
+  });
+
+  it('writes a system prompt turns share once, and lets it go once no kept turn names it and it has idled', async () => {
+    const prompt = `You are the orchestrator. ${'Route each request to the specialist that owns it. '.repeat(40)}`;
+    const asked = (id: string, minute: number): TaskTimeline => ({
+      ...turn(id, minute),
+      exchanges: [{ step: 1, instruction: prompt, messages: [], tools: [], answer: { text: 'Hi.', toolCalls: [] } }],
+    });
+    const storage = open(3);
+    // A read commits what is queued: each save is written at once, not a second later.
+    const save = async (turns: TaskTimeline[]) => {
+      await Promise.all([storage.stores.timelines.save(turns), listed(storage)]);
+    };
+    for (const m of [1, 2, 3]) await save([asked(`t${m}`, m)]);
+    const rows = () =>
+      storage.db.prepare('SELECT id, exchanges FROM task_timelines ORDER BY started_at').all() as Array<{
+        id: string;
+        exchanges: string;
+      }>;
+    // The first sighting is kept in its row; from the second on the row names it and it is written once.
+    expect(rows().map((row) => row.exchanges.includes(prompt))).toEqual([true, false, false]);
+    expect(rows()[2].exchanges.length).toBeLessThan(300);
+    const prompts = () => storage.db.prepare('SELECT text FROM timeline_prompts').all() as Array<{ text: string }>;
+    expect(prompts()).toEqual([{ text: prompt }]);
+
+    // Kept turns still name it after an hour: the prune that runs with the next write keeps it.
+    now += 60 * 60_000;
+    await save([turn('t4', 4)]);
+    expect(prompts()).toHaveLength(1);
+    // Once the ring has let every turn naming it go, the next prune after a minute deletes it.
+    await save([turn('t5', 5), turn('t6', 6)]);
+    now += 61_000;
+    await save([turn('t7', 7)]);
+    expect(prompts()).toEqual([]);
     await storage.close();
   });
 });

@@ -186,6 +186,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
       db,
       group,
       replicaId: cluster.replicaId,
+      clock,
       kept: options.timelinesKept ?? DEFAULT_TIMELINES_KEPT,
     }),
     replicas: createPgReplicaView({ db, scope: replica }),

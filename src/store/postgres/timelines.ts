@@ -10,6 +10,7 @@ import {
   type TimelineRow,
   type TimelineStore,
 } from '../timelines';
+import { namedPrompts, prunePromptsSql, SharedPrompts, withPrompts, type PromptRow } from '../timelinePrompts';
 import { rows, type PgDatabase, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 
@@ -24,6 +25,8 @@ export const TIMELINE_SCHEMA: PgSchema = {
      CREATE INDEX task_timelines_by_start ON task_timelines (started_at, id);`,
     // The model steps' exchanges (the console's inspector): read only with one turn, never by a listing.
     `ALTER TABLE task_timelines ADD COLUMN exchanges TEXT`,
+    // The system prompts turns share, written once (timelinePrompts.ts): an exchange names one by its digest.
+    `CREATE TABLE timeline_prompts (digest TEXT PRIMARY KEY, text TEXT NOT NULL, used_at BIGINT NOT NULL)`,
   ],
 };
 
@@ -40,13 +43,19 @@ export function createPgTimelineStore(options: {
   db: PgDatabase;
   group: PgGroupCommit;
   replicaId: string;
+  /** Stamps the shared prompts' time of use. */
+  clock: () => Date;
   kept: number;
 }): TimelineStore {
   const { db, group, replicaId, kept } = options;
   let queue = new Map<string, TaskTimeline>();
   let unwritten = 0;
+  const shared = new SharedPrompts(() => options.clock().getTime());
   const take = (): PgQueuedWrite => {
-    const turns = [...queue.values()].map((turn) => timelineRow(turn, replicaId));
+    const prompts = new Map<string, PromptRow>();
+    const turns = [...queue.values()].map((turn) =>
+      timelineRow(turn, replicaId, shared.exchangesJson(turn.exchanges, prompts)),
+    );
     queue = new Map();
     const column = <K extends keyof TimelineRow>(key: K) => turns.map((row) => row[key]);
     return {
@@ -76,6 +85,7 @@ export function createPgTimelineStore(options: {
             turns.map((row) => row.exchanges ?? null),
           ],
         },
+        ...promptWrites([...prompts.values()], shared.pruneBefore()),
         {
           name: 'task_timelines_prune',
           text: `DELETE FROM task_timelines WHERE (started_at COLLATE "C", id COLLATE "C") < (
@@ -141,8 +151,37 @@ export function createPgTimelineStore(options: {
          WHERE id = $1${owner !== undefined ? ' AND owner = $2' : ''}`,
         owner !== undefined ? [id, owner] : [id],
       );
-      return row ? timelineOfRow(row) : undefined;
+      if (!row) return undefined;
+      const turn = timelineOfRow(row);
+      const digests = namedPrompts(turn);
+      if (digests.length === 0) return turn;
+      const texts = await rows<{ digest: string; text: string }>(
+        db,
+        'SELECT digest, text FROM timeline_prompts WHERE digest = ANY($1::text[])',
+        [digests],
+      );
+      return withPrompts(turn, new Map(texts.map((prompt) => [prompt.digest, prompt.text])));
     },
     flush: () => saving.now(),
   };
+}
+
+/** The shared prompts' rows to write with a group (their time of use rewritten), and the prune when it is due. */
+function promptWrites(prompts: PromptRow[], idleSince: number | undefined): PgQueuedWrite['statements'] {
+  return [
+    ...(prompts.length
+      ? [
+          {
+            name: 'timeline_prompts_save',
+            text: `INSERT INTO timeline_prompts (digest, text, used_at)
+              SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+              ON CONFLICT (digest) DO UPDATE SET used_at = EXCLUDED.used_at`,
+            values: [prompts.map((p) => p.digest), prompts.map((p) => p.text), prompts.map((p) => p.used_at)],
+          },
+        ]
+      : []),
+    ...(idleSince !== undefined
+      ? [{ name: 'timeline_prompts_prune', text: prunePromptsSql('$1'), values: [idleSince] }]
+      : []),
+  ];
 }

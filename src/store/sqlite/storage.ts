@@ -60,7 +60,7 @@ export function openSqliteStorage(options: SqliteStorageOptions): SqliteStorage 
     const stores: Stores = {
       ...createSqlStores({ sql, clock, logger, redact: options.redact }),
       vectors,
-      timelines: createSqliteTimelineStore({ db, group, kept: options.timelinesKept ?? DEFAULT_TIMELINES_KEPT }),
+      timelines: createSqliteTimelineStore({ db, group, clock, kept: options.timelinesKept ?? DEFAULT_TIMELINES_KEPT }),
       // After the cron store: a claim moves the job's row and queues its next fire time in one transaction.
       jobQueue: createSqliteJobQueue({ db, clock, logger }),
     };

@@ -1,4 +1,5 @@
 import { visibleOwner } from '../../principal';
+import { namedPrompts, prunePromptsSql, SharedPrompts, withPrompts, type PromptRow } from '../timelinePrompts';
 import * as timelines from '../timelines';
 import { migrate, type SqliteDatabase } from './database';
 import type { GroupCommit } from './groupCommit';
@@ -24,6 +25,8 @@ const STEPS = [
    ALTER TABLE task_timeline_ring RENAME TO task_timelines;`,
   // The model steps' exchanges (the console's inspector): read only with one turn, never by a listing.
   `ALTER TABLE task_timelines ADD COLUMN exchanges TEXT`,
+  // The system prompts turns share, written once (timelinePrompts.ts): an exchange names one by its digest.
+  `CREATE TABLE timeline_prompts (digest TEXT PRIMARY KEY, text TEXT NOT NULL, used_at INTEGER NOT NULL)`,
 ];
 
 /**
@@ -38,6 +41,8 @@ const STEPS = [
 export function createSqliteTimelineStore(options: {
   db: SqliteDatabase;
   group: GroupCommit;
+  /** Stamps the shared prompts' time of use. */
+  clock: () => Date;
   kept: number;
 }): timelines.TimelineStore {
   const { db, group, kept } = options;
@@ -46,15 +51,25 @@ export function createSqliteTimelineStore(options: {
   const put = db.prepare(
     `INSERT OR REPLACE INTO task_timelines (${columns.join(', ')}) VALUES (${placeholders(columns.length)})`,
   );
+  const putPrompt = db.prepare(
+    `INSERT INTO timeline_prompts (digest, text, used_at) VALUES (?, ?, ?)
+     ON CONFLICT (digest) DO UPDATE SET used_at = excluded.used_at`,
+  );
+  const prunePrompts = db.prepare(prunePromptsSql('?'));
   const ring = openRing(db, kept);
+  const shared = new SharedPrompts(() => options.clock().getTime());
   let queued = new Map<string, timelines.TaskTimeline>();
   const writeQueued = () => {
     const turns = queued;
     queued = new Map();
+    const prompts = new Map<string, PromptRow>();
     for (const turn of turns.values()) {
-      const row = timelines.timelineRow(turn, undefined);
-      put.run(ring.slotFor(turn.id), ...timelines.TIMELINE_COLUMNS.map((column) => row[column]), row.exchanges ?? null);
+      const row = timelines.timelineRow(turn, undefined, shared.exchangesJson(turn.exchanges, prompts));
+      put.run(ring.slotFor(turn.id), ...timelines.TIMELINE_COLUMNS.map((column) => row[column]), row.exchanges);
     }
+    for (const prompt of prompts.values()) putPrompt.run(prompt.digest, prompt.text, prompt.used_at);
+    const idleSince = shared.pruneBefore();
+    if (idleSince !== undefined) prunePrompts.run(idleSince);
   };
   const saving = timelines.heldWrite(() => group.schedule(writeQueued), timelines.TIMELINE_SAVE_DELAY_MS);
   /** Commits the queued turns now (before a read that must see them). */
@@ -102,7 +117,14 @@ export function createSqliteTimelineStore(options: {
            WHERE id = ?${owner !== undefined ? ' AND owner = ?' : ''}`,
         )
         .get(id, ...(owner !== undefined ? [owner] : [])) as timelines.TimelineRow | undefined;
-      return row ? timelines.timelineOfRow(row) : undefined;
+      if (!row) return undefined;
+      const turn = timelines.timelineOfRow(row);
+      const digests = namedPrompts(turn);
+      if (digests.length === 0) return turn;
+      const texts = db
+        .prepare<unknown[]>(`SELECT digest, text FROM timeline_prompts WHERE digest IN (${placeholders(digests.length)})`)
+        .all(...digests) as Array<{ digest: string; text: string }>;
+      return withPrompts(turn, new Map(texts.map((prompt) => [prompt.digest, prompt.text])));
     },
     flush: () => saving.now(),
   };

@@ -114,7 +114,8 @@ export function timelineStoreContract(factory: StoresFactory, options: { replica
   });
 
   describe(`timeline store keeping three turns (${factory.name})`, () => {
-    const opened = useStores(factory, { timelinesKept: 3 });
+    let now = Date.UTC(2026, 4, 1, 12);
+    const opened = useStores(factory, { timelinesKept: 3, clock: () => new Date(now) });
     const ids = async (stores = opened().stores) =>
       (await stores.timelines.list(OWNER, { limit: 10 })).map((t) => t.id);
 
@@ -129,6 +130,31 @@ export function timelineStoreContract(factory: StoresFactory, options: { replica
       // Many saved at once: the newest three stay, whatever went before.
       await opened().stores.timelines.save([6, 7, 8, 9, 10, 11].map((m) => turn(`t${m}`, m)));
       expect(await ids()).toEqual(['t11', 't10', 't9']);
+    });
+
+    it("reads each turn with the system prompt it was sent, a prompt shared by many turns kept while a kept turn names it", async () => {
+      const shared = `You are the orchestrator. ${'Route each request to the specialist that owns it. '.repeat(40)}`;
+      const asked = (id: string, minute: number, instruction: string) =>
+        turn(id, minute, {
+          exchanges: [{ step: 1, instruction, messages: [], tools: [], answer: { text: 'Hello.', toolCalls: [] } }],
+        });
+      const instructionOf = async (id: string, stores = opened().stores) =>
+        (await stores.timelines.turn(OWNER, id))?.exchanges?.[0]?.instruction;
+      await opened().stores.timelines.save([asked('t1', 1, shared)]);
+      await opened().stores.timelines.save([asked('t2', 2, shared), asked('t3', 3, `${shared} Context: today.`)]);
+      await opened().stores.timelines.save([asked('t4', 4, shared)]);
+      const reopened = await opened().reopen();
+      expect(await instructionOf('t4', reopened)).toBe(shared);
+      expect(await instructionOf('t3', reopened)).toBe(`${shared} Context: today.`);
+      expect(await instructionOf('t2', reopened)).toBe(shared);
+
+      // Long after the prompt was last written, a prune runs with the next write: t4 still names it, so it stays.
+      now += 60 * 60_000;
+      await reopened.timelines.save([asked('t5', 5, 'A short prompt, kept in the row.')]);
+      await reopened.timelines.save([turn('t6', 6)]);
+      expect(await ids(reopened)).toEqual(['t6', 't5', 't4']);
+      expect(await instructionOf('t4', reopened)).toBe(shared);
+      expect(await instructionOf('t5', reopened)).toBe('A short prompt, kept in the row.');
     });
   });
 }
