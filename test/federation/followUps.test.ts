@@ -3,7 +3,8 @@ import { createMemoryLogger } from '../../src/log/logger';
 import { loadRemoteAgents } from '../../src/federation/loadRemoteAgents';
 import { startPeer, type TestPeer } from '../support/federationPeers';
 import { startMisbehavingPeer } from '../support/misbehavingPeer';
-import { createRelayModel } from '../support/reliabilityPeer';
+import { scriptedAgent } from '../support/openaiServer';
+import { startRelayModel } from '../support/reliabilityPeer';
 import { rpc, sendMessageBody, startReliabilityNode } from '../support/reliabilityNode';
 import { baseOptions, drain, entries } from '../support/federationRun';
 
@@ -85,9 +86,9 @@ describe('follow-ups to a remote agent', () => {
 
   it('through a running node: the second turn of a conversation sends the peer only the new request', async () => {
     const weird = await startMisbehavingPeer({ name: 'weird' });
+    const model = await startRelayModel('weird');
     const node = await startReliabilityNode({
-      config: { a2a: { remoteAgents: [{ name: 'weird', agentCardUrl: weird.cardUrl }] } },
-      model: createRelayModel('weird'),
+      config: { agent: scriptedAgent(model), a2a: { remoteAgents: [{ name: 'weird', agentCardUrl: weird.cardUrl }] } },
     });
     try {
       const first = await rpc(node.url, sendMessageBody('first question', 1));
@@ -100,6 +101,7 @@ describe('follow-ups to a remote agent', () => {
     } finally {
       await node.close();
       await weird.close();
+      await model.close();
     }
   });
 });

@@ -1,4 +1,5 @@
-import { createRelayModel, startFaultyPeer, type FaultyPeer } from '../support/reliabilityPeer';
+import { scriptedAgent, type OpenAIServer } from '../support/openaiServer';
+import { startFaultyPeer, startRelayModel, type FaultyPeer } from '../support/reliabilityPeer';
 import { askNode, startReliabilityNode, type NodeAnswer, type ReliabilityNode } from '../support/reliabilityNode';
 import { waitFor } from '../support/waitFor';
 
@@ -17,21 +18,26 @@ const CLEAR_FAILURE =
 
 describe('faults in a remote peer during delegated tasks', () => {
   let peer: FaultyPeer;
+  let model: OpenAIServer;
   let node: ReliabilityNode;
 
   beforeAll(async () => {
     // A slow answer comes long after the call's deadline, however late a busy machine fires that deadline's timer:
     // only the timeout can end the call.
     peer = await startFaultyPeer({ slowMs: 120_000 });
+    model = await startRelayModel('faulty');
     node = await startReliabilityNode({
-      config: { a2a: { remoteAgents: [{ name: 'faulty', agentCardUrl: peer.cardUrl, timeoutMs: CALL_TIMEOUT_MS }] } },
-      model: createRelayModel('faulty'),
+      config: {
+        agent: scriptedAgent(model),
+        a2a: { remoteAgents: [{ name: 'faulty', agentCardUrl: peer.cardUrl, timeoutMs: CALL_TIMEOUT_MS }] },
+      },
     });
   });
 
   afterAll(async () => {
     await node?.close();
     await peer?.close();
+    await model?.close();
   });
 
   it('relays a healthy peer answer', async () => {

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { createRelayModel } from '../support/reliabilityPeer';
+import { scriptedAgent, type OpenAIServer } from '../support/openaiServer';
+import { startRelayModel } from '../support/reliabilityPeer';
 import { askNode, startReliabilityNode, type ReliabilityNode } from '../support/reliabilityNode';
 import { startMisbehavingPeer, type MisbehavingPeer, type Misbehaviour } from '../support/misbehavingPeer';
 
@@ -32,6 +33,7 @@ describe.each([
   let peer: MisbehavingPeer;
   let canary: http.Server;
   let canaryHits = 0;
+  let model: OpenAIServer;
   let node: ReliabilityNode;
 
   beforeAll(async () => {
@@ -46,15 +48,19 @@ describe.each([
       version,
       redirectTo: `http://127.0.0.2:${(canary.address() as AddressInfo).port}/latest/meta-data/`,
     });
+    model = await startRelayModel('weird');
     node = await startReliabilityNode({
-      config: { a2a: { peerLimits: LIMITS, remoteAgents: [{ name: 'weird', agentCardUrl: peer.cardUrl }] } },
-      model: createRelayModel('weird'),
+      config: {
+        agent: scriptedAgent(model),
+        a2a: { peerLimits: LIMITS, remoteAgents: [{ name: 'weird', agentCardUrl: peer.cardUrl }] },
+      },
     });
   });
 
   afterAll(async () => {
     await node?.close();
     await peer?.close();
+    await model?.close();
     await new Promise<void>((resolve) => canary?.close(() => resolve()));
   });
 

@@ -58,10 +58,14 @@ export interface OpenAIServer {
  * Starts a scripted OpenAI-compatible HTTP server on 127.0.0.1, port 0,
  * serving `POST /v1/chat/completions` streamed (SSE, with tool-call deltas)
  * or not, and recording each request so tests can check what the real
- * `openai` client sent. A request with no response left gets an HTTP 500
- * naming the problem and is kept in `unexpected`.
+ * `openai` client sent. A request with no response left gets `otherwise`
+ * when given (a model that answers every request alike); else an HTTP 500
+ * naming the problem, and it is kept in `unexpected`.
  */
-export async function startOpenAIServer(responses: ScriptedCompletion[] = []): Promise<OpenAIServer> {
+export async function startOpenAIServer(
+  responses: ScriptedCompletion[] = [],
+  options: { otherwise?: ScriptedCompletion } = {},
+): Promise<OpenAIServer> {
   const queue = [...responses];
   const requests: RecordedRequest[] = [];
   const unexpected: RecordedRequest[] = [];
@@ -92,7 +96,7 @@ export async function startOpenAIServer(responses: ScriptedCompletion[] = []): P
       if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions'))
         return sendError(res, 404, `no route ${req.method} ${req.url}`);
       requests.push(record);
-      const next = queue.shift();
+      const next = queue.shift() ?? options.otherwise;
       if (!next) {
         unexpected.push(record);
         return sendError(res, 500, `openaiServer: no scripted response left for request #${requests.length}`);

@@ -6,7 +6,7 @@ import type { AgentCard } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import type { Model, ModelEvent, ModelRequest } from '../../src/llm/model';
+import { say, startOpenAIServer, transferTo, type OpenAIServer } from './openaiServer';
 
 /** How the peer behaves for the next A2A call; its card is always served. */
 export type PeerMode = 'ok' | 'slow' | 'garbage';
@@ -130,28 +130,25 @@ export async function startFaultyPeer(options: { slowMs: number }): Promise<Faul
   };
 }
 
+/** How the runtime's notes to the model begin (`handBack` in `src/agent/runner.ts`). */
+const RUNTIME_NOTE = '[note from the runtime]';
+
 /**
- * A model for the orchestrator that always delegates to `target` (a remote
+ * The orchestrator's model, played by the scripted Chat Completions server
+ * through the node's own client: it always delegates to `target` (a remote
  * agent) and then repeats what came back, so every answer shows what the
  * delegated call produced — a peer's reply or the node's failure text.
+ * @example
+ * const model = await startRelayModel('faulty');
+ * const node = await startReliabilityNode({ config: { agent: scriptedAgent(model), a2a: { remoteAgents } } });
  */
-export function createRelayModel(target: string): Model {
-  return {
-    name: 'relay',
-    async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
-      const last = request.messages.at(-1);
-      if (last?.role === 'user' && !last.runtimeNote) {
-        yield {
-          type: 'tool_call',
-          call: {
-            id: `relay-${request.messages.length}`,
-            name: 'transfer_to_agent',
-            arguments: JSON.stringify({ agent_name: target }),
-          },
-        };
-        return;
-      }
-      yield { type: 'text_delta', delta: `relayed: ${last ? ('content' in last ? last.content : '') : ''}` };
+export function startRelayModel(target: string): Promise<OpenAIServer> {
+  return startOpenAIServer([], {
+    otherwise: (body) => {
+      const last = body.messages.at(-1);
+      const content = last?.content ?? '';
+      if (last?.role === 'user' && !content.startsWith(RUNTIME_NOTE)) return transferTo(target);
+      return say(`relayed: ${content}`);
     },
-  };
+  });
 }
