@@ -4,7 +4,6 @@ import path from 'node:path';
 import { createApp, type LangoApp } from '../../src/app';
 import { resolveConfig } from '../../src/config/load';
 import type { LangoConfigInput } from '../../src/config/schema';
-import type { Model } from '../../src/llm/model';
 import { createMemoryLogger, type MemoryLogger } from '../../src/log/logger';
 
 /** A whole node (createApp) running in this process on 127.0.0.1 port 0 over a temp data dir. */
@@ -19,11 +18,11 @@ export interface ReliabilityNode {
 
 /**
  * Starts a node from the real composition root with the offline model (or
- * `model`), the browser family off (no Chromium in unit tests) and a memory
+ * the `agent` its config names: the scripted server), the browser family off (no Chromium in unit tests) and a memory
  * logger, so reliability tests exercise exactly what `lango serve` runs.
  */
 export async function startReliabilityNode(
-  options: { config?: LangoConfigInput; model?: Model } = {},
+  options: { config?: LangoConfigInput } = {},
 ): Promise<ReliabilityNode> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-rel-'));
   const input = options.config ?? {};
@@ -35,7 +34,7 @@ export async function startReliabilityNode(
     tools: { ...input.tools, browser: { enabled: false } },
   });
   const logger = createMemoryLogger();
-  const app = await createApp(config, { logger, ...(options.model ? { model: options.model } : {}) });
+  const app = await createApp(config, { logger });
   const url = await app.listen();
   return {
     url,
