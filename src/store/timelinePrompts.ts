@@ -115,5 +115,7 @@ export function withPrompts(turn: TaskTimeline, texts: ReadonlyMap<string, strin
  * exchanges (a digest is 43 characters of base64url: it appears in a row's
  * JSON only where named).
  */
-export const prunePromptsSql = (param: string) => `DELETE FROM timeline_prompts WHERE used_at < ${param} AND NOT EXISTS (
+export const prunePromptsSql = (
+  param: string,
+) => `DELETE FROM timeline_prompts WHERE used_at < ${param} AND NOT EXISTS (
   SELECT 1 FROM task_timelines WHERE task_timelines.exchanges LIKE ('%' || timeline_prompts.digest || '%'))`;

@@ -21,9 +21,7 @@ export interface ReliabilityNode {
  * the `agent` its config names: the scripted server), the browser family off (no Chromium in unit tests) and a memory
  * logger, so reliability tests exercise exactly what `lango serve` runs.
  */
-export async function startReliabilityNode(
-  options: { config?: LangoConfigInput } = {},
-): Promise<ReliabilityNode> {
+export async function startReliabilityNode(options: { config?: LangoConfigInput } = {}): Promise<ReliabilityNode> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lango-rel-'));
   const input = options.config ?? {};
   const config = resolveConfig({

@@ -122,7 +122,9 @@ export function createSqliteTimelineStore(options: {
       const digests = namedPrompts(turn);
       if (digests.length === 0) return turn;
       const texts = db
-        .prepare<unknown[]>(`SELECT digest, text FROM timeline_prompts WHERE digest IN (${placeholders(digests.length)})`)
+        .prepare<unknown[]>(
+          `SELECT digest, text FROM timeline_prompts WHERE digest IN (${placeholders(digests.length)})`,
+        )
         .all(...digests) as Array<{ digest: string; text: string }>;
       return withPrompts(turn, new Map(texts.map((prompt) => [prompt.digest, prompt.text])));
     },

@@ -132,7 +132,7 @@ export function timelineStoreContract(factory: StoresFactory, options: { replica
       expect(await ids()).toEqual(['t11', 't10', 't9']);
     });
 
-    it("reads each turn with the system prompt it was sent, a prompt shared by many turns kept while a kept turn names it", async () => {
+    it('reads each turn with the system prompt it was sent, a prompt shared by many turns kept while a kept turn names it', async () => {
       const shared = `You are the orchestrator. ${'Route each request to the specialist that owns it. '.repeat(40)}`;
       const asked = (id: string, minute: number, instruction: string) =>
         turn(id, minute, {
