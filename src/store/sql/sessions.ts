@@ -139,8 +139,9 @@ const MESSAGE_COLUMNS: ReadonlyArray<[string, 'text' | 'integer' | 'boolean']> =
  * counter (`last_seq`, under the row's lock until the commit: replicas
  * appending to one conversation take turns and never reuse a number) and
  * returns it (one upsert for all of them); one insert for all the group's messages numbers each back
- * from its session's new last one. Sessions in key order: two replicas'
- * groups lock shared sessions in one order.
+ * from its session's new last one, read by key per message: as a join, PostgreSQL's planner (which
+ * guesses 100 rows for the JSON) scanned every session of the node per group, most of its time per
+ * greeting. Sessions in key order: two replicas' groups lock shared sessions in one order.
  */
 function turnsWrite(sql: Sql, turns: QueuedTurn[]): SqlWrite {
   const bySession = new Map<string, QueuedTurn[]>();
@@ -194,9 +195,10 @@ function turnsWrite(sql: Sql, turns: QueuedTurn[]): SqlWrite {
   const insert = {
     text: `INSERT INTO session_messages
              (owner, session_id, seq, role, content, tool_calls, tool_call_id, tool_name, author, visible, created_at)
-           SELECT m.owner, m.session_id, s.last_seq - m.after, m.role, m.content, m.tool_calls, m.tool_call_id,
-             m.tool_name, m.author, m.visible, m.created_at
-           FROM ${jsonRows(sql.dialect, MESSAGE_COLUMNS)} m JOIN sessions s ON s.owner = m.owner AND s.id = m.session_id`,
+           SELECT m.owner, m.session_id,
+             (SELECT s.last_seq FROM sessions s WHERE s.owner = m.owner AND s.id = m.session_id) - m.after,
+             m.role, m.content, m.tool_calls, m.tool_call_id, m.tool_name, m.author, m.visible, m.created_at
+           FROM ${jsonRows(sql.dialect, MESSAGE_COLUMNS)} m`,
     params: [JSON.stringify(messages)],
   };
   return {
