@@ -77,12 +77,19 @@ export class SharedPrompts {
     this.seen.set(text, known);
     const now = this.now();
     known.digest ??= createHash('sha256').update(text).digest('base64url');
-    if (now - known.writtenAt >= PROMPT_REFRESH_MS) {
+    // Written again until a commit holding it is heard of ({@link written}): a failed write leaves no turn naming it.
+    if (now - known.writtenAt >= PROMPT_REFRESH_MS)
       writes.set(known.digest, { digest: known.digest, text, used_at: now });
-      known.writtenAt = now;
-    }
     const { instruction: _named, ...rest } = exchange;
     return { ...rest, prompt: known.digest };
+  }
+
+  /** Told once the prompt rows written with a group are committed: each counts as written since its time of use. */
+  written(prompts: Iterable<PromptRow>): void {
+    for (const prompt of prompts) {
+      const known = this.seen.get(prompt.text);
+      if (known) known.writtenAt = Math.max(known.writtenAt, prompt.used_at);
+    }
   }
 
   private remember(text: string, entry: { writtenAt: number }): void {

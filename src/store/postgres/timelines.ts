@@ -94,6 +94,7 @@ export function createPgTimelineStore(options: {
           values: [kept - 1],
         },
       ],
+      committed: () => shared.written(prompts.values()),
     };
   };
   const saving = heldWrite(() => group.schedule(take), TIMELINE_SAVE_DELAY_MS);
