@@ -98,16 +98,18 @@ export class SharedPrompts {
   }
 }
 
-/** The digests of the shared prompts a turn's stored exchanges name. */
-export function namedPrompts(turn: TaskTimeline): string[] {
+/**
+ * The turn read from its row with each exchange's shared prompt written out,
+ * the prompts it names read by `read` (a store's select of those digests).
+ */
+export async function withStoredPrompts(
+  turn: TaskTimeline,
+  read: (digests: string[]) => Promise<Array<{ digest: string; text: string }>>,
+): Promise<TaskTimeline> {
   const digests = new Set<string>();
   for (const exchange of (turn.exchanges ?? []) as StoredExchange[]) if (exchange.prompt) digests.add(exchange.prompt);
-  return [...digests];
-}
-
-/** The turn with each exchange's shared prompt written out from `texts` (by digest). */
-export function withPrompts(turn: TaskTimeline, texts: ReadonlyMap<string, string>): TaskTimeline {
-  if (!turn.exchanges?.length) return turn;
+  if (digests.size === 0) return turn;
+  const texts = new Map((await read([...digests])).map((prompt) => [prompt.digest, prompt.text]));
   const exchanges = (turn.exchanges as StoredExchange[]).map((stored): ModelExchange => {
     if (stored.prompt === undefined) return stored as ModelExchange;
     const { prompt, ...rest } = stored;

@@ -10,7 +10,7 @@ import {
   type TimelineRow,
   type TimelineStore,
 } from '../timelines';
-import { namedPrompts, prunePromptsSql, SharedPrompts, withPrompts, type PromptRow } from '../timelinePrompts';
+import { prunePromptsSql, SharedPrompts, withStoredPrompts, type PromptRow } from '../timelinePrompts';
 import { rows, type PgDatabase, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 
@@ -153,15 +153,13 @@ export function createPgTimelineStore(options: {
         owner !== undefined ? [id, owner] : [id],
       );
       if (!row) return undefined;
-      const turn = timelineOfRow(row);
-      const digests = namedPrompts(turn);
-      if (digests.length === 0) return turn;
-      const texts = await rows<{ digest: string; text: string }>(
-        db,
-        'SELECT digest, text FROM timeline_prompts WHERE digest = ANY($1::text[])',
-        [digests],
+      return withStoredPrompts(timelineOfRow(row), (digests) =>
+        rows<{ digest: string; text: string }>(
+          db,
+          'SELECT digest, text FROM timeline_prompts WHERE digest = ANY($1::text[])',
+          [digests],
+        ),
       );
-      return withPrompts(turn, new Map(texts.map((prompt) => [prompt.digest, prompt.text])));
     },
     flush: () => saving.now(),
   };

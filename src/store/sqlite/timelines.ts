@@ -1,5 +1,5 @@
 import { visibleOwner } from '../../principal';
-import { namedPrompts, prunePromptsSql, SharedPrompts, withPrompts, type PromptRow } from '../timelinePrompts';
+import { prunePromptsSql, SharedPrompts, withStoredPrompts, type PromptRow } from '../timelinePrompts';
 import * as timelines from '../timelines';
 import { migrate, type SqliteDatabase } from './database';
 import type { GroupCommit } from './groupCommit';
@@ -128,15 +128,15 @@ export function createSqliteTimelineStore(options: {
         )
         .get(id, ...(owner !== undefined ? [owner] : [])) as timelines.TimelineRow | undefined;
       if (!row) return undefined;
-      const turn = timelines.timelineOfRow(row);
-      const digests = namedPrompts(turn);
-      if (digests.length === 0) return turn;
-      const texts = db
-        .prepare<unknown[]>(
-          `SELECT digest, text FROM timeline_prompts WHERE digest IN (${placeholders(digests.length)})`,
-        )
-        .all(...digests) as Array<{ digest: string; text: string }>;
-      return withPrompts(turn, new Map(texts.map((prompt) => [prompt.digest, prompt.text])));
+      return withStoredPrompts(
+        timelines.timelineOfRow(row),
+        async (digests) =>
+          db
+            .prepare<unknown[]>(
+              `SELECT digest, text FROM timeline_prompts WHERE digest IN (${placeholders(digests.length)})`,
+            )
+            .all(...digests) as Array<{ digest: string; text: string }>,
+      );
     },
     flush: () => saving.now(),
   };
