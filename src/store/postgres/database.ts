@@ -27,8 +27,10 @@ export function openPgDatabase(url: string, options: { max?: number; pipeline?: 
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     keepAlive: true,
   });
-  // An idle client whose server went away emits `error` on the pool: without a listener that ends the process.
+  // A client whose server went away emits `error`: on the pool when idle, on the client itself when checked out
+  // (between two statements of a transaction). Unheard, either ends the process; its queries fail on their own.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 

@@ -99,9 +99,6 @@ async function attempt(client: PoolClient, writes: PgQueuedWrite[]): Promise<Att
   return { committed: true, results };
 }
 
-/** The group's queries already fail with a checked-out connection's error: the event itself is dropped. */
-const ignoreClientError = () => {};
-
 /**
  * Creates the group commit on `db`, a pool of pipelined connections
  * (`openPgDatabase(url, { pipeline: true })`; one connection is enough, as
@@ -136,13 +133,9 @@ export function createPgGroupCommit(db: PgDatabase, observer: Observer = NOOP_OB
       let client: PoolClient | undefined;
       try {
         client = await db.connect();
-        // A connection that dies mid-commit fails the group's queries; its `error` event must not end the process.
-        client.on('error', ignoreClientError);
         outcome = await attempt(client, pending);
       } catch (err) {
         outcome = { committed: false, error: err };
-      } finally {
-        client?.off('error', ignoreClientError);
       }
       // Counted before any caller hears its outcome: a caller writing again as it hears is not "concurrent".
       gatheredDuring ??= gathered;
