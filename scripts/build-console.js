@@ -2,7 +2,8 @@
  * Builds the web console into dist/console: compiles its script (a DOM
  * tsconfig of its own, so the node's code never sees browser types), copies
  * its styles and the elkjs browser bundle (the graph's layout library) as
- * `elk.js`. Run by `npm run build` and by `npm start`'s prestart.
+ * `elk.js`. Run by `npm run build` (`npm start`'s prestart transpiles the
+ * console with the rest, scripts/build-if-stale.js).
  */
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');

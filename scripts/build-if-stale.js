@@ -8,7 +8,8 @@
  * `tsc --noCheck` 20 s), the console's script too, its styles and elkjs
  * copied.
  * `npm run build` and `npm run typecheck` still type-check (CI runs both);
- * `npm run build` also writes the declarations this path leaves out.
+ * `npm run build` also writes the declarations this path leaves out, and
+ * marks its build current (`--mark-current`).
  */
 const fs = require('node:fs');
 const os = require('node:os');
@@ -42,6 +43,17 @@ function optionsOf(ts, tsconfig) {
   return ts.parseJsonConfigFileContent(read.config, ts.sys, path.dirname(tsconfig)).options;
 }
 
+/**
+ * Writes `file` aside, then renames it into place: a node started from dist/
+ * while a build runs (a test's, another `npm start`) reads each file whole,
+ * the old one or the new, never half of one.
+ */
+function writeWhole(file, content) {
+  const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  fs.writeFileSync(temp, content);
+  fs.renameSync(temp, file);
+}
+
 /** Transpiles `files` (pairs of a source and its target) with `options`; a map's `sources` point at the source. */
 function transpileFiles(ts, options, files) {
   // One file at a time: the program-wide options (rootDir, outDir) do not apply; the target path is chosen here.
@@ -60,11 +72,11 @@ function transpileFiles(ts, options, files) {
       throw new Error(`${path.relative(root, file)}: ${why}`);
     }
     fs.mkdirSync(path.dirname(target), { recursive: true });
-    fs.writeFileSync(target, output.outputText);
+    writeWhole(target, output.outputText);
     if (output.sourceMapText) {
       const map = JSON.parse(output.sourceMapText);
       map.sources = [path.relative(path.dirname(target), file).split(path.sep).join('/')];
-      fs.writeFileSync(`${target}.map`, JSON.stringify(map));
+      writeWhole(`${target}.map`, JSON.stringify(map));
     }
   }
 }
@@ -98,8 +110,8 @@ async function transpileAll() {
       });
     }),
   );
-  fs.copyFileSync(path.join(consoleDir, 'console.css'), path.join(consoleOut, 'console.css'));
-  fs.copyFileSync(require.resolve('elkjs/lib/elk.bundled.js'), path.join(consoleOut, 'elk.js'));
+  writeWhole(path.join(consoleOut, 'console.css'), fs.readFileSync(path.join(consoleDir, 'console.css')));
+  writeWhole(path.join(consoleOut, 'elk.js'), fs.readFileSync(require.resolve('elkjs/lib/elk.bundled.js')));
 }
 
 /** A worker's share: its files, grouped by the tsconfig whose options they are transpiled with. */
@@ -111,6 +123,8 @@ function transpileShare(share) {
 }
 
 async function main() {
+  // `npm run build` ends here: its tsc output is current, and a later `npm start` or test need not transpile again.
+  if (process.argv.includes('--mark-current')) return fs.writeFileSync(stamp, `${new Date().toISOString()}\n`);
   const inputs = ['src', 'web', 'tsconfig.json', 'tsconfig.build.json', 'package.json'].map((f) => path.join(root, f));
   const built = fs.existsSync(stamp) ? fs.statSync(stamp).mtimeMs : 0;
   if (built > Math.max(...inputs.map(newest))) {
