@@ -2,11 +2,8 @@ import { NOOP_OBSERVER, type Observer } from '../../observation/observer';
 import { deferred, type Deferred } from '../sql/deferred';
 import type { SqliteDatabase } from './database';
 
-/**
- * Writes a store's queued rows; runs inside the group's transaction. It may
- * return what to do once those rows are committed (not if the group fails).
- */
-export type QueuedWriter = () => void | (() => void);
+/** Writes a store's queued rows; runs inside the group's transaction. */
+export type QueuedWriter = () => void;
 
 /**
  * Group commit for every store on one database: a store queues its rows in
@@ -54,18 +51,14 @@ export function createGroupCommit(db: SqliteDatabase, observer: Observer = NOOP_
     }
     return savepoint;
   };
-  /** Runs the batch's writers; returns what the writers that succeeded do once the group commits. */
   const commitGroup = db.transaction((batch: Map<QueuedWriter, Scheduled>, failures: Map<QueuedWriter, unknown>) => {
-    const committed: Array<() => void> = [];
     for (const writer of batch.keys()) {
       try {
-        const then = savepointOf(writer)();
-        if (typeof then === 'function') committed.push(then);
+        savepointOf(writer)();
       } catch (err) {
         failures.set(writer, err);
       }
     }
-    return committed;
   });
 
   const flush = () => {
@@ -81,13 +74,11 @@ export function createGroupCommit(db: SqliteDatabase, observer: Observer = NOOP_
     scheduled = new Map();
     const failures = new Map<QueuedWriter, unknown>();
     const started = observer.active ? performance.now() : 0;
-    let committed: Array<() => void> = [];
     try {
-      committed = commitGroup(batch, failures);
+      commitGroup(batch, failures);
     } catch (err) {
       for (const writer of batch.keys()) failures.set(writer, err);
     }
-    for (const then of committed) then();
     if (observer.active) observer.storeWrite(performance.now() - started);
     for (const [writer, { resolve, reject }] of batch) {
       if (failures.has(writer)) reject(failures.get(writer));

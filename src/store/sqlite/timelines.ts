@@ -59,6 +59,8 @@ export function createSqliteTimelineStore(options: {
   const ring = openRing(db, kept);
   const shared = new SharedPrompts(() => options.clock().getTime());
   let queued = new Map<string, timelines.TaskTimeline>();
+  /** The prompt rows written by the write under way, counted as written once its commit is. */
+  let uncommitted: PromptRow[] = [];
   const writeQueued = () => {
     const turns = queued;
     queued = new Map();
@@ -68,11 +70,18 @@ export function createSqliteTimelineStore(options: {
       put.run(ring.slotFor(turn.id), ...timelines.TIMELINE_COLUMNS.map((column) => row[column]), row.exchanges);
     }
     for (const prompt of prompts.values()) putPrompt.run(prompt.digest, prompt.text, prompt.used_at);
+    uncommitted.push(...prompts.values());
     const idleSince = shared.pruneBefore();
     if (idleSince !== undefined) prunePrompts.run(idleSince);
-    return () => shared.written(prompts.values());
   };
-  const saving = timelines.heldWrite(() => group.schedule(writeQueued), timelines.TIMELINE_SAVE_DELAY_MS);
+  const saving = timelines.heldWrite(async () => {
+    try {
+      await group.schedule(writeQueued);
+      shared.written(uncommitted);
+    } finally {
+      uncommitted = [];
+    }
+  }, timelines.TIMELINE_SAVE_DELAY_MS);
   /** Commits the queued turns now (before a read that must see them). */
   const written = () => {
     if (queued.size === 0) return;
