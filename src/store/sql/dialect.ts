@@ -60,17 +60,44 @@ export function textSearch(dialect: Dialect): TextSearch {
   };
 }
 
+/** A column of a bound table: its name and PostgreSQL type. */
+export type BoundColumn = [string, 'text' | 'integer' | 'boolean'];
+
+/** A table of bound rows, as one statement's `FROM` source and its parameters. */
+export interface BoundRows {
+  from: string;
+  params: unknown[];
+}
+
 /**
- * A table of rows bound as one JSON parameter (an array of arrays, in
- * `columns` order), for a group's insert of many rows in one statement:
- * SQLite reads it with `json_each`, PostgreSQL with `jsonb_array_elements`
- * (parsed once: on `json` every `->>` parses its element's text again,
- * some 40 µs a message row of a greeting).
+ * SQLite's statements are cached by text (`database.ts`), and a table of n
+ * rows is one text per n: at most this many rows per table keeps the texts
+ * few.
  */
-export function jsonRows(dialect: Dialect, columns: ReadonlyArray<[string, 'text' | 'integer' | 'boolean']>): string {
-  if (dialect === 'sqlite')
-    return `(SELECT ${columns.map(([name], i) => `json_extract(value, '$[${i}]') AS ${name}`).join(', ')} FROM json_each(?))`;
-  const cast = (type: string, i: number) => (type === 'text' ? `r ->> ${i}` : `CAST(r ->> ${i} AS ${type})`);
-  return `(SELECT ${columns.map(([name, type], i) => `${cast(type, i)} AS ${name}`).join(', ')}
-    FROM jsonb_array_elements(CAST(? AS jsonb)) r)`;
+const SQLITE_ROWS_PER_TABLE = 64;
+
+/**
+ * `rows` (arrays in `columns` order) as tables a group's statements read
+ * from, one statement per table (none for no rows). SQLite binds them as `VALUES` (reading the
+ * rows from one JSON parameter instead cost some 15 µs a message row); on
+ * PostgreSQL they are one JSON parameter read with `jsonb_array_elements`
+ * (one text whatever the count; parsed once, where every `->>` of `json`
+ * parses its element again).
+ */
+export function boundRows(dialect: Dialect, columns: readonly BoundColumn[], rows: readonly unknown[][]): BoundRows[] {
+  if (rows.length === 0) return [];
+  if (dialect === 'postgres') {
+    const cast = (type: string, i: number) => (type === 'text' ? `r ->> ${i}` : `CAST(r ->> ${i} AS ${type})`);
+    const from = `(SELECT ${columns.map(([name, type], i) => `${cast(type, i)} AS ${name}`).join(', ')}
+      FROM jsonb_array_elements(CAST(? AS jsonb)) r)`;
+    return [{ from, params: [JSON.stringify(rows)] }];
+  }
+  const names = columns.map(([name], i) => `column${i + 1} AS ${name}`).join(', ');
+  const row = `(${columns.map(() => '?').join(', ')})`;
+  const tables: BoundRows[] = [];
+  for (let start = 0; start < rows.length; start += SQLITE_ROWS_PER_TABLE) {
+    const chunk = rows.slice(start, start + SQLITE_ROWS_PER_TABLE);
+    tables.push({ from: `(SELECT ${names} FROM (VALUES ${chunk.map(() => row).join(', ')}))`, params: chunk.flat() });
+  }
+  return tables;
 }

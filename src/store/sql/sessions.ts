@@ -16,7 +16,7 @@ import {
   toolCallsColumn,
   type MessageRow,
 } from '../sessionRows';
-import { anyOrEqual, jsonRows } from './dialect';
+import { anyOrEqual, boundRows, type BoundColumn } from './dialect';
 import type { Sql, SqlWrite, StoreSchema } from './sql';
 
 /** The sessions' tables; `last_seq` is the session's message counter, advanced under the session row's lock. */
@@ -109,8 +109,8 @@ export interface SessionStoreOptions {
   redact?: (text: string) => string;
 }
 
-/** The session columns a group writes, as the JSON rows of its one upsert. */
-const SESSION_COLUMNS: ReadonlyArray<[string, 'text' | 'integer' | 'boolean']> = [
+/** The session columns a group writes, as the bound rows of its upsert. */
+const SESSION_COLUMNS: readonly BoundColumn[] = [
   ['owner', 'text'],
   ['id', 'text'],
   ['created_at', 'text'],
@@ -119,8 +119,8 @@ const SESSION_COLUMNS: ReadonlyArray<[string, 'text' | 'integer' | 'boolean']> =
   ['last_seq', 'integer'],
 ];
 
-/** The message columns a group writes, as the JSON rows of its one insert. */
-const MESSAGE_COLUMNS: ReadonlyArray<[string, 'text' | 'integer' | 'boolean']> = [
+/** The message columns a group writes, as the bound rows of its insert. */
+const MESSAGE_COLUMNS: readonly BoundColumn[] = [
   ['owner', 'text'],
   ['session_id', 'text'],
   ['after', 'integer'],
@@ -138,8 +138,8 @@ const MESSAGE_COLUMNS: ReadonlyArray<[string, 'text' | 'integer' | 'boolean']> =
  * The write of a group's turns: per session, one upsert advances its
  * counter (`last_seq`, under the row's lock until the commit: replicas
  * appending to one conversation take turns and never reuse a number) and
- * returns it (one upsert for all of them); one insert for all the group's messages numbers each back
- * from its session's new last one, read by key per message: as a join, PostgreSQL's planner (which
+ * returns it (one upsert for all of them, per 64 on SQLite); one insert for all the group's messages
+ * (per 64 on SQLite) numbers each back from its session's new last one, read by key per message: as a join, PostgreSQL's planner (which
  * guesses 100 rows for the JSON) scanned every session of the node per group, most of its time per
  * greeting. Sessions in key order: two replicas' groups lock shared sessions in one order.
  */
@@ -171,41 +171,40 @@ function turnsWrite(sql: Sql, turns: QueuedTurn[]): SqlWrite {
       ]),
     );
   });
-  // One upsert for the group's sessions (`WHERE true`: SQLite's parser needs it before an upsert's ON CONFLICT).
-  const upsert = {
+  const sessionRows = sessions.map((own, i) => [
+    own[0].owner,
+    own[0].sessionId,
+    own[0].now,
+    own.at(-1)!.now,
+    own.at(-1)!.state,
+    counts[i],
+  ]);
+  // `WHERE true`: SQLite's parser needs it before an upsert's ON CONFLICT.
+  const upserts = boundRows(sql.dialect, SESSION_COLUMNS, sessionRows).map(({ from, params }) => ({
     text: `INSERT INTO sessions (owner, id, created_at, updated_at, state, last_seq)
-           SELECT s.owner, s.id, s.created_at, s.updated_at, s.state, s.last_seq
-           FROM ${jsonRows(sql.dialect, SESSION_COLUMNS)} s WHERE true
+           SELECT s.owner, s.id, s.created_at, s.updated_at, s.state, s.last_seq FROM ${from} s WHERE true
            ON CONFLICT (owner, id) DO UPDATE SET updated_at = excluded.updated_at, state = excluded.state,
              last_seq = sessions.last_seq + excluded.last_seq
            RETURNING owner, id, last_seq`,
-    params: [
-      JSON.stringify(
-        sessions.map((own, i) => [
-          own[0].owner,
-          own[0].sessionId,
-          own[0].now,
-          own.at(-1)!.now,
-          own.at(-1)!.state,
-          counts[i],
-        ]),
-      ),
-    ],
-  };
-  const insert = {
+    params,
+  }));
+  const inserts = boundRows(sql.dialect, MESSAGE_COLUMNS, messages).map(({ from, params }) => ({
     text: `INSERT INTO session_messages
              (owner, session_id, seq, role, content, tool_calls, tool_call_id, tool_name, author, visible, created_at)
            SELECT m.owner, m.session_id,
              (SELECT s.last_seq FROM sessions s WHERE s.owner = m.owner AND s.id = m.session_id) - m.after,
              m.role, m.content, m.tool_calls, m.tool_call_id, m.tool_name, m.author, m.visible, m.created_at
-           FROM ${jsonRows(sql.dialect, MESSAGE_COLUMNS)} m`,
-    params: [JSON.stringify(messages)],
-  };
+           FROM ${from} m`,
+    params,
+  }));
   return {
-    statements: messages.length > 0 ? [upsert, insert] : [upsert],
-    committed([upserted]) {
+    statements: [...upserts, ...inserts],
+    committed(results) {
       const last = new Map(
-        upserted.rows.map((row) => [sessionKey(String(row.owner), String(row.id)), Number(row.last_seq)]),
+        results
+          .slice(0, upserts.length)
+          .flatMap(({ rows }) => rows)
+          .map((row) => [sessionKey(String(row.owner), String(row.id)), Number(row.last_seq)]),
       );
       sessions.forEach((own, i) => {
         let seq = last.get(sessionKey(own[0].owner, own[0].sessionId))! - counts[i];

@@ -154,6 +154,22 @@ export function sessionStoreContract(factory: StoresFactory): void {
       expect((await sessions().state(OWNER, 'y')).remoteState).toEqual({ peer: { contextId: 'c' } });
     });
 
+    it('numbers a group of more sessions and messages than one bound table holds, each session in order', async () => {
+      const many = Array.from({ length: 150 }, (_, i) => `s${i}`);
+      const turns = await Promise.all([
+        ...many.map((id) => sessions().commitTurn(OWNER, id, [user(`${id}a`), user(`${id}b`)], empty)),
+        sessions().commitTurn(OWNER, 's7', [user('s7c')], empty),
+      ]);
+      expect(turns[7].map((m) => m.seq)).toEqual([1, 2]);
+      expect(turns[150].map((m) => `${m.content}@${m.seq}`)).toEqual(['s7c@3']);
+      expect(turns.flat()).toHaveLength(301);
+      expect((await sessions().messages(OWNER, 's149')).map((m) => `${m.content}@${m.seq}`)).toEqual([
+        's149a@1',
+        's149b@2',
+      ]);
+      expect((await sessions().messages(OWNER, 's7')).map((m) => m.content)).toEqual(['s7a', 's7b', 's7c']);
+    });
+
     it('gives an unknown session an empty state and forgets a deleted session', async () => {
       expect(await sessions().state(OWNER, 'nobody')).toEqual({ remoteState: {} });
       await sessions().commitTurn(OWNER, 's', [user('hi')], empty);
