@@ -171,8 +171,8 @@ export class TaskHandler implements A2ARequestHandler {
       if (!first.done && first.value.task)
         return withHistory(numbered(first.value.task, first.value.generation), configuration?.historyLength);
     }
-    const final = structuredClone(await run.settled);
-    return withHistory(numbered(final, run.live.generation), configuration?.historyLength);
+    // The live task's own object, let go and written: the bindings only read it (ProtoJSON, protobuf, v0.3 copies).
+    return withHistory(numbered(await run.settled, run.live.generation), configuration?.historyLength);
   }
 
   sendMessageStream(
@@ -309,8 +309,8 @@ export class TaskHandler implements A2ARequestHandler {
    * `writeMode`: the executor's events are folded into it; `events` (with
    * `form`) hears them from the first, each once written, in that form;
    * `settled` resolves with the task once it has settled (and is written):
-   * the live task's own object, which nothing changes once settled; a
-   * caller that hands it on copies it (a stream never reads it).
+   * the live task's own object, which nothing changes once settled; what
+   * reads it only reads it (a stream never does).
    */
   private async start<T>(
     params: SendMessageRequest,

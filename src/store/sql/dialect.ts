@@ -76,28 +76,39 @@ export interface BoundRows {
  */
 const SQLITE_ROWS_PER_TABLE = 64;
 
+/** Rows bound as tables a group's statements read from: one statement per table, none for no rows. */
+export type BoundTables = (rows: readonly unknown[][]) => BoundRows[];
+
 /**
- * `rows` (arrays in `columns` order) as tables a group's statements read
- * from, one statement per table (none for no rows). SQLite binds them as `VALUES` (reading the
- * rows from one JSON parameter instead cost some 15 µs a message row); on
- * PostgreSQL they are one JSON parameter read with `jsonb_array_elements`
- * (one text whatever the count; parsed once, where every `->>` of `json`
- * parses its element again).
+ * How `dialect` binds rows of `columns` (arrays in that order) as tables,
+ * each table's text made once. SQLite binds them as `VALUES`, at most
+ * {@link SQLITE_ROWS_PER_TABLE} a table (reading them from one JSON
+ * parameter instead cost some 15 µs a message row); on PostgreSQL they are
+ * one JSON parameter read with `jsonb_array_elements` (one text whatever
+ * the count; parsed once, where every `->>` of `json` parses its element
+ * again).
  */
-export function boundRows(dialect: Dialect, columns: readonly BoundColumn[], rows: readonly unknown[][]): BoundRows[] {
-  if (rows.length === 0) return [];
+export function boundTables(dialect: Dialect, columns: readonly BoundColumn[]): BoundTables {
   if (dialect === 'postgres') {
     const cast = (type: string, i: number) => (type === 'text' ? `r ->> ${i}` : `CAST(r ->> ${i} AS ${type})`);
     const from = `(SELECT ${columns.map(([name, type], i) => `${cast(type, i)} AS ${name}`).join(', ')}
       FROM jsonb_array_elements(CAST(? AS jsonb)) r)`;
-    return [{ from, params: [JSON.stringify(rows)] }];
+    return (rows) => (rows.length === 0 ? [] : [{ from, params: [JSON.stringify(rows)] }]);
   }
   const names = columns.map(([name], i) => `column${i + 1} AS ${name}`).join(', ');
   const row = `(${columns.map(() => '?').join(', ')})`;
-  const tables: BoundRows[] = [];
-  for (let start = 0; start < rows.length; start += SQLITE_ROWS_PER_TABLE) {
-    const chunk = rows.slice(start, start + SQLITE_ROWS_PER_TABLE);
-    tables.push({ from: `(SELECT ${names} FROM (VALUES ${chunk.map(() => row).join(', ')}))`, params: chunk.flat() });
-  }
-  return tables;
+  /** The text of a table of n rows, at n - 1: the same string each time, so the statement cache finds it at once. */
+  const texts: string[] = [];
+  const fromOf = (n: number) =>
+    (texts[n - 1] ??= `(SELECT ${names} FROM (VALUES ${Array.from({ length: n }, () => row).join(', ')}))`);
+  return (rows) => {
+    const tables: BoundRows[] = [];
+    for (let start = 0; start < rows.length; start += SQLITE_ROWS_PER_TABLE) {
+      const end = Math.min(rows.length, start + SQLITE_ROWS_PER_TABLE);
+      const params: unknown[] = [];
+      for (let i = start; i < end; i++) for (const value of rows[i]!) params.push(value);
+      tables.push({ from: fromOf(end - start), params });
+    }
+    return tables;
+  };
 }

@@ -16,7 +16,7 @@ import {
   toolCallsColumn,
   type MessageRow,
 } from '../sessionRows';
-import { anyOrEqual, boundRows, type BoundColumn } from './dialect';
+import { anyOrEqual, boundTables, type BoundColumn, type BoundTables } from './dialect';
 import type { Sql, SqlWrite, StoreSchema } from './sql';
 
 /** The sessions' tables; `last_seq` is the session's message counter, advanced under the session row's lock. */
@@ -134,6 +134,12 @@ const MESSAGE_COLUMNS: readonly BoundColumn[] = [
   ['created_at', 'text'],
 ];
 
+/** How a group's session and message rows are bound. */
+interface TurnTables {
+  sessions: BoundTables;
+  messages: BoundTables;
+}
+
 /**
  * The write of a group's turns: per session, one upsert advances its
  * counter (`last_seq`, under the row's lock until the commit: replicas
@@ -143,7 +149,7 @@ const MESSAGE_COLUMNS: readonly BoundColumn[] = [
  * guesses 100 rows for the JSON) scanned every session of the node per group, most of its time per
  * greeting. Sessions in key order: two replicas' groups lock shared sessions in one order.
  */
-function turnsWrite(sql: Sql, turns: QueuedTurn[]): SqlWrite {
+function turnsWrite(tables: TurnTables, turns: QueuedTurn[]): SqlWrite {
   const bySession = new Map<string, QueuedTurn[]>();
   for (const turn of turns) {
     const key = sessionKey(turn.owner, turn.sessionId);
@@ -180,7 +186,7 @@ function turnsWrite(sql: Sql, turns: QueuedTurn[]): SqlWrite {
     counts[i],
   ]);
   // `WHERE true`: SQLite's parser needs it before an upsert's ON CONFLICT.
-  const upserts = boundRows(sql.dialect, SESSION_COLUMNS, sessionRows).map(({ from, params }) => ({
+  const upserts = tables.sessions(sessionRows).map(({ from, params }) => ({
     text: `INSERT INTO sessions (owner, id, created_at, updated_at, state, last_seq)
            SELECT s.owner, s.id, s.created_at, s.updated_at, s.state, s.last_seq FROM ${from} s WHERE true
            ON CONFLICT (owner, id) DO UPDATE SET updated_at = excluded.updated_at, state = excluded.state,
@@ -188,7 +194,7 @@ function turnsWrite(sql: Sql, turns: QueuedTurn[]): SqlWrite {
            RETURNING owner, id, last_seq`,
     params,
   }));
-  const inserts = boundRows(sql.dialect, MESSAGE_COLUMNS, messages).map(({ from, params }) => ({
+  const inserts = tables.messages(messages).map(({ from, params }) => ({
     text: `INSERT INTO session_messages
              (owner, session_id, seq, role, content, tool_calls, tool_call_id, tool_name, author, visible, created_at)
            SELECT m.owner, m.session_id,
@@ -234,13 +240,17 @@ export function createSessionStore(options: SessionStoreOptions): SessionStore {
   const { sql, clock } = options;
   const redact = options.redact ?? ((text: string) => text);
   const logger = options.logger.child({ component: 'sessions' });
+  const tables: TurnTables = {
+    sessions: boundTables(sql.dialect, SESSION_COLUMNS),
+    messages: boundTables(sql.dialect, MESSAGE_COLUMNS),
+  };
   let queue: QueuedTurn[] = [];
   /** Turns handed to the store and not yet committed, per session. */
   const unwritten = new Map<string, number>();
   const takeQueued = (): SqlWrite => {
     const turns = queue;
     queue = [];
-    return turnsWrite(sql, turns);
+    return turnsWrite(tables, turns);
   };
   /** Waits for the queued turns of the session (of any session, for a read of all) to commit. */
   const written = async (key?: string) => {
