@@ -164,6 +164,15 @@ function prepareSendStatements(db: SqliteDatabase) {
     db,
     'SELECT task_id, expires_at FROM a2a_send_keys WHERE tenant = ? AND owner = ? AND key = ?',
   );
+  // What a send's key already names, in the order a claim asks (one statement: each costs its own call):
+  // a task under this window's id, under the last window's, or a follow-up's key recorded and not expired.
+  const selectSent = prepare(
+    db,
+    `SELECT 0 AS rank, id AS task_id FROM a2a_tasks WHERE tenant = ? AND owner = ? AND id = ?
+     UNION ALL SELECT 1, id FROM a2a_tasks WHERE tenant = ? AND owner = ? AND id = ?
+     UNION ALL SELECT 2, task_id FROM a2a_send_keys WHERE tenant = ? AND owner = ? AND key = ? AND expires_at >= ?
+     ORDER BY rank LIMIT 1`,
+  );
   // A key that expired is taken over by the next send with it.
   const upsertSendKey = prepare(
     db,
@@ -183,7 +192,7 @@ function prepareSendStatements(db: SqliteDatabase) {
      WHERE NOT EXISTS (SELECT 1 FROM a2a_tasks t WHERE t.tenant = s.tenant AND t.owner = s.owner AND t.id = s.task_id)`,
   );
   const clearStarted = prepare(db, 'DELETE FROM a2a_sends_started');
-  return { selectSendKey, upsertSendKey, appendStarted, deleteStarted, selectUnwrittenSends, clearStarted };
+  return { selectSendKey, selectSent, upsertSendKey, appendStarted, deleteStarted, selectUnwrittenSends, clearStarted };
 }
 
 /** Every prepared statement of the task rows on `db`, made once. */

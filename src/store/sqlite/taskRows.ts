@@ -230,20 +230,31 @@ class SqliteTaskRows implements TaskRows {
   async claimSend(send: SendKey, taskId: string, row?: StoredTask): Promise<SendClaim> {
     const { tenant, owner } = send.scope;
     // The first send of this key is found by the id it derived: this window's (`taskId`), or the last one's.
-    for (const id of [taskId, sendTaskId(send, Date.now() - send.keptMs)]) {
+    const ids = [taskId, sendTaskId(send, Date.now() - send.keptMs)] as const;
+    for (const id of ids) {
       const first = this.pending.startOf(scopedKey(send.scope, id));
       if (first) {
         // Answered once the first send's start has committed, after its caller heard it (and began its turn).
         await first.committed;
         return { taskId: id, created: false };
       }
-      // Whether its row exists: the holder's three columns, not the task's history and artifacts.
-      if (this.pending.row(scopedKey(send.scope, id)) || this.statements.selectHolder.get(tenant, owner, id))
-        return { taskId: id, created: false };
+      if (this.pending.row(scopedKey(send.scope, id))) return { taskId: id, created: false };
     }
-    // A follow-up's key (recorded with its claim) may name a task too.
-    const recorded = this.statements.selectSendKey.get(tenant, owner, send.key) as SendKeyRow | undefined;
-    if (recorded && recorded.expires_at >= Date.now()) return { taskId: recorded.task_id, created: false };
+    // Its row under either id, or a follow-up's key (recorded with its claim) naming a task.
+    // Positional: the scope once per branch of the statement.
+    const sent = this.statements.selectSent.get(
+      tenant,
+      owner,
+      ids[0],
+      tenant,
+      owner,
+      ids[1],
+      tenant,
+      owner,
+      send.key,
+      Date.now(),
+    ) as { task_id: string } | undefined;
+    if (sent) return { taskId: sent.task_id, created: false };
     // The new task is live in this process until its first row is written (one write fewer per send); should the
     // process end first, the restart sweep writes the task its start names, failed.
     const start: StartedSend = {
