@@ -11,6 +11,8 @@ export const REDACTED = '[REDACTED]';
 /** Holds the secret values known to this process so they can be masked in any text. */
 export class SecretRegistry {
   private readonly values = new Set<string>();
+  /** The values as an array: every stored string is checked against them, and a loop over a Set allocates an iterator. */
+  private list: string[] = [];
   private learned = 0;
 
   /**
@@ -26,17 +28,20 @@ export class SecretRegistry {
   add(value: string | undefined | null): void {
     if (!value || value.length < 4 || this.values.has(value)) return;
     this.values.add(value);
+    this.list = [...this.values];
     this.learned += 1;
   }
 
   delete(value: string): void {
     this.values.delete(value);
+    this.list = [...this.values];
   }
 
   /** Masks every registered value inside `text`. */
   redactText(text: string): string {
     let out = text;
-    for (const v of this.values) if (out.includes(v)) out = out.split(v).join(REDACTED);
+    const list = this.list;
+    for (let i = 0; i < list.length; i++) if (out.includes(list[i]!)) out = out.split(list[i]!).join(REDACTED);
     return out;
   }
 
