@@ -144,10 +144,12 @@ interface TurnTables {
  * The write of a group's turns: per session, one upsert advances its
  * counter (`last_seq`, under the row's lock until the commit: replicas
  * appending to one conversation take turns and never reuse a number) and
- * returns it (one upsert for all of them, per 64 on SQLite); one insert for all the group's messages
- * (per 64 on SQLite) numbers each back from its session's new last one, read by key per message: as a join, PostgreSQL's planner (which
- * guesses 100 rows for the JSON) scanned every session of the node per group, most of its time per
- * greeting. Sessions in key order: two replicas' groups lock shared sessions in one order.
+ * returns it (one upsert for all of them; on SQLite one per 64); one insert
+ * for all the group's messages (likewise) numbers each back from its
+ * session's new last one, read by key per message: as a join, PostgreSQL's
+ * planner (which guesses 100 rows for the JSON) scanned every session of
+ * the node per group, most of its time per greeting. Sessions in key order:
+ * two replicas' groups lock shared sessions in one order.
  */
 function turnsWrite(tables: TurnTables, turns: QueuedTurn[]): SqlWrite {
   const bySession = new Map<string, QueuedTurn[]>();
