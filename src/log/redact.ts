@@ -10,9 +10,8 @@ export const REDACTED = '[REDACTED]';
 
 /** Holds the secret values known to this process so they can be masked in any text. */
 export class SecretRegistry {
-  private readonly values = new Set<string>();
-  /** The values as an array: every stored string is checked against them, and a loop over a Set allocates an iterator. */
-  private list: string[] = [];
+  /** An array, not a Set: every stored string is checked against them, and a loop over a Set allocates an iterator. */
+  private readonly values: string[] = [];
   private learned = 0;
 
   /**
@@ -26,22 +25,21 @@ export class SecretRegistry {
 
   /** Registers a value to be masked; values shorter than 4 characters are ignored (too many false hits). */
   add(value: string | undefined | null): void {
-    if (!value || value.length < 4 || this.values.has(value)) return;
-    this.values.add(value);
-    this.list = [...this.values];
+    if (!value || value.length < 4 || this.values.includes(value)) return;
+    this.values.push(value);
     this.learned += 1;
   }
 
   delete(value: string): void {
-    this.values.delete(value);
-    this.list = [...this.values];
+    const index = this.values.indexOf(value);
+    if (index !== -1) this.values.splice(index, 1);
   }
 
   /** Masks every registered value inside `text`. */
   redactText(text: string): string {
     let out = text;
-    const list = this.list;
-    for (let i = 0; i < list.length; i++) if (out.includes(list[i]!)) out = out.split(list[i]!).join(REDACTED);
+    const values = this.values;
+    for (let i = 0; i < values.length; i++) if (out.includes(values[i]!)) out = out.split(values[i]!).join(REDACTED);
     return out;
   }
 
