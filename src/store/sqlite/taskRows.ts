@@ -232,13 +232,14 @@ class SqliteTaskRows implements TaskRows {
     // The first send of this key is found by the id it derived: this window's (`taskId`), or the last one's.
     const ids = [taskId, sendTaskId(send, Date.now() - send.keptMs)] as const;
     for (const id of ids) {
-      const first = this.pending.startOf(scopedKey(send.scope, id));
+      const key = scopedKey(send.scope, id);
+      const first = this.pending.startOf(key);
       if (first) {
         // Answered once the first send's start has committed, after its caller heard it (and began its turn).
         await first.committed;
         return { taskId: id, created: false };
       }
-      if (this.pending.row(scopedKey(send.scope, id))) return { taskId: id, created: false };
+      if (this.pending.row(key)) return { taskId: id, created: false };
     }
     // Its row under either id, or a follow-up's key (recorded with its claim) naming a task.
     // Positional: the scope once per branch of the statement.
