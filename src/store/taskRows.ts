@@ -295,27 +295,25 @@ export interface TaskColumns {
   generation: number;
 }
 
-/**
- * The columns of `rows` that a batch write binds as one array each (PostgreSQL's `unnest`), in this order:
- * tenant, owner, id, context id, status time, state, status, artifacts, history, metadata. The generation goes
- * on its own after whatever parameters a statement puts between.
- */
-export function taskColumnArrays(rows: readonly (TaskColumns & TaskScope)[]): unknown[][] {
-  return TASK_ARRAY_COLUMNS.map((name) => rows.map((row) => row[name]));
-}
-
-const TASK_ARRAY_COLUMNS = [
-  'tenant',
-  'owner',
-  'id',
-  'context_id',
-  'status_last_updated',
-  'status_state',
-  'status',
-  'artifacts',
-  'history',
-  'metadata',
+/** The columns a batch write binds for each task row, in this order, with their PostgreSQL types. */
+export const TASK_ROW_COLUMNS = [
+  ['tenant', 'text'],
+  ['owner', 'text'],
+  ['id', 'text'],
+  ['context_id', 'text'],
+  ['status_last_updated', 'bigint'],
+  ['status_state', 'text'],
+  ['status', 'text'],
+  ['artifacts', 'text'],
+  ['history', 'text'],
+  ['metadata', 'text'],
+  ['generation', 'bigint'],
 ] as const;
+
+/** The values of `row` a batch write binds, in the order of {@link TASK_ROW_COLUMNS}. */
+export function taskRowValues(row: TaskColumns & TaskScope): unknown[] {
+  return TASK_ROW_COLUMNS.map(([name]) => row[name]);
+}
 
 /**
  * The one seam where a task becomes a row: nothing stored holds a secret

@@ -4,7 +4,8 @@ import {
   CLAIMABLE_STATES,
   claimedStatus,
   scopedKey,
-  taskColumnArrays,
+  TASK_ROW_COLUMNS,
+  taskRowValues,
   taskColumns,
   type SendClaim,
   type SendKey,
@@ -13,6 +14,8 @@ import {
   type TaskScope,
   type TaskTurnClaim,
 } from '../taskRows';
+import type { QueryConfig } from 'pg';
+import { chunksOf, valuesList } from '../sql/dialect';
 import { rows, type PgDatabase, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 
@@ -60,6 +63,52 @@ export interface PgSendKeys {
   purgeExpired(): Promise<number>;
 }
 
+/** A claim's columns: its key, then the new task's row (all null for a send claimed without one). */
+const CLAIM_COLUMNS = [
+  ['tenant', 'text'],
+  ['owner', 'text'],
+  ['key', 'text'],
+  ['task_id', 'text'],
+  ['kept_ms', 'double precision'],
+  ...TASK_ROW_COLUMNS.map(([name, type]) => [`row_${name}`, type] as const),
+] as const;
+
+/** The values of one claim, in the order of {@link CLAIM_COLUMNS}. */
+function claimValues(claim: QueuedClaim, redact: Redact | undefined): unknown[] {
+  const { send, taskId, row } = claim;
+  const key = [send.scope.tenant, send.scope.owner, send.key, taskId, send.keptMs];
+  if (!row) return [...key, ...TASK_ROW_COLUMNS.map(() => null)];
+  return [...key, ...taskRowValues({ ...row.scope, ...taskColumns(row.task, row.generation, redact) })];
+}
+
+/**
+ * The claim of `claims` sends ($1: this replica), made once per count: the
+ * keys not recorded (or expired) inserted, and for each key inserted the new
+ * task's row. Returns the keys it inserted.
+ */
+const claimTexts: string[] = [];
+const claimText = (claims: number) =>
+  (claimTexts[claims - 1] ??= `WITH k(${CLAIM_COLUMNS.map(([name]) => name).join(', ')}) AS ${valuesList(
+    'postgres',
+    CLAIM_COLUMNS.map(([, type]) => type),
+    claims,
+    2,
+  )},
+     claimed AS (
+       INSERT INTO a2a_send_keys (tenant, owner, key, task_id, expires_at)
+       SELECT k.tenant, k.owner, k.key, k.task_id, now() + make_interval(secs => k.kept_ms / 1000) FROM k
+       ON CONFLICT (tenant, owner, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at
+         WHERE a2a_send_keys.expires_at < now()
+       RETURNING tenant, owner, key, task_id),
+     created AS (
+       INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts,
+         history, metadata, generation, protocol_version, replica)
+       SELECT ${TASK_ROW_COLUMNS.map(([name]) => `k.row_${name}`).join(', ')}, '1.0', $1 FROM k
+       WHERE k.row_id IS NOT NULL
+         AND EXISTS (SELECT 1 FROM claimed c WHERE c.tenant = k.row_tenant AND c.owner = k.row_owner AND c.task_id = k.row_id)
+       ON CONFLICT (tenant, owner, id) DO NOTHING)
+   SELECT tenant, owner, key FROM claimed`);
+
 /**
  * Creates the send keys on `db`. Claims are group-committed: each group's
  * claims are one statement that inserts the keys not recorded (or expired)
@@ -76,48 +125,18 @@ export function createPgSendKeys(options: PgSendKeysOptions): PgSendKeys {
   let queue = new Map<string, QueuedClaim>();
 
   const write = (batch: QueuedClaim[]): PgQueuedWrite => {
-    const created = batch.flatMap((c) =>
-      c.row ? [{ ...c.row.scope, ...taskColumns(c.row.task, c.row.generation, redact) }] : [],
-    );
+    const statements = chunksOf(batch).map((claims): QueryConfig => ({
+      name: `a2a_send_keys_claim_${claims.length}`,
+      text: claimText(claims.length),
+      values: [replicaId, ...claims.flatMap((claim) => claimValues(claim, redact))],
+    }));
     return {
-      statements: [
-        {
-          name: 'a2a_send_keys_claim',
-          text: `WITH claimed AS (
-               INSERT INTO a2a_send_keys (tenant, owner, key, task_id, expires_at)
-               SELECT k.tenant, k.owner, k.key, k.task_id, now() + make_interval(secs => k.kept_ms / 1000)
-               FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::double precision[])
-                 AS k(tenant, owner, key, task_id, kept_ms)
-               ON CONFLICT (tenant, owner, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at
-                 WHERE a2a_send_keys.expires_at < now()
-               RETURNING tenant, owner, key, task_id),
-             created AS (
-               INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts,
-                 history, metadata, generation, protocol_version, replica)
-               SELECT t.*, '1.0', $16 FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[],
-                 $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $17::bigint[])
-                 AS t(tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history,
-                   metadata, generation)
-               WHERE EXISTS (SELECT 1 FROM claimed c WHERE c.tenant = t.tenant AND c.owner = t.owner AND c.task_id = t.id)
-               ON CONFLICT (tenant, owner, id) DO NOTHING)
-           SELECT tenant, owner, key FROM claimed`,
-          values: [
-            batch.map((c) => c.send.scope.tenant),
-            batch.map((c) => c.send.scope.owner),
-            batch.map((c) => c.send.key),
-            batch.map((c) => c.taskId),
-            batch.map((c) => c.send.keptMs),
-            ...taskColumnArrays(created),
-            replicaId,
-            created.map((row) => row.generation),
-          ],
-        },
-      ],
-      committed([claimed]) {
+      statements,
+      committed(results) {
         const won = new Set(
-          (claimed.rows as Array<{ tenant: string; owner: string; key: string }>).map((r) =>
-            scopedKey({ tenant: r.tenant, owner: r.owner }, r.key),
-          ),
+          results
+            .flatMap((result) => result.rows as Array<{ tenant: string; owner: string; key: string }>)
+            .map((r) => scopedKey({ tenant: r.tenant, owner: r.owner }, r.key)),
         );
         for (const claim of batch) {
           if (won.has(scopedKey(claim.send.scope, claim.send.key))) {

@@ -15,6 +15,7 @@ import {
   type TaskKey,
   type TaskSnapshot,
 } from '../taskEvents';
+import { chunksOf, valuesList } from '../sql/dialect';
 import { rows, type PgDatabase, type PgQueryable, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 import type { PgListener } from './listener';
@@ -132,6 +133,42 @@ export interface PgTaskEventLogOptions {
   safetyPollMs?: number;
 }
 
+/** An event's columns as a batch binds them (tenant, owner, task, seq, event, terminal), the snapshot (or null) last. */
+const EVENT_TYPES = ['text', 'text', 'text', 'bigint', 'text', 'boolean', 'text'];
+
+/** The appends of `batch` with its `snapshots` (one each, or null): a statement per run of events. */
+function appendStatements(batch: readonly QueuedEvent[], snapshots: readonly (string | null)[], replicaId: string) {
+  const rows = batch.map((e, i) => [e.key.tenant, e.key.owner, e.key.taskId, e.seq, e.event, e.terminal, snapshots[i]]);
+  return chunksOf(rows).map((run): QueryConfig => ({
+    name: `a2a_task_events_append_${run.length}`,
+    text: appendText(run.length),
+    values: [replicaId, ...run.flat()],
+  }));
+}
+
+/** The append of `events` events ($1: this replica), made once per count. */
+const appendTexts: string[] = [];
+const appendText = (events: number) =>
+  (appendTexts[events - 1] ??= `WITH e(tenant, owner, task_id, seq, event, terminal, snapshot) AS ${valuesList(
+    'postgres',
+    EVENT_TYPES,
+    events,
+    2,
+  )},
+     appended AS (
+       INSERT INTO a2a_task_events (tenant, owner, task_id, seq, event, terminal, replica, at)
+       SELECT e.tenant, e.owner, e.task_id, e.seq, e.event, e.terminal, $1, now() FROM e
+       WHERE NOT EXISTS (SELECT 1 FROM a2a_task_events t
+         WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id AND t.terminal)
+       ON CONFLICT DO NOTHING
+       RETURNING tenant, owner, task_id, seq)
+   INSERT INTO a2a_task_snapshots (tenant, owner, task_id, seq, task)
+   SELECT e.tenant, e.owner, e.task_id, e.seq, e.snapshot
+   FROM e JOIN appended a USING (tenant, owner, task_id, seq)
+   WHERE e.snapshot IS NOT NULL
+   ON CONFLICT (tenant, owner, task_id) DO UPDATE SET seq = excluded.seq, task = excluded.task
+     WHERE a2a_task_snapshots.seq < excluded.seq`);
+
 /** The group-commit write of `batch`: its tasks locked, its events (and newest snapshots) appended, one `NOTIFY`. */
 function appendWrite(batch: QueuedEvent[], replicaId: string): PgQueuedWrite {
   const keys = batch.map((e) => e.key);
@@ -145,35 +182,7 @@ function appendWrite(batch: QueuedEvent[], replicaId: string): PgQueuedWrite {
       lockTasksStatement(keys),
       // Each event under its generation: the primary key keeps one per generation (a second writer's is dropped),
       // the terminal check fences a finished task. A snapshot goes in with its event, in the same statement.
-      {
-        name: 'a2a_task_events_append',
-        text: `WITH appended AS (
-             INSERT INTO a2a_task_events (tenant, owner, task_id, seq, event, terminal, replica, at)
-             SELECT e.tenant, e.owner, e.task_id, e.seq, e.event, e.terminal, $8, now()
-             FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::boolean[], $7::text[])
-               AS e(tenant, owner, task_id, seq, event, terminal, snapshot)
-             WHERE NOT EXISTS (SELECT 1 FROM a2a_task_events t
-               WHERE t.tenant = e.tenant AND t.owner = e.owner AND t.task_id = e.task_id AND t.terminal)
-             ON CONFLICT DO NOTHING
-             RETURNING tenant, owner, task_id, seq)
-         INSERT INTO a2a_task_snapshots (tenant, owner, task_id, seq, task)
-         SELECT e.tenant, e.owner, e.task_id, e.seq, e.snapshot
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $7::text[]) AS e(tenant, owner, task_id, seq, snapshot)
-         JOIN appended a USING (tenant, owner, task_id, seq)
-         WHERE e.snapshot IS NOT NULL
-         ON CONFLICT (tenant, owner, task_id) DO UPDATE SET seq = excluded.seq, task = excluded.task
-           WHERE a2a_task_snapshots.seq < excluded.seq`,
-        values: [
-          batch.map((e) => e.key.tenant),
-          batch.map((e) => e.key.owner),
-          batch.map((e) => e.key.taskId),
-          batch.map((e) => e.seq),
-          batch.map((e) => e.event),
-          batch.map((e) => e.terminal),
-          snapshots,
-          replicaId,
-        ],
-      },
+      ...appendStatements(batch, snapshots, replicaId),
       {
         name: 'a2a_task_events_notify',
         text: 'SELECT pg_notify($1, $2)',

@@ -1,10 +1,12 @@
 import { taskStateToJSON } from '@a2a-js/sdk';
+import type { QueryConfig } from 'pg';
 import type { Logger } from '../../log/logger';
 import type { Redact } from '../../log/redactJson';
 import { FINISHED_STATES } from '../../protocol/taskStates';
 import {
   scopedKey,
-  taskColumnArrays,
+  TASK_ROW_COLUMNS,
+  taskRowValues,
   taskColumns,
   taskOfColumns,
   type SendClaim,
@@ -24,6 +26,7 @@ import { rows, type PgDatabase, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 import type { PgListener } from './listener';
 import { claimTurn, createPgSendKeys, type PgSendKeys } from './sendKeys';
+import { chunksOf, valuesList } from '../sql/dialect';
 import { listTasks } from '../sql/taskList';
 import { createPushConfigRows, type PushConfigStore, type SaveTidings } from '../sql/pushConfigs';
 import type { Sql } from '../sql/sql';
@@ -122,33 +125,39 @@ const stored = (row: PgTaskRow): StoredTask => ({
   ...(row.replica && IN_FLIGHT.includes(row.status_state ?? '') ? { replica: row.replica } : {}),
 });
 
+/** The upsert of `rows` task rows (a run of `chunksOf`), made once per count: $1 replica, $2 finished states. */
+const upsertTexts: string[] = [];
+const upsertText = (rows: number) =>
+  (upsertTexts[rows - 1] ??= `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state,
+       status, artifacts, history, metadata, generation, protocol_version, replica)
+     SELECT t.*, '1.0', $1 FROM ${valuesList('postgres', TASK_TYPES, rows, 3)}
+       AS t(${TASK_NAMES})
+     ON CONFLICT (tenant, owner, id) DO UPDATE SET context_id = excluded.context_id,
+       status_last_updated = excluded.status_last_updated, status_state = excluded.status_state,
+       status = excluded.status, artifacts = excluded.artifacts, history = excluded.history,
+       metadata = excluded.metadata, generation = excluded.generation, replica = excluded.replica
+     WHERE a2a_tasks.status_state IS NULL OR NOT (a2a_tasks.status_state = ANY ($2::text[]))`);
+const TASK_TYPES = TASK_ROW_COLUMNS.map(([, type]) => type);
+const TASK_NAMES = TASK_ROW_COLUMNS.map(([name]) => name).join(', ');
+
 /**
  * The group-commit write of `batch`: its tasks' advisory locks, then one
- * fenced upsert of every row (never over a finished task), the refused ones
- * logged once committed.
+ * fenced upsert per run of rows (`chunksOf`) (never over a finished
+ * task), the refused ones logged once committed.
  */
 function rowsWrite(batch: TaskRow[], replicaId: string, logger: Logger): PgQueuedWrite {
+  const upserts = chunksOf(batch).map((rows): QueryConfig => ({
+    name: `a2a_tasks_write_${rows.length}`,
+    text: upsertText(rows.length),
+    values: [replicaId, FINISHED, ...rows.flatMap(taskRowValues)],
+  }));
   return {
     statements: [
       lockTasksStatement(batch.map((row) => ({ tenant: row.tenant, owner: row.owner, taskId: row.id }))),
-      {
-        name: 'a2a_tasks_write',
-        text: `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts,
-             history, metadata, generation, protocol_version, replica)
-           SELECT t.*, '1.0', $11 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[],
-             $7::text[], $8::text[], $9::text[], $10::text[], $13::bigint[])
-             AS t(tenant, owner, id, context_id, status_last_updated, status_state, status, artifacts, history, metadata,
-               generation)
-           ON CONFLICT (tenant, owner, id) DO UPDATE SET context_id = excluded.context_id,
-             status_last_updated = excluded.status_last_updated, status_state = excluded.status_state,
-             status = excluded.status, artifacts = excluded.artifacts, history = excluded.history,
-             metadata = excluded.metadata, generation = excluded.generation, replica = excluded.replica
-           WHERE a2a_tasks.status_state IS NULL OR NOT (a2a_tasks.status_state = ANY ($12::text[]))`,
-        values: [...taskColumnArrays(batch), replicaId, FINISHED, batch.map((row) => row.generation)],
-      },
+      ...upserts,
     ],
-    committed([, written]) {
-      const fenced = batch.length - (written.rowCount ?? 0);
+    committed([, ...written]) {
+      const fenced = batch.length - written.reduce((sum, result) => sum + (result.rowCount ?? 0), 0);
       if (fenced > 0) logger.warn('late task writes refused: the tasks had already ended', { count: fenced });
     },
   };

@@ -11,6 +11,8 @@ import {
   type TimelineStore,
 } from '../timelines';
 import { prunePromptsSql, SharedPrompts, withStoredPrompts, type PromptRow } from '../timelinePrompts';
+import type { QueryConfig } from 'pg';
+import { chunksOf, valuesList } from '../sql/dialect';
 import { rows, type PgDatabase, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 
@@ -29,6 +31,26 @@ export const TIMELINE_SCHEMA: PgSchema = {
     `CREATE TABLE timeline_prompts (digest TEXT PRIMARY KEY, text TEXT NOT NULL, used_at BIGINT NOT NULL)`,
   ],
 };
+
+/** The columns a save binds (the listing's, then the exchanges), with their PostgreSQL types. */
+const SAVED_COLUMNS = [...TIMELINE_COLUMNS, 'exchanges'] as const;
+const SAVED_TYPES = SAVED_COLUMNS.map((name) => (name === 'ms' ? 'integer' : 'text'));
+
+/** The save of `rows` turns, made once per count. */
+const saveTexts: string[] = [];
+const saveText = (rows: number) =>
+  (saveTexts[rows - 1] ??= `INSERT INTO task_timelines (${SAVED_COLUMNS.join(', ')})
+     SELECT * FROM ${valuesList('postgres', SAVED_TYPES, rows, 1)} v
+     ON CONFLICT (id) DO UPDATE SET ms = EXCLUDED.ms, status = EXCLUDED.status, agent = EXCLUDED.agent,
+       error = EXCLUDED.error, steps = EXCLUDED.steps, replica = EXCLUDED.replica, exchanges = EXCLUDED.exchanges`);
+
+/** The saves of `turns`. */
+const saveStatements = (turns: readonly TimelineRow[]): QueryConfig[] =>
+  chunksOf(turns).map((rows) => ({
+    name: `task_timelines_save_${rows.length}`,
+    text: saveText(rows.length),
+    values: rows.flatMap((row) => SAVED_COLUMNS.map((name) => row[name] ?? null)),
+  }));
 
 /**
  * The {@link TimelineStore} on PostgreSQL: turns queued (see
@@ -57,34 +79,9 @@ export function createPgTimelineStore(options: {
       timelineRow(turn, replicaId, shared.exchangesJson(turn.exchanges, prompts)),
     );
     queue = new Map();
-    const column = <K extends keyof TimelineRow>(key: K) => turns.map((row) => row[key]);
     return {
       statements: [
-        {
-          name: 'task_timelines_save',
-          text: `INSERT INTO task_timelines
-              (id, owner, task_id, session_id, replica, started_at, ms, status, agent, asked, error, steps, exchanges)
-            SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-              $7::integer[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
-            ON CONFLICT (id) DO UPDATE SET ms = EXCLUDED.ms, status = EXCLUDED.status, agent = EXCLUDED.agent,
-              error = EXCLUDED.error, steps = EXCLUDED.steps, replica = EXCLUDED.replica,
-              exchanges = EXCLUDED.exchanges`,
-          values: [
-            column('id'),
-            column('owner'),
-            column('task_id'),
-            column('session_id'),
-            column('replica'),
-            column('started_at'),
-            column('ms'),
-            column('status'),
-            column('agent'),
-            column('asked'),
-            column('error'),
-            column('steps'),
-            turns.map((row) => row.exchanges ?? null),
-          ],
-        },
+        ...saveStatements(turns),
         ...promptWrites([...prompts.values()], shared.pruneBefore()),
         {
           name: 'task_timelines_prune',
@@ -168,17 +165,13 @@ export function createPgTimelineStore(options: {
 /** The shared prompts' rows to write with a group (their time of use rewritten), and the prune when it is due. */
 function promptWrites(prompts: PromptRow[], idleSince: number | undefined): PgQueuedWrite['statements'] {
   return [
-    ...(prompts.length
-      ? [
-          {
-            name: 'timeline_prompts_save',
-            text: `INSERT INTO timeline_prompts (digest, text, used_at)
-              SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
-              ON CONFLICT (digest) DO UPDATE SET used_at = EXCLUDED.used_at`,
-            values: [prompts.map((p) => p.digest), prompts.map((p) => p.text), prompts.map((p) => p.used_at)],
-          },
-        ]
-      : []),
+    ...chunksOf(prompts).map((rows) => ({
+      name: `timeline_prompts_save_${rows.length}`,
+      text: `INSERT INTO timeline_prompts (digest, text, used_at)
+        SELECT * FROM ${valuesList('postgres', ['text', 'text', 'bigint'], rows.length, 1)} v
+        ON CONFLICT (digest) DO UPDATE SET used_at = EXCLUDED.used_at`,
+      values: rows.flatMap((p) => [p.digest, p.text, p.used_at]),
+    })),
     ...(idleSince !== undefined
       ? [{ name: 'timeline_prompts_prune', text: prunePromptsSql('$1'), values: [idleSince] }]
       : []),

@@ -61,7 +61,7 @@ export function textSearch(dialect: Dialect): TextSearch {
 }
 
 /** A column of a bound table: its name and PostgreSQL type. */
-export type BoundColumn = [string, 'text' | 'integer' | 'boolean'];
+export type BoundColumn = [string, 'text' | 'integer' | 'bigint' | 'boolean'];
 
 /** A table of bound rows, as one statement's `FROM` source and its parameters. */
 export interface BoundRows {
@@ -70,45 +70,58 @@ export interface BoundRows {
 }
 
 /**
- * SQLite's statements are cached by text (`database.ts`), and a table of n
- * rows is one text per n: at most this many rows per table keeps the texts
- * few.
+ * Most rows one statement binds as a table. A table of n rows is one
+ * statement text per n, which each database parses once and keeps (SQLite's
+ * statement cache, PostgreSQL's named statements on each connection): this
+ * keeps the texts few. A larger batch is several statements.
  */
-const SQLITE_ROWS_PER_TABLE = 64;
+export const ROWS_PER_TABLE = 64;
+
+/** `rows` in runs of at most {@link ROWS_PER_TABLE}: a statement each. */
+export function chunksOf<T>(rows: readonly T[]): T[][] {
+  const runs: T[][] = [];
+  for (let start = 0; start < rows.length; start += ROWS_PER_TABLE)
+    runs.push(rows.slice(start, start + ROWS_PER_TABLE));
+  return runs;
+}
 
 /** Rows bound as tables a group's statements read from: one statement per table, none for no rows. */
 export type BoundTables = (rows: readonly unknown[][]) => BoundRows[];
 
 /**
- * How `dialect` binds rows of `columns` (arrays in that order) as tables,
- * each table's text made once. SQLite binds them as `VALUES`, at most
- * {@link SQLITE_ROWS_PER_TABLE} a table (reading them from one JSON
- * parameter instead cost some 15 µs a message row); on PostgreSQL they are
- * one JSON parameter read with `jsonb_array_elements` (one text whatever
- * the count; parsed once, where every `->>` of `json` parses its element
- * again).
+ * `(VALUES (…), …)` of `rows` rows of `types`, each value a parameter: `?`
+ * on SQLite; on PostgreSQL `$n` cast to its column's type from `$first`
+ * on (`first` undefined: `?` cast, for the `?` seam), since an untyped
+ * parameter in a `VALUES` list is taken as text.
+ * @example
+ * valuesList('postgres', ['text', 'bigint'], 2, 3); // '(VALUES ($3::text, $4::bigint), ($5::text, $6::bigint))'
+ */
+export function valuesList(dialect: Dialect, types: readonly string[], rows: number, first?: number): string {
+  let n = first ?? 0;
+  const value =
+    dialect === 'sqlite'
+      ? () => '?'
+      : first === undefined
+        ? (type: string) => `CAST(? AS ${type})`
+        : (type: string) => `$${n++}::${type}`;
+  const list: string[] = [];
+  for (let row = 0; row < rows; row++) list.push(`(${types.map(value).join(', ')})`);
+  return `(VALUES ${list.join(', ')})`;
+}
+
+/**
+ * How `dialect` binds rows of `columns` (arrays in that order) as tables:
+ * `VALUES` lists of parameters, at most {@link ROWS_PER_TABLE} rows a
+ * table, each table's text made once. Every value goes as a parameter of
+ * its own: one JSON parameter instead cost SQLite some 15 µs a message row
+ * (an extract per column), and text arrays cost PostgreSQL's client an
+ * escape of every character of every value.
  */
 export function boundTables(dialect: Dialect, columns: readonly BoundColumn[]): BoundTables {
-  if (dialect === 'postgres') {
-    const cast = (type: string, i: number) => (type === 'text' ? `r ->> ${i}` : `CAST(r ->> ${i} AS ${type})`);
-    const from = `(SELECT ${columns.map(([name, type], i) => `${cast(type, i)} AS ${name}`).join(', ')}
-      FROM jsonb_array_elements(CAST(? AS jsonb)) r)`;
-    return (rows) => (rows.length === 0 ? [] : [{ from, params: [JSON.stringify(rows)] }]);
-  }
   const names = columns.map(([name], i) => `column${i + 1} AS ${name}`).join(', ');
-  const row = `(${columns.map(() => '?').join(', ')})`;
+  const types = columns.map(([, type]) => type);
   /** The text of a table of n rows, at n - 1: the same string each time, so the statement cache finds it at once. */
   const texts: string[] = [];
-  const fromOf = (n: number) =>
-    (texts[n - 1] ??= `(SELECT ${names} FROM (VALUES ${Array.from({ length: n }, () => row).join(', ')}))`);
-  return (rows) => {
-    const tables: BoundRows[] = [];
-    for (let start = 0; start < rows.length; start += SQLITE_ROWS_PER_TABLE) {
-      const end = Math.min(rows.length, start + SQLITE_ROWS_PER_TABLE);
-      const params: unknown[] = [];
-      for (let i = start; i < end; i++) for (const value of rows[i]!) params.push(value);
-      tables.push({ from: fromOf(end - start), params });
-    }
-    return tables;
-  };
+  const fromOf = (n: number) => (texts[n - 1] ??= `(SELECT ${names} FROM ${valuesList(dialect, types, n)} v)`);
+  return (rows) => chunksOf(rows).map((run) => ({ from: fromOf(run.length), params: run.flat() }));
 }

@@ -55,6 +55,19 @@ export function taskEventsContract(factory: TaskEventsFactory): void {
       expect(await events.read(key(task.taskId, 'bearer:mallory'), 0)).toEqual([]);
     });
 
+    it('appends a group of 150 events of two tasks in one commit (more than one statement binds), fenced at the end', async () => {
+      const { events } = opened;
+      const [a, b] = [key('t-group-a'), key('t-group-b')];
+      await Promise.all(
+        Array.from({ length: 75 }, (_, i) => [
+          events.append(a, record(i + 1, `a ${i + 1}`, i === 69)),
+          events.append(b, record(i + 1, `b ${i + 1}`)),
+        ]).flat(),
+      );
+      expect(texts(await events.read(a, 0))).toEqual(Array.from({ length: 70 }, (_, i) => `${i + 1}:a ${i + 1}`));
+      expect(texts(await events.read(b, 0))).toEqual(Array.from({ length: 75 }, (_, i) => `${i + 1}:b ${i + 1}`));
+    });
+
     it('keeps one event per generation: a second writer of a generation is dropped, the first stays', async () => {
       const { events } = opened;
       const task = key('t-one-per-generation');

@@ -386,6 +386,32 @@ export function taskRowsContract(factory: TaskRowsFactory): void {
       expect(await store.tasks.failInterrupted('node restarted', new Date(now + 2))).toBe(0);
     });
 
+    it('writes and claims a group of 150 sends (more than one statement binds) in one commit, each once', async () => {
+      const { tasks } = await open();
+      const sends = Array.from({ length: 150 }, (_, i) => ({
+        scope: alice,
+        key: `message:g-${i}`,
+        keptMs: 86_400_000,
+      }));
+      const ids = sends.map((send) => sendTaskId(send, Date.now()));
+      const claimed = await Promise.all(
+        sends.map((send, i) =>
+          tasks.claimSend(send, ids[i]!, { scope: alice, task: task(ids[i]!, TaskState.TASK_STATE_SUBMITTED, now) }),
+        ),
+      );
+      expect(claimed.filter((c) => c.created)).toHaveLength(150);
+      expect(claimed.map((c) => c.taskId)).toEqual(ids);
+      await tasks.write(
+        ids.map((id, i) => ({ scope: alice, task: task(id, TaskState.TASK_STATE_COMPLETED, now + i), generation: i })),
+      );
+      const listed = await tasks.list(alice, query({ pageSize: 100 }));
+      expect(listed.totalSize).toBe(150);
+      expect(listed.tasks.every((t) => t.status?.state === TaskState.TASK_STATE_COMPLETED)).toBe(true);
+      expect((await tasks.get(alice, ids[149]!))?.generation).toBe(149);
+      const retried = await Promise.all(sends.map((send, i) => tasks.claimSend(send, ids[i]!)));
+      expect(retried.every((c, i) => !c.created && c.taskId === ids[i])).toBe(true);
+    });
+
     it('finds a send’s task by the id it derives, until the window after the one it was sent in ends', async () => {
       const store = await open();
       const send = { scope: alice, key: 'message:m-window', keptMs: 60_000 };
