@@ -125,6 +125,10 @@ const stored = (row: PgTaskRow): StoredTask => ({
   ...(row.replica && IN_FLIGHT.includes(row.status_state ?? '') ? { replica: row.replica } : {}),
 });
 
+/** A task row's column types and names, as a batch binds them. */
+const TASK_TYPES = TASK_ROW_COLUMNS.map(([, type]) => type);
+const TASK_NAMES = TASK_ROW_COLUMNS.map(([name]) => name).join(', ');
+
 /** The upsert of `rows` task rows (a run of `chunksOf`), made once per count: $1 replica, $2 finished states. */
 const upsertTexts: string[] = [];
 const upsertText = (rows: number) =>
@@ -137,8 +141,6 @@ const upsertText = (rows: number) =>
        status = excluded.status, artifacts = excluded.artifacts, history = excluded.history,
        metadata = excluded.metadata, generation = excluded.generation, replica = excluded.replica
      WHERE a2a_tasks.status_state IS NULL OR NOT (a2a_tasks.status_state = ANY ($2::text[]))`);
-const TASK_TYPES = TASK_ROW_COLUMNS.map(([, type]) => type);
-const TASK_NAMES = TASK_ROW_COLUMNS.map(([name]) => name).join(', ');
 
 /**
  * The group-commit write of `batch`: its tasks' advisory locks, then one
