@@ -1,4 +1,5 @@
 import { Pool, type PoolClient, type QueryConfig, type QueryResultRow } from 'pg';
+import { chunksOf } from '../sql/dialect';
 
 /**
  * The node's PostgreSQL connection pool; every store takes it as a
@@ -32,6 +33,28 @@ export function openPgDatabase(url: string, options: { max?: number; pipeline?: 
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
+}
+
+/**
+ * The statements binding a batch of rows: one named statement per run of
+ * `chunksOf` (`<name>_<n>` for a run of n rows), its text `textOf(n)` made
+ * once per n, its parameters `leading` then each row's `valuesOf`.
+ * @example
+ * const upsert = rowStatements('things_write', (n) => `INSERT INTO things SELECT * FROM ${valuesList('postgres', ['text'], n, 1)} v`, (t: Thing) => [t.id]);
+ * group.schedule(() => ({ statements: upsert(things) }));
+ */
+export function rowStatements<T>(
+  name: string,
+  textOf: (rows: number) => string,
+  valuesOf: (row: T) => unknown[],
+): (rows: readonly T[], ...leading: unknown[]) => QueryConfig[] {
+  const texts: string[] = [];
+  return (rows, ...leading) =>
+    chunksOf(rows).map((run) => ({
+      name: `${name}_${run.length}`,
+      text: (texts[run.length - 1] ??= textOf(run.length)),
+      values: [...leading, ...run.flatMap(valuesOf)],
+    }));
 }
 
 /**

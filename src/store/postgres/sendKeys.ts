@@ -14,9 +14,8 @@ import {
   type TaskScope,
   type TaskTurnClaim,
 } from '../taskRows';
-import type { QueryConfig } from 'pg';
-import { chunksOf, valuesList } from '../sql/dialect';
-import { rows, type PgDatabase, type PgSchema } from './database';
+import { valuesList } from '../sql/dialect';
+import { rows, rowStatements, type PgDatabase, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 
 /**
@@ -82,13 +81,12 @@ function claimValues(claim: QueuedClaim, redact: Redact | undefined): unknown[] 
 }
 
 /**
- * The claim of `claims` sends ($1: this replica), made once per count: the
- * keys not recorded (or expired) inserted, and for each key inserted the new
- * task's row. Returns the keys it inserted.
+ * The claim of `claims` sends ($1: this replica): the keys not recorded (or
+ * expired) inserted, and for each key inserted the new task's row. Returns
+ * the keys it inserted.
  */
-const claimTexts: string[] = [];
 const claimText = (claims: number) =>
-  (claimTexts[claims - 1] ??= `WITH k(${CLAIM_COLUMNS.map(([name]) => name).join(', ')}) AS ${valuesList(
+  `WITH k(${CLAIM_COLUMNS.map(([name]) => name).join(', ')}) AS ${valuesList(
     'postgres',
     CLAIM_COLUMNS.map(([, type]) => type),
     claims,
@@ -107,11 +105,11 @@ const claimText = (claims: number) =>
        WHERE k.row_id IS NOT NULL
          AND EXISTS (SELECT 1 FROM claimed c WHERE c.tenant = k.row_tenant AND c.owner = k.row_owner AND c.task_id = k.row_id)
        ON CONFLICT (tenant, owner, id) DO NOTHING)
-   SELECT tenant, owner, key FROM claimed`);
+   SELECT tenant, owner, key FROM claimed`;
 
 /**
  * Creates the send keys on `db`. Claims are group-committed: each group's
- * claims are one statement that inserts the keys not recorded (or expired)
+ * claims are one statement per run of rows (`rowStatements`) that inserts the keys not recorded (or expired)
  * and, for each key it inserted, the new task's row; a key recorded by
  * another send (committed, or committing: the insert waits for it) is not
  * returned, and its task is read once the group has committed.
@@ -123,37 +121,31 @@ export function createPgSendKeys(options: PgSendKeysOptions): PgSendKeys {
   const { db, group, replicaId, redact } = options;
   /** By scope and key: a second send of a key in one group rides on the first. */
   let queue = new Map<string, QueuedClaim>();
+  const claimRows = rowStatements('a2a_send_keys_claim', claimText, (claim: QueuedClaim) => claimValues(claim, redact));
 
-  const write = (batch: QueuedClaim[]): PgQueuedWrite => {
-    const statements = chunksOf(batch).map((claims): QueryConfig => ({
-      name: `a2a_send_keys_claim_${claims.length}`,
-      text: claimText(claims.length),
-      values: [replicaId, ...claims.flatMap((claim) => claimValues(claim, redact))],
-    }));
-    return {
-      statements,
-      committed(results) {
-        const won = new Set(
-          results
-            .flatMap((result) => result.rows as Array<{ tenant: string; owner: string; key: string }>)
-            .map((r) => scopedKey({ tenant: r.tenant, owner: r.owner }, r.key)),
-        );
-        for (const claim of batch) {
-          if (won.has(scopedKey(claim.send.scope, claim.send.key))) {
-            const [first, ...retries] = claim.callers;
-            first!({ taskId: claim.taskId, created: true });
-            for (const retry of retries) retry({ taskId: claim.taskId, created: false });
-          } else {
-            // Recorded by another send, now committed: its task is the one every caller of this key gets.
-            void recordedTask(claim.send).then(
-              (taskId) => claim.callers.forEach((caller) => caller({ taskId: taskId ?? claim.taskId, created: false })),
-              (err: unknown) => claim.failures.forEach((fail) => fail(err)),
-            );
-          }
+  const write = (batch: QueuedClaim[]): PgQueuedWrite => ({
+    statements: claimRows(batch, replicaId),
+    committed(results) {
+      const won = new Set(
+        results
+          .flatMap((result) => result.rows as Array<{ tenant: string; owner: string; key: string }>)
+          .map((r) => scopedKey({ tenant: r.tenant, owner: r.owner }, r.key)),
+      );
+      for (const claim of batch) {
+        if (won.has(scopedKey(claim.send.scope, claim.send.key))) {
+          const [first, ...retries] = claim.callers;
+          first!({ taskId: claim.taskId, created: true });
+          for (const retry of retries) retry({ taskId: claim.taskId, created: false });
+        } else {
+          // Recorded by another send, now committed: its task is the one every caller of this key gets.
+          void recordedTask(claim.send).then(
+            (taskId) => claim.callers.forEach((caller) => caller({ taskId: taskId ?? claim.taskId, created: false })),
+            (err: unknown) => claim.failures.forEach((fail) => fail(err)),
+          );
         }
-      },
-    };
-  };
+      }
+    },
+  });
 
   const recordedTask = async (send: SendKey) => {
     const [found] = await rows<{ task_id: string }>(db, {

@@ -15,8 +15,8 @@ import {
   type TaskKey,
   type TaskSnapshot,
 } from '../taskEvents';
-import { chunksOf, valuesList } from '../sql/dialect';
-import { rows, type PgDatabase, type PgQueryable, type PgSchema } from './database';
+import { valuesList } from '../sql/dialect';
+import { rows, rowStatements, type PgDatabase, type PgQueryable, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 import type { PgListener } from './listener';
 
@@ -136,20 +136,13 @@ export interface PgTaskEventLogOptions {
 /** An event's columns as a batch binds them (tenant, owner, task, seq, event, terminal), the snapshot (or null) last. */
 const EVENT_TYPES = ['text', 'text', 'text', 'bigint', 'text', 'boolean', 'text'];
 
-/** The appends of `batch` with its `snapshots` (one each, or null): a statement per run of events. */
-function appendStatements(batch: readonly QueuedEvent[], snapshots: readonly (string | null)[], replicaId: string) {
-  const rows = batch.map((e, i) => [e.key.tenant, e.key.owner, e.key.taskId, e.seq, e.event, e.terminal, snapshots[i]]);
-  return chunksOf(rows).map((run): QueryConfig => ({
-    name: `a2a_task_events_append_${run.length}`,
-    text: appendText(run.length),
-    values: [replicaId, ...run.flat()],
-  }));
-}
-
-/** The append of `events` events ($1: this replica), made once per count. */
-const appendTexts: string[] = [];
-const appendText = (events: number) =>
-  (appendTexts[events - 1] ??= `WITH e(tenant, owner, task_id, seq, event, terminal, snapshot) AS ${valuesList(
+/**
+ * The append of events, each a row (tenant, owner, task, seq, event,
+ * terminal, snapshot or null; $1: this replica), a statement per run.
+ */
+const appendRows = rowStatements(
+  'a2a_task_events_append',
+  (events) => `WITH e(tenant, owner, task_id, seq, event, terminal, snapshot) AS ${valuesList(
     'postgres',
     EVENT_TYPES,
     events,
@@ -167,7 +160,9 @@ const appendText = (events: number) =>
    FROM e JOIN appended a USING (tenant, owner, task_id, seq)
    WHERE e.snapshot IS NOT NULL
    ON CONFLICT (tenant, owner, task_id) DO UPDATE SET seq = excluded.seq, task = excluded.task
-     WHERE a2a_task_snapshots.seq < excluded.seq`);
+     WHERE a2a_task_snapshots.seq < excluded.seq`,
+  (row: unknown[]) => row,
+);
 
 /** The group-commit write of `batch`: its tasks locked, its events (and newest snapshots) appended, one `NOTIFY`. */
 function appendWrite(batch: QueuedEvent[], replicaId: string): PgQueuedWrite {
@@ -182,7 +177,10 @@ function appendWrite(batch: QueuedEvent[], replicaId: string): PgQueuedWrite {
       lockTasksStatement(keys),
       // Each event under its generation: the primary key keeps one per generation (a second writer's is dropped),
       // the terminal check fences a finished task. A snapshot goes in with its event, in the same statement.
-      ...appendStatements(batch, snapshots, replicaId),
+      ...appendRows(
+        batch.map((e, i) => [e.key.tenant, e.key.owner, e.key.taskId, e.seq, e.event, e.terminal, snapshots[i]]),
+        replicaId,
+      ),
       {
         name: 'a2a_task_events_notify',
         text: 'SELECT pg_notify($1, $2)',

@@ -1,5 +1,4 @@
 import { taskStateToJSON } from '@a2a-js/sdk';
-import type { QueryConfig } from 'pg';
 import type { Logger } from '../../log/logger';
 import type { Redact } from '../../log/redactJson';
 import { FINISHED_STATES } from '../../protocol/taskStates';
@@ -22,11 +21,11 @@ import {
   type TaskTurnClaim,
 } from '../taskRows';
 import { REPLICA_LOST, type ReplicaScope } from './cluster';
-import { rows, type PgDatabase, type PgSchema } from './database';
+import { rows, rowStatements, type PgDatabase, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 import type { PgListener } from './listener';
 import { claimTurn, createPgSendKeys, type PgSendKeys } from './sendKeys';
-import { chunksOf, valuesList } from '../sql/dialect';
+import { valuesList } from '../sql/dialect';
 import { listTasks } from '../sql/taskList';
 import { createPushConfigRows, type PushConfigStore, type SaveTidings } from '../sql/pushConfigs';
 import type { Sql } from '../sql/sql';
@@ -129,10 +128,10 @@ const stored = (row: PgTaskRow): StoredTask => ({
 const TASK_TYPES = TASK_ROW_COLUMNS.map(([, type]) => type);
 const TASK_NAMES = TASK_ROW_COLUMNS.map(([name]) => name).join(', ');
 
-/** The upsert of `rows` task rows (a run of `chunksOf`), made once per count: $1 replica, $2 finished states. */
-const upsertTexts: string[] = [];
-const upsertText = (rows: number) =>
-  (upsertTexts[rows - 1] ??= `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state,
+/** The fenced upsert of task rows ($1 replica, $2 finished states), a statement per run of rows. */
+const upsertRows = rowStatements(
+  'a2a_tasks_write',
+  (rows) => `INSERT INTO a2a_tasks (tenant, owner, id, context_id, status_last_updated, status_state,
        status, artifacts, history, metadata, generation, protocol_version, replica)
      SELECT t.*, '1.0', $1 FROM ${valuesList('postgres', TASK_TYPES, rows, 3)}
        AS t(${TASK_NAMES})
@@ -140,23 +139,20 @@ const upsertText = (rows: number) =>
        status_last_updated = excluded.status_last_updated, status_state = excluded.status_state,
        status = excluded.status, artifacts = excluded.artifacts, history = excluded.history,
        metadata = excluded.metadata, generation = excluded.generation, replica = excluded.replica
-     WHERE a2a_tasks.status_state IS NULL OR NOT (a2a_tasks.status_state = ANY ($2::text[]))`);
+     WHERE a2a_tasks.status_state IS NULL OR NOT (a2a_tasks.status_state = ANY ($2::text[]))`,
+  taskRowValues,
+);
 
 /**
  * The group-commit write of `batch`: its tasks' advisory locks, then one
- * fenced upsert per run of rows (`chunksOf`) (never over a finished
- * task), the refused ones logged once committed.
+ * fenced upsert per run of rows (never over a finished task), the refused
+ * ones logged once committed.
  */
 function rowsWrite(batch: TaskRow[], replicaId: string, logger: Logger): PgQueuedWrite {
-  const upserts = chunksOf(batch).map((rows): QueryConfig => ({
-    name: `a2a_tasks_write_${rows.length}`,
-    text: upsertText(rows.length),
-    values: [replicaId, FINISHED, ...rows.flatMap(taskRowValues)],
-  }));
   return {
     statements: [
       lockTasksStatement(batch.map((row) => ({ tenant: row.tenant, owner: row.owner, taskId: row.id }))),
-      ...upserts,
+      ...upsertRows(batch, replicaId, FINISHED),
     ],
     committed([, ...written]) {
       const fenced = batch.length - written.reduce((sum, result) => sum + (result.rowCount ?? 0), 0);

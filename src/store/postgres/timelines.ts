@@ -11,9 +11,8 @@ import {
   type TimelineStore,
 } from '../timelines';
 import { prunePromptsSql, SharedPrompts, withStoredPrompts, type PromptRow } from '../timelinePrompts';
-import type { QueryConfig } from 'pg';
-import { chunksOf, valuesList } from '../sql/dialect';
-import { rows, type PgDatabase, type PgSchema } from './database';
+import { valuesList } from '../sql/dialect';
+import { rows, rowStatements, type PgDatabase, type PgSchema } from './database';
 import type { PgGroupCommit, PgQueuedWrite } from './groupCommit';
 
 /** Finished turns' timelines, shared by every replica; each row names the replica that ran the turn. */
@@ -36,21 +35,24 @@ export const TIMELINE_SCHEMA: PgSchema = {
 const SAVED_COLUMNS = [...TIMELINE_COLUMNS, 'exchanges'] as const;
 const SAVED_TYPES = SAVED_COLUMNS.map((name) => (name === 'ms' ? 'integer' : 'text'));
 
-/** The save of `rows` turns, made once per count. */
-const saveTexts: string[] = [];
-const saveText = (rows: number) =>
-  (saveTexts[rows - 1] ??= `INSERT INTO task_timelines (${SAVED_COLUMNS.join(', ')})
+/** The save of turns, a statement per run. */
+const saveRows = rowStatements(
+  'task_timelines_save',
+  (rows) => `INSERT INTO task_timelines (${SAVED_COLUMNS.join(', ')})
      SELECT * FROM ${valuesList('postgres', SAVED_TYPES, rows, 1)} v
      ON CONFLICT (id) DO UPDATE SET ms = EXCLUDED.ms, status = EXCLUDED.status, agent = EXCLUDED.agent,
-       error = EXCLUDED.error, steps = EXCLUDED.steps, replica = EXCLUDED.replica, exchanges = EXCLUDED.exchanges`);
+       error = EXCLUDED.error, steps = EXCLUDED.steps, replica = EXCLUDED.replica, exchanges = EXCLUDED.exchanges`,
+  (row: TimelineRow) => SAVED_COLUMNS.map((name) => row[name] ?? null),
+);
 
-/** The saves of `turns`. */
-const saveStatements = (turns: readonly TimelineRow[]): QueryConfig[] =>
-  chunksOf(turns).map((rows) => ({
-    name: `task_timelines_save_${rows.length}`,
-    text: saveText(rows.length),
-    values: rows.flatMap((row) => SAVED_COLUMNS.map((name) => row[name] ?? null)),
-  }));
+/** The save of shared prompts (their time of use rewritten), a statement per run. */
+const savePromptRows = rowStatements(
+  'timeline_prompts_save',
+  (rows) => `INSERT INTO timeline_prompts (digest, text, used_at)
+     SELECT * FROM ${valuesList('postgres', ['text', 'text', 'bigint'], rows, 1)} v
+     ON CONFLICT (digest) DO UPDATE SET used_at = EXCLUDED.used_at`,
+  (prompt: PromptRow) => [prompt.digest, prompt.text, prompt.used_at],
+);
 
 /**
  * The {@link TimelineStore} on PostgreSQL: turns queued (see
@@ -81,7 +83,7 @@ export function createPgTimelineStore(options: {
     queue = new Map();
     return {
       statements: [
-        ...saveStatements(turns),
+        ...saveRows(turns),
         ...promptWrites([...prompts.values()], shared.pruneBefore()),
         {
           name: 'task_timelines_prune',
@@ -165,13 +167,7 @@ export function createPgTimelineStore(options: {
 /** The shared prompts' rows to write with a group (their time of use rewritten), and the prune when it is due. */
 function promptWrites(prompts: PromptRow[], idleSince: number | undefined): PgQueuedWrite['statements'] {
   return [
-    ...chunksOf(prompts).map((rows) => ({
-      name: `timeline_prompts_save_${rows.length}`,
-      text: `INSERT INTO timeline_prompts (digest, text, used_at)
-        SELECT * FROM ${valuesList('postgres', ['text', 'text', 'bigint'], rows.length, 1)} v
-        ON CONFLICT (digest) DO UPDATE SET used_at = EXCLUDED.used_at`,
-      values: rows.flatMap((p) => [p.digest, p.text, p.used_at]),
-    })),
+    ...savePromptRows(prompts),
     ...(idleSince !== undefined
       ? [{ name: 'timeline_prompts_prune', text: prunePromptsSql('$1'), values: [idleSince] }]
       : []),

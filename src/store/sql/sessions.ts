@@ -144,12 +144,11 @@ interface TurnTables {
  * The write of a group's turns: per session, one upsert advances its
  * counter (`last_seq`, under the row's lock until the commit: replicas
  * appending to one conversation take turns and never reuse a number) and
- * returns it (one upsert for all of them; on SQLite one per 64); one insert
- * for all the group's messages (likewise) numbers each back from its
- * session's new last one, read by key per message: as a join, PostgreSQL's
- * planner (which guesses 100 rows for the JSON) scanned every session of
- * the node per group, most of its time per greeting. Sessions in key order:
- * two replicas' groups lock shared sessions in one order.
+ * returns it (one upsert per 64 sessions); one insert per 64 of the group's
+ * messages numbers each back from its session's new last one, read by key
+ * per message: as a join, PostgreSQL's planner scanned every session of the
+ * node per group, most of its time per greeting. Sessions in key order: two
+ * replicas' groups lock shared sessions in one order.
  */
 function turnsWrite(tables: TurnTables, turns: QueuedTurn[]): SqlWrite {
   const bySession = new Map<string, QueuedTurn[]>();
