@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import {
   describeLoad,
+  httpWindow,
   loadNotes,
   medians,
   nodeSpec,
@@ -82,7 +83,10 @@ export async function oidcGreeting(): Promise<ScenarioResult> {
         'static bearer token': nodeSpec({ EXTRA_CONFIG: bearerConfig }),
         'OIDC token': nodeSpec({ EXTRA_CONFIG: oidcConfig }),
       },
-      (side) => ({ ...greeting, AUTHORIZATION: `Bearer ${side === 'OIDC token' ? issuer.token : STATIC_TOKEN}` }),
+      httpWindow((side) => ({
+        ...greeting,
+        AUTHORIZATION: `Bearer ${side === 'OIDC token' ? issuer.token : STATIC_TOKEN}`,
+      })),
       Math.max(settings.runs, 5),
     );
     const bearer = medians(runs['static bearer token']);

@@ -93,6 +93,27 @@ function statCpuMs(file: string): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
 }
 
+/**
+ * CPU milliseconds of `parent` and every process it started that is alive
+ * now (a PostgreSQL postmaster's backends and writers, say): children that
+ * ended since the last reading are not counted.
+ */
+export function processTreeCpuMs(parent: number): number {
+  let total = processCpuMs(parent);
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // Field 4, after the parenthesised command name, is the parent's pid.
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent)
+        total += statCpuMs(`/proc/${entry}/stat`);
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return total;
+}
+
 /** Where a process's CPU went, summed over its threads (/proc/<pid>/task). */
 export interface ThreadStats {
   /** The event loop's CPU, in ms. */

@@ -115,28 +115,47 @@ export async function alternate<K extends string, T>(sides: Record<K, () => Prom
   return out;
 }
 
+/** One measured window of `durationSec` on a side's server (no warm-up of its own). */
+export type Window<K extends string, T extends MeasuredLoad = MeasuredLoad> = (
+  side: K,
+  server: ServerProcess,
+  durationSec: number,
+) => Promise<T>;
+
+/** A window of HTTP load on the server: the same load settings for every side, or each side's own. */
+export function httpWindow<K extends string>(
+  loadEnv: Record<string, string> | ((side: K, server: ServerProcess) => Record<string, string>),
+): Window<K> {
+  return (side, server, durationSec) =>
+    load(
+      server,
+      { ...(typeof loadEnv === 'function' ? loadEnv(side, server) : loadEnv), DURATION: String(durationSec) },
+      0,
+    );
+}
+
 /**
  * Paired windows: every side's server started once and kept up, then `settings.runs` rounds of one measured
  * window per side, the side that goes first rotating, after one warm-up window each. Both servers stay up (the
  * machine holds the same processes throughout) and neighbouring windows share the machine's minute, so a ratio
- * taken per round (see {@link pairedRatios}) cancels most of the drift between fresh-server runs.
+ * taken per round (see {@link pairedRatio}) cancels most of the drift between fresh-server runs. `window` measures
+ * one side's window ({@link httpWindow} for HTTP load).
  */
-export async function paired<K extends string>(
+export async function paired<K extends string, T extends MeasuredLoad = MeasuredLoad>(
   sides: Record<K, ServerSpec>,
-  loadEnv: Record<string, string> | ((side: K, server: ServerProcess) => Record<string, string>),
+  window: Window<K, T>,
   rounds = settings.runs,
-): Promise<Record<K, MeasuredLoad[]>> {
+): Promise<Record<K, T[]>> {
   const names = Object.keys(sides) as K[];
   const servers: Partial<Record<K, ServerProcess>> = {};
-  const envOf = (name: K) => (typeof loadEnv === 'function' ? loadEnv(name, servers[name]!) : loadEnv);
   try {
     for (const name of names) servers[name] = await startServer(sides[name]);
-    for (const name of names) await load(servers[name]!, { ...envOf(name), DURATION: String(settings.warmupSec) }, 0);
-    const out = Object.fromEntries(names.map((n) => [n, [] as MeasuredLoad[]])) as Record<K, MeasuredLoad[]>;
+    for (const name of names) await window(name, servers[name]!, settings.warmupSec);
+    const out = Object.fromEntries(names.map((n) => [n, [] as T[]])) as Record<K, T[]>;
     for (let round = 0; round < rounds; round++)
       for (let i = 0; i < names.length; i++) {
         const name = names[(round + i) % names.length];
-        out[name].push(await load(servers[name]!, envOf(name), 0));
+        out[name].push(await window(name, servers[name]!, settings.durationSec));
       }
     return out;
   } finally {
@@ -267,8 +286,9 @@ export async function greeting(): Promise<ScenarioResult> {
   const adk = adkGreetingSpec();
   const runs: Record<string, MeasuredLoad[]> = await paired<string>(
     { baseline: baselineSpec(), floor: floorSpec(), node: nodeSpec(), ...(adk ? { adk } : {}) },
-    (side, server) =>
+    httpWindow((side, server) =>
       side === 'adk' ? { ...loadEnv, PROTOCOL: 'v03', TARGET_PATH: String(server.ready.rpcPath) } : loadEnv,
+    ),
     Math.max(settings.runs, 5),
   );
   const b = medians(runs.baseline);
@@ -326,7 +346,7 @@ export async function observeOff(): Promise<ScenarioResult> {
       'observability off': nodeSpec({ EXTRA_CONFIG: OBSERVE_OFF }),
       'default node': nodeSpec(),
     },
-    { KIND: 'send', TEXT: 'hi' },
+    httpWindow({ KIND: 'send', TEXT: 'hi' }),
     Math.max(settings.runs, 5),
   );
   const off = medians(runs['observability off']);
