@@ -18,6 +18,7 @@ import { postgresUnavailable, startTestPostgres, type TestPostgres } from '../..
 import { processEnded, processesWith } from '../../test/support/processes';
 import { waitFor } from '../../test/support/waitFor';
 import {
+  parentPid,
   processCpuMs,
   processThreadStats,
   processTreeCpuMs,
@@ -371,8 +372,7 @@ async function postmasterPid(url: string): Promise<number> {
   return withClient(url, async (db) => {
     const { pid } = (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0];
     // Read while the backend lives: its parent is the postmaster.
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    return parentPid(pid);
   });
 }
 

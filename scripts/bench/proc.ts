@@ -93,6 +93,12 @@ function statCpuMs(file: string): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
 }
 
+/** The pid of a process's parent (field 4 of /proc/<pid>/stat, after the parenthesised command name). */
+export function parentPid(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
 /**
  * CPU milliseconds of `parent` and every process it started that is alive
  * now (a PostgreSQL postmaster's backends and writers, say): children that
@@ -103,10 +109,7 @@ export function processTreeCpuMs(parent: number): number {
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // Field 4, after the parenthesised command name, is the parent's pid.
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent)
-        total += statCpuMs(`/proc/${entry}/stat`);
+      if (parentPid(Number(entry)) === parent) total += processCpuMs(Number(entry));
     } catch {
       // The process ended between the listing and the read.
     }
