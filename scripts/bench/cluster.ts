@@ -30,6 +30,7 @@ import {
   alternate,
   baselineSpec,
   describeLoad,
+  httpWindow,
   load,
   loadNotes,
   medians,
@@ -389,13 +390,13 @@ export async function pgGreeting(): Promise<ScenarioResult> {
   return withPostgres(postgresUnavailable(), (pg) =>
     withDatabase(pg, async (url) => {
       const postmaster = await postmasterPid(url);
+      const greetingWindow = httpWindow<'sqlite' | 'postgres'>(GREETING);
       const runs = await paired<'sqlite' | 'postgres', PgGreetingLoad>(
         { sqlite: nodeSpec(), postgres: nodeSpec(replicaEnv(url, 'bench-0')) },
         async (side, server, durationSec) => {
-          const env = { ...GREETING, DURATION: String(durationSec) };
-          if (side === 'sqlite') return load(server, env, 0);
+          if (side === 'sqlite') return greetingWindow(side, server, durationSec);
           const before = processTreeCpuMs(postmaster);
-          const result = await load(server, env, 0);
+          const result = await greetingWindow(side, server, durationSec);
           const served = result.ok + result.failed;
           return { ...result, databaseCpuUsPerReq: ((processTreeCpuMs(postmaster) - before) * 1000) / served };
         },

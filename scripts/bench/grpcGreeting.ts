@@ -3,7 +3,7 @@ import { runClient, type ServerProcess } from './proc';
 import {
   baselineSpec,
   describeLoad,
-  load,
+  httpWindow,
   loadNotes,
   medians,
   nodeSpec,
@@ -55,7 +55,7 @@ export async function grpcGreeting(): Promise<ScenarioResult> {
     },
     (side, server, durationSec) =>
       side === 'node JSON-RPC'
-        ? load(server, { KIND: 'send', TEXT: 'hi', DURATION: String(durationSec) }, 0)
+        ? httpWindow<GrpcSide>({ KIND: 'send', TEXT: 'hi' })(side, server, durationSec)
         : grpcWindow(server, durationSec),
     Math.max(settings.runs, 5),
   );
